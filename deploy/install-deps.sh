@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# Installs every build, test and runtime dependency from Debian 12 packages.
+# Idempotent: packages already present are skipped; `apt-get update` runs at most once per call,
+# and only when something is missing. Must run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+    build-essential cmake pkg-config ccache git
+    # Boost 1.81: headers (Asio, Beast) plus only the compiled components we link.
+    libboost1.81-dev libboost-url1.81-dev
+    nlohmann-json3-dev libpqxx-dev libhiredis-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
+    libcli11-dev libssl-dev
+    libgtest-dev libgmock-dev libbenchmark-dev
+    postgresql postgresql-contrib redis-server redis-tools
+    # tools the tests and benchmarks drive
+    wrk curl procps iproute2 python3
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages already installed"
+    exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then
+    SUDO="sudo"
+fi
+
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+# Debian's postgresql package starts a cluster service on install; our tests run their own
+# throwaway servers, so the packaged one is not needed. Leave it as the admin configured it.
+echo "install-deps: done"

@@ -1,0 +1,98 @@
+// Settings of outreach-sandbox. Every field can be set by a command-line flag
+// (--accept-probability 0.5) or by the same key in a YAML config file (accept_probability: 0.5);
+// flags win. The table in settings.cpp is the single list of settings; `--help` prints it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch::sandbox {
+
+struct api_key_setting {
+    std::string key;
+    std::int64_t credits = 100'000;
+};
+
+struct settings {
+    // Listeners
+    std::string listen = "127.0.0.1:8780";
+    std::string control_listen;            // empty: no control interface
+    std::string ready_file;                // written with the bound ports once listening
+    std::size_t body_limit_bytes = 1024 * 1024;
+    std::int64_t idle_timeout_ms = 60'000;
+
+    // Keys and world
+    std::vector<api_key_setting> api_keys; // --api-key KEY[:CREDITS], repeatable
+    std::uint64_t seed = 42;
+    int world_people = 10'000;
+    int world_companies = 600;
+    int connections_per_account = 25;      // existing connections seeded at login
+    int received_invitations_per_account = 4;
+
+    // Login
+    double checkpoint_rate = 0.0;          // share of logins answered checkpoint_required
+    std::string checkpoint_code = "123456";
+
+    // Simulated people
+    double accept_probability = 0.6;
+    std::int64_t accept_delay_ms_min = 1'000;
+    std::int64_t accept_delay_ms_max = 10'000;
+    double reply_probability = 0.3;
+    std::int64_t reply_delay_ms_min = 1'000;
+    std::int64_t reply_delay_ms_max = 10'000;
+    int weekly_invitation_cap = 200;       // per account, rolling 7 days; 0: none
+    int invitation_note_max_chars = 300;
+    int message_max_chars = 8'000;
+
+    // Credits
+    std::int64_t monitoring_credits_per_day = 10; // per account with an active webhook
+
+    // Rate limits
+    double key_rate_per_s = 0.0;           // per-key request rate; 0: unlimited
+    double key_burst = 0.0;                // bucket size; 0: equals the rate (one second)
+    std::map<std::string, int> account_daily_caps; // action -> requests per account per UTC day
+    bool retry_after = true;               // send Retry-After on 429
+    std::int64_t retry_after_s = 1;        // value sent when the limiter cannot compute one
+
+    // Faults
+    std::int64_t latency_ms_min = 0;
+    std::int64_t latency_ms_max = 0;
+    double internal_error_rate = 0.0;
+    double channel_error_rate = 0.0;
+    double drop_connection_rate = 0.0;     // close the connection without an answer, no effect
+    double lost_response_rate = 0.0;       // invite and send: effect done, answer lost
+
+    // Webhooks
+    int webhook_max_attempts = 5;
+    std::int64_t webhook_retry_base_ms = 500;
+    std::int64_t webhook_timeout_ms = 5'000;
+    std::int64_t sse_keepalive_ms = 30'000;
+    std::int64_t event_retention_s = 24 * 3600;
+
+    // Record limits (bounded memory)
+    std::size_t request_log_max = 2'000'000;
+};
+
+// Builds settings from argv (and the YAML file named by --config). On bad input returns false
+// and fills `errors` with one line per problem; `--help`/`--version` set `exit_now`.
+bool load_settings(int argc, char** argv, settings& out, std::vector<std::string>& errors, bool& exit_now,
+                   std::string& help_text);
+
+// Validates ranges and relations (min <= max, probabilities in [0,1], ...). Appends to errors.
+void validate(const settings& s, std::vector<std::string>& errors);
+
+} // namespace orch::sandbox
+
+namespace orch::sandbox {
+
+// Runtime changes through the control interface: sets one scalar setting from text. Returns an
+// error text for an unknown key, a bad value, or a key that cannot change at run time
+// (listeners, seed, world size).
+std::optional<std::string> apply_setting(settings& s, const std::string& key, const std::string& value);
+// Every scalar setting as (key, value text), in table order.
+std::vector<std::pair<std::string, std::string>> describe_settings(const settings& s);
+
+} // namespace orch::sandbox
