@@ -6,6 +6,7 @@
 //   GET  /control/credits                  per key: remaining, charged total, charged per action
 //   GET  /control/events?since_ms=N        every published event
 //   GET  /control/accounts                 every account with its status
+//   GET  /control/people?offset=N&limit=M  people of the world (profile URLs for tests)
 //   GET  /control/settings                 current settings
 //   POST /control/settings {key: value}    change simulation, rate-limit and fault settings
 //   POST /control/events {type, account_id, profile_url, text, reason}
@@ -161,6 +162,22 @@ asio::awaitable<api::handler_result> service::handle_control(api::request& req, 
                                    {"profile_url", world::profile_url(a.self)}});
             }
             co_return reply(200, json{{"accounts", out}});
+        }
+        if (path == "/control/people" && get) {
+            // The world's people in id order, for tests that need real profile URLs.
+            auto offset = static_cast<std::size_t>(std::max<std::int64_t>(0, query_ms(q, "offset")));
+            auto limit = static_cast<std::size_t>(q.contains("limit") ? std::max<std::int64_t>(0, query_ms(q, "limit")) : 100);
+            json out = json::array();
+            const auto& people = world_.people();
+            for (std::size_t i = offset; i < people.size() && i < offset + limit; ++i) {
+                const person& p = people[i];
+                out.push_back(json{{"id", p.id},
+                                   {"public_id", p.public_id},
+                                   {"profile_url", world::profile_url(p)},
+                                   {"first_name", p.first_name},
+                                   {"last_name", p.last_name}});
+            }
+            co_return reply(200, json{{"people", out}, {"total", people.size()}});
         }
         if (path == "/control/settings" && get) {
             json out = json::object();
