@@ -13,7 +13,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     postgresql postgresql-contrib redis-server redis-tools
     # tools the tests and benchmarks drive
-    wrk curl procps iproute2 python3
+    wrk curl jq procps iproute2 util-linux
 )
 
 missing=()

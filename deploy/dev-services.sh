@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# Throwaway PostgreSQL and Redis on loopback for development, tests, the demo and benchmarks.
+#
+#   deploy/dev-services.sh start  [--dir DIR]   start both (idempotent) and print export lines
+#   deploy/dev-services.sh stop   [--dir DIR]   stop exactly the processes this DIR started
+#   deploy/dev-services.sh status [--dir DIR]   exit 0 when both answer, 3 otherwise
+#   deploy/dev-services.sh env    [--dir DIR]   print the export lines of running services
+#
+# DIR (default: $ORCH_SERVICES_DIR, else <repo>/build/dev-services) holds the data, logs, sockets
+# and PID files, so two copies with different DIRs run side by side. Ports are free ones picked
+# at start. PostgreSQL refuses to run as root: when invoked as root, the server runs as the
+# dedicated system user "orch-pg" (created on first use).
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cmd="${1:-}"
+shift || true
+dir="${ORCH_SERVICES_DIR:-$repo/build/dev-services}"
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --dir) dir="$2"; shift 2 ;;
+        --dir=*) dir="${1#--dir=}"; shift ;;
+        *) echo "dev-services: unknown argument '$1'" >&2; exit 2 ;;
+    esac
+done
+mkdir -p "$dir"
+dir="$(cd "$dir" && pwd)"
+pg_user="orch-pg"
+
+log() { echo "dev-services: $*" >&2; }
+die() { log "$*"; exit 1; }
+
+pg_bin() {
+    local b
+    b="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+    [ -n "$b" ] || die "PostgreSQL server binaries not found (run deploy/install-deps.sh)"
+    echo "$b"
+}
+
+# Runs a command as the PostgreSQL owner: the dedicated user when we are root, else ourselves.
+as_pg() {
+    if [ "$(id -u)" -eq 0 ]; then
+        runuser -u "$pg_user" -- "$@"
+    else
+        "$@"
+    fi
+}
+
+port_free() { [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
+
+free_port() {
+    local p i
+    for i in $(seq 1 200); do
+        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        if port_free "$p"; then echo "$p"; return 0; fi
+    done
+    die "no free port found"
+}
+
+# A PID file names a live process whose command line contains $2.
+pid_alive() {
+    local pidfile="$1" pattern="$2" pid
+    [ -f "$pidfile" ] || return 1
+    pid="$(head -n 1 "$pidfile" 2>/dev/null | tr -dc '0-9')"
+    [ -n "$pid" ] || return 1
+    kill -0 "$pid" 2>/dev/null || return 1
+    tr '\0' ' ' < "/proc/$pid/cmdline" 2>/dev/null | grep -q -- "$pattern"
+}
+
+pg_running() { pid_alive "$pg_data/postmaster.pid" "postgres"; }
+redis_running() { pid_alive "$dir/redis/redis.pid" "redis-server"; }
+
+pg_data_root() {
+    # The data folder must be reachable by the PostgreSQL user; when $dir is not (a private
+    # home folder, say), the data lives in a folder of its own under /tmp, linked from $dir.
+    if [ -L "$dir/pg" ] || [ -d "$dir/pg" ]; then
+        echo "$dir/pg"; return
+    fi
+    if [ "$(id -u)" -eq 0 ] && ! runuser -u "$pg_user" -- test -x "$dir" 2>/dev/null; then
+        local tmp
+        tmp="$(mktemp -d /tmp/orch-pg-XXXXXX)"
+        ln -s "$tmp" "$dir/pg"
+    else
+        mkdir -p "$dir/pg"
+    fi
+    echo "$dir/pg"
+}
+
+ensure_pg_user() {
+    [ "$(id -u)" -eq 0 ] || return 0
+    if ! id "$pg_user" >/dev/null 2>&1; then
+        useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin "$pg_user"
+    fi
+}
+
+start_pg() {
+    local bin port root
+    bin="$(pg_bin)"
+    ensure_pg_user
+    root="$(pg_data_root)"
+    pg_data="$root/data"
+    if pg_running; then
+        return 0
+    fi
+    if [ "$(id -u)" -eq 0 ]; then
+        chown "$pg_user" "$root" "$(readlink -f "$root")"
+    fi
+    if [ ! -f "$pg_data/PG_VERSION" ]; then
+        as_pg "$bin/initdb" -D "$pg_data" -U orch --auth=trust --encoding=UTF8 --locale=C.UTF-8 --no-sync \
+            >"$root/initdb.log" 2>&1 || { cat "$root/initdb.log" >&2; die "initdb failed"; }
+    fi
+    port="$(free_port)"
+    mkdir -p "$root/sock"
+    [ "$(id -u)" -ne 0 ] || chown "$pg_user" "$root/sock"
+    as_pg "$bin/pg_ctl" -D "$pg_data" -l "$root/postgres.log" -w -t 30 \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$root/sock -c max_connections=200 -c shared_buffers=256MB" \
+        start >/dev/null || { tail -n 20 "$root/postgres.log" >&2; die "PostgreSQL did not start"; }
+    echo "$port" > "$dir/pg.port"
+    # The database the product uses; created once.
+    if ! "$bin/psql" -h 127.0.0.1 -p "$port" -U orch -d postgres -tAc "select 1 from pg_database where datname='orch'" | grep -q 1; then
+        "$bin/createdb" -h 127.0.0.1 -p "$port" -U orch orch
+    fi
+}
+
+start_redis() {
+    local port
+    mkdir -p "$dir/redis"
+    if redis_running; then
+        return 0
+    fi
+    port="$(free_port)"
+    redis-server --bind 127.0.0.1 --port "$port" --daemonize yes --pidfile "$dir/redis/redis.pid" \
+        --dir "$dir/redis" --logfile "$dir/redis/redis.log" --save "" --appendonly no \
+        --protected-mode yes >/dev/null
+    echo "$port" > "$dir/redis.port"
+}
+
+wait_ready() {
+    local bin i
+    bin="$(pg_bin)"
+    for i in $(seq 1 100); do
+        if "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$dir/pg.port")" &&
+           [ "$(redis-cli -h 127.0.0.1 -p "$(cat "$dir/redis.port")" ping 2>/dev/null)" = "PONG" ]; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    die "services did not answer within 10 s (logs in $dir)"
+}
+
+print_env() {
+    echo "export DATABASE_URL=postgresql://orch@127.0.0.1:$(cat "$dir/pg.port")/orch"
+    echo "export REDIS_URL=redis://127.0.0.1:$(cat "$dir/redis.port")/0"
+    echo "export ORCH_SERVICES_DIR=$dir"
+}
+
+stop_pg() {
+    pg_data="$dir/pg/data"
+    if pg_running; then
+        as_pg "$(pg_bin)/pg_ctl" -D "$pg_data" -m fast -w -t 30 stop >/dev/null || true
+    fi
+}
+
+stop_redis() {
+    local pid i
+    if redis_running; then
+        pid="$(head -n 1 "$dir/redis/redis.pid" | tr -dc '0-9')"
+        kill "$pid"
+        for i in $(seq 1 100); do
+            kill -0 "$pid" 2>/dev/null || break
+            sleep 0.05
+        done
+    fi
+    rm -f "$dir/redis/redis.pid"
+}
+
+pg_data="$dir/pg/data"
+case "$cmd" in
+    start)
+        start_pg
+        start_redis
+        wait_ready
+        print_env > "$dir/env"
+        print_env
+        ;;
+    stop)
+        stop_redis
+        stop_pg
+        log "stopped services of $dir"
+        ;;
+    status)
+        ok=0
+        if pg_running; then log "postgres: running on port $(cat "$dir/pg.port")"; else log "postgres: stopped"; ok=3; fi
+        if redis_running; then log "redis: running on port $(cat "$dir/redis.port")"; else log "redis: stopped"; ok=3; fi
+        exit "$ok"
+        ;;
+    env)
+        pg_running && redis_running || die "services of $dir are not running"
+        print_env
+        ;;
+    *)
+        echo "usage: $0 start|stop|status|env [--dir DIR]" >&2
+        exit 2
+        ;;
+esac
