@@ -73,17 +73,19 @@ redis_running() { pid_alive "$dir/redis/redis.pid" "redis-server"; }
 pg_data_root() {
     # The data folder must be reachable by the PostgreSQL user; when $dir is not (a private
     # home folder, say), the data lives in a folder of its own under /tmp, linked from $dir.
+    # The path printed is the resolved one: the server user may not traverse $dir itself.
     if [ -L "$dir/pg" ] || [ -d "$dir/pg" ]; then
-        echo "$dir/pg"; return
+        readlink -f "$dir/pg"; return
     fi
     if [ "$(id -u)" -eq 0 ] && ! runuser -u "$pg_user" -- test -x "$dir" 2>/dev/null; then
         local tmp
         tmp="$(mktemp -d /tmp/orch-pg-XXXXXX)"
+        chmod 755 "$tmp"
         ln -s "$tmp" "$dir/pg"
     else
         mkdir -p "$dir/pg"
     fi
-    echo "$dir/pg"
+    readlink -f "$dir/pg"
 }
 
 ensure_pg_user() {
@@ -103,7 +105,7 @@ start_pg() {
         return 0
     fi
     if [ "$(id -u)" -eq 0 ]; then
-        chown "$pg_user" "$root" "$(readlink -f "$root")"
+        chown "$pg_user" "$root"
     fi
     if [ ! -f "$pg_data/PG_VERSION" ]; then
         as_pg "$bin/initdb" -D "$pg_data" -U orch --auth=trust --encoding=UTF8 --locale=C.UTF-8 --no-sync \
@@ -155,9 +157,12 @@ print_env() {
 }
 
 stop_pg() {
-    pg_data="$dir/pg/data"
     if pg_running; then
         as_pg "$(pg_bin)/pg_ctl" -D "$pg_data" -m fast -w -t 30 stop >/dev/null || true
+    fi
+    # A data folder that had to live under /tmp goes with its link.
+    if [ -L "$dir/pg" ]; then
+        rm -rf "$(readlink -f "$dir/pg")" "$dir/pg"
     fi
 }
 
@@ -174,7 +179,7 @@ stop_redis() {
     rm -f "$dir/redis/redis.pid"
 }
 
-pg_data="$dir/pg/data"
+pg_data="$(readlink -f "$dir/pg" 2>/dev/null || echo "$dir/pg")/data"
 case "$cmd" in
     start)
         start_pg
