@@ -183,6 +183,17 @@ std::int64_t list_cost(std::size_t results) {
     return std::max<std::int64_t>(1, static_cast<std::int64_t>((results + 9) / 10));
 }
 
+void v1_context::charge(std::int64_t credits) {
+    if (credits <= 0) {
+        return;
+    }
+    if (key.credits < credits) {
+        throw insufficient_credits(credits, key.credits);
+    }
+    svc.record_charge(key, endpoint, credits);
+    charged += credits;
+}
+
 void action_context::charge(std::int64_t credits) {
     if (credits <= 0) {
         return;
@@ -210,6 +221,16 @@ service::service(asio::any_io_executor executor, settings cfg)
     register_profiles_actions(actions_);
     register_network_actions(actions_);
     register_messages_actions(actions_);
+    register_content_actions(actions_);
+    register_recruiter_actions(actions_);
+    register_mail_actions(actions_);
+    // The spec's two listings disagree on the e-mail path: serve the same actions on both.
+    if (actions_.categories.contains("mail")) {
+        actions_.categories["enrich"] = actions_.categories["mail"];
+    }
+    register_v1_data_routes(v1_routes_);
+    register_v1_jobs_routes(v1_routes_);
+    register_v1_accounts_routes(v1_routes_);
 }
 
 void service::start() {
@@ -422,6 +443,27 @@ api::response error_reply(const api::request& req, const api_error& e, const std
     return res;
 }
 
+// "/v1/x/{id}/start" against "/v1/x/42/start" -> true with {id: "42"}.
+bool match_pattern(std::string_view pattern, std::string_view path, std::map<std::string, std::string>& captured) {
+    while (!pattern.empty() && !path.empty()) {
+        auto pe = pattern.find('/', 1);
+        auto te = path.find('/', 1);
+        std::string_view ps = pattern.substr(0, pe);
+        std::string_view ts = path.substr(0, te);
+        if (ps.size() > 3 && ps[1] == '{' && ps.back() == '}') {
+            if (ts.size() < 2) {
+                return false;
+            }
+            captured[std::string(ps.substr(2, ps.size() - 3))] = std::string(ts.substr(1));
+        } else if (ps != ts) {
+            return false;
+        }
+        pattern = pe == std::string_view::npos ? std::string_view{} : pattern.substr(pe);
+        path = te == std::string_view::npos ? std::string_view{} : path.substr(te);
+    }
+    return pattern.empty() && path.empty();
+}
+
 json parse_body(const api::request& req) {
     if (req.body().empty()) {
         throw invalid_params("request body is empty; expected a JSON object");
@@ -482,6 +524,39 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
         category = path.substr(4);
     }
     if (r == route::none) {
+        // V1 routes: match the pattern segment by segment; {name} segments capture.
+        const v1_route* method_mismatch = nullptr;
+        for (const auto& v1 : v1_routes_.routes) {
+            std::map<std::string, std::string> captured;
+            if (!match_pattern(v1.pattern, path, captured)) {
+                continue;
+            }
+            if (v1.method != std::string(req.method_string())) {
+                method_mismatch = &v1;
+                continue;
+            }
+            request_record rec;
+            rec.method = std::string(req.method_string());
+            rec.path = path;
+            rec.action = v1.name;
+            co_return co_await handle_v1(req, v1, std::move(captured), query, rec);
+        }
+        if (method_mismatch != nullptr) {
+            std::string allow;
+            for (const auto& v1 : v1_routes_.routes) {
+                std::map<std::string, std::string> ignored;
+                if (match_pattern(v1.pattern, path, ignored)) {
+                    allow += allow.empty() ? v1.method : ", " + v1.method;
+                }
+            }
+            auto res = json_reply(req, 405,
+                                  json{{"status", "error"},
+                                       {"code", "METHOD_NOT_ALLOWED"},
+                                       {"message", "method " + std::string(req.method_string()) +
+                                                       " is not allowed on " + path + "; use " + allow}});
+            res.set(http::field::allow, allow);
+            co_return api::handler_result::reply(std::move(res));
+        }
         co_return api::handler_result::reply(json_reply(
             req, 404, error_envelope(not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
                                      now())));
@@ -620,6 +695,95 @@ asio::awaitable<api::handler_result> service::handle_action(api::request& req, c
     }
     co_return api::handler_result::reply(
         json_reply(req, 200, success_envelope(std::move(data), rec.action, account->id, ctx.charged, ctx.now)));
+}
+
+asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const v1_route& route,
+                                                        std::map<std::string, std::string> path_params,
+                                                        const std::map<std::string, std::string>& query,
+                                                        request_record& rec) {
+    auto finish = [&](api::handler_result result) {
+        rec.at_ms = unix_ms(now());
+        if (result.what == api::handler_result::kind::respond) {
+            rec.status = static_cast<int>(result.res.result_int());
+        }
+        log_request(rec);
+        return result;
+    };
+    key_state* key = nullptr;
+    std::int64_t charged = 0;
+    try {
+        auto key_header = req["x-api-key"];
+        if (key_header.empty()) {
+            throw invalid_api_key("missing x-api-key header");
+        }
+        key = find_key(key_header);
+        if (key == nullptr) {
+            throw invalid_api_key("the API key is invalid or expired");
+        }
+        rec.key = key->key;
+        check_key_rate(*key, now());
+        if (cfg_.latency_ms_max > 0) {
+            asio::steady_timer t(executor_, std::chrono::milliseconds(
+                                                rng_.between(cfg_.latency_ms_min, cfg_.latency_ms_max)));
+            co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        }
+        json empty = json::object();
+        json body = (req.method() == http::verb::get || req.method() == http::verb::delete_ || req.body().empty())
+                        ? json::object()
+                        : parse_body(req);
+        if (auto it = body.find("account_id"); it != body.end() && it->is_string()) {
+            rec.account_id = it->get<std::string>();
+        }
+        if (cfg_.drop_connection_rate > 0 && rng_.chance(cfg_.drop_connection_rate)) {
+            rec.error_code = "DROPPED";
+            co_return finish(api::handler_result::dropped());
+        }
+        if (cfg_.internal_error_rate > 0 && rng_.chance(cfg_.internal_error_rate)) {
+            throw api_error("INTERNAL_ERROR", 500, "service temporarily unavailable (injected)");
+        }
+        v1_context ctx{*this, *key, body, path_params, query, rec.method, route.name, now(), 0, false, json::object(),
+                       std::nullopt};
+        json data;
+        try {
+            data = route.fn(ctx);
+        } catch (const api_error&) {
+            charged = ctx.charged;
+            throw;
+        }
+        rec.credits = ctx.charged;
+        if (ctx.side_effect && cfg_.lost_response_rate > 0 && route.name == "messaging_send" &&
+            rng_.chance(cfg_.lost_response_rate)) {
+            rec.error_code = "RESPONSE_LOST";
+            co_return finish(api::handler_result::dropped());
+        }
+        json out = {{"status", "success"}, {"data", std::move(data)}};
+        if (ctx.message) {
+            out["message"] = *ctx.message;
+        }
+        for (auto& [k, v] : ctx.top_level.items()) {
+            out[k] = v;
+        }
+        co_return finish(api::handler_result::reply(json_reply(req, 200, out)));
+    } catch (const api_error& e) {
+        if (key != nullptr && charged > 0) {
+            key->credits += charged;
+            key->charged_total -= charged;
+            key->charged_by_action[route.name] -= charged;
+        }
+        rec.error_code = e.code();
+        int status = (e.code() == "RATE_LIMITED" || e.code() == "INTERNAL_ERROR") ? e.http_status() : 200;
+        json out = {{"status", "error"}, {"message", e.what()}, {"code", e.code()}};
+        for (const auto& [k, v] : e.extra().items()) {
+            if (k != "retry_after_s") {
+                out[k] = v;
+            }
+        }
+        auto res = json_reply(req, status, out);
+        if (auto it = e.extra().find("retry_after_s"); it != e.extra().end()) {
+            res.set(http::field::retry_after, std::to_string(it->get<std::int64_t>()));
+        }
+        co_return finish(api::handler_result::reply(std::move(res)));
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

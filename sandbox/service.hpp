@@ -19,6 +19,8 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <typeindex>
+#include <unordered_map>
 
 namespace orch::sandbox {
 
@@ -75,6 +77,45 @@ struct action_table {
     }
 };
 
+// ---- V1 endpoints (/v1/... and /messages/send): one URL per operation, the V1 envelope
+// {status: "success", data} / {status: "error", message}. V1 errors answer HTTP 200 (the spec:
+// "V1 returned 200 for most errors"), except RATE_LIMITED (429, with Retry-After) and
+// INTERNAL_ERROR (500); the V2 code is added as `code` so clients can classify. Credits are
+// charged only on success, like V2 (spec: "credits are deducted only on successful searches").
+struct v1_context {
+    service& svc;
+    key_state& key;
+    const json& body;                                     // {} for bodiless requests
+    const std::map<std::string, std::string>& path_params; // {id} segments of the pattern
+    const std::map<std::string, std::string>& query;
+    std::string method;
+    std::string endpoint;                                 // the route's name, for records
+    time_point now;
+    std::int64_t charged = 0;
+    bool side_effect = false;
+    json top_level = json::object();                      // extra top-level fields of the answer
+    std::optional<std::string> message;                   // optional top-level message on success
+
+    void charge(std::int64_t credits); // as action_context::charge
+};
+
+// Returns the `data` of the success answer.
+using v1_fn = std::function<json(v1_context&)>;
+
+struct v1_route {
+    std::string method;  // GET, POST, PUT, DELETE
+    std::string pattern; // "/v1/webhooks/accounts/{id}/start"
+    std::string name;    // "start_webhook_account"
+    v1_fn fn;
+};
+
+struct v1_table {
+    std::vector<v1_route> routes;
+    void add(std::string method, std::string pattern, std::string name, v1_fn fn) {
+        routes.push_back({std::move(method), std::move(pattern), std::move(name), std::move(fn)});
+    }
+};
+
 // ---- Parameter helpers for handlers: each throws INVALID_PARAMS naming the parameter. ----
 const std::string& require_string(const json& params, const char* name);
 std::optional<std::string> optional_string(const json& params, const char* name);
@@ -89,6 +130,12 @@ std::int64_t list_cost(std::size_t results);
 void register_profiles_actions(action_table& table);  // profiles.cpp
 void register_network_actions(action_table& table);   // network.cpp
 void register_messages_actions(action_table& table);  // messages.cpp
+void register_content_actions(action_table& table);   // content.cpp: /v2/content
+void register_recruiter_actions(action_table& table); // recruiter.cpp: /v2/recruiter
+void register_mail_actions(action_table& table);      // mail.cpp: /v2/mail and /v2/enrich
+void register_v1_data_routes(v1_table& table);        // v1_data.cpp: /v1/data/...
+void register_v1_jobs_routes(v1_table& table);        // v1_jobs.cpp: hiring companies, company jobs
+void register_v1_accounts_routes(v1_table& table);    // v1_accounts.cpp: /messages/send, /v1/webhooks/accounts
 // Gives a new account its existing connections and received invitations (network.cpp).
 void seed_account_network(service& svc, account_state& account);
 // Simulation triggers, also used by the control interface. Each returns false (and does
@@ -155,12 +202,27 @@ public:
     std::vector<message_record>& message_records() { return messages_; }
     std::vector<json>& visit_records() { return visits_; }
 
+    // State of an area module that needs more than state.hpp holds (posts, jobs, V1 webhook
+    // accounts...), created on first use. T must be constructible from service&.
+    template <typename T>
+    T& area() {
+        auto& slot = areas_[std::type_index(typeid(T))];
+        if (!slot) {
+            slot = std::make_shared<T>(*this);
+        }
+        return *static_cast<T*>(slot.get());
+    }
+
     // Disconnects an account (control interface): disconnection event, then ACCOUNT_INACTIVE
     // until the next login.
     void disconnect_account(account_state& account, const std::string& reason);
 
 private:
     struct route_match;
+    asio::awaitable<api::handler_result> handle_v1(api::request& req, const v1_route& route,
+                                                   std::map<std::string, std::string> path_params,
+                                                   const std::map<std::string, std::string>& query,
+                                                   request_record& rec);
     asio::awaitable<api::handler_result> handle_action(api::request& req, const std::string& category,
                                                        key_state& key, request_record& rec);
     api::handler_result handle_login(api::request& req, key_state& key, request_record& rec);
@@ -196,6 +258,8 @@ private:
     std::uint64_t event_counter_ = 0;
     std::uint64_t invitation_counter_ = 0;
     bool started_ = false;
+    v1_table v1_routes_;
+    std::unordered_map<std::type_index, std::shared_ptr<void>> areas_;
 };
 
 // The decoded query parameters of a request target ("/x?a=1&b=%20" -> {a: "1", b: " "}).
