@@ -1,0 +1,80 @@
+#include "engine/outreach/detail/sse.hpp"
+
+#include <charconv>
+
+namespace orch::outreach::detail {
+
+std::size_t sse_parser::feed(std::string_view bytes, std::deque<stream_event>& out) {
+    std::size_t comments = 0;
+    for (char ch : bytes) {
+        if (after_cr_) {
+            after_cr_ = false;
+            if (ch == '\n') {
+                continue; // the LF of a CRLF
+            }
+        }
+        if (ch == '\r' || ch == '\n') {
+            after_cr_ = ch == '\r';
+            comments += line(line_, out) ? 1 : 0;
+            line_.clear();
+            continue;
+        }
+        line_.push_back(ch);
+    }
+    return comments;
+}
+
+void sse_parser::reset_partial() {
+    line_.clear();
+    after_cr_ = false;
+    data_.clear();
+    has_data_ = false;
+    event_.clear();
+}
+
+bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
+    if (l.empty()) {
+        if (has_data_) {
+            stream_event e;
+            e.name = event_.empty() ? "message" : event_;
+            e.id = last_event_id_;
+            e.data = std::move(data_);
+            out.push_back(std::move(e));
+        }
+        data_.clear();
+        has_data_ = false;
+        event_.clear();
+        return false;
+    }
+    if (l.front() == ':') {
+        return true;
+    }
+    auto colon = l.find(':');
+    std::string_view field = colon == std::string_view::npos ? l : l.substr(0, colon);
+    std::string_view value = colon == std::string_view::npos ? std::string_view{} : l.substr(colon + 1);
+    if (!value.empty() && value.front() == ' ') {
+        value.remove_prefix(1);
+    }
+    if (field == "data") {
+        if (has_data_) {
+            data_.push_back('\n');
+        }
+        data_.append(value);
+        has_data_ = true;
+    } else if (field == "event") {
+        event_ = std::string(value);
+    } else if (field == "id") {
+        if (value.find('\0') == std::string_view::npos) {
+            last_event_id_ = std::string(value);
+        }
+    } else if (field == "retry") {
+        std::int64_t ms = 0;
+        auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), ms);
+        if (ec == std::errc{} && p == value.data() + value.size() && !value.empty()) {
+            retry_ms_ = ms;
+        }
+    }
+    return false;
+}
+
+} // namespace orch::outreach::detail
