@@ -167,6 +167,10 @@ struct account_state {
 // ---------------------------------------------------------------------------------------------
 // Events and webhooks (webhooks.cpp).
 
+// Live delivery machinery of a webhook (SSE subscribers, the deliverer's backoff timer); defined
+// in webhook_runtime.hpp so this header stays free of Asio.
+struct webhook_runtime;
+
 struct stored_event {
     std::string event_id;             // 24 hex chars, increasing
     std::string account_id;
@@ -190,6 +194,7 @@ struct webhook_state {
     std::deque<std::shared_ptr<const stored_event>> outbox;
     bool delivering = false;
     std::uint64_t generation = 0;     // bumped on delete so a running deliverer stops
+    std::shared_ptr<webhook_runtime> runtime; // created with the webhook (webhooks.cpp)
 };
 
 // ---------------------------------------------------------------------------------------------
