@@ -228,8 +228,13 @@ asio::awaitable<result<void>> open_stream(stream_state& st) {
     if (!st.sse.last_event_id().empty()) {
         req.set("Last-Event-ID", st.sse.last_event_id());
     }
-    auto opened = st.conn->secure ? co_await open_on(*st.conn->secure, st, req, d.read)
-                                  : co_await open_on(*st.conn->plain, st, req, d.read);
+    // (No co_await inside ?: — GCC 12 miscompiles temporaries there.)
+    result<void> opened;
+    if (st.conn->secure) {
+        opened = co_await open_on(*st.conn->secure, st, req, d.read);
+    } else {
+        opened = co_await open_on(*st.conn->plain, st, req, d.read);
+    }
     if (!opened) {
         st.conn.reset();
     }
@@ -301,7 +306,12 @@ asio::awaitable<std::optional<result<stream_event>>> stream_step(stream_state& s
         co_return std::nullopt;
     }
     auto idle = std::chrono::milliseconds(s.stream_idle_timeout_ms);
-    auto got = st.conn->secure ? co_await read_on(*st.conn->secure, st, idle) : co_await read_on(*st.conn->plain, st, idle);
+    result<std::size_t> got;
+    if (st.conn->secure) {
+        got = co_await read_on(*st.conn->secure, st, idle);
+    } else {
+        got = co_await read_on(*st.conn->plain, st, idle);
+    }
     if (got) {
         st.failures = 0;
         co_return std::nullopt;

@@ -441,10 +441,14 @@ asio::awaitable<result<http_answer>> transport::exchange(connection& c, const ou
     auto req = build(ep, o);
     http_answer answer;
     bool keep_alive = false;
-    error_code ec = c.secure ? co_await write_and_read(*c.secure, c.buffer, req, settings_.response_body_limit_bytes,
-                                                       written, keep_alive, answer)
-                             : co_await write_and_read(*c.plain, c.buffer, req, settings_.response_body_limit_bytes,
-                                                       written, keep_alive, answer);
+    error_code ec;
+    if (c.secure) {
+        ec = co_await write_and_read(*c.secure, c.buffer, req, settings_.response_body_limit_bytes, written,
+                                     keep_alive, answer);
+    } else {
+        ec = co_await write_and_read(*c.plain, c.buffer, req, settings_.response_body_limit_bytes, written,
+                                     keep_alive, answer);
+    }
     if (ec) {
         asio::cancellation_state cs = co_await asio::this_coro::cancellation_state;
         co_return classify(ec, written ? failure_step::read : failure_step::write, is_cancelled(cs), written,
