@@ -60,7 +60,8 @@ std::optional<std::chrono::system_clock::time_point> parse_iso8601(std::string_v
         return std::nullopt;
     }
     year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-    if (!ymd.ok() || h > 23 || mi > 59 || sec > 60) {
+    // system_clock counts nanoseconds in 64 bits here: instants past 2262 do not fit.
+    if (!ymd.ok() || y < 1678 || y > 2261 || h > 23 || mi > 59 || sec > 60) {
         return std::nullopt;
     }
     std::size_t pos = 19;
