@@ -63,8 +63,27 @@ struct person {
     std::string phone;
     std::string website;
     std::uint64_t urn_number = 0; // digits of the opaque member urn
-    // Lower-cased copies for search.
-    std::string search_text;    // names, headline, title, company name, location
+    // Lower-cased (fold_lower, world.hpp) copy for keyword search.
+    std::string search_text;    // names, headline, title, company name, location, industry, skills
+    // Added by world.cpp: location parts, career and picture.
+    std::string city;
+    std::string region;
+    std::string country_name;   // "France"
+    std::string function;       // "Sales", "Engineering", ...
+    std::string seniority;      // intern | entry | senior | manager | director | vp | cxo
+    std::vector<experience_item> experience; // current position first, then newest to oldest
+    std::string profile_picture_url; // empty when the person has none
+};
+
+// One address of a company (its headquarters or another office).
+struct company_office {
+    std::string city;
+    std::string region;
+    std::string country;        // "FR"
+    std::string country_name;
+    std::string line1;
+    std::string line2;          // empty when none
+    std::string postal_code;
 };
 
 struct company {
@@ -88,6 +107,21 @@ struct company {
     bool funded = false;
     std::uint64_t urn_number = 0;
     std::string search_text;
+    // Added by world.cpp: the detailed company record and fold_lower'ed search keys.
+    std::string sector;         // broad group of the industry ("Technology", ...)
+    std::string size_range;     // "11-50", "10001+"
+    std::vector<company_office> offices; // headquarters first
+    std::vector<std::string> specialties;
+    std::string logo_url;
+    std::string cover_image_url; // empty when none
+    std::string call_to_action;  // VIEW_WEBSITE | LEARN_MORE | empty (none)
+    std::string default_locale;  // language code
+    bool verified = false;
+    bool page_mailbox = false;
+    std::string name_key;
+    std::string industry_key;
+    std::string sector_key;
+    std::string location_key;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -139,6 +173,7 @@ struct conversation {
     std::vector<chat_message> messages; // oldest first
     int unread = 0;
     time_point last_seen_at{};
+    bool reply_pending = false;       // a simulated reply is scheduled (messages.cpp)
 };
 
 struct account_state {
