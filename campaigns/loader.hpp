@@ -1,0 +1,59 @@
+// orch::campaigns loader: campaign definition text (YAML, or JSON) -> a validated campaign, or
+// every problem found, each with file:line:column. Checks run in order: syntax, the JSON Schema
+// (campaigns/schema.json, embedded at build time and enforced with valijson), then the semantic
+// checks a schema cannot express (durations, template fields, branch targets, reachability,
+// accounts). No I/O: the caller passes the texts of files the definition refers to and a lookup
+// for accounts.
+#pragma once
+
+#include "campaigns/model.hpp"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::campaigns {
+
+struct diagnostic {
+    std::string file;
+    int line = 0;    // 1-based; 0 when unknown
+    int column = 0;  // 1-based; 0 when unknown
+    std::string message;
+    std::string to_string() const;  // "file:line:column: message"
+};
+
+enum class account_status { unknown, connected, disconnected };
+
+struct load_options {
+    std::string file_name = "<input>";  // used in diagnostics
+    // Account check: nullptr skips it (validate without a database).
+    std::function<account_status(const std::string& account_id)> account_lookup;
+    // The text of an audience file named in the definition (path as written); nullopt when the
+    // caller could not read it (a diagnostic then points at the `file:` key).
+    std::function<std::optional<std::string>(const std::string& path)> read_file;
+};
+
+struct load_result {
+    std::optional<campaign> value;      // set iff errors is empty
+    std::vector<diagnostic> errors;
+};
+
+load_result load_campaign(std::string_view text, const load_options& options);
+
+// The embedded JSON Schema text (the same bytes as campaigns/schema.json).
+std::string_view schema_text();
+
+// Template helpers (also used by the loader's checks).
+// Field names used by a template, in order of appearance, with whether each has a default.
+struct template_field {
+    std::string name;
+    bool has_default = false;
+};
+std::vector<template_field> template_fields(const text_template& t);
+// Renders with the lead's fields; a missing field without default renders as "" (the loader
+// guarantees this cannot happen for a validated campaign).
+std::string render(const text_template& t, const std::map<std::string, std::string>& fields);
+
+}  // namespace orch::campaigns

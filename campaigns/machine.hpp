@@ -1,0 +1,142 @@
+// orch::campaigns state machine of one enrollment (one lead in one campaign version):
+//
+//   decide(campaign, lead, state, event, now) -> decision {next state, at most one API call}
+//
+// Pure: no clock (now is a parameter), no random source (jitter arrives inside events), no I/O.
+// The engine (engine/) loads the state, calls decide, runs the call, feeds the outcome back as an
+// event, and persists each transition as a compare-and-set on (status, step, attempt), so late or
+// duplicate completions are harmless.
+//
+// Life of a side-effecting step (invite, send, withdraw, visit):
+//   ready --due--> calling [call, intent written and committed by the engine before the call]
+//   calling --result ok--> next step (ready, or waiting for a wait step)
+//   calling --result transient--> ready at retry_at (attempt+1), failed after max_attempts
+//   calling --result permanent--> failed (reason)
+//   calling --result uncertain--> calling (reconcile = true); the next due runs the read-only
+//          reconciliation call (check_invitation for invite/withdraw, get_conversation for send;
+//          visit is not reconciled and counts as done).
+//   calling --due (found after a crash: the intent was written, the outcome never recorded)-->
+//          reconciliation call, as for uncertain.
+//   reconcile result: effect present -> as ok; absent -> ready (resend, same attempt).
+// Read-only steps (check_invitation) skip the reconciliation: a lost outcome is simply re-asked.
+#pragma once
+
+#include "campaigns/model.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace orch::campaigns {
+
+// Enrollment status; the same set is the Postgres enum enrollment_status (schema/).
+enum class status {
+    ready,      // due at next_run_at; the worker runs the current step (moved in by decide)
+    calling,    // an API call of the current step was started (intent durable); outcome unknown
+                // until a result event; found so after a crash -> reconciliation
+    waiting,    // parked on accepted_invitation until next_run_at (the timeout deadline)
+    done,       // terminal: the sequence ended normally
+    replied,    // terminal: a message_received ended it (stop_on_reply)
+    failed,     // terminal: permanent failure or attempts exhausted (reason set)
+    cancelled,  // terminal: campaign cancelled or person on the do-not-contact list
+};
+bool is_terminal(status s);
+const char* to_string(status s);
+
+// The API calls a step can ask for (the engine maps them to the client).
+enum class call_kind {
+    check_invitation,
+    invite,
+    withdraw,
+    send,
+    visit,
+    get_conversation,  // reconciliation of send only
+};
+const char* to_string(call_kind k);
+bool is_side_effecting(call_kind k);
+
+struct api_call {
+    call_kind kind = call_kind::check_invitation;
+    std::string text;      // rendered invitation note or message text ("" if none)
+    std::string variant;   // message variant name for send ("" otherwise)
+    bool reconcile = false;  // true: read-only check whether the interrupted call took effect
+};
+
+// The lead as templates and variant choice see it.
+struct lead_view {
+    std::string key;                            // stable lead id (variant choice is hashed on it)
+    std::map<std::string, std::string> fields;  // first_name, company, ... (missing = absent)
+};
+
+struct enrollment_state {
+    std::string step;             // id of the current step ("" only in terminal states)
+    status st = status::ready;
+    time_point next_run_at{};     // ready: when due; waiting: the timeout deadline
+    int attempt = 0;              // failed attempts of the current step
+    bool reconcile = false;       // status calling: the next due reconciles instead of calling
+    bool accepted_seen = false;   // an accepted_invitation arrived before its wait step
+    std::string reason;           // why failed/cancelled/replied, or the last transient error
+};
+
+// ---- events ----
+struct ev_due {};  // the worker claimed the enrollment at/after next_run_at
+
+enum class result_kind {
+    ok,          // the call succeeded (for check_invitation see `invitation`)
+    transient,   // failed without effect, retry later at retry_at (engine computes the jitter)
+    permanent,   // failed for good for this lead (INVALID_PARAMS, CHANNEL_ERROR, FORBIDDEN, ...)
+    uncertain,   // failed and may have taken effect (timeout after write, 500, dropped)
+};
+enum class invitation { accepted, pending, none };
+
+struct ev_result {
+    call_kind call = call_kind::check_invitation;  // must match the call decide asked for
+    bool reconcile = false;                         // must match too
+    result_kind kind = result_kind::ok;
+    std::optional<invitation> invitation_state;     // check_invitation ok (and invite/withdraw reconcile)
+    bool message_found = false;                     // get_conversation ok: the sent text is there
+    time_point retry_at{};                          // transient
+    std::string reason;                             // transient / permanent: the error, for the record
+};
+
+// The engine could not run the step now (working hours, a rate-limit bucket, a paused account or
+// budget): stay ready until `until`, attempts unchanged.
+struct ev_deferred {
+    time_point until;
+    std::string reason;
+};
+
+struct ev_accepted {};  // accepted_invitation for this lead on its sender account
+struct ev_replied {};   // message_received from this lead on its sender account
+struct ev_cancel {      // campaign cancelled, do-not-contact
+    std::string reason;
+};
+
+using event = std::variant<ev_due, ev_result, ev_deferred, ev_accepted, ev_replied, ev_cancel>;
+
+struct decision {
+    enrollment_state next;
+    std::optional<api_call> call;  // set only on ev_due; the engine runs it
+    bool valid = true;             // false: the event is not valid in this state; next == state
+    std::string why;               // for invalid events and logs
+};
+
+// Preconditions: `state.step` names a step of `c` unless the state is terminal. An event that is
+// not valid in the state (a result for another call, an event in a terminal state, ...) gives
+// valid = false and the state unchanged, never an assertion: late and duplicate events happen.
+decision decide(const campaign& c, const lead_view& lead, const enrollment_state& state,
+                const event& e, time_point now);
+
+// The state a new enrollment starts in: the entry step, ready at `now`.
+enrollment_state initial_state(const campaign& c, time_point now);
+
+// Deterministic A/B choice: the same (lead key, step id) always gives the same variant.
+const message_variant& choose_variant(const step& s, const lead_view& lead);
+
+// Working hours (schedule in model.hpp) through the IANA time zone database.
+bool in_working_hours(const schedule& s, time_point t);
+time_point next_working_start(const schedule& s, time_point t);  // t itself when inside
+
+}  // namespace orch::campaigns

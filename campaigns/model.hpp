@@ -1,0 +1,121 @@
+// orch::campaigns model: a validated campaign definition (what a campaign file means once the
+// loader has accepted it). Pure data, no I/O. The loader (loader.hpp) is the only producer of a
+// `campaign` from user input; `to_json`/`campaign_from_json` round-trip the canonical form that
+// the store keeps per campaign version, so a worker runs exactly what was applied.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch::campaigns {
+
+using json = nlohmann::json;
+using time_point = std::chrono::system_clock::time_point;
+using seconds = std::chrono::seconds;
+
+// The kinds of step a campaign can chain. Each maps to at most one API call (see machine.hpp).
+enum class step_kind {
+    check_invitation,  // read-only: branch on ACCEPTED / PENDING / NO_INVITATION
+    invite,            // side effect: connection invitation, optional note template
+    wait_accepted,     // park until accepted_invitation or the timeout
+    send,              // side effect: message, one of `variants`
+    delay,             // park for `duration`
+    visit,             // side effect (visible to the person): profile visit
+    withdraw,          // side effect: withdraw the pending invitation
+    end,               // finish the sequence (status done)
+};
+
+// A message text (or invitation note) with {{field}} placeholders; `{{field|default}}` gives a
+// default for a field that may be missing. Parsed by the loader, rendered by render() in
+// template.hpp.
+struct text_template {
+    std::string source;
+};
+
+struct message_variant {
+    std::string name;          // "A", "B", ... recorded per lead for the reports
+    text_template text;
+};
+
+struct step {
+    std::string id;            // unique within the campaign
+    step_kind kind = step_kind::end;
+    std::string next;          // successor for kinds without branches; "" means end
+    // check_invitation branches (step ids; "" means end)
+    std::string on_accepted;
+    std::string on_pending;
+    std::string on_no_invitation;
+    // invite
+    std::optional<text_template> note;
+    // wait_accepted
+    seconds timeout{0};
+    std::string on_timeout;    // step id taken when the wait times out ("" = end)
+    // delay
+    seconds duration{0};
+    // send: one or more variants; a lead gets one deterministically (choose_variant)
+    std::vector<message_variant> variants;
+};
+
+// Working hours in the campaign's IANA time zone. days[0] is Monday. A side-effecting or
+// read-only API step only runs inside [start_minute, end_minute) of an enabled day.
+struct schedule {
+    std::string time_zone = "UTC";
+    std::array<bool, 7> days{true, true, true, true, true, false, false};
+    int start_minute = 9 * 60;
+    int end_minute = 18 * 60;
+};
+
+// Per-account quotas for one action ("invite", "send", "visit", "withdraw", "check_invitation",
+// "search"); absent values fall back to the engine's defaults.
+struct action_limit {
+    std::optional<std::int64_t> per_day;
+    std::optional<std::int64_t> per_week;
+};
+
+struct audience {
+    enum class source { search, file };
+    source kind = source::search;
+    json search = json::object();        // search_people params (keyword, title, location, ...)
+    std::int64_t total_results = 25;     // how many people the search asks for
+    std::string file;                    // CSV or JSON file of profile URLs (path as written)
+    // Leads read from the file by the loader (the loader reads no files itself: the caller
+    // passes the file's text, see loader.hpp). Each has "profile_url" plus extra columns.
+    std::vector<std::map<std::string, std::string>> leads;
+    // Template fields every lead has, and those that may be missing (the loader derives both
+    // from the source: search hits or the file's columns).
+    std::vector<std::string> fields_always;
+    std::vector<std::string> fields_optional;
+};
+
+// What happens to a lead whose sender account is disconnected or inactive.
+enum class on_account_unavailable { wait, reassign };
+
+struct campaign {
+    std::string name;                            // unique campaign name (the apply key)
+    std::vector<std::string> accounts;           // sender account ids, at least one
+    audience who;
+    struct schedule schedule;
+    std::map<std::string, action_limit> limits;  // per action, per account
+    std::int64_t budget_credits = 0;             // > 0
+    bool stop_on_reply = true;
+    on_account_unavailable unavailable = on_account_unavailable::wait;
+    int max_attempts = 5;                        // transient failures per step before failing
+    std::vector<step> steps;                     // steps[0] is the entry step
+};
+
+// Canonical JSON form (stable key order) stored per campaign version; from_json trusts its
+// input (it was produced by to_json) and asserts on shape errors.
+json to_json(const campaign& c);
+campaign campaign_from_json(const json& j);
+
+// Lookup by id; nullptr when absent.
+const step* find_step(const campaign& c, const std::string& id);
+
+}  // namespace orch::campaigns
