@@ -1,0 +1,26 @@
+-- claim_due($1 limit): locks up to $1 due enrollments for this transaction.
+-- FOR UPDATE SKIP LOCKED in a materialised CTE: concurrent workers take disjoint sets without
+-- waiting on each other, and the set is evaluated once. A row whose lease has not expired is
+-- being called by a live worker and is left alone; an expired lease means that worker died, and
+-- the row (status calling) is reconciled by whoever claims it next. Paused, cancelled and
+-- completed campaigns and disconnected accounts are not worked.
+WITH due AS MATERIALIZED (
+    SELECT e.enrollment_id
+    FROM enrollments e
+    JOIN campaigns c ON c.campaign_id = e.campaign_id AND c.state = 'active'
+    JOIN accounts a ON a.account_id = e.account_id AND a.connected
+    WHERE e.status IN ('ready', 'calling', 'waiting')
+      AND e.due_at <= now()
+      AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
+    ORDER BY e.due_at
+    LIMIT $1
+    FOR UPDATE OF e SKIP LOCKED
+)
+SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status::text,
+       (extract(epoch FROM e.next_run_at) * 1000)::bigint AS next_run_at_ms,
+       e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor,
+       l.profile_url, l.fields::text
+FROM due
+JOIN enrollments e ON e.enrollment_id = due.enrollment_id
+JOIN leads l ON l.lead_id = e.lead_id
+ORDER BY e.due_at;

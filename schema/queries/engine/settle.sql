@@ -1,0 +1,36 @@
+-- settle($1 JSON array of outcomes, $2 worker id): records each call's outcome and the state
+-- decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
+-- move, so a late completion after the lease expired (and another worker reconciled) is
+-- dropped; RETURNING says which rows moved.
+WITH x AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
+        error text, credits integer, step text, status text, next_run_at_ms bigint, attempt integer,
+        reconcile boolean, accepted_seen boolean, reason text, variant text)
+), moved AS (
+    UPDATE enrollments e
+    SET step = x.step,
+        status = x.status::enrollment_status,
+        next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
+        due_at = CASE
+            WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN to_timestamp(x.next_run_at_ms / 1000.0)
+            WHEN EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
+                         AND ev.event_id > e.event_cursor) THEN now()
+            ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
+        attempt = x.attempt,
+        reconcile = x.reconcile,
+        accepted_seen = x.accepted_seen,
+        reason = x.reason,
+        variant = COALESCE(x.variant, e.variant),
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        finished_at = CASE WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
+        updated_at = now()
+    FROM x
+    WHERE e.enrollment_id = x.enrollment_id AND e.status = 'calling' AND e.lease_owner = $2
+    RETURNING e.enrollment_id
+)
+UPDATE step_attempts a
+SET outcome = x.outcome::attempt_outcome, error = x.error, credits = x.credits, finished_at = now()
+FROM x
+WHERE a.attempt_id = x.attempt_id AND a.outcome = 'in_flight'
+RETURNING a.enrollment_id, a.enrollment_id IN (SELECT enrollment_id FROM moved) AS moved;

@@ -1,0 +1,1 @@
+INSERT INTO schema_migrations (version, name) VALUES ($1, $2);
