@@ -1,14 +1,499 @@
-// orchestrator: the product's one binary. Subcommands arrive with the campaign-engine, ledger
-// and admin issues; today it answers --help and --version.
-#include <CLI/CLI.hpp>
+// orchestrator: the product's one binary (DESIGN.md "Two programs").
+//
+//   migrate                          apply the schema migrations (idempotent)
+//   worker [--exit-when-idle]        run campaigns: claim due enrollments, call the API, settle
+//   serve                            the webhook receiver / hosted event intake
+//   campaign validate|apply FILE     check or store a campaign definition (apply enrolls its audience)
+//   campaign list|show|pause|resume|cancel NAME
+//   accounts connect|list|sync       accounts come from the API and are stored locally
+//   report funnel NAME [--format table|json|csv]
+//
+// Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
+// OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
+// listing every problem.
+#include "campaigns/campaigns.hpp"
+#include "engine/config.hpp"
+#include "engine/intake.hpp"
+#include "engine/outreach/client.hpp"
+#include "engine/store.hpp"
+#include "engine/worker.hpp"
 
+#include <CLI/CLI.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+using orch::engine::json;
+using orch::engine::settings;
+using orch::engine::settings_needs;
+
+namespace {
+
+// A command-line failure the user can fix: printed as one message, exit code 2.
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::optional<std::string> read_text(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+// ---- settings from file, environment and flags ----
+struct global_options {
+    std::string config_file;
+    std::map<std::string, std::string> flags;  // setting name -> value, only those given
+};
+
+void add_setting_flags(CLI::App& app, global_options& g) {
+    app.add_option("--config", g.config_file, "YAML configuration file")->check(CLI::ExistingFile);
+    for (const auto& doc : orch::engine::setting_docs()) {
+        std::string flag = "--" + doc.name;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        auto name = doc.name;
+        app.add_option_function<std::string>(
+               flag, [&g, name](const std::string& v) { g.flags[name] = v; },
+               doc.description + (doc.env.empty() ? "" : " [env " + doc.env + "]"))
+            ->group("Settings");
+    }
+}
+
+settings load(const global_options& g, const settings_needs& needs) {
+    orch::engine::settings_sources src;
+    if (!g.config_file.empty()) {
+        src.file_name = g.config_file;
+        src.file_text = read_text(g.config_file).value_or("");
+    }
+    src.env = orch::engine::process_environment();
+    src.flags = g.flags;
+    auto r = orch::engine::load_settings(src, needs);
+    if (!r.problems.empty()) {
+        std::string all = "bad configuration:";
+        for (const auto& p : r.problems) {
+            all += "\n  - " + p;
+        }
+        throw usage_error(all);
+    }
+    spdlog::set_level(spdlog::level::from_str(r.value.log_level));
+    return r.value;
+}
+
+// Runs one API coroutine to completion on a private io_context (CLI commands).
+template <typename F>
+auto with_client(const settings& s, F f) {
+    asio::io_context io;
+    orch::outreach::client_settings cs;
+    cs.base_url = s.api_url;
+    cs.api_key = s.api_key;
+    cs.total_timeout_ms = s.api_timeout_ms;
+    auto made = orch::outreach::client::make(io.get_executor(), cs);
+    if (!made) {
+        throw usage_error("bad API settings: " + orch::outreach::describe(made.error()));
+    }
+    auto api = std::move(*made);
+    auto fut = asio::co_spawn(io, f(api), asio::use_future);
+    io.run();
+    return fut.get();
+}
+
+// ---- migrate ----
+int cmd_migrate(const settings& s) {
+    orch::engine::store db(s.database_url);
+    auto applied = db.migrate();
+    if (applied.empty()) {
+        std::cout << "database is current (version " << db.current_version() << ")\n";
+    }
+    for (int v : applied) {
+        std::cout << "applied migration " << v << "\n";
+    }
+    return 0;
+}
+
+// ---- accounts ----
+int cmd_accounts_connect(const settings& s, const std::string& token, const std::string& country,
+                         const std::string& email, const std::string& password, const std::string& label) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    orch::outreach::login_params p;
+    p.platform = orch::outreach::platform::network;
+    p.country = country;
+    p.login_token = token;
+    p.email = email;
+    p.password = password;
+    auto r = with_client(s, [&](orch::outreach::client& api) { return api.login(p); });
+    if (!r) {
+        throw usage_error("login refused: " + orch::outreach::describe(r.error()));
+    }
+    std::string account_id = r->account_id;
+    if (r->checkpoint_required()) {
+        std::cout << "checkpoint required (" << r->challenge_type << "): enter the code (empty for an app "
+                  << "challenge approved on the phone): " << std::flush;
+        std::string code;
+        std::getline(std::cin, code);
+        orch::outreach::checkpoint_params cp;
+        cp.account_id = account_id;
+        cp.code = code;
+        auto c = with_client(s, [&](orch::outreach::client& api) { return api.checkpoint(cp); });
+        if (!c) {
+            throw usage_error("checkpoint refused: " + orch::outreach::describe(c.error()));
+        }
+    }
+    orch::engine::account_row row;
+    row.account_id = account_id;
+    row.label = label;
+    db.upsert_account(row);
+    std::cout << account_id << "\n";
+    return 0;
+}
+
+int cmd_accounts_sync(const settings& s) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    auto r = with_client(s, [](orch::outreach::client& api) { return api.list_accounts(); });
+    if (!r) {
+        throw usage_error("listing accounts failed: " + orch::outreach::describe(r.error()));
+    }
+    auto known = db.accounts();
+    for (const auto& a : r->items) {
+        orch::engine::account_row row;
+        row.account_id = a.account_id;
+        row.platform = a.platform.empty() ? "network" : a.platform;
+        row.api_status = a.status.empty() ? "active" : a.status;
+        row.connected = a.is_active.value_or(a.status == "active" || a.status == "connected");
+        row.display_name = a.account_name;
+        for (const auto& k : known) {
+            if (k.account_id == a.account_id) {
+                row.label = k.label;
+            }
+        }
+        db.upsert_account(row);
+    }
+    std::cout << "synced " << r->items.size() << " accounts\n";
+    return 0;
+}
+
+int cmd_accounts_list(const settings& s) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    std::printf("%-24s %-12s %-10s %-10s %s\n", "account", "label", "status", "connected", "webhook");
+    for (const auto& a : db.accounts()) {
+        std::printf("%-24s %-12s %-10s %-10s %s\n", a.account_id.c_str(), a.label.c_str(), a.api_status.c_str(),
+                    a.connected ? "yes" : "no", a.webhook_id.c_str());
+    }
+    return 0;
+}
+
+// ---- campaigns ----
+struct loaded_campaign {
+    orch::campaigns::campaign value;
+    std::string source;
+};
+
+loaded_campaign load_campaign_file(const std::string& file, orch::engine::store* db) {
+    auto text = read_text(file);
+    if (!text) {
+        throw usage_error(file + ": cannot read the file");
+    }
+    orch::campaigns::load_options o;
+    o.file_name = file;
+    auto base = fs::path(file).parent_path();
+    o.read_file = [base](const std::string& path) {
+        fs::path p(path);
+        return read_text(p.is_absolute() ? p : base / p);
+    };
+    if (db != nullptr) {
+        o.account_lookup = [db](const std::string& id) {
+            auto a = db->resolve_account(id);
+            if (!a) {
+                return orch::campaigns::account_status::unknown;
+            }
+            return a->connected ? orch::campaigns::account_status::connected
+                                : orch::campaigns::account_status::disconnected;
+        };
+    }
+    auto r = orch::campaigns::load_campaign(*text, o);
+    if (!r.errors.empty()) {
+        std::string all;
+        for (const auto& d : r.errors) {
+            all += d.to_string() + "\n";
+        }
+        all += std::to_string(r.errors.size()) + " error(s); nothing was stored";
+        throw usage_error(all);
+    }
+    return {std::move(*r.value), std::move(*text)};
+}
+
+// The audience as leads: the file's rows, or a search_people through the first sender.
+std::vector<orch::engine::lead_input> audience_leads(const settings& s, const orch::campaigns::campaign& c,
+                                                     const std::string& sender) {
+    std::vector<orch::engine::lead_input> leads;
+    if (c.who.kind == orch::campaigns::audience::source::file) {
+        for (const auto& row : c.who.leads) {
+            orch::engine::lead_input l;
+            l.profile_url = row.at("profile_url");
+            for (const auto& [k, v] : row) {
+                l.fields[k] = v;
+            }
+            leads.push_back(std::move(l));
+        }
+        return leads;
+    }
+    orch::outreach::search_people_params p;
+    p.extra = c.who.search;
+    p.total_results = c.who.total_results;
+    auto r = with_client(s, [&](orch::outreach::client& api) { return api.search_people(sender, p); });
+    if (!r) {
+        throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()));
+    }
+    for (const auto& hit : r->results) {
+        orch::engine::lead_input l;
+        l.profile_url = hit.profile_url;
+        l.fields = {{"first_name", hit.first_name},
+                    {"last_name", hit.last_name},
+                    {"full_name", hit.first_name + (hit.last_name.empty() ? "" : " " + hit.last_name)},
+                    {"headline", hit.headline},
+                    {"location", hit.location},
+                    {"profile_url", hit.profile_url}};
+        leads.push_back(std::move(l));
+    }
+    return leads;
+}
+
+int cmd_campaign_validate(const global_options& g, const std::string& file) {
+    // Accounts are checked when a database is configured; the file alone otherwise.
+    settings_needs needs;
+    needs.database = false;
+    auto s = load(g, needs);
+    std::unique_ptr<orch::engine::store> db;
+    if (!s.database_url.empty()) {
+        db = std::make_unique<orch::engine::store>(s.database_url);
+        db->require_current();
+    }
+    auto c = load_campaign_file(file, db.get());
+    std::cout << file << ": ok (campaign '" << c.value.name << "', " << c.value.steps.size() << " steps"
+              << (db ? "" : "; accounts not checked: no database configured") << ")\n";
+    return 0;
+}
+
+int cmd_campaign_apply(const settings& s, const std::string& file) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    auto c = load_campaign_file(file, &db);
+    std::vector<std::string> senders;
+    for (const auto& a : c.value.accounts) {
+        senders.push_back(db.resolve_account(a)->account_id);
+    }
+    auto leads = audience_leads(s, c.value, senders.front());
+    auto r = db.apply_campaign(c.value.name, orch::campaigns::to_json(c.value), c.source, c.value.steps.front().id,
+                               leads, senders, std::chrono::system_clock::now());
+    std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
+              << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
+              << " skipped (contacted by another campaign or do-not-contact)\n";
+    return 0;
+}
+
+int cmd_campaign_list(const settings& s) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    std::printf("%-28s %-10s %-8s %-12s %-8s %s\n", "campaign", "state", "version", "enrollments", "live", "reason");
+    for (const auto& c : db.campaigns()) {
+        std::printf("%-28s %-10s %-8d %-12lld %-8lld %s\n", c.name.c_str(), c.state.c_str(), c.version,
+                    static_cast<long long>(c.enrollments), static_cast<long long>(c.live), c.pause_reason.c_str());
+    }
+    return 0;
+}
+
+int cmd_campaign_state(const settings& s, const std::string& name, const std::string& state) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    if (!db.set_campaign_state(name, state, state == "paused" ? "paused by an operator" : "")) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    std::cout << "campaign '" << name << "' is " << state << "\n";
+    return 0;
+}
+
+int cmd_report_funnel(const settings& s, const std::string& name, const std::string& format) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    bool known = false;
+    for (const auto& c : db.campaigns()) {
+        known = known || c.name == name;
+    }
+    if (!known) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    auto f = db.funnel(name);
+    std::vector<std::pair<std::string, std::int64_t>> rows = {
+        {"found", f.found},       {"checked", f.checked}, {"invited", f.invited}, {"accepted", f.accepted},
+        {"messaged", f.messaged}, {"replied", f.replied}, {"failed", f.failed},   {"skipped", f.skipped},
+        {"in progress", f.live},  {"credits", f.credits}};
+    if (format == "json") {
+        json j = json::object();
+        for (const auto& [k, v] : rows) {
+            j[k == "in progress" ? "live" : k] = v;
+        }
+        std::cout << j.dump(2) << "\n";
+    } else if (format == "csv") {
+        std::cout << "stage,count\n";
+        for (const auto& [k, v] : rows) {
+            std::cout << k << "," << v << "\n";
+        }
+    } else {
+        std::cout << "Funnel of '" << name << "'\n";
+        for (const auto& [k, v] : rows) {
+            std::printf("  %-12s %8lld\n", k.c_str(), static_cast<long long>(v));
+        }
+    }
+    return 0;
+}
+
+// ---- long-running ----
+std::function<void()> g_stop;
+extern "C" void on_signal(int) {
+    if (g_stop) {
+        g_stop();
+    }
+}
+
+void install_stop(std::function<void()> stop, std::int64_t stop_timeout_ms) {
+    g_stop = [stop = std::move(stop), stop_timeout_ms] {
+        stop();
+        // Bounded stop: what is still running after the timeout is left to lease expiry.
+        std::thread([stop_timeout_ms] {
+            std::this_thread::sleep_for(std::chrono::milliseconds(stop_timeout_ms));
+            std::_Exit(3);
+        }).detach();
+    };
+    std::signal(SIGTERM, on_signal);
+    std::signal(SIGINT, on_signal);
+}
+
+int cmd_worker(const settings& s, bool exit_when_idle) {
+    orch::engine::worker w(s);
+    install_stop([&w] { w.request_stop(); }, s.stop_timeout_ms);
+    return w.run(exit_when_idle);
+}
+
+int cmd_serve(const settings& s) {
+    orch::engine::intake in(s);
+    install_stop([&in] { in.request_stop(); }, s.stop_timeout_ms);
+    return in.run();
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
+    spdlog::set_default_logger(spdlog::stderr_color_mt("orchestrator"));
     CLI::App app{"orchestrator: runs declarative multi-step outreach campaigns through the Outreach API"};
     app.set_version_flag("--version", std::string("orchestrator ") + ORCH_VERSION);
-    app.require_subcommand(0);
+    app.require_subcommand(1);
+    global_options g;
+    add_setting_flags(app, g);
+
+    std::function<int()> action;
+    auto need = [](bool db, bool redis, bool api) {
+        settings_needs n;
+        n.database = db;
+        n.redis = redis;
+        n.api = api;
+        return n;
+    };
+
+    app.add_subcommand("migrate", "apply the schema migrations (idempotent)")->callback([&] {
+        action = [&] { return cmd_migrate(load(g, need(true, false, false))); };
+    });
+
+    bool exit_when_idle = false;
+    auto* worker = app.add_subcommand("worker", "run campaigns until SIGTERM");
+    worker->add_flag("--exit-when-idle", exit_when_idle, "stop once no active campaign has live leads");
+    worker->callback([&] { action = [&] { return cmd_worker(load(g, need(true, false, true)), exit_when_idle); }; });
+
+    app.add_subcommand("serve", "run the webhook receiver and event intake until SIGTERM")->callback([&] {
+        action = [&] { return cmd_serve(load(g, need(true, false, true))); };
+    });
+
+    auto* campaign = app.add_subcommand("campaign", "campaign definitions and their state");
+    campaign->require_subcommand(1);
+    std::string file, name, format = "table";
+    auto* validate = campaign->add_subcommand("validate", "check a campaign file (accounts too when a database is set)");
+    validate->add_option("FILE", file)->required();
+    validate->callback([&] { action = [&] { return cmd_campaign_validate(g, file); }; });
+    auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
+    apply->add_option("FILE", file)->required();
+    apply->callback([&] { action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file); }; });
+    campaign->add_subcommand("list", "campaigns with their state")->callback([&] {
+        action = [&] { return cmd_campaign_list(load(g, need(true, false, false))); };
+    });
+    for (auto [verb, state] : {std::pair{"pause", "paused"}, {"resume", "active"}, {"cancel", "cancelled"}}) {
+        auto* sub = campaign->add_subcommand(verb, std::string(verb) + " a campaign");
+        sub->add_option("NAME", name)->required();
+        std::string st = state;
+        sub->callback([&, st] { action = [&, st] { return cmd_campaign_state(load(g, need(true, false, false)), name, st); }; });
+    }
+    auto* show = campaign->add_subcommand("show", "a campaign's funnel");
+    show->add_option("NAME", name)->required();
+    show->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    show->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
+
+    auto* accounts = app.add_subcommand("accounts", "connected accounts");
+    accounts->require_subcommand(1);
+    std::string token, country = "US", email, password, label;
+    auto* connect = accounts->add_subcommand("connect", "log an account in through the API and store it");
+    connect->add_option("--login-token", token, "the platform session token");
+    connect->add_option("--country", country, "country of the proxy (default US)");
+    connect->add_option("--email", email);
+    connect->add_option("--password", password);
+    connect->add_option("--label", label, "a name campaign files may use instead of the account id");
+    connect->callback([&] {
+        action = [&] {
+            if (token.empty() && (email.empty() || password.empty())) {
+                throw usage_error("accounts connect needs --login-token, or --email and --password");
+            }
+            return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
+        };
+    });
+    accounts->add_subcommand("list", "stored accounts")->callback([&] {
+        action = [&] { return cmd_accounts_list(load(g, need(true, false, false))); };
+    });
+    accounts->add_subcommand("sync", "refresh accounts and their status from the API")->callback([&] {
+        action = [&] { return cmd_accounts_sync(load(g, need(true, false, true))); };
+    });
+
+    auto* report = app.add_subcommand("report", "reports");
+    report->require_subcommand(1);
+    auto* funnel = report->add_subcommand("funnel", "found, checked, invited, accepted, messaged, replied, failed");
+    funnel->add_option("CAMPAIGN", name)->required();
+    funnel->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    funnel->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
+
     CLI11_PARSE(app, argc, argv);
-    std::cout << app.help() << "\n";
-    return 0;
+    try {
+        return action ? action() : 0;
+    } catch (const usage_error& e) {
+        std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const orch::engine::store_error& e) {
+        std::cerr << "database: " << e.what() << "\n";
+        return 1;
+    } catch (const std::exception& e) {
+        std::cerr << "error: " << e.what() << "\n";
+        return 1;
+    }
 }

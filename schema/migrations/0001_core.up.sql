@@ -9,7 +9,9 @@ CREATE TABLE IF NOT EXISTS accounts (
     api_status   text NOT NULL DEFAULT 'OK',
     connected    boolean NOT NULL DEFAULT true,
     display_name text NOT NULL DEFAULT '',
+    label        text UNIQUE,          -- operator's name for it; campaign files may use it
     webhook_id   text,                 -- the V2 webhook `serve` keeps for this account
+    last_event   text NOT NULL DEFAULT '', -- hosted mode: the last event id taken (resume point)
     updated_at   timestamptz NOT NULL DEFAULT now()
 );
 

@@ -1,3 +1,3 @@
 SELECT account_id, platform, api_status, connected, display_name, COALESCE(webhook_id, ''),
-       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+       to_char(updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), last_event, COALESCE(label, '')
 FROM accounts ORDER BY account_id;

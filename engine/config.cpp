@@ -1,0 +1,247 @@
+#include "engine/config.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
+
+#include <charconv>
+#include <functional>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace orch::engine {
+
+namespace {
+
+// One row per setting: how to read it into `settings` and how to describe it.
+struct setting_row {
+    std::string name;
+    std::string env;
+    std::string description;
+    std::function<std::string(settings&, const std::string&)> assign;  // returns a problem or ""
+};
+
+std::function<std::string(settings&, const std::string&)> text(std::string settings::*field) {
+    return [field](settings& s, const std::string& v) {
+        s.*field = v;
+        return std::string();
+    };
+}
+
+std::function<std::string(settings&, const std::string&)> number(std::int64_t settings::*field, std::int64_t min,
+                                                                 std::int64_t max) {
+    return [field, min, max](settings& s, const std::string& v) {
+        std::int64_t n = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (ec != std::errc() || end != v.data() + v.size()) {
+            return "must be an integer, got '" + v + "'";
+        }
+        if (n < min || n > max) {
+            return "must be between " + std::to_string(min) + " and " + std::to_string(max) + ", got " + v;
+        }
+        s.*field = n;
+        return std::string();
+    };
+}
+
+const std::vector<setting_row>& rows() {
+    static const std::vector<setting_row> table = {
+        {"database_url", "DATABASE_URL", "PostgreSQL connection URL (required)", text(&settings::database_url)},
+        {"redis_url", "REDIS_URL", "Redis URL, redis://host:port (required by worker and serve)",
+         text(&settings::redis_url)},
+        {"api_url", "OUTREACH_API_URL", "base URL of the Outreach API (default http://127.0.0.1:8780, the sandbox)",
+         text(&settings::api_url)},
+        {"api_key", "OUTREACH_API_KEY", "API key (secret; required by commands that call the API)",
+         text(&settings::api_key)},
+        {"webhook_listen", "", "serve: HOST:PORT of the webhook receiver (default 127.0.0.1:8701)",
+         text(&settings::webhook_listen)},
+        {"webhook_public_url", "", "serve: public URL of the receiver; empty = hosted mode (SSE + polling)",
+         text(&settings::webhook_public_url)},
+        {"worker_id", "", "worker: name in leases and the intent log (default host-pid)", text(&settings::worker_id)},
+        {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
+         number(&settings::worker_lanes, 1, 64)},
+        {"batch_size", "", "worker: enrollments claimed per transaction (default 50)",
+         number(&settings::batch_size, 1, 1000)},
+        {"lease_seconds", "", "worker: lease of a claimed call before others reconcile it (default 60)",
+         number(&settings::lease_seconds, 5, 3600)},
+        {"idle_poll_ms", "", "worker: pause when nothing is due (default 200)", number(&settings::idle_poll_ms, 1, 60'000)},
+        {"stop_timeout_ms", "", "worker: on SIGTERM, time to finish in-flight calls (default 10000)",
+         number(&settings::stop_timeout_ms, 0, 600'000)},
+        {"retry_base_ms", "", "transient failures: first backoff (default 2000)",
+         number(&settings::retry_base_ms, 1, 3'600'000)},
+        {"retry_cap_ms", "", "transient failures: largest backoff (default 600000)",
+         number(&settings::retry_cap_ms, 1, 86'400'000)},
+        {"api_pool_size", "", "keep-alive connections to the API (default 64)", number(&settings::api_pool_size, 1, 1024)},
+        {"api_timeout_ms", "", "total deadline of one API call (default 30000)",
+         number(&settings::api_timeout_ms, 100, 600'000)},
+        {"log_level", "ORCH_LOG_LEVEL", "trace, debug, info, warn, error (default info)", text(&settings::log_level)},
+    };
+    return table;
+}
+
+const setting_row* find_row(const std::string& name) {
+    for (const auto& r : rows()) {
+        if (r.name == name) {
+            return &r;
+        }
+    }
+    return nullptr;
+}
+
+void apply(settings& s, const setting_row& row, const std::string& value, const std::string& where,
+           std::vector<std::string>& problems) {
+    auto problem = row.assign(s, value);
+    if (!problem.empty()) {
+        problems.push_back(where + ": " + row.name + " " + problem);
+    }
+}
+
+void apply_file(settings& s, const settings_sources& src, std::vector<std::string>& problems) {
+    if (src.file_text.empty()) {
+        return;
+    }
+    YAML::Node root;
+    try {
+        root = YAML::Load(src.file_text);
+    } catch (const YAML::Exception& e) {
+        problems.push_back(src.file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": " + e.msg);
+        return;
+    }
+    if (root.IsNull()) {
+        return;
+    }
+    if (!root.IsMap()) {
+        problems.push_back(src.file_name + ": the configuration must be a mapping of setting: value");
+        return;
+    }
+    for (const auto& kv : root) {
+        auto where = src.file_name + ":" + std::to_string(kv.first.Mark().line + 1) + ":" +
+                     std::to_string(kv.first.Mark().column + 1);
+        auto key = kv.first.as<std::string>();
+        const setting_row* row = find_row(key);
+        if (row == nullptr) {
+            problems.push_back(where + ": unknown setting '" + key + "'");
+            continue;
+        }
+        if (!kv.second.IsScalar()) {
+            problems.push_back(where + ": " + key + " must be a single value");
+            continue;
+        }
+        apply(s, *row, kv.second.Scalar(), where, problems);
+    }
+}
+
+bool valid_host_port(const std::string& v) {
+    auto colon = v.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) {
+        return false;
+    }
+    unsigned port = 0;
+    auto [end, ec] = std::from_chars(v.data() + colon + 1, v.data() + v.size(), port);
+    return ec == std::errc() && end == v.data() + v.size() && port <= 65535;
+}
+
+bool valid_http_url(const std::string& v) {
+    auto u = boost::urls::parse_absolute_uri(v);
+    return u && (u->scheme() == "http" || u->scheme() == "https") && !u->host().empty();
+}
+
+void check(const settings& s, const settings_needs& needs, std::vector<std::string>& problems) {
+    if (needs.database && s.database_url.empty()) {
+        problems.push_back("database_url is required (DATABASE_URL, --database-url or the config file)");
+    }
+    if (needs.redis && s.redis_url.empty()) {
+        problems.push_back("redis_url is required (REDIS_URL, --redis-url or the config file)");
+    }
+    if (!s.redis_url.empty() && s.redis_url.rfind("redis://", 0) != 0) {
+        problems.push_back("redis_url must start with redis://, got '" + redacted(s.redis_url) + "'");
+    }
+    if (needs.api && s.api_key.empty()) {
+        problems.push_back("api_key is required (OUTREACH_API_KEY, --api-key or the config file)");
+    }
+    if (!valid_http_url(s.api_url)) {
+        problems.push_back("api_url must be an http:// or https:// URL, got '" + s.api_url + "'");
+    }
+    if (!valid_host_port(s.webhook_listen)) {
+        problems.push_back("webhook_listen must be HOST:PORT, got '" + s.webhook_listen + "'");
+    }
+    if (!s.webhook_public_url.empty() && !valid_http_url(s.webhook_public_url)) {
+        problems.push_back("webhook_public_url must be an http:// or https:// URL, got '" + s.webhook_public_url + "'");
+    }
+    static const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
+    if (std::find(levels.begin(), levels.end(), s.log_level) == levels.end()) {
+        problems.push_back("log_level must be one of trace, debug, info, warn, error; got '" + s.log_level + "'");
+    }
+    if (s.retry_cap_ms < s.retry_base_ms) {
+        problems.push_back("retry_cap_ms must be at least retry_base_ms");
+    }
+}
+
+}  // namespace
+
+settings_result load_settings(const settings_sources& src, const settings_needs& needs) {
+    settings_result out;
+    apply_file(out.value, src, out.problems);
+    for (const auto& row : rows()) {
+        if (row.env.empty()) {
+            continue;
+        }
+        auto it = src.env.find(row.env);
+        if (it != src.env.end() && !it->second.empty()) {
+            apply(out.value, row, it->second, "environment " + row.env, out.problems);
+        }
+    }
+    for (const auto& [name, value] : src.flags) {
+        const setting_row* row = find_row(name);
+        if (row == nullptr) {
+            out.problems.push_back("unknown setting '" + name + "'");
+            continue;
+        }
+        apply(out.value, *row, value, "flag --" + name, out.problems);
+    }
+    if (out.value.worker_id.empty()) {
+        char host[256] = {};
+        ::gethostname(host, sizeof host - 1);
+        out.value.worker_id = std::string(host) + "-" + std::to_string(::getpid());
+    }
+    check(out.value, needs, out.problems);
+    return out;
+}
+
+const std::vector<setting_doc>& setting_docs() {
+    static const std::vector<setting_doc> docs = [] {
+        std::vector<setting_doc> d;
+        for (const auto& r : rows()) {
+            d.push_back({r.name, r.env, r.description});
+        }
+        return d;
+    }();
+    return docs;
+}
+
+std::string redacted(const std::string& url) {
+    auto u = boost::urls::parse_uri(url);
+    if (!u || !u->has_password()) {
+        return url;
+    }
+    boost::urls::url copy(*u);
+    copy.set_password("***");
+    return std::string(copy.buffer());
+}
+
+std::map<std::string, std::string> process_environment() {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+        std::string entry(*e);
+        auto eq = entry.find('=');
+        if (eq != std::string::npos) {
+            env.emplace(entry.substr(0, eq), entry.substr(eq + 1));
+        }
+    }
+    return env;
+}
+
+}  // namespace orch::engine

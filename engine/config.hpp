@@ -1,0 +1,74 @@
+// orch::engine settings: one configuration model for every orchestrator subcommand.
+// Sources, later ones win: built-in defaults < YAML file (--config) < environment < flags.
+// A bad or missing setting stops the program at start with one message listing every problem.
+// Secrets (the API key, passwords inside URLs) are never logged: use redacted() to print.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch::engine {
+
+struct settings {
+    std::string database_url;                 // DATABASE_URL (required)
+    std::string redis_url;                    // REDIS_URL (required by worker/serve)
+    std::string api_url = "http://127.0.0.1:8780";  // OUTREACH_API_URL: outreach-sandbox's default listener
+    std::string api_key;                      // OUTREACH_API_KEY (required by commands calling the API)
+    std::string webhook_listen = "127.0.0.1:8701";  // serve: where the webhook receiver listens
+    std::string webhook_public_url;           // serve: URL the API posts to; empty: hosted mode (SSE/polling)
+    std::string worker_id;                    // default: <hostname>-<pid>
+    std::int64_t worker_lanes = 2;            // concurrent claim/settle loops (each owns a DB connection)
+    std::int64_t batch_size = 50;             // enrollments claimed per transaction
+    std::int64_t lease_seconds = 60;          // how long a claimed call may run before others reconcile it
+    std::int64_t idle_poll_ms = 200;          // sleep when nothing is due
+    std::int64_t stop_timeout_ms = 10'000;    // SIGTERM: finish in-flight calls within this, then leave
+    std::int64_t retry_base_ms = 2'000;       // transient failures: exponential backoff with full jitter
+    std::int64_t retry_cap_ms = 600'000;
+    std::int64_t api_pool_size = 64;          // keep-alive connections to the API
+    std::int64_t api_timeout_ms = 30'000;     // total deadline of one API call
+    std::string log_level = "info";
+};
+
+// Where each setting may come from. `file_text` is the YAML text of --config (empty: none);
+// `env` holds the process environment (only known names are read); `flags` holds the values
+// given on the command line, keyed by setting name.
+struct settings_sources {
+    std::string file_name;
+    std::string file_text;
+    std::map<std::string, std::string> env;
+    std::map<std::string, std::string> flags;
+};
+
+// What a command needs: each `required` name must end up non-empty.
+struct settings_needs {
+    bool database = true;
+    bool redis = false;
+    bool api = false;
+};
+
+struct settings_result {
+    settings value;
+    std::vector<std::string> problems;  // empty: value is usable
+};
+
+settings_result load_settings(const settings_sources& sources, const settings_needs& needs);
+
+// The setting names (as used in the YAML file and as --flags with '_' -> '-'), each with its
+// environment variable ("" if none) and a one-line description with the default.
+struct setting_doc {
+    std::string name;
+    std::string env;
+    std::string description;
+};
+const std::vector<setting_doc>& setting_docs();
+
+// URL with any password replaced by "***" (for logs).
+std::string redacted(const std::string& url);
+
+// The environment of this process, as a map (for settings_sources::env).
+std::map<std::string, std::string> process_environment();
+
+}  // namespace orch::engine

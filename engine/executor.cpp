@@ -1,0 +1,216 @@
+#include "engine/executor.hpp"
+
+#include <algorithm>
+
+namespace orch::engine {
+
+namespace asio = boost::asio;
+using campaigns::call_kind;
+using campaigns::result_kind;
+
+std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng) {
+    std::int64_t ceiling = b.base_ms;
+    for (int i = 0; i < attempt && ceiling < b.cap_ms; ++i) {
+        ceiling *= 2;
+    }
+    ceiling = std::min(ceiling, b.cap_ms);
+    std::uniform_int_distribution<std::int64_t> pick(0, ceiling);
+    return std::chrono::milliseconds(std::max<std::int64_t>(1'000, pick(rng)));
+}
+
+namespace {
+
+struct context {
+    const backoff_settings& backoff;
+    int attempt;
+    std::function<campaigns::time_point()> now;
+    std::mt19937_64& rng;
+};
+
+std::int64_t credits_of(const outreach::reply_base& r) { return r.meta.credits_consumed.value_or(0); }
+
+campaigns::invitation to_invitation(outreach::invitation_state s) {
+    switch (s) {
+    case outreach::invitation_state::accepted:
+        return campaigns::invitation::accepted;
+    case outreach::invitation_state::pending:
+        return campaigns::invitation::pending;
+    case outreach::invitation_state::no_invitation:
+        break;
+    }
+    return campaigns::invitation::none;
+}
+
+// The outcome for a failed call, from the client's taxonomy (errors.hpp).
+call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx) {
+    out.error = outreach::describe(e);
+    out.event.reason = out.error;
+    if (e.may_have_taken_effect) {
+        out.event.kind = result_kind::uncertain;
+        out.attempt_outcome = "uncertain";
+        return out;
+    }
+    using outreach::disposition;
+    switch (e.what_to_do) {
+    case disposition::give_up:
+        out.event.kind = result_kind::permanent;
+        out.attempt_outcome = "permanent";
+        return out;
+    case disposition::pause_account:
+        out.consequence = call_consequence::pause_account;
+        break;
+    case disposition::pause_budget:
+        out.consequence = call_consequence::pause_budget;
+        break;
+    case disposition::stop_everything:
+        out.consequence = call_consequence::stop_everything;
+        break;
+    case disposition::retry_later:
+    case disposition::back_off:
+        break;
+    }
+    out.event.kind = result_kind::transient;
+    out.attempt_outcome = "transient";
+    auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
+                                 : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);
+    out.event.retry_at = ctx.now() + std::chrono::duration_cast<campaigns::time_point::duration>(delay);
+    return out;
+}
+
+asio::awaitable<call_outcome> check(outreach::client& api, const call_target& t, call_outcome out,
+                                    const context& ctx) {
+    auto r = co_await api.check_invitation(t.account_id, {t.profile_url});
+    if (!r) {
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*r);
+    out.event.invitation_state = to_invitation(r->state);
+    co_return out;
+}
+
+asio::awaitable<call_outcome> invite(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                                     call_outcome out, const context& ctx) {
+    outreach::invite_params p;
+    p.profile_url = t.profile_url;
+    p.message = call.text;
+    auto r = co_await api.invite(t.account_id, p);
+    if (r) {
+        out.credits += credits_of(*r);
+        co_return out;
+    }
+    if (r.error().code != "CHANNEL_ERROR") {
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    // Refused: already invited or connected counts as done; anything else is a refusal.
+    auto seen = co_await check(api, t, out, ctx);
+    if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
+        *seen.event.invitation_state != campaigns::invitation::none) {
+        seen.event.invitation_state.reset();
+        co_return seen;
+    }
+    co_return from_error(r.error(), std::move(out), ctx);
+}
+
+asio::awaitable<call_outcome> withdraw(outreach::client& api, const call_target& t, call_outcome out,
+                                       const context& ctx) {
+    auto st = co_await api.check_invitation(t.account_id, {t.profile_url});
+    if (!st) {
+        co_return from_error(st.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*st);
+    if (st->state != outreach::invitation_state::pending || !st->invitation_id ||
+        st->type != outreach::invitation_type::sent) {
+        co_return out;  // nothing of ours to withdraw
+    }
+    auto r = co_await api.withdraw(t.account_id, {*st->invitation_id});
+    if (!r) {
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*r);
+    co_return out;
+}
+
+asio::awaitable<call_outcome> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                                   call_outcome out, const context& ctx) {
+    outreach::send_message_params p;
+    p.profile_url = t.profile_url;
+    p.message_text = call.text;
+    auto r = co_await api.send_message(t.account_id, p);
+    if (!r) {
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*r);
+    co_return out;
+}
+
+asio::awaitable<call_outcome> find_sent(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                                        call_outcome out, const context& ctx) {
+    outreach::get_conversation_params p;
+    p.profile_url = t.profile_url;
+    p.count = 100;
+    auto r = co_await api.get_conversation(t.account_id, p);
+    if (!r) {
+        // No conversation at all means nothing was sent.
+        if (r.error().what_to_do == outreach::disposition::give_up) {
+            out.event.message_found = false;
+            co_return out;
+        }
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*r);
+    out.event.message_found = std::any_of(r->messages.begin(), r->messages.end(), [&](const auto& m) {
+        return m.text == call.text && m.from_me.value_or(true);
+    });
+    co_return out;
+}
+
+asio::awaitable<call_outcome> visit(outreach::client& api, const call_target& t, call_outcome out,
+                                    const context& ctx) {
+    auto r = co_await api.visit(t.account_id, {t.profile_url});
+    if (!r) {
+        co_return from_error(r.error(), std::move(out), ctx);
+    }
+    out.credits += credits_of(*r);
+    co_return out;
+}
+
+}  // namespace
+
+asio::awaitable<call_outcome> execute(outreach::client& api, const call_target& target,
+                                      const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
+                                      std::function<campaigns::time_point()> now, std::mt19937_64& rng) {
+    context ctx{backoff, attempt, std::move(now), rng};
+    call_outcome out;
+    out.event.call = call.kind;
+    out.event.reconcile = call.reconcile;
+    out.event.kind = result_kind::ok;
+    switch (call.kind) {
+    case call_kind::check_invitation:
+        out = co_await check(api, target, std::move(out), ctx);
+        break;
+    case call_kind::invite:
+        out = co_await invite(api, target, call, std::move(out), ctx);
+        break;
+    case call_kind::withdraw:
+        out = co_await withdraw(api, target, std::move(out), ctx);
+        break;
+    case call_kind::send:
+        out = co_await send(api, target, call, std::move(out), ctx);
+        break;
+    case call_kind::visit:
+        out = co_await visit(api, target, std::move(out), ctx);
+        break;
+    case call_kind::get_conversation:
+        out = co_await find_sent(api, target, call, std::move(out), ctx);
+        break;
+    }
+    if (call.reconcile && out.event.kind == result_kind::ok) {
+        bool present = call.kind == call_kind::get_conversation
+                           ? out.event.message_found
+                           : (out.event.invitation_state && *out.event.invitation_state != campaigns::invitation::none);
+        out.attempt_outcome = present ? "reconciled_present" : "reconciled_absent";
+    }
+    co_return out;
+}
+
+}  // namespace orch::engine

@@ -1,0 +1,59 @@
+// orch::engine executor: runs one API call a step asked for (campaigns::api_call) through the
+// Outreach client and turns the answer into the state machine's event (campaigns::ev_result),
+// plus what the shell must do beyond this lead (pause the account, pause for budget, stop).
+//
+// This is the one place where calls meet the limits: `call_gate` is consulted before every call
+// (rate-limit buckets and credit reservations plug in there) and told the outcome after.
+#pragma once
+
+#include "campaigns/campaigns.hpp"
+#include "engine/outreach/client.hpp"
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+
+namespace orch::engine {
+
+struct call_target {
+    std::string account_id;
+    std::string profile_url;
+    std::int64_t campaign_id = 0;
+    std::int64_t enrollment_id = 0;
+};
+
+// What the shell does besides moving the lead.
+enum class call_consequence { none, pause_account, pause_budget, stop_everything };
+
+struct call_outcome {
+    campaigns::ev_result event;
+    std::string attempt_outcome = "ok";   // step_attempts.outcome
+    std::string error;                    // describe(error), "" on success
+    std::int64_t credits = 0;             // metadata.credits_consumed of the calls made
+    call_consequence consequence = call_consequence::none;
+};
+
+struct backoff_settings {
+    std::int64_t base_ms = 2'000;
+    std::int64_t cap_ms = 600'000;
+};
+
+// Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
+std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng);
+
+// Runs `call` for `target`. Never throws; every failure is an outcome.
+//  - invite: a CHANNEL_ERROR refusal is checked with check_invitation: an invitation already
+//    pending or accepted counts as ok (the person is invited, whoever did it).
+//  - withdraw: asks check_invitation for the invitation id first; no pending invitation is ok.
+//  - reconciliation (call.reconcile): check_invitation for invite/withdraw, get_conversation for
+//    send (the rendered text among the account's messages means it was sent).
+boost::asio::awaitable<call_outcome> execute(outreach::client& api, const call_target& target,
+                                             const campaigns::api_call& call, const backoff_settings& backoff,
+                                             int attempt, std::function<campaigns::time_point()> now,
+                                             std::mt19937_64& rng);
+
+}  // namespace orch::engine

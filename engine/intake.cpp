@@ -1,0 +1,361 @@
+#include "engine/intake.hpp"
+
+#include "api/http_server.hpp"
+#include "engine/outreach/client.hpp"
+#include "engine/outreach/signature.hpp"
+#include "engine/store.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/url/parse.hpp>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <map>
+#include <set>
+
+namespace orch::engine {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+namespace {
+
+std::string digest_hex(std::string_view text) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    static const char* hex = "0123456789abcdef";
+    std::string out = "sha256:";
+    for (unsigned i = 0; i < len; ++i) {
+        out.push_back(hex[md[i] >> 4]);
+        out.push_back(hex[md[i] & 15]);
+    }
+    return out;
+}
+
+api::response error_response(const api::request& req, http::status status, const std::string& message) {
+    return api::json_response(req.version(), req.keep_alive(), status,
+                              json{{"error", {{"status", static_cast<int>(status)}, {"message", message}}}}.dump());
+}
+
+asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
+    asio::steady_timer t(co_await asio::this_coro::executor, d);
+    co_await t.async_wait(asio::use_awaitable);
+}
+
+}  // namespace
+
+struct intake::impl {
+    settings cfg;
+    intake_stats stats;
+    asio::io_context io{1};
+    asio::thread_pool db_pool{1};          // the store is blocking: it lives on its own thread
+    std::unique_ptr<store> db;             // touched only from db_pool
+    std::optional<outreach::client> api;
+    std::unique_ptr<api::http_server> server;
+    std::string receiver_path;             // path prefix of webhook_public_url
+    std::map<std::string, std::string> secrets;  // account -> signing secret (io thread only)
+    std::set<std::string> ensured;               // accounts with a webhook from this process
+    std::atomic<unsigned short> port{0};
+    std::atomic<bool> stopping{false};
+
+    explicit impl(settings s) : cfg(std::move(s)) {}
+
+    template <typename F>
+    asio::awaitable<std::invoke_result_t<F>> on_db(F f) {
+        co_return co_await asio::co_spawn(
+            db_pool, [f = std::move(f)]() -> asio::awaitable<std::invoke_result_t<F>> { co_return f(); },
+            asio::use_awaitable);
+    }
+
+    // Stores one parsed event in the inbox (db thread). Returns how many rows were new.
+    int store_event(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
+        int added = 0;
+        auto put = [&](const std::string& id, const char* kind, const std::string& url) {
+            added += db->insert_event(id, account, kind, url, ev.raw).has_value() ? 1 : 0;
+        };
+        switch (ev.type) {
+        case outreach::event_type::accepted_invitation:
+            for (std::size_t i = 0; i < ev.connections.size(); ++i) {
+                put(source_id + "#" + std::to_string(i), "accepted_invitation", ev.connections[i].profile_url);
+            }
+            break;
+        case outreach::event_type::message:
+            put(source_id, "message", ev.sender_profile_url);
+            break;
+        case outreach::event_type::disconnection:
+            put(source_id, "disconnection", "");
+            db->set_account_connected(account, false, "DISCONNECTED");
+            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", account, ev.reason);
+            break;
+        case outreach::event_type::unknown:
+            put(source_id, "other", "");
+            break;
+        }
+        return added;
+    }
+
+    asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
+                               const std::string& account) {
+        ++stats.received;
+        int added = co_await on_db([this, ev, source_id, account] { return store_event(ev, source_id, account); });
+        if (added > 0) {
+            stats.stored += static_cast<std::uint64_t>(added);
+        } else {
+            ++stats.duplicates;
+        }
+    }
+
+    asio::awaitable<api::handler_result> receive(api::request& req);
+    asio::awaitable<void> ensure_webhooks();
+    asio::awaitable<bool> ensure_one(const account_row& a);
+    asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id, std::string last);
+    asio::awaitable<std::string> poll_round(const std::string& account, const std::string& webhook_id,
+                                            std::string last);
+};
+
+asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
+    auto target = std::string(req.target());
+    if (target == "/healthz") {
+        co_return api::handler_result::reply(api::json_response(req.version(), req.keep_alive(), http::status::ok,
+                                                                R"({"status":"ok"})"));
+    }
+    if (target.rfind(receiver_path + "/", 0) != 0) {
+        co_return api::handler_result::reply(error_response(req, http::status::not_found, "no such path"));
+    }
+    if (req.method() != http::verb::post) {
+        co_return api::handler_result::reply(error_response(req, http::status::method_not_allowed, "POST only"));
+    }
+    std::string account = target.substr(receiver_path.size() + 1);
+    auto secret = secrets.find(account);
+    if (secret == secrets.end()) {
+        ++stats.rejected;
+        co_return api::handler_result::reply(error_response(req, http::status::not_found, "unknown account"));
+    }
+    auto check = outreach::verify_webhook(secret->second, req["X-Service-Timestamp"], req["X-Service-Signature"],
+                                          req.body(), std::chrono::system_clock::now());
+    if (check != outreach::signature_check::valid) {
+        ++stats.rejected;
+        spdlog::warn("serve: rejected delivery for account={}: signature {}", account, outreach::to_string(check));
+        co_return api::handler_result::reply(
+            error_response(req, http::status::unauthorized, std::string("signature ") +
+                                                                 std::string(outreach::to_string(check))));
+    }
+    auto ev = outreach::parse_webhook_event(std::string_view(req.body()));
+    if (!ev) {
+        ++stats.rejected;
+        co_return api::handler_result::reply(
+            error_response(req, http::status::bad_request, "not an event: " + ev.error().message));
+    }
+    if (!ev->account_id.empty() && ev->account_id != account) {
+        ++stats.rejected;
+        co_return api::handler_result::reply(error_response(
+            req, http::status::bad_request, "event for account " + ev->account_id + " posted to " + account));
+    }
+    std::string source = std::string(req["X-Service-Event-Id"]);
+    if (source.empty()) {
+        source = digest_hex(req.body());
+    }
+    try {
+        co_await take(*ev, source, account);
+    } catch (const std::exception& e) {
+        // Not stored: answer 503 so the API delivers it again.
+        spdlog::error("serve: could not store event for account={}: {}", account, e.what());
+        co_return api::handler_result::reply(
+            error_response(req, http::status::service_unavailable, "event not stored, retry"));
+    }
+    co_return api::handler_result::reply(
+        api::json_response(req.version(), req.keep_alive(), http::status::ok, R"({"status":"ok"})"));
+}
+
+asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
+    if (!a.webhook_id.empty()) {
+        (void)co_await api->delete_webhook(a.webhook_id);  // a stale one from an earlier run
+    }
+    outreach::webhook_create_params p;
+    p.account_id = a.account_id;
+    p.events = {"message_received", "accepted_invitation"};
+    bool custom = !cfg.webhook_public_url.empty();
+    if (custom) {
+        p.url = cfg.webhook_public_url + "/" + a.account_id;
+        p.enable_signature = true;
+    }
+    auto made = co_await api->create_webhook(p);
+    if (!made) {
+        spdlog::error("serve: account={} webhook not created: {}", a.account_id, outreach::describe(made.error()));
+        co_return false;
+    }
+    auto id = made->webhook.webhook_id;
+    auto account = a.account_id;
+    co_await on_db([this, account, id] {
+        db->set_account_webhook(account, id);
+        return 0;
+    });
+    if (custom) {
+        secrets[a.account_id] = made->secret;
+    } else {
+        asio::co_spawn(io, hosted_loop(a.account_id, id, a.last_event), asio::detached);
+    }
+    spdlog::info("serve: account={} webhook={} ({} mode)", a.account_id, id, custom ? "custom, signed" : "hosted");
+    co_return true;
+}
+
+asio::awaitable<void> intake::impl::ensure_webhooks() {
+    while (!stopping) {
+        try {
+            auto accounts = co_await on_db([this] { return db->accounts(); });
+            for (const auto& a : accounts) {
+                if (ensured.count(a.account_id) == 0 && a.platform == "network" && co_await ensure_one(a)) {
+                    ensured.insert(a.account_id);
+                }
+            }
+        } catch (const std::exception& e) {
+            spdlog::error("serve: listing accounts failed: {}", e.what());
+        }
+        co_await sleep_for(std::chrono::seconds(2));  // accounts connected later get theirs too
+    }
+}
+
+asio::awaitable<std::string> intake::impl::poll_round(const std::string& account, const std::string& webhook_id,
+                                                      std::string last) {
+    outreach::poll_events_params p;
+    p.after = last;
+    p.limit = 200;
+    auto page = co_await api->poll_webhook_events(webhook_id, p);
+    if (!page) {
+        spdlog::warn("serve: account={} polling failed: {}", account, outreach::describe(page.error()));
+        co_return last;
+    }
+    for (const auto& item : page->items) {
+        co_await take(item.event, item.event_id, account);
+        last = item.event_id;
+    }
+    if (!page->items.empty()) {
+        co_await on_db([this, account, last] {
+            db->set_account_last_event(account, last);
+            return 0;
+        });
+    }
+    co_return last;
+}
+
+asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string webhook_id, std::string last) {
+    while (!stopping) {
+        try {
+            // Catch up by polling (events while serve was down), then follow the stream.
+            last = co_await poll_round(account, webhook_id, last);
+            auto stream = api->open_event_stream(webhook_id, last);
+            while (!stopping) {
+                auto next = co_await stream.next();
+                if (!next) {
+                    spdlog::warn("serve: account={} stream ended: {}; polling", account,
+                                 outreach::describe(next.error()));
+                    break;
+                }
+                if (!next->event) {
+                    continue;
+                }
+                auto source = next->id.empty() ? digest_hex(next->data) : next->id;
+                co_await take(*next->event, source, account);
+                if (!next->id.empty()) {
+                    last = next->id;
+                    co_await on_db([this, account, last] {
+                        db->set_account_last_event(account, last);
+                        return 0;
+                    });
+                }
+            }
+        } catch (const std::exception& e) {
+            spdlog::error("serve: account={} event intake failed: {}", account, e.what());
+        }
+        co_await sleep_for(std::chrono::seconds(1));
+    }
+}
+
+intake::intake(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
+intake::~intake() = default;
+
+void intake::request_stop() {
+    impl_->stopping = true;
+    asio::post(impl_->io, [m = impl_.get()] {
+        if (m->server) {
+            m->server->stop();
+        }
+        m->io.stop();
+    });
+}
+
+unsigned short intake::receiver_port() const { return impl_->port; }
+const intake_stats& intake::stats() const { return impl_->stats; }
+
+int intake::run() {
+    auto& m = *impl_;
+    std::promise<std::string> opened;
+    asio::post(m.db_pool, [&m, &opened] {
+        try {
+            m.db = std::make_unique<store>(m.cfg.database_url);
+            m.db->require_current();
+            opened.set_value("");
+        } catch (const std::exception& e) {
+            opened.set_value(e.what());
+        }
+    });
+    if (auto problem = opened.get_future().get(); !problem.empty()) {
+        spdlog::critical("serve: {}", problem);
+        m.db_pool.join();
+        return 2;
+    }
+    outreach::client_settings cs;
+    cs.base_url = m.cfg.api_url;
+    cs.api_key = m.cfg.api_key;
+    cs.pool_size = static_cast<std::size_t>(m.cfg.api_pool_size);
+    auto made = outreach::client::make(m.io.get_executor(), cs);
+    if (!made) {
+        spdlog::critical("serve: bad API settings: {}", outreach::describe(made.error()));
+        m.db_pool.join();
+        return 2;
+    }
+    m.api.emplace(std::move(*made));
+
+    api::server_settings ss;
+    std::string error;
+    if (!api::parse_host_port(m.cfg.webhook_listen, ss.listen_host, ss.listen_port, error)) {
+        spdlog::critical("serve: webhook_listen: {}", error);
+        m.db_pool.join();
+        return 2;
+    }
+    ss.server_name = "orchestrator-webhooks";
+    m.receiver_path = "/webhooks";
+    if (!m.cfg.webhook_public_url.empty()) {
+        auto u = boost::urls::parse_absolute_uri(m.cfg.webhook_public_url);
+        m.receiver_path = u ? std::string(u->path()) : std::string();
+        while (!m.receiver_path.empty() && m.receiver_path.back() == '/') {
+            m.receiver_path.pop_back();
+        }
+    }
+    try {
+        m.server = std::make_unique<api::http_server>(
+            m.io.get_executor(), ss,
+            [&m](api::request& req, boost::beast::tcp_stream&) { return m.receive(req); });
+    } catch (const std::exception& e) {
+        spdlog::critical("serve: cannot listen on {}: {}", m.cfg.webhook_listen, e.what());
+        m.db_pool.join();
+        return 2;
+    }
+    m.port = m.server->port();
+    m.server->start();
+    spdlog::info("serve: webhook receiver on {}:{} path {}/<account_id>; API {}", ss.listen_host, m.port.load(),
+                 m.receiver_path, m.cfg.api_url);
+    asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
+    m.io.run();
+    m.db_pool.join();
+    return 0;
+}
+
+}  // namespace orch::engine

@@ -1,0 +1,367 @@
+#include "engine/store.hpp"
+
+#include "schema/schema.hpp"
+
+#include <openssl/evp.h>
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+
+namespace orch::engine {
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+// Runs `fn` and translates pqxx's exceptions into store_error naming the query area.
+template <typename F>
+auto guarded(const char* what, F&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const pqxx::sql_error& e) {
+        throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
+    } catch (const pqxx::broken_connection& e) {
+        throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
+    } catch (const pqxx::failure& e) {
+        throw store_error(std::string(what) + ": " + e.what());
+    }
+}
+
+std::string sha256_hex(const std::string& text) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < len; ++i) {
+        out.push_back(hex[md[i] >> 4]);
+        out.push_back(hex[md[i] & 15]);
+    }
+    return out;
+}
+
+std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+}  // namespace
+
+bool store_error::retryable() const {
+    // 40001 serialization_failure, 40P01 deadlock_detected, class 08 connection exceptions,
+    // 57P01 admin_shutdown.
+    return sqlstate == "40001" || sqlstate == "40P01" || sqlstate.rfind("08", 0) == 0 || sqlstate == "57P01";
+}
+
+std::string canonical_profile_url(const std::string& url) {
+    std::string s;
+    s.reserve(url.size());
+    for (char c : url) {
+        s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+    }
+    auto trim_prefix = [&s](std::string_view p) {
+        if (s.rfind(p, 0) == 0) {
+            s.erase(0, p.size());
+        }
+    };
+    trim_prefix("https://");
+    trim_prefix("http://");
+    trim_prefix("www.");
+    auto cut = s.find_first_of("?#");
+    if (cut != std::string::npos) {
+        s.erase(cut);
+    }
+    while (!s.empty() && s.back() == '/') {
+        s.pop_back();
+    }
+    return s;
+}
+
+store::store(const std::string& database_url) {
+    guarded("connect", [&] {
+        conn_ = std::make_unique<pqxx::connection>(database_url);
+        return 0;
+    });
+}
+
+store::~store() = default;
+
+int store::current_version() {
+    return guarded("migrate/current", [&] {
+        pqxx::nontransaction tx(*conn_);
+        auto r = tx.exec(q("migrate/current"));
+        return r.empty() ? 0 : r[0][0].as<int>();
+    });
+}
+
+std::vector<int> store::migrate() {
+    return guarded("migrate", [&] {
+        std::vector<int> applied_now;
+        {
+            pqxx::work tx(*conn_);
+            tx.exec(q("migrate/lock"));
+            tx.exec(q("migrate/ensure_table"));
+            tx.commit();
+        }
+        for (const auto& m : schema::migrations()) {
+            pqxx::work tx(*conn_);
+            tx.exec(q("migrate/lock"));
+            bool done = false;
+            for (const auto& row : tx.exec(q("migrate/applied"))) {
+                done = done || row[0].as<int>() == m.version;
+            }
+            if (done) {
+                continue;
+            }
+            tx.exec(std::string(m.sql));
+            tx.exec_params(q("migrate/record"), m.version, std::string(m.name));
+            tx.commit();
+            applied_now.push_back(m.version);
+        }
+        return applied_now;
+    });
+}
+
+void store::require_current() {
+    int have = current_version();
+    int want = schema::latest_version();
+    if (have < want) {
+        throw store_error("the database schema is at version " + std::to_string(have) + ", this binary needs " +
+                          std::to_string(want) + ": run `orchestrator migrate` first");
+    }
+    if (have > want) {
+        throw store_error("the database schema is at version " + std::to_string(have) +
+                          ", newer than this binary knows (" + std::to_string(want) + "): upgrade the orchestrator");
+    }
+}
+
+void store::upsert_account(const account_row& a) {
+    guarded("accounts/upsert", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("accounts/upsert"), a.account_id, a.platform, a.api_status, a.connected, a.display_name,
+                       a.label);
+        tx.commit();
+        return 0;
+    });
+}
+
+std::vector<account_row> store::accounts() {
+    return guarded("accounts/list", [&] {
+        pqxx::nontransaction tx(*conn_);
+        std::vector<account_row> out;
+        for (const auto& r : tx.exec(q("accounts/list"))) {
+            out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<bool>(),
+                           r[4].as<std::string>(), r[5].as<std::string>(), r[6].as<std::string>(),
+                           r[7].as<std::string>(), r[8].as<std::string>()});
+        }
+        return out;
+    });
+}
+
+std::optional<store::resolved_account> store::resolve_account(const std::string& id_or_label) {
+    return guarded("accounts/resolve", [&]() -> std::optional<resolved_account> {
+        pqxx::nontransaction tx(*conn_);
+        auto r = tx.exec_params(q("accounts/resolve"), id_or_label);
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        return resolved_account{r[0][0].as<std::string>(), r[0][1].as<bool>()};
+    });
+}
+
+void store::set_account_connected(const std::string& account_id, bool connected, const std::string& api_status) {
+    guarded("accounts/set_connected", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("accounts/set_connected"), account_id, connected, api_status);
+        tx.commit();
+        return 0;
+    });
+}
+
+void store::set_account_webhook(const std::string& account_id, const std::string& webhook_id) {
+    guarded("accounts/set_webhook", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("accounts/set_webhook"), account_id, webhook_id);
+        tx.commit();
+        return 0;
+    });
+}
+
+void store::set_account_last_event(const std::string& account_id, const std::string& event_id) {
+    guarded("accounts/set_last_event", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("accounts/set_last_event"), account_id, event_id);
+        tx.commit();
+        return 0;
+    });
+}
+
+namespace {
+
+// Least-loaded assignment: each new lead goes to the sender with the fewest live enrollments
+// (across campaigns), ties broken by the campaign file's order.
+std::vector<std::string> assign_senders(pqxx::work& tx, const std::vector<std::string>& accounts, std::size_t n) {
+    std::map<std::string, std::int64_t> load;
+    for (const auto& r : tx.exec_params(q("campaigns/account_load"), json(accounts).dump())) {
+        load[r[0].as<std::string>()] = r[1].as<std::int64_t>();
+    }
+    std::vector<std::string> out;
+    out.reserve(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::string* best = &accounts.front();
+        for (const auto& a : accounts) {
+            if (load[a] < load[*best]) {
+                best = &a;
+            }
+        }
+        out.push_back(*best);
+        ++load[*best];
+    }
+    return out;
+}
+
+}  // namespace
+
+apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
+                                    const std::string& first_step, const std::vector<lead_input>& leads,
+                                    const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now) {
+    return guarded("campaigns/apply", [&] {
+        apply_outcome out;
+        pqxx::work tx(*conn_);
+        tx.exec(q("campaigns/lock"));
+        std::string digest = sha256_hex(canonical.dump());
+        auto found = tx.exec_params(q("campaigns/find"), name);
+        if (found.empty()) {
+            out.campaign_id = tx.exec_params(q("campaigns/insert"), name)[0][0].as<std::int64_t>();
+            out.version = 1;
+            out.created = out.changed = true;
+            tx.exec_params(q("campaigns/insert_version"), out.campaign_id, out.version, canonical.dump(), source, digest);
+        } else {
+            out.campaign_id = found[0][0].as<std::int64_t>();
+            out.version = found[0][2].as<int>();
+            if (found[0][1].as<std::string>() == "cancelled") {
+                throw store_error("campaign '" + name + "' was cancelled; apply it under a new name");
+            }
+            if (found[0][3].as<std::string>() != digest) {
+                ++out.version;
+                out.changed = true;
+                tx.exec_params(q("campaigns/insert_version"), out.campaign_id, out.version, canonical.dump(), source,
+                               digest);
+                tx.exec_params(q("campaigns/set_current"), out.campaign_id, out.version);
+            }
+        }
+        out.leads = static_cast<std::int64_t>(leads.size());
+        if (!leads.empty()) {
+            json rows = json::array();
+            for (const auto& l : leads) {
+                rows.push_back({{"canonical_url", canonical_profile_url(l.profile_url)},
+                                {"profile_url", l.profile_url},
+                                {"fields", l.fields}});
+            }
+            std::map<std::string, std::int64_t> ids;
+            for (const auto& r : tx.exec_params(q("campaigns/upsert_leads"), rows.dump())) {
+                ids[r[1].as<std::string>()] = r[0].as<std::int64_t>();
+            }
+            auto senders = assign_senders(tx, accounts, ids.size());
+            json enroll = json::array();
+            std::size_t i = 0;
+            for (const auto& [url, id] : ids) {
+                enroll.push_back({{"lead_id", id}, {"account_id", senders[i++]}, {"step", first_step},
+                                  {"next_run_at_ms", epoch_ms(now)}});
+            }
+            auto before_skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>();
+            out.enrolled = static_cast<std::int64_t>(
+                tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
+            out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
+        }
+        tx.commit();
+        return out;
+    });
+}
+
+std::optional<json> store::campaign_version(std::int64_t campaign_id, int version) {
+    return guarded("campaigns/get_version", [&]() -> std::optional<json> {
+        pqxx::nontransaction tx(*conn_);
+        auto r = tx.exec_params(q("campaigns/get_version"), campaign_id, version);
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        return json::parse(r[0][0].as<std::string>());
+    });
+}
+
+std::vector<campaign_row> store::campaigns() {
+    return guarded("campaigns/list", [&] {
+        pqxx::nontransaction tx(*conn_);
+        std::vector<campaign_row> out;
+        for (const auto& r : tx.exec(q("campaigns/list"))) {
+            out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<int>(),
+                           r[4].as<std::int64_t>(), r[5].as<std::int64_t>()});
+        }
+        return out;
+    });
+}
+
+bool store::set_campaign_state(const std::string& name, const std::string& state, const std::string& reason) {
+    return guarded("campaigns/set_state", [&] {
+        pqxx::work tx(*conn_);
+        auto r = tx.exec_params(q("campaigns/set_state"), name, state, reason);
+        if (r.empty()) {
+            return false;
+        }
+        if (state == "cancelled") {
+            tx.exec_params(q("campaigns/cancel_enrollments"), r[0][0].as<std::int64_t>());
+        }
+        tx.commit();
+        return true;
+    });
+}
+
+std::int64_t store::live_enrollments(const std::string& name) {
+    return guarded("campaigns/live_count", [&] {
+        pqxx::nontransaction tx(*conn_);
+        return tx.exec_params(q("campaigns/live_count"), name)[0][0].as<std::int64_t>();
+    });
+}
+
+funnel_row store::funnel(const std::string& name) {
+    return guarded("reports/funnel", [&] {
+        pqxx::nontransaction tx(*conn_);
+        auto r = tx.exec_params(q("reports/funnel"), name)[0];
+        funnel_row f;
+        f.found = r[0].as<std::int64_t>();
+        f.skipped = r[1].as<std::int64_t>();
+        f.checked = r[2].as<std::int64_t>();
+        f.invited = r[3].as<std::int64_t>();
+        f.accepted = r[4].as<std::int64_t>();
+        f.messaged = r[5].as<std::int64_t>();
+        f.replied = r[6].as<std::int64_t>();
+        f.failed = r[7].as<std::int64_t>();
+        f.live = r[8].as<std::int64_t>();
+        f.credits = r[9].as<std::int64_t>();
+        return f;
+    });
+}
+
+std::optional<std::int64_t> store::insert_event(const std::string& source_id, const std::string& account_id,
+                                                const std::string& kind, const std::string& profile_url,
+                                                const json& payload) {
+    return guarded("events/insert", [&]() -> std::optional<std::int64_t> {
+        pqxx::work tx(*conn_);
+        auto canonical = profile_url.empty() ? std::string() : canonical_profile_url(profile_url);
+        auto r = tx.exec_params(q("events/insert"), source_id, account_id, kind, canonical, payload.dump());
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        auto event_id = r[0][0].as<std::int64_t>();
+        auto lead_id = r[0][1].as<std::int64_t>();
+        if (lead_id != 0) {
+            tx.exec_params(q("events/wake"), lead_id, account_id);
+        }
+        tx.commit();
+        return event_id;
+    });
+}
+
+}  // namespace orch::engine

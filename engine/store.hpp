@@ -1,0 +1,131 @@
+// orch::engine store: the Postgres side of the orchestrator (libpqxx, blocking). Every query is a
+// named file under schema/queries (STYLE E1). One store owns one connection and is used by one
+// thread at a time; workers open one per lane.
+//
+// Errors: pqxx exceptions are translated here into store_error (with the query name and the
+// SQLSTATE when there is one); nothing else escapes.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <pqxx/connection>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace orch::engine {
+
+using json = nlohmann::json;
+
+struct store_error : std::runtime_error {
+    store_error(const std::string& what, std::string sqlstate_ = {})
+        : std::runtime_error(what), sqlstate(std::move(sqlstate_)) {}
+    std::string sqlstate;
+    // Serialization failure, deadlock, lost connection: worth retrying the transaction.
+    bool retryable() const;
+};
+
+// Canonical form of a profile URL, the key that deduplicates leads across campaigns:
+// lower case, no scheme, no "www.", no query or fragment, no trailing slash.
+std::string canonical_profile_url(const std::string& url);
+
+struct account_row {
+    std::string account_id;
+    std::string platform = "network";
+    std::string api_status = "OK";
+    bool connected = true;
+    std::string display_name;
+    std::string webhook_id;
+    std::string updated_at;
+    std::string last_event;
+    std::string label;
+};
+
+struct lead_input {
+    std::string profile_url;
+    json fields = json::object();  // first_name, company, ... (strings)
+};
+
+struct apply_outcome {
+    std::int64_t campaign_id = 0;
+    int version = 0;
+    bool created = false;    // a new campaign
+    bool changed = false;    // a new version was stored (false: same definition re-applied)
+    std::int64_t leads = 0;         // leads in the audience
+    std::int64_t enrolled = 0;      // new enrollments
+    std::int64_t skipped = 0;       // already contacted by another campaign, or do-not-contact
+};
+
+struct funnel_row {
+    std::int64_t found = 0, skipped = 0, checked = 0, invited = 0, accepted = 0, messaged = 0, replied = 0,
+                 failed = 0, live = 0, credits = 0;
+};
+
+struct campaign_row {
+    std::string name;
+    std::string state;
+    std::string pause_reason;
+    int version = 0;
+    std::int64_t enrollments = 0;
+    std::int64_t live = 0;
+};
+
+class store {
+public:
+    explicit store(const std::string& database_url);
+    ~store();
+    store(const store&) = delete;
+    store& operator=(const store&) = delete;
+
+    pqxx::connection& connection() { return *conn_; }
+
+    // ---- migrations (STYLE E3) ----
+    int current_version();
+    // Applies every pending migration, each in its own transaction with its record row; returns
+    // the versions applied (empty: already current). Safe to run concurrently (advisory lock).
+    std::vector<int> migrate();
+    // Throws store_error with a clear message unless the database is at the binary's version.
+    void require_current();
+
+    // ---- accounts ----
+    void upsert_account(const account_row& a);
+    std::vector<account_row> accounts();
+    struct resolved_account {
+        std::string account_id;
+        bool connected = false;
+    };
+    // An account named by id or label; nullopt: unknown.
+    std::optional<resolved_account> resolve_account(const std::string& id_or_label);
+    void set_account_connected(const std::string& account_id, bool connected, const std::string& api_status);
+    void set_account_webhook(const std::string& account_id, const std::string& webhook_id);
+    void set_account_last_event(const std::string& account_id, const std::string& event_id);
+
+    // ---- campaigns ----
+    // Stores a new version when the definition changed (digest differs) and enrolls the leads
+    // not enrolled yet, each with the sender `assign(i)` chose, all in one transaction.
+    apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
+                                 const std::string& first_step, const std::vector<lead_input>& leads,
+                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now);
+    std::optional<json> campaign_version(std::int64_t campaign_id, int version);
+    std::vector<campaign_row> campaigns();
+    // pause/resume/cancel/complete; false when no such campaign.
+    bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);
+    std::int64_t live_enrollments(const std::string& name);
+    funnel_row funnel(const std::string& name);
+
+    // ---- events ----
+    // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt
+    // for a duplicate source id.
+    std::optional<std::int64_t> insert_event(const std::string& source_id, const std::string& account_id,
+                                             const std::string& kind, const std::string& profile_url,
+                                             const json& payload);
+
+private:
+    std::unique_ptr<pqxx::connection> conn_;
+};
+
+}  // namespace orch::engine

@@ -1,0 +1,420 @@
+#include "engine/worker.hpp"
+
+#include "engine/executor.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include <future>
+#include <map>
+#include <mutex>
+#include <thread>
+
+namespace orch::engine {
+
+namespace asio = boost::asio;
+namespace cs = campaigns;
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+std::int64_t epoch_ms(cs::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+cs::time_point from_ms(std::int64_t ms) { return cs::time_point(std::chrono::milliseconds(ms)); }
+
+cs::status parse_status(const std::string& s) {
+    static const std::map<std::string, cs::status> m = {
+        {"ready", cs::status::ready},   {"calling", cs::status::calling}, {"waiting", cs::status::waiting},
+        {"done", cs::status::done},     {"replied", cs::status::replied}, {"failed", cs::status::failed},
+        {"cancelled", cs::status::cancelled}};
+    return m.at(s);
+}
+
+// The call a step's attempt row is about: the side-effecting action being reconciled, or the
+// call itself.
+std::string attempt_call(const cs::campaign& c, const std::string& step_id, const cs::api_call& call) {
+    if (!call.reconcile) {
+        return cs::to_string(call.kind);
+    }
+    const cs::step* s = cs::find_step(c, step_id);
+    if (s != nullptr) {
+        switch (s->kind) {
+        case cs::step_kind::invite:
+            return "invite";
+        case cs::step_kind::withdraw:
+            return "withdraw";
+        case cs::step_kind::send:
+            return "send";
+        case cs::step_kind::visit:
+            return "visit";
+        default:
+            break;
+        }
+    }
+    return cs::to_string(call.kind);
+}
+
+// Cache of campaign versions: definitions never change once stored.
+class campaign_cache {
+public:
+    std::shared_ptr<const cs::campaign> get(pqxx::work& tx, std::int64_t id, int version) {
+        std::lock_guard lock(mutex_);
+        auto key = std::make_pair(id, version);
+        auto it = cache_.find(key);
+        if (it != cache_.end()) {
+            return it->second;
+        }
+        auto r = tx.exec_params(q("campaigns/get_version"), id, version);
+        if (r.empty()) {
+            throw store_error("campaign " + std::to_string(id) + " version " + std::to_string(version) + " missing");
+        }
+        auto c = std::make_shared<const cs::campaign>(cs::campaign_from_json(json::parse(r[0][0].as<std::string>())));
+        cache_.emplace(key, c);
+        return c;
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> cache_;
+};
+
+struct claimed {
+    std::int64_t enrollment_id = 0;
+    std::int64_t campaign_id = 0;
+    std::string account_id;
+    std::string profile_url;
+    std::shared_ptr<const cs::campaign> campaign;
+    cs::lead_view lead;
+    cs::enrollment_state state;
+    std::int64_t event_cursor = 0;
+    bool was_calling = false;
+    std::optional<cs::api_call> call;
+    std::string variant;
+    std::int64_t attempt_id = 0;
+};
+
+json state_json(const claimed& c, const cs::enrollment_state& s) {
+    json j = {{"enrollment_id", c.enrollment_id},
+              {"step", s.step},
+              {"status", cs::to_string(s.st)},
+              {"next_run_at_ms", epoch_ms(s.next_run_at)},
+              {"attempt", s.attempt},
+              {"reconcile", s.reconcile},
+              {"accepted_seen", s.accepted_seen},
+              {"reason", s.reason}};
+    j["variant"] = c.variant.empty() ? json(nullptr) : json(c.variant);
+    return j;
+}
+
+}  // namespace
+
+struct worker::impl {
+    settings cfg;
+    worker_stats stats;
+    std::atomic<bool> stopping{false};
+    std::atomic<bool> failed{false};
+    asio::io_context io{1};
+    std::optional<outreach::client> api;
+    campaign_cache cache;
+    backoff_settings backoff;
+
+    explicit impl(settings s) : cfg(std::move(s)) {
+        backoff.base_ms = cfg.retry_base_ms;
+        backoff.cap_ms = cfg.retry_cap_ms;
+    }
+
+    static cs::time_point now() { return std::chrono::system_clock::now(); }
+
+    std::vector<claimed> claim(pqxx::work& tx);
+    void advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events);
+    void start_calls(pqxx::work& tx, std::vector<claimed>& batch);
+    void settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vector<call_outcome>& outcomes);
+    bool cycle(pqxx::connection& conn, std::mt19937_64& rng);
+    void lane(int index);
+};
+
+std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
+    std::vector<claimed> batch;
+    for (const auto& r : tx.exec_params(q("engine/claim_due"), cfg.batch_size)) {
+        claimed c;
+        c.enrollment_id = r[0].as<std::int64_t>();
+        c.campaign_id = r[1].as<std::int64_t>();
+        c.campaign = cache.get(tx, c.campaign_id, r[2].as<int>());
+        c.lead.key = std::to_string(r[3].as<std::int64_t>());
+        c.account_id = r[4].as<std::string>();
+        c.state.step = r[5].as<std::string>();
+        c.state.st = parse_status(r[6].as<std::string>());
+        c.state.next_run_at = from_ms(r[7].as<std::int64_t>());
+        c.state.attempt = r[8].as<int>();
+        c.state.reconcile = r[9].as<bool>();
+        c.state.accepted_seen = r[10].as<bool>();
+        c.state.reason = r[11].as<std::string>();
+        c.event_cursor = r[12].as<std::int64_t>();
+        c.profile_url = r[13].as<std::string>();
+        const json fields = json::parse(r[14].as<std::string>());
+        for (auto it = fields.begin(); it != fields.end(); ++it) {
+            if (it->is_string() && !it->get<std::string>().empty()) {
+                c.lead.fields[it.key()] = it->get<std::string>();
+            }
+        }
+        c.was_calling = c.state.st == cs::status::calling;
+        batch.push_back(std::move(c));
+    }
+    return batch;
+}
+
+void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events) {
+    auto t = now();
+    for (const auto& [event_id, kind] : events) {
+        c.event_cursor = std::max(c.event_cursor, event_id);
+        std::optional<cs::event> e;
+        if (kind == "accepted_invitation") {
+            e = cs::ev_accepted{};
+        } else if (kind == "message") {
+            e = cs::ev_replied{};
+        }
+        if (!e) {
+            continue;
+        }
+        auto d = cs::decide(*c.campaign, c.lead, c.state, *e, t);
+        if (d.valid) {
+            c.state = d.next;
+        }
+    }
+    if (cs::is_terminal(c.state.st)) {
+        return;
+    }
+    // A `calling` row reaches us only after its lease expired: the worker that made the call is
+    // gone, so the machine reconciles. Other rows run when their time has come.
+    if (c.state.st != cs::status::calling && c.state.next_run_at > t) {
+        return;
+    }
+    auto d = cs::decide(*c.campaign, c.lead, c.state, cs::ev_due{}, t);
+    if (!d.valid) {
+        spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, d.why);
+        return;
+    }
+    c.state = d.next;
+    c.call = d.call;
+    if (c.call && !c.call->variant.empty()) {
+        c.variant = c.call->variant;
+    }
+}
+
+void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
+    json ids = json::array();
+    for (const auto& c : batch) {
+        ids.push_back(c.enrollment_id);
+    }
+    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::string>>> events;
+    for (const auto& r : tx.exec_params(q("engine/pending_events"), ids.dump())) {
+        events[r[0].as<std::int64_t>()].emplace_back(r[1].as<std::int64_t>(), r[2].as<std::string>());
+    }
+    json lost = json::array();
+    json transitions = json::array();
+    json intents = json::array();
+    for (auto& c : batch) {
+        advance(c, events[c.enrollment_id]);
+        if (c.was_calling) {
+            lost.push_back(c.enrollment_id);
+        }
+        auto row = state_json(c, c.state);
+        row["event_cursor"] = c.event_cursor;
+        row["leased"] = c.call.has_value();
+        transitions.push_back(std::move(row));
+        if (c.call) {
+            intents.push_back({{"enrollment_id", c.enrollment_id},
+                               {"step", c.state.step},
+                               {"call", attempt_call(*c.campaign, c.state.step, *c.call)},
+                               {"reconcile", c.call->reconcile},
+                               {"attempt", c.state.attempt},
+                               {"variant", c.call->variant.empty() ? json(nullptr) : json(c.call->variant)},
+                               {"body", c.call->text}});
+        }
+    }
+    if (!lost.empty()) {
+        tx.exec_params(q("engine/close_lost_attempts"), lost.dump());
+    }
+    tx.exec_params(q("engine/apply_transitions"), transitions.dump(), cfg.worker_id, cfg.lease_seconds);
+    if (!intents.empty()) {
+        std::map<std::int64_t, std::int64_t> attempt_of;
+        for (const auto& r : tx.exec_params(q("engine/insert_intents"), intents.dump(), cfg.worker_id)) {
+            attempt_of[r[1].as<std::int64_t>()] = r[0].as<std::int64_t>();
+        }
+        for (auto& c : batch) {
+            if (c.call) {
+                c.attempt_id = attempt_of.at(c.enrollment_id);
+            }
+        }
+    }
+    stats.transitions += batch.size();
+}
+
+void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vector<call_outcome>& outcomes) {
+    json rows = json::array();
+    auto t = now();
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+        claimed& c = *calls[i];
+        call_outcome& o = outcomes[i];
+        auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
+        cs::enrollment_state next = c.state;
+        if (d.valid) {
+            next = d.next;
+        } else {
+            spdlog::error("worker: enrollment={} result refused by the state machine: {}", c.enrollment_id, d.why);
+            next.st = cs::status::failed;
+            next.step.clear();
+            next.reconcile = false;
+            next.reason = "internal: " + d.why;
+        }
+        auto row = state_json(c, next);
+        row["attempt_id"] = c.attempt_id;
+        row["outcome"] = o.attempt_outcome;
+        row["error"] = o.error;
+        row["credits"] = o.credits;
+        rows.push_back(std::move(row));
+        if (o.consequence == call_consequence::pause_account) {
+            tx.exec_params(q("engine/pause_account"), c.account_id, "INACTIVE");
+            spdlog::warn("worker: account={} paused: {}", c.account_id, o.error);
+        } else if (o.consequence == call_consequence::pause_budget) {
+            tx.exec_params(q("engine/pause_campaign"), c.campaign_id, "budget: " + o.error);
+            spdlog::warn("worker: campaign={} paused for credits: {}", c.campaign_id, o.error);
+        } else if (o.consequence == call_consequence::stop_everything) {
+            spdlog::critical("worker: the API refuses this key or TLS setup ({}); stopping", o.error);
+            failed = true;
+            stopping = true;
+        }
+    }
+    if (!rows.empty()) {
+        tx.exec_params(q("engine/settle"), rows.dump(), cfg.worker_id);
+    }
+    stats.transitions += calls.size();
+    stats.calls += calls.size();
+}
+
+bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng) {
+    std::vector<claimed> batch;
+    {
+        pqxx::work tx(conn);
+        batch = claim(tx);
+        if (batch.empty()) {
+            tx.commit();
+            return false;
+        }
+        start_calls(tx, batch);
+        tx.commit();
+    }
+    std::vector<claimed*> calls;
+    std::vector<std::future<call_outcome>> futures;
+    for (auto& c : batch) {
+        if (!c.call) {
+            continue;
+        }
+        calls.push_back(&c);
+        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        futures.push_back(asio::co_spawn(
+            io, execute(*api, target, *c.call, backoff, c.state.attempt, &impl::now, rng), asio::use_future));
+    }
+    if (calls.empty()) {
+        return true;
+    }
+    std::vector<call_outcome> outcomes;
+    outcomes.reserve(futures.size());
+    for (auto& f : futures) {
+        outcomes.push_back(f.get());
+    }
+    pqxx::work tx(conn);
+    settle(tx, calls, outcomes);
+    tx.commit();
+    return true;
+}
+
+void worker::impl::lane(int index) {
+    std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
+    std::unique_ptr<pqxx::connection> conn;
+    while (!stopping) {
+        try {
+            if (!conn) {
+                conn = std::make_unique<pqxx::connection>(cfg.database_url);
+            }
+            bool worked = cycle(*conn, rng);
+            ++stats.cycles;
+            if (!worked) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(cfg.idle_poll_ms));
+            }
+        } catch (const pqxx::broken_connection& e) {
+            spdlog::warn("worker: lane={} database connection lost ({}); reconnecting", index, e.what());
+            conn.reset();
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        } catch (const std::exception& e) {
+            // A failed transaction rolled back: the claimed rows are untouched, or leased and
+            // reconciled after the lease. Nothing is lost; log and go on.
+            spdlog::error("worker: lane={} cycle failed: {}", index, e.what());
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        }
+    }
+}
+
+worker::worker(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
+worker::~worker() = default;
+
+void worker::request_stop() { impl_->stopping = true; }
+const worker_stats& worker::stats() const { return impl_->stats; }
+
+int worker::run(bool exit_when_idle) {
+    auto& m = *impl_;
+    {
+        store s(m.cfg.database_url);
+        s.require_current();
+    }
+    outreach::client_settings cs_settings;
+    cs_settings.base_url = m.cfg.api_url;
+    cs_settings.api_key = m.cfg.api_key;
+    cs_settings.pool_size = static_cast<std::size_t>(m.cfg.api_pool_size);
+    cs_settings.total_timeout_ms = m.cfg.api_timeout_ms;
+    cs_settings.read_timeout_ms = m.cfg.api_timeout_ms;
+    auto made = outreach::client::make(m.io.get_executor(), cs_settings);
+    if (!made) {
+        spdlog::critical("worker: bad API settings: {}", outreach::describe(made.error()));
+        return 2;
+    }
+    m.api.emplace(std::move(*made));
+    auto guard = asio::make_work_guard(m.io);
+    std::thread net([&m] { m.io.run(); });
+    std::vector<std::thread> lanes;
+    for (int i = 0; i < m.cfg.worker_lanes; ++i) {
+        lanes.emplace_back([&m, i] { m.lane(i); });
+    }
+    spdlog::info("worker: {} started with {} lanes, batch {}, API {}", m.cfg.worker_id, m.cfg.worker_lanes,
+                 m.cfg.batch_size, m.cfg.api_url);
+    if (exit_when_idle) {
+        store s(m.cfg.database_url);
+        while (!m.stopping) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+            pqxx::nontransaction tx(s.connection());
+            if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
+                m.stopping = true;
+            }
+        }
+    }
+    for (auto& t : lanes) {
+        t.join();
+    }
+    m.api->shutdown();
+    guard.reset();
+    m.io.stop();
+    net.join();
+    spdlog::info("worker: {} stopped after {} transitions, {} calls", m.cfg.worker_id, m.stats.transitions.load(),
+                 m.stats.calls.load());
+    return m.failed ? 1 : 0;
+}
+
+}  // namespace orch::engine

@@ -1,0 +1,52 @@
+// orch::engine worker: the long-running loop that moves enrollments through their steps.
+//
+// Threads: `worker_lanes` lanes, each a loop on its own Postgres connection (libpqxx blocks), and
+// one network thread running the Outreach client's io_context (all API calls of all lanes are
+// coroutines there; no thread per request). A lane's cycle:
+//   1. one transaction: claim up to batch_size due enrollments (FOR UPDATE SKIP LOCKED), apply
+//      their inbox events and the due step through campaigns::decide, write every new state and,
+//      for each API call, the intent row with a lease on the enrollment -> commit;
+//   2. run the calls concurrently on the network thread;
+//   3. one transaction: record each outcome and the state decide() chose after it, as a
+//      compare-and-set on (calling, lease owner) -> commit.
+// A worker killed anywhere leaves enrollments either untouched, or `calling` with an intent and a
+// lease that expires; whoever claims them next reconciles before resending.
+//
+// Stop: request_stop() (SIGTERM/SIGINT) stops claiming; lanes finish the calls in flight and
+// settle them, bounded by stop_timeout_ms; what is left is released by lease expiry.
+#pragma once
+
+#include "engine/config.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+namespace orch::engine {
+
+struct worker_stats {
+    std::atomic<std::uint64_t> transitions{0};   // enrollment states written
+    std::atomic<std::uint64_t> calls{0};         // API calls completed
+    std::atomic<std::uint64_t> cycles{0};
+};
+
+class worker {
+public:
+    explicit worker(settings s);
+    ~worker();
+    worker(const worker&) = delete;
+    worker& operator=(const worker&) = delete;
+
+    // Runs until request_stop(); returns 0 on a clean stop, non-zero when it had to stop on an
+    // error (logged). `exit_when_idle`: return once nothing is live in any active campaign
+    // (demo and tests).
+    int run(bool exit_when_idle = false);
+    void request_stop();
+    const worker_stats& stats() const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+}  // namespace orch::engine
