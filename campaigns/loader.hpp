@@ -38,8 +38,14 @@ struct load_options {
 struct load_result {
     std::optional<campaign> value;      // set iff errors is empty
     std::vector<diagnostic> errors;
+    // Findings that do not stop the load (a wait no invitation precedes, a profile URL listed
+    // twice in the audience file); shown to the user, never blocking.
+    std::vector<diagnostic> warnings;
 };
 
+// Errors are sorted by position, the definition's own first, then those of the audience file.
+// Phases stop at the first one that finds errors (a document that breaks the schema is not
+// checked further), and each phase reports everything it finds.
 load_result load_campaign(std::string_view text, const load_options& options);
 
 // The embedded JSON Schema text (the same bytes as campaigns/schema.json).

@@ -12,6 +12,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace orch::campaigns {
@@ -31,10 +32,13 @@ enum class step_kind {
     withdraw,          // side effect: withdraw the pending invitation
     end,               // finish the sequence (status done)
 };
+// The step kind as written in campaign files ("check_invitation", "wait_accepted", ...).
+const char* to_string(step_kind k);
+std::optional<step_kind> step_kind_from_string(std::string_view name);
 
 // A message text (or invitation note) with {{field}} placeholders; `{{field|default}}` gives a
 // default for a field that may be missing. Parsed by the loader, rendered by render() in
-// template.hpp.
+// loader.hpp.
 struct text_template {
     std::string source;
 };

@@ -1,0 +1,231 @@
+// The audience file of a campaign: a CSV file with a header row or a JSON array of objects, each
+// row one lead with a profile_url and extra fields. Problems are reported with the file's own
+// name, line and column.
+#include "campaigns/detail/csv.hpp"
+#include "campaigns/detail/load_context.hpp"
+#include "campaigns/detail/template.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+namespace orch::campaigns::detail {
+
+namespace {
+
+using json = nlohmann::json;
+
+// Bounds: as many leads as one search may return, and a file size that such a list never needs.
+constexpr std::size_t leads_max = 50000;
+constexpr std::size_t file_bytes_max = 64 * 1024 * 1024;
+
+struct lead_row {
+    int line = 0;
+    int column = 0;
+    std::map<std::string, std::string> fields;  // non-empty values only
+};
+
+// The rows of a file, whatever its format, before the checks common to both formats.
+struct table {
+    std::vector<std::string> columns;  // in order of first appearance
+    std::vector<lead_row> rows;
+    bool ok = true;
+};
+
+std::string trim(const std::string& s) {
+    std::size_t begin = s.find_first_not_of(" \t\r\n");
+    if (begin == std::string::npos) {
+        return "";
+    }
+    return s.substr(begin, s.find_last_not_of(" \t\r\n") - begin + 1);
+}
+
+std::string lower_extension(const std::string& path) {
+    std::size_t dot = path.rfind('.');
+    std::string ext = dot == std::string::npos ? "" : path.substr(dot + 1);
+    std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char c) { return std::tolower(c); });
+    return ext;
+}
+
+struct file_reporter {
+    load_context& ctx;
+    const std::string& file;
+    bool failed = false;
+
+    void error(int line, int column, std::string message) {
+        ctx.error_in_file(file, line, column, std::move(message));
+        failed = true;
+    }
+};
+
+bool check_column_name(file_reporter& out, const std::string& name, int line, int column,
+                       std::set<std::string>& seen) {
+    if (!is_field_name(name)) {
+        out.error(line, column, "column '" + name + "' is not a field name (letters, digits and _, not starting "
+                                "with a digit), so templates could not use it");
+        return false;
+    }
+    if (!seen.insert(name).second) {
+        out.error(line, column, "column '" + name + "' appears twice");
+        return false;
+    }
+    return true;
+}
+
+table read_csv_table(file_reporter& out, std::string_view text) {
+    table t;
+    csv_document doc = parse_csv(text);
+    for (const csv_error& e : doc.errors) {
+        out.error(e.line, e.column, e.message);
+    }
+    if (doc.records.empty()) {
+        return t;
+    }
+    std::set<std::string> seen;
+    for (const csv_field& f : doc.records.front().fields) {
+        std::string name = trim(f.value);
+        check_column_name(out, name, f.line, f.column, seen);
+        t.columns.push_back(name);
+    }
+    for (std::size_t r = 1; r < doc.records.size() && !out.failed; ++r) {
+        const csv_record& rec = doc.records[r];
+        if (rec.fields.size() != t.columns.size()) {
+            out.error(rec.line, 1, "this row has " + std::to_string(rec.fields.size()) + " fields, the header has " +
+                                       std::to_string(t.columns.size()));
+            continue;
+        }
+        lead_row row{rec.line, 1, {}};
+        for (std::size_t c = 0; c < rec.fields.size(); ++c) {
+            std::string value = trim(rec.fields[c].value);
+            if (!value.empty()) {
+                row.fields[t.columns[c]] = std::move(value);
+            }
+        }
+        t.rows.push_back(std::move(row));
+    }
+    return t;
+}
+
+// One JSON object -> a row; `pointer` is its JSON pointer in the parsed file.
+void read_json_row(file_reporter& out, const parsed_document& doc, const json& item, const std::string& pointer,
+                   table& t, std::set<std::string>& seen) {
+    source_pos at = doc.positions.count(pointer) ? doc.positions.at(pointer).value : source_pos{};
+    if (!item.is_object()) {
+        out.error(at.line, at.column, "each item must be an object such as {\"profile_url\": \"https://...\"}");
+        return;
+    }
+    lead_row row{at.line, at.column, {}};
+    // nlohmann sorts keys; columns keep the order in which the file writes them.
+    std::vector<std::pair<source_pos, std::string>> keys;
+    for (const auto& [key, _] : item.items()) {
+        keys.emplace_back(doc.positions.at(pointer_append(pointer, key)).key, key);
+    }
+    std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
+    for (const auto& [key_at, key] : keys) {
+        const json& value = item[key];
+        if (!seen.count(key)) {
+            if (!check_column_name(out, key, key_at.line, key_at.column, seen)) {
+                continue;
+            }
+            t.columns.push_back(key);
+        }
+        if (value.is_object() || value.is_array()) {
+            out.error(key_at.line, key_at.column, "the value of '" + key + "' must be a text, a number or true/false");
+        } else if (!value.is_null()) {
+            std::string text = trim(value.is_string() ? value.get<std::string>() : value.dump());
+            if (!text.empty()) {
+                row.fields[key] = std::move(text);
+            }
+        }
+    }
+    t.rows.push_back(std::move(row));
+}
+
+table read_json_table(file_reporter& out, std::string_view text) {
+    table t;
+    parsed_document doc = parse_yaml(text);  // JSON is YAML; this keeps line numbers
+    for (const syntax_error& e : doc.errors) {
+        out.error(e.at.line, e.at.column, e.message);
+    }
+    if (out.failed) {
+        return t;
+    }
+    if (!doc.value.is_array()) {
+        out.error(1, 1, "an audience JSON file must be an array of objects, one per lead");
+        return t;
+    }
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < doc.value.size(); ++i) {
+        read_json_row(out, doc, doc.value[i], pointer_append("", i), t, seen);
+    }
+    return t;
+}
+
+// Checks common to both formats, then the leads and the always/optional split of the fields.
+void take_rows(file_reporter& out, table& t, audience& who) {
+    if (t.rows.empty()) {
+        out.error(1, 1, "the audience file has no leads");
+        return;
+    }
+    if (t.rows.size() > leads_max) {
+        out.error(t.rows[leads_max].line, 1, "more than " + std::to_string(leads_max) + " leads in one file");
+        return;
+    }
+    if (std::find(t.columns.begin(), t.columns.end(), "profile_url") == t.columns.end()) {
+        out.error(1, 1, "the audience file has no profile_url column");
+        return;
+    }
+    std::map<std::string, int> first_line;
+    for (const lead_row& row : t.rows) {
+        auto url = row.fields.find("profile_url");
+        if (url == row.fields.end()) {
+            out.error(row.line, row.column, "this lead has no profile_url");
+            continue;
+        }
+        if (url->second.rfind("https://", 0) != 0 && url->second.rfind("http://", 0) != 0) {
+            out.error(row.line, row.column, "profile_url '" + url->second + "' is not a URL (https://...)");
+            continue;
+        }
+        auto [first, fresh] = first_line.emplace(url->second, row.line);
+        if (!fresh) {
+            out.ctx.warning_in_file(out.file, row.line, row.column,
+                                    "profile_url '" + url->second + "' is listed again (first at line " +
+                                        std::to_string(first->second) + "); the lead is enrolled once");
+        }
+    }
+    for (const std::string& column : t.columns) {
+        bool everywhere = std::all_of(t.rows.begin(), t.rows.end(),
+                                      [&](const lead_row& r) { return r.fields.count(column) > 0; });
+        (everywhere ? who.fields_always : who.fields_optional).push_back(column);
+    }
+    for (lead_row& row : t.rows) {
+        who.leads.push_back(std::move(row.fields));
+    }
+}
+
+}  // namespace
+
+void load_audience_file(load_context& ctx, audience& who, const std::string& file_pointer) {
+    who.kind = audience::source::file;
+    who.file = ctx.doc.value.at(json::json_pointer(file_pointer)).get<std::string>();
+    std::optional<std::string> text;
+    if (ctx.options.read_file) {
+        text = ctx.options.read_file(who.file);
+    }
+    if (!text) {
+        ctx.error(file_pointer, "audience.file: cannot read '" + who.file + "'");
+        return;
+    }
+    if (text->size() > file_bytes_max) {
+        ctx.error(file_pointer, "audience.file: '" + who.file + "' is larger than " +
+                                    std::to_string(file_bytes_max / (1024 * 1024)) + " MiB");
+        return;
+    }
+    file_reporter out{ctx, who.file};
+    table t = lower_extension(who.file) == "json" ? read_json_table(out, *text) : read_csv_table(out, *text);
+    if (!out.failed) {
+        take_rows(out, t, who);
+    }
+}
+
+}  // namespace orch::campaigns::detail

@@ -1,0 +1,226 @@
+// The campaign model: names of kinds, the canonical JSON form stored per campaign version.
+#include "campaigns/detail/assert.hpp"
+#include "campaigns/model.hpp"
+
+#include <algorithm>
+#include <iterator>
+
+namespace orch::campaigns {
+
+namespace {
+
+// Version of the canonical form; campaign_from_json refuses others so that a worker never runs a
+// definition it would misread.
+constexpr int canonical_format = 1;
+
+constexpr const char* step_kind_names[] = {
+    "check_invitation", "invite", "wait_accepted", "send", "delay", "visit", "withdraw", "end",
+};
+constexpr const char* day_names[] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+
+json optional_text(const std::optional<text_template>& t) {
+    return t ? json(t->source) : json(nullptr);
+}
+
+json step_to_json(const step& s) {
+    json variants = json::array();
+    for (const message_variant& v : s.variants) {
+        variants.push_back({{"name", v.name}, {"text", v.text.source}});
+    }
+    return {
+        {"id", s.id},
+        {"kind", to_string(s.kind)},
+        {"next", s.next},
+        {"on_accepted", s.on_accepted},
+        {"on_pending", s.on_pending},
+        {"on_no_invitation", s.on_no_invitation},
+        {"note", optional_text(s.note)},
+        {"timeout_seconds", s.timeout.count()},
+        {"on_timeout", s.on_timeout},
+        {"duration_seconds", s.duration.count()},
+        {"variants", std::move(variants)},
+    };
+}
+
+step step_from_json(const json& j) {
+    step s;
+    s.id = j.at("id").get<std::string>();
+    auto kind = step_kind_from_string(j.at("kind").get<std::string>());
+    ORCH_CAMPAIGNS_ASSERT(kind.has_value(), "canonical campaign: unknown step kind");
+    s.kind = *kind;
+    s.next = j.at("next").get<std::string>();
+    s.on_accepted = j.at("on_accepted").get<std::string>();
+    s.on_pending = j.at("on_pending").get<std::string>();
+    s.on_no_invitation = j.at("on_no_invitation").get<std::string>();
+    if (!j.at("note").is_null()) {
+        s.note = text_template{j.at("note").get<std::string>()};
+    }
+    s.timeout = seconds{j.at("timeout_seconds").get<std::int64_t>()};
+    s.on_timeout = j.at("on_timeout").get<std::string>();
+    s.duration = seconds{j.at("duration_seconds").get<std::int64_t>()};
+    for (const json& v : j.at("variants")) {
+        s.variants.push_back({v.at("name").get<std::string>(), {v.at("text").get<std::string>()}});
+    }
+    return s;
+}
+
+json audience_to_json(const audience& a) {
+    return {
+        {"source", a.kind == audience::source::search ? "search" : "file"},
+        {"search", a.search},
+        {"total_results", a.total_results},
+        {"file", a.file},
+        {"leads", a.leads},
+        {"fields_always", a.fields_always},
+        {"fields_optional", a.fields_optional},
+    };
+}
+
+audience audience_from_json(const json& j) {
+    audience a;
+    std::string source = j.at("source").get<std::string>();
+    ORCH_CAMPAIGNS_ASSERT(source == "search" || source == "file", "canonical campaign: audience source");
+    a.kind = source == "search" ? audience::source::search : audience::source::file;
+    a.search = j.at("search");
+    a.total_results = j.at("total_results").get<std::int64_t>();
+    a.file = j.at("file").get<std::string>();
+    a.leads = j.at("leads").get<std::vector<std::map<std::string, std::string>>>();
+    a.fields_always = j.at("fields_always").get<std::vector<std::string>>();
+    a.fields_optional = j.at("fields_optional").get<std::vector<std::string>>();
+    return a;
+}
+
+json schedule_to_json(const schedule& s) {
+    json days = json::array();
+    for (std::size_t i = 0; i < s.days.size(); ++i) {
+        if (s.days[i]) {
+            days.push_back(day_names[i]);
+        }
+    }
+    return {{"time_zone", s.time_zone}, {"days", days}, {"start_minute", s.start_minute},
+            {"end_minute", s.end_minute}};
+}
+
+schedule schedule_from_json(const json& j) {
+    schedule s;
+    s.time_zone = j.at("time_zone").get<std::string>();
+    s.days.fill(false);
+    for (const json& d : j.at("days")) {
+        std::string name = d.get<std::string>();
+        auto it = std::find(std::begin(day_names), std::end(day_names), name);
+        ORCH_CAMPAIGNS_ASSERT(it != std::end(day_names), "canonical campaign: unknown day");
+        s.days[static_cast<std::size_t>(it - std::begin(day_names))] = true;
+    }
+    s.start_minute = j.at("start_minute").get<int>();
+    s.end_minute = j.at("end_minute").get<int>();
+    return s;
+}
+
+json limits_to_json(const std::map<std::string, action_limit>& limits) {
+    json out = json::object();
+    for (const auto& [action, limit] : limits) {
+        json l = json::object();
+        if (limit.per_day) {
+            l["per_day"] = *limit.per_day;
+        }
+        if (limit.per_week) {
+            l["per_week"] = *limit.per_week;
+        }
+        out[action] = std::move(l);
+    }
+    return out;
+}
+
+std::map<std::string, action_limit> limits_from_json(const json& j) {
+    std::map<std::string, action_limit> out;
+    for (const auto& [action, l] : j.items()) {
+        action_limit limit;
+        if (l.contains("per_day")) {
+            limit.per_day = l.at("per_day").get<std::int64_t>();
+        }
+        if (l.contains("per_week")) {
+            limit.per_week = l.at("per_week").get<std::int64_t>();
+        }
+        out[action] = limit;
+    }
+    return out;
+}
+
+campaign campaign_from_json_unchecked(const json& j) {
+    ORCH_CAMPAIGNS_ASSERT(j.at("format").get<int>() == canonical_format, "canonical campaign: unknown format");
+    campaign c;
+    c.name = j.at("name").get<std::string>();
+    c.accounts = j.at("accounts").get<std::vector<std::string>>();
+    c.who = audience_from_json(j.at("audience"));
+    c.schedule = schedule_from_json(j.at("schedule"));
+    c.limits = limits_from_json(j.at("limits"));
+    c.budget_credits = j.at("budget_credits").get<std::int64_t>();
+    c.stop_on_reply = j.at("stop_on_reply").get<bool>();
+    std::string unavailable = j.at("on_account_unavailable").get<std::string>();
+    ORCH_CAMPAIGNS_ASSERT(unavailable == "wait" || unavailable == "reassign",
+                          "canonical campaign: on_account_unavailable");
+    c.unavailable = unavailable == "wait" ? on_account_unavailable::wait : on_account_unavailable::reassign;
+    c.max_attempts = j.at("max_attempts").get<int>();
+    for (const json& s : j.at("steps")) {
+        c.steps.push_back(step_from_json(s));
+    }
+    ORCH_CAMPAIGNS_ASSERT(!c.steps.empty(), "canonical campaign: no steps");
+    return c;
+}
+
+}  // namespace
+
+const char* to_string(step_kind k) {
+    auto index = static_cast<std::size_t>(k);
+    ORCH_CAMPAIGNS_ASSERT(index < std::size(step_kind_names), "step_kind out of range");
+    return step_kind_names[index];
+}
+
+std::optional<step_kind> step_kind_from_string(std::string_view name) {
+    for (std::size_t i = 0; i < std::size(step_kind_names); ++i) {
+        if (name == step_kind_names[i]) {
+            return static_cast<step_kind>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+json to_json(const campaign& c) {
+    json steps = json::array();
+    for (const step& s : c.steps) {
+        steps.push_back(step_to_json(s));
+    }
+    return {
+        {"format", canonical_format},
+        {"name", c.name},
+        {"accounts", c.accounts},
+        {"audience", audience_to_json(c.who)},
+        {"schedule", schedule_to_json(c.schedule)},
+        {"limits", limits_to_json(c.limits)},
+        {"budget_credits", c.budget_credits},
+        {"stop_on_reply", c.stop_on_reply},
+        {"on_account_unavailable", c.unavailable == on_account_unavailable::wait ? "wait" : "reassign"},
+        {"max_attempts", c.max_attempts},
+        {"steps", std::move(steps)},
+    };
+}
+
+campaign campaign_from_json(const json& j) {
+    try {
+        return campaign_from_json_unchecked(j);
+    } catch (const json::exception& e) {
+        // The canonical form is written by to_json only; a shape error is a corrupt store.
+        detail::assert_failed("campaign_from_json", __FILE__, __LINE__, e.what());
+    }
+}
+
+const step* find_step(const campaign& c, const std::string& id) {
+    for (const step& s : c.steps) {
+        if (s.id == id) {
+            return &s;
+        }
+    }
+    return nullptr;
+}
+
+}  // namespace orch::campaigns

@@ -1,0 +1,345 @@
+// Phase 3 of the loader: the schema-valid document -> a campaign, with the semantic checks of each
+// part (accounts, audience, schedule, limits, durations, templates, variants). The step graph is
+// checked in graph.cpp, the audience file read in audience.cpp.
+#include "campaigns/detail/load_context.hpp"
+#include "campaigns/detail/template.hpp"
+#include "campaigns/detail/time_rules.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace orch::campaigns::detail {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr const char* day_keys[] = {"mon", "tue", "wed", "thu", "fri", "sat", "sun"};
+// The variant name given to a send step written with a single message_text.
+constexpr const char* single_variant_name = "default";
+
+std::string join(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) {
+        out += (out.empty() ? "" : ", ") + w;
+    }
+    return out;
+}
+
+std::vector<std::string> as_list(const json& v) {
+    return v.is_string() ? std::vector<std::string>{v.get<std::string>()} : v.get<std::vector<std::string>>();
+}
+
+void build_accounts(load_context& ctx, const json& doc, campaign& c) {
+    const json& accounts = doc["accounts"];
+    c.accounts = as_list(accounts);
+    if (!ctx.options.account_lookup) {
+        return;  // validating without a database
+    }
+    for (std::size_t i = 0; i < c.accounts.size(); ++i) {
+        const std::string& id = c.accounts[i];
+        std::string pointer = accounts.is_string() ? "/accounts" : pointer_append("/accounts", i);
+        switch (ctx.options.account_lookup(id)) {
+        case account_status::connected: break;
+        case account_status::unknown:
+            ctx.error(pointer, "accounts: unknown account '" + id + "' (orchestrator accounts list shows the ids)");
+            break;
+        case account_status::disconnected:
+            ctx.error(pointer, "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
+            break;
+        }
+    }
+}
+
+void build_search_audience(const json& a, audience& who) {
+    who.kind = audience::source::search;
+    who.search = a["search"];
+    who.total_results = a.value("total_results", std::int64_t{25});
+    // What a search hit carries (api-facts 2.1): names and the URL always; headline and location
+    // may be empty; company is not in the hit (the engine may derive it), so it may be missing.
+    who.fields_always = {"first_name", "last_name", "full_name", "profile_url"};
+    who.fields_optional = {"headline", "location", "company"};
+}
+
+// False when the audience is unusable (then template fields are not checked against it).
+bool build_audience(load_context& ctx, const json& doc, campaign& c) {
+    const json& a = doc["audience"];
+    bool search = a.contains("search");
+    bool file = a.contains("file");
+    if (search == file) {
+        ctx.error("/audience", search ? "audience: give either search or file, not both"
+                                      : "audience: needs search (a search_people query) or file (a CSV/JSON file)");
+        return false;
+    }
+    if (file && a.contains("total_results")) {
+        ctx.error("/audience/total_results", "audience.total_results: applies to a search audience only", at::key);
+    }
+    if (search) {
+        build_search_audience(a, c.who);
+        return true;
+    }
+    std::size_t errors_before = ctx.errors.size();
+    load_audience_file(ctx, c.who, "/audience/file");
+    return ctx.errors.size() == errors_before;
+}
+
+void build_schedule(load_context& ctx, const json& doc, campaign& c) {
+    const json& s = doc["schedule"];
+    c.schedule.time_zone = s["time_zone"].get<std::string>();
+    if (!is_known_time_zone(c.schedule.time_zone)) {
+        ctx.error("/schedule/time_zone", "schedule.time_zone: unknown time zone '" + c.schedule.time_zone +
+                                             "' (an IANA name such as Europe/Berlin or America/New_York)" +
+                                             did_you_mean(c.schedule.time_zone, time_zone_names()));
+    }
+    if (s.contains("days")) {
+        c.schedule.days.fill(false);
+        for (const json& d : s["days"]) {
+            auto it = std::find(std::begin(day_keys), std::end(day_keys), d.get<std::string>());
+            c.schedule.days[static_cast<std::size_t>(it - std::begin(day_keys))] = true;
+        }
+    }
+    if (s.contains("hours")) {
+        std::string error;
+        if (auto hours = parse_hours(s["hours"].get<std::string>(), error)) {
+            c.schedule.start_minute = hours->start_minute;
+            c.schedule.end_minute = hours->end_minute;
+        } else {
+            ctx.error("/schedule/hours", "schedule.hours: " + error);
+        }
+    }
+}
+
+void build_limits(load_context& ctx, const json& doc, campaign& c) {
+    if (!doc.contains("limits")) {
+        return;
+    }
+    for (const auto& [action, l] : doc["limits"].items()) {
+        action_limit limit;
+        if (l.contains("per_day")) {
+            limit.per_day = l["per_day"].get<std::int64_t>();
+        }
+        if (l.contains("per_week")) {
+            limit.per_week = l["per_week"].get<std::int64_t>();
+        }
+        if (limit.per_day && limit.per_week && *limit.per_week < *limit.per_day) {
+            ctx.error("/limits/" + action + "/per_week",
+                      "limits." + action + ".per_week: " + std::to_string(*limit.per_week) + " is below per_day (" +
+                          std::to_string(*limit.per_day) + ")");
+        }
+        c.limits[action] = limit;
+    }
+}
+
+seconds build_duration(load_context& ctx, const json& s, const std::string& pointer, const char* key) {
+    std::string text = s[key].get<std::string>();
+    std::string where = "step '" + s["id"].get<std::string>() + "': " + key + " ";
+    std::optional<std::int64_t> value = parse_duration(text);
+    if (!value) {
+        // The schema checked the shape, so only the bound can fail here.
+        ctx.error(pointer_append(pointer, key), where + "'" + text + "' is longer than " +
+                                                    format_duration(seconds{duration_seconds_max}));
+        return seconds{0};
+    }
+    if (*value == 0) {
+        ctx.error(pointer_append(pointer, key), where + "'" + text + "' must be longer than zero");
+    }
+    return seconds{*value};
+}
+
+// The variants of a send step (message_text is one variant named "default").
+void build_variants(load_context& ctx, const json& s, const std::string& pointer, step& out) {
+    bool single = s.contains("message_text");
+    bool several = s.contains("variants");
+    std::string where = "step '" + out.id + "': ";
+    if (single == several) {
+        ctx.error(pointer, where + (single ? "give message_text or variants, not both"
+                                           : "a send step needs message_text (or variants)"));
+        return;
+    }
+    if (single) {
+        out.variants.push_back({single_variant_name, {s["message_text"].get<std::string>()}});
+        return;
+    }
+    std::map<std::string, std::size_t> seen;
+    const json& variants = s["variants"];
+    for (std::size_t i = 0; i < variants.size(); ++i) {
+        std::string name = variants[i]["name"].get<std::string>();
+        std::string name_pointer = pointer_append(pointer_append(pointer_append(pointer, "variants"), i), "name");
+        if (!seen.emplace(name, i).second) {
+            ctx.error(name_pointer, where + "duplicate variant name '" + name + "'");
+        }
+        out.variants.push_back({name, {variants[i]["message_text"].get<std::string>()}});
+    }
+}
+
+std::string target_of(const json& s, const char* key, const std::string& fallback) {
+    if (!s.contains(key)) {
+        return fallback;
+    }
+    std::string target = s[key].get<std::string>();
+    return target == "end" ? "" : target;
+}
+
+step build_step(load_context& ctx, const json& steps, std::size_t i) {
+    const json& s = steps[i];
+    std::string pointer = pointer_append("/steps", i);
+    step out;
+    out.id = s["id"].get<std::string>();
+    out.kind = *step_kind_from_string(s["kind"].get<std::string>());
+    // Without `next`, a step continues with the one below it; the last step ends.
+    std::string below = i + 1 < steps.size() && steps[i + 1].contains("id") ? steps[i + 1]["id"].get<std::string>() : "";
+    if (out.kind != step_kind::end && out.kind != step_kind::check_invitation) {
+        out.next = target_of(s, "next", below);
+    }
+    out.on_accepted = target_of(s, "on_accepted", "");
+    out.on_pending = target_of(s, "on_pending", "");
+    out.on_no_invitation = target_of(s, "on_no_invitation", "");
+    out.on_timeout = target_of(s, "on_timeout", "");
+    if (s.contains("note")) {
+        out.note = text_template{s["note"].get<std::string>()};
+    }
+    if (out.kind == step_kind::wait_accepted) {
+        out.timeout = build_duration(ctx, s, pointer, "timeout");
+    }
+    if (out.kind == step_kind::delay) {
+        out.duration = build_duration(ctx, s, pointer, "duration");
+    }
+    if (out.kind == step_kind::send) {
+        build_variants(ctx, s, pointer, out);
+    }
+    return out;
+}
+
+// Templates are checked once the audience (and so the available fields) is known.
+void check_step_templates(load_context& ctx, const campaign& c, const json& steps) {
+    for (std::size_t i = 0; i < c.steps.size(); ++i) {
+        const step& s = c.steps[i];
+        std::string pointer = pointer_append("/steps", i);
+        if (s.note) {
+            check_template(ctx, *s.note, pointer_append(pointer, "note"), c.who);
+        }
+        bool single = steps[i].contains("message_text");
+        bool several = steps[i].contains("variants");
+        if (single == several) {
+            continue;  // neither or both: build_variants reported it, and built no variant
+        }
+        if (single) {
+            check_template(ctx, s.variants.front().text, pointer_append(pointer, "message_text"), c.who);
+        } else {
+            for (std::size_t v = 0; v < s.variants.size(); ++v) {
+                std::string variant_pointer = pointer_append(pointer_append(pointer, "variants"), v);
+                check_template(ctx, s.variants[v].text, pointer_append(variant_pointer, "message_text"), c.who);
+            }
+        }
+    }
+}
+
+}  // namespace
+
+campaign build_campaign(load_context& ctx) {
+    const json& doc = ctx.doc.value;
+    campaign c;
+    c.name = doc["name"].get<std::string>();
+    build_accounts(ctx, doc, c);
+    std::string unavailable = doc.value("on_account_unavailable", std::string("wait"));
+    c.unavailable = unavailable == "reassign" ? on_account_unavailable::reassign : on_account_unavailable::wait;
+    bool audience_known = build_audience(ctx, doc, c);
+    build_schedule(ctx, doc, c);
+    build_limits(ctx, doc, c);
+    c.budget_credits = doc["budget_credits"].get<std::int64_t>();
+    c.stop_on_reply = doc.value("stop_on_reply", true);
+    c.max_attempts = doc.value("max_attempts", 5);
+    const json& steps = doc["steps"];
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+        c.steps.push_back(build_step(ctx, steps, i));
+    }
+    if (audience_known) {
+        check_step_templates(ctx, c, steps);
+    }
+    check_step_graph(ctx, c);
+    return c;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
+    // Levenshtein distance, two rows; candidate lists are short (keys, kinds, step ids, zones).
+    auto distance = [](const std::string& a, const std::string& b) {
+        std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+        for (std::size_t j = 0; j <= b.size(); ++j) {
+            prev[j] = j;
+        }
+        for (std::size_t i = 1; i <= a.size(); ++i) {
+            cur[0] = i;
+            for (std::size_t j = 1; j <= b.size(); ++j) {
+                std::size_t substitute = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+                cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, substitute});
+            }
+            std::swap(prev, cur);
+        }
+        return prev[b.size()];
+    };
+    std::size_t best = 3;  // farther than 2 edits is no suggestion
+    std::string suggestion;
+    for (const std::string& c : candidates) {
+        std::size_t d = distance(word, c);
+        if (d < best && d < word.size() && c != word) {
+            best = d;
+            suggestion = c;
+        }
+    }
+    return suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)";
+}
+
+namespace {
+
+// How many times `needle` occurs in `hay` (without overlap) before `offset`.
+std::size_t occurrences_before(std::string_view hay, std::string_view needle, std::size_t offset) {
+    std::size_t count = 0;
+    for (std::size_t at = hay.find(needle); at != std::string_view::npos && at < offset;
+         at = hay.find(needle, at + needle.size())) {
+        ++count;
+    }
+    return count;
+}
+
+// Where the text of a template problem is in the definition: the same occurrence of `raw`
+// after the template node starts. Block scalars and plain text keep placeholders verbatim; an
+// escape inside the placeholder (rare) falls back to the node's position.
+void report_in_template(load_context& ctx, const std::string& pointer, const text_template& t,
+                        std::size_t offset_in_template, const std::string& raw, std::string message) {
+    int start = ctx.position(pointer).offset;
+    std::size_t n = occurrences_before(t.source, raw, offset_in_template);
+    std::size_t at = start < 0 ? std::string_view::npos : ctx.text.find(raw, static_cast<std::size_t>(start));
+    while (at != std::string_view::npos && n-- > 0) {
+        at = ctx.text.find(raw, at + raw.size());
+    }
+    if (at == std::string_view::npos) {
+        ctx.error(pointer, std::move(message));
+    } else {
+        ctx.error_at_offset(at, std::move(message));
+    }
+}
+
+}  // namespace
+
+void check_template(load_context& ctx, const text_template& t, const std::string& pointer, const audience& who) {
+    parsed_template parsed = parse_template(t.source);
+    for (const template_error& e : parsed.errors) {
+        report_in_template(ctx, pointer, t, e.offset, e.raw, e.message);
+    }
+    std::vector<std::string> all = who.fields_always;
+    all.insert(all.end(), who.fields_optional.begin(), who.fields_optional.end());
+    for (const placeholder& p : parsed.placeholders) {
+        bool optional = std::count(who.fields_optional.begin(), who.fields_optional.end(), p.name) > 0;
+        if (std::count(all.begin(), all.end(), p.name) == 0) {
+            report_in_template(ctx, pointer, t, p.offset, p.raw,
+                               "unknown field '" + p.name + "' in " + p.raw + " (fields of this audience: " +
+                                   join(all) + ")" + did_you_mean(p.name, all));
+        } else if (optional && !p.has_default) {
+            report_in_template(ctx, pointer, t, p.offset, p.raw,
+                               "field '" + p.name + "' may be missing for some leads and " + p.raw +
+                                   " has no default: write {{" + p.name + "|...}}");
+        }
+    }
+}
+
+}  // namespace orch::campaigns::detail

@@ -1,0 +1,257 @@
+// YAML -> JSON with node positions (see detail/yaml_json.hpp).
+#include "campaigns/detail/yaml_json.hpp"
+
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+namespace orch::campaigns::detail {
+
+using json = nlohmann::json;
+
+namespace {
+
+// Bound on nesting: a campaign is a few levels deep; a deeper document is a mistake or an attack
+// on the recursion below.
+constexpr int depth_max = 64;
+
+constexpr std::string_view tag_str = "tag:yaml.org,2002:str";
+constexpr std::string_view core_prefix = "tag:yaml.org,2002:";
+
+bool is_digits(std::string_view s) {
+    if (s.empty()) {
+        return false;
+    }
+    for (char c : s) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+    }
+    return true;
+}
+
+std::string_view without_sign(std::string_view s) {
+    if (!s.empty() && (s.front() == '-' || s.front() == '+')) {
+        s.remove_prefix(1);
+    }
+    return s;
+}
+
+// YAML 1.2 core schema float: [-+]? ( . digits | digits [ . digits? ] ) ( [eE] [-+]? digits )?
+bool is_core_float(std::string_view s) {
+    s = without_sign(s);
+    std::size_t exp = s.find_first_of("eE");
+    std::string_view mantissa = s.substr(0, exp);
+    if (exp != std::string_view::npos && !is_digits(without_sign(s.substr(exp + 1)))) {
+        return false;
+    }
+    std::size_t dot = mantissa.find('.');
+    if (dot == std::string_view::npos) {
+        return is_digits(mantissa);
+    }
+    std::string_view whole = mantissa.substr(0, dot);
+    std::string_view fraction = mantissa.substr(dot + 1);
+    if (whole.empty()) {
+        return is_digits(fraction);
+    }
+    return is_digits(whole) && (fraction.empty() || is_digits(fraction));
+}
+
+json resolve_plain(const std::string& s) {
+    if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") {
+        return nullptr;
+    }
+    if (s == "true" || s == "True" || s == "TRUE") {
+        return true;
+    }
+    if (s == "false" || s == "False" || s == "FALSE") {
+        return false;
+    }
+    std::string_view digits = s.front() == '+' ? std::string_view(s).substr(1) : std::string_view(s);
+    if (is_digits(without_sign(digits))) {
+        std::int64_t v = 0;
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+        if (ec == std::errc() && end == digits.data() + digits.size()) {
+            return v;
+        }
+    }
+    if (is_core_float(s)) {
+        double v = std::strtod(s.c_str(), nullptr);
+        if (std::isfinite(v)) {
+            return v;
+        }
+    }
+    return s;
+}
+
+struct converter {
+    std::string_view text;
+    parsed_document& out;
+
+    source_pos pos(const YAML::Mark& m) const {
+        if (m.is_null() || m.pos < 0) {
+            return {};
+        }
+        return position_of(text, static_cast<std::size_t>(m.pos));
+    }
+
+    void fail(const YAML::Mark& m, std::string message) {
+        out.errors.push_back({pos(m), std::move(message)});
+    }
+
+    json convert(const YAML::Node& n, const std::string& pointer, int depth) {
+        if (depth > depth_max) {
+            fail(n.Mark(), "nesting deeper than " + std::to_string(depth_max) + " levels");
+            return nullptr;
+        }
+        switch (n.Type()) {
+        case YAML::NodeType::Map: return mapping(n, pointer, depth);
+        case YAML::NodeType::Sequence: return sequence(n, pointer, depth);
+        case YAML::NodeType::Scalar: return scalar(n);
+        default: return nullptr;  // Null (an empty value) or Undefined
+        }
+    }
+
+    json scalar(const YAML::Node& n) {
+        const std::string& tag = n.Tag();
+        if (tag == "!" || tag == tag_str) {
+            return n.Scalar();  // quoted, or explicitly a string
+        }
+        if (tag != "?" && tag.rfind(core_prefix, 0) != 0) {
+            fail(n.Mark(), "unsupported YAML tag '" + tag + "'");
+        }
+        return resolve_plain(n.Scalar());
+    }
+
+    json sequence(const YAML::Node& n, const std::string& pointer, int depth) {
+        json arr = json::array();
+        std::size_t index = 0;
+        for (const YAML::Node& item : n) {
+            std::string p = pointer_append(pointer, index++);
+            arr.push_back(convert(item, p, depth + 1));
+            record(p, item.Mark(), item.Mark());
+        }
+        return arr;
+    }
+
+    json mapping(const YAML::Node& n, const std::string& pointer, int depth) {
+        json obj = json::object();
+        std::map<std::string, source_pos> first_seen;
+        for (const auto& entry : n) {
+            // Copies: the iterator hands out a temporary pair of node handles.
+            YAML::Node key = entry.first;
+            YAML::Node value = entry.second;
+            if (!key.IsScalar()) {
+                fail(key.Mark(), "a mapping key must be a plain text");
+                continue;
+            }
+            const std::string& name = key.Scalar();
+            auto [seen, fresh] = first_seen.emplace(name, pos(key.Mark()));
+            if (!fresh) {
+                fail(key.Mark(), "duplicate key '" + name + "' (first at line " +
+                                     std::to_string(seen->second.line) + ")");
+                continue;
+            }
+            std::string p = pointer_append(pointer, name);
+            obj[name] = convert(value, p, depth + 1);
+            // An empty value (`key:`) has no position of its own: yaml-cpp marks the next token.
+            YAML::Mark value_mark = value.IsNull() ? key.Mark() : value.Mark();
+            record(p, key.Mark(), value_mark);
+        }
+        return obj;
+    }
+
+    void record(const std::string& pointer, const YAML::Mark& key, const YAML::Mark& value) {
+        out.positions[pointer] = node_pos{pos(value), pos(key)};
+    }
+};
+
+source_pos start_of(std::string_view text) {
+    return position_of(text, 0);
+}
+
+}  // namespace
+
+source_pos position_of(std::string_view text, std::size_t offset) {
+    offset = std::min(offset, text.size());
+    source_pos p{1, 1, static_cast<int>(offset)};
+    for (std::size_t i = 0; i < offset; ++i) {
+        unsigned char c = static_cast<unsigned char>(text[i]);
+        if (c == '\n') {
+            ++p.line;
+            p.column = 1;
+        } else if ((c & 0xC0) != 0x80) {
+            ++p.column;  // count characters, not UTF-8 continuation bytes
+        }
+    }
+    return p;
+}
+
+std::string pointer_append(const std::string& pointer, const std::string& token) {
+    std::string out = pointer + "/";
+    for (char c : token) {
+        if (c == '~') {
+            out += "~0";
+        } else if (c == '/') {
+            out += "~1";
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::string pointer_append(const std::string& pointer, std::size_t index) {
+    return pointer + "/" + std::to_string(index);
+}
+
+std::vector<std::string> pointer_tokens(const std::string& pointer) {
+    std::vector<std::string> tokens;
+    std::size_t at = 0;
+    while (at < pointer.size() && pointer[at] == '/') {
+        std::size_t end = pointer.find('/', at + 1);
+        std::string raw = pointer.substr(at + 1, end == std::string::npos ? std::string::npos : end - at - 1);
+        std::string token;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '~' && i + 1 < raw.size()) {
+                token += raw[i + 1] == '1' ? '/' : '~';
+                ++i;
+            } else {
+                token += raw[i];
+            }
+        }
+        tokens.push_back(std::move(token));
+        at = end == std::string::npos ? pointer.size() : end;
+    }
+    return tokens;
+}
+
+parsed_document parse_yaml(std::string_view text) {
+    parsed_document out;
+    converter conv{text, out};
+    std::vector<YAML::Node> documents;
+    try {
+        documents = YAML::LoadAll(std::string(text));
+    } catch (const YAML::ParserException& e) {
+        out.errors.push_back({conv.pos(e.mark), "YAML syntax error: " + e.msg});
+        return out;
+    } catch (const YAML::Exception& e) {
+        out.errors.push_back({start_of(text), std::string("YAML syntax error: ") + e.what()});
+        return out;
+    }
+    if (documents.empty() || documents.front().IsNull()) {
+        out.errors.push_back({start_of(text), "the file is empty"});
+        return out;
+    }
+    if (documents.size() > 1) {
+        conv.fail(documents[1].Mark(), "one campaign per file: a second YAML document starts here");
+    }
+    out.value = conv.convert(documents.front(), "", 0);
+    out.positions[""] = node_pos{conv.pos(documents.front().Mark()), conv.pos(documents.front().Mark())};
+    return out;
+}
+
+}  // namespace orch::campaigns::detail

@@ -1,0 +1,529 @@
+// The campaign loader: the examples validate; every kind of bad file gives its error at the right
+// line:column with a clear message; all errors are collected; JSON input; the canonical form
+// round-trips.
+#include "campaigns/campaigns.hpp"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+using namespace orch::campaigns;
+
+std::optional<std::string> read_example(const std::string& name) {
+    std::ifstream in(std::string(ORCH_CAMPAIGNS_DIR) + "/examples/" + name, std::ios::binary);
+    if (!in) {
+        return std::nullopt;
+    }
+    std::ostringstream out;
+    out << in.rdbuf();
+    return out.str();
+}
+
+// Accounts acc_1, acc_demo_1..3 are connected, acc_off is disconnected, others are unknown.
+account_status test_accounts(const std::string& id) {
+    if (id == "acc_1" || id == "acc_demo_1" || id == "acc_demo_2" || id == "acc_demo_3") {
+        return account_status::connected;
+    }
+    return id == "acc_off" ? account_status::disconnected : account_status::unknown;
+}
+
+load_result load(const std::string& text, std::map<std::string, std::string> files = {}) {
+    load_options options;
+    options.file_name = "c.yaml";
+    options.account_lookup = test_accounts;
+    options.read_file = [files](const std::string& path) -> std::optional<std::string> {
+        auto it = files.find(path);
+        return it == files.end() ? std::nullopt : std::optional<std::string>(it->second);
+    };
+    return load_campaign(text, options);
+}
+
+std::string all_errors(const load_result& r) {
+    std::string out;
+    for (const diagnostic& d : r.errors) {
+        out += d.to_string() + "\n";
+    }
+    return out;
+}
+
+// Lines 1-8; steps follow from line 9.
+const std::string head = "name: t\n"
+                         "accounts: acc_1\n"
+                         "audience:\n"
+                         "  search: {title: Engineer}\n"
+                         "schedule:\n"
+                         "  time_zone: UTC\n"
+                         "budget_credits: 10\n"
+                         "steps:\n";
+
+// ---------------------------------------------------------------------------------------------
+// Examples
+
+struct example_case {
+    const char* file;
+    std::size_t steps;
+    std::size_t accounts;
+};
+
+class examples : public ::testing::TestWithParam<example_case> {};
+
+TEST_P(examples, validate) {
+    auto text = read_example(GetParam().file);
+    ASSERT_TRUE(text) << GetParam().file;
+    load_options options;
+    options.file_name = GetParam().file;
+    options.account_lookup = test_accounts;
+    options.read_file = [](const std::string& path) { return read_example(path); };
+    load_result r = load_campaign(*text, options);
+    EXPECT_TRUE(r.errors.empty()) << all_errors(r);
+    EXPECT_TRUE(r.warnings.empty());
+    ASSERT_TRUE(r.value);
+    EXPECT_EQ(r.value->steps.size(), GetParam().steps);
+    EXPECT_EQ(r.value->accounts.size(), GetParam().accounts);
+    // The canonical form a store keeps reads back to the same campaign.
+    EXPECT_EQ(to_json(campaign_from_json(to_json(*r.value))), to_json(*r.value));
+}
+
+INSTANTIATE_TEST_SUITE_P(campaigns, examples,
+                         ::testing::Values(example_case{"canonical.yaml", 4, 1}, example_case{"follow_up.yaml", 8, 1},
+                                           example_case{"multi_account.yaml", 4, 3}));
+
+TEST(loader, canonical_example_means_what_it_says) {
+    load_options options;
+    options.account_lookup = test_accounts;
+    load_result r = load_campaign(*read_example("canonical.yaml"), options);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    const campaign& c = *r.value;
+    EXPECT_EQ(c.name, "platform-engineers-berlin");
+    EXPECT_EQ(c.accounts, std::vector<std::string>{"acc_demo_1"});
+    EXPECT_EQ(c.who.kind, audience::source::search);
+    EXPECT_EQ(c.who.search, json::parse(R"({"title": "Platform Engineer", "location": ["Berlin"]})"));
+    EXPECT_EQ(c.who.total_results, 50);
+    EXPECT_EQ(c.schedule.time_zone, "Europe/Berlin");
+    EXPECT_EQ(c.schedule.start_minute, 9 * 60);
+    EXPECT_EQ(c.schedule.end_minute, 18 * 60);
+    EXPECT_EQ(c.limits.at("invite").per_day, 20);
+    EXPECT_EQ(c.limits.at("invite").per_week, 80);
+    EXPECT_FALSE(c.limits.at("send").per_week.has_value());
+    EXPECT_EQ(c.budget_credits, 300);
+    EXPECT_TRUE(c.stop_on_reply);
+    EXPECT_EQ(c.max_attempts, 5);
+    const step& check = c.steps[0];
+    EXPECT_EQ(check.kind, step_kind::check_invitation);
+    EXPECT_EQ(check.on_accepted, "hello");
+    EXPECT_EQ(check.on_pending, "wait");
+    EXPECT_EQ(check.on_no_invitation, "invite");
+    EXPECT_EQ(c.steps[1].next, "wait");  // the step below
+    ASSERT_TRUE(c.steps[1].note);
+    EXPECT_EQ(c.steps[2].kind, step_kind::wait_accepted);
+    EXPECT_EQ(c.steps[2].timeout, std::chrono::hours(24 * 7));
+    EXPECT_EQ(c.steps[2].next, "hello");
+    EXPECT_EQ(c.steps[2].on_timeout, "");
+    ASSERT_EQ(c.steps[3].variants.size(), 1u);
+    EXPECT_EQ(c.steps[3].variants[0].name, "default");
+    EXPECT_EQ(c.steps[3].next, "");  // the last step ends
+}
+
+TEST(loader, csv_audience_fields_and_leads) {
+    load_options options;
+    options.account_lookup = test_accounts;
+    options.read_file = [](const std::string& path) { return read_example(path); };
+    load_result r = load_campaign(*read_example("follow_up.yaml"), options);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    const audience& who = r.value->who;
+    EXPECT_EQ(who.kind, audience::source::file);
+    EXPECT_EQ(who.file, "leads.csv");
+    EXPECT_EQ(who.fields_always, (std::vector<std::string>{"profile_url", "first_name", "last_name"}));
+    EXPECT_EQ(who.fields_optional, (std::vector<std::string>{"company", "role"}));
+    ASSERT_EQ(who.leads.size(), 3u);
+    EXPECT_EQ(who.leads[0].at("role"), "engineering, research");
+    EXPECT_EQ(who.leads[1].count("company"), 0u);
+    EXPECT_EQ(who.leads[2].at("company"), "Bletchley \"Park\" Ltd");
+}
+
+TEST(loader, json_audience_null_and_absent_keys_are_optional_fields) {
+    load_options options;
+    options.account_lookup = test_accounts;
+    options.read_file = [](const std::string& path) { return read_example(path); };
+    load_result r = load_campaign(*read_example("multi_account.yaml"), options);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_EQ(r.value->who.fields_always, (std::vector<std::string>{"profile_url", "first_name"}));
+    EXPECT_EQ(r.value->who.fields_optional, (std::vector<std::string>{"city"}));
+    EXPECT_EQ(r.value->unavailable, on_account_unavailable::reassign);
+}
+
+TEST(loader, json_definition_is_accepted) {
+    std::string text = R"({
+  "name": "json-campaign",
+  "accounts": ["acc_1"],
+  "audience": {"search": {"keyword": "rust"}, "total_results": 10},
+  "schedule": {"time_zone": "Asia/Tokyo", "days": ["mon", "sat"], "hours": "08:00-24:00"},
+  "budget_credits": 5,
+  "steps": [{"id": "hi", "kind": "visit"}]
+})";
+    load_result r = load(text);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_EQ(r.value->schedule.end_minute, 24 * 60);
+    EXPECT_EQ(r.value->schedule.days, (std::array<bool, 7>{true, false, false, false, false, true, false}));
+}
+
+TEST(loader, json_definition_errors_have_positions) {
+    std::string text = "{\n"
+                       "  \"name\": \"j\",\n"
+                       "  \"accounts\": \"acc_1\",\n"
+                       "  \"audience\": {\"search\": {\"title\": \"x\"}},\n"
+                       "  \"schedule\": {\"time_zone\": \"UTC\"},\n"
+                       "  \"budget_credits\": \"ten\",\n"
+                       "  \"steps\": [{\"id\": \"a\", \"kind\": \"visit\"}]\n"
+                       "}\n";
+    load_result r = load(text);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_EQ(r.errors[0].to_string(), "c.yaml:6:21: budget_credits: must be a whole number, not the text 'ten'");
+}
+
+TEST(loader, search_fields_and_account_lookup_skipped_without_database) {
+    load_options options;  // no account_lookup: accounts are not checked
+    load_result r = load_campaign(head + "  - id: a\n    kind: send\n    message_text: \"{{full_name}} {{headline|}}\"\n"
+                                         "accounts_unused: x\n",
+                                  options);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_NE(r.errors[0].message.find("unknown key 'accounts_unused'"), std::string::npos);
+    load_result ok = load_campaign(
+        "name: n\naccounts: nobody\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: send, message_text: \"{{full_name}} {{headline|}}\"}]\n",
+        options);
+    EXPECT_TRUE(ok.value) << all_errors(ok);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Bad files: each case has exactly one error, at this line:column, whose message contains this.
+
+struct bad_case {
+    const char* name;
+    std::string text;
+    int line;
+    int column;
+    const char* fragment;
+};
+
+std::ostream& operator<<(std::ostream& out, const bad_case& c) {
+    return out << c.name;
+}
+
+class bad_files : public ::testing::TestWithParam<bad_case> {};
+
+TEST_P(bad_files, one_error_at_its_place) {
+    const bad_case& c = GetParam();
+    std::map<std::string, std::string> files = {
+        {"ok.csv", "profile_url,first_name\nhttps://n.example/in/a,A\n"},
+        {"bad.csv", "profile_url,first_name\nhttps://n.example/in/a,\"A\n"},
+        {"short.csv", "profile_url,first_name\nhttps://n.example/in/a,A\nhttps://n.example/in/b\n"},
+        {"nourl.csv", "name,first_name\nx,A\n"},
+        {"badcol.csv", "profile_url,First Name\nhttps://n.example/in/a,A\n"},
+        {"bad.json", "[\n  {\"profile_url\": \"https://n.example/in/a\"},\n  {\"first_name\": \"B\"}\n]\n"},
+        {"syntax.json", "[\n  {\"profile_url\": \"https://n.example/in/a\",}\n  {]\n"},
+        {"empty.csv", "profile_url\n"},
+    };
+    load_result r = load(c.text, files);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_FALSE(r.value);
+    const diagnostic& d = r.errors[0];
+    EXPECT_EQ(d.line, c.line) << d.to_string();
+    EXPECT_EQ(d.column, c.column) << d.to_string();
+    EXPECT_NE(d.message.find(c.fragment), std::string::npos) << d.to_string();
+}
+
+std::string step(const std::string& body) {
+    return head + body;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    loader, bad_files,
+    ::testing::Values(
+        // syntax
+        bad_case{"yaml_syntax", "name: [a, b\nsteps: 1\n", 2, 6, "YAML syntax error"},
+        bad_case{"duplicate_key", head + "  - {id: a, kind: visit}\nname: again\n", 10, 1, "duplicate key 'name' (first at line 1)"},
+        bad_case{"empty_file", "# nothing\n", 1, 1, "the file is empty"},
+        bad_case{"two_documents", head + "  - {id: a, kind: visit}\n---\nname: b\n", 11, 1, "one campaign per file"},
+        // schema
+        bad_case{"unknown_step_kind", step("  - id: a\n    kind: zap\n"), 10, 11, "unknown step kind 'zap'"},
+        bad_case{"kind_typo", step("  - id: a\n    kind: chek_invitation\n"), 10, 11, "did you mean 'check_invitation'?"},
+        bad_case{"bad_duration_shape", step("  - id: w\n    kind: wait_accepted\n    timeout: 7days\n"), 11, 14,
+                 "bad duration '7days'"},
+        bad_case{"bad_hours_shape", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule:\n  time_zone: UTC\n"
+                                    "  hours: 9-17\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 6, 10, "bad hours '9-17'"},
+        bad_case{"unknown_key", step("  - {id: a, kind: visit}\nbudget_credit: 4\n"), 10, 1,
+                 "unknown key 'budget_credit' (did you mean 'budget_credits'?)"},
+        bad_case{"key_of_another_kind", step("  - id: a\n    kind: invite\n    timeout: 3d\n"), 11, 5,
+                 "key 'timeout' does not apply to a invite step"},
+        bad_case{"missing_branch", step("  - id: a\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"), 9, 5,
+                 "missing required key 'on_no_invitation' for a check_invitation step"},
+        bad_case{"missing_top_key", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                                    "steps: [{id: a, kind: visit}]\n",
+                 1, 1, "campaign: missing required key 'budget_credits'"},
+        bad_case{"budget_zero", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                                "budget_credits: 0\nsteps: [{id: a, kind: visit}]\n",
+                 5, 17, "budget_credits: must be at least 1, not 0"},
+        bad_case{"budget_text", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                                "budget_credits: lots\nsteps: [{id: a, kind: visit}]\n",
+                 5, 17, "must be a whole number, not the text 'lots'"},
+        bad_case{"empty_variants", step("  - id: s\n    kind: send\n    variants: []\n"), 11, 15, "must list at least 1 item"},
+        bad_case{"no_steps", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                             "budget_credits: 1\nsteps: []\n",
+                 6, 8, "steps: must list at least 1 item"},
+        bad_case{"duplicate_day", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                                  "schedule: {time_zone: UTC, days: [mon, tue, mon]}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 45, "duplicate entry 'mon'"},
+        bad_case{"search_empty", "name: t\naccounts: acc_1\naudience: {search: {}}\nschedule: {time_zone: UTC}\n"
+                                 "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 20, "audience.search: must not be empty"},
+        bad_case{"bad_target_text", step("  - id: a\n    kind: visit\n    next: 'no such'\n"), 11, 11,
+                 "bad step target 'no such'"},
+        // semantics: steps
+        bad_case{"duration_too_long", step("  - id: w\n    kind: delay\n    duration: 400d\n"), 11, 15,
+                 "step 'w': duration '400d' is longer than 365d"},
+        bad_case{"duration_zero", step("  - id: w\n    kind: delay\n    duration: 0s\n"), 11, 15, "must be longer than zero"},
+        bad_case{"next_to_missing_step", step("  - id: a\n    kind: visit\n    next: fnish\n  - id: finish\n    kind: end\n"), 11, 11,
+                 "step 'a': next 'fnish' is not a step id (nor end) (did you mean 'finish'?)"},
+        bad_case{"branch_to_missing_step",
+                 step("  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"
+                      "    on_no_invitation: invit\n  - id: invite\n    kind: invite\n"),
+                 13, 23, "on_no_invitation 'invit' is not a step id"},
+        bad_case{"unreachable_step", step("  - id: a\n    kind: visit\n    next: end\n  - id: b\n    kind: visit\n"), 12, 5,
+                 "step 'b' is never reached from the first step 'a'"},
+        bad_case{"duplicate_step_id", step("  - id: a\n    kind: visit\n  - id: a\n    kind: end\n"), 11, 9,
+                 "duplicate step id 'a' (first at line 9)"},
+        bad_case{"reserved_id", step("  - id: end\n    kind: end\n"), 9, 9, "step id 'end' is reserved"},
+        bad_case{"loop", step("  - id: a\n    kind: visit\n  - id: b\n    kind: delay\n    duration: 1d\n    next: a\n"), 14, 11,
+                 "steps loop: a -> b -> a"},
+        bad_case{"send_without_text", step("  - id: s\n    kind: send\n"), 9, 5, "a send step needs message_text"},
+        bad_case{"send_with_both",
+                 step("  - id: s\n    kind: send\n    message_text: hi\n    variants: [{name: A, message_text: yo}]\n"), 9, 5,
+                 "give message_text or variants, not both"},
+        bad_case{"duplicate_variant_names",
+                 step("  - id: s\n    kind: send\n    variants:\n      - {name: A, message_text: one}\n"
+                      "      - {name: A, message_text: two}\n"),
+                 13, 16, "duplicate variant name 'A'"},
+        // semantics: templates
+        bad_case{"unknown_template_field", step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11, 23,
+                 "unknown field 'frist_name' in {{frist_name}}"},
+        bad_case{"unknown_field_did_you_mean", step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11,
+                 23, "(did you mean 'first_name'?)"},
+        bad_case{"optional_field_without_default",
+                 step("  - id: s\n    kind: send\n    message_text: |\n      Hello {{first_name}},\n      how is {{company}}?\n"), 13,
+                 14, "field 'company' may be missing for some leads and {{company}} has no default"},
+        bad_case{"template_in_note", step("  - id: i\n    kind: invite\n    note: 'Hi {{ first_name }} at {{employer|x}}'\n"), 11,
+                 35, "unknown field 'employer'"},
+        bad_case{"template_in_variant",
+                 step("  - id: s\n    kind: send\n    variants:\n      - name: A\n        message_text: \"{{location}}\"\n"), 13,
+                 24, "field 'location' may be missing"},
+        bad_case{"unclosed_placeholder", step("  - id: s\n    kind: send\n    message_text: \"Hi {{first_name\"\n"), 11, 23,
+                 "unclosed placeholder '{{first_name'"},
+        bad_case{"empty_placeholder", step("  - id: s\n    kind: send\n    message_text: \"Hi {{ }}\"\n"), 11, 23,
+                 "empty placeholder {{ }}"},
+        // semantics: campaign settings
+        bad_case{"unknown_account", "name: t\naccounts: [acc_1, acc_x]\naudience: {search: {title: x}}\n"
+                                    "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 2, 19, "unknown account 'acc_x'"},
+        bad_case{"disconnected_account", "name: t\naccounts: acc_off\naudience: {search: {title: x}}\n"
+                                         "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 2, 11, "account 'acc_off' is disconnected"},
+        bad_case{"bad_time_zone", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                                  "schedule: {time_zone: Europe/Berln}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 23, "unknown time zone 'Europe/Berln' (an IANA name such as Europe/Berlin or America/New_York) "
+                        "(did you mean 'Europe/Berlin'?)"},
+        bad_case{"hours_reversed", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                                   "schedule: {time_zone: UTC, hours: \"18:00-09:00\"}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 35, "the end must be after the start"},
+        bad_case{"hours_not_a_time", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                                     "schedule: {time_zone: UTC, hours: \"09:00-25:00\"}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 35, "25:00 is not a time of day"},
+        bad_case{"limits_week_below_day", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                                          "schedule: {time_zone: UTC}\nlimits:\n  invite: {per_day: 10, per_week: 5}\n"
+                                          "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 6, 35, "limits.invite.per_week: 5 is below per_day (10)"},
+        bad_case{"audience_both", "name: t\naccounts: acc_1\naudience: {search: {title: x}, file: ok.csv}\n"
+                                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 11, "give either search or file, not both"},
+        bad_case{"total_results_with_file", "name: t\naccounts: acc_1\naudience:\n  file: ok.csv\n  total_results: 5\n"
+                                            "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 5, 3, "total_results: applies to a search audience only"},
+        // semantics: the audience file (its own line numbers)
+        bad_case{"unreadable_file", "name: t\naccounts: acc_1\naudience: {file: missing.csv}\n"
+                                    "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 18, "cannot read 'missing.csv'"},
+        bad_case{"csv_unterminated_quote", "name: t\naccounts: acc_1\naudience: {file: bad.csv}\n"
+                                           "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 2, 24, "unterminated quoted field"},
+        bad_case{"csv_short_row", "name: t\naccounts: acc_1\naudience: {file: short.csv}\n"
+                                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 1, "this row has 1 fields, the header has 2"},
+        bad_case{"csv_no_profile_url", "name: t\naccounts: acc_1\naudience: {file: nourl.csv}\n"
+                                       "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 1, 1, "no profile_url column"},
+        bad_case{"csv_bad_column_name", "name: t\naccounts: acc_1\naudience: {file: badcol.csv}\n"
+                                        "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 1, 13, "column 'First Name' is not a field name"},
+        bad_case{"csv_no_leads", "name: t\naccounts: acc_1\naudience: {file: empty.csv}\n"
+                                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 1, 1, "the audience file has no leads"},
+        bad_case{"json_lead_without_url", "name: t\naccounts: acc_1\naudience: {file: bad.json}\n"
+                                          "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 3, "this lead has no profile_url"},
+        bad_case{"json_syntax", "name: t\naccounts: acc_1\naudience: {file: syntax.json}\n"
+                                "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 3, 4, "YAML syntax error"}));
+
+TEST(loader, file_column_empty_in_some_row_needs_a_default) {
+    std::map<std::string, std::string> files = {
+        {"l.csv", "profile_url,first_name,company\nhttps://n.example/in/a,A,Acme\nhttps://n.example/in/b,B,\n"}};
+    std::string text = "name: t\naccounts: acc_1\naudience: {file: l.csv}\nschedule: {time_zone: UTC}\n"
+                       "budget_credits: 1\nsteps:\n  - id: s\n    kind: send\n    message_text: \"{{first_name}} at {{company}}\"\n";
+    load_result r = load(text, files);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_EQ(r.errors[0].to_string(),
+              "c.yaml:9:38: field 'company' may be missing for some leads and {{company}} has no default: "
+              "write {{company|...}}");
+    std::string fixed = text.replace(text.find("{{company}}"), 11, "{{company|your company}}");
+    EXPECT_TRUE(load(fixed, files).value);
+}
+
+TEST(loader, each_occurrence_of_a_bad_placeholder_is_located) {
+    load_result r = load(step("  - id: s\n    kind: send\n    message_text: |\n      {{first_name}} {{bad}}\n"
+                              "      and {{bad}} {{ bad }}\n"));
+    std::vector<std::string> got;
+    for (const diagnostic& d : r.errors) {
+        got.push_back(std::to_string(d.line) + ":" + std::to_string(d.column));
+    }
+    EXPECT_EQ(got, (std::vector<std::string>{"12:22", "13:11", "13:19"})) << all_errors(r);
+}
+
+TEST(loader, collects_all_errors_sorted_by_position) {
+    std::string text = "name: t\n"
+                       "accounts: [acc_x, acc_off]\n"
+                       "audience: {search: {title: x}}\n"
+                       "schedule: {time_zone: Mars/Olympus, hours: \"10:00-09:00\"}\n"
+                       "budget_credits: 1\n"
+                       "steps:\n"
+                       "  - id: a\n"
+                       "    kind: send\n"
+                       "    message_text: \"{{nope}} {{company}}\"\n"
+                       "    next: zz\n"
+                       "  - id: a\n"
+                       "    kind: end\n";
+    load_result r = load(text);
+    std::vector<std::string> got;
+    for (const diagnostic& d : r.errors) {
+        got.push_back(d.to_string());
+    }
+    std::vector<std::string> want = {
+        "c.yaml:2:12: accounts: unknown account 'acc_x' (orchestrator accounts list shows the ids)",
+        "c.yaml:2:19: accounts: account 'acc_off' is disconnected (log it in again, or remove it)",
+        "c.yaml:4:23: schedule.time_zone: unknown time zone 'Mars/Olympus' (an IANA name such as Europe/Berlin or "
+        "America/New_York)",
+        "c.yaml:4:44: schedule.hours: hours '10:00-09:00': the end must be after the start (a window across midnight "
+        "is not supported)",
+        "c.yaml:9:20: unknown field 'nope' in {{nope}} (fields of this audience: first_name, last_name, full_name, "
+        "profile_url, headline, location, company)",
+        "c.yaml:9:29: field 'company' may be missing for some leads and {{company}} has no default: write "
+        "{{company|...}}",
+        "c.yaml:10:11: step 'a': next 'zz' is not a step id (nor end)",
+        "c.yaml:11:9: duplicate step id 'a' (first at line 7)",
+    };
+    EXPECT_EQ(got, want);
+}
+
+TEST(loader, schema_errors_are_all_reported_before_semantics) {
+    std::string text = "name: ''\n"
+                       "accounts: []\n"
+                       "audience: {search: {title: x, network: [F, X]}}\n"
+                       "schedule: {time_zone: UTC, days: [mon, funday]}\n"
+                       "budget_credits: 1.5\n"
+                       "max_attempts: 50\n"
+                       "steps: [{id: 1a, kind: visit}]\n";
+    load_result r = load(text);
+    std::vector<std::string> got;
+    for (const diagnostic& d : r.errors) {
+        got.push_back(d.to_string());
+    }
+    std::vector<std::string> want = {
+        "c.yaml:1:7: name: must not be blank",
+        "c.yaml:2:11: accounts: must list at least 1 item(s)",
+        "c.yaml:3:44: audience.search.network[1]: unknown value 'X' (one of: F, S, O)",
+        "c.yaml:4:40: schedule.days[1]: unknown value 'funday' (one of: mon, tue, wed, thu, fri, sat, sun)",
+        "c.yaml:5:17: budget_credits: must be a whole number, not the number 1.5",
+        "c.yaml:6:15: max_attempts: must be at most 20, not 50",
+        "c.yaml:7:14: steps[0].id: bad step id '1a': Unique step id: a letter, then letters, digits, _ or - (at most "
+        "64); `end` is reserved.",
+    };
+    EXPECT_EQ(got, want);
+}
+
+TEST(loader, warnings_do_not_block) {
+    std::string text = step("  - id: w\n    kind: wait_accepted\n    timeout: 2d\n    on_timeout: drop\n"
+                            "  - id: hi\n    kind: send\n    message_text: hello\n    next: end\n"
+                            "  - id: drop\n    kind: withdraw\n");
+    load_result r = load(text);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 2u);
+    EXPECT_EQ(r.warnings[0].line, 9);
+    EXPECT_NE(r.warnings[0].message.find("step 'w' (wait_accepted) follows no invite"), std::string::npos);
+    EXPECT_EQ(r.warnings[1].line, 17);
+    EXPECT_NE(r.warnings[1].message.find("step 'drop' (withdraw)"), std::string::npos);
+}
+
+TEST(loader, pending_branch_counts_as_an_invitation) {
+    std::string text = step("  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: w\n"
+                            "    on_no_invitation: end\n  - id: w\n    kind: wait_accepted\n    timeout: 1d\n");
+    load_result r = load(text);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_TRUE(r.warnings.empty());
+}
+
+TEST(loader, duplicate_profile_url_in_file_is_a_warning) {
+    std::map<std::string, std::string> files = {
+        {"d.csv", "profile_url\nhttps://n.example/in/a\nhttps://n.example/in/b\nhttps://n.example/in/a\n"}};
+    load_result r = load("name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+                         "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                         files);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_EQ(r.value->who.leads.size(), 3u);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].to_string(),
+              "d.csv:4:1: profile_url 'https://n.example/in/a' is listed again (first at line 2); the lead is "
+              "enrolled once");
+}
+
+TEST(loader, defaults) {
+    load_result r = load(step("  - {id: a, kind: visit}\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    const campaign& c = *r.value;
+    EXPECT_EQ(c.who.total_results, 25);
+    EXPECT_EQ(c.schedule.days, (std::array<bool, 7>{true, true, true, true, true, false, false}));
+    EXPECT_EQ(c.schedule.start_minute, 9 * 60);
+    EXPECT_EQ(c.schedule.end_minute, 18 * 60);
+    EXPECT_TRUE(c.limits.empty());
+    EXPECT_TRUE(c.stop_on_reply);
+    EXPECT_EQ(c.unavailable, on_account_unavailable::wait);
+    EXPECT_EQ(c.max_attempts, 5);
+    EXPECT_EQ(c.steps[0].next, "");
+}
+
+TEST(loader, durations_combine_units) {
+    load_result r = load(step("  - {id: a, kind: delay, duration: 1d12h30m15s}\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_EQ(r.value->steps[0].duration, std::chrono::seconds(86400 + 12 * 3600 + 30 * 60 + 15));
+}
+
+TEST(loader, oversized_definition_is_refused) {
+    std::string text(1024 * 1024 + 1, '#');
+    load_result r = load(text);
+    ASSERT_EQ(r.errors.size(), 1u);
+    EXPECT_EQ(r.errors[0].to_string(), "c.yaml:1:1: the campaign file is larger than 1 MiB");
+}
+
+}  // namespace
