@@ -295,6 +295,9 @@ decision call_result(const campaign& c, const step& current, const enrollment_st
 }
 
 decision on_result(const campaign& c, const enrollment_state& s, const ev_result& r, time_point now) {
+    if (is_terminal(s.st)) {
+        return invalid(s, std::string("a result in terminal status ") + to_string(s.st));
+    }
     if (s.st != status::calling) {
         return invalid(s, std::string("a result in status ") + to_string(s.st) + " (no call in flight)");
     }
@@ -376,6 +379,17 @@ std::uint64_t fnv1a_64(std::string_view a, std::string_view b) {
     return h;
 }
 
+// FNV-1a's low bits mix poorly (bit 0 is the parity of the input bytes), and the choice takes the
+// hash modulo the variant count: MurmurHash3's fmix64 finalizer spreads every input bit first.
+std::uint64_t fmix64(std::uint64_t h) {
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ULL;
+    h ^= h >> 33;
+    return h;
+}
+
 }  // namespace
 
 bool is_terminal(status s) {
@@ -440,7 +454,7 @@ enrollment_state initial_state(const campaign& c, time_point now) {
 
 const message_variant& choose_variant(const step& s, const lead_view& lead) {
     ORCH_CAMPAIGNS_ASSERT(!s.variants.empty(), "choose_variant: a send step has at least one variant");
-    std::uint64_t h = fnv1a_64(lead.key, s.id);
+    std::uint64_t h = fmix64(fnv1a_64(lead.key, s.id));
     return s.variants[static_cast<std::size_t>(h % s.variants.size())];
 }
 

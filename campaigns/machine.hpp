@@ -19,6 +19,37 @@
 //          reconciliation call, as for uncertain.
 //   reconcile result: effect present -> as ok; absent -> ready (resend, same attempt).
 // Read-only steps (check_invitation) skip the reconciliation: a lost outcome is simply re-asked.
+//
+// Further rules (campaigns/README.md has the full table of states and events):
+// - next_run_at means: ready -> when due; waiting -> the timeout deadline; calling -> when the
+//   call started, or when the pending reconciliation is due (the engine claims a calling row only
+//   once the lease of the worker that made the call has expired).
+// - ev_due (and ev_deferred) before next_run_at in ready or waiting is invalid (not due yet).
+// - Working hours: ev_due in ready at a step that calls the API, outside the schedule -> stays
+//   ready, next_run_at = next_working_start, no call. Reconciliations and the check before a wait
+//   times out are read-only and invisible to the lead, so they run at any hour.
+// - Parking: entering a delay step sets ready with next_run_at = now + duration, and its ev_due
+//   means "elapsed" (move to next); entering a wait_accepted step sets waiting with the deadline
+//   now + timeout, or passes straight to next when accepted_seen. Entering an end step or ""
+//   gives done (step ""). Entering any other step gives ready at now.
+// - A wait that reaches its deadline (waiting + ev_due) first asks check_invitation (reconcile =
+//   false, status calling at the wait step): accepted -> next, otherwise -> on_timeout. A
+//   transient failure of that check leaves the lead ready at the wait step; its ev_due checks
+//   again.
+// - ev_accepted at a wait step (waiting, or ready/calling around its timeout check) -> next step
+//   now; anywhere else (non-terminal) -> accepted_seen = true, which is sticky: a later wait step
+//   passes at once, and a check_invitation result ACCEPTED sets it too.
+// - Attempts: a transient failure counts one; so does an uncertain outcome of a side-effecting
+//   call (this bounds a call that always ends uncertain) and a failed reconciliation. At
+//   max_attempts the lead fails; a reconciliation that finds the effect absent resends only while
+//   attempt < max_attempts. Moving to another step resets attempt and reason.
+// - Terminal states keep the step where they happened, except done (step "").
+//
+// What the engine does before calling decide:
+// - An invite refused because the person is already invited or connected is reported as ok (the
+//   engine confirms it with check_invitation); decide has no notion of that error.
+// - A get_conversation reconciliation gets the message text (and variant) in api_call.text: the
+//   engine sets message_found when that text, sent by the account, is in the conversation.
 #pragma once
 
 #include "campaigns/model.hpp"
@@ -59,7 +90,8 @@ bool is_side_effecting(call_kind k);
 
 struct api_call {
     call_kind kind = call_kind::check_invitation;
-    std::string text;      // rendered invitation note or message text ("" if none)
+    std::string text;      // rendered invitation note or message text ("" if none); for the
+                           // get_conversation reconciliation: the text to look for
     std::string variant;   // message variant name for send ("" otherwise)
     bool reconcile = false;  // true: read-only check whether the interrupted call took effect
 };
@@ -132,7 +164,9 @@ decision decide(const campaign& c, const lead_view& lead, const enrollment_state
 // The state a new enrollment starts in: the entry step, ready at `now`.
 enrollment_state initial_state(const campaign& c, time_point now);
 
-// Deterministic A/B choice: the same (lead key, step id) always gives the same variant.
+// Deterministic A/B choice: the same (lead key, step id) always gives the same variant: FNV-1a 64
+// of key + '\0' + step id, through MurmurHash3's fmix64 finalizer, modulo the variant count.
+// Precondition: the step has at least one variant (every send step of a loaded campaign has).
 const message_variant& choose_variant(const step& s, const lead_view& lead);
 
 // Working hours (schedule in model.hpp) through the IANA time zone database.
