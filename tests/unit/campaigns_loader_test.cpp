@@ -68,6 +68,10 @@ struct example_case {
     std::size_t accounts;
 };
 
+std::ostream& operator<<(std::ostream& out, const example_case& c) {
+    return out << c.file;
+}
+
 class examples : public ::testing::TestWithParam<example_case> {};
 
 TEST_P(examples, validate) {
@@ -89,7 +93,11 @@ TEST_P(examples, validate) {
 
 INSTANTIATE_TEST_SUITE_P(campaigns, examples,
                          ::testing::Values(example_case{"canonical.yaml", 4, 1}, example_case{"follow_up.yaml", 8, 1},
-                                           example_case{"multi_account.yaml", 4, 3}));
+                                           example_case{"multi_account.yaml", 4, 3}),
+                         [](const auto& info) {
+                             std::string name = info.param.file;
+                             return name.substr(0, name.find('.'));
+                         });
 
 TEST(loader, canonical_example_means_what_it_says) {
     load_options options;
@@ -376,7 +384,8 @@ INSTANTIATE_TEST_SUITE_P(
                  3, 3, "this lead has no profile_url"},
         bad_case{"json_syntax", "name: t\naccounts: acc_1\naudience: {file: syntax.json}\n"
                                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-                 3, 4, "YAML syntax error"}));
+                 3, 4, "YAML syntax error"}),
+    [](const auto& info) { return std::string(info.param.name); });
 
 TEST(loader, file_column_empty_in_some_row_needs_a_default) {
     std::map<std::string, std::string> files = {

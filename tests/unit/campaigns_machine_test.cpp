@@ -142,6 +142,12 @@ TEST_P(transitions, decide) {
     }
 }
 
+// Test names from the cases' own names.
+template <class Case>
+std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+    return info.param.name;
+}
+
 const time_point later = t0 + hours(5);
 const time_point retry_at = t0 + minutes(10);
 
@@ -175,7 +181,8 @@ INSTANTIATE_TEST_SUITE_P(
         transition{"replied_stops", at("pause", status::ready, t0), ev_replied{}, t0,
                    at("pause", status::replied, t0, 0, false, false, "the lead replied"), std::nullopt},
         transition{"cancel", at("check", status::ready, t0), ev_cancel{"do-not-contact"}, t0,
-                   at("check", status::cancelled, t0, 0, false, false, "do-not-contact"), std::nullopt}));
+                   at("check", status::cancelled, t0, 0, false, false, "do-not-contact"), std::nullopt}),
+    case_name<transition>);
 
 INSTANTIATE_TEST_SUITE_P(
     calling, transitions,
@@ -288,7 +295,8 @@ INSTANTIATE_TEST_SUITE_P(
         transition{"replied_while_sending", at("hello", status::calling, t0, 1, true), ev_replied{}, t0,
                    at("hello", status::replied, t0, 1, false, false, "the lead replied"), std::nullopt},
         transition{"cancel_while_calling", at("invite", status::calling, t0, 0, true), ev_cancel{"campaign cancelled"},
-                   t0, at("invite", status::cancelled, t0, 0, false, false, "campaign cancelled"), std::nullopt}));
+                   t0, at("invite", status::cancelled, t0, 0, false, false, "campaign cancelled"), std::nullopt}),
+    case_name<transition>);
 
 const time_point deadline = t0 + day * 7;
 
@@ -319,7 +327,8 @@ INSTANTIATE_TEST_SUITE_P(
         transition{"replied_while_waiting", at("wait", status::waiting, deadline), ev_replied{}, t0,
                    at("wait", status::replied, deadline, 0, false, false, "the lead replied"), std::nullopt},
         transition{"cancel_while_waiting", at("wait", status::waiting, deadline), ev_cancel{"x"}, t0,
-                   at("wait", status::cancelled, deadline, 0, false, false, "x"), std::nullopt}));
+                   at("wait", status::cancelled, deadline, 0, false, false, "x"), std::nullopt}),
+    case_name<transition>);
 
 // ---------------------------------------------------------------------------------------------
 // Invalid events: in every state, every event that is not valid there leaves it unchanged.
@@ -358,7 +367,8 @@ INSTANTIATE_TEST_SUITE_P(
         refused{"result_transient", at("invite", status::ready, t0),
                 failed_with(call_kind::invite, result_kind::transient, later), t0, "no call in flight"},
         refused{"result_reconcile", at("invite", status::ready, t0), check_ok(invitation::none, true), t0,
-                "no call in flight"}));
+                "no call in flight"}),
+    case_name<refused>);
 
 INSTANTIATE_TEST_SUITE_P(
     calling, invalid_events,
@@ -376,7 +386,8 @@ INSTANTIATE_TEST_SUITE_P(
         refused{"reconcile_invite_without_state", at("invite", status::calling, t0, 1, true),
                 result(call_kind::check_invitation, result_kind::ok, true), t0, "without the invitation state"},
         refused{"visit_has_no_reconciliation", at("look", status::calling, t0),
-                result(call_kind::check_invitation, result_kind::ok, true), t0, "waits for visit"}));
+                result(call_kind::check_invitation, result_kind::ok, true), t0, "waits for visit"}),
+    case_name<refused>);
 
 INSTANTIATE_TEST_SUITE_P(
     waiting, invalid_events,
@@ -386,7 +397,8 @@ INSTANTIATE_TEST_SUITE_P(
         refused{"deferred_before_deadline", at("wait", status::waiting, deadline), ev_deferred{deadline + day, "x"}, t0,
                 "deferred before it was due"},
         refused{"result", at("wait", status::waiting, deadline), check_ok(invitation::accepted), deadline,
-                "no call in flight"}));
+                "no call in flight"}),
+    case_name<refused>);
 
 // Terminal states refuse every event.
 std::vector<refused> terminal_cases() {
@@ -416,7 +428,7 @@ std::vector<refused> terminal_cases() {
     return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(terminal, invalid_events, ::testing::ValuesIn(terminal_cases()));
+INSTANTIATE_TEST_SUITE_P(terminal, invalid_events, ::testing::ValuesIn(terminal_cases()), case_name<refused>);
 
 // The table above is complete: for every status and every kind of event, decide() answers as
 // the README's state table says (valid or not), with the events in their most ordinary form.
