@@ -61,8 +61,10 @@ struct file_reporter {
 bool check_column_name(file_reporter& out, const std::string& name, int line, int column,
                        std::set<std::string>& seen) {
     if (!is_field_name(name)) {
-        out.error(line, column, "column '" + name + "' is not a field name (letters, digits and _, not starting "
-                                "with a digit), so templates could not use it");
+        out.error(line, column,
+                  "column '" + name +
+                      "' is not a field name (letters, digits and _, not starting "
+                      "with a digit), so templates could not use it");
         return false;
     }
     if (!seen.insert(name).second) {
@@ -90,8 +92,9 @@ table read_csv_table(file_reporter& out, std::string_view text) {
     for (std::size_t r = 1; r < doc.records.size() && !out.failed; ++r) {
         const csv_record& rec = doc.records[r];
         if (rec.fields.size() != t.columns.size()) {
-            out.error(rec.line, 1, "this row has " + std::to_string(rec.fields.size()) + " fields, the header has " +
-                                       std::to_string(t.columns.size()));
+            out.error(rec.line, 1,
+                      "this row has " + std::to_string(rec.fields.size()) + " fields, the header has " +
+                          std::to_string(t.columns.size()));
             continue;
         }
         lead_row row{rec.line, 1, {}};
@@ -107,11 +110,12 @@ table read_csv_table(file_reporter& out, std::string_view text) {
 }
 
 // One JSON object -> a row; `pointer` is its JSON pointer in the parsed file.
-void read_json_row(file_reporter& out, const parsed_document& doc, const json& item, const std::string& pointer,
-                   table& t, std::set<std::string>& seen) {
+void read_json_row(file_reporter& out, const parsed_document& doc, const json& item,
+                   const std::string& pointer, table& t, std::set<std::string>& seen) {
     source_pos at = doc.positions.count(pointer) ? doc.positions.at(pointer).value : source_pos{};
     if (!item.is_object()) {
-        out.error(at.line, at.column, "each item must be an object such as {\"profile_url\": \"https://...\"}");
+        out.error(at.line, at.column,
+                  "each item must be an object such as {\"profile_url\": \"https://...\"}");
         return;
     }
     lead_row row{at.line, at.column, {}};
@@ -120,7 +124,8 @@ void read_json_row(file_reporter& out, const parsed_document& doc, const json& i
     for (const auto& [key, _] : item.items()) {
         keys.emplace_back(doc.positions.at(pointer_append(pointer, key)).key, key);
     }
-    std::sort(keys.begin(), keys.end(), [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
+    std::sort(keys.begin(), keys.end(),
+              [](const auto& a, const auto& b) { return a.first.offset < b.first.offset; });
     for (const auto& [key_at, key] : keys) {
         const json& value = item[key];
         if (!seen.count(key)) {
@@ -130,7 +135,8 @@ void read_json_row(file_reporter& out, const parsed_document& doc, const json& i
             t.columns.push_back(key);
         }
         if (value.is_object() || value.is_array()) {
-            out.error(key_at.line, key_at.column, "the value of '" + key + "' must be a text, a number or true/false");
+            out.error(key_at.line, key_at.column,
+                      "the value of '" + key + "' must be a text, a number or true/false");
         } else if (!value.is_null()) {
             std::string text = trim(value.is_string() ? value.get<std::string>() : value.dump());
             if (!text.empty()) {

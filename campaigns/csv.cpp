@@ -15,9 +15,7 @@ public:
     }
 
     bool done() const { return at_ >= text_.size(); }
-    char peek(std::size_t ahead = 0) const {
-        return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0';
-    }
+    char peek(std::size_t ahead = 0) const { return at_ + ahead < text_.size() ? text_[at_ + ahead] : '\0'; }
     int line() const { return line_; }
     int column() const { return column_; }
 
@@ -54,7 +52,8 @@ bool read_quoted(cursor& in, csv_field& field, csv_document& doc) {
     in.advance();
     while (true) {
         if (in.done()) {
-            doc.errors.push_back({field.line, field.column, "unterminated quoted field (a \" opened here is never closed)"});
+            doc.errors.push_back(
+                {field.line, field.column, "unterminated quoted field (a \" opened here is never closed)"});
             return false;
         }
         char c = in.advance();
@@ -77,8 +76,9 @@ bool read_quoted(cursor& in, csv_field& field, csv_document& doc) {
 bool read_plain(cursor& in, csv_field& field, csv_document& doc) {
     while (!in.done() && in.peek() != ',' && !in.at_line_end()) {
         if (in.peek() == '"') {
-            doc.errors.push_back({in.line(), in.column(),
-                                  "quote inside an unquoted field (quote the whole field and double the quote)"});
+            doc.errors.push_back(
+                {in.line(), in.column(),
+                 "quote inside an unquoted field (quote the whole field and double the quote)"});
             return false;
         }
         field.value += in.advance();

@@ -32,11 +32,15 @@ struct graph {
 std::vector<std::pair<const char*, const std::string*>> targets_of(const step& s) {
     switch (s.kind) {
     case step_kind::check_invitation:
-        return {{"on_accepted", &s.on_accepted}, {"on_pending", &s.on_pending},
+        return {{"on_accepted", &s.on_accepted},
+                {"on_pending", &s.on_pending},
                 {"on_no_invitation", &s.on_no_invitation}};
-    case step_kind::wait_accepted: return {{"next", &s.next}, {"on_timeout", &s.on_timeout}};
-    case step_kind::end: return {};
-    default: return {{"next", &s.next}};
+    case step_kind::wait_accepted:
+        return {{"next", &s.next}, {"on_timeout", &s.on_timeout}};
+    case step_kind::end:
+        return {};
+    default:
+        return {{"next", &s.next}};
     }
 }
 
@@ -51,9 +55,11 @@ bool check_ids(load_context& ctx, graph& g) {
         }
         auto [first, fresh] = g.index.emplace(id, i);
         if (!fresh) {
-            ctx.error(pointer, "duplicate step id '" + id + "' (first at line " +
-                                   std::to_string(ctx.position(pointer_append(g.step_pointer(first->second), "id")).line) +
-                                   ")");
+            ctx.error(
+                pointer,
+                "duplicate step id '" + id + "' (first at line " +
+                    std::to_string(ctx.position(pointer_append(g.step_pointer(first->second), "id")).line) +
+                    ")");
             ok = false;
         }
     }
@@ -75,9 +81,9 @@ bool build_edges(load_context& ctx, graph& g) {
             }
             auto it = g.index.find(*target);
             if (it == g.index.end()) {
-                ctx.error(pointer_append(g.step_pointer(i), key), "step '" + g.c.steps[i].id + "': " + key + " '" +
-                                                                      *target + "' is not a step id (nor end)" +
-                                                                      did_you_mean(*target, ids));
+                ctx.error(pointer_append(g.step_pointer(i), key),
+                          "step '" + g.c.steps[i].id + "': " + key + " '" + *target +
+                              "' is not a step id (nor end)" + did_you_mean(*target, ids));
                 ok = false;
                 continue;
             }
@@ -109,8 +115,9 @@ bool check_reachable(load_context& ctx, const graph& g) {
     bool ok = true;
     for (std::size_t i = 1; i < seen.size(); ++i) {
         if (!seen[i]) {
-            ctx.error(g.step_pointer(i), "step '" + g.c.steps[i].id + "' is never reached from the first step '" +
-                                             g.c.steps[0].id + "'");
+            ctx.error(g.step_pointer(i), "step '" + g.c.steps[i].id +
+                                             "' is never reached from the first step '" + g.c.steps[0].id +
+                                             "'");
             ok = false;
         }
     }
@@ -132,7 +139,8 @@ void check_no_loops(load_context& ctx, const graph& g) {
                 for (auto it = from; it != path.end(); ++it) {
                     loop += g.c.steps[*it].id + " -> ";
                 }
-                std::string pointer = e.key.empty() ? g.step_pointer(i) : pointer_append(g.step_pointer(i), e.key);
+                std::string pointer =
+                    e.key.empty() ? g.step_pointer(i) : pointer_append(g.step_pointer(i), e.key);
                 ctx.error(pointer, "steps loop: " + loop + g.c.steps[e.to].id +
                                        "; a sequence must end, so no step may lead back to an earlier one");
             } else if (marks[e.to] == mark::fresh) {
@@ -154,7 +162,8 @@ void warn_without_invitation(load_context& ctx, const graph& g) {
     for (std::size_t i = 0; i < g.c.steps.size(); ++i) {
         const step& s = g.c.steps[i];
         for (const edge& e : g.out[i]) {
-            if (s.kind == step_kind::invite || (s.kind == step_kind::check_invitation && e.key == "on_pending")) {
+            if (s.kind == step_kind::invite ||
+                (s.kind == step_kind::check_invitation && e.key == "on_pending")) {
                 after_invitation.push_back(e.to);
             }
         }
@@ -165,9 +174,10 @@ void warn_without_invitation(load_context& ctx, const graph& g) {
         if (covered[i] || (s.kind != step_kind::wait_accepted && s.kind != step_kind::withdraw)) {
             continue;
         }
-        ctx.warning(g.step_pointer(i), "step '" + s.id + "' (" + to_string(s.kind) +
-                                           ") follows no invite and no PENDING branch of check_invitation on any "
-                                           "path: it only works for invitations sent outside this campaign");
+        ctx.warning(g.step_pointer(i),
+                    "step '" + s.id + "' (" + to_string(s.kind) +
+                        ") follows no invite and no PENDING branch of check_invitation on any "
+                        "path: it only works for invitations sent outside this campaign");
     }
 }
 

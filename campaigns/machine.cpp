@@ -73,12 +73,18 @@ enrollment_state enter(const campaign& c, std::string id, time_point now, bool a
 std::optional<call_kind> step_call(step_kind k) {
     switch (k) {
     case step_kind::check_invitation:
-    case step_kind::wait_accepted: return call_kind::check_invitation;
-    case step_kind::invite: return call_kind::invite;
-    case step_kind::send: return call_kind::send;
-    case step_kind::visit: return call_kind::visit;
-    case step_kind::withdraw: return call_kind::withdraw;
-    default: return std::nullopt;
+    case step_kind::wait_accepted:
+        return call_kind::check_invitation;
+    case step_kind::invite:
+        return call_kind::invite;
+    case step_kind::send:
+        return call_kind::send;
+    case step_kind::visit:
+        return call_kind::visit;
+    case step_kind::withdraw:
+        return call_kind::withdraw;
+    default:
+        return std::nullopt;
     }
 }
 
@@ -86,9 +92,12 @@ std::optional<call_kind> step_call(step_kind k) {
 std::optional<call_kind> reconcile_call(step_kind k) {
     switch (k) {
     case step_kind::invite:
-    case step_kind::withdraw: return call_kind::check_invitation;
-    case step_kind::send: return call_kind::get_conversation;
-    default: return std::nullopt;
+    case step_kind::withdraw:
+        return call_kind::check_invitation;
+    case step_kind::send:
+        return call_kind::get_conversation;
+    default:
+        return std::nullopt;
     }
 }
 
@@ -108,7 +117,8 @@ api_call make_call(const step& s, const lead_view& lead, bool reconcile) {
     return call;
 }
 
-decision start_call(const step& s, const lead_view& lead, enrollment_state next, bool reconcile, time_point now) {
+decision start_call(const step& s, const lead_view& lead, enrollment_state next, bool reconcile,
+                    time_point now) {
     next.st = status::calling;
     next.reconcile = reconcile;
     next.next_run_at = now;
@@ -126,15 +136,18 @@ time_point not_before(time_point t, time_point now) {
 decision due_ready(const campaign& c, const lead_view& lead, const enrollment_state& s, time_point now) {
     const step& current = current_step(c, s);
     switch (current.kind) {
-    case step_kind::delay: return moved(enter(c, current.next, now, s.accepted_seen), "delay elapsed");
-    case step_kind::end: return moved(enter(c, "", now, s.accepted_seen), "end");
+    case step_kind::delay:
+        return moved(enter(c, current.next, now, s.accepted_seen), "delay elapsed");
+    case step_kind::end:
+        return moved(enter(c, "", now, s.accepted_seen), "end");
     case step_kind::wait_accepted:
         // Ready at a wait: its timeout check failed transiently and is retried now.
         if (s.accepted_seen) {
             return moved(enter(c, current.next, now, true), "accepted");
         }
         return start_call(current, lead, s, false, now);
-    default: break;
+    default:
+        break;
     }
     if (!in_working_hours(c.schedule, now)) {
         enrollment_state next = s;
@@ -166,7 +179,8 @@ decision on_due(const campaign& c, const lead_view& lead, const enrollment_state
             return invalid(s, "not due before " + format_time(s.next_run_at));
         }
         return due_ready(c, lead, s, now);
-    case status::calling: return due_calling(c, lead, s, now);
+    case status::calling:
+        return due_calling(c, lead, s, now);
     case status::waiting: {
         if (now < s.next_run_at) {
             return invalid(s, "waiting for the acceptance until " + format_time(s.next_run_at));
@@ -177,7 +191,8 @@ decision on_due(const campaign& c, const lead_view& lead, const enrollment_state
         }
         return start_call(current, lead, s, false, now);  // confirm before timing out
     }
-    default: return invalid(s, std::string("due in terminal status ") + to_string(s.st));
+    default:
+        return invalid(s, std::string("due in terminal status ") + to_string(s.st));
     }
 }
 
@@ -214,8 +229,10 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
     }
     if (current.kind == step_kind::check_invitation) {
         switch (*r.invitation_state) {
-        case invitation::accepted: return moved(enter(c, current.on_accepted, now, true), "ACCEPTED");
-        case invitation::pending: return moved(enter(c, current.on_pending, now, s.accepted_seen), "PENDING");
+        case invitation::accepted:
+            return moved(enter(c, current.on_accepted, now, true), "ACCEPTED");
+        case invitation::pending:
+            return moved(enter(c, current.on_pending, now, s.accepted_seen), "PENDING");
         case invitation::none:
             return moved(enter(c, current.on_no_invitation, now, s.accepted_seen), "NO_INVITATION");
         }
@@ -244,8 +261,8 @@ std::optional<bool> effect_present(const step& current, const ev_result& r) {
     return *r.invitation_state != invitation::pending;
 }
 
-decision reconcile_result(const campaign& c, const step& current, const enrollment_state& s, const ev_result& r,
-                          time_point now) {
+decision reconcile_result(const campaign& c, const step& current, const enrollment_state& s,
+                          const ev_result& r, time_point now) {
     if (r.kind == result_kind::transient || r.kind == result_kind::uncertain) {
         return retry(c, s, r, now);  // reconciliation is read-only: ask again later
     }
@@ -261,7 +278,8 @@ decision reconcile_result(const campaign& c, const step& current, const enrollme
         return moved(enter(c, current.next, now, accepted), "reconciled: the call took effect");
     }
     if (s.attempt >= c.max_attempts) {
-        return failed(s, "attempts exhausted (" + std::to_string(s.attempt) + "): the call did not take effect");
+        return failed(s,
+                      "attempts exhausted (" + std::to_string(s.attempt) + "): the call did not take effect");
     }
     enrollment_state next = s;
     next.st = status::ready;
@@ -273,10 +291,14 @@ decision reconcile_result(const campaign& c, const step& current, const enrollme
 decision call_result(const campaign& c, const step& current, const enrollment_state& s, const ev_result& r,
                      time_point now) {
     switch (r.kind) {
-    case result_kind::ok: return ok_result(c, current, s, r, now);
-    case result_kind::transient: return retry(c, s, r, now);
-    case result_kind::permanent: return failed(s, r.reason);
-    case result_kind::uncertain: break;
+    case result_kind::ok:
+        return ok_result(c, current, s, r, now);
+    case result_kind::transient:
+        return retry(c, s, r, now);
+    case result_kind::permanent:
+        return failed(s, r.reason);
+    case result_kind::uncertain:
+        break;
     }
     if (current.kind == step_kind::visit) {
         return moved(enter(c, current.next, now, s.accepted_seen), "visit not reconciled: counted as done");
@@ -304,9 +326,10 @@ decision on_result(const campaign& c, const enrollment_state& s, const ev_result
     const step& current = current_step(c, s);
     std::optional<call_kind> expected = s.reconcile ? reconcile_call(current.kind) : step_call(current.kind);
     if (!expected || *expected != r.call || r.reconcile != s.reconcile) {
-        return invalid(s, std::string("a result of ") + to_string(r.call) + (r.reconcile ? " (reconcile)" : "") +
-                              ", but step '" + s.step + "' waits for " +
-                              (expected ? to_string(*expected) : "no call") + (s.reconcile ? " (reconcile)" : ""));
+        return invalid(s, std::string("a result of ") + to_string(r.call) +
+                              (r.reconcile ? " (reconcile)" : "") + ", but step '" + s.step + "' waits for " +
+                              (expected ? to_string(*expected) : "no call") +
+                              (s.reconcile ? " (reconcile)" : ""));
     }
     return s.reconcile ? reconcile_result(c, current, s, r, now) : call_result(c, current, s, r, now);
 }
@@ -398,31 +421,45 @@ bool is_terminal(status s) {
 
 const char* to_string(status s) {
     switch (s) {
-    case status::ready: return "ready";
-    case status::calling: return "calling";
-    case status::waiting: return "waiting";
-    case status::done: return "done";
-    case status::replied: return "replied";
-    case status::failed: return "failed";
-    case status::cancelled: return "cancelled";
+    case status::ready:
+        return "ready";
+    case status::calling:
+        return "calling";
+    case status::waiting:
+        return "waiting";
+    case status::done:
+        return "done";
+    case status::replied:
+        return "replied";
+    case status::failed:
+        return "failed";
+    case status::cancelled:
+        return "cancelled";
     }
     return "?";
 }
 
 const char* to_string(call_kind k) {
     switch (k) {
-    case call_kind::check_invitation: return "check_invitation";
-    case call_kind::invite: return "invite";
-    case call_kind::withdraw: return "withdraw";
-    case call_kind::send: return "send";
-    case call_kind::visit: return "visit";
-    case call_kind::get_conversation: return "get_conversation";
+    case call_kind::check_invitation:
+        return "check_invitation";
+    case call_kind::invite:
+        return "invite";
+    case call_kind::withdraw:
+        return "withdraw";
+    case call_kind::send:
+        return "send";
+    case call_kind::visit:
+        return "visit";
+    case call_kind::get_conversation:
+        return "get_conversation";
     }
     return "?";
 }
 
 bool is_side_effecting(call_kind k) {
-    return k == call_kind::invite || k == call_kind::withdraw || k == call_kind::send || k == call_kind::visit;
+    return k == call_kind::invite || k == call_kind::withdraw || k == call_kind::send ||
+           k == call_kind::visit;
 }
 
 decision decide(const campaign& c, const lead_view& lead, const enrollment_state& state, const event& e,

@@ -97,7 +97,9 @@ json schedule_to_json(const schedule& s) {
             days.push_back(day_names[i]);
         }
     }
-    return {{"time_zone", s.time_zone}, {"days", days}, {"start_minute", s.start_minute},
+    return {{"time_zone", s.time_zone},
+            {"days", days},
+            {"start_minute", s.start_minute},
             {"end_minute", s.end_minute}};
 }
 
@@ -147,7 +149,8 @@ std::map<std::string, action_limit> limits_from_json(const json& j) {
 }
 
 campaign campaign_from_json_unchecked(const json& j) {
-    ORCH_CAMPAIGNS_ASSERT(j.at("format").get<int>() == canonical_format, "canonical campaign: unknown format");
+    ORCH_CAMPAIGNS_ASSERT(j.at("format").get<int>() == canonical_format,
+                          "canonical campaign: unknown format");
     campaign c;
     c.name = j.at("name").get<std::string>();
     c.accounts = j.at("accounts").get<std::vector<std::string>>();

@@ -66,8 +66,9 @@ std::vector<raw_error> leaf_errors(const valijson::ValidationResults& results) {
     std::vector<raw_error> kept;
     for (const raw_error& e : all) {
         bool explained = is_summary(e) && std::any_of(all.begin(), all.end(), [&](const raw_error& other) {
-            return !is_summary(other) && (other.pointer == e.pointer || starts_with(other.pointer, e.pointer + "/"));
-        });
+                             return !is_summary(other) && (other.pointer == e.pointer ||
+                                                           starts_with(other.pointer, e.pointer + "/"));
+                         });
         if (!explained) {
             kept.push_back(e);
         }
@@ -135,12 +136,18 @@ std::vector<std::string> property_names(const json* schema) {
 // ---- wording ----
 
 std::string type_words(const std::string& t) {
-    if (t == "string") return "a text";
-    if (t == "integer") return "a whole number";
-    if (t == "number") return "a number";
-    if (t == "boolean") return "true or false";
-    if (t == "object") return "a mapping (key: value)";
-    if (t == "array") return "a list";
+    if (t == "string")
+        return "a text";
+    if (t == "integer")
+        return "a whole number";
+    if (t == "number")
+        return "a number";
+    if (t == "boolean")
+        return "true or false";
+    if (t == "object")
+        return "a mapping (key: value)";
+    if (t == "array")
+        return "a list";
     return t;
 }
 
@@ -165,12 +172,18 @@ std::string shown(const json& v) {
 
 std::string actual_type(const json& v) {
     switch (v.type()) {
-    case json::value_t::null: return "nothing";
-    case json::value_t::string: return "the text " + shown(v);
-    case json::value_t::boolean: return shown(v);
-    case json::value_t::object: return "a mapping";
-    case json::value_t::array: return "a list";
-    default: return "the number " + v.dump();
+    case json::value_t::null:
+        return "nothing";
+    case json::value_t::string:
+        return "the text " + shown(v);
+    case json::value_t::boolean:
+        return shown(v);
+    case json::value_t::object:
+        return "a mapping";
+    case json::value_t::array:
+        return "a list";
+    default:
+        return "the number " + v.dump();
     }
 }
 
@@ -239,6 +252,12 @@ std::string first_quoted(const std::string& description) {
     return close == std::string::npos ? "" : description.substr(open + 1, close - open - 1);
 }
 
+// "an invite", "a send"
+std::string with_article(const std::string& word) {
+    bool vowel = !word.empty() && std::string_view("aeiou").find(word[0]) != std::string_view::npos;
+    return (vowel ? "an " : "a ") + word;
+}
+
 std::string kind_of_object(const json* object) {
     if (object && object->is_object() && object->contains("kind") && (*object)["kind"].is_string()) {
         return (*object)["kind"].get<std::string>();
@@ -261,7 +280,7 @@ public:
         } else if (starts_with(d, "Missing required property")) {
             std::string kind = kind_of_object(value);
             emit(e.pointer, path + ": missing required key '" + first_quoted(d) + "'" +
-                                (kind.empty() ? "" : " for a " + kind + " step"));
+                                (kind.empty() ? "" : " for " + with_article(kind) + " step"));
         } else if (starts_with(d, "Elements at indexes")) {
             duplicate_item(e.pointer, path, d);
         } else if (value) {
@@ -284,7 +303,7 @@ private:
         std::vector<std::string> known = property_names(schema);
         std::string kind = kind_of_object(object);
         if (!kind.empty() && std::find(known.begin(), known.end(), key) != known.end()) {
-            emit(key_pointer, path + ": key '" + key + "' does not apply to a " + kind + " step", at::key);
+            emit(key_pointer, path + ": key '" + key + "' does not apply to " + with_article(kind) + " step", at::key);
             return;
         }
         emit(key_pointer, path + ": unknown key '" + key + "'" + did_you_mean(key, known), at::key);
@@ -293,14 +312,15 @@ private:
     void duplicate_item(const std::string& pointer, const std::string& path, const std::string& d) {
         // "Elements at indexes #0 and #2 violate uniqueness constraint."
         std::size_t second = d.find("and #");
-        std::string index = second == std::string::npos ? "" : d.substr(second + 5, d.find(' ', second + 5) - second - 5);
+        std::string index =
+            second == std::string::npos ? "" : d.substr(second + 5, d.find(' ', second + 5) - second - 5);
         std::string item_pointer = index.empty() ? pointer : pointer_append(pointer, index);
         const json* item = instance_at(doc_, item_pointer);
         emit(item_pointer, path + ": duplicate entry" + (item ? " " + shown(*item) : std::string()));
     }
 
-    std::string value_message(const std::string& d, const std::vector<std::string>& tokens, const json* schema,
-                              const json& value) {
+    std::string value_message(const std::string& d, const std::vector<std::string>& tokens,
+                              const json* schema, const json& value) {
         std::string key = tokens.empty() ? "" : tokens.back();
         if (starts_with(d, "Value type not permitted")) {
             return "must be " + expected_type(schema) + ", not " + actual_type(value);

@@ -40,12 +40,15 @@ void build_accounts(load_context& ctx, const json& doc, campaign& c) {
         const std::string& id = c.accounts[i];
         std::string pointer = accounts.is_string() ? "/accounts" : pointer_append("/accounts", i);
         switch (ctx.options.account_lookup(id)) {
-        case account_status::connected: break;
+        case account_status::connected:
+            break;
         case account_status::unknown:
-            ctx.error(pointer, "accounts: unknown account '" + id + "' (orchestrator accounts list shows the ids)");
+            ctx.error(pointer,
+                      "accounts: unknown account '" + id + "' (orchestrator accounts list shows the ids)");
             break;
         case account_status::disconnected:
-            ctx.error(pointer, "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
+            ctx.error(pointer,
+                      "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
             break;
         }
     }
@@ -67,12 +70,14 @@ bool build_audience(load_context& ctx, const json& doc, campaign& c) {
     bool search = a.contains("search");
     bool file = a.contains("file");
     if (search == file) {
-        ctx.error("/audience", search ? "audience: give either search or file, not both"
-                                      : "audience: needs search (a search_people query) or file (a CSV/JSON file)");
+        ctx.error("/audience",
+                  search ? "audience: give either search or file, not both"
+                         : "audience: needs search (a search_people query) or file (a CSV/JSON file)");
         return false;
     }
     if (file && a.contains("total_results")) {
-        ctx.error("/audience/total_results", "audience.total_results: applies to a search audience only", at::key);
+        ctx.error("/audience/total_results", "audience.total_results: applies to a search audience only",
+                  at::key);
     }
     if (search) {
         build_search_audience(a, c.who);
@@ -123,8 +128,8 @@ void build_limits(load_context& ctx, const json& doc, campaign& c) {
         }
         if (limit.per_day && limit.per_week && *limit.per_week < *limit.per_day) {
             ctx.error("/limits/" + action + "/per_week",
-                      "limits." + action + ".per_week: " + std::to_string(*limit.per_week) + " is below per_day (" +
-                          std::to_string(*limit.per_day) + ")");
+                      "limits." + action + ".per_week: " + std::to_string(*limit.per_week) +
+                          " is below per_day (" + std::to_string(*limit.per_day) + ")");
         }
         c.limits[action] = limit;
     }
@@ -136,8 +141,8 @@ seconds build_duration(load_context& ctx, const json& s, const std::string& poin
     std::optional<std::int64_t> value = parse_duration(text);
     if (!value) {
         // The schema checked the shape, so only the bound can fail here.
-        ctx.error(pointer_append(pointer, key), where + "'" + text + "' is longer than " +
-                                                    format_duration(seconds{duration_seconds_max}));
+        ctx.error(pointer_append(pointer, key),
+                  where + "'" + text + "' is longer than " + format_duration(seconds{duration_seconds_max}));
         return seconds{0};
     }
     if (*value == 0) {
@@ -164,7 +169,8 @@ void build_variants(load_context& ctx, const json& s, const std::string& pointer
     const json& variants = s["variants"];
     for (std::size_t i = 0; i < variants.size(); ++i) {
         std::string name = variants[i]["name"].get<std::string>();
-        std::string name_pointer = pointer_append(pointer_append(pointer_append(pointer, "variants"), i), "name");
+        std::string name_pointer =
+            pointer_append(pointer_append(pointer_append(pointer, "variants"), i), "name");
         if (!seen.emplace(name, i).second) {
             ctx.error(name_pointer, where + "duplicate variant name '" + name + "'");
         }
@@ -187,7 +193,8 @@ step build_step(load_context& ctx, const json& steps, std::size_t i) {
     out.id = s["id"].get<std::string>();
     out.kind = *step_kind_from_string(s["kind"].get<std::string>());
     // Without `next`, a step continues with the one below it; the last step ends.
-    std::string below = i + 1 < steps.size() && steps[i + 1].contains("id") ? steps[i + 1]["id"].get<std::string>() : "";
+    std::string below =
+        i + 1 < steps.size() && steps[i + 1].contains("id") ? steps[i + 1]["id"].get<std::string>() : "";
     if (out.kind != step_kind::end && out.kind != step_kind::check_invitation) {
         out.next = target_of(s, "next", below);
     }
@@ -228,7 +235,8 @@ void check_step_templates(load_context& ctx, const campaign& c, const json& step
         } else {
             for (std::size_t v = 0; v < s.variants.size(); ++v) {
                 std::string variant_pointer = pointer_append(pointer_append(pointer, "variants"), v);
-                check_template(ctx, s.variants[v].text, pointer_append(variant_pointer, "message_text"), c.who);
+                check_template(ctx, s.variants[v].text, pointer_append(variant_pointer, "message_text"),
+                               c.who);
             }
         }
     }
@@ -242,7 +250,8 @@ campaign build_campaign(load_context& ctx) {
     c.name = doc["name"].get<std::string>();
     build_accounts(ctx, doc, c);
     std::string unavailable = doc.value("on_account_unavailable", std::string("wait"));
-    c.unavailable = unavailable == "reassign" ? on_account_unavailable::reassign : on_account_unavailable::wait;
+    c.unavailable =
+        unavailable == "reassign" ? on_account_unavailable::reassign : on_account_unavailable::wait;
     bool audience_known = build_audience(ctx, doc, c);
     build_schedule(ctx, doc, c);
     build_limits(ctx, doc, c);
@@ -321,7 +330,8 @@ void report_in_template(load_context& ctx, const std::string& pointer, const tex
 
 }  // namespace
 
-void check_template(load_context& ctx, const text_template& t, const std::string& pointer, const audience& who) {
+void check_template(load_context& ctx, const text_template& t, const std::string& pointer,
+                    const audience& who) {
     parsed_template parsed = parse_template(t.source);
     for (const template_error& e : parsed.errors) {
         report_in_template(ctx, pointer, t, e.offset, e.raw, e.message);

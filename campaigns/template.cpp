@@ -59,7 +59,8 @@ parsed_template parse_template(const std::string& source) {
         if (close == std::string::npos || (nested != std::string::npos && nested < close)) {
             std::size_t line_end = source.find('\n', at);
             std::string shown = source.substr(at, std::min<std::size_t>(line_end - at, 30));
-            out.errors.push_back({at, shown, "unclosed placeholder '" + shown + "': a placeholder ends with }}"});
+            out.errors.push_back(
+                {at, shown, "unclosed placeholder '" + shown + "': a placeholder ends with }}"});
             at += 2;
             continue;
         }

@@ -109,7 +109,8 @@ std::optional<hours_range> parse_hours(const std::string& text, std::string& err
         return std::nullopt;
     }
     if (end <= start) {
-        error = "hours '" + text + "': the end must be after the start (a window across midnight is not supported)";
+        error = "hours '" + text +
+                "': the end must be after the start (a window across midnight is not supported)";
         return std::nullopt;
     }
     return hours_range{start, end};

@@ -108,10 +108,14 @@ struct converter {
             return nullptr;
         }
         switch (n.Type()) {
-        case YAML::NodeType::Map: return mapping(n, pointer, depth);
-        case YAML::NodeType::Sequence: return sequence(n, pointer, depth);
-        case YAML::NodeType::Scalar: return scalar(n);
-        default: return nullptr;  // Null (an empty value) or Undefined
+        case YAML::NodeType::Map:
+            return mapping(n, pointer, depth);
+        case YAML::NodeType::Sequence:
+            return sequence(n, pointer, depth);
+        case YAML::NodeType::Scalar:
+            return scalar(n);
+        default:
+            return nullptr;  // Null (an empty value) or Undefined
         }
     }
 

@@ -9,9 +9,9 @@ namespace orch::campaigns::detail {
 
 }  // namespace orch::campaigns::detail
 
-#define ORCH_CAMPAIGNS_ASSERT(expression, what)                                                  \
-    do {                                                                                         \
-        if (!(expression)) {                                                                     \
-            ::orch::campaigns::detail::assert_failed(#expression, __FILE__, __LINE__, (what));   \
-        }                                                                                        \
+#define ORCH_CAMPAIGNS_ASSERT(expression, what)                                                \
+    do {                                                                                       \
+        if (!(expression)) {                                                                   \
+            ::orch::campaigns::detail::assert_failed(#expression, __FILE__, __LINE__, (what)); \
+        }                                                                                      \
     } while (false)

@@ -11,12 +11,12 @@ namespace orch::campaigns::detail {
 
 struct csv_field {
     std::string value;
-    int line = 0;    // 1-based position of the field's first character
+    int line = 0;  // 1-based position of the field's first character
     int column = 0;
 };
 
 struct csv_record {
-    int line = 0;    // 1-based line where the record starts
+    int line = 0;  // 1-based line where the record starts
     std::vector<csv_field> fields;
 };
 

@@ -16,7 +16,7 @@ enum class at { value, key };
 
 struct load_context {
     const load_options& options;
-    std::string_view text;         // the definition text (placeholders are located in it)
+    std::string_view text;  // the definition text (placeholders are located in it)
     const parsed_document& doc;
     std::vector<diagnostic> errors;
     std::vector<diagnostic> warnings;

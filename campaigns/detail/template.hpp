@@ -11,8 +11,8 @@
 namespace orch::campaigns::detail {
 
 struct placeholder {
-    std::size_t offset = 0;     // of the opening "{{" in the template source
-    std::string raw;            // the placeholder as written, braces included
+    std::size_t offset = 0;  // of the opening "{{" in the template source
+    std::string raw;  // the placeholder as written, braces included
     std::string name;
     bool has_default = false;
     std::string default_text;
@@ -20,7 +20,7 @@ struct placeholder {
 
 struct template_error {
     std::size_t offset = 0;
-    std::string raw;            // the text the error is about, as written
+    std::string raw;  // the text the error is about, as written
     std::string message;
 };
 

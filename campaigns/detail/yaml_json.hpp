@@ -14,14 +14,14 @@
 namespace orch::campaigns::detail {
 
 struct source_pos {
-    int line = 0;    // 1-based; 0 when unknown
+    int line = 0;  // 1-based; 0 when unknown
     int column = 0;  // 1-based
-    int offset = -1; // byte offset in the text; -1 when unknown
+    int offset = -1;  // byte offset in the text; -1 when unknown
 };
 
 struct node_pos {
     source_pos value;  // where the node's value starts
-    source_pos key;    // for a mapping entry: where its key is; else same as value
+    source_pos key;  // for a mapping entry: where its key is; else same as value
 };
 
 struct syntax_error {
@@ -32,7 +32,7 @@ struct syntax_error {
 struct parsed_document {
     nlohmann::json value;
     std::map<std::string, node_pos> positions;  // JSON pointer ("" = root, "/steps/0/id") -> position
-    std::vector<syntax_error> errors;           // syntax errors, duplicate keys, several documents
+    std::vector<syntax_error> errors;  // syntax errors, duplicate keys, several documents
 };
 
 // Never throws on bad input: problems land in `errors` (then `value` is not to be trusted).

@@ -35,16 +35,20 @@ TEST(csv, last_line_without_newline_and_empty_fields) {
 }
 
 TEST(csv, quoted_commas_quotes_and_line_breaks) {
-    csv_document doc = parse_csv("name,note\n\"Doe, Jane\",\"said \"\"hi\"\"\"\n\"multi\nline\",x\nlast,\"\"\n");
+    csv_document doc =
+        parse_csv("name,note\n\"Doe, Jane\",\"said \"\"hi\"\"\"\n\"multi\nline\",x\nlast,\"\"\n");
     EXPECT_TRUE(doc.errors.empty());
-    EXPECT_EQ(values(doc), (rows{{"name", "note"}, {"Doe, Jane", "said \"hi\""}, {"multi\nline", "x"}, {"last", ""}}));
+    EXPECT_EQ(values(doc),
+              (rows{{"name", "note"}, {"Doe, Jane", "said \"hi\""}, {"multi\nline", "x"}, {"last", ""}}));
     EXPECT_EQ(doc.records[2].line, 3);
     EXPECT_EQ(doc.records[3].line, 5);  // the quoted line break moved it down
     EXPECT_EQ(doc.records[3].fields[1].column, 6);
 }
 
 TEST(csv, crlf_bom_and_blank_lines) {
-    csv_document doc = parse_csv("\xEF\xBB\xBF" "a,b\r\n\r\n1,\"x\r\ny\"\r\n\n2,3\r\n");
+    csv_document doc = parse_csv(
+        "\xEF\xBB\xBF"
+        "a,b\r\n\r\n1,\"x\r\ny\"\r\n\n2,3\r\n");
     EXPECT_TRUE(doc.errors.empty());
     EXPECT_EQ(values(doc), (rows{{"a", "b"}, {"1", "x\r\ny"}, {"2", "3"}}));
     EXPECT_EQ(doc.records[0].fields[0].column, 1);  // the BOM takes no column

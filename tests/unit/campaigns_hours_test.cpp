@@ -30,10 +30,10 @@ TEST(working_hours, edges_of_the_window_in_local_time) {
     schedule s = office("Europe/Berlin");
     // Monday 2024-01-08, CET = UTC+1.
     EXPECT_FALSE(in_working_hours(s, utc(2024, 1, 8, 7, 59)));
-    EXPECT_TRUE(in_working_hours(s, utc(2024, 1, 8, 8, 0)));    // 09:00 local
+    EXPECT_TRUE(in_working_hours(s, utc(2024, 1, 8, 8, 0)));  // 09:00 local
     EXPECT_TRUE(in_working_hours(s, utc(2024, 1, 8, 16, 59)));  // 17:59 local
     EXPECT_FALSE(in_working_hours(s, utc(2024, 1, 8, 17, 0)));  // 18:00 local: the end is excluded
-    EXPECT_FALSE(in_working_hours(s, utc(2024, 1, 13, 10)));    // Saturday
+    EXPECT_FALSE(in_working_hours(s, utc(2024, 1, 13, 10)));  // Saturday
     // Summer, CEST = UTC+2.
     EXPECT_TRUE(in_working_hours(s, utc(2024, 7, 1, 7, 0)));
     EXPECT_FALSE(in_working_hours(s, utc(2024, 7, 1, 6, 59)));
@@ -47,7 +47,7 @@ TEST(working_hours, inside_the_window_is_now) {
 
 TEST(working_hours, next_start_later_today_tomorrow_and_after_the_weekend) {
     schedule s = office("Europe/Berlin");
-    EXPECT_EQ(next_working_start(s, utc(2024, 1, 8, 5)), utc(2024, 1, 8, 8));   // Monday early
+    EXPECT_EQ(next_working_start(s, utc(2024, 1, 8, 5)), utc(2024, 1, 8, 8));  // Monday early
     EXPECT_EQ(next_working_start(s, utc(2024, 1, 8, 20)), utc(2024, 1, 9, 8));  // Monday evening
     EXPECT_EQ(next_working_start(s, utc(2024, 1, 12, 17)), utc(2024, 1, 15, 8));  // Friday 18:00
     EXPECT_EQ(next_working_start(s, utc(2024, 1, 13, 12)), utc(2024, 1, 15, 8));  // Saturday
@@ -76,9 +76,9 @@ TEST(working_hours, start_inside_the_spring_forward_gap_begins_when_the_gap_ends
     schedule s = office("Europe/Berlin", 2 * 60 + 30, 6 * 60);
     s.days.fill(true);
     time_point start = next_working_start(s, utc(2024, 3, 30, 23));  // Sunday 00:00 CET
-    EXPECT_EQ(start, utc(2024, 3, 31, 1));                              // 03:00 CEST
+    EXPECT_EQ(start, utc(2024, 3, 31, 1));  // 03:00 CEST
     EXPECT_TRUE(in_working_hours(s, start));
-    EXPECT_FALSE(in_working_hours(s, start - minutes(1)));              // 01:59 CET
+    EXPECT_FALSE(in_working_hours(s, start - minutes(1)));  // 01:59 CET
 }
 
 TEST(working_hours, a_window_that_falls_entirely_into_the_gap_is_skipped) {
@@ -94,8 +94,8 @@ TEST(working_hours, start_inside_the_repeated_fall_back_hour_is_its_first_occurr
     s.days.fill(true);
     EXPECT_EQ(next_working_start(s, utc(2024, 10, 26, 22)), utc(2024, 10, 27, 0, 30));
     EXPECT_TRUE(in_working_hours(s, utc(2024, 10, 27, 0, 30)));
-    EXPECT_TRUE(in_working_hours(s, utc(2024, 10, 27, 1, 45)));   // 02:45 CET, the second pass
-    EXPECT_FALSE(in_working_hours(s, utc(2024, 10, 27, 3, 0)));   // 04:00 CET
+    EXPECT_TRUE(in_working_hours(s, utc(2024, 10, 27, 1, 45)));  // 02:45 CET, the second pass
+    EXPECT_FALSE(in_working_hours(s, utc(2024, 10, 27, 3, 0)));  // 04:00 CET
 }
 
 TEST(working_hours, whole_day_window_and_utc) {
@@ -136,8 +136,8 @@ TEST(durations, parse) {
     EXPECT_EQ(parse_duration("0s"), 0);
     EXPECT_EQ(parse_duration("365d"), 365 * 86400);
     EXPECT_EQ(parse_duration("90m"), 5400);  // a unit need not be "normalised"
-    for (const char* bad : {"", "7", "d", "7 d", "7days", "1h1d", "1d1d", "-1d", "+1d", "1.5h", "366d", "8761h",
-                            "99999999999999999999s", "1w"}) {
+    for (const char* bad : {"", "7", "d", "7 d", "7days", "1h1d", "1d1d", "-1d", "+1d", "1.5h", "366d",
+                            "8761h", "99999999999999999999s", "1w"}) {
         EXPECT_FALSE(parse_duration(bad).has_value()) << bad;
     }
 }
@@ -162,10 +162,11 @@ TEST(hours_text, parse) {
         const char* text;
         const char* fragment;
     };
-    for (const bad& b : {bad{"9:00-18:00", "must look like 09:00-18:00"}, bad{"09:00 - 18:00", "must look like"},
-                         bad{"24:00-24:00", "24:00 is not a time of day"}, bad{"09:60-18:00", "09:60 is not a time"},
-                         bad{"09:00-24:30", "24:30 is not a time"}, bad{"18:00-09:00", "the end must be after"},
-                         bad{"09:00-09:00", "the end must be after"}, bad{"ab:cd-ef:gh", "ab:cd is not a time"}}) {
+    for (const bad& b :
+         {bad{"9:00-18:00", "must look like 09:00-18:00"}, bad{"09:00 - 18:00", "must look like"},
+          bad{"24:00-24:00", "24:00 is not a time of day"}, bad{"09:60-18:00", "09:60 is not a time"},
+          bad{"09:00-24:30", "24:30 is not a time"}, bad{"18:00-09:00", "the end must be after"},
+          bad{"09:00-09:00", "the end must be after"}, bad{"ab:cd-ef:gh", "ab:cd is not a time"}}) {
         error.clear();
         EXPECT_FALSE(parse_hours(b.text, error)) << b.text;
         EXPECT_NE(error.find(b.fragment), std::string::npos) << b.text << ": " << error;

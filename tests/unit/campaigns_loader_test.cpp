@@ -50,14 +50,15 @@ std::string all_errors(const load_result& r) {
 }
 
 // Lines 1-8; steps follow from line 9.
-const std::string head = "name: t\n"
-                         "accounts: acc_1\n"
-                         "audience:\n"
-                         "  search: {title: Engineer}\n"
-                         "schedule:\n"
-                         "  time_zone: UTC\n"
-                         "budget_credits: 10\n"
-                         "steps:\n";
+const std::string head =
+    "name: t\n"
+    "accounts: acc_1\n"
+    "audience:\n"
+    "  search: {title: Engineer}\n"
+    "schedule:\n"
+    "  time_zone: UTC\n"
+    "budget_credits: 10\n"
+    "steps:\n";
 
 // ---------------------------------------------------------------------------------------------
 // Examples
@@ -92,7 +93,8 @@ TEST_P(examples, validate) {
 }
 
 INSTANTIATE_TEST_SUITE_P(campaigns, examples,
-                         ::testing::Values(example_case{"canonical.yaml", 4, 1}, example_case{"follow_up.yaml", 8, 1},
+                         ::testing::Values(example_case{"canonical.yaml", 4, 1},
+                                           example_case{"follow_up.yaml", 8, 1},
                                            example_case{"multi_account.yaml", 4, 3}),
                          [](const auto& info) {
                              std::string name = info.param.file;
@@ -179,24 +181,28 @@ TEST(loader, json_definition_is_accepted) {
 }
 
 TEST(loader, json_definition_errors_have_positions) {
-    std::string text = "{\n"
-                       "  \"name\": \"j\",\n"
-                       "  \"accounts\": \"acc_1\",\n"
-                       "  \"audience\": {\"search\": {\"title\": \"x\"}},\n"
-                       "  \"schedule\": {\"time_zone\": \"UTC\"},\n"
-                       "  \"budget_credits\": \"ten\",\n"
-                       "  \"steps\": [{\"id\": \"a\", \"kind\": \"visit\"}]\n"
-                       "}\n";
+    std::string text =
+        "{\n"
+        "  \"name\": \"j\",\n"
+        "  \"accounts\": \"acc_1\",\n"
+        "  \"audience\": {\"search\": {\"title\": \"x\"}},\n"
+        "  \"schedule\": {\"time_zone\": \"UTC\"},\n"
+        "  \"budget_credits\": \"ten\",\n"
+        "  \"steps\": [{\"id\": \"a\", \"kind\": \"visit\"}]\n"
+        "}\n";
     load_result r = load(text);
     ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
-    EXPECT_EQ(r.errors[0].to_string(), "c.yaml:6:21: budget_credits: must be a whole number, not the text 'ten'");
+    EXPECT_EQ(r.errors[0].to_string(),
+              "c.yaml:6:21: budget_credits: must be a whole number, not the text 'ten'");
 }
 
 TEST(loader, search_fields_and_account_lookup_skipped_without_database) {
     load_options options;  // no account_lookup: accounts are not checked
-    load_result r = load_campaign(head + "  - id: a\n    kind: send\n    message_text: \"{{full_name}} {{headline|}}\"\n"
-                                         "accounts_unused: x\n",
-                                  options);
+    load_result r =
+        load_campaign(head +
+                          "  - id: a\n    kind: send\n    message_text: \"{{full_name}} {{headline|}}\"\n"
+                          "accounts_unused: x\n",
+                      options);
     ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
     EXPECT_NE(r.errors[0].message.find("unknown key 'accounts_unused'"), std::string::npos);
     load_result ok = load_campaign(
@@ -253,145 +259,193 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(
         // syntax
         bad_case{"yaml_syntax", "name: [a, b\nsteps: 1\n", 2, 6, "YAML syntax error"},
-        bad_case{"duplicate_key", head + "  - {id: a, kind: visit}\nname: again\n", 10, 1, "duplicate key 'name' (first at line 1)"},
+        bad_case{"duplicate_key", head + "  - {id: a, kind: visit}\nname: again\n", 10, 1,
+                 "duplicate key 'name' (first at line 1)"},
         bad_case{"empty_file", "# nothing\n", 1, 1, "the file is empty"},
-        bad_case{"two_documents", head + "  - {id: a, kind: visit}\n---\nname: b\n", 11, 1, "one campaign per file"},
+        bad_case{"two_documents", head + "  - {id: a, kind: visit}\n---\nname: b\n", 11, 1,
+                 "one campaign per file"},
         // schema
         bad_case{"unknown_step_kind", step("  - id: a\n    kind: zap\n"), 10, 11, "unknown step kind 'zap'"},
-        bad_case{"kind_typo", step("  - id: a\n    kind: chek_invitation\n"), 10, 11, "did you mean 'check_invitation'?"},
-        bad_case{"bad_duration_shape", step("  - id: w\n    kind: wait_accepted\n    timeout: 7days\n"), 11, 14,
-                 "bad duration '7days'"},
-        bad_case{"bad_hours_shape", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule:\n  time_zone: UTC\n"
-                                    "  hours: 9-17\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"kind_typo", step("  - id: a\n    kind: chek_invitation\n"), 10, 11,
+                 "did you mean 'check_invitation'?"},
+        bad_case{"bad_duration_shape", step("  - id: w\n    kind: wait_accepted\n    timeout: 7days\n"), 11,
+                 14, "bad duration '7days'"},
+        bad_case{"bad_hours_shape",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule:\n  time_zone: UTC\n"
+                 "  hours: 9-17\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  6, 10, "bad hours '9-17'"},
         bad_case{"unknown_key", step("  - {id: a, kind: visit}\nbudget_credit: 4\n"), 10, 1,
                  "unknown key 'budget_credit' (did you mean 'budget_credits'?)"},
         bad_case{"key_of_another_kind", step("  - id: a\n    kind: invite\n    timeout: 3d\n"), 11, 5,
-                 "key 'timeout' does not apply to a invite step"},
-        bad_case{"missing_branch", step("  - id: a\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"), 9, 5,
-                 "missing required key 'on_no_invitation' for a check_invitation step"},
-        bad_case{"missing_top_key", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
-                                    "steps: [{id: a, kind: visit}]\n",
+                 "key 'timeout' does not apply to an invite step"},
+        bad_case{"missing_branch",
+                 step("  - id: a\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"),
+                 9, 5, "missing required key 'on_no_invitation' for a check_invitation step"},
+        bad_case{"missing_top_key",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "steps: [{id: a, kind: visit}]\n",
                  1, 1, "campaign: missing required key 'budget_credits'"},
-        bad_case{"budget_zero", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
-                                "budget_credits: 0\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"budget_zero",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 0\nsteps: [{id: a, kind: visit}]\n",
                  5, 17, "budget_credits: must be at least 1, not 0"},
-        bad_case{"budget_text", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
-                                "budget_credits: lots\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"budget_text",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: lots\nsteps: [{id: a, kind: visit}]\n",
                  5, 17, "must be a whole number, not the text 'lots'"},
-        bad_case{"empty_variants", step("  - id: s\n    kind: send\n    variants: []\n"), 11, 15, "must list at least 1 item"},
-        bad_case{"no_steps", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
-                             "budget_credits: 1\nsteps: []\n",
+        bad_case{"empty_variants", step("  - id: s\n    kind: send\n    variants: []\n"), 11, 15,
+                 "must list at least 1 item"},
+        bad_case{"no_steps",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 1\nsteps: []\n",
                  6, 8, "steps: must list at least 1 item"},
-        bad_case{"duplicate_day", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
-                                  "schedule: {time_zone: UTC, days: [mon, tue, mon]}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"duplicate_day",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC, days: [mon, tue, mon]}\nbudget_credits: 1\nsteps: [{id: a, "
+                 "kind: visit}]\n",
                  4, 45, "duplicate entry 'mon'"},
-        bad_case{"search_empty", "name: t\naccounts: acc_1\naudience: {search: {}}\nschedule: {time_zone: UTC}\n"
-                                 "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"search_empty",
+                 "name: t\naccounts: acc_1\naudience: {search: {}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 20, "audience.search: must not be empty"},
         bad_case{"bad_target_text", step("  - id: a\n    kind: visit\n    next: 'no such'\n"), 11, 11,
                  "bad step target 'no such'"},
         // semantics: steps
         bad_case{"duration_too_long", step("  - id: w\n    kind: delay\n    duration: 400d\n"), 11, 15,
                  "step 'w': duration '400d' is longer than 365d"},
-        bad_case{"duration_zero", step("  - id: w\n    kind: delay\n    duration: 0s\n"), 11, 15, "must be longer than zero"},
-        bad_case{"next_to_missing_step", step("  - id: a\n    kind: visit\n    next: fnish\n  - id: finish\n    kind: end\n"), 11, 11,
+        bad_case{"duration_zero", step("  - id: w\n    kind: delay\n    duration: 0s\n"), 11, 15,
+                 "must be longer than zero"},
+        bad_case{"next_to_missing_step",
+                 step("  - id: a\n    kind: visit\n    next: fnish\n  - id: finish\n    kind: end\n"), 11, 11,
                  "step 'a': next 'fnish' is not a step id (nor end) (did you mean 'finish'?)"},
         bad_case{"branch_to_missing_step",
                  step("  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"
                       "    on_no_invitation: invit\n  - id: invite\n    kind: invite\n"),
                  13, 23, "on_no_invitation 'invit' is not a step id"},
-        bad_case{"unreachable_step", step("  - id: a\n    kind: visit\n    next: end\n  - id: b\n    kind: visit\n"), 12, 5,
+        bad_case{"unreachable_step",
+                 step("  - id: a\n    kind: visit\n    next: end\n  - id: b\n    kind: visit\n"), 12, 5,
                  "step 'b' is never reached from the first step 'a'"},
         bad_case{"duplicate_step_id", step("  - id: a\n    kind: visit\n  - id: a\n    kind: end\n"), 11, 9,
                  "duplicate step id 'a' (first at line 9)"},
         bad_case{"reserved_id", step("  - id: end\n    kind: end\n"), 9, 9, "step id 'end' is reserved"},
-        bad_case{"loop", step("  - id: a\n    kind: visit\n  - id: b\n    kind: delay\n    duration: 1d\n    next: a\n"), 14, 11,
-                 "steps loop: a -> b -> a"},
-        bad_case{"send_without_text", step("  - id: s\n    kind: send\n"), 9, 5, "a send step needs message_text"},
+        bad_case{
+            "loop",
+            step("  - id: a\n    kind: visit\n  - id: b\n    kind: delay\n    duration: 1d\n    next: a\n"),
+            14, 11, "steps loop: a -> b -> a"},
+        bad_case{"send_without_text", step("  - id: s\n    kind: send\n"), 9, 5,
+                 "a send step needs message_text"},
         bad_case{"send_with_both",
-                 step("  - id: s\n    kind: send\n    message_text: hi\n    variants: [{name: A, message_text: yo}]\n"), 9, 5,
-                 "give message_text or variants, not both"},
+                 step("  - id: s\n    kind: send\n    message_text: hi\n    variants: [{name: A, "
+                      "message_text: yo}]\n"),
+                 9, 5, "give message_text or variants, not both"},
         bad_case{"duplicate_variant_names",
                  step("  - id: s\n    kind: send\n    variants:\n      - {name: A, message_text: one}\n"
                       "      - {name: A, message_text: two}\n"),
                  13, 16, "duplicate variant name 'A'"},
         // semantics: templates
-        bad_case{"unknown_template_field", step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11, 23,
+        bad_case{"unknown_template_field",
+                 step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11, 23,
                  "unknown field 'frist_name' in {{frist_name}}"},
-        bad_case{"unknown_field_did_you_mean", step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11,
-                 23, "(did you mean 'first_name'?)"},
+        bad_case{"unknown_field_did_you_mean",
+                 step("  - id: s\n    kind: send\n    message_text: \"Hi {{frist_name}}!\"\n"), 11, 23,
+                 "(did you mean 'first_name'?)"},
         bad_case{"optional_field_without_default",
-                 step("  - id: s\n    kind: send\n    message_text: |\n      Hello {{first_name}},\n      how is {{company}}?\n"), 13,
-                 14, "field 'company' may be missing for some leads and {{company}} has no default"},
-        bad_case{"template_in_note", step("  - id: i\n    kind: invite\n    note: 'Hi {{ first_name }} at {{employer|x}}'\n"), 11,
+                 step("  - id: s\n    kind: send\n    message_text: |\n      Hello {{first_name}},\n      "
+                      "how is {{company}}?\n"),
+                 13, 14, "field 'company' may be missing for some leads and {{company}} has no default"},
+        bad_case{"template_in_note",
+                 step("  - id: i\n    kind: invite\n    note: 'Hi {{ first_name }} at {{employer|x}}'\n"), 11,
                  35, "unknown field 'employer'"},
         bad_case{"template_in_variant",
-                 step("  - id: s\n    kind: send\n    variants:\n      - name: A\n        message_text: \"{{location}}\"\n"), 13,
-                 24, "field 'location' may be missing"},
-        bad_case{"unclosed_placeholder", step("  - id: s\n    kind: send\n    message_text: \"Hi {{first_name\"\n"), 11, 23,
+                 step("  - id: s\n    kind: send\n    variants:\n      - name: A\n        message_text: "
+                      "\"{{location}}\"\n"),
+                 13, 24, "field 'location' may be missing"},
+        bad_case{"unclosed_placeholder",
+                 step("  - id: s\n    kind: send\n    message_text: \"Hi {{first_name\"\n"), 11, 23,
                  "unclosed placeholder '{{first_name'"},
-        bad_case{"empty_placeholder", step("  - id: s\n    kind: send\n    message_text: \"Hi {{ }}\"\n"), 11, 23,
-                 "empty placeholder {{ }}"},
+        bad_case{"empty_placeholder", step("  - id: s\n    kind: send\n    message_text: \"Hi {{ }}\"\n"), 11,
+                 23, "empty placeholder {{ }}"},
         // semantics: campaign settings
-        bad_case{"unknown_account", "name: t\naccounts: [acc_1, acc_x]\naudience: {search: {title: x}}\n"
-                                    "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"unknown_account",
+                 "name: t\naccounts: [acc_1, acc_x]\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  2, 19, "unknown account 'acc_x'"},
-        bad_case{"disconnected_account", "name: t\naccounts: acc_off\naudience: {search: {title: x}}\n"
-                                         "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"disconnected_account",
+                 "name: t\naccounts: acc_off\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  2, 11, "account 'acc_off' is disconnected"},
-        bad_case{"bad_time_zone", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
-                                  "schedule: {time_zone: Europe/Berln}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-                 4, 23, "unknown time zone 'Europe/Berln' (an IANA name such as Europe/Berlin or America/New_York) "
-                        "(did you mean 'Europe/Berlin'?)"},
-        bad_case{"hours_reversed", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
-                                   "schedule: {time_zone: UTC, hours: \"18:00-09:00\"}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"bad_time_zone",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: Europe/Berln}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 23,
+                 "unknown time zone 'Europe/Berln' (an IANA name such as Europe/Berlin or America/New_York) "
+                 "(did you mean 'Europe/Berlin'?)"},
+        bad_case{"hours_reversed",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC, hours: \"18:00-09:00\"}\nbudget_credits: 1\nsteps: [{id: a, "
+                 "kind: visit}]\n",
                  4, 35, "the end must be after the start"},
-        bad_case{"hours_not_a_time", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
-                                     "schedule: {time_zone: UTC, hours: \"09:00-25:00\"}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"hours_not_a_time",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC, hours: \"09:00-25:00\"}\nbudget_credits: 1\nsteps: [{id: a, "
+                 "kind: visit}]\n",
                  4, 35, "25:00 is not a time of day"},
-        bad_case{"limits_week_below_day", "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
-                                          "schedule: {time_zone: UTC}\nlimits:\n  invite: {per_day: 10, per_week: 5}\n"
-                                          "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"limits_week_below_day",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: UTC}\nlimits:\n  invite: {per_day: 10, per_week: 5}\n"
+                 "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  6, 35, "limits.invite.per_week: 5 is below per_day (10)"},
-        bad_case{"audience_both", "name: t\naccounts: acc_1\naudience: {search: {title: x}, file: ok.csv}\n"
-                                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"audience_both",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}, file: ok.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 11, "give either search or file, not both"},
-        bad_case{"total_results_with_file", "name: t\naccounts: acc_1\naudience:\n  file: ok.csv\n  total_results: 5\n"
-                                            "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"total_results_with_file",
+                 "name: t\naccounts: acc_1\naudience:\n  file: ok.csv\n  total_results: 5\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  5, 3, "total_results: applies to a search audience only"},
         // semantics: the audience file (its own line numbers)
-        bad_case{"unreadable_file", "name: t\naccounts: acc_1\naudience: {file: missing.csv}\n"
-                                    "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"unreadable_file",
+                 "name: t\naccounts: acc_1\naudience: {file: missing.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 18, "cannot read 'missing.csv'"},
-        bad_case{"csv_unterminated_quote", "name: t\naccounts: acc_1\naudience: {file: bad.csv}\n"
-                                           "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"csv_unterminated_quote",
+                 "name: t\naccounts: acc_1\naudience: {file: bad.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  2, 24, "unterminated quoted field"},
-        bad_case{"csv_short_row", "name: t\naccounts: acc_1\naudience: {file: short.csv}\n"
-                                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"csv_short_row",
+                 "name: t\naccounts: acc_1\naudience: {file: short.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 1, "this row has 1 fields, the header has 2"},
-        bad_case{"csv_no_profile_url", "name: t\naccounts: acc_1\naudience: {file: nourl.csv}\n"
-                                       "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"csv_no_profile_url",
+                 "name: t\naccounts: acc_1\naudience: {file: nourl.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  1, 1, "no profile_url column"},
-        bad_case{"csv_bad_column_name", "name: t\naccounts: acc_1\naudience: {file: badcol.csv}\n"
-                                        "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"csv_bad_column_name",
+                 "name: t\naccounts: acc_1\naudience: {file: badcol.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  1, 13, "column 'First Name' is not a field name"},
-        bad_case{"csv_no_leads", "name: t\naccounts: acc_1\naudience: {file: empty.csv}\n"
-                                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"csv_no_leads",
+                 "name: t\naccounts: acc_1\naudience: {file: empty.csv}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  1, 1, "the audience file has no leads"},
-        bad_case{"json_lead_without_url", "name: t\naccounts: acc_1\naudience: {file: bad.json}\n"
-                                          "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"json_lead_without_url",
+                 "name: t\naccounts: acc_1\naudience: {file: bad.json}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 3, "this lead has no profile_url"},
-        bad_case{"json_syntax", "name: t\naccounts: acc_1\naudience: {file: syntax.json}\n"
-                                "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        bad_case{"json_syntax",
+                 "name: t\naccounts: acc_1\naudience: {file: syntax.json}\n"
+                 "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
                  3, 4, "YAML syntax error"}),
     [](const auto& info) { return std::string(info.param.name); });
 
 TEST(loader, file_column_empty_in_some_row_needs_a_default) {
     std::map<std::string, std::string> files = {
-        {"l.csv", "profile_url,first_name,company\nhttps://n.example/in/a,A,Acme\nhttps://n.example/in/b,B,\n"}};
-    std::string text = "name: t\naccounts: acc_1\naudience: {file: l.csv}\nschedule: {time_zone: UTC}\n"
-                       "budget_credits: 1\nsteps:\n  - id: s\n    kind: send\n    message_text: \"{{first_name}} at {{company}}\"\n";
+        {"l.csv",
+         "profile_url,first_name,company\nhttps://n.example/in/a,A,Acme\nhttps://n.example/in/b,B,\n"}};
+    std::string text =
+        "name: t\naccounts: acc_1\naudience: {file: l.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps:\n  - id: s\n    kind: send\n    message_text: \"{{first_name}} at "
+        "{{company}}\"\n";
     load_result r = load(text, files);
     ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
     EXPECT_EQ(r.errors[0].to_string(),
@@ -402,8 +456,9 @@ TEST(loader, file_column_empty_in_some_row_needs_a_default) {
 }
 
 TEST(loader, each_occurrence_of_a_bad_placeholder_is_located) {
-    load_result r = load(step("  - id: s\n    kind: send\n    message_text: |\n      {{first_name}} {{bad}}\n"
-                              "      and {{bad}} {{ bad }}\n"));
+    load_result r =
+        load(step("  - id: s\n    kind: send\n    message_text: |\n      {{first_name}} {{bad}}\n"
+                  "      and {{bad}} {{ bad }}\n"));
     std::vector<std::string> got;
     for (const diagnostic& d : r.errors) {
         got.push_back(std::to_string(d.line) + ":" + std::to_string(d.column));
@@ -412,18 +467,19 @@ TEST(loader, each_occurrence_of_a_bad_placeholder_is_located) {
 }
 
 TEST(loader, collects_all_errors_sorted_by_position) {
-    std::string text = "name: t\n"
-                       "accounts: [acc_x, acc_off]\n"
-                       "audience: {search: {title: x}}\n"
-                       "schedule: {time_zone: Mars/Olympus, hours: \"10:00-09:00\"}\n"
-                       "budget_credits: 1\n"
-                       "steps:\n"
-                       "  - id: a\n"
-                       "    kind: send\n"
-                       "    message_text: \"{{nope}} {{company}}\"\n"
-                       "    next: zz\n"
-                       "  - id: a\n"
-                       "    kind: end\n";
+    std::string text =
+        "name: t\n"
+        "accounts: [acc_x, acc_off]\n"
+        "audience: {search: {title: x}}\n"
+        "schedule: {time_zone: Mars/Olympus, hours: \"10:00-09:00\"}\n"
+        "budget_credits: 1\n"
+        "steps:\n"
+        "  - id: a\n"
+        "    kind: send\n"
+        "    message_text: \"{{nope}} {{company}}\"\n"
+        "    next: zz\n"
+        "  - id: a\n"
+        "    kind: end\n";
     load_result r = load(text);
     std::vector<std::string> got;
     for (const diagnostic& d : r.errors) {
@@ -432,11 +488,14 @@ TEST(loader, collects_all_errors_sorted_by_position) {
     std::vector<std::string> want = {
         "c.yaml:2:12: accounts: unknown account 'acc_x' (orchestrator accounts list shows the ids)",
         "c.yaml:2:19: accounts: account 'acc_off' is disconnected (log it in again, or remove it)",
-        "c.yaml:4:23: schedule.time_zone: unknown time zone 'Mars/Olympus' (an IANA name such as Europe/Berlin or "
+        "c.yaml:4:23: schedule.time_zone: unknown time zone 'Mars/Olympus' (an IANA name such as "
+        "Europe/Berlin or "
         "America/New_York)",
-        "c.yaml:4:44: schedule.hours: hours '10:00-09:00': the end must be after the start (a window across midnight "
+        "c.yaml:4:44: schedule.hours: hours '10:00-09:00': the end must be after the start (a window across "
+        "midnight "
         "is not supported)",
-        "c.yaml:9:20: unknown field 'nope' in {{nope}} (fields of this audience: first_name, last_name, full_name, "
+        "c.yaml:9:20: unknown field 'nope' in {{nope}} (fields of this audience: first_name, last_name, "
+        "full_name, "
         "profile_url, headline, location, company)",
         "c.yaml:9:29: field 'company' may be missing for some leads and {{company}} has no default: write "
         "{{company|...}}",
@@ -447,13 +506,14 @@ TEST(loader, collects_all_errors_sorted_by_position) {
 }
 
 TEST(loader, schema_errors_are_all_reported_before_semantics) {
-    std::string text = "name: ''\n"
-                       "accounts: []\n"
-                       "audience: {search: {title: x, network: [F, X]}}\n"
-                       "schedule: {time_zone: UTC, days: [mon, funday]}\n"
-                       "budget_credits: 1.5\n"
-                       "max_attempts: 50\n"
-                       "steps: [{id: 1a, kind: visit}]\n";
+    std::string text =
+        "name: ''\n"
+        "accounts: []\n"
+        "audience: {search: {title: x, network: [F, X]}}\n"
+        "schedule: {time_zone: UTC, days: [mon, funday]}\n"
+        "budget_credits: 1.5\n"
+        "max_attempts: 50\n"
+        "steps: [{id: 1a, kind: visit}]\n";
     load_result r = load(text);
     std::vector<std::string> got;
     for (const diagnostic& d : r.errors) {
@@ -466,16 +526,18 @@ TEST(loader, schema_errors_are_all_reported_before_semantics) {
         "c.yaml:4:40: schedule.days[1]: unknown value 'funday' (one of: mon, tue, wed, thu, fri, sat, sun)",
         "c.yaml:5:17: budget_credits: must be a whole number, not the number 1.5",
         "c.yaml:6:15: max_attempts: must be at most 20, not 50",
-        "c.yaml:7:14: steps[0].id: bad step id '1a': Unique step id: a letter, then letters, digits, _ or - (at most "
+        "c.yaml:7:14: steps[0].id: bad step id '1a': Unique step id: a letter, then letters, digits, _ or - "
+        "(at most "
         "64); `end` is reserved.",
     };
     EXPECT_EQ(got, want);
 }
 
 TEST(loader, warnings_do_not_block) {
-    std::string text = step("  - id: w\n    kind: wait_accepted\n    timeout: 2d\n    on_timeout: drop\n"
-                            "  - id: hi\n    kind: send\n    message_text: hello\n    next: end\n"
-                            "  - id: drop\n    kind: withdraw\n");
+    std::string text = step(
+        "  - id: w\n    kind: wait_accepted\n    timeout: 2d\n    on_timeout: drop\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n    next: end\n"
+        "  - id: drop\n    kind: withdraw\n");
     load_result r = load(text);
     ASSERT_TRUE(r.value) << all_errors(r);
     ASSERT_EQ(r.warnings.size(), 2u);
@@ -486,8 +548,9 @@ TEST(loader, warnings_do_not_block) {
 }
 
 TEST(loader, pending_branch_counts_as_an_invitation) {
-    std::string text = step("  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: w\n"
-                            "    on_no_invitation: end\n  - id: w\n    kind: wait_accepted\n    timeout: 1d\n");
+    std::string text = step(
+        "  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: w\n"
+        "    on_no_invitation: end\n  - id: w\n    kind: wait_accepted\n    timeout: 1d\n");
     load_result r = load(text);
     ASSERT_TRUE(r.value) << all_errors(r);
     EXPECT_TRUE(r.warnings.empty());
@@ -496,15 +559,17 @@ TEST(loader, pending_branch_counts_as_an_invitation) {
 TEST(loader, duplicate_profile_url_in_file_is_a_warning) {
     std::map<std::string, std::string> files = {
         {"d.csv", "profile_url\nhttps://n.example/in/a\nhttps://n.example/in/b\nhttps://n.example/in/a\n"}};
-    load_result r = load("name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-                         "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-                         files);
+    load_result r = load(
+        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        files);
     ASSERT_TRUE(r.value) << all_errors(r);
     EXPECT_EQ(r.value->who.leads.size(), 3u);
     ASSERT_EQ(r.warnings.size(), 1u);
-    EXPECT_EQ(r.warnings[0].to_string(),
-              "d.csv:4:1: profile_url 'https://n.example/in/a' is listed again (first at line 2); the lead is "
-              "enrolled once");
+    EXPECT_EQ(
+        r.warnings[0].to_string(),
+        "d.csv:4:1: profile_url 'https://n.example/in/a' is listed again (first at line 2); the lead is "
+        "enrolled once");
 }
 
 TEST(loader, defaults) {

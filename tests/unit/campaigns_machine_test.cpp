@@ -16,7 +16,8 @@ bool operator==(const enrollment_state& a, const enrollment_state& b) {
 void PrintTo(const enrollment_state& s, std::ostream* out) {
     *out << "{step=" << s.step << " status=" << to_string(s.st)
          << " next_run_at=" << s.next_run_at.time_since_epoch().count() << " attempt=" << s.attempt
-         << " reconcile=" << s.reconcile << " accepted_seen=" << s.accepted_seen << " reason=" << s.reason << "}";
+         << " reconcile=" << s.reconcile << " accepted_seen=" << s.accepted_seen << " reason=" << s.reason
+         << "}";
 }
 
 }  // namespace orch::campaigns
@@ -64,16 +65,22 @@ campaign make_campaign() {
     hello.variants = {{"A", {"Hello {{first_name}}"}}, {"B", {"Hey {{company|there}}"}}};
     step pause = make_step("pause", step_kind::delay, "look");
     pause.duration = day * 3;
-    c.steps = {check, invite, wait, hello, pause, make_step("look", step_kind::visit, "fin"),
-               make_step("fin", step_kind::end), make_step("drop", step_kind::withdraw, "")};
+    c.steps = {check,
+               invite,
+               wait,
+               hello,
+               pause,
+               make_step("look", step_kind::visit, "fin"),
+               make_step("fin", step_kind::end),
+               make_step("drop", step_kind::withdraw, "")};
     return c;
 }
 
 const campaign the_campaign = make_campaign();
 const lead_view lead{"lead-1", {{"first_name", "Ada"}}};  // variant B at step hello
 
-enrollment_state at(std::string step, status st, time_point next_run_at, int attempt = 0, bool reconcile = false,
-                    bool accepted_seen = false, std::string reason = "") {
+enrollment_state at(std::string step, status st, time_point next_run_at, int attempt = 0,
+                    bool reconcile = false, bool accepted_seen = false, std::string reason = "") {
     enrollment_state s;
     s.step = std::move(step);
     s.st = st;
@@ -162,18 +169,18 @@ INSTANTIATE_TEST_SUITE_P(
                    at("invite", status::calling, t0), make_call(call_kind::invite, "Hi Ada")},
         transition{"due_send_chooses_variant_and_renders", at("hello", status::ready, t0), ev_due{}, t0,
                    at("hello", status::calling, t0), make_call(call_kind::send, "Hey there", "B")},
-        transition{"due_visit_calls", at("look", status::ready, t0), ev_due{}, t0, at("look", status::calling, t0),
-                   make_call(call_kind::visit)},
+        transition{"due_visit_calls", at("look", status::ready, t0), ev_due{}, t0,
+                   at("look", status::calling, t0), make_call(call_kind::visit)},
         transition{"due_withdraw_calls", at("drop", status::ready, t0, 1, false, false, "E"), ev_due{}, t0,
                    at("drop", status::calling, t0, 1, false, false, "E"), make_call(call_kind::withdraw)},
         transition{"due_delay_elapsed_moves_on", at("pause", status::ready, t0), ev_due{}, t0,
                    at("look", status::ready, t0), std::nullopt},
         transition{"due_wait_retry_checks_again", at("wait", status::ready, t0, 1), ev_due{}, t0,
                    at("wait", status::calling, t0, 1), make_call(call_kind::check_invitation)},
-        transition{"due_wait_retry_accepted_seen_moves_on", at("wait", status::ready, t0, 1, false, true), ev_due{}, t0,
-                   at("hello", status::ready, t0, 0, false, true), std::nullopt},
-        transition{"deferred_stays_ready", at("invite", status::ready, t0, 2), ev_deferred{later, "bucket"}, t0,
-                   at("invite", status::ready, later, 2, false, false, "bucket"), std::nullopt},
+        transition{"due_wait_retry_accepted_seen_moves_on", at("wait", status::ready, t0, 1, false, true),
+                   ev_due{}, t0, at("hello", status::ready, t0, 0, false, true), std::nullopt},
+        transition{"deferred_stays_ready", at("invite", status::ready, t0, 2), ev_deferred{later, "bucket"},
+                   t0, at("invite", status::ready, later, 2, false, false, "bucket"), std::nullopt},
         transition{"accepted_early_is_remembered", at("invite", status::ready, t0), ev_accepted{}, t0,
                    at("invite", status::ready, t0, 0, false, true), std::nullopt},
         transition{"accepted_at_wait_retry_moves_on", at("wait", status::ready, t0, 1), ev_accepted{}, later,
@@ -184,119 +191,180 @@ INSTANTIATE_TEST_SUITE_P(
                    at("check", status::cancelled, t0, 0, false, false, "do-not-contact"), std::nullopt}),
     case_name<transition>);
 
-INSTANTIATE_TEST_SUITE_P(
-    calling, transitions,
-    ::testing::Values(
-        // check_invitation branches
-        transition{"check_accepted", at("check", status::calling, t0), check_ok(invitation::accepted), later,
-                   at("hello", status::ready, later, 0, false, true), std::nullopt},
-        transition{"check_pending_enters_wait", at("check", status::calling, t0), check_ok(invitation::pending), later,
-                   at("wait", status::waiting, later + day * 7), std::nullopt},
-        transition{"check_none_invites", at("check", status::calling, t0), check_ok(invitation::none), later,
-                   at("invite", status::ready, later), std::nullopt},
-        transition{"check_transient_retries", at("check", status::calling, t0),
-                   failed_with(call_kind::check_invitation, result_kind::transient, retry_at), t0,
-                   at("check", status::ready, retry_at, 1, false, false, "E"), std::nullopt},
-        transition{"check_uncertain_is_asked_again", at("check", status::calling, t0),
-                   failed_with(call_kind::check_invitation, result_kind::uncertain, retry_at), t0,
-                   at("check", status::ready, retry_at, 1, false, false, "E"), std::nullopt},
-        transition{"transient_exhausts_attempts", at("check", status::calling, t0, 2),
-                   failed_with(call_kind::check_invitation, result_kind::transient, retry_at), t0,
-                   at("check", status::failed, t0, 3, false, false, "attempts exhausted (3): E"), std::nullopt},
-        transition{"permanent_fails", at("invite", status::calling, t0),
-                   failed_with(call_kind::invite, result_kind::permanent, retry_at), t0,
-                   at("invite", status::failed, t0, 0, false, false, "E"), std::nullopt},
-        transition{"retry_at_in_the_past_is_now", at("check", status::calling, t0),
-                   failed_with(call_kind::check_invitation, result_kind::transient, t0 - hours(1)), later,
-                   at("check", status::ready, later, 1, false, false, "E"), std::nullopt},
-        // side effects done
-        transition{"invite_ok_enters_wait", at("invite", status::calling, t0, 1), result(call_kind::invite, result_kind::ok),
-                   later, at("wait", status::waiting, later + day * 7), std::nullopt},
-        transition{"invite_ok_after_early_acceptance_skips_wait", at("invite", status::calling, t0, 0, false, true),
-                   result(call_kind::invite, result_kind::ok), later, at("hello", status::ready, later, 0, false, true),
-                   std::nullopt},
-        transition{"send_ok_enters_delay", at("hello", status::calling, t0), result(call_kind::send, result_kind::ok), t0,
-                   at("pause", status::ready, t0 + day * 3), std::nullopt},
-        transition{"visit_ok_reaches_end_step", at("look", status::calling, t0), result(call_kind::visit, result_kind::ok),
-                   t0, at("", status::done, t0), std::nullopt},
-        transition{"withdraw_ok_ends", at("drop", status::calling, t0), result(call_kind::withdraw, result_kind::ok), t0,
-                   at("", status::done, t0), std::nullopt},
-        // uncertain outcomes of side effects
-        transition{"invite_uncertain_reconciles", at("invite", status::calling, t0),
-                   failed_with(call_kind::invite, result_kind::uncertain, retry_at), t0,
-                   at("invite", status::calling, retry_at, 1, true, false, "E"), std::nullopt},
-        transition{"send_uncertain_reconciles_now_without_retry_at", at("hello", status::calling, t0),
-                   result(call_kind::send, result_kind::uncertain), later,
-                   at("hello", status::calling, later, 1, true), std::nullopt},
-        transition{"visit_uncertain_counts_as_done", at("look", status::calling, t0),
-                   result(call_kind::visit, result_kind::uncertain), t0, at("", status::done, t0), std::nullopt},
-        // reconciliation results
-        transition{"reconcile_invite_pending_took_effect", at("invite", status::calling, t0, 1, true),
-                   check_ok(invitation::pending, true), later, at("wait", status::waiting, later + day * 7),
-                   std::nullopt},
-        transition{"reconcile_invite_accepted_took_effect", at("invite", status::calling, t0, 1, true),
-                   check_ok(invitation::accepted, true), later, at("hello", status::ready, later, 0, false, true),
-                   std::nullopt},
-        transition{"reconcile_invite_none_resends_same_attempt", at("invite", status::calling, t0, 1, true, false, "E"),
-                   check_ok(invitation::none, true), later, at("invite", status::ready, later, 1, false, false, "E"),
-                   std::nullopt},
-        transition{"reconcile_absent_after_last_attempt_fails", at("invite", status::calling, t0, 3, true),
-                   check_ok(invitation::none, true), later,
-                   at("invite", status::failed, t0, 3, false, false,
-                      "attempts exhausted (3): the call did not take effect"),
-                   std::nullopt},
-        transition{"reconcile_send_found", at("hello", status::calling, t0, 1, true),
-                   [] {
-                       ev_result r = result(call_kind::get_conversation, result_kind::ok, true);
-                       r.message_found = true;
-                       return r;
-                   }(),
-                   t0, at("pause", status::ready, t0 + day * 3), std::nullopt},
-        transition{"reconcile_send_not_found_resends", at("hello", status::calling, t0, 1, true),
-                   result(call_kind::get_conversation, result_kind::ok, true), t0, at("hello", status::ready, t0, 1),
-                   std::nullopt},
-        transition{"reconcile_withdraw_gone", at("drop", status::calling, t0, 1, true), check_ok(invitation::none, true),
-                   t0, at("", status::done, t0), std::nullopt},
-        transition{"reconcile_withdraw_accepted_meanwhile", at("drop", status::calling, t0, 1, true),
-                   check_ok(invitation::accepted, true), t0, at("", status::done, t0, 0, false, true), std::nullopt},
-        transition{"reconcile_withdraw_still_pending_resends", at("drop", status::calling, t0, 1, true),
-                   check_ok(invitation::pending, true), t0, at("drop", status::ready, t0, 1), std::nullopt},
-        transition{"reconcile_transient_stays_calling", at("invite", status::calling, t0, 1, true),
-                   failed_with(call_kind::check_invitation, result_kind::transient, retry_at, true), t0,
-                   at("invite", status::calling, retry_at, 2, true, false, "E"), std::nullopt},
-        transition{"reconcile_uncertain_stays_calling", at("hello", status::calling, t0, 0, true),
-                   failed_with(call_kind::get_conversation, result_kind::uncertain, retry_at, true), t0,
-                   at("hello", status::calling, retry_at, 1, true, false, "E"), std::nullopt},
-        transition{"reconcile_transient_exhausts", at("invite", status::calling, t0, 2, true),
-                   failed_with(call_kind::check_invitation, result_kind::transient, retry_at, true), t0,
-                   at("invite", status::failed, t0, 3, false, false, "attempts exhausted (3): E"), std::nullopt},
-        transition{"reconcile_permanent_fails", at("invite", status::calling, t0, 1, true),
-                   failed_with(call_kind::check_invitation, result_kind::permanent, retry_at, true), t0,
-                   at("invite", status::failed, t0, 1, false, false, "E"), std::nullopt},
-        // found calling after a crash (or a reconciliation due)
-        transition{"due_after_crash_reconciles_invite", at("invite", status::calling, t0), ev_due{}, later,
-                   at("invite", status::calling, later, 0, true), make_call(call_kind::check_invitation, "", "", true)},
-        transition{"due_reconciles_send_with_its_text", at("hello", status::calling, t0, 1, true), ev_due{}, later,
-                   at("hello", status::calling, later, 1, true),
-                   make_call(call_kind::get_conversation, "Hey there", "B", true)},
-        transition{"due_after_crash_reconciles_withdraw", at("drop", status::calling, t0), ev_due{}, later,
-                   at("drop", status::calling, later, 0, true), make_call(call_kind::check_invitation, "", "", true)},
-        transition{"due_after_crash_asks_check_again", at("check", status::calling, t0), ev_due{}, later,
-                   at("check", status::calling, later), make_call(call_kind::check_invitation)},
-        transition{"due_after_crash_visit_counts_as_done", at("look", status::calling, t0), ev_due{}, later,
-                   at("", status::done, later), std::nullopt},
-        // other events while calling
-        transition{"deferred_reconciliation", at("invite", status::calling, t0, 1, true), ev_deferred{later, "quota"}, t0,
-                   at("invite", status::calling, later, 1, true, false, "quota"), std::nullopt},
-        transition{"accepted_while_inviting", at("invite", status::calling, t0), ev_accepted{}, t0,
-                   at("invite", status::calling, t0, 0, false, true), std::nullopt},
-        transition{"accepted_during_timeout_check", at("wait", status::calling, t0), ev_accepted{}, later,
-                   at("hello", status::ready, later, 0, false, true), std::nullopt},
-        transition{"replied_while_sending", at("hello", status::calling, t0, 1, true), ev_replied{}, t0,
-                   at("hello", status::replied, t0, 1, false, false, "the lead replied"), std::nullopt},
-        transition{"cancel_while_calling", at("invite", status::calling, t0, 0, true), ev_cancel{"campaign cancelled"},
-                   t0, at("invite", status::cancelled, t0, 0, false, false, "campaign cancelled"), std::nullopt}),
-    case_name<transition>);
+INSTANTIATE_TEST_SUITE_P(calling, transitions,
+                         ::testing::Values(
+                             // check_invitation branches
+                             transition{"check_accepted", at("check", status::calling, t0),
+                                        check_ok(invitation::accepted), later,
+                                        at("hello", status::ready, later, 0, false, true), std::nullopt},
+                             transition{"check_pending_enters_wait", at("check", status::calling, t0),
+                                        check_ok(invitation::pending), later,
+                                        at("wait", status::waiting, later + day * 7), std::nullopt},
+                             transition{"check_none_invites", at("check", status::calling, t0),
+                                        check_ok(invitation::none), later, at("invite", status::ready, later),
+                                        std::nullopt},
+                             transition{
+                                 "check_transient_retries", at("check", status::calling, t0),
+                                 failed_with(call_kind::check_invitation, result_kind::transient, retry_at),
+                                 t0, at("check", status::ready, retry_at, 1, false, false, "E"),
+                                 std::nullopt},
+                             transition{
+                                 "check_uncertain_is_asked_again", at("check", status::calling, t0),
+                                 failed_with(call_kind::check_invitation, result_kind::uncertain, retry_at),
+                                 t0, at("check", status::ready, retry_at, 1, false, false, "E"),
+                                 std::nullopt},
+                             transition{
+                                 "transient_exhausts_attempts", at("check", status::calling, t0, 2),
+                                 failed_with(call_kind::check_invitation, result_kind::transient, retry_at),
+                                 t0,
+                                 at("check", status::failed, t0, 3, false, false,
+                                    "attempts exhausted (3): E"),
+                                 std::nullopt},
+                             transition{"permanent_fails", at("invite", status::calling, t0),
+                                        failed_with(call_kind::invite, result_kind::permanent, retry_at), t0,
+                                        at("invite", status::failed, t0, 0, false, false, "E"), std::nullopt},
+                             transition{"retry_at_in_the_past_is_now", at("check", status::calling, t0),
+                                        failed_with(call_kind::check_invitation, result_kind::transient,
+                                                    t0 - hours(1)),
+                                        later, at("check", status::ready, later, 1, false, false, "E"),
+                                        std::nullopt},
+                             // side effects done
+                             transition{"invite_ok_enters_wait", at("invite", status::calling, t0, 1),
+                                        result(call_kind::invite, result_kind::ok), later,
+                                        at("wait", status::waiting, later + day * 7), std::nullopt},
+                             transition{"invite_ok_after_early_acceptance_skips_wait",
+                                        at("invite", status::calling, t0, 0, false, true),
+                                        result(call_kind::invite, result_kind::ok), later,
+                                        at("hello", status::ready, later, 0, false, true), std::nullopt},
+                             transition{"send_ok_enters_delay", at("hello", status::calling, t0),
+                                        result(call_kind::send, result_kind::ok), t0,
+                                        at("pause", status::ready, t0 + day * 3), std::nullopt},
+                             transition{"visit_ok_reaches_end_step", at("look", status::calling, t0),
+                                        result(call_kind::visit, result_kind::ok), t0,
+                                        at("", status::done, t0), std::nullopt},
+                             transition{"withdraw_ok_ends", at("drop", status::calling, t0),
+                                        result(call_kind::withdraw, result_kind::ok), t0,
+                                        at("", status::done, t0), std::nullopt},
+                             // uncertain outcomes of side effects
+                             transition{"invite_uncertain_reconciles", at("invite", status::calling, t0),
+                                        failed_with(call_kind::invite, result_kind::uncertain, retry_at), t0,
+                                        at("invite", status::calling, retry_at, 1, true, false, "E"),
+                                        std::nullopt},
+                             transition{"send_uncertain_reconciles_now_without_retry_at",
+                                        at("hello", status::calling, t0),
+                                        result(call_kind::send, result_kind::uncertain), later,
+                                        at("hello", status::calling, later, 1, true), std::nullopt},
+                             transition{"visit_uncertain_counts_as_done", at("look", status::calling, t0),
+                                        result(call_kind::visit, result_kind::uncertain), t0,
+                                        at("", status::done, t0), std::nullopt},
+                             // reconciliation results
+                             transition{"reconcile_invite_pending_took_effect",
+                                        at("invite", status::calling, t0, 1, true),
+                                        check_ok(invitation::pending, true), later,
+                                        at("wait", status::waiting, later + day * 7), std::nullopt},
+                             transition{"reconcile_invite_accepted_took_effect",
+                                        at("invite", status::calling, t0, 1, true),
+                                        check_ok(invitation::accepted, true), later,
+                                        at("hello", status::ready, later, 0, false, true), std::nullopt},
+                             transition{"reconcile_invite_none_resends_same_attempt",
+                                        at("invite", status::calling, t0, 1, true, false, "E"),
+                                        check_ok(invitation::none, true), later,
+                                        at("invite", status::ready, later, 1, false, false, "E"),
+                                        std::nullopt},
+                             transition{"reconcile_absent_after_last_attempt_fails",
+                                        at("invite", status::calling, t0, 3, true),
+                                        check_ok(invitation::none, true), later,
+                                        at("invite", status::failed, t0, 3, false,
+                                           false, "attempts exhausted (3): the call did not take effect"),
+                                        std::nullopt},
+                             transition{"reconcile_send_found", at("hello", status::calling, t0, 1, true),
+                                        [] {
+                                            ev_result r =
+                                                result(call_kind::get_conversation, result_kind::ok, true);
+                                            r.message_found = true;
+                                            return r;
+                                        }(),
+                                        t0, at("pause", status::ready, t0 + day * 3), std::nullopt},
+                             transition{"reconcile_send_not_found_resends",
+                                        at("hello", status::calling, t0, 1, true),
+                                        result(call_kind::get_conversation, result_kind::ok, true), t0,
+                                        at("hello", status::ready, t0, 1), std::nullopt},
+                             transition{"reconcile_withdraw_gone", at("drop", status::calling, t0, 1, true),
+                                        check_ok(invitation::none, true), t0, at("", status::done, t0),
+                                        std::nullopt},
+                             transition{"reconcile_withdraw_accepted_meanwhile",
+                                        at("drop", status::calling, t0, 1, true),
+                                        check_ok(invitation::accepted, true), t0,
+                                        at("", status::done, t0, 0, false, true), std::nullopt},
+                             transition{"reconcile_withdraw_still_pending_resends",
+                                        at("drop", status::calling, t0, 1, true),
+                                        check_ok(invitation::pending, true), t0,
+                                        at("drop", status::ready, t0, 1), std::nullopt},
+                             transition{"reconcile_transient_stays_calling",
+                                        at("invite", status::calling, t0, 1, true),
+                                        failed_with(call_kind::check_invitation, result_kind::transient,
+                                                    retry_at, true),
+                                        t0, at("invite", status::calling, retry_at, 2, true, false, "E"),
+                                        std::nullopt},
+                             transition{"reconcile_uncertain_stays_calling",
+                                        at("hello", status::calling, t0, 0, true),
+                                        failed_with(call_kind::get_conversation, result_kind::uncertain,
+                                                    retry_at, true),
+                                        t0, at("hello", status::calling, retry_at, 1, true, false, "E"),
+                                        std::nullopt},
+                             transition{"reconcile_transient_exhausts",
+                                        at("invite", status::calling, t0, 2, true),
+                                        failed_with(call_kind::check_invitation, result_kind::transient,
+                                                    retry_at, true),
+                                        t0,
+                                        at("invite", status::failed, t0, 3, false, false,
+                                           "attempts exhausted (3): E"),
+                                        std::nullopt},
+                             transition{
+                                 "reconcile_permanent_fails", at("invite", status::calling, t0, 1, true),
+                                 failed_with(call_kind::check_invitation, result_kind::permanent, retry_at,
+                                             true),
+                                 t0, at("invite", status::failed, t0, 1, false, false, "E"), std::nullopt},
+                             // found calling after a crash (or a reconciliation due)
+                             transition{"due_after_crash_reconciles_invite",
+                                        at("invite", status::calling, t0), ev_due{}, later,
+                                        at("invite", status::calling, later, 0, true),
+                                        make_call(call_kind::check_invitation, "", "", true)},
+                             transition{"due_reconciles_send_with_its_text",
+                                        at("hello", status::calling, t0, 1, true), ev_due{}, later,
+                                        at("hello", status::calling, later, 1, true),
+                                        make_call(call_kind::get_conversation, "Hey there", "B", true)},
+                             transition{"due_after_crash_reconciles_withdraw",
+                                        at("drop", status::calling, t0), ev_due{}, later,
+                                        at("drop", status::calling, later, 0, true),
+                                        make_call(call_kind::check_invitation, "", "", true)},
+                             transition{"due_after_crash_asks_check_again", at("check", status::calling, t0),
+                                        ev_due{}, later, at("check", status::calling, later),
+                                        make_call(call_kind::check_invitation)},
+                             transition{"due_after_crash_visit_counts_as_done",
+                                        at("look", status::calling, t0), ev_due{}, later,
+                                        at("", status::done, later), std::nullopt},
+                             // other events while calling
+                             transition{"deferred_reconciliation", at("invite", status::calling, t0, 1, true),
+                                        ev_deferred{later, "quota"}, t0,
+                                        at("invite", status::calling, later, 1, true, false, "quota"),
+                                        std::nullopt},
+                             transition{"accepted_while_inviting", at("invite", status::calling, t0),
+                                        ev_accepted{}, t0, at("invite", status::calling, t0, 0, false, true),
+                                        std::nullopt},
+                             transition{"accepted_during_timeout_check", at("wait", status::calling, t0),
+                                        ev_accepted{}, later,
+                                        at("hello", status::ready, later, 0, false, true), std::nullopt},
+                             transition{"replied_while_sending", at("hello", status::calling, t0, 1, true),
+                                        ev_replied{}, t0,
+                                        at("hello", status::replied, t0, 1, false, false, "the lead replied"),
+                                        std::nullopt},
+                             transition{
+                                 "cancel_while_calling", at("invite", status::calling, t0, 0, true),
+                                 ev_cancel{"campaign cancelled"}, t0,
+                                 at("invite", status::cancelled, t0, 0, false, false, "campaign cancelled"),
+                                 std::nullopt}),
+                         case_name<transition>);
 
 const time_point deadline = t0 + day * 7;
 
@@ -307,23 +375,27 @@ INSTANTIATE_TEST_SUITE_P(
                    at("hello", status::ready, later, 0, false, true), std::nullopt},
         transition{"due_at_deadline_checks_first", at("wait", status::waiting, deadline), ev_due{}, deadline,
                    at("wait", status::calling, deadline), make_call(call_kind::check_invitation)},
-        transition{"due_after_deadline_checks_first", at("wait", status::waiting, deadline), ev_due{}, deadline + day,
-                   at("wait", status::calling, deadline + day), make_call(call_kind::check_invitation)},
+        transition{"due_after_deadline_checks_first", at("wait", status::waiting, deadline), ev_due{},
+                   deadline + day, at("wait", status::calling, deadline + day),
+                   make_call(call_kind::check_invitation)},
         transition{"timeout_check_finds_acceptance", at("wait", status::calling, deadline),
-                   check_ok(invitation::accepted), deadline, at("hello", status::ready, deadline, 0, false, true),
-                   std::nullopt},
+                   check_ok(invitation::accepted), deadline,
+                   at("hello", status::ready, deadline, 0, false, true), std::nullopt},
         transition{"timeout_check_pending_times_out", at("wait", status::calling, deadline),
-                   check_ok(invitation::pending), deadline, at("drop", status::ready, deadline), std::nullopt},
-        transition{"timeout_check_none_times_out", at("wait", status::calling, deadline), check_ok(invitation::none),
-                   deadline, at("drop", status::ready, deadline), std::nullopt},
-        transition{"timeout_check_pending_but_acceptance_seen", at("wait", status::calling, deadline, 0, false, true),
-                   check_ok(invitation::pending), deadline, at("hello", status::ready, deadline, 0, false, true),
+                   check_ok(invitation::pending), deadline, at("drop", status::ready, deadline),
                    std::nullopt},
+        transition{"timeout_check_none_times_out", at("wait", status::calling, deadline),
+                   check_ok(invitation::none), deadline, at("drop", status::ready, deadline), std::nullopt},
+        transition{"timeout_check_pending_but_acceptance_seen",
+                   at("wait", status::calling, deadline, 0, false, true), check_ok(invitation::pending),
+                   deadline, at("hello", status::ready, deadline, 0, false, true), std::nullopt},
         transition{"timeout_check_transient_retries_as_ready", at("wait", status::calling, deadline),
-                   failed_with(call_kind::check_invitation, result_kind::transient, deadline + hours(1)), deadline,
-                   at("wait", status::ready, deadline + hours(1), 1, false, false, "E"), std::nullopt},
-        transition{"deferred_after_deadline", at("wait", status::waiting, deadline), ev_deferred{deadline + day, "hours"},
-                   deadline, at("wait", status::waiting, deadline + day, 0, false, false, "hours"), std::nullopt},
+                   failed_with(call_kind::check_invitation, result_kind::transient, deadline + hours(1)),
+                   deadline, at("wait", status::ready, deadline + hours(1), 1, false, false, "E"),
+                   std::nullopt},
+        transition{"deferred_after_deadline", at("wait", status::waiting, deadline),
+                   ev_deferred{deadline + day, "hours"}, deadline,
+                   at("wait", status::waiting, deadline + day, 0, false, false, "hours"), std::nullopt},
         transition{"replied_while_waiting", at("wait", status::waiting, deadline), ev_replied{}, t0,
                    at("wait", status::replied, deadline, 0, false, false, "the lead replied"), std::nullopt},
         transition{"cancel_while_waiting", at("wait", status::waiting, deadline), ev_cancel{"x"}, t0,
@@ -360,10 +432,12 @@ INSTANTIATE_TEST_SUITE_P(
     ready, invalid_events,
     ::testing::Values(
         refused{"due_before_time", at("check", status::ready, later), ev_due{}, t0, "not due before"},
-        refused{"delay_due_early", at("pause", status::ready, t0 + day * 3), ev_due{}, t0 + day, "not due before"},
+        refused{"delay_due_early", at("pause", status::ready, t0 + day * 3), ev_due{}, t0 + day,
+                "not due before"},
         refused{"deferred_before_due", at("check", status::ready, later), ev_deferred{later + day, "x"}, t0,
                 "deferred before it was due"},
-        refused{"result_ok", at("check", status::ready, t0), check_ok(invitation::none), t0, "no call in flight"},
+        refused{"result_ok", at("check", status::ready, t0), check_ok(invitation::none), t0,
+                "no call in flight"},
         refused{"result_transient", at("invite", status::ready, t0),
                 failed_with(call_kind::invite, result_kind::transient, later), t0, "no call in flight"},
         refused{"result_reconcile", at("invite", status::ready, t0), check_ok(invitation::none, true), t0,
@@ -373,31 +447,32 @@ INSTANTIATE_TEST_SUITE_P(
 INSTANTIATE_TEST_SUITE_P(
     calling, invalid_events,
     ::testing::Values(
-        refused{"result_of_another_call", at("invite", status::calling, t0), result(call_kind::send, result_kind::ok),
-                t0, "waits for invite"},
+        refused{"result_of_another_call", at("invite", status::calling, t0),
+                result(call_kind::send, result_kind::ok), t0, "waits for invite"},
         refused{"call_result_while_reconciling", at("invite", status::calling, t0, 1, true),
                 result(call_kind::invite, result_kind::ok), t0, "waits for check_invitation (reconcile)"},
-        refused{"reconcile_result_while_calling", at("invite", status::calling, t0), check_ok(invitation::pending, true),
-                t0, "waits for invite"},
+        refused{"reconcile_result_while_calling", at("invite", status::calling, t0),
+                check_ok(invitation::pending, true), t0, "waits for invite"},
         refused{"check_ok_without_state", at("check", status::calling, t0),
                 result(call_kind::check_invitation, result_kind::ok), t0, "without the invitation state"},
         refused{"timeout_check_without_state", at("wait", status::calling, deadline),
-                result(call_kind::check_invitation, result_kind::ok), deadline, "without the invitation state"},
+                result(call_kind::check_invitation, result_kind::ok), deadline,
+                "without the invitation state"},
         refused{"reconcile_invite_without_state", at("invite", status::calling, t0, 1, true),
-                result(call_kind::check_invitation, result_kind::ok, true), t0, "without the invitation state"},
+                result(call_kind::check_invitation, result_kind::ok, true), t0,
+                "without the invitation state"},
         refused{"visit_has_no_reconciliation", at("look", status::calling, t0),
                 result(call_kind::check_invitation, result_kind::ok, true), t0, "waits for visit"}),
     case_name<refused>);
 
 INSTANTIATE_TEST_SUITE_P(
     waiting, invalid_events,
-    ::testing::Values(
-        refused{"due_before_deadline", at("wait", status::waiting, deadline), ev_due{}, deadline - seconds(1),
-                "waiting for the acceptance until"},
-        refused{"deferred_before_deadline", at("wait", status::waiting, deadline), ev_deferred{deadline + day, "x"}, t0,
-                "deferred before it was due"},
-        refused{"result", at("wait", status::waiting, deadline), check_ok(invitation::accepted), deadline,
-                "no call in flight"}),
+    ::testing::Values(refused{"due_before_deadline", at("wait", status::waiting, deadline), ev_due{},
+                              deadline - seconds(1), "waiting for the acceptance until"},
+                      refused{"deferred_before_deadline", at("wait", status::waiting, deadline),
+                              ev_deferred{deadline + day, "x"}, t0, "deferred before it was due"},
+                      refused{"result", at("wait", status::waiting, deadline), check_ok(invitation::accepted),
+                              deadline, "no call in flight"}),
     case_name<refused>);
 
 // Terminal states refuse every event.
@@ -447,11 +522,11 @@ TEST(decide, validity_matrix) {
         {at("invite", status::cancelled, t0), {false, false, false, false, false, false}},
     };
     for (const row& r : rows) {
-        ev_result matching = result(r.state.step == "wait" ? call_kind::check_invitation : call_kind::invite,
-                                    result_kind::ok);
+        ev_result matching =
+            result(r.state.step == "wait" ? call_kind::check_invitation : call_kind::invite, result_kind::ok);
         matching.invitation_state = invitation::pending;
-        std::array<event, 6> events = {ev_due{}, matching, ev_deferred{later, "x"}, ev_accepted{}, ev_replied{},
-                                       ev_cancel{"x"}};
+        std::array<event, 6> events = {ev_due{},      matching,     ev_deferred{later, "x"},
+                                       ev_accepted{}, ev_replied{}, ev_cancel{"x"}};
         for (std::size_t i = 0; i < events.size(); ++i) {
             decision d = decide(the_campaign, lead, r.state, events[i], t0);
             EXPECT_EQ(d.valid, r.valid[i]) << to_string(r.state.st) << " event #" << i << ": " << d.why;
@@ -471,7 +546,8 @@ TEST(decide, outside_working_hours_stays_ready_until_the_window) {
     decision d = decide(c, lead, at("invite", status::ready, t0, 1), ev_due{}, friday_evening);
     EXPECT_TRUE(d.valid);
     EXPECT_FALSE(d.call);
-    EXPECT_EQ(d.next, at("invite", status::ready, t0 + day * 7 - hours(1), 1, false, false, "outside working hours"));
+    EXPECT_EQ(d.next,
+              at("invite", status::ready, t0 + day * 7 - hours(1), 1, false, false, "outside working hours"));
     // Monday 09:00 the call goes out.
     decision monday = decide(c, lead, d.next, ev_due{}, d.next.next_run_at);
     ASSERT_TRUE(monday.call);

@@ -45,8 +45,9 @@ TEST(schema, every_top_level_key_is_described_for_editors) {
 TEST(schema, step_kinds_are_the_model_kinds) {
     std::vector<std::string> from_schema = schema()["definitions"]["step"]["properties"]["kind"]["enum"];
     std::vector<std::string> from_code;
-    for (step_kind k : {step_kind::check_invitation, step_kind::invite, step_kind::wait_accepted, step_kind::send,
-                        step_kind::delay, step_kind::visit, step_kind::withdraw, step_kind::end}) {
+    for (step_kind k :
+         {step_kind::check_invitation, step_kind::invite, step_kind::wait_accepted, step_kind::send,
+          step_kind::delay, step_kind::visit, step_kind::withdraw, step_kind::end}) {
         from_code.push_back(to_string(k));
         EXPECT_EQ(step_kind_from_string(to_string(k)), k);
     }
@@ -60,21 +61,23 @@ TEST(schema, limit_actions_are_the_model_actions) {
     for (const auto& [action, _] : s["properties"]["limits"]["properties"].items()) {
         actions.push_back(action);
     }
-    EXPECT_EQ(actions, (std::vector<std::string>{"check_invitation", "invite", "search", "send", "visit", "withdraw"}));
+    EXPECT_EQ(actions, (std::vector<std::string>{"check_invitation", "invite", "search", "send", "visit",
+                                                 "withdraw"}));
 }
 
 // The duration pattern (for editors) and parse_duration (for the loader) agree on the shape.
 TEST(schema, duration_pattern_agrees_with_the_parser) {
     std::regex pattern(schema()["definitions"]["duration"]["pattern"].get<std::string>());
-    for (const char* text : {"7d", "12h", "30m", "45s", "1d12h", "2h30m15s", "0s", "7", "", "d", "7 d", "7days",
-                             "1h1d", "1d1d", "-1d", "1.5h", "1w", "01d"}) {
+    for (const char* text : {"7d", "12h", "30m", "45s", "1d12h", "2h30m15s", "0s", "7", "", "d", "7 d",
+                             "7days", "1h1d", "1d1d", "-1d", "1.5h", "1w", "01d"}) {
         EXPECT_EQ(std::regex_search(text, pattern), orch::campaigns::detail::parse_duration(text).has_value())
             << text;
     }
 }
 
 TEST(schema, hours_pattern_accepts_what_the_parser_reads) {
-    std::regex pattern(schema()["properties"]["schedule"]["properties"]["hours"]["pattern"].get<std::string>());
+    std::regex pattern(
+        schema()["properties"]["schedule"]["properties"]["hours"]["pattern"].get<std::string>());
     std::string error;
     for (const char* text : {"09:00-18:00", "00:00-24:00", "08:30-17:45"}) {
         EXPECT_TRUE(std::regex_search(text, pattern)) << text;
@@ -88,8 +91,9 @@ TEST(schema, hours_pattern_accepts_what_the_parser_reads) {
 // The loader enforces the schema itself: each document below breaks exactly one schema rule and
 // no semantic one, and is refused with one error.
 TEST(schema, the_loader_enforces_it) {
-    const std::string base = "name: n\naccounts: a\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
-                             "budget_credits: 1\nsteps: [{id: s, kind: visit}]\n";
+    const std::string base =
+        "name: n\naccounts: a\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: s, kind: visit}]\n";
     load_options options;
     ASSERT_TRUE(load_campaign(base, options).value);
     struct mutation {
@@ -103,7 +107,8 @@ TEST(schema, the_loader_enforces_it) {
         {base + "limits: {invite: {per_day: 0}}\n", "limits.invite.per_day: must be at least 1, not 0"},
         {base + "limits: {connect: {per_day: 3}}\n", "unknown key 'connect'"},
         {base + "max_attempts: 0\n", "max_attempts: must be at least 1"},
-        {"name: n\naccounts: a\naudience: {search: {title: x}, total_results: 50001}\nschedule: {time_zone: UTC}\n"
+        {"name: n\naccounts: a\naudience: {search: {title: x}, total_results: 50001}\nschedule: {time_zone: "
+         "UTC}\n"
          "budget_credits: 1\nsteps: [{id: s, kind: visit}]\n",
          "audience.total_results: must be at most 50000, not 50001"},
         {"name: n\naccounts: a\naudience: {file: leads.txt}\nschedule: {time_zone: UTC}\n"
@@ -120,7 +125,7 @@ TEST(schema, the_loader_enforces_it) {
          "steps[0].variants[0]: missing required key 'name'"},
         {"name: n\naccounts: a\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
          "budget_credits: 1\nsteps: [{id: s, kind: end, next: s}]\n",
-         "key 'next' does not apply to a end step"},
+         "key 'next' does not apply to an end step"},
         {"- just\n- a list\n", "campaign: must be a mapping (key: value), not a list"},
     };
     for (const mutation& m : cases) {

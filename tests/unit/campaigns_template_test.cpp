@@ -30,8 +30,8 @@ TEST(render, values_defaults_and_missing) {
     std::map<std::string, std::string> fields = {{"first_name", "Ada"}, {"company", ""}};
     EXPECT_EQ(render({"Hi {{first_name}}!"}, fields), "Hi Ada!");
     EXPECT_EQ(render({"at {{company|your company}}"}, fields), "at your company");  // empty = missing
-    EXPECT_EQ(render({"in {{city | your city }}."}, fields), "in your city.");      // default trimmed
-    EXPECT_EQ(render({"[{{city}}]"}, fields), "[]");                                // no default: ""
+    EXPECT_EQ(render({"in {{city | your city }}."}, fields), "in your city.");  // default trimmed
+    EXPECT_EQ(render({"[{{city}}]"}, fields), "[]");  // no default: ""
     EXPECT_EQ(render({"{{first_name}}{{first_name}}"}, fields), "AdaAda");
     EXPECT_EQ(render({"{{ first_name }}"}, fields), "Ada");
     EXPECT_EQ(render({"plain"}, {}), "plain");
