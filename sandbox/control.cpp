@@ -13,6 +13,8 @@
 //        type: accepted_invitation | message_received | invitation_received | disconnection
 //   POST /control/rate-limit-burst {key, duration_ms, retry_after_s}   429 every request of the key
 //   POST /control/credits {key, credits}   set a key's balance
+//   GET  /control/v1-accounts, POST /control/v1-accounts/{id}/scan | /inbound, POST
+//        /control/v1-accounts/advance-day   V1 webhook accounts (see v1_accounts.cpp)
 #include "sandbox/service.hpp"
 
 #include "engine/time_format.hpp"
@@ -91,7 +93,11 @@ asio::awaitable<api::handler_result> service::handle_control(api::request& req, 
                 msgs.push_back(json{{"account_id", m.account_id},
                                     {"profile_url", m.profile_url},
                                     {"text", m.text},
-                                    {"at", iso8601_ms(m.at)}});
+                                    {"at", iso8601_ms(m.at)},
+                                    {"kind", m.kind}});
+                if (!m.to.empty()) {
+                    msgs.back()["to"] = m.to;
+                }
             }
             co_return reply(200, json{{"invitations", inv}, {"messages", msgs}, {"visits", visits_}});
         }
@@ -268,6 +274,10 @@ asio::awaitable<api::handler_result> service::handle_control(api::request& req, 
                 throw control_error{409, why};
             }
             co_return reply(200, json{{"done", true}});
+        }
+        if (path == "/control/v1-accounts" || path.starts_with("/control/v1-accounts/")) {
+            auto [status, out] = v1_accounts_control(*this, std::string(req.method_string()), path, req.body());
+            co_return reply(status, out);
         }
         co_return reply(404, json{{"error", "no control endpoint " + std::string(req.method_string()) + " " + path}});
     } catch (const control_error& e) {

@@ -345,6 +345,7 @@ std::shared_ptr<const stored_event> service::publish_event(account_state& accoun
     events_.push_back(stored);
     events_by_id_[stored->event_id] = stored;
     fan_out_event(*this, stored);
+    fan_out_v1_event(*this, stored);
     return stored;
 }
 

@@ -151,6 +151,12 @@ asio::awaitable<api::handler_result> handle_webhooks_request(service& svc, api::
 void fan_out_event(service& svc, const std::shared_ptr<const stored_event>& event);
 // Stops the webhooks of an account's key when its credits run out for monitoring (webhooks.cpp).
 void deactivate_webhooks_of(service& svc, const std::string& account_id);
+// Hands a published event to the active V1 network webhook accounts that monitor its account
+// (v1_accounts.cpp).
+void fan_out_v1_event(service& svc, const std::shared_ptr<const stored_event>& event);
+// The control endpoints under /control/v1-accounts (v1_accounts.cpp): returns (status, body).
+std::pair<int, json> v1_accounts_control(service& svc, const std::string& method, const std::string& path,
+                                         const std::string& body);
 
 class service {
 public:

@@ -131,6 +131,8 @@ const std::vector<entry>& table() {
         number("webhook_timeout_ms", "deadline of one delivery attempt", &settings::webhook_timeout_ms),
         number("sse_keepalive_ms", "interval of ': keepalive' comments on event streams", &settings::sse_keepalive_ms),
         number("event_retention_s", "how long hosted events stay available", &settings::event_retention_s),
+        number("qr_refresh_ms", "V1 messaging accounts: lifetime of a QR code, a new one follows",
+               &settings::qr_refresh_ms),
         number("request_log_max", "request log entries kept for the control interface", &settings::request_log_max),
     };
     return rows;
@@ -293,6 +295,9 @@ void validate(const settings& s, std::vector<std::string>& errors) {
     }
     if (s.sse_keepalive_ms < 10) {
         errors.push_back("sse_keepalive_ms: at least 10");
+    }
+    if (s.qr_refresh_ms < 10) {
+        errors.push_back("qr_refresh_ms: at least 10");
     }
     if (s.body_limit_bytes < 1024) {
         errors.push_back("body_limit_bytes: at least 1024");

@@ -71,6 +71,7 @@ struct settings {
     std::int64_t webhook_timeout_ms = 5'000;
     std::int64_t sse_keepalive_ms = 30'000;
     std::int64_t event_retention_s = 24 * 3600;
+    std::int64_t qr_refresh_ms = 20'000;   // V1 messaging accounts: a new QR code this often (spec: 20 s)
 
     // Record limits (bounded memory)
     std::size_t request_log_max = 2'000'000;

@@ -263,6 +263,8 @@ struct message_record {
     std::string profile_url;
     std::string text;
     time_point at{};
+    std::string kind = "network";    // network (V2 send) | messaging (POST /messages/send)
+    std::string to{};                // messaging: the recipient's number, digits without '+'
 };
 
 } // namespace orch::sandbox

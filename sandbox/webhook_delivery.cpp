@@ -310,6 +310,33 @@ void enqueue_delivery(service& svc, webhook_state& webhook, const std::shared_pt
     }
 }
 
+asio::awaitable<post_outcome> post_json_once(service& svc, std::string url, std::string body) {
+    post_outcome out;
+    delivery_target target;
+    if (!parse_target(url, target)) {
+        out.error = "bad url " + url;
+        out.permanent = true;
+        co_return out;
+    }
+    if (target.tls) {
+        out.error = "https delivery is not supported by the sandbox";
+        out.permanent = true;
+        co_return out;
+    }
+    http::request<http::string_body> req{http::verb::post, target.target, 11};
+    req.set(http::field::host, target.host_header);
+    req.set(http::field::user_agent, "outreach-sandbox-webhooks/1");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::connection, "close");
+    req.body() = std::move(body);
+    req.prepare_payload();
+    auto timeout = std::chrono::milliseconds(std::max<std::int64_t>(1, svc.cfg().webhook_timeout_ms));
+    attempt_result r = co_await post_once(svc.executor(), target, std::move(req), timeout);
+    out.status = r.status;
+    out.error = r.error;
+    co_return out;
+}
+
 void prune_hosted_events(const service& svc, webhook_state& webhook) {
     // The service drops expired events oldest first, so expired ids sit at the front.
     while (!webhook.hosted_event_ids.empty() && (svc.find_event(webhook.hosted_event_ids.front()) == nullptr ||

@@ -92,4 +92,15 @@ asio::awaitable<void> serve_event_stream(service& svc, const api::request& req, 
 // Hosted mode: drops retained ids whose events the service no longer keeps (retention).
 void prune_hosted_events(const service& svc, webhook_state& webhook);
 
+// One unsigned JSON POST (V1 webhook accounts: QR codes and events, which are never signed),
+// bounded by webhook_timeout_ms. `status` is the HTTP status, or 0 with the reason in `error`;
+// `permanent` means retrying cannot help (a malformed URL, or https, which the sandbox cannot
+// deliver).
+struct post_outcome {
+    int status = 0;
+    std::string error;
+    bool permanent = false;
+};
+asio::awaitable<post_outcome> post_json_once(service& svc, std::string url, std::string body);
+
 } // namespace orch::sandbox
