@@ -231,6 +231,7 @@ service::service(asio::any_io_executor executor, settings cfg)
     register_v1_data_routes(v1_routes_);
     register_v1_jobs_routes(v1_routes_);
     register_v1_accounts_routes(v1_routes_);
+    register_v1_reaction_routes(v1_routes_);
 }
 
 void service::start() {

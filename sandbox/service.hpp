@@ -136,6 +136,7 @@ void register_mail_actions(action_table& table);      // mail.cpp: /v2/mail and 
 void register_v1_data_routes(v1_table& table);        // v1_data.cpp: /v1/data/...
 void register_v1_jobs_routes(v1_table& table);        // v1_jobs.cpp: hiring companies, company jobs
 void register_v1_accounts_routes(v1_table& table);    // v1_accounts.cpp: /messages/send, /v1/webhooks/accounts
+void register_v1_reaction_routes(v1_table& table);    // content.cpp: profile reactions, post reactions
 // Gives a new account its existing connections and received invitations (network.cpp).
 void seed_account_network(service& svc, account_state& account);
 // Simulation triggers, also used by the control interface. Each returns false (and does

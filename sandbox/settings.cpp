@@ -108,6 +108,8 @@ const std::vector<entry>& table() {
                &settings::weekly_invitation_cap),
         number("invitation_note_max_chars", "longest invitation note", &settings::invitation_note_max_chars),
         number("message_max_chars", "longest message text", &settings::message_max_chars),
+        text("post_reaction_shape", "items of post reactions: documented, sample (flat) or mixed (per post)",
+             &settings::post_reaction_shape),
         number("monitoring_credits_per_day", "credits per UTC day per account with an active webhook",
                &settings::monitoring_credits_per_day),
         number("key_rate_per_s", "requests per second per API key; 0: unlimited", &settings::key_rate_per_s),
@@ -301,6 +303,11 @@ void validate(const settings& s, std::vector<std::string>& errors) {
     }
     if (s.body_limit_bytes < 1024) {
         errors.push_back("body_limit_bytes: at least 1024");
+    }
+    if (s.post_reaction_shape != "documented" && s.post_reaction_shape != "sample" &&
+        s.post_reaction_shape != "mixed") {
+        errors.push_back("post_reaction_shape: must be documented, sample or mixed, got '" + s.post_reaction_shape +
+                         "'");
     }
     if (s.api_keys.empty()) {
         errors.push_back("api_keys: give at least one --api-key KEY[:CREDITS]");

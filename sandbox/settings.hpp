@@ -46,6 +46,9 @@ struct settings {
     int weekly_invitation_cap = 200;       // per account, rolling 7 days; 0: none
     int invitation_note_max_chars = 300;
     int message_max_chars = 8'000;
+    // Item shape of reactions ON a post (content get_reactions, V1 post reactions): documented
+    // {reaction_type, created_time, actor{...}}, sample (flat {type, name, subtitle, ...}) or mixed.
+    std::string post_reaction_shape = "documented";
 
     // Credits
     std::int64_t monitoring_credits_per_day = 10; // per account with an active webhook
