@@ -18,6 +18,8 @@ using json = nlohmann::json;
 // Bounds: as many leads as one search may return, and a file size that such a list never needs.
 constexpr std::size_t leads_max = 50000;
 constexpr std::size_t file_bytes_max = 64 * 1024 * 1024;
+// Values of a JSON audience file: the array, and per lead its object and a few dozen fields.
+constexpr std::size_t json_nodes_max = leads_max * 40;
 
 struct lead_row {
     int line = 0;
@@ -149,7 +151,7 @@ void read_json_row(file_reporter& out, const parsed_document& doc, const json& i
 
 table read_json_table(file_reporter& out, std::string_view text) {
     table t;
-    parsed_document doc = parse_yaml(text);  // JSON is YAML; this keeps line numbers
+    parsed_document doc = parse_yaml(text, json_nodes_max);  // JSON is YAML; this keeps line numbers
     for (const syntax_error& e : doc.errors) {
         out.error(e.at.line, e.at.column, e.message);
     }

@@ -12,6 +12,8 @@ namespace {
 // A campaign definition is a page or two; a megabyte is a mistake (the leads of a big audience
 // live in the audience file, which has its own bound).
 constexpr std::size_t definition_bytes_max = 1024 * 1024;
+// A campaign has a few hundred values; 100,000 leaves room and stops alias bombs early.
+constexpr std::size_t definition_nodes_max = 100000;
 
 void sort_by_position(std::vector<diagnostic>& list, const std::string& definition) {
     std::stable_sort(list.begin(), list.end(), [&](const diagnostic& a, const diagnostic& b) {
@@ -41,7 +43,7 @@ load_result load_campaign(std::string_view text, const load_options& options) {
         result.errors.push_back({options.file_name, 1, 1, "the campaign file is larger than 1 MiB"});
         return result;
     }
-    detail::parsed_document doc = detail::parse_yaml(text);
+    detail::parsed_document doc = detail::parse_yaml(text, definition_nodes_max);
     detail::load_context ctx{options, text, doc, {}, {}};
     for (const detail::syntax_error& e : doc.errors) {
         ctx.errors.push_back({options.file_name, e.at.line, e.at.column, e.message});

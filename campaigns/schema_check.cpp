@@ -303,7 +303,8 @@ private:
         std::vector<std::string> known = property_names(schema);
         std::string kind = kind_of_object(object);
         if (!kind.empty() && std::find(known.begin(), known.end(), key) != known.end()) {
-            emit(key_pointer, path + ": key '" + key + "' does not apply to " + with_article(kind) + " step", at::key);
+            emit(key_pointer, path + ": key '" + key + "' does not apply to " + with_article(kind) + " step",
+                 at::key);
             return;
         }
         emit(key_pointer, path + ": unknown key '" + key + "'" + did_you_mean(key, known), at::key);

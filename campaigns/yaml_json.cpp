@@ -3,6 +3,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -87,15 +88,44 @@ json resolve_plain(const std::string& s) {
     return s;
 }
 
+// Where each line starts, so that a position costs a binary search and a scan of one line (an
+// audience file has hundreds of thousands of nodes).
+class line_index {
+public:
+    explicit line_index(std::string_view text) : text_(text) {
+        starts_.push_back(0);
+        for (std::size_t i = 0; i < text.size(); ++i) {
+            if (text[i] == '\n') {
+                starts_.push_back(i + 1);
+            }
+        }
+    }
+
+    source_pos at(std::size_t offset) const {
+        offset = std::min(offset, text_.size());
+        auto line = std::upper_bound(starts_.begin(), starts_.end(), offset) - 1;
+        source_pos p = position_of(text_.substr(*line, offset - *line), offset - *line);
+        p.line = static_cast<int>(line - starts_.begin()) + 1;
+        p.offset = static_cast<int>(offset);
+        return p;
+    }
+
+private:
+    std::string_view text_;
+    std::vector<std::size_t> starts_;
+};
+
 struct converter {
     std::string_view text;
     parsed_document& out;
+    std::size_t nodes_left;
+    line_index lines{text};
 
     source_pos pos(const YAML::Mark& m) const {
         if (m.is_null() || m.pos < 0) {
             return {};
         }
-        return position_of(text, static_cast<std::size_t>(m.pos));
+        return lines.at(static_cast<std::size_t>(m.pos));
     }
 
     void fail(const YAML::Mark& m, std::string message) {
@@ -105,6 +135,14 @@ struct converter {
     json convert(const YAML::Node& n, const std::string& pointer, int depth) {
         if (depth > depth_max) {
             fail(n.Mark(), "nesting deeper than " + std::to_string(depth_max) + " levels");
+            return nullptr;
+        }
+        if (nodes_left == 0) {
+            return nullptr;  // reported once, below
+        }
+        if (--nodes_left == 0) {
+            // Aliases can make a small text expand into billions of nodes.
+            fail(n.Mark(), "too many values (aliases expanding without bound?)");
             return nullptr;
         }
         switch (n.Type()) {
@@ -233,9 +271,9 @@ std::vector<std::string> pointer_tokens(const std::string& pointer) {
     return tokens;
 }
 
-parsed_document parse_yaml(std::string_view text) {
+parsed_document parse_yaml(std::string_view text, std::size_t nodes_max) {
     parsed_document out;
-    converter conv{text, out};
+    converter conv{text, out, nodes_max};
     std::vector<YAML::Node> documents;
     try {
         documents = YAML::LoadAll(std::string(text));

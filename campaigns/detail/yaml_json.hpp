@@ -36,7 +36,8 @@ struct parsed_document {
 };
 
 // Never throws on bad input: problems land in `errors` (then `value` is not to be trusted).
-parsed_document parse_yaml(std::string_view text);
+// `nodes_max` bounds the values converted (aliases can expand a small text without bound).
+parsed_document parse_yaml(std::string_view text, std::size_t nodes_max);
 
 // JSON pointer helpers (RFC 6901 escaping of ~ and /).
 std::string pointer_append(const std::string& pointer, const std::string& token);

@@ -593,6 +593,44 @@ TEST(loader, durations_combine_units) {
     EXPECT_EQ(r.value->steps[0].duration, std::chrono::seconds(86400 + 12 * 3600 + 30 * 60 + 15));
 }
 
+TEST(loader, alias_bombs_are_bounded) {
+    std::string text = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
+    for (char c = 'b'; c <= 'i'; ++c) {
+        std::string prev(1, static_cast<char>(c - 1));
+        text += std::string(1, c) + ": &" + c + " [*" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+                ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev + ", *" + prev +
+                "]\n";
+    }
+    load_result r = load(text);  // 10^9 values if expanded
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_NE(r.errors[0].message.find("too many values"), std::string::npos);
+}
+
+TEST(loader, audience_files_of_the_maximum_size) {
+    std::string csv = "profile_url,first_name,company\n";
+    std::string json_leads = "[\n";
+    for (int i = 0; i < 50000; ++i) {
+        std::string url = "https://n.example/in/p" + std::to_string(i);
+        csv += url + ",Name" + std::to_string(i) + (i % 2 ? ",Acme\n" : ",\n");
+        json_leads +=
+            std::string(i ? ",\n" : "") + "{\"profile_url\": \"" + url + "\", \"first_name\": \"N\"}";
+    }
+    json_leads += "\n]\n";
+    std::string tail = "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n";
+    std::map<std::string, std::string> files = {
+        {"big.csv", csv}, {"big.json", json_leads}, {"over.csv", csv + "https://n.example/in/x,X,\n"}};
+    load_result from_csv = load("name: t\naccounts: acc_1\naudience: {file: big.csv}\n" + tail, files);
+    ASSERT_TRUE(from_csv.value) << all_errors(from_csv);
+    EXPECT_EQ(from_csv.value->who.leads.size(), 50000u);
+    EXPECT_EQ(from_csv.value->who.fields_optional, std::vector<std::string>{"company"});
+    load_result from_json = load("name: t\naccounts: acc_1\naudience: {file: big.json}\n" + tail, files);
+    ASSERT_TRUE(from_json.value) << all_errors(from_json);
+    EXPECT_EQ(from_json.value->who.leads.size(), 50000u);
+    load_result over = load("name: t\naccounts: acc_1\naudience: {file: over.csv}\n" + tail, files);
+    ASSERT_EQ(over.errors.size(), 1u) << all_errors(over);
+    EXPECT_EQ(over.errors[0].to_string(), "over.csv:50002:1: more than 50000 leads in one file");
+}
+
 TEST(loader, oversized_definition_is_refused) {
     std::string text(1024 * 1024 + 1, '#');
     load_result r = load(text);
