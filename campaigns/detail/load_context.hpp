@@ -44,8 +44,8 @@ campaign build_campaign(load_context& ctx);
 void load_audience_file(load_context& ctx, audience& who, const std::string& file_pointer);
 void check_template(load_context& ctx, const text_template& t, const std::string& pointer,
                     const audience& who);
-// Targets, duplicate ids, reachability, cycles, waits without an invitation. `steps_pointer`
-// is "/steps"; the campaign's steps have their defaults (next) already resolved.
+// Targets, duplicate ids, reachability, cycles, waits without an invitation. Step i of `c` is
+// the node "/steps/i" of the document; its defaults (next = the step below) are resolved.
 void check_step_graph(load_context& ctx, const campaign& c);
 
 // "did you mean 'x'?" suffix (with a leading space), or "" when nothing is close enough.
