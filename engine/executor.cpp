@@ -77,74 +77,86 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     return out;
 }
 
-asio::awaitable<call_outcome> check(outreach::client& api, const call_target& t, call_outcome out,
-                                    const context& ctx) {
-    auto r = co_await api.check_invitation(t.account_id, {t.profile_url});
+// Every argument of a co_await'ed call is a named local: GCC 12 destroys some temporaries of a
+// co_await full-expression twice.
+asio::awaitable<void> check(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+    const outreach::profile_url_params params{t.profile_url};
+    auto r = co_await api.check_invitation(t.account_id, params);
     if (!r) {
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*r);
     out.event.invitation_state = to_invitation(r->state);
-    co_return out;
+    co_return;
 }
 
-asio::awaitable<call_outcome> invite(outreach::client& api, const call_target& t, const campaigns::api_call& call,
-                                     call_outcome out, const context& ctx) {
+asio::awaitable<void> invite(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                             call_outcome& out, const context& ctx) {
     outreach::invite_params p;
     p.profile_url = t.profile_url;
     p.message = call.text;
     auto r = co_await api.invite(t.account_id, p);
     if (r) {
         out.credits += credits_of(*r);
-        co_return out;
+        co_return;
     }
     if (r.error().code != "CHANNEL_ERROR") {
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     // Refused: already invited or connected counts as done; anything else is a refusal.
-    auto seen = co_await check(api, t, out, ctx);
+    const outreach::error refusal = r.error();
+    call_outcome seen = out;
+    co_await check(api, t, seen, ctx);
     if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
         *seen.event.invitation_state != campaigns::invitation::none) {
         seen.event.invitation_state.reset();
-        co_return seen;
+        out = std::move(seen);
+        co_return;
     }
-    co_return from_error(r.error(), std::move(out), ctx);
+    out.credits = seen.credits;
+    out = from_error(refusal, std::move(out), ctx);
 }
 
-asio::awaitable<call_outcome> withdraw(outreach::client& api, const call_target& t, call_outcome out,
-                                       const context& ctx) {
-    auto st = co_await api.check_invitation(t.account_id, {t.profile_url});
+asio::awaitable<void> withdraw(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+    const outreach::profile_url_params params{t.profile_url};
+    auto st = co_await api.check_invitation(t.account_id, params);
     if (!st) {
-        co_return from_error(st.error(), std::move(out), ctx);
+        out = from_error(st.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*st);
     if (st->state != outreach::invitation_state::pending || !st->invitation_id ||
         st->type != outreach::invitation_type::sent) {
-        co_return out;  // nothing of ours to withdraw
+        co_return;  // nothing of ours to withdraw
     }
-    auto r = co_await api.withdraw(t.account_id, {*st->invitation_id});
+    const outreach::withdraw_params wp{*st->invitation_id};
+    auto r = co_await api.withdraw(t.account_id, wp);
     if (!r) {
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*r);
-    co_return out;
+    co_return;
 }
 
-asio::awaitable<call_outcome> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
-                                   call_outcome out, const context& ctx) {
+asio::awaitable<void> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                           call_outcome& out, const context& ctx) {
     outreach::send_message_params p;
     p.profile_url = t.profile_url;
     p.message_text = call.text;
     auto r = co_await api.send_message(t.account_id, p);
     if (!r) {
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*r);
-    co_return out;
+    co_return;
 }
 
-asio::awaitable<call_outcome> find_sent(outreach::client& api, const call_target& t, const campaigns::api_call& call,
-                                        call_outcome out, const context& ctx) {
+asio::awaitable<void> find_sent(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+                                call_outcome& out, const context& ctx) {
     outreach::get_conversation_params p;
     p.profile_url = t.profile_url;
     p.count = 100;
@@ -153,30 +165,32 @@ asio::awaitable<call_outcome> find_sent(outreach::client& api, const call_target
         // No conversation at all means nothing was sent.
         if (r.error().what_to_do == outreach::disposition::give_up) {
             out.event.message_found = false;
-            co_return out;
+            co_return;
         }
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*r);
     out.event.message_found = std::any_of(r->messages.begin(), r->messages.end(), [&](const auto& m) {
         return m.text == call.text && m.from_me.value_or(true);
     });
-    co_return out;
+    co_return;
 }
 
-asio::awaitable<call_outcome> visit(outreach::client& api, const call_target& t, call_outcome out,
-                                    const context& ctx) {
-    auto r = co_await api.visit(t.account_id, {t.profile_url});
+asio::awaitable<void> visit(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+    const outreach::profile_url_params params{t.profile_url};
+    auto r = co_await api.visit(t.account_id, params);
     if (!r) {
-        co_return from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return;
     }
     out.credits += credits_of(*r);
-    co_return out;
+    co_return;
 }
 
 }  // namespace
 
-asio::awaitable<call_outcome> execute(outreach::client& api, const call_target& target,
+asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
                                       std::function<campaigns::time_point()> now, std::mt19937_64& rng) {
     context ctx{backoff, attempt, std::move(now), rng};
@@ -186,22 +200,22 @@ asio::awaitable<call_outcome> execute(outreach::client& api, const call_target& 
     out.event.kind = result_kind::ok;
     switch (call.kind) {
     case call_kind::check_invitation:
-        out = co_await check(api, target, std::move(out), ctx);
+        co_await check(api, target, out, ctx);
         break;
     case call_kind::invite:
-        out = co_await invite(api, target, call, std::move(out), ctx);
+        co_await invite(api, target, call, out, ctx);
         break;
     case call_kind::withdraw:
-        out = co_await withdraw(api, target, std::move(out), ctx);
+        co_await withdraw(api, target, out, ctx);
         break;
     case call_kind::send:
-        out = co_await send(api, target, call, std::move(out), ctx);
+        co_await send(api, target, call, out, ctx);
         break;
     case call_kind::visit:
-        out = co_await visit(api, target, std::move(out), ctx);
+        co_await visit(api, target, out, ctx);
         break;
     case call_kind::get_conversation:
-        out = co_await find_sent(api, target, call, std::move(out), ctx);
+        co_await find_sent(api, target, call, out, ctx);
         break;
     }
     if (call.reconcile && out.event.kind == result_kind::ok) {

@@ -2,8 +2,8 @@
 // Outreach client and turns the answer into the state machine's event (campaigns::ev_result),
 // plus what the shell must do beyond this lead (pause the account, pause for budget, stop).
 //
-// This is the one place where calls meet the limits: `call_gate` is consulted before every call
-// (rate-limit buckets and credit reservations plug in there) and told the outcome after.
+// The limits (rate-limit buckets, credit reservations) are checked before a call is chosen to
+// run, in call_gate.hpp; the executor only runs it.
 #pragma once
 
 #include "campaigns/campaigns.hpp"
@@ -45,13 +45,15 @@ struct backoff_settings {
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
 std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng);
 
-// Runs `call` for `target`. Never throws; every failure is an outcome.
+// Runs `call` for `target`. Never throws; every failure is an outcome. `target` is taken by
+// value (the coroutine outlives the caller's locals); `api`, `call`, `backoff` and `rng` must
+// outlive the returned awaitable.
 //  - invite: a CHANNEL_ERROR refusal is checked with check_invitation: an invitation already
 //    pending or accepted counts as ok (the person is invited, whoever did it).
 //  - withdraw: asks check_invitation for the invitation id first; no pending invitation is ok.
 //  - reconciliation (call.reconcile): check_invitation for invite/withdraw, get_conversation for
 //    send (the rendered text among the account's messages means it was sent).
-boost::asio::awaitable<call_outcome> execute(outreach::client& api, const call_target& target,
+boost::asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
                                              const campaigns::api_call& call, const backoff_settings& backoff,
                                              int attempt, std::function<campaigns::time_point()> now,
                                              std::mt19937_64& rng);

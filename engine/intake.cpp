@@ -67,11 +67,13 @@ struct intake::impl {
 
     explicit impl(settings s) : cfg(std::move(s)) {}
 
+    // Runs `f` on the database thread. `f` is a named local of the caller (it outlives the
+    // suspension); GCC 12 destroys some temporaries of a co_await expression twice, so no
+    // closure with non-trivial captures is ever a temporary there.
     template <typename F>
-    asio::awaitable<std::invoke_result_t<F>> on_db(F f) {
+    asio::awaitable<std::invoke_result_t<F>> on_db(const F& f) {
         co_return co_await asio::co_spawn(
-            db_pool, [f = std::move(f)]() -> asio::awaitable<std::invoke_result_t<F>> { co_return f(); },
-            asio::use_awaitable);
+            db_pool, [&f]() -> asio::awaitable<std::invoke_result_t<F>> { co_return f(); }, asio::use_awaitable);
     }
 
     // Stores one parsed event in the inbox (db thread). Returns how many rows were new.
@@ -104,7 +106,8 @@ struct intake::impl {
     asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
                                const std::string& account) {
         ++stats.received;
-        int added = co_await on_db([this, ev, source_id, account] { return store_event(ev, source_id, account); });
+        auto job = [this, &ev, &source_id, &account] { return store_event(ev, source_id, account); };
+        int added = co_await on_db(job);
         if (added > 0) {
             stats.stored += static_cast<std::uint64_t>(added);
         } else {
@@ -117,7 +120,7 @@ struct intake::impl {
     asio::awaitable<bool> ensure_one(const account_row& a);
     asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id, std::string last);
     asio::awaitable<std::string> poll_round(const std::string& account, const std::string& webhook_id,
-                                            std::string last);
+                                            const std::string& after);
 };
 
 asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
@@ -193,10 +196,11 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
     }
     auto id = made->webhook.webhook_id;
     auto account = a.account_id;
-    co_await on_db([this, account, id] {
+    auto job = [this, &account, &id] {
         db->set_account_webhook(account, id);
         return 0;
-    });
+    };
+    co_await on_db(job);
     if (custom) {
         secrets[a.account_id] = made->secret;
     } else {
@@ -209,7 +213,8 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
 asio::awaitable<void> intake::impl::ensure_webhooks() {
     while (!stopping) {
         try {
-            auto accounts = co_await on_db([this] { return db->accounts(); });
+            auto list = [this] { return db->accounts(); };
+            auto accounts = co_await on_db(list);
             for (const auto& a : accounts) {
                 if (ensured.count(a.account_id) == 0 && a.platform == "network" && co_await ensure_one(a)) {
                     ensured.insert(a.account_id);
@@ -223,7 +228,8 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
 }
 
 asio::awaitable<std::string> intake::impl::poll_round(const std::string& account, const std::string& webhook_id,
-                                                      std::string last) {
+                                                      const std::string& after) {
+    std::string last = after;
     outreach::poll_events_params p;
     p.after = last;
     p.limit = 200;
@@ -237,10 +243,11 @@ asio::awaitable<std::string> intake::impl::poll_round(const std::string& account
         last = item.event_id;
     }
     if (!page->items.empty()) {
-        co_await on_db([this, account, last] {
+        auto job = [this, &account, &last] {
             db->set_account_last_event(account, last);
             return 0;
-        });
+        };
+        co_await on_db(job);
     }
     co_return last;
 }
@@ -265,10 +272,11 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
                 co_await take(*next->event, source, account);
                 if (!next->id.empty()) {
                     last = next->id;
-                    co_await on_db([this, account, last] {
+                    auto job = [this, &account, &last] {
                         db->set_account_last_event(account, last);
                         return 0;
-                    });
+                    };
+                    co_await on_db(job);
                 }
             }
         } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 #include "engine/worker.hpp"
 
+#include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -125,6 +126,7 @@ struct worker::impl {
     std::optional<outreach::client> api;
     campaign_cache cache;
     backoff_settings backoff;
+    std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
 
     explicit impl(settings s) : cfg(std::move(s)) {
         backoff.base_ms = cfg.retry_base_ms;
@@ -202,6 +204,17 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
         spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, d.why);
         return;
     }
+    if (d.call) {
+        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        auto g = gate->before(target, *d.call, t);
+        if (!g.allowed) {
+            auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, t);
+            if (deferred.valid) {
+                c.state = deferred.next;
+            }
+            return;
+        }
+    }
     c.state = d.next;
     c.call = d.call;
     if (c.call && !c.call->variant.empty()) {
@@ -264,6 +277,7 @@ void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vec
     for (std::size_t i = 0; i < calls.size(); ++i) {
         claimed& c = *calls[i];
         call_outcome& o = outcomes[i];
+        gate->after({c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, *c.call, o);
         auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
         cs::enrollment_state next = c.state;
         if (d.valid) {

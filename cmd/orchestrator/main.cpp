@@ -165,7 +165,8 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
 int cmd_accounts_sync(const settings& s) {
     orch::engine::store db(s.database_url);
     db.require_current();
-    auto r = with_client(s, [](orch::outreach::client& api) { return api.list_accounts(); });
+    const orch::outreach::list_accounts_params page{500, 0};
+    auto r = with_client(s, [&page](orch::outreach::client& api) { return api.list_accounts(page); });
     if (!r) {
         throw usage_error("listing accounts failed: " + orch::outreach::describe(r.error()));
     }
@@ -365,24 +366,25 @@ int cmd_report_funnel(const settings& s, const std::string& name, const std::str
 }
 
 // ---- long-running ----
-std::function<void()> g_stop;
-extern "C" void on_signal(int) {
-    if (g_stop) {
-        g_stop();
-    }
-}
+// The signal handler only sets a flag (async-signal-safe); a watcher thread turns it into a
+// soft stop, then a hard exit if the stop takes longer than stop_timeout_ms (what is still in
+// flight then is left to lease expiry and reconciliation).
+volatile std::sig_atomic_t g_signalled = 0;
+extern "C" void on_signal(int) { g_signalled = 1; }
 
 void install_stop(std::function<void()> stop, std::int64_t stop_timeout_ms) {
-    g_stop = [stop = std::move(stop), stop_timeout_ms] {
-        stop();
-        // Bounded stop: what is still running after the timeout is left to lease expiry.
-        std::thread([stop_timeout_ms] {
-            std::this_thread::sleep_for(std::chrono::milliseconds(stop_timeout_ms));
-            std::_Exit(3);
-        }).detach();
-    };
     std::signal(SIGTERM, on_signal);
     std::signal(SIGINT, on_signal);
+    std::thread([stop = std::move(stop), stop_timeout_ms] {
+        while (g_signalled == 0) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        spdlog::info("stopping: finishing the work in flight (at most {} ms)", stop_timeout_ms);
+        stop();
+        std::this_thread::sleep_for(std::chrono::milliseconds(stop_timeout_ms));
+        spdlog::warn("stop timeout reached; exiting with work in flight (leases will expire)");
+        std::_Exit(3);
+    }).detach();
 }
 
 int cmd_worker(const settings& s, bool exit_when_idle) {
@@ -404,6 +406,8 @@ int main(int argc, char** argv) {
     CLI::App app{"orchestrator: runs declarative multi-step outreach campaigns through the Outreach API"};
     app.set_version_flag("--version", std::string("orchestrator ") + ORCH_VERSION);
     app.require_subcommand(1);
+    // Settings flags may follow the subcommand (`orchestrator worker --lease-seconds 5`).
+    app.fallthrough();
     global_options g;
     add_setting_flags(app, g);
 

@@ -1,0 +1,42 @@
+// orch::engine call_gate: the one place where every API call of a step meets the limits.
+// The worker asks before() after the state machine chose a call and before the intent is
+// written; a deferral parks the lead (ev_deferred) until the given time, attempts unchanged.
+// after() is told every outcome (settle credits, record RATE_LIMITED cooldowns).
+//
+// The Redis rate-limit buckets and the Postgres credit ledger (their own issue) implement this
+// interface; until then `open_gate` lets every call through and only honours the API's own
+// RATE_LIMITED answers through the executor's backoff.
+#pragma once
+
+#include "campaigns/campaigns.hpp"
+#include "engine/executor.hpp"
+
+#include <optional>
+#include <string>
+
+namespace orch::engine {
+
+struct gate_decision {
+    bool allowed = true;
+    campaigns::time_point until{};  // when !allowed: when to look again
+    std::string reason;             // when !allowed: shown in the lead's timeline
+};
+
+class call_gate {
+public:
+    virtual ~call_gate() = default;
+    // Called on a lane thread; implementations are thread-safe.
+    virtual gate_decision before(const call_target& target, const campaigns::api_call& call,
+                                 campaigns::time_point now) = 0;
+    virtual void after(const call_target& target, const campaigns::api_call& call, const call_outcome& outcome) = 0;
+};
+
+class open_gate final : public call_gate {
+public:
+    gate_decision before(const call_target&, const campaigns::api_call&, campaigns::time_point) override {
+        return {};
+    }
+    void after(const call_target&, const campaigns::api_call&, const call_outcome&) override {}
+};
+
+}  // namespace orch::engine

@@ -1,0 +1,339 @@
+// End-to-end tests of the campaign engine: the real `orchestrator` binary (migrate, accounts,
+// campaign apply, worker, serve) against the real sandbox and a real Postgres database of the
+// test's own. The true numbers come from the sandbox's side-effect record.
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <thread>
+
+namespace {
+
+using orch::test::background_process;
+using orch::test::http_client;
+using orch::test::json;
+using orch::test::orchestrator_env;
+using orch::test::sandbox_process;
+
+std::string temp_dir() {
+    char tmpl[] = "/tmp/orch-e2e-XXXXXX";
+    return mkdtemp(tmpl);
+}
+
+unsigned short free_port() {
+    // A sandbox-independent port for the webhook receiver: bind 0 through a short-lived sandbox
+    // would be overkill; pick from a high range and let the receiver fail loudly if taken.
+    static std::mt19937 rng(std::random_device{}());
+    return static_cast<unsigned short>(std::uniform_int_distribution<int>(40000, 59000)(rng));
+}
+
+std::string campaign_yaml(const std::string& name, const std::string& audience, const std::string& wait,
+                          const std::vector<std::string>& accounts) {
+    std::string acc;
+    for (const auto& a : accounts) {
+        acc += (acc.empty() ? "" : ", ") + a;
+    }
+    return "name: " + name + "\naccounts: [" + acc + "]\naudience:\n" + audience +
+           "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+           "budget_credits: 1000000\nstop_on_reply: true\nsteps:\n"
+           "  - id: check\n    kind: check_invitation\n    on_accepted: message\n    on_pending: wait\n"
+           "    on_no_invitation: invite\n"
+           "  - id: invite\n    kind: invite\n    note: \"Hi {{first_name}}, let's connect.\"\n"
+           "  - id: wait\n    kind: wait_accepted\n    timeout: " + wait + "\n    next: message\n    on_timeout: end\n"
+           "  - id: message\n    kind: send\n    variants:\n"
+           "      - name: A\n        message_text: \"Thanks {{first_name}}, open to a chat?\"\n"
+           "      - name: B\n        message_text: \"Great to connect, {{first_name}}. A short call?\"\n";
+}
+
+std::string search_audience(int n) {
+    return "  search:\n    title: Engineer\n  total_results: " + std::to_string(n) + "\n";
+}
+
+struct side_effects {
+    int invited_people = 0;       // invitations actually sent
+    int duplicate_invites = 0;    // sent more than once to the same person by the same account
+    int accepted = 0;
+    int messages = 0;
+    int duplicate_messages = 0;   // same account, same person, same text twice
+    std::map<std::string, int> invites_per_person;  // across accounts
+};
+
+side_effects read_side_effects(unsigned short control_port) {
+    http_client c("127.0.0.1", control_port);
+    auto j = c.get("/control/side-effects").body_json();
+    side_effects s;
+    for (const auto& inv : j["invitations"]) {
+        if (inv["sent"].get<int>() > 0) {
+            ++s.invited_people;
+            s.invites_per_person[inv["profile_url"].get<std::string>()] += inv["sent"].get<int>();
+        }
+        s.duplicate_invites += inv["sent"].get<int>() > 1 ? 1 : 0;
+        s.accepted += inv["outcome"] == "accepted" ? 1 : 0;
+    }
+    std::set<std::string> seen;
+    for (const auto& m : j["messages"]) {
+        if (m.value("kind", "") != "" && m.value("kind", "") != "network") {
+            continue;
+        }
+        ++s.messages;
+        auto key = m["account_id"].get<std::string>() + "|" + m["profile_url"].get<std::string>() + "|" +
+                   m["text"].get<std::string>();
+        s.duplicate_messages += seen.insert(key).second ? 0 : 1;
+    }
+    return s;
+}
+
+class EngineTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (orch::test::services_database_url().empty()) {
+            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
+                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
+            }
+            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
+        }
+        dir_ = temp_dir();
+    }
+    void TearDown() override {
+        if (!dir_.empty()) {
+            std::filesystem::remove_all(dir_);
+        }
+    }
+
+    void start(std::vector<std::string> sandbox_flags) {
+        sandbox_ = std::make_unique<sandbox_process>(std::move(sandbox_flags));
+        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+        for (int i = 1; i <= 3; ++i) {
+            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                                "--label", "sender-" + std::to_string(i)});
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    json funnel(const std::string& name) {
+        auto r = env_->run({"report", "funnel", name, "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        auto j = json::parse(r.output, nullptr, false);
+        EXPECT_FALSE(j.is_discarded()) << r.output;
+        return j;
+    }
+
+    std::unique_ptr<background_process> serve(unsigned short port) {
+        std::string listen = "127.0.0.1:" + std::to_string(port);
+        auto p = env_->spawn({"serve", "--webhook-listen", listen, "--webhook-public-url",
+                              "http://" + listen + "/webhooks"});
+        // Ready once every account has its webhook.
+        for (int i = 0; i < 400; ++i) {
+            if (env_->scalar("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL") == "3") {
+                return p;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+        ADD_FAILURE() << "serve did not create the webhooks: " << p->log();
+        return p;
+    }
+
+    std::string dir_;
+    std::unique_ptr<sandbox_process> sandbox_;
+    std::unique_ptr<orchestrator_env> env_;
+};
+
+const std::vector<std::string> senders = {"sender-1", "sender-2", "sender-3"};
+
+TEST_F(EngineTest, CanonicalCampaignCompletesWithTheSandboxsCounts) {
+    start({"--accept-probability", "0.7", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "600",
+           "--reply-probability", "0.5", "--reply-delay-ms-min", "100", "--reply-delay-ms-max", "400"});
+    auto file = write("canonical.yaml", campaign_yaml("canonical", search_audience(60), "6s", senders));
+    auto applied = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find("60 enrolled"), std::string::npos) << applied.output;
+
+    auto receiver = serve(free_port());
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+
+    auto truth = read_side_effects(sandbox_->control_port());
+    auto f = funnel("canonical");
+    EXPECT_EQ(f["found"], 60);
+    EXPECT_EQ(f["live"], 0);
+    EXPECT_EQ(f["failed"], 0);
+    EXPECT_EQ(f["invited"], truth.invited_people);
+    EXPECT_EQ(f["messaged"], truth.messages);
+    EXPECT_GT(truth.invited_people, 0);
+    EXPECT_GT(truth.messages, 0);
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    // Every acceptance the sandbox simulated was seen and answered with a message.
+    EXPECT_EQ(f["accepted"], truth.accepted);
+    EXPECT_GE(f["messaged"].get<int>(), truth.accepted);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'in_flight'"), "0");
+}
+
+TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
+    start({"--accept-probability", "0"});
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto people = control.get("/control/people?offset=100&limit=15").body_json();
+    std::vector<std::string> urls;
+    for (const auto& p : people["people"]) {
+        urls.push_back(p["profile_url"].get<std::string>());
+    }
+    ASSERT_EQ(urls.size(), 15u) << people.dump();
+    std::string first = "profile_url,first_name\n", second = "profile_url,first_name\n";
+    for (int i = 0; i < 10; ++i) {
+        first += urls[i] + ",Ann\n";
+    }
+    for (int i = 5; i < 15; ++i) {
+        second += urls[i] + ",Bob\n";
+    }
+    write("first.csv", first);
+    write("second.csv", second);
+    auto a = env_->run({"campaign", "apply",
+                        write("a.yaml", campaign_yaml("first", "  file: first.csv\n", "1s", {"sender-1"}))});
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+    auto b = env_->run({"campaign", "apply",
+                        write("b.yaml", campaign_yaml("second", "  file: second.csv\n", "1s", {"sender-2"}))});
+    ASSERT_EQ(b.exit_code, 0) << b.output;
+    EXPECT_NE(b.output.find("5 enrolled, 5 skipped"), std::string::npos) << b.output;
+
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.invited_people, 15);
+    for (const auto& [url, n] : truth.invites_per_person) {
+        EXPECT_EQ(n, 1) << url << " was invited " << n << " times";
+    }
+    EXPECT_EQ(funnel("second")["skipped"], 5);
+}
+
+TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
+    // Lost responses after the side effect exercise the reconciliation path on top of the kills.
+    start({"--accept-probability", "0.6", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "400",
+           "--reply-probability", "0.3", "--reply-delay-ms-min", "50", "--reply-delay-ms-max", "300",
+           "--lost-response-rate", "0.03"});
+    auto file = write("crash.yaml", campaign_yaml("crash", search_audience(1000), "3s", senders));
+    auto applied = env_->run({"campaign", "apply", file}, 120'000);
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    auto receiver = serve(free_port());
+
+    std::mt19937 rng(20261122);
+    std::vector<std::string> args = {"worker", "--lease-seconds", "5", "--batch-size", "40", "--api-timeout-ms", "3000"};
+    int kills = 0;
+    for (int round = 0; round < 24; ++round) {
+        auto w1 = env_->spawn(args);
+        auto w2 = env_->spawn(args);
+        std::this_thread::sleep_for(std::chrono::milliseconds(std::uniform_int_distribution<int>(200, 1200)(rng)));
+        w1->stop(SIGKILL);
+        ++kills;
+        if (round % 2 == 0) {
+            w2->stop(SIGKILL);
+            ++kills;
+        } else {
+            EXPECT_EQ(w2->stop(SIGTERM), 0) << w2->log();
+        }
+    }
+    EXPECT_GE(kills, 20);
+    auto last = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "5", "--api-timeout-ms", "3000"});
+    ASSERT_EQ(last->wait(240'000), 0) << last->log();
+
+    auto f = funnel("crash");
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(f["found"], 1000);
+    EXPECT_EQ(f["live"], 0) << "leads lost in a non-terminal state";
+    EXPECT_EQ(f["failed"], 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status NOT IN ('done', 'replied')"), "0");
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    EXPECT_EQ(f["invited"], truth.invited_people);
+    EXPECT_EQ(f["messaged"], truth.messages);
+}
+
+TEST_F(EngineTest, ForgedAndUnsignedWebhooksAreRejectedAndChangeNothing) {
+    start({});
+    auto port = free_port();
+    auto receiver = serve(port);
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client c("127.0.0.1", port);
+    json body = {{"account_id", account},
+                 {"event", {{"type", "accepted_invitation"}, {"profile_url", "https://network.example/in/x"}}}};
+    auto ts = std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count());
+    auto unsigned_r = c.request("POST", "/webhooks/" + account, body.dump(), {{"content-type", "application/json"}});
+    EXPECT_EQ(unsigned_r.status, 401) << unsigned_r.body;
+    auto forged = c.request("POST", "/webhooks/" + account, body.dump(),
+                            {{"content-type", "application/json"},
+                             {"X-Service-Timestamp", ts},
+                             {"X-Service-Signature", "v1=" + std::string(64, 'a')}});
+    EXPECT_EQ(forged.status, 401) << forged.body;
+    auto stale = c.request("POST", "/webhooks/" + account, body.dump(),
+                           {{"content-type", "application/json"},
+                            {"X-Service-Timestamp", "1000000000"},
+                            {"X-Service-Signature", "v1=" + std::string(64, 'b')}});
+    EXPECT_EQ(stale.status, 401) << stale.body;
+    auto unknown = c.request("POST", "/webhooks/acc_nobody", body.dump(), {{"content-type", "application/json"}});
+    EXPECT_EQ(unknown.status, 404);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+
+    // A real, signed delivery from the sandbox is taken, once, even when delivered twice.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto fired = control.post("/control/events", {{"type", "accepted_invitation"},
+                                                   {"account_id", account},
+                                                   {"profile_url", "https://network.example/in/someone"}});
+    ASSERT_EQ(fired.status, 200) << fired.body;
+    for (int i = 0; i < 200 && env_->scalar("SELECT count(*) FROM events") != "1"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "1") << receiver->log();
+}
+
+TEST_F(EngineTest, LostAcceptanceEventsAreCaughtBeforeTheWaitTimesOut) {
+    // No serve at all: no event ever arrives. Everybody accepts; the wait's last check finds it.
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "200",
+           "--reply-probability", "0"});
+    auto file = write("lost.yaml", campaign_yaml("lost", search_audience(20), "2s", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
+    auto f = funnel("lost");
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(f["live"], 0);
+    EXPECT_EQ(f["failed"], 0);
+    EXPECT_GT(truth.invited_people, 0);
+    EXPECT_EQ(truth.messages, 20);  // every lead got its message, none twice
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+}
+
+TEST_F(EngineTest, EarlyAcceptanceEventsAreNotLost) {
+    // Acceptances at once: the event reaches the inbox while the invite is still being settled.
+    // The wait is long (10 min): finishing quickly proves the early events were applied.
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "0", "--accept-delay-ms-max", "0",
+           "--reply-probability", "0"});
+    auto file = write("early.yaml", campaign_yaml("early", search_audience(20), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto receiver = serve(free_port());
+    auto started = std::chrono::steady_clock::now();
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, 20);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+}
+
+}  // namespace
