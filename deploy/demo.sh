@@ -74,6 +74,8 @@ while kill -0 "$worker_pid" 2>/dev/null; do
         jq -r '"demo: \(.found - .live - .skipped) of \(.found) leads finished (invited \(.invited), accepted \(.accepted), messaged \(.messaged), replied \(.replied))"'
 done
 wait "$worker_pid" || { tail -20 "$work/worker.log"; echo "demo: the worker failed" >&2; exit 1; }
+# Replies to the last messages arrive within the sandbox's reply delay (at most 5 s here).
+sleep 6
 
 # 5. The result, and the sandbox's own record as the check.
 echo

@@ -229,6 +229,9 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
         };
     }
     auto r = orch::campaigns::load_campaign(*text, o);
+    for (const auto& w : r.warnings) {
+        std::cerr << "warning: " << w.to_string() << "\n";
+    }
     if (!r.errors.empty()) {
         std::string all;
         for (const auto& d : r.errors) {

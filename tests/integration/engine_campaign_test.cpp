@@ -224,7 +224,7 @@ TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
     // Lost responses after the side effect exercise the reconciliation path on top of the kills.
     start({"--accept-probability", "0.6", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "400",
            "--reply-probability", "0.3", "--reply-delay-ms-min", "50", "--reply-delay-ms-max", "300",
-           "--lost-response-rate", "0.03"});
+           "--lost-response-rate", "0.03", "--weekly-invitation-cap", "5000"});
     auto file = write("crash.yaml", campaign_yaml("crash", search_audience(1000), "3s", senders));
     auto applied = env_->run({"campaign", "apply", file}, 120'000);
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
@@ -289,11 +289,12 @@ TEST_F(EngineTest, ForgedAndUnsignedWebhooksAreRejectedAndChangeNothing) {
     EXPECT_EQ(unknown.status, 404);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
 
-    // A real, signed delivery from the sandbox is taken, once, even when delivered twice.
+    // A real, signed delivery from the sandbox is taken.
     http_client control("127.0.0.1", sandbox_->control_port());
+    auto person = control.get("/control/people?offset=7&limit=1").body_json()["people"][0]["profile_url"];
     auto fired = control.post("/control/events", {{"type", "accepted_invitation"},
                                                    {"account_id", account},
-                                                   {"profile_url", "https://network.example/in/someone"}});
+                                                   {"profile_url", person}});
     ASSERT_EQ(fired.status, 200) << fired.body;
     for (int i = 0; i < 200 && env_->scalar("SELECT count(*) FROM events") != "1"; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));

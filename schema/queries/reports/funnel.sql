@@ -16,7 +16,10 @@ SELECT
     (SELECT count(DISTINCT en.enrollment_id) FROM en JOIN events ev
         ON ev.lead_id = en.lead_id AND ev.account_id = en.account_id AND ev.kind = 'accepted_invitation') AS accepted,
     (SELECT count(DISTINCT enrollment_id) FROM ok WHERE call = 'send') AS messaged,
-    (SELECT count(*) FROM en WHERE status = 'replied') AS replied,
+    -- a reply counts whether it ended a live sequence (status replied) or came after the last step
+    (SELECT count(DISTINCT en.enrollment_id) FROM en LEFT JOIN events ev
+        ON ev.lead_id = en.lead_id AND ev.account_id = en.account_id AND ev.kind = 'message'
+     WHERE en.status = 'replied' OR ev.event_id IS NOT NULL) AS replied,
     (SELECT count(*) FROM en WHERE status = 'failed') AS failed,
     (SELECT count(*) FROM en WHERE status IN ('ready', 'calling', 'waiting')) AS live,
     (SELECT COALESCE(sum(a.credits), 0) FROM step_attempts a JOIN en ON en.enrollment_id = a.enrollment_id) AS credits;
