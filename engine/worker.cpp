@@ -257,6 +257,7 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
         tx.exec_params(q("engine/close_lost_attempts"), lost.dump());
     }
     tx.exec_params(q("engine/apply_transitions"), transitions.dump(), cfg.worker_id, cfg.lease_seconds);
+    tx.exec_params(q("engine/wake_pending"), ids.dump());
     if (!intents.empty()) {
         std::map<std::int64_t, std::int64_t> attempt_of;
         for (const auto& r : tx.exec_params(q("engine/insert_intents"), intents.dump(), cfg.worker_id)) {
@@ -308,7 +309,12 @@ void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vec
         }
     }
     if (!rows.empty()) {
+        json ids = json::array();
+        for (const auto* c : calls) {
+            ids.push_back(c->enrollment_id);
+        }
         tx.exec_params(q("engine/settle"), rows.dump(), cfg.worker_id);
+        tx.exec_params(q("engine/wake_pending"), ids.dump());
     }
     stats.transitions += calls.size();
     stats.calls += calls.size();

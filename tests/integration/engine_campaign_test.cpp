@@ -289,17 +289,17 @@ TEST_F(EngineTest, ForgedAndUnsignedWebhooksAreRejectedAndChangeNothing) {
     EXPECT_EQ(unknown.status, 404);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
 
-    // A real, signed delivery from the sandbox is taken.
+    // A real, signed delivery from the sandbox is taken: a disconnection, which also pauses the
+    // account's work.
     http_client control("127.0.0.1", sandbox_->control_port());
-    auto person = control.get("/control/people?offset=7&limit=1").body_json()["people"][0]["profile_url"];
-    auto fired = control.post("/control/events", {{"type", "accepted_invitation"},
-                                                   {"account_id", account},
-                                                   {"profile_url", person}});
+    auto fired = control.post("/control/events",
+                              {{"type", "disconnection"}, {"account_id", account}, {"reason", "session expired"}});
     ASSERT_EQ(fired.status, 200) << fired.body;
     for (int i = 0; i < 200 && env_->scalar("SELECT count(*) FROM events") != "1"; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "1") << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT connected FROM accounts WHERE account_id = '" + account + "'"), "f");
 }
 
 TEST_F(EngineTest, LostAcceptanceEventsAreCaughtBeforeTheWaitTimesOut) {

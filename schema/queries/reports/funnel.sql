@@ -15,7 +15,14 @@ SELECT
     (SELECT count(DISTINCT enrollment_id) FROM ok WHERE call = 'invite') AS invited,
     (SELECT count(DISTINCT en.enrollment_id) FROM en JOIN events ev
         ON ev.lead_id = en.lead_id AND ev.account_id = en.account_id AND ev.kind = 'accepted_invitation') AS accepted,
-    (SELECT count(DISTINCT enrollment_id) FROM ok WHERE call = 'send') AS messaged,
+    -- a send whose outcome was lost (worker killed) is known to have happened when the lead
+    -- answered it: the reply ends the sequence before any reconciliation is needed
+    (SELECT count(DISTINCT en.enrollment_id) FROM en JOIN step_attempts a
+        ON a.enrollment_id = en.enrollment_id AND a.call = 'send'
+     WHERE a.outcome IN ('ok', 'reconciled_present')
+        OR (a.outcome = 'uncertain' AND EXISTS (
+            SELECT 1 FROM events ev WHERE ev.lead_id = en.lead_id AND ev.account_id = en.account_id
+              AND ev.kind = 'message' AND ev.received_at >= a.started_at))) AS messaged,
     -- a reply counts whether it ended a live sequence (status replied) or came after the last step
     (SELECT count(DISTINCT en.enrollment_id) FROM en LEFT JOIN events ev
         ON ev.lead_id = en.lead_id AND ev.account_id = en.account_id AND ev.kind = 'message'

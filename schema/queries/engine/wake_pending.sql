@@ -1,0 +1,11 @@
+-- wake_pending($1 JSON array of enrollment ids): run right after apply_transitions/settle in
+-- the same transaction. An inbox event committed while those statements ran (their snapshot
+-- could not see it, and they overwrote the wake its writer had set) would otherwise sleep until
+-- the step's deadline; this statement takes a fresh snapshot (READ COMMITTED) and makes such
+-- enrollments due now. Events committed later wake the row themselves (events/wake).
+UPDATE enrollments e SET due_at = now()
+WHERE e.enrollment_id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))
+  AND e.status IN ('ready', 'calling', 'waiting')
+  AND e.due_at > now()
+  AND EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
+              AND ev.event_id > e.event_cursor);
