@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Benchmark of the campaign engine (not a CTest test). In one run, on the same Postgres:
+#   1. the ceiling: pgbench running the equivalent claim-and-settle transactions on a table of
+#      due rows, one step per transaction and 100 steps per transaction;
+#   2. `orchestrator worker` moving N leads through check_invitation -> invite -> end against
+#      the sandbox at zero latency, with 1 worker process and with 4, synchronous_commit on.
+# A "step transition" is one committed change of an enrollment's state (the worker's own count:
+# the claim-time write of each due step and the settle of each call).
+#
+# Usage: tests/bench/engine_bench.sh [BUILD_DIR]   env: LEADS=4000 PGBENCH_SECONDS=10
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-$repo/build}"
+leads="${LEADS:-4000}"
+seconds="${PGBENCH_SECONDS:-10}"
+work="$(mktemp -d /tmp/orch-engine-bench-XXXXXX)"
+pids=()
+cleanup() {
+    for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    "$repo/deploy/dev-services.sh" stop --dir "$work/services" >/dev/null 2>&1 || true
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+admin_url="$DATABASE_URL"
+pgbench_bin="$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)"
+
+# 1. pgbench ceiling: claim the oldest due rows with SKIP LOCKED and settle them (next state,
+#    next due time) in the same transaction, as the worker does.
+psql -q "$admin_url" <<'SQL'
+DROP TABLE IF EXISTS bench_steps;
+CREATE TABLE bench_steps (id bigserial PRIMARY KEY, due timestamptz NOT NULL, state int NOT NULL DEFAULT 0,
+                          payload text NOT NULL DEFAULT 'x');
+INSERT INTO bench_steps (due) SELECT now() - interval '1 hour' FROM generate_series(1, 200000);
+CREATE INDEX ON bench_steps (due);
+VACUUM ANALYZE bench_steps;
+SQL
+cat > "$work/one.sql" <<'SQL'
+WITH c AS MATERIALIZED (SELECT id FROM bench_steps WHERE due <= now() ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED)
+UPDATE bench_steps b SET state = state + 1, due = now() + interval '1 hour' FROM c WHERE b.id = c.id;
+SQL
+cat > "$work/batch.sql" <<'SQL'
+WITH c AS MATERIALIZED (SELECT id FROM bench_steps WHERE due <= now() ORDER BY due LIMIT 100 FOR UPDATE SKIP LOCKED)
+UPDATE bench_steps b SET state = state + 1, due = now() + interval '1 hour' FROM c WHERE b.id = c.id;
+SQL
+pg_one="$("$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$work/one.sql" "$admin_url" 2>/dev/null | awk '/^tps/ {print int($3)}')"
+psql -q "$admin_url" -c "UPDATE bench_steps SET due = now() - interval '1 hour'" -c "VACUUM bench_steps"
+pg_batch_tps="$("$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$work/batch.sql" "$admin_url" 2>/dev/null | awk '/^tps/ {print $3}')"
+pg_batch=$(awk -v t="$pg_batch_tps" 'BEGIN {print int(t * 100)}')
+
+# 2. The orchestrator against the sandbox at zero latency.
+"$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
+    --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
+    --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
+pids+=($!)
+for _ in $(seq 1 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
+export OUTREACH_API_URL="http://127.0.0.1:$(jq -r .port "$work/ready.json")" OUTREACH_API_KEY=bench
+control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
+orch="$build/bin/orchestrator"
+
+run_workers() {  # $1 = worker processes; prints "transitions seconds"
+    local n=$1 db="bench_$1"
+    psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
+    export DATABASE_URL="${admin_url%/*}/$db"
+    "$orch" migrate >/dev/null
+    for i in 1 2 3 4; do "$orch" accounts connect --login-token "bench-$n-$i" --label "sender-$i" >/dev/null; done
+    curl -sS "$control/control/people?offset=0&limit=$leads" |
+        jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
+    cat >"$work/bench.yaml" <<YAML
+name: bench
+accounts: [sender-1, sender-2, sender-3, sender-4]
+audience: {file: leads.csv}
+schedule: {time_zone: UTC, days: [mon, tue, wed, thu, fri, sat, sun], hours: "00:00-24:00"}
+budget_credits: 100000000
+steps:
+  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, on_no_invitation: invite}
+  - {id: invite, kind: invite, note: "Hi {{first_name}}"}
+YAML
+    "$orch" campaign apply "$work/bench.yaml" >/dev/null
+    local start end total=0 wp=()
+    start=$(date +%s.%N)
+    for i in $(seq 1 "$n"); do
+        "$orch" worker --exit-when-idle --idle-poll-ms 20 --batch-size 100 --worker-lanes 2 \
+            2>"$work/worker-$n-$i.log" &
+        wp+=($!)
+    done
+    for p in "${wp[@]}"; do wait "$p"; done
+    end=$(date +%s.%N)
+    for i in $(seq 1 "$n"); do
+        t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
+        total=$((total + ${t:-0}))
+    done
+    echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}')"
+}
+
+read -r t1 s1 < <(run_workers 1)
+read -r t4 s4 < <(run_workers 4)
+r1=$(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')
+r4=$(awk -v t="$t4" -v s="$s4" 'BEGIN {print int(t / s)}')
+
+echo "engine benchmark: $leads leads, check_invitation -> invite, sandbox at zero latency, 2 cores, synchronous_commit on"
+printf '%-58s %12s\n' "pgbench claim+settle, 1 step per transaction (ceiling)" "$pg_one/s"
+printf '%-58s %12s\n' "pgbench claim+settle, 100 steps per transaction (ceiling)" "$pg_batch/s"
+printf '%-58s %12s\n' "orchestrator, 1 worker process ($t1 transitions in ${s1}s)" "$r1/s"
+printf '%-58s %12s\n' "orchestrator, 4 worker processes ($t4 transitions in ${s4}s)" "$r4/s"
+best=$(( r1 > r4 ? r1 : r4 ))
+echo "best / batched pgbench: $(awk -v a="$best" -v b="$pg_batch" 'BEGIN {printf "%.1f %%", 100 * a / b}')" \
+     "(targets: >= 10,000 transitions/s and >= 25 % of the batched ceiling)"
