@@ -81,7 +81,7 @@ sleep 6
 echo
 "$orch" report funnel demo-canonical
 left="$(curl -sS "$OUTREACH_API_URL/v2/credits" -H "x-api-key: $key" | jq -r .data.credits)"
-echo "Credits spent on the API: $((credits - left)) (left: $left)"
+echo "Credits spent on the API: $((credits - left)) (left: $left), the audience search included"
 effects="$(curl -sS "$control/control/side-effects")"
 dup_invites="$(jq '[.invitations[] | select(.sent > 1)] | length' <<<"$effects")"
 dup_messages="$(jq '[.messages | group_by(.account_id + .profile_url + .text)[] | select(length > 1)] | length' <<<"$effects")"

@@ -98,6 +98,12 @@ credit_estimate v2_messages(std::string_view action, const json& p) {
     return {1, "R1"};
 }
 
+// The window size an action reads from exactly one parameter (the API ignores the others), so
+// an estimate must not take a different field that happens to be present.
+std::int64_t only(const json& p, std::string_view field, std::int64_t fallback) {
+    return opt_int(p, {field}).value_or(fallback);
+}
+
 credit_estimate v2_content(std::string_view action, const json& p) {
     if (action == "create_company") {
         return {1, "R7"};
@@ -106,10 +112,24 @@ credit_estimate v2_content(std::string_view action, const json& p) {
         if (auto pages = pages_of(p); pages > 0) {
             return {pages, "R6"};
         }
-        return {cost::per_ten(list_count(p)), "R2"};
+        // Total-results mode reads `total_results` only (1..10,000, default 10).
+        return {cost::per_ten(only(p, "total_results", cost::default_total_results)), "R2"};
     }
-    if (is_one_of(action, {"search", "get_feed", "get_comments"})) {
-        return {cost::per_ten(search_results(p, cost::default_list_count)), "R2"};
+    if (action == "get_feed") {
+        // The feed has no page mode and no total_results: it returns up to `count` posts
+        // (1..100, default 10) and costs 1 per 10 returned.
+        return {cost::per_ten(only(p, "count", cost::default_list_count)), "R2"};
+    }
+    if (is_one_of(action, {"search", "get_comments"})) {
+        return {cost::per_ten(search_results(p, cost::default_total_results)), "R2"};
+    }
+    return {1, "R1"};
+}
+
+credit_estimate v2_recruiter(std::string_view action, const json& p) {
+    if (is_one_of(action, {"get_posts", "get_candidates"})) {
+        // Offset lists: `count` (1..100, default 10) only.
+        return {cost::per_ten(only(p, "count", cost::default_list_count)), "R2"};
     }
     return {1, "R1"};
 }
@@ -135,8 +155,8 @@ credit_estimate estimate_v2(std::string_view category, std::string_view action, 
     if (category == "content") {
         return v2_content(action, params);
     }
-    if (category == "recruiter" && is_one_of(action, {"get_posts", "get_candidates"})) {
-        return {cost::per_ten(list_count(params)), "R2"};
+    if (category == "recruiter") {
+        return v2_recruiter(action, params);
     }
     return {1, "R1"};
 }

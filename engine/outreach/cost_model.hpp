@@ -7,6 +7,9 @@
 //   R1  default: 1 credit per request                                         (Credits 1)
 //   R2  list-returning actions and searches: max(1, ceil(n / 10)), n = the requested count
 //       or total_results (API defaults: 10), or pages x 10 in page mode       (Credits 2: 25 results = 3)
+//       n comes from the parameter the action actually reads: content get_feed and recruiter
+//       get_posts/get_candidates `count` only (a total_results there is ignored by the API);
+//       content search/get_comments/get_reactions `total_results` or pages
 //   R3  company search and funded search with enrich: + 1 per company         (Credits 3)
 //   R4  hiring companies: ceil(c/10) + (fetch_description ? ceil(c/10) : 0) + (enrich_company ? c : 0),
 //       c = total_results (default 100) or pages x 10; fetch_description defaults to true (Credits 4)

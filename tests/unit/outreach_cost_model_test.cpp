@@ -1,5 +1,6 @@
 // The credit-cost model, rule by rule (engine/outreach/cost_model.hpp R1-R10).
 #include "engine/outreach/cost_model.hpp"
+#include "engine/outreach/detail/request.hpp"
 
 #include <gtest/gtest.h>
 
@@ -112,6 +113,41 @@ TEST(OutreachCostModel, R6PostReactionsPaginationModeIsOnePerPage) {
     by_total.total_results = 25;
     EXPECT_EQ(estimate(by_total).credits, 3);
     EXPECT_EQ(estimate_v2("content", "get_reactions", json{{"start_page", 1}, {"end_page", 3}}).credits, 3);
+}
+
+// The feed returns up to `count` posts (1..100) at 1 credit per 10 returned; the estimate used
+// to read total_results (default 10) and so said 1 credit for a 100-post feed.
+TEST(OutreachCostModel, R2GetFeedUsesCount) {
+    feed_params big;
+    big.count = 100;
+    EXPECT_EQ(estimate_v2("content", "get_feed", detail::to_json(big)).credits, 10);
+    EXPECT_EQ(estimate_v2("content", "get_feed", json{{"count", 25}}).credits, 3);
+    EXPECT_EQ(estimate_v2("content", "get_feed", json{{"count", 25}}).rule, "R2");
+    EXPECT_EQ(estimate_v2("content", "get_feed", json::object()).credits, 1); // default count 10
+    // total_results and pages are not feed parameters: they must not lower the estimate.
+    EXPECT_EQ(estimate_v2("content", "get_feed", json{{"count", 100}, {"total_results", 1}}).credits, 10);
+    EXPECT_EQ(estimate_v2("content", "get_feed", json{{"count", 50}, {"start_page", 1}}).credits, 5);
+    EXPECT_EQ(estimate_v2("content", "get_feed", json{{"total_results", 1}}).credits, 1);
+}
+
+// Same flaw elsewhere: each list action's estimate reads the one parameter the API reads.
+TEST(OutreachCostModel, R2ContentAndRecruiterListsReadTheirOwnWindowParameter) {
+    // get_reactions (total-results mode) reads total_results; a `count` is ignored by the API.
+    EXPECT_EQ(estimate_v2("content", "get_reactions", json{{"count", 1}, {"total_results", 150}}).credits, 15);
+    EXPECT_EQ(estimate_v2("content", "get_reactions", json{{"total_results", 150}}).credits, 15);
+    EXPECT_EQ(estimate_v2("content", "get_reactions", json::object()).credits, 1);
+    // search and get_comments: total_results, or pages of 10.
+    EXPECT_EQ(estimate_v2("content", "search", json{{"keyword", "x"}, {"total_results", 30}}).credits, 3);
+    EXPECT_EQ(estimate_v2("content", "get_comments", json{{"total_results", 100}}).credits, 10);
+    EXPECT_EQ(estimate_v2("content", "get_comments", json{{"start_page", 2}, {"end_page", 3}}).credits, 2);
+    // Recruiter lists read count (1..100, default 10); total_results/limit are not theirs.
+    EXPECT_EQ(estimate_v2("recruiter", "get_posts", json{{"count", 100}}).credits, 10);
+    EXPECT_EQ(estimate_v2("recruiter", "get_candidates", json{{"job_id", "1"}, {"count", 35}}).credits, 4);
+    EXPECT_EQ(estimate_v2("recruiter", "get_candidates", json{{"count", 100}, {"total_results", 1}}).credits, 10);
+    EXPECT_EQ(estimate_v2("recruiter", "get_posts", json{{"total_results", 1}}).credits, 1);
+    EXPECT_EQ(estimate_v2("recruiter", "get_posts", json{{"limit", 1}, {"count", 50}}).credits, 5);
+    EXPECT_EQ(estimate_v2("recruiter", "get_cv", json::object()).credits, 1);
+    EXPECT_EQ(estimate_v2("recruiter", "publish_job", json::object()).credits, 1);
 }
 
 TEST(OutreachCostModel, R7FixedOneCreditCalls) {
