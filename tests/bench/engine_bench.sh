@@ -39,16 +39,21 @@ VACUUM ANALYZE bench_steps;
 SQL
 cat > "$work/one.sql" <<'SQL'
 WITH c AS MATERIALIZED (SELECT id FROM bench_steps WHERE due <= now() ORDER BY due LIMIT 1 FOR UPDATE SKIP LOCKED)
-UPDATE bench_steps b SET state = state + 1, due = now() + interval '1 hour' FROM c WHERE b.id = c.id;
+UPDATE bench_steps b SET state = state + 1, due = now() FROM c WHERE b.id = c.id;
 SQL
 cat > "$work/batch.sql" <<'SQL'
 WITH c AS MATERIALIZED (SELECT id FROM bench_steps WHERE due <= now() ORDER BY due LIMIT 100 FOR UPDATE SKIP LOCKED)
-UPDATE bench_steps b SET state = state + 1, due = now() + interval '1 hour' FROM c WHERE b.id = c.id;
+UPDATE bench_steps b SET state = state + 1, due = now() FROM c WHERE b.id = c.id;
 SQL
-pg_one="$("$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$work/one.sql" "$admin_url" 2>/dev/null | awk '/^tps/ {print int($3)}')"
-psql -q "$admin_url" -c "UPDATE bench_steps SET due = now() - interval '1 hour'" -c "VACUUM bench_steps"
-pg_batch_tps="$("$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$work/batch.sql" "$admin_url" 2>/dev/null | awk '/^tps/ {print $3}')"
-pg_batch=$(awk -v t="$pg_batch_tps" 'BEGIN {print int(t * 100)}')
+# Steps are counted in the table (sum of state), not as transactions: a batch may claim fewer
+# than 100 rows.
+pgbench_steps() {  # $1 = script; prints steps per second
+    psql -q "$admin_url" -c "UPDATE bench_steps SET due = now() - interval '1 hour', state = 0" -c "VACUUM bench_steps"
+    "$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$1" "$admin_url" >/dev/null 2>&1
+    psql -At "$admin_url" -c "SELECT sum(state) / $seconds FROM bench_steps"
+}
+pg_one="$(pgbench_steps "$work/one.sql")"
+pg_batch="$(pgbench_steps "$work/batch.sql")"
 
 # 2. The orchestrator against the sandbox at zero latency.
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
