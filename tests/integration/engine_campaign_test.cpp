@@ -133,10 +133,15 @@ protected:
         return j;
     }
 
-    std::unique_ptr<background_process> serve(unsigned short port) {
+    // Custom mode (signed deliveries to our receiver), or hosted mode (SSE stream + polling).
+    std::unique_ptr<background_process> serve(unsigned short port, bool hosted = false) {
         std::string listen = "127.0.0.1:" + std::to_string(port);
-        auto p = env_->spawn({"serve", "--webhook-listen", listen, "--webhook-public-url",
-                              "http://" + listen + "/webhooks"});
+        std::vector<std::string> args = {"serve", "--webhook-listen", listen};
+        if (!hosted) {
+            args.push_back("--webhook-public-url");
+            args.push_back("http://" + listen + "/webhooks");
+        }
+        auto p = env_->spawn(args);
         // Ready once every account has its webhook.
         for (int i = 0; i < 400; ++i) {
             if (env_->scalar("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL") == "3") {
@@ -335,6 +340,22 @@ TEST_F(EngineTest, EarlyAcceptanceEventsAreNotLost) {
     auto truth = read_side_effects(sandbox_->control_port());
     EXPECT_EQ(truth.messages, 20);
     EXPECT_EQ(truth.duplicate_messages, 0);
+}
+
+TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {
+    // Without webhook_public_url, serve follows each account's SSE stream: acceptances must
+    // arrive that way, since the 10-minute wait would otherwise hold every lead.
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "300",
+           "--reply-probability", "0"});
+    auto file = write("hosted.yaml", campaign_yaml("hosted", search_audience(15), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto receiver = serve(free_port(), true);
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log() << receiver->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, 15);
+    EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM events WHERE kind = 'accepted_invitation'")), 0);
+    EXPECT_EQ(funnel("hosted")["accepted"], truth.accepted);
 }
 
 }  // namespace
