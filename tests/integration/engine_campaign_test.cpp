@@ -7,6 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <filesystem>
@@ -29,11 +34,23 @@ std::string temp_dir() {
     return mkdtemp(tmpl);
 }
 
+// A port the kernel says is free now (bound to 0, read back, released) for the receiver.
 unsigned short free_port() {
-    // A sandbox-independent port for the webhook receiver: bind 0 through a short-lived sandbox
-    // would be overkill; pick from a high range and let the receiver fail loudly if taken.
-    static std::mt19937 rng(std::random_device{}());
-    return static_cast<unsigned short>(std::uniform_int_distribution<int>(40000, 59000)(rng));
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        throw std::runtime_error("no free port");
+    }
+    ::close(fd);
+    return ntohs(addr.sin_port);
 }
 
 std::string campaign_yaml(const std::string& name, const std::string& audience, const std::string& wait,
