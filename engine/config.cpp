@@ -175,6 +175,13 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
     if (std::find(levels.begin(), levels.end(), s.log_level) == levels.end()) {
         problems.push_back("log_level must be one of trace, debug, info, warn, error; got '" + s.log_level + "'");
     }
+    // A call must be over (done or timed out) before its lease lets another worker reconcile it,
+    // or the reconciliation could miss a call still on its way and resend it.
+    if (s.lease_seconds * 1000 < s.api_timeout_ms + 2000) {
+        problems.push_back("lease_seconds (" + std::to_string(s.lease_seconds) +
+                           " s) must exceed api_timeout_ms (" + std::to_string(s.api_timeout_ms) +
+                           " ms) by at least 2 s");
+    }
     if (s.retry_cap_ms < s.retry_base_ms) {
         problems.push_back("retry_cap_ms must be at least retry_base_ms");
     }

@@ -186,7 +186,7 @@ TEST_F(EngineTest, CanonicalCampaignCompletesWithTheSandboxsCounts) {
     EXPECT_NE(applied.output.find("60 enrolled"), std::string::npos) << applied.output;
 
     auto receiver = serve(free_port());
-    auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10"});
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10", "--api-timeout-ms", "5000"});
     ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
 
     auto truth = read_side_effects(sandbox_->control_port());

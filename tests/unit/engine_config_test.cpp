@@ -1,0 +1,83 @@
+// The orchestrator's settings model: sources and their precedence, and every problem reported
+// together with where it came from.
+#include "engine/config.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace {
+
+using orch::engine::load_settings;
+using orch::engine::settings_needs;
+using orch::engine::settings_sources;
+
+bool mentions(const std::vector<std::string>& problems, const std::string& text) {
+    return std::any_of(problems.begin(), problems.end(),
+                       [&](const std::string& p) { return p.find(text) != std::string::npos; });
+}
+
+TEST(EngineConfig, FlagsWinOverEnvironmentWhichWinsOverTheFile) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "database_url: postgresql://file/db\nbatch_size: 10\napi_key: from-file\n";
+    src.env = {{"DATABASE_URL", "postgresql://env/db"}, {"OUTREACH_API_KEY", "from-env"}, {"HOME", "/root"}};
+    src.flags = {{"database_url", "postgresql://flag/db"}};
+    auto r = load_settings(src, settings_needs{});
+    ASSERT_TRUE(r.problems.empty()) << r.problems.front();
+    EXPECT_EQ(r.value.database_url, "postgresql://flag/db");
+    EXPECT_EQ(r.value.api_key, "from-env");
+    EXPECT_EQ(r.value.batch_size, 10);
+    EXPECT_FALSE(r.value.worker_id.empty());
+}
+
+TEST(EngineConfig, EveryProblemIsListedAtOnceWithItsSource) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "batch_size: lots\nnot_a_setting: 1\nwebhook_listen: nowhere\n";
+    src.flags = {{"api_url", "ftp://x"}, {"log_level", "loud"}};
+    settings_needs needs;
+    needs.api = true;
+    auto r = load_settings(src, needs);
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:1:1: batch_size must be an integer")) << r.problems.size();
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:2:1: unknown setting 'not_a_setting'"));
+    EXPECT_TRUE(mentions(r.problems, "webhook_listen must be HOST:PORT"));
+    EXPECT_TRUE(mentions(r.problems, "api_url must be an http:// or https:// URL"));
+    EXPECT_TRUE(mentions(r.problems, "log_level must be one of"));
+    EXPECT_TRUE(mentions(r.problems, "database_url is required"));
+    EXPECT_TRUE(mentions(r.problems, "api_key is required"));
+    EXPECT_GE(r.problems.size(), 7u);
+}
+
+TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "database_url: x\nbatch_size: [1, 2\n";
+    auto r = load_settings(src, settings_needs{});
+    ASSERT_FALSE(r.problems.empty());
+    EXPECT_EQ(r.problems.front().rfind("orch.yaml:", 0), 0u) << r.problems.front();
+}
+
+TEST(EngineConfig, NumbersOutOfRangeAreRefused) {
+    settings_sources src;
+    src.flags = {{"database_url", "postgresql://x/y"}, {"batch_size", "0"}, {"worker_lanes", "65"}};
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(r.problems, "batch_size must be between 1 and 1000, got 0"));
+    EXPECT_TRUE(mentions(r.problems, "worker_lanes must be between 1 and 64, got 65"));
+}
+
+TEST(EngineConfig, ALeaseMustOutlastTheCallItGuards) {
+    settings_sources src;
+    src.flags = {{"database_url", "postgresql://x/y"}, {"lease_seconds", "10"}, {"api_timeout_ms", "30000"}};
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(r.problems, "lease_seconds (10 s) must exceed api_timeout_ms"));
+    src.flags["api_timeout_ms"] = "8000";
+    EXPECT_TRUE(load_settings(src, settings_needs{}).problems.empty());
+}
+
+TEST(EngineConfig, PasswordsAreRedactedFromUrls) {
+    EXPECT_EQ(orch::engine::redacted("postgresql://orch:secret@db:5432/orch"), "postgresql://orch:***@db:5432/orch");
+    EXPECT_EQ(orch::engine::redacted("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
+}
+
+}  // namespace
