@@ -87,7 +87,7 @@ YAML
     local start end total=0 wp=()
     start=$(date +%s.%N)
     for i in $(seq 1 "$n"); do
-        "$orch" worker --exit-when-idle --idle-poll-ms 20 --batch-size 100 --worker-lanes 2 \
+        "$orch" worker --exit-when-idle --idle-poll-ms 20 ${WORKER_ARGS:---batch-size 100 --worker-lanes 2} \
             2>"$work/worker-$n-$i.log" &
         wp+=($!)
     done

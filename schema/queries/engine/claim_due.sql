@@ -3,15 +3,17 @@
 -- waiting on each other, and the set is evaluated once. A row whose lease has not expired is
 -- being called by a live worker and is left alone; an expired lease means that worker died, and
 -- the row (status calling) is reconciled by whoever claims it next. Paused, cancelled and
--- completed campaigns and disconnected accounts are not worked.
+-- completed campaigns and disconnected accounts are not worked. The campaign and account
+-- conditions are EXISTS filters, not joins, so the plan walks the partial index enrollments_due
+-- in due order and stops after $1 rows (a join made the planner sort every live row).
 WITH due AS MATERIALIZED (
     SELECT e.enrollment_id
     FROM enrollments e
-    JOIN campaigns c ON c.campaign_id = e.campaign_id AND c.state = 'active'
-    JOIN accounts a ON a.account_id = e.account_id AND a.connected
     WHERE e.status IN ('ready', 'calling', 'waiting')
       AND e.due_at <= now()
       AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
+      AND EXISTS (SELECT 1 FROM campaigns c WHERE c.campaign_id = e.campaign_id AND c.state = 'active')
+      AND EXISTS (SELECT 1 FROM accounts a WHERE a.account_id = e.account_id AND a.connected)
     ORDER BY e.due_at
     LIMIT $1
     FOR UPDATE OF e SKIP LOCKED
