@@ -15,7 +15,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     postgresql postgresql-contrib redis-server redis-tools
     # tools the tests and benchmarks drive
-    wrk curl jq procps iproute2 util-linux
+    wrk curl jq procps iproute2 util-linux time
 )
 
 missing=()

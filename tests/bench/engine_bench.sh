@@ -7,7 +7,10 @@
 # A "step transition" is one committed change of an enrollment's state (the worker's own count:
 # the claim-time write of each due step and the settle of each call).
 #
-# Usage: tests/bench/engine_bench.sh [BUILD_DIR]   env: LEADS=4000 PGBENCH_SECONDS=10
+#   3. the worker's peak memory (GNU time), without and with IDLE_ENROLLMENTS waiting enrollments.
+#
+# Usage: tests/bench/engine_bench.sh [BUILD_DIR]
+#   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 100 --worker-lanes 2"
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -65,8 +68,8 @@ export OUTREACH_API_URL="http://127.0.0.1:$(jq -r .port "$work/ready.json")" OUT
 control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
 orch="$build/bin/orchestrator"
 
-run_workers() {  # $1 = worker processes; prints "transitions seconds"
-    local n=$1 db="bench_$1"
+run_workers() {  # $1 = worker processes, $2 = extra idle enrollments; prints "transitions seconds max_rss_kb"
+    local n=$1 extra=${2:-0} db="bench_$1_$2"
     psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null
@@ -84,10 +87,27 @@ steps:
   - {id: invite, kind: invite, note: "Hi {{first_name}}"}
 YAML
     "$orch" campaign apply "$work/bench.yaml" >/dev/null
+    if [ "$extra" -gt 0 ]; then
+        # Leads of another (paused) campaign waiting a week: in the table and its indexes, never
+        # due during the run, and not counted by --exit-when-idle.
+        psql -q "$DATABASE_URL" <<SQL
+INSERT INTO accounts (account_id) VALUES ('acc_idle');
+INSERT INTO campaigns (campaign_id, name, state, pause_reason) VALUES (2, 'idle', 'paused', 'benchmark filler');
+INSERT INTO campaign_versions (campaign_id, version, definition, source, digest)
+SELECT 2, 1, definition, source, digest FROM campaign_versions WHERE campaign_id = 1;
+INSERT INTO leads (canonical_url, profile_url)
+SELECT 'idle.example/in/' || g, 'https://idle.example/in/' || g FROM generate_series(1, $extra) g;
+INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, next_run_at, due_at)
+SELECT 2, 1, l.lead_id, 'acc_idle', 'check', 'waiting', now() + interval '7 days', now() + interval '7 days'
+FROM leads l WHERE l.canonical_url LIKE 'idle.example/%';
+ANALYZE;
+SQL
+    fi
     local start end total=0 wp=()
     start=$(date +%s.%N)
     for i in $(seq 1 "$n"); do
-        "$orch" worker --exit-when-idle --idle-poll-ms 20 ${WORKER_ARGS:---batch-size 100 --worker-lanes 2} \
+        /usr/bin/time -f "maxrss %M" -o "$work/rss-$n-$i" \
+            "$orch" worker --exit-when-idle --idle-poll-ms 20 ${WORKER_ARGS:---batch-size 100 --worker-lanes 2} \
             2>"$work/worker-$n-$i.log" &
         wp+=($!)
     done
@@ -97,11 +117,12 @@ YAML
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
         total=$((total + ${t:-0}))
     done
-    echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}')"
+    echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') $(awk '{print $2}' "$work/rss-$n-1")"
 }
 
-read -r t1 s1 < <(run_workers 1)
-read -r t4 s4 < <(run_workers 4)
+read -r t1 s1 m1 < <(run_workers 1 0)
+read -r t4 s4 m4 < <(run_workers 4 0)
+read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
 r1=$(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')
 r4=$(awk -v t="$t4" -v s="$s4" 'BEGIN {print int(t / s)}')
 
@@ -110,6 +131,9 @@ printf '%-58s %12s\n' "pgbench claim+settle, 1 step per transaction (ceiling)" "
 printf '%-58s %12s\n' "pgbench claim+settle, 100 steps per transaction (ceiling)" "$pg_batch/s"
 printf '%-58s %12s\n' "orchestrator, 1 worker process ($t1 transitions in ${s1}s)" "$r1/s"
 printf '%-58s %12s\n' "orchestrator, 4 worker processes ($t4 transitions in ${s4}s)" "$r4/s"
+printf '%-58s %12s\n' "worker max RSS, $leads leads in the table" "$((m1 / 1024)) MB"
+printf '%-58s %12s\n' "worker max RSS, + ${IDLE_ENROLLMENTS:-1000000} waiting enrollments ($(awk -v t="$tm" -v s="$sm" 'BEGIN {print int(t / s)}')/s)" "$((mm / 1024)) MB"
+echo "in flight per process: worker_lanes x batch_size = 200 leads; max RSS / 200 = $((m1 / 200)) KB (targets: < 4 KB per in-flight lead, < 150 MB flat)"
 best=$(( r1 > r4 ? r1 : r4 ))
 echo "best / batched pgbench: $(awk -v a="$best" -v b="$pg_batch" 'BEGIN {printf "%.1f %%", 100 * a / b}')" \
      "(targets: >= 10,000 transitions/s and >= 25 % of the batched ceiling)"
