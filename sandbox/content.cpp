@@ -205,18 +205,6 @@ void describe_window(json& data, const result_window& w, std::size_t returned, s
 // ---------------------------------------------------------------------------------------------
 // search, get_feed
 
-std::vector<std::string> words_of(std::string_view text) {
-    std::vector<std::string> out;
-    std::string folded = fold_lower(text);
-    std::size_t i = 0;
-    while ((i = folded.find_first_not_of(" \t\r\n", i)) != std::string::npos) {
-        auto end = folded.find_first_of(" \t\r\n", i);
-        out.push_back(folded.substr(i, end == std::string::npos ? std::string::npos : end - i));
-        i = end;
-    }
-    return out;
-}
-
 std::optional<std::chrono::minutes> date_filter(const field_reader& f) {
     auto v = f.opt_string("date_posted");
     if (!v) {
@@ -232,7 +220,7 @@ json search_posts(action_context& ctx) {
     require_network(ctx);
     post_store& st = store(ctx.svc);
     field_reader f(ctx.params, "params.");
-    auto words = words_of(f.req_string("keyword"));
+    auto words = fold_words(f.req_string("keyword"));
     std::string sort_by = f.opt_string("sort_by").value_or("relevance");
     if (sort_by != "relevance" && sort_by != "date_posted") {
         throw invalid_params("params.sort_by must be relevance or date_posted, got " + quote_text(sort_by));

@@ -36,23 +36,6 @@ std::string_view trimmed(std::string_view s) {
     return s;
 }
 
-// Words of a keyword, folded: every one of them must occur.
-std::vector<std::string> keyword_words(std::string_view text) {
-    std::vector<std::string> out;
-    std::string folded = fold_lower(text);
-    std::size_t i = 0;
-    while (i < folded.size()) {
-        auto start = folded.find_first_not_of(" \t\r\n", i);
-        if (start == std::string::npos) {
-            break;
-        }
-        auto end = folded.find_first_of(" \t\r\n", start);
-        out.push_back(folded.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        i = end == std::string::npos ? folded.size() : end;
-    }
-    return out;
-}
-
 // The values of a string-or-array filter with the name to use for each in an error message
 // ("params.x" for a plain string, "params.x[2]" inside an array).
 std::vector<std::pair<std::string, std::string>> named_values(const json& params, const char* name) {
@@ -309,7 +292,7 @@ people_query parse_people_query(const action_context& ctx) {
     const json& params = ctx.params;
     people_query q;
     if (auto k = optional_string(params, "keyword")) {
-        q.keywords = keyword_words(*k);
+        q.keywords = fold_words(*k);
     }
     q.first_name = folded_text(params, "first_name");
     q.last_name = folded_text(params, "last_name");
@@ -415,7 +398,7 @@ std::vector<std::string> company_sizes(const json& params) {
 json search_companies(action_context& ctx) {
     company_query q;
     if (auto k = optional_string(ctx.params, "keyword")) {
-        q.keywords = keyword_words(*k);
+        q.keywords = fold_words(*k);
     }
     q.industries = folded_values(ctx.params, "industry");
     for (const auto& v : string_or_array(ctx.params, "location")) {

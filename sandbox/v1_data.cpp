@@ -233,7 +233,7 @@ std::vector<std::string> employee_ranges(const json& body) {
 
 json search_companies(v1_context& ctx, bool funded_only) {
     company_query q;
-    q.keywords = v1::words_of(v1::require_text(ctx.body, "keyword"));
+    q.keywords = fold_words(v1::require_text(ctx.body, "keyword"));
     for (const auto& v : v1::text_list(ctx.body, "industry", max_filter_values)) {
         q.industries.push_back(fold_lower(v));
     }
@@ -340,7 +340,7 @@ std::vector<bool> current_companies(const world& wd, const std::vector<std::stri
 profile_criteria parse_profile_criteria(const v1_context& ctx) {
     profile_criteria q;
     for (const auto& v : v1::text_list(ctx.body, "keyword", max_filter_values)) {
-        q.keywords.push_back(v1::words_of(v));
+        q.keywords.push_back(fold_words(v));
     }
     for (const auto& v : v1::text_list(ctx.body, "job_title", max_filter_values)) {
         q.titles.push_back(fold_lower(v));

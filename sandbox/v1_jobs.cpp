@@ -670,7 +670,7 @@ hiring_request parse_hiring(const json& body) {
     hiring_request h;
     h.filters = parse_common_filters(body);
     for (const auto& v : v1::text_list(body, "job_description", keywords_max)) {
-        h.filters.description_keywords.push_back(v1::words_of(v));
+        h.filters.description_keywords.push_back(fold_words(v));
     }
     if (h.filters.title_keywords.empty() && h.filters.description_keywords.empty() && !h.filters.location) {
         throw invalid_params("at least one of job_title, job_description, location is required");

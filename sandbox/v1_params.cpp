@@ -140,22 +140,6 @@ std::vector<std::string> text_list(const json& body, const char* name, std::size
     return out;
 }
 
-std::vector<std::string> words_of(std::string_view text) {
-    std::vector<std::string> out;
-    std::string folded = fold_lower(text);
-    std::size_t i = 0;
-    while (i < folded.size()) {
-        auto start = folded.find_first_not_of(" \t\r\n", i);
-        if (start == std::string::npos) {
-            break;
-        }
-        auto end = folded.find_first_of(" \t\r\n", start);
-        out.push_back(folded.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        i = end == std::string::npos ? folded.size() : end;
-    }
-    return out;
-}
-
 bool has_all_words(std::string_view folded_text, const std::vector<std::string>& words) {
     for (const auto& w : words) {
         if (folded_text.find(w) == std::string_view::npos) {

@@ -27,8 +27,6 @@ std::optional<bool> optional_bool(const json& body, const char* name);
 // A string or an array of strings, trimmed, blank values dropped; at most `max_items` values.
 std::vector<std::string> text_list(const json& body, const char* name, std::size_t max_items);
 
-// The words of a text, folded (fold_lower): a keyword matches when every word occurs.
-std::vector<std::string> words_of(std::string_view text);
 // Whether every word occurs in `folded_text`.
 bool has_all_words(std::string_view folded_text, const std::vector<std::string>& words);
 

@@ -349,6 +349,18 @@ constexpr std::uint64_t follows_salt = 0x666f6c6c'6f770001ULL;
 // ---------------------------------------------------------------------------------------------
 // Public text and URL helpers
 
+std::vector<std::string> fold_words(std::string_view text) {
+    std::vector<std::string> out;
+    std::string folded = fold_lower(text);
+    std::size_t i = 0;
+    while ((i = folded.find_first_not_of(" \t\r\n", i)) != std::string::npos) {
+        auto end = folded.find_first_of(" \t\r\n", i);
+        out.push_back(folded.substr(i, end == std::string::npos ? std::string::npos : end - i));
+        i = end;
+    }
+    return out;
+}
+
 std::string fold_lower(std::string_view text) {
     std::string out;
     out.reserve(text.size());

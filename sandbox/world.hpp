@@ -29,6 +29,8 @@ inline constexpr int world_reference_year = 2025;
 // Lower-cases ASCII and folds accented Latin letters to ASCII ("Zoé MÜLLER" -> "zoe muller"),
 // so that searches ignore case and accents. Other bytes are kept as they are.
 std::string fold_lower(std::string_view text);
+// The words of `text`, fold_lower'ed (keyword filters: every word must occur).
+std::vector<std::string> fold_words(std::string_view text);
 
 // Extracts the public id from a profile URL in any of the shapes people paste: http or https
 // (or no scheme), with or without "www.", any case in the host, a trailing slash, a query or a
