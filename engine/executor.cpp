@@ -77,16 +77,26 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     return out;
 }
 
+// Folds a call's answer into `out`: its credits on success, the failure's outcome otherwise.
+// Returns whether the call succeeded.
+template <typename T>
+bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx) {
+    if (!r) {
+        out = from_error(r.error(), std::move(out), ctx);
+        return false;
+    }
+    out.credits += credits_of(*r);
+    return true;
+}
+
 // Every argument of a co_await'ed call is a named local: GCC 12 destroys some temporaries of a
 // co_await full-expression twice.
 asio::awaitable<void> check(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.check_invitation(t.account_id, params);
-    if (!r) {
-        out = from_error(r.error(), std::move(out), ctx);
+    if (!absorb(r, out, ctx)) {
         co_return;
     }
-    out.credits += credits_of(*r);
     out.event.invitation_state = to_invitation(r->state);
     co_return;
 }
@@ -122,23 +132,16 @@ asio::awaitable<void> invite(outreach::client& api, const call_target& t, const 
 asio::awaitable<void> withdraw(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto st = co_await api.check_invitation(t.account_id, params);
-    if (!st) {
-        out = from_error(st.error(), std::move(out), ctx);
+    if (!absorb(st, out, ctx)) {
         co_return;
     }
-    out.credits += credits_of(*st);
     if (st->state != outreach::invitation_state::pending || !st->invitation_id ||
         st->type != outreach::invitation_type::sent) {
         co_return;  // nothing of ours to withdraw
     }
     const outreach::withdraw_params wp{*st->invitation_id};
     auto r = co_await api.withdraw(t.account_id, wp);
-    if (!r) {
-        out = from_error(r.error(), std::move(out), ctx);
-        co_return;
-    }
-    out.credits += credits_of(*r);
-    co_return;
+    (void)absorb(r, out, ctx);
 }
 
 asio::awaitable<void> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
@@ -147,12 +150,7 @@ asio::awaitable<void> send(outreach::client& api, const call_target& t, const ca
     p.profile_url = t.profile_url;
     p.message_text = call.text;
     auto r = co_await api.send_message(t.account_id, p);
-    if (!r) {
-        out = from_error(r.error(), std::move(out), ctx);
-        co_return;
-    }
-    out.credits += credits_of(*r);
-    co_return;
+    (void)absorb(r, out, ctx);
 }
 
 asio::awaitable<void> find_sent(outreach::client& api, const call_target& t, const campaigns::api_call& call,
@@ -180,12 +178,7 @@ asio::awaitable<void> find_sent(outreach::client& api, const call_target& t, con
 asio::awaitable<void> visit(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.visit(t.account_id, params);
-    if (!r) {
-        out = from_error(r.error(), std::move(out), ctx);
-        co_return;
-    }
-    out.credits += credits_of(*r);
-    co_return;
+    (void)absorb(r, out, ctx);
 }
 
 }  // namespace
