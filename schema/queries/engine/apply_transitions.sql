@@ -1,17 +1,13 @@
 -- apply_transitions($1 JSON array of transitions, $2 worker id, $3 lease seconds): writes the
 -- state decide() chose for each enrollment claimed in this transaction (rows are locked by
 -- claim_due). Rows that start a call keep a lease so no other worker touches them while the
--- call is in flight; the rest are released. due_at is the machine's next_run_at, or now when
--- inbox events are waiting to be applied (an acceptance that beat its waiter).
+-- call is in flight; the rest are released. due_at is the machine's next_run_at; the
+-- engine/wake_pending statement that follows makes rows with unapplied inbox events due now.
 UPDATE enrollments e
 SET step = x.step,
     status = x.status::enrollment_status,
     next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
-    due_at = CASE
-        WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN to_timestamp(x.next_run_at_ms / 1000.0)
-        WHEN EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
-                     AND ev.event_id > x.event_cursor) THEN now()
-        ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
+    due_at = to_timestamp(x.next_run_at_ms / 1000.0),
     attempt = x.attempt,
     reconcile = x.reconcile,
     accepted_seen = x.accepted_seen,

@@ -11,11 +11,7 @@ WITH x AS (
     SET step = x.step,
         status = x.status::enrollment_status,
         next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
-        due_at = CASE
-            WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN to_timestamp(x.next_run_at_ms / 1000.0)
-            WHEN EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
-                         AND ev.event_id > e.event_cursor) THEN now()
-            ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
+        due_at = to_timestamp(x.next_run_at_ms / 1000.0),
         attempt = x.attempt,
         reconcile = x.reconcile,
         accepted_seen = x.accepted_seen,
