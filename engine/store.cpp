@@ -174,6 +174,9 @@ void store::set_account_connected(const std::string& account_id, bool connected,
     guarded("accounts/set_connected", [&] {
         pqxx::work tx(*conn_);
         tx.exec_params(q("accounts/set_connected"), account_id, connected, api_status);
+        if (connected) {
+            tx.exec(q("engine/notify_wake"));
+        }
         tx.commit();
         return 0;
     });
@@ -274,6 +277,9 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
             out.enrolled = static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
             out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
+            if (out.enrolled > 0) {
+                tx.exec(q("engine/notify_wake"));
+            }
         }
         tx.commit();
         return out;
@@ -312,6 +318,8 @@ bool store::set_campaign_state(const std::string& name, const std::string& state
         }
         if (state == "cancelled") {
             tx.exec_params(q("campaigns/cancel_enrollments"), r[0][0].as<std::int64_t>());
+        } else if (state == "active") {
+            tx.exec(q("engine/notify_wake"));
         }
         tx.commit();
         return true;
@@ -358,6 +366,7 @@ std::optional<std::int64_t> store::insert_event(const std::string& source_id, co
         auto lead_id = r[0][1].as<std::int64_t>();
         if (lead_id != 0) {
             tx.exec_params(q("events/wake"), lead_id, account_id);
+            tx.exec(q("engine/notify_wake"));
         }
         tx.commit();
         return event_id;

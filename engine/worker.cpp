@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
+#include <condition_variable>
 #include <future>
 #include <map>
 #include <mutex>
@@ -25,6 +26,18 @@ namespace cs = campaigns;
 namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+// The hot-path statements, prepared once per lane connection (parsed and planned once).
+constexpr const char* hot_statements[] = {"engine/claim_due",       "engine/pending_events",
+                                          "engine/apply_transitions", "engine/wake_pending",
+                                          "engine/insert_intents",   "engine/close_lost_attempts",
+                                          "engine/settle"};
+
+void prepare_hot_statements(pqxx::connection& conn) {
+    for (const char* name : hot_statements) {
+        conn.prepare(name, q(name));
+    }
+}
 
 std::int64_t epoch_ms(cs::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -128,6 +141,20 @@ struct worker::impl {
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
 
+    // Wake-ups from LISTEN orch_wake (inbox events, applies, resumes, reconnects): idle lanes
+    // wait on `wake_cv` for a `wake_seq` change instead of sleeping out their poll interval.
+    std::mutex wake_mutex;
+    std::condition_variable wake_cv;
+    std::uint64_t wake_seq = 0;
+
+    // A batch whose calls have returned and wait to be settled: settled in the same transaction
+    // that claims the lane's next batch (one commit per cycle, not two).
+    struct unsettled {
+        std::vector<claimed> batch;
+        std::vector<std::size_t> calls;  // indexes into batch, in the order of outcomes
+        std::vector<call_outcome> outcomes;
+    };
+
     explicit impl(settings s) : cfg(std::move(s)) {
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
@@ -138,14 +165,18 @@ struct worker::impl {
     std::vector<claimed> claim(pqxx::work& tx);
     void advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events);
     void start_calls(pqxx::work& tx, std::vector<claimed>& batch);
-    void settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vector<call_outcome>& outcomes);
-    bool cycle(pqxx::connection& conn, std::mt19937_64& rng);
+    void settle(pqxx::work& tx, unsettled& done, json& touched);
+    bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending);
+    void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending);
+    std::uint64_t wake_seen();
+    void idle_wait(std::uint64_t seen);
+    void listen();
     void lane(int index);
 };
 
 std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
     std::vector<claimed> batch;
-    for (const auto& r : tx.exec_params(q("engine/claim_due"), cfg.batch_size)) {
+    for (const auto& r : tx.exec_prepared("engine/claim_due", cfg.batch_size)) {
         claimed c;
         c.enrollment_id = r[0].as<std::int64_t>();
         c.campaign_id = r[1].as<std::int64_t>();
@@ -228,7 +259,7 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
         ids.push_back(c.enrollment_id);
     }
     std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::string>>> events;
-    for (const auto& r : tx.exec_params(q("engine/pending_events"), ids.dump())) {
+    for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
         events[r[0].as<std::int64_t>()].emplace_back(r[1].as<std::int64_t>(), r[2].as<std::string>());
     }
     json lost = json::array();
@@ -254,13 +285,12 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
         }
     }
     if (!lost.empty()) {
-        tx.exec_params(q("engine/close_lost_attempts"), lost.dump());
+        tx.exec_prepared("engine/close_lost_attempts", lost.dump());
     }
-    tx.exec_params(q("engine/apply_transitions"), transitions.dump(), cfg.worker_id, cfg.lease_seconds);
-    tx.exec_params(q("engine/wake_pending"), ids.dump());
+    tx.exec_prepared("engine/apply_transitions", transitions.dump(), cfg.worker_id, cfg.lease_seconds);
     if (!intents.empty()) {
         std::map<std::int64_t, std::int64_t> attempt_of;
-        for (const auto& r : tx.exec_params(q("engine/insert_intents"), intents.dump(), cfg.worker_id)) {
+        for (const auto& r : tx.exec_prepared("engine/insert_intents", intents.dump(), cfg.worker_id)) {
             attempt_of[r[1].as<std::int64_t>()] = r[0].as<std::int64_t>();
         }
         for (auto& c : batch) {
@@ -272,12 +302,12 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
     stats.transitions += batch.size();
 }
 
-void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vector<call_outcome>& outcomes) {
+void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
     json rows = json::array();
     auto t = now();
-    for (std::size_t i = 0; i < calls.size(); ++i) {
-        claimed& c = *calls[i];
-        call_outcome& o = outcomes[i];
+    for (std::size_t i = 0; i < done.calls.size(); ++i) {
+        claimed& c = done.batch[done.calls[i]];
+        call_outcome& o = done.outcomes[i];
         gate->after({c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, *c.call, o);
         auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
         cs::enrollment_state next = c.state;
@@ -296,6 +326,7 @@ void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vec
         row["error"] = o.error;
         row["credits"] = o.credits;
         rows.push_back(std::move(row));
+        touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {
             tx.exec_params(q("engine/pause_account"), c.account_id, "INACTIVE");
             spdlog::warn("worker: account={} paused: {}", c.account_id, o.error);
@@ -309,75 +340,154 @@ void worker::impl::settle(pqxx::work& tx, std::vector<claimed*>& calls, std::vec
         }
     }
     if (!rows.empty()) {
-        json ids = json::array();
-        for (const auto* c : calls) {
-            ids.push_back(c->enrollment_id);
-        }
-        tx.exec_params(q("engine/settle"), rows.dump(), cfg.worker_id);
-        tx.exec_params(q("engine/wake_pending"), ids.dump());
+        tx.exec_prepared("engine/settle", rows.dump(), cfg.worker_id);
     }
-    stats.transitions += calls.size();
-    stats.calls += calls.size();
+    stats.transitions += done.calls.size();
+    stats.calls += done.calls.size();
 }
 
-bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng) {
+// One transaction: settle the previous batch's calls (if any), claim and start the next batch,
+// then wake_pending over every row written (its fresh snapshot catches inbox events committed
+// while those statements ran). Returns whether a batch was claimed.
+bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending) {
     std::vector<claimed> batch;
-    {
+    try {
         pqxx::work tx(conn);
-        batch = claim(tx);
-        if (batch.empty()) {
-            tx.commit();
-            return false;
+        json touched = json::array();
+        if (pending) {
+            settle(tx, *pending, touched);
         }
-        start_calls(tx, batch);
+        if (!stopping) {
+            batch = claim(tx);
+            if (!batch.empty()) {
+                start_calls(tx, batch);
+                for (const auto& c : batch) {
+                    touched.push_back(c.enrollment_id);
+                }
+            }
+        }
+        if (!touched.empty()) {
+            tx.exec_prepared("engine/wake_pending", touched.dump());
+        }
         tx.commit();
+    } catch (...) {
+        // The settle rolled back with the claim: try it on its own so finished calls do not wait
+        // for their lease to expire (if this fails too, the lease expiry reconciles them).
+        settle_alone(conn, pending);
+        throw;
     }
-    std::vector<claimed*> calls;
+    pending.reset();
+    if (batch.empty()) {
+        return false;
+    }
+    unsettled next;
     std::vector<std::future<call_outcome>> futures;
-    for (auto& c : batch) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        claimed& c = batch[i];
         if (!c.call) {
             continue;
         }
-        calls.push_back(&c);
+        next.calls.push_back(i);
         call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
         futures.push_back(asio::co_spawn(
             io, execute(*api, target, *c.call, backoff, c.state.attempt, &impl::now, rng), asio::use_future));
     }
-    if (calls.empty()) {
+    if (next.calls.empty()) {
         return true;
     }
-    std::vector<call_outcome> outcomes;
-    outcomes.reserve(futures.size());
+    next.outcomes.reserve(futures.size());
     for (auto& f : futures) {
-        outcomes.push_back(f.get());
+        next.outcomes.push_back(f.get());
     }
-    pqxx::work tx(conn);
-    settle(tx, calls, outcomes);
-    tx.commit();
+    next.batch = std::move(batch);
+    pending = std::move(next);
     return true;
+}
+
+void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending) {
+    if (!pending) {
+        return;
+    }
+    try {
+        pqxx::work tx(conn);
+        json touched = json::array();
+        settle(tx, *pending, touched);
+        tx.exec_prepared("engine/wake_pending", touched.dump());
+        tx.commit();
+    } catch (const std::exception& e) {
+        spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
+                      pending->calls.size(), e.what());
+    }
+    pending.reset();
+}
+
+std::uint64_t worker::impl::wake_seen() {
+    std::lock_guard lock(wake_mutex);
+    return wake_seq;
+}
+
+// Sleeps up to idle_poll_ms, less when a wake-up arrived since `seen` (read before the claim
+// that found nothing, so a wake-up in between is not lost) or a stop was requested.
+void worker::impl::idle_wait(std::uint64_t seen) {
+    std::unique_lock lock(wake_mutex);
+    wake_cv.wait_for(lock, std::chrono::milliseconds(cfg.idle_poll_ms),
+                     [&] { return wake_seq != seen || stopping.load(); });
+}
+
+// LISTEN orch_wake on a connection of its own; every notification wakes the idle lanes.
+void worker::impl::listen() {
+    struct receiver final : pqxx::notification_receiver {
+        impl& self;
+        receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_wake"), self(s) {}
+        void operator()(const std::string&, int) override {
+            {
+                std::lock_guard lock(self.wake_mutex);
+                ++self.wake_seq;
+            }
+            self.wake_cv.notify_all();
+        }
+    };
+    while (!stopping) {
+        try {
+            pqxx::connection conn(cfg.database_url);
+            receiver r(conn, *this);
+            while (!stopping) {
+                conn.await_notification(0, 200'000);
+            }
+        } catch (const std::exception& e) {
+            spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
+                         e.what(), cfg.idle_poll_ms);
+            std::this_thread::sleep_for(std::chrono::seconds(1));
+        }
+    }
 }
 
 void worker::impl::lane(int index) {
     std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
     std::unique_ptr<pqxx::connection> conn;
-    while (!stopping) {
+    std::optional<unsettled> pending;
+    while (!stopping || pending) {
         try {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
+                prepare_hot_statements(*conn);
             }
-            bool worked = cycle(*conn, rng);
+            auto seen = wake_seen();
+            bool worked = cycle(*conn, rng, pending);
             ++stats.cycles;
-            if (!worked) {
-                std::this_thread::sleep_for(std::chrono::milliseconds(cfg.idle_poll_ms));
+            if (!worked && !stopping) {
+                idle_wait(seen);
             }
         } catch (const pqxx::broken_connection& e) {
             spdlog::warn("worker: lane={} database connection lost ({}); reconnecting", index, e.what());
             conn.reset();
+            pending.reset();
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
         } catch (const std::exception& e) {
             // A failed transaction rolled back: the claimed rows are untouched, or leased and
             // reconciled after the lease. Nothing is lost; log and go on.
             spdlog::error("worker: lane={} cycle failed: {}", index, e.what());
+            pending.reset();
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
         }
     }
@@ -386,7 +496,10 @@ void worker::impl::lane(int index) {
 worker::worker(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
 worker::~worker() = default;
 
-void worker::request_stop() { impl_->stopping = true; }
+void worker::request_stop() {
+    impl_->stopping = true;
+    impl_->wake_cv.notify_all();
+}
 const worker_stats& worker::stats() const { return impl_->stats; }
 
 int worker::run(bool exit_when_idle) {
@@ -409,6 +522,7 @@ int worker::run(bool exit_when_idle) {
     m.api.emplace(std::move(*made));
     auto guard = asio::make_work_guard(m.io);
     std::thread net([&m] { m.io.run(); });
+    std::thread listener([&m] { m.listen(); });
     std::vector<std::thread> lanes;
     for (int i = 0; i < m.cfg.worker_lanes; ++i) {
         lanes.emplace_back([&m, i] { m.lane(i); });
@@ -422,12 +536,14 @@ int worker::run(bool exit_when_idle) {
             pqxx::nontransaction tx(s.connection());
             if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
                 m.stopping = true;
+                m.wake_cv.notify_all();
             }
         }
     }
     for (auto& t : lanes) {
         t.join();
     }
+    listener.join();
     m.api->shutdown();
     guard.reset();
     m.io.stop();
