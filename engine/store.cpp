@@ -4,6 +4,7 @@
 
 #include <openssl/evp.h>
 #include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cctype>
@@ -136,11 +137,67 @@ void store::require_current() {
     }
 }
 
+std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {
+    tx.exec_params(q("accounts/set_connected"), account_id, false, api_status);
+    tx.exec_params(q("engine/park_account"), account_id);
+    // Greedy least-loaded choice among each lead's candidates, counting the moves made so far.
+    std::map<std::string, std::int64_t> load;
+    json moves = json::array();
+    for (const auto& r : tx.exec_params(q("engine/reassignable"), account_id)) {
+        auto candidates = json::parse(r[1].as<std::string>());
+        if (candidates.empty()) {
+            continue;  // no other connected sender: the lead waits for this one
+        }
+        for (const auto& c : candidates) {
+            if (!load.contains(c.get<std::string>())) {
+                auto n = tx.exec_params(q("campaigns/account_load"), json::array({c}).dump());
+                load[c.get<std::string>()] = n[0][1].as<std::int64_t>();
+            }
+        }
+        std::string best;
+        for (const auto& c : candidates) {
+            const auto& id = c.get_ref<const std::string&>();
+            if (best.empty() || load[id] < load[best]) {
+                best = id;
+            }
+        }
+        ++load[best];
+        moves.push_back({{"enrollment_id", r[0].as<std::int64_t>()}, {"account_id", best}});
+    }
+    if (moves.empty()) {
+        return 0;
+    }
+    tx.exec_params(q("engine/reassign"), moves.dump());
+    tx.exec(q("engine/notify_wake"));
+    spdlog::info("account {} unavailable ({}): {} leads moved to other senders", account_id, api_status,
+                 moves.size());
+    return static_cast<std::int64_t>(moves.size());
+}
+
+void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {
+    tx.exec_params(q("accounts/set_connected"), account_id, true, api_status);
+    tx.exec_params(q("engine/unpark"), 0, account_id);
+    tx.exec(q("engine/notify_wake"));
+}
+
+bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string& reason) {
+    if (tx.exec_params(q("engine/pause_campaign"), campaign_id, reason).affected_rows() == 0) {
+        return false;
+    }
+    tx.exec_params(q("engine/park_campaign"), campaign_id);
+    return true;
+}
+
 void store::upsert_account(const account_row& a) {
     guarded("accounts/upsert", [&] {
         pqxx::work tx(*conn_);
         tx.exec_params(q("accounts/upsert"), a.account_id, a.platform, a.api_status, a.connected, a.display_name,
                        a.label);
+        if (a.connected) {
+            account_available(tx, a.account_id, a.api_status);
+        } else {
+            account_unavailable(tx, a.account_id, a.api_status);
+        }
         tx.commit();
         return 0;
     });
@@ -173,9 +230,10 @@ std::optional<store::resolved_account> store::resolve_account(const std::string&
 void store::set_account_connected(const std::string& account_id, bool connected, const std::string& api_status) {
     guarded("accounts/set_connected", [&] {
         pqxx::work tx(*conn_);
-        tx.exec_params(q("accounts/set_connected"), account_id, connected, api_status);
         if (connected) {
-            tx.exec(q("engine/notify_wake"));
+            account_available(tx, account_id, api_status);
+        } else {
+            account_unavailable(tx, account_id, api_status);
         }
         tx.commit();
         return 0;
@@ -316,9 +374,13 @@ bool store::set_campaign_state(const std::string& name, const std::string& state
         if (r.empty()) {
             return false;
         }
+        auto campaign_id = r[0][0].as<std::int64_t>();
         if (state == "cancelled") {
-            tx.exec_params(q("campaigns/cancel_enrollments"), r[0][0].as<std::int64_t>());
+            tx.exec_params(q("campaigns/cancel_enrollments"), campaign_id);
+        } else if (state == "paused") {
+            tx.exec_params(q("engine/park_campaign"), campaign_id);
         } else if (state == "active") {
+            tx.exec_params(q("engine/unpark"), campaign_id, std::string());
             tx.exec(q("engine/notify_wake"));
         }
         tx.commit();

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
+#include <pqxx/transaction>
 
 #include <chrono>
 #include <cstdint>
@@ -73,6 +74,18 @@ struct campaign_row {
     std::int64_t enrollments = 0;
     std::int64_t live = 0;
 };
+
+// ---- availability (used by the store and by workers, inside the caller's transaction) ----
+// The account is unavailable (disconnected, inactive, unknown to the API): marks it, parks its
+// live enrollments out of the claim index and moves the leads of `reassign` campaigns that it
+// has not contacted yet to the least loaded connected sender of their campaign. Returns how many
+// enrollments moved.
+std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
+// The account is connected again: marks it and wakes its parked enrollments (active campaigns).
+void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
+// Pauses an active campaign with a reason and parks its live enrollments; false when it was not
+// active.
+bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string& reason);
 
 class store {
 public:

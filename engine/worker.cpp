@@ -328,10 +328,10 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
         rows.push_back(std::move(row));
         touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {
-            tx.exec_params(q("engine/pause_account"), c.account_id, "INACTIVE");
+            account_unavailable(tx, c.account_id, "INACTIVE");
             spdlog::warn("worker: account={} paused: {}", c.account_id, o.error);
         } else if (o.consequence == call_consequence::pause_budget) {
-            tx.exec_params(q("engine/pause_campaign"), c.campaign_id, "budget: " + o.error);
+            pause_campaign(tx, c.campaign_id, "budget: " + o.error);
             spdlog::warn("worker: campaign={} paused for credits: {}", c.campaign_id, o.error);
         } else if (o.consequence == call_consequence::stop_everything) {
             spdlog::critical("worker: the API refuses this key or TLS setup ({}); stopping", o.error);

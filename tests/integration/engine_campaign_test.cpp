@@ -376,3 +376,98 @@ TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {
 }
 
 }  // namespace
+
+// Two campaigns share three senders; sender-1 is disconnected (a signed disconnection webhook)
+// before any lead was contacted. The campaign that chose `reassign` moves all of sender-1's
+// leads to the other senders and completes; the one that chose `wait` (the default) keeps them
+// on sender-1, parked out of the claim index, until the account connects again.
+TEST_F(EngineTest, AnUnavailableSendersLeadsMoveOrWaitAsTheCampaignChooses) {
+    start({"--accept-probability", "0"});
+    auto receiver = serve(free_port());
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    auto moving = campaign_yaml("moving", search_audience(30), "1h", senders);
+    moving.replace(moving.find("stop_on_reply"), 0, "on_account_unavailable: reassign\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", write("moving.yaml", moving)}).exit_code, 0);
+    // The second campaign's leads: a file of people the first search did not return.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto people = control.get("/control/people?offset=500&limit=30").body_json()["people"];
+    std::string csv = "profile_url,first_name\n";
+    for (const auto& p : people) {
+        csv += p["profile_url"].get<std::string>() + "," + p["first_name"].get<std::string>() + "\n";
+    }
+    write("waiting.csv", csv);
+    auto waiting = campaign_yaml("waiting", "  file: waiting.csv\n", "1h", senders);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("waiting.yaml", waiting)}).exit_code, 0);
+    auto on_sender1 = [&](const std::string& campaign) {
+        return env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = '" +
+                            campaign + "' AND e.account_id = '" + account + "'");
+    };
+    ASSERT_NE(on_sender1("moving"), "0");
+    auto waiting_on_sender1 = on_sender1("waiting");
+    ASSERT_NE(waiting_on_sender1, "0");
+
+    auto fired = control.post("/control/events",
+                              {{"type", "disconnection"}, {"account_id", account}, {"reason", "session expired"}});
+    ASSERT_EQ(fired.status, 200) << fired.body;
+    for (int i = 0; i < 200 && env_->scalar("SELECT connected FROM accounts WHERE account_id = '" + account + "'") != "f";
+         ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    ASSERT_EQ(env_->scalar("SELECT connected FROM accounts WHERE account_id = '" + account + "'"), "f")
+        << receiver->log();
+    EXPECT_EQ(on_sender1("moving"), "0");
+    EXPECT_EQ(on_sender1("waiting"), waiting_on_sender1);
+    // Parked: out of the claim index's due range.
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE account_id = '" + account +
+                           "' AND due_at <> 'infinity'"),
+              "0");
+
+    // Work until only the parked leads are left (they wait for their acceptance, an hour, on
+    // the other senders; the parked ones never get a call).
+    auto worker = env_->spawn({"worker"});
+    auto settled = [&] {
+        return env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'waiting' AND step = 'wait'");
+    };
+    auto expected_waiting = std::to_string(60 - std::stoi(waiting_on_sender1));
+    for (int i = 0; i < 600 && settled() != expected_waiting; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(settled(), expected_waiting) << worker->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.invited_people, 60 - std::stoi(waiting_on_sender1));
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    for (const auto& [person, n] : truth.invites_per_person) {
+        EXPECT_EQ(n, 1) << person;
+    }
+    auto j = control.get("/control/side-effects").body_json();
+    for (const auto& inv : j["invitations"]) {
+        EXPECT_NE(inv["account_id"], account) << inv.dump();
+    }
+
+    // The account logs in again: its parked leads wake and are invited by it.
+    auto r = env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int i = 0; i < 600 && settled() != "60"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(settled(), "60") << worker->log();
+    EXPECT_EQ(read_side_effects(sandbox_->control_port()).invited_people, 60);
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+}
+
+// Pausing parks a campaign's live enrollments (the claim never walks past them); resuming wakes
+// them and the campaign completes.
+TEST_F(EngineTest, PauseParksAndResumeWakesACampaign) {
+    start({"--accept-probability", "0"});
+    auto file = write("parked.yaml", campaign_yaml("parked", search_audience(20), "1s", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "pause", "parked"}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "20");
+    ASSERT_EQ(env_->run({"campaign", "resume", "parked"}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "0");
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
+    auto f = funnel("parked");
+    EXPECT_EQ(f["live"], 0);
+    EXPECT_EQ(f["invited"], 20);
+}
