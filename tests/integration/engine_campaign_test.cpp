@@ -471,3 +471,26 @@ TEST_F(EngineTest, PauseParksAndResumeWakesACampaign) {
     EXPECT_EQ(f["live"], 0);
     EXPECT_EQ(f["invited"], 20);
 }
+
+// E-mail and password logins that the API answers with a checkpoint: the command asks for the
+// code on its standard input. The right code connects and stores the account; a wrong one is
+// refused with the API's message and stores nothing.
+TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
+    sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{"--checkpoint-rate", "1"});
+    env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+    auto wrong = env_->run({"accounts", "connect", "--email", "a@example.com", "--password", "pw-a", "--country", "FR",
+                            "--label", "mail-a"},
+                           60'000, std::string("000000\n"));
+    EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+    EXPECT_NE(wrong.output.find("checkpoint required"), std::string::npos) << wrong.output;
+    EXPECT_NE(wrong.output.find("checkpoint refused"), std::string::npos) << wrong.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "0");
+
+    auto right = env_->run({"accounts", "connect", "--email", "b@example.com", "--password", "pw-b", "--country", "FR",
+                            "--label", "mail-b"},
+                           60'000, std::string("123456\n"));
+    ASSERT_EQ(right.exit_code, 0) << right.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts WHERE label = 'mail-b' AND connected"), "1");
+    auto listed = env_->run({"accounts", "list"});
+    EXPECT_NE(listed.output.find("mail-b"), std::string::npos) << listed.output;
+}

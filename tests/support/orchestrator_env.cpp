@@ -66,9 +66,10 @@ std::map<std::string, std::string> orchestrator_env::env() const {
             {"ORCH_LOG_LEVEL", "info"}};
 }
 
-run_result orchestrator_env::run(std::vector<std::string> args, int timeout_ms) const {
+run_result orchestrator_env::run(std::vector<std::string> args, int timeout_ms,
+                                 const std::optional<std::string>& input) const {
     args.insert(args.begin(), orchestrator_binary());
-    return run_program(args, env(), timeout_ms);
+    return run_program(args, env(), timeout_ms, input);
 }
 
 std::unique_ptr<background_process> orchestrator_env::spawn(std::vector<std::string> args) const {

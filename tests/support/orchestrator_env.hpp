@@ -25,7 +25,8 @@ public:
 
     const std::string& database_url() const { return database_url_; }
     std::map<std::string, std::string> env() const;
-    run_result run(std::vector<std::string> args, int timeout_ms = 60'000) const;
+    run_result run(std::vector<std::string> args, int timeout_ms = 60'000,
+                   const std::optional<std::string>& input = std::nullopt) const;
     std::unique_ptr<background_process> spawn(std::vector<std::string> args) const;
     // One value of a query on the test database, as text ("" for NULL or no row).
     std::string scalar(const std::string& sql) const;

@@ -16,7 +16,7 @@ namespace orch::test {
 namespace {
 
 pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-            const std::string& log_path) {
+            const std::string& log_path, const std::string& input_path = {}) {
     pid_t pid = fork();
     if (pid < 0) {
         throw std::runtime_error("fork failed");
@@ -24,6 +24,10 @@ pid_t spawn(const std::vector<std::string>& args, const std::map<std::string, st
     if (pid == 0) {
         FILE* out = std::freopen(log_path.c_str(), "w", stdout);
         (void)out;
+        if (!input_path.empty()) {
+            FILE* in = std::freopen(input_path.c_str(), "r", stdin);
+            (void)in;
+        }
         dup2(fileno(stdout), STDERR_FILENO);
         for (const auto& [k, v] : env) {
             setenv(k.c_str(), v.c_str(), 1);
@@ -77,9 +81,14 @@ bool wait_exit(pid_t pid, int timeout_ms, int& code) {
 }  // namespace
 
 run_result run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
-                       int timeout_ms) {
+                       int timeout_ms, const std::optional<std::string>& input) {
     auto log = temp_log();
-    pid_t pid = spawn(argv, env, log);
+    std::string input_path;
+    if (input) {
+        input_path = temp_log();
+        std::ofstream(input_path) << *input;
+    }
+    pid_t pid = spawn(argv, env, log, input_path);
     run_result r;
     if (!wait_exit(pid, timeout_ms, r.exit_code)) {
         kill(pid, SIGKILL);
@@ -89,6 +98,9 @@ run_result run_program(const std::vector<std::string>& argv, const std::map<std:
     }
     r.output = slurp(log);
     std::remove(log.c_str());
+    if (!input_path.empty()) {
+        std::remove(input_path.c_str());
+    }
     return r;
 }
 

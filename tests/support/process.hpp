@@ -5,6 +5,7 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,9 +16,10 @@ struct run_result {
     std::string output;   // stdout and stderr, interleaved
 };
 
-// Runs `argv` with the current environment plus `env`, waits at most `timeout_ms`.
+// Runs `argv` with the current environment plus `env`, waits at most `timeout_ms`. `input`, when
+// given, is the child's standard input (else it inherits ours).
 run_result run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
-                       int timeout_ms = 60'000);
+                       int timeout_ms = 60'000, const std::optional<std::string>& input = std::nullopt);
 
 class background_process {
 public:
