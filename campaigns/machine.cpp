@@ -209,7 +209,11 @@ decision failed(enrollment_state s, std::string reason) {
 // A failed attempt: retry at retry_at (ready for a call, calling for a reconciliation), or fail
 // once max_attempts attempts have failed.
 decision retry(const campaign& c, enrollment_state s, const ev_result& r, time_point now) {
-    s.attempt += 1;
+    // A throttled call was refused by the platform's limits before it did anything: the lead
+    // is not at fault, so it does not spend an attempt.
+    if (r.kind != result_kind::throttled) {
+        s.attempt += 1;
+    }
     if (s.attempt >= c.max_attempts) {
         std::string reason = "attempts exhausted (" + std::to_string(s.attempt) + "): " + r.reason;
         return failed(std::move(s), std::move(reason));
@@ -263,7 +267,7 @@ std::optional<bool> effect_present(const step& current, const ev_result& r) {
 
 decision reconcile_result(const campaign& c, const step& current, const enrollment_state& s,
                           const ev_result& r, time_point now) {
-    if (r.kind == result_kind::transient || r.kind == result_kind::uncertain) {
+    if (r.kind == result_kind::transient || r.kind == result_kind::uncertain || r.kind == result_kind::throttled) {
         return retry(c, s, r, now);  // reconciliation is read-only: ask again later
     }
     if (r.kind == result_kind::permanent) {
@@ -294,6 +298,7 @@ decision call_result(const campaign& c, const step& current, const enrollment_st
     case result_kind::ok:
         return ok_result(c, current, s, r, now);
     case result_kind::transient:
+    case result_kind::throttled:
         return retry(c, s, r, now);
     case result_kind::permanent:
         return failed(s, r.reason);

@@ -26,17 +26,25 @@ class call_gate {
 public:
     virtual ~call_gate() = default;
     // Called on a lane thread; implementations are thread-safe.
-    virtual gate_decision before(const call_target& target, const campaigns::api_call& call,
-                                 campaigns::time_point now) = 0;
-    virtual void after(const call_target& target, const campaigns::api_call& call, const call_outcome& outcome) = 0;
+    virtual gate_decision before(const call_target& target, const campaigns::campaign& campaign,
+                                 const campaigns::api_call& call, campaigns::time_point now) = 0;
+    // Returns the earliest time the lead may try again when the outcome put a scope in a
+    // cooldown (RATE_LIMITED), else nullopt.
+    virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
+                                                      const campaigns::api_call& call,
+                                                      const call_outcome& outcome) = 0;
 };
 
 class open_gate final : public call_gate {
 public:
-    gate_decision before(const call_target&, const campaigns::api_call&, campaigns::time_point) override {
+    gate_decision before(const call_target&, const campaigns::campaign&, const campaigns::api_call&,
+                         campaigns::time_point) override {
         return {};
     }
-    void after(const call_target&, const campaigns::api_call&, const call_outcome&) override {}
+    std::optional<campaigns::time_point> after(const call_target&, const campaigns::campaign&,
+                                               const campaigns::api_call&, const call_outcome&) override {
+        return std::nullopt;
+    }
 };
 
 }  // namespace orch::engine

@@ -44,6 +44,10 @@ campaigns::invitation to_invitation(outreach::invitation_state s) {
 // The outcome for a failed call, from the client's taxonomy (errors.hpp).
 call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx) {
     out.error = outreach::describe(e);
+    out.error_code = e.code;
+    if (e.retry_after_s) {
+        out.retry_after = std::chrono::seconds(*e.retry_after_s);
+    }
     out.event.reason = out.error;
     if (e.may_have_taken_effect) {
         out.event.kind = result_kind::uncertain;
@@ -69,7 +73,9 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     case disposition::back_off:
         break;
     }
-    out.event.kind = result_kind::transient;
+    // RATE_LIMITED is the platform's limit, not the lead's fault: no attempt is spent (the
+    // call gate also puts the whole scope in a cooldown).
+    out.event.kind = e.code == "RATE_LIMITED" ? result_kind::throttled : result_kind::transient;
     out.attempt_outcome = "transient";
     auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
                                  : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);

@@ -35,6 +35,8 @@ struct call_outcome {
     std::string error;                    // describe(error), "" on success
     std::int64_t credits = 0;             // metadata.credits_consumed of the calls made
     call_consequence consequence = call_consequence::none;
+    std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
+    std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
 };
 
 struct backoff_settings {

@@ -237,7 +237,7 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
     }
     if (d.call) {
         call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
-        auto g = gate->before(target, *d.call, t);
+        auto g = gate->before(target, *c.campaign, *d.call, t);
         if (!g.allowed) {
             auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, t);
             if (deferred.valid) {
@@ -308,7 +308,10 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
         call_outcome& o = done.outcomes[i];
-        gate->after({c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, *c.call, o);
+        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        if (auto not_before = gate->after(target, *c.campaign, *c.call, o); not_before) {
+            o.event.retry_at = std::max(o.event.retry_at, *not_before);
+        }
         auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
         cs::enrollment_state next = c.state;
         if (d.valid) {

@@ -1,14 +1,17 @@
 // orch::engine worker: the long-running loop that moves enrollments through their steps.
 //
-// Threads: `worker_lanes` lanes, each a loop on its own Postgres connection (libpqxx blocks), and
-// one network thread running the Outreach client's io_context (all API calls of all lanes are
-// coroutines there; no thread per request). A lane's cycle:
-//   1. one transaction: claim up to batch_size due enrollments (FOR UPDATE SKIP LOCKED), apply
-//      their inbox events and the due step through campaigns::decide, write every new state and,
-//      for each API call, the intent row with a lease on the enrollment -> commit;
-//   2. run the calls concurrently on the network thread;
-//   3. one transaction: record each outcome and the state decide() chose after it, as a
-//      compare-and-set on (calling, lease owner) -> commit.
+// Threads: `worker_lanes` lanes, each a loop on its own Postgres connection (libpqxx blocks, hot
+// statements prepared once), one network thread running the Outreach client's io_context (all
+// API calls of all lanes are coroutines there; no thread per request), and one listener on
+// LISTEN orch_wake that wakes idle lanes at once when an event, an apply, a resume or a
+// reconnect made work due. A lane's cycle is one transaction:
+//   1. settle the previous batch's calls: each outcome and the state decide() chose after it, as
+//      a compare-and-set on (calling, lease owner);
+//   2. claim up to batch_size due enrollments (FOR UPDATE SKIP LOCKED), apply their inbox events
+//      and the due step through campaigns::decide, write every new state and, for each API
+//      call, the intent row with a lease on the enrollment -> commit;
+//   then run the calls concurrently on the network thread and loop. (If the transaction fails,
+//   the settle is retried alone so finished calls do not wait for their lease.)
 // A worker killed anywhere leaves enrollments either untouched, or `calling` with an intent and a
 // lease that expires; whoever claims them next reconciles before resending.
 //
