@@ -2,6 +2,7 @@
 // step state machine. Other folders include this header only.
 #pragma once
 
+#include "campaigns/estimate.hpp"
 #include "campaigns/loader.hpp"
 #include "campaigns/machine.hpp"
 #include "campaigns/model.hpp"

@@ -1,0 +1,65 @@
+// orch::campaigns estimate: a forecast of what a campaign will cost and roughly how long it will
+// take, before it is launched (`orchestrator campaign estimate FILE`). Pure: the caller supplies
+// the audience size, the credit cost of each call (the client's cost model, an upper bound) and
+// the per-account daily and weekly quotas in force.
+//
+// Credits: every lead walks one path through the step graph (acyclic, checked by the loader);
+// the forecast gives the cheapest and the costliest path per lead and multiplies by the
+// audience, plus the audience search itself. Calls per step: check_invitation 1, invite 1,
+// send 1, visit 1, withdraw 2 (the check that finds the invitation, then the withdrawal),
+// wait_accepted 0 or 1 (the check made just before a timeout; none when the acceptance arrives),
+// delay and end 0.
+//
+// Duration: for each quota-limited action, the worst-case number of calls over the audience
+// divided by what the senders may do per working day (day quota, and week quota spread over
+// the schedule's working days); the slowest action is the bottleneck. Working days become
+// calendar days through the schedule's days per week, and the longest chain of waits and delays
+// on any path is added once (the last leads still wait after their last call). Rough by nature:
+// acceptance and reply rates are unknown before launch, so the figures are bounds.
+#pragma once
+
+#include "campaigns/machine.hpp"
+#include "campaigns/model.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace orch::campaigns {
+
+struct estimate_input {
+    std::int64_t leads = 0;             // audience size (a search's total_results, a file's rows)
+    std::int64_t audience_credits = 0;  // what finding the audience costs (0 for a file)
+    std::map<call_kind, std::int64_t> credits;  // per call; absent = 0
+    // Per account and action name ("invite", "send", "visit", "withdraw", "check_invitation"):
+    // the quota in force; absent or negative = unlimited.
+    std::map<std::string, std::int64_t> per_day;
+    std::map<std::string, std::int64_t> per_week;
+    std::int64_t senders = 1;
+};
+
+struct action_forecast {
+    std::string action;              // "invite", ...
+    std::int64_t calls_max = 0;      // over the whole audience, worst case
+    std::int64_t per_working_day = -1;  // all senders together; -1 = unlimited
+    double working_days = 0;         // calls_max / per_working_day (0 when unlimited)
+};
+
+struct estimate_result {
+    std::int64_t per_lead_min = 0;   // credits of the cheapest path
+    std::int64_t per_lead_max = 0;   // credits of the costliest path
+    std::int64_t credits_min = 0;    // audience + leads * per_lead_min
+    std::int64_t credits_max = 0;    // audience + leads * per_lead_max
+    std::int64_t budget = 0;         // the campaign's budget_credits
+    std::vector<action_forecast> actions;
+    std::string bottleneck;          // the slowest action ("" when nothing is limited)
+    double working_days = 0;         // the bottleneck's working days
+    std::chrono::seconds longest_wait{0};  // waits and delays on the longest path
+    double calendar_days = 0;        // working days over the schedule's week, plus the waits
+};
+
+estimate_result estimate(const campaign& c, const estimate_input& in);
+
+}  // namespace orch::campaigns

@@ -1,0 +1,108 @@
+// The pre-launch forecast: credits of the cheapest and costliest path per lead, the audience
+// cost, the bottleneck quota and the calendar, on campaigns whose numbers are worked by hand.
+#include "campaigns/campaigns.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+using namespace orch::campaigns;
+
+campaign load(const std::string& steps, const std::string& days = "[mon, tue, wed, thu, fri]") {
+    std::string text = "name: forecast\naccounts: [a1]\naudience:\n  search: {title: Engineer}\n  total_results: 100\n"
+                       "schedule: {time_zone: UTC, days: " + days + ", hours: \"09:00-17:00\"}\n"
+                       "budget_credits: 1000\nsteps:\n" + steps;
+    load_options o;
+    auto r = load_campaign(text, o);
+    if (!r.value) {
+        ADD_FAILURE() << (r.errors.empty() ? "no campaign" : r.errors.front().to_string());
+        return {};
+    }
+    return *r.value;
+}
+
+const std::string canonical =
+    "  - {id: check, kind: check_invitation, on_accepted: hello, on_pending: wait, on_no_invitation: invite}\n"
+    "  - {id: invite, kind: invite}\n"
+    "  - {id: wait, kind: wait_accepted, timeout: 7d, next: hello, on_timeout: drop}\n"
+    "  - {id: drop, kind: withdraw, next: end}\n"
+    "  - {id: hello, kind: send, message_text: \"Hi {{first_name}}\"}\n";
+
+estimate_input one_credit_each(std::int64_t leads) {
+    estimate_input in;
+    in.leads = leads;
+    in.audience_credits = 10;
+    for (auto k : {call_kind::check_invitation, call_kind::invite, call_kind::send, call_kind::withdraw,
+                   call_kind::visit}) {
+        in.credits[k] = 1;
+    }
+    return in;
+}
+
+TEST(CampaignEstimate, CheapestAndCostliestPathsTimesTheAudiencePlusTheSearch) {
+    // Cheapest: check (accepted) -> hello = 2. Costliest: check -> invite -> wait (timeout: its
+    // check) -> drop (check + withdraw) = 5.
+    auto r = estimate(load(canonical), one_credit_each(100));
+    EXPECT_EQ(r.per_lead_min, 2);
+    EXPECT_EQ(r.per_lead_max, 5);
+    EXPECT_EQ(r.credits_min, 10 + 200);
+    EXPECT_EQ(r.credits_max, 10 + 500);
+    EXPECT_EQ(r.budget, 1000);
+    EXPECT_EQ(r.longest_wait, std::chrono::seconds(7 * 86'400));
+}
+
+TEST(CampaignEstimate, CallsPerActionAreTheWorstCaseOverTheAudience) {
+    auto r = estimate(load(canonical), one_credit_each(100));
+    std::map<std::string, std::int64_t> calls;
+    for (const auto& a : r.actions) {
+        calls[a.action] = a.calls_max;
+    }
+    EXPECT_EQ(calls["check_invitation"], 300);  // check, the wait's check, the withdraw's check
+    EXPECT_EQ(calls["invite"], 100);
+    EXPECT_EQ(calls["withdraw"], 100);
+    EXPECT_EQ(calls["send"], 100);
+}
+
+TEST(CampaignEstimate, TheTightestQuotaIsTheBottleneckAndSetsTheCalendar) {
+    auto in = one_credit_each(400);
+    in.senders = 2;
+    in.per_day["invite"] = 20;    // 40 a working day for both senders -> 10 working days
+    in.per_week["invite"] = 200;  // 40 a working day spread over 5 days: not tighter
+    in.per_day["send"] = 100;     // 200 a day -> 2 days
+    auto r = estimate(load(canonical), in);
+    EXPECT_EQ(r.bottleneck, "invite");
+    EXPECT_DOUBLE_EQ(r.working_days, 10.0);
+    // 10 working days of a 5-day week = 14 calendar days, plus the 7-day wait.
+    EXPECT_DOUBLE_EQ(r.calendar_days, 14.0 + 7.0);
+}
+
+TEST(CampaignEstimate, AWeekQuotaSpreadOverWorkingDaysCanBeTheTighterOne) {
+    auto in = one_credit_each(100);
+    in.per_day["invite"] = 80;
+    in.per_week["invite"] = 50;  // 10 a working day over 5 days
+    auto r = estimate(load(canonical), in);
+    EXPECT_EQ(r.bottleneck, "invite");
+    EXPECT_DOUBLE_EQ(r.working_days, 10.0);
+}
+
+TEST(CampaignEstimate, NoQuotaMeansNoBottleneck) {
+    auto r = estimate(load(canonical), one_credit_each(100));
+    EXPECT_TRUE(r.bottleneck.empty());
+    EXPECT_DOUBLE_EQ(r.working_days, 0.0);
+    EXPECT_DOUBLE_EQ(r.calendar_days, 7.0);  // only the wait
+}
+
+TEST(CampaignEstimate, DelaysAddToTheLongestWaitAndFreeStepsCostNothing) {
+    auto c = load("  - {id: look, kind: visit, next: pause}\n"
+                  "  - {id: pause, kind: delay, duration: 2d, next: hello}\n"
+                  "  - {id: hello, kind: send, message_text: \"Hi\"}\n",
+                  "[mon, tue, wed, thu, fri, sat, sun]");
+    auto in = one_credit_each(10);
+    in.credits[call_kind::visit] = 0;
+    auto r = estimate(c, in);
+    EXPECT_EQ(r.per_lead_min, 1);
+    EXPECT_EQ(r.per_lead_max, 1);
+    EXPECT_EQ(r.longest_wait, std::chrono::seconds(2 * 86'400));
+}
+
+}  // namespace
