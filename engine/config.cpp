@@ -5,6 +5,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <functional>
 #include <unistd.h>
@@ -30,6 +31,19 @@ std::function<std::string(settings&, const std::string&)> text(std::string setti
     };
 }
 
+std::function<std::string(settings&, const std::string&)> boolean(bool settings::*field) {
+    return [field](settings& s, const std::string& v) {
+        if (v == "true" || v == "1" || v == "yes" || v == "on") {
+            s.*field = true;
+        } else if (v == "false" || v == "0" || v == "no" || v == "off") {
+            s.*field = false;
+        } else {
+            return "must be true or false, got '" + v + "'";
+        }
+        return std::string();
+    };
+}
+
 std::function<std::string(settings&, const std::string&)> number(std::int64_t settings::*field, std::int64_t min,
                                                                  std::int64_t max) {
     return [field, min, max](settings& s, const std::string& v) {
@@ -46,8 +60,21 @@ std::function<std::string(settings&, const std::string&)> number(std::int64_t se
     };
 }
 
+std::vector<setting_row> with_orch_env(std::vector<setting_row> rows) {
+    for (auto& r : rows) {
+        if (r.env.empty()) {
+            r.env = "ORCH_";
+            for (char c : r.name) {
+                r.env += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+            }
+        }
+    }
+    return rows;
+}
+
 const std::vector<setting_row>& rows() {
-    static const std::vector<setting_row> table = {
+    // Settings without a conventional variable read ORCH_<NAME> (for environment files).
+    static const std::vector<setting_row> table = with_orch_env({
         {"database_url", "DATABASE_URL", "PostgreSQL connection URL (required)", text(&settings::database_url)},
         {"redis_url", "REDIS_URL", "Redis URL, redis://host:port (required by worker and serve)",
          text(&settings::redis_url)},
@@ -77,7 +104,35 @@ const std::vector<setting_row>& rows() {
         {"api_timeout_ms", "", "total deadline of one API call (default 30000)",
          number(&settings::api_timeout_ms, 100, 600'000)},
         {"log_level", "ORCH_LOG_LEVEL", "trace, debug, info, warn, error (default info)", text(&settings::log_level)},
-    };
+        {"key_requests_per_minute", "", "rate limit: the API key's sustained requests per minute (default 300)",
+         number(&settings::key_requests_per_minute, 1, 100'000'000)},
+        {"key_burst", "", "rate limit: requests the key may send at once (default 10)",
+         number(&settings::key_burst, 1, 1'000'000)},
+        {"invite_per_day", "", "quota per account: invitations per day (default 80; -1 none)",
+         number(&settings::invite_per_day, -1, 100'000'000)},
+        {"invite_per_week", "", "quota per account: invitations per rolling week (default 200; -1 none)",
+         number(&settings::invite_per_week, -1, 100'000'000)},
+        {"send_per_day", "", "quota per account: messages per day (default 150; -1 none)",
+         number(&settings::send_per_day, -1, 100'000'000)},
+        {"send_per_week", "", "quota per account: messages per rolling week (default -1: none)",
+         number(&settings::send_per_week, -1, 100'000'000)},
+        {"visit_per_day", "", "quota per account: profile visits per day (default 100; -1 none)",
+         number(&settings::visit_per_day, -1, 100'000'000)},
+        {"visit_per_week", "", "quota per account: profile visits per rolling week (default -1: none)",
+         number(&settings::visit_per_week, -1, 100'000'000)},
+        {"withdraw_per_day", "", "quota per account: invitations withdrawn per day (default 50; -1 none)",
+         number(&settings::withdraw_per_day, -1, 100'000'000)},
+        {"withdraw_per_week", "", "quota per account: withdrawals per rolling week (default -1: none)",
+         number(&settings::withdraw_per_week, -1, 100'000'000)},
+        {"search_per_day", "", "quota per account: searches per day (default 300; -1 none)",
+         number(&settings::search_per_day, -1, 100'000'000)},
+        {"search_per_week", "", "quota per account: searches per rolling week (default -1: none)",
+         number(&settings::search_per_week, -1, 100'000'000)},
+        {"ramp_up", "", "new accounts start at a lower day quota and ramp up over days (default true)",
+         boolean(&settings::ramp_up)},
+        {"credits_poll_seconds", "", "serve: how often the key's credit balance is read (default 300)",
+         number(&settings::credits_poll_seconds, 10, 86'400)},
+    });
     return table;
 }
 
@@ -193,9 +248,6 @@ settings_result load_settings(const settings_sources& src, const settings_needs&
     settings_result out;
     apply_file(out.value, src, out.problems);
     for (const auto& row : rows()) {
-        if (row.env.empty()) {
-            continue;
-        }
         auto it = src.env.find(row.env);
         if (it != src.env.end() && !it->second.empty()) {
             apply(out.value, row, it->second, "environment " + row.env, out.problems);

@@ -30,6 +30,23 @@ struct settings {
     std::int64_t api_pool_size = 64;          // keep-alive connections to the API
     std::int64_t api_timeout_ms = 30'000;     // total deadline of one API call
     std::string log_level = "info";
+    // Rate limits (Redis buckets, engine/limits): the API key's request rate, and per account
+    // and action the quotas per local day and rolling week (-1 = none), shared by every campaign
+    // using the account; a campaign file's `limits` can only tighten them.
+    std::int64_t key_requests_per_minute = 300;
+    std::int64_t key_burst = 10;
+    std::int64_t invite_per_day = 80;
+    std::int64_t invite_per_week = 200;
+    std::int64_t send_per_day = 150;
+    std::int64_t send_per_week = -1;
+    std::int64_t visit_per_day = 100;
+    std::int64_t visit_per_week = -1;
+    std::int64_t withdraw_per_day = 50;
+    std::int64_t withdraw_per_week = -1;
+    std::int64_t search_per_day = 300;
+    std::int64_t search_per_week = -1;
+    bool ramp_up = true;                      // new accounts start lower and ramp up over days
+    std::int64_t credits_poll_seconds = 300;  // serve: how often the key's balance is read
 };
 
 // Where each setting may come from. `file_text` is the YAML text of --config (empty: none);

@@ -81,3 +81,31 @@ TEST(EngineConfig, PasswordsAreRedactedFromUrls) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(EngineConfig, SettingsWithoutAConventionalVariableReadOrchPrefixedOnes) {
+    settings_sources src;
+    src.env = {{"DATABASE_URL", "postgresql://env/db"},
+               {"ORCH_INVITE_PER_DAY", "25"},
+               {"ORCH_RAMP_UP", "false"},
+               {"ORCH_BATCH_SIZE", "7"}};
+    src.flags = {{"batch_size", "9"}};
+    auto r = load_settings(src, settings_needs{});
+    ASSERT_TRUE(r.problems.empty()) << r.problems.front();
+    EXPECT_EQ(r.value.invite_per_day, 25);
+    EXPECT_FALSE(r.value.ramp_up);
+    EXPECT_EQ(r.value.batch_size, 9);  // the flag still wins
+    EXPECT_EQ(r.value.invite_per_week, 200);  // default
+}
+
+TEST(EngineConfig, QuotaAndSwitchProblemsNameTheirSource) {
+    settings_sources src;
+    src.env = {{"DATABASE_URL", "postgresql://env/db"}, {"ORCH_RAMP_UP", "maybe"}};
+    src.flags = {{"invite_per_day", "-5"}};
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(r.problems, "environment ORCH_RAMP_UP: ramp_up must be true or false")) << r.problems.size();
+    EXPECT_TRUE(mentions(r.problems, "flag --invite_per_day: invite_per_day must be between -1"));
+}
+
+}  // namespace
