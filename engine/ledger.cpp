@@ -40,11 +40,26 @@ std::string q(std::string_view name) { return std::string(schema::query(name)); 
     }
 }
 
-// One named query; pqxx errors become store_error naming it.
+// One named query; pqxx errors become store_error naming it. Planned at each run, so the plan
+// follows the tables as they grow.
 template <typename... Args>
 pqxx::result run(pqxx::transaction_base& tx, std::string_view name, Args&&... args) {
     try {
         return tx.exec_params(q(name), std::forward<Args>(args)...);
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(name);
+    }
+}
+
+// The same as a prepared statement of the connection (pqxx prepares it on first use), for the
+// two large statements run on every batch (apply, reserve_scopes), whose planning costs as much
+// as running them. Their plans are re-made when autovacuum's ANALYZE updates the statistics.
+template <typename... Args>
+pqxx::result run_prepared(pqxx::transaction_base& tx, std::string_view name, Args&&... args) {
+    try {
+        const std::string id(name);
+        tx.conn().prepare(id, q(name));
+        return tx.exec_prepared(id, std::forward<Args>(args)...);
     } catch (const pqxx::failure&) {
         rethrow_as_store_error(name);
     }
@@ -98,7 +113,7 @@ void apply(pqxx::work& tx, const write_set& w) {
                            {"credit", e.credit},
                            {"amount", e.amount}});
     }
-    auto r = run(tx, "ledger/apply", w.new_transfers.dump(), w.settled.dump(), entries.dump())[0];
+    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.dump(), w.settled.dump(), entries.dump())[0];
     // Pair assertions: every transfer decided under our locks was written, and every account the
     // entries move was there to be updated.
     if (r[0].as<std::size_t>() != w.new_transfers.size() || r[1].as<std::size_t>() != w.settled.size() ||
@@ -110,12 +125,28 @@ void apply(pqxx::work& tx, const write_set& w) {
     }
 }
 
-json id_array(const std::vector<std::int64_t>& ids) {
-    json a = json::array();
+// A bigint[] literal, '{1,2,3}', for the `= ANY($1::bigint[])` lookups.
+std::string id_array(const std::vector<std::int64_t>& ids) {
+    std::string out = "{";
     for (auto id : ids) {
-        a.push_back(id);
+        out += (out.size() > 1 ? "," : "") + std::to_string(id);
     }
-    return a;
+    return out + "}";
+}
+
+std::vector<std::int64_t> parse_id_array(const std::string& text) {
+    std::vector<std::int64_t> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '-' || (text[i] >= '0' && text[i] <= '9')) {
+            std::size_t used = 0;
+            out.push_back(std::stoll(text.substr(i), &used));
+            i += used;
+        } else {
+            ++i;
+        }
+    }
+    return out;
 }
 
 void pause(pqxx::work& tx, std::int64_t campaign_id, const std::string& why) {
@@ -149,7 +180,7 @@ struct locked_scopes {
 
 locked_scopes lock_reserve_scopes(pqxx::work& tx, const json& pairs, const std::string& day) {
     locked_scopes out;
-    for (const auto& r : run(tx, "ledger/reserve_scopes", pairs.dump(), day)) {
+    for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs.dump(), day)) {
         scope_ref s{as_i64(r[3]), scope_refusal(r[2].as<std::string>())};
         out.by_pair[{r[0].as<std::int64_t>(), r[1].as<std::string>()}].push_back(s);
         if (s.scope_id != 0) {
@@ -242,7 +273,7 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         scopes = lock_reserve_scopes(tx, pairs, day);
     }
     std::map<std::int64_t, std::pair<std::string, std::int64_t>> earlier;   // attempt -> (state, reserved)
-    for (const auto& r : run(tx, "ledger/find_transfers", id_array(attempt_ids).dump())) {
+    for (const auto& r : run(tx, "ledger/find_transfers", id_array(attempt_ids))) {
         earlier[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[2].as<std::int64_t>()};
     }
 
@@ -286,16 +317,23 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         }
         res.reserved = true;
         res.credits = r.credits;
+        json scope_ids = json::array({campaign->scope_id});   // the campaign's first
+        for (const auto& s : refs) {
+            if (s.scope_id != campaign->scope_id) {
+                scope_ids.push_back(s.scope_id);
+            }
+            left[s.scope_id] -= r.credits;
+            if (r.credits > 0) {
+                w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
+            }
+        }
         w.new_transfers.push_back({{"attempt_id", r.attempt_id},
                                    {"campaign_id", r.campaign_id},
                                    {"sender", r.sender},
                                    {"action", r.action},
                                    {"day", day},
-                                   {"reserved", r.credits}});
-        for (const auto& s : refs) {
-            left[s.scope_id] -= r.credits;
-            w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
-        }
+                                   {"reserved", r.credits},
+                                   {"scopes", scope_ids}});
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
         if (out[i].duplicate || out[i].why == refusal::no_budget) {
@@ -341,12 +379,14 @@ struct pending_transfer {
 
 std::map<std::int64_t, pending_transfer> lock_pending(pqxx::work& tx, const std::vector<std::int64_t>& attempts) {
     std::map<std::int64_t, pending_transfer> out;
-    for (const auto& r : run(tx, "ledger/pending_transfers", id_array(attempts).dump())) {
+    for (const auto& r : run(tx, "ledger/pending_transfers", id_array(attempts))) {
         auto& p = out[r[1].as<std::int64_t>()];
         p.transfer_id = r[0].as<std::int64_t>();
         p.campaign_id = r[2].as<std::int64_t>();
         p.reserved = r[3].as<std::int64_t>();
-        p.legs.emplace_back(r[4].as<std::int64_t>(), r[5].as<std::string>() == "campaign");
+        for (auto scope : parse_id_array(r[4].as<std::string>())) {
+            p.legs.emplace_back(scope, p.legs.empty());   // the campaign's scope comes first
+        }
     }
     return out;
 }
@@ -357,7 +397,7 @@ struct settle_request {
     const post_request* post = nullptr;    // for an unreserved charge
 };
 
-std::vector<settlement> settle(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now) {
+std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now) {
     std::vector<settlement> out(batch.size());
     std::set<std::int64_t> seen;
     std::vector<std::int64_t> attempts;
@@ -389,7 +429,7 @@ std::vector<settlement> settle(pqxx::work& tx, const std::vector<settle_request>
             }
         }
         std::map<std::int64_t, std::pair<std::string, std::int64_t>> known;
-        for (const auto& r : run(tx, "ledger/find_transfers", id_array(rest).dump())) {
+        for (const auto& r : run(tx, "ledger/find_transfers", id_array(rest))) {
             known[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[3].as<std::int64_t>()};
         }
         std::vector<reserve_request> unreserved;
@@ -425,7 +465,7 @@ std::vector<settlement> settle(pqxx::work& tx, const std::vector<settle_request>
     }
     std::map<std::int64_t, std::int64_t> left;
     const std::vector<std::int64_t> scope_ids(scope_set.begin(), scope_set.end());
-    for (const auto& r : run(tx, "ledger/lock_available", id_array(scope_ids).dump())) {
+    for (const auto& r : run(tx, "ledger/lock_available", id_array(scope_ids))) {
         left[r[0].as<std::int64_t>()] = r[1].as<std::int64_t>();
     }
     // Releases first: a charge above its reservation may use what others in the batch give back.
@@ -503,7 +543,20 @@ std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& ba
     for (const auto& p : batch) {
         s.push_back({p.attempt_id, p.credits, &p});
     }
-    return settle(tx, s, now);
+    return settle_batch(tx, s, now);
+}
+
+std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                               const std::vector<std::int64_t>& voids, time_point now) {
+    std::vector<settle_request> s;
+    s.reserve(posts.size() + voids.size());
+    for (const auto& p : posts) {
+        s.push_back({p.attempt_id, p.credits, &p});
+    }
+    for (auto a : voids) {
+        s.push_back({a, std::nullopt, nullptr});
+    }
+    return settle_batch(tx, s, now);
 }
 
 std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_request>& batch, time_point now) {
@@ -516,7 +569,7 @@ std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std:
     for (auto a : attempt_ids) {
         s.push_back({a, std::nullopt, nullptr});
     }
-    return settle(tx, s, now);
+    return settle_batch(tx, s, now);
 }
 
 std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
@@ -554,10 +607,10 @@ budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget&
                                          : b.per_day;
         campaign_scope = kind == "campaign" ? id : campaign_scope;
     }
-    run(tx, "ledger/lock_available", id_array(ids).dump());
+    run(tx, "ledger/lock_available", id_array(ids));
     write_set w;
     budget_change out;
-    for (const auto& r : run(tx, "ledger/scope_accounts", id_array(ids).dump())) {
+    for (const auto& r : run(tx, "ledger/scope_accounts", id_array(ids))) {
         auto id = r[0].as<std::int64_t>();
         std::int64_t funded = -r[1].as<std::int64_t>();
         std::int64_t available = r[2].as<std::int64_t>();

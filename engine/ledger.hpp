@@ -139,6 +139,10 @@ struct settlement {
 // shortfall and the campaign is paused ("budget exhausted: ..."). Balances never go below zero.
 std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& batch, time_point now);
 std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_request>& batch, time_point now);
+// Posts some attempts and voids others in one go (the worker's settle transaction): the same
+// as post() then void_reservations(), in half the statements. Results: posts, then voids.
+std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                               const std::vector<std::int64_t>& voids, time_point now);
 // Releases the whole reservation of each attempt (the call failed or never left).
 std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std::int64_t>& attempt_ids,
                                           time_point now);

@@ -96,6 +96,8 @@ CREATE TABLE IF NOT EXISTS ledger_transfers (
     day         date NOT NULL,          -- UTC day of the reservation; the charge counts on that day
     state       ledger_transfer_state NOT NULL DEFAULT 'pending',
     reserved    bigint NOT NULL CHECK (reserved >= 0),
+    -- the scopes it reserved from, the campaign's first: a settle moves the same amounts in each
+    scopes      bigint[] NOT NULL CHECK (cardinality(scopes) >= 1),
     posted      bigint CHECK (posted >= 0),
     overrun     bigint NOT NULL DEFAULT 0,   -- posted above reserved
     shortfall   bigint NOT NULL DEFAULT 0,   -- the part of the overrun the campaign budget could not cover
@@ -106,18 +108,22 @@ CREATE TABLE IF NOT EXISTS ledger_transfers (
     CHECK (overrun = GREATEST(COALESCE(posted, 0) - reserved, 0)),
     CHECK (shortfall >= 0 AND shortfall <= overrun)
 );
-CREATE INDEX IF NOT EXISTS ledger_transfers_campaign ON ledger_transfers (campaign_id, state);
+-- campaign only, not state: a settle then changes no indexed column, so its UPDATE is HOT (no new
+-- index entries, and no dead ones for the next settle to wade through).
+CREATE INDEX IF NOT EXISTS ledger_transfers_campaign ON ledger_transfers (campaign_id);
 
--- Append-only.
+-- Append-only. No foreign keys: entries are written by one statement (queries/ledger/apply.sql)
+-- from transfers and scopes it has just inserted or holds locked, and the per-row key checks cost
+-- more than the rest of the write (ledger_check verifies the entries against the accounts and
+-- transfers instead).
 CREATE TABLE IF NOT EXISTS ledger_entries (
     entry_id    bigserial PRIMARY KEY,
-    transfer_id bigint REFERENCES ledger_transfers,     -- NULL: a budget change
-    scope_id    bigint NOT NULL REFERENCES ledger_scopes,
+    transfer_id bigint,                                  -- ledger_transfers; NULL: a budget change
+    scope_id    bigint NOT NULL,                         -- ledger_scopes
     kind        ledger_entry_kind NOT NULL,
     debit       ledger_account_kind NOT NULL,            -- balance goes up by amount
     credit      ledger_account_kind NOT NULL,            -- balance goes down by amount
-    -- a reservation of 0 still records which scopes the transfer belongs to
-    amount      bigint NOT NULL CHECK (amount > 0 OR (amount = 0 AND kind = 'reserve')),
+    amount      bigint NOT NULL CHECK (amount > 0),
     at          timestamptz NOT NULL DEFAULT now(),
     CHECK (debit <> credit),
     CHECK ((transfer_id IS NULL) = (kind IN ('grant', 'ungrant')))
@@ -244,9 +250,8 @@ WITH moves AS (
 ), sums AS (
     SELECT scope_id, kind, sum(delta) AS total FROM moves GROUP BY scope_id, kind
 ), legs AS (
-    SELECT e.scope_id, t.state, t.reserved, t.posted
-    FROM ledger_entries e JOIN ledger_transfers t ON t.transfer_id = e.transfer_id
-    WHERE e.kind = 'reserve'
+    SELECT l.scope_id, t.state, t.reserved, t.posted
+    FROM ledger_transfers t CROSS JOIN unnest(t.scopes) AS l(scope_id)
 )
 SELECT 'entries' AS rule, a.scope_id, a.kind::text AS account, a.balance AS have, COALESCE(s.total, 0) AS want
 FROM ledger_accounts a LEFT JOIN sums s ON s.scope_id = a.scope_id AND s.kind = a.kind

@@ -156,6 +156,27 @@ TEST_F(LedgerTest, VoidReleasesEverything) {
     EXPECT_TRUE(problems().empty());
 }
 
+TEST_F(LedgerTest, OneSettlePostsSomeAndVoidsOthers) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 3);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ledger::reserve(*conn_, {{a[0], c, "acc-1", "invite", 3}, {a[1], c, "acc-1", "invite", 3},
+                             {a[2], c, "acc-1", "invite", 3}}, t0);
+    pqxx::work tx(*conn_);
+    auto s = ledger::settle(tx, {{a[0], 1}, {a[2], 3}}, {a[1]}, t0);
+    tx.commit();
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].status, ledger::settle_status::posted);
+    EXPECT_EQ(s[1].status, ledger::settle_status::posted);
+    EXPECT_EQ(s[2].status, ledger::settle_status::voided);
+    EXPECT_EQ(s[2].attempt_id, a[1]);
+    auto b = row("c1");
+    EXPECT_EQ(b.spent, 4);
+    EXPECT_EQ(b.available, 96);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_TRUE(problems().empty());
+}
+
 TEST_F(LedgerTest, SettlingTwiceChangesNothing) {
     auto c = campaign("c1");
     auto a = attempts(c, 2);

@@ -1,7 +1,7 @@
 -- apply($1 JSON new transfers, $2 JSON settled transfers, $3 JSON entries): writes what
 -- engine/ledger.cpp decided under the locks it holds (reserve_scopes / pending_transfers +
 -- lock_available), in one statement:
---   $1 [{attempt_id, campaign_id, sender, action, day, reserved}]   new pending transfers
+--   $1 [{attempt_id, campaign_id, sender, action, day, reserved, scopes}] new pending transfers
 --   $2 [{transfer_id, state, posted, overrun, shortfall}]           pending -> posted | voided
 --   $3 [{transfer_id | attempt_id, scope_id, kind, debit, credit, amount}] entries (attempt_id
 --      names a transfer of $1; neither: a budget change)
@@ -10,10 +10,10 @@
 -- transaction. Returns the counts the caller asserts: transfers inserted, transfers settled,
 -- accounts updated, accounts that had to be updated.
 WITH nt AS (
-    INSERT INTO ledger_transfers (attempt_id, campaign_id, sender, action, day, reserved)
-    SELECT x.attempt_id, x.campaign_id, x.sender, x.action, x.day, x.reserved
+    INSERT INTO ledger_transfers (attempt_id, campaign_id, sender, action, day, reserved, scopes)
+    SELECT x.attempt_id, x.campaign_id, x.sender, x.action, x.day, x.reserved, x.scopes
     FROM jsonb_to_recordset($1::jsonb) AS x(attempt_id bigint, campaign_id bigint, sender text, action text,
-                                              day date, reserved bigint)
+                                              day date, reserved bigint, scopes bigint[])
     RETURNING transfer_id, attempt_id
 ), st AS (
     UPDATE ledger_transfers t
