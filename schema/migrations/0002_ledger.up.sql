@@ -90,7 +90,9 @@ CREATE TABLE IF NOT EXISTS ledger_transfers (
     -- Idempotency key. Deferred: the claim transaction may reserve with an attempt id taken from
     -- step_attempts_attempt_id_seq before it inserts the intent row, as long as it does by commit.
     attempt_id  bigint UNIQUE REFERENCES step_attempts DEFERRABLE INITIALLY DEFERRED,
-    campaign_id bigint NOT NULL REFERENCES campaigns,
+    -- not a foreign key: a transfer is only made on a campaign's scope (ledger_scopes references
+    -- campaigns), and the key check would lock the campaign row once per reservation
+    campaign_id bigint NOT NULL,
     sender      text NOT NULL DEFAULT '',
     action      text NOT NULL,
     day         date NOT NULL,          -- UTC day of the reservation; the charge counts on that day
@@ -129,7 +131,6 @@ CREATE TABLE IF NOT EXISTS ledger_entries (
     CHECK ((transfer_id IS NULL) = (kind IN ('grant', 'ungrant')))
 );
 CREATE INDEX IF NOT EXISTS ledger_entries_transfer ON ledger_entries (transfer_id) WHERE transfer_id IS NOT NULL;
-CREATE INDEX IF NOT EXISTS ledger_entries_scope ON ledger_entries (scope_id);
 
 -- Campaigns created before the ledger existed get their budget from their current version.
 -- Their earlier spend (step_attempts.credits) is not in the ledger: the whole budget is granted.
