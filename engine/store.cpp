@@ -1,5 +1,6 @@
 #include "engine/store.hpp"
 
+#include "engine/ledger.hpp"
 #include "schema/schema.hpp"
 
 #include <openssl/evp.h>
@@ -311,6 +312,13 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
                                digest);
                 tx.exec_params(q("campaigns/set_current"), out.campaign_id, out.version);
             }
+        }
+        if (out.changed) {
+            // The file's budget_credits is the campaign's budget in the ledger (a raise resumes a
+            // campaign the ledger paused); the optional per-account and per-day caps are kept.
+            ledger::budget b = ledger::get_budget(tx, out.campaign_id).value_or(ledger::budget{});
+            b.total = canonical.value("budget_credits", std::int64_t{0});
+            ledger::set_budget(tx, out.campaign_id, b, now);
         }
         out.leads = static_cast<std::int64_t>(leads.size());
         if (!leads.empty()) {

@@ -119,7 +119,9 @@ public:
 
     // ---- campaigns ----
     // Stores a new version when the definition changed (digest differs) and enrolls the leads
-    // not enrolled yet, each with the sender `assign(i)` chose, all in one transaction.
+    // not enrolled yet, each with the sender `assign(i)` chose, all in one transaction. A new
+    // version sets the campaign's budget in the credit ledger (engine/ledger.hpp) from its
+    // budget_credits.
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
                                  const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now);

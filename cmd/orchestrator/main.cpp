@@ -7,6 +7,7 @@
 //   campaign list|show|pause|resume|cancel NAME
 //   accounts connect|list|sync       accounts come from the API and are stored locally
 //   report funnel NAME [--format table|json|csv]
+//   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
 //
 // Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
@@ -14,6 +15,7 @@
 #include "campaigns/campaigns.hpp"
 #include "engine/config.hpp"
 #include "engine/intake.hpp"
+#include "engine/ledger.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
 #include "engine/worker.hpp"
@@ -368,6 +370,106 @@ int cmd_report_funnel(const settings& s, const std::string& name, const std::str
     return 0;
 }
 
+// ---- budget show ----
+// Every campaign's budget and balances, or one campaign's with its spend per action, sender
+// account and day. Also checks the ledger's invariants (a pair assertion over the writers').
+json budget_json(const orch::engine::ledger::campaign_budget_row& c) {
+    json j = {{"campaign", c.campaign},       {"state", c.state},       {"pause_reason", c.pause_reason},
+              {"available", c.available},     {"reserved", c.reserved}, {"spent", c.spent},
+              {"overrun", c.overrun},         {"shortfall", c.shortfall}};
+    j["budget"] = c.limits ? json(c.limits->total) : json(nullptr);
+    j["per_account"] = c.limits && c.limits->per_account ? json(*c.limits->per_account) : json(nullptr);
+    j["per_day"] = c.limits && c.limits->per_day ? json(*c.limits->per_day) : json(nullptr);
+    return j;
+}
+
+std::string cap_text(const json& v) { return v.is_null() ? "-" : std::to_string(v.get<std::int64_t>()); }
+
+int cmd_budget_show(const settings& s, const std::string& name, const std::string& format) {
+    namespace ledger = orch::engine::ledger;
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto rows = ledger::campaign_budgets(tx, name);
+    if (!name.empty() && rows.empty()) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    for (const auto& problem : ledger::check(tx)) {
+        spdlog::error("ledger invariant broken: {}", problem);
+    }
+    json out = json::array();
+    for (const auto& c : rows) {
+        out.push_back(budget_json(c));
+    }
+    static const std::vector<std::pair<const char*, ledger::dimension>> dims = {
+        {"action", ledger::dimension::action}, {"account", ledger::dimension::account}, {"day", ledger::dimension::day}};
+    json spend = json::object();
+    if (!name.empty()) {
+        for (const auto& [dim, by] : dims) {
+            json list = json::array();
+            for (const auto& r : ledger::spend(tx, rows[0].campaign_id, by)) {
+                list.push_back({{dim, r.key}, {"calls", r.calls}, {"pending", r.pending}, {"posted_calls", r.posted_calls},
+                                {"voided", r.voided}, {"reserved_pending", r.reserved_pending},
+                                {"reserved_posted", r.reserved_posted}, {"posted", r.posted}});
+            }
+            spend[std::string("by_") + dim] = list;
+        }
+    }
+    if (format == "json") {
+        json j = name.empty() ? json{{"campaigns", out}} : out[0];
+        if (!name.empty()) {
+            j["spend"] = spend;
+        }
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    if (format == "csv") {
+        std::cout << "section,campaign,key,budget,per_account,per_day,available,reserved,spent,overrun,shortfall,state,"
+                     "calls,pending,posted_calls,voided,reserved_pending,reserved_posted,posted\n";
+        for (const auto& c : out) {
+            std::cout << "budget," << c["campaign"].get<std::string>() << ",," << cap_text(c["budget"]) << ","
+                      << cap_text(c["per_account"]) << "," << cap_text(c["per_day"]) << "," << c["available"] << ","
+                      << c["reserved"] << "," << c["spent"] << "," << c["overrun"] << "," << c["shortfall"] << ","
+                      << c["state"].get<std::string>() << ",,,,,,,\n";
+        }
+        for (const auto& [dim, by] : dims) {
+            for (const auto& r : name.empty() ? json::array() : spend[std::string("by_") + dim]) {
+                std::cout << dim << "," << name << "," << r[dim].get<std::string>() << ",,,,,,,,,," << r["calls"] << ","
+                          << r["pending"] << "," << r["posted_calls"] << "," << r["voided"] << ","
+                          << r["reserved_pending"] << "," << r["reserved_posted"] << "," << r["posted"] << "\n";
+            }
+        }
+        return 0;
+    }
+    std::printf("%-24s %-9s %10s %10s %10s %10s %10s  %s\n", "CAMPAIGN", "STATE", "BUDGET", "AVAILABLE", "RESERVED",
+                "SPENT", "SHORTFALL", "CAPS / PAUSED BECAUSE");
+    for (const auto& c : out) {
+        std::string note = "per account " + cap_text(c["per_account"]) + ", per day " + cap_text(c["per_day"]);
+        if (!c["pause_reason"].get<std::string>().empty()) {
+            note += "; " + c["pause_reason"].get<std::string>();
+        }
+        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n", c["campaign"].get<std::string>().c_str(),
+                    c["state"].get<std::string>().c_str(), cap_text(c["budget"]).c_str(),
+                    static_cast<long long>(c["available"]), static_cast<long long>(c["reserved"]),
+                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]), note.c_str());
+    }
+    for (const auto& [dim, by] : dims) {
+        if (name.empty()) {
+            break;
+        }
+        std::printf("\nspend by %s\n  %-24s %8s %8s %8s %8s %12s %12s %8s\n", dim, dim, "calls", "pending", "posted",
+                    "voided", "res.pending", "res.posted", "credits");
+        for (const auto& r : spend[std::string("by_") + dim]) {
+            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n", r[dim].get<std::string>().c_str(),
+                        static_cast<long long>(r["calls"]), static_cast<long long>(r["pending"]),
+                        static_cast<long long>(r["posted_calls"]), static_cast<long long>(r["voided"]),
+                        static_cast<long long>(r["reserved_pending"]), static_cast<long long>(r["reserved_posted"]),
+                        static_cast<long long>(r["posted"]));
+        }
+    }
+    return 0;
+}
+
 // ---- long-running ----
 // The signal handler only sets a flag (async-signal-safe); a watcher thread turns it into a
 // soft stop, then a hard exit if the stop takes longer than stop_timeout_ms (what is still in
@@ -489,6 +591,15 @@ int main(int argc, char** argv) {
     funnel->add_option("CAMPAIGN", name)->required();
     funnel->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
     funnel->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
+
+    auto* budget = app.add_subcommand("budget", "credit budgets (the ledger)");
+    budget->require_subcommand(1);
+    std::string budget_campaign;
+    auto* budget_show = budget->add_subcommand("show", "budgets, available, reserved vs posted; one campaign: spend per action, account, day");
+    budget_show->add_option("CAMPAIGN", budget_campaign);
+    budget_show->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    budget_show->callback(
+        [&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), budget_campaign, format); }; });
 
     CLI11_PARSE(app, argc, argv);
     try {

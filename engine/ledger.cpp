@@ -1,0 +1,693 @@
+#include "engine/ledger.hpp"
+
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+// How a write goes: lock what it draws from (reserve_scopes, or pending_transfers then
+// lock_available), decide here from the locked balances, then write transfers, entries and the
+// balance changes in one statement (apply). The decision is C++; the guarantee is the database's:
+// the rows stay locked until the transaction ends and the CHECK constraints refuse any overdraft.
+
+namespace orch::engine::ledger {
+
+namespace {
+
+using json = nlohmann::json;
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+[[noreturn]] void rethrow_as_store_error(std::string_view what) {
+    try {
+        throw;
+    } catch (const pqxx::check_violation& e) {
+        throw store_error(std::string(what) + ": the database refused a write that breaks a ledger rule: " + e.what(),
+                          e.sqlstate());
+    } catch (const pqxx::sql_error& e) {
+        throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
+    } catch (const pqxx::broken_connection& e) {
+        throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
+    } catch (const pqxx::failure& e) {
+        throw store_error(std::string(what) + ": " + e.what());
+    }
+}
+
+// One named query; pqxx errors become store_error naming it. Planned at each run, so the plan
+// follows the tables as they grow.
+template <typename... Args>
+pqxx::result run(pqxx::transaction_base& tx, std::string_view name, Args&&... args) {
+    try {
+        return tx.exec_params(q(name), std::forward<Args>(args)...);
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(name);
+    }
+}
+
+// The same as a prepared statement of the connection (pqxx prepares it on first use), for the
+// two large statements run on every batch (apply, reserve_scopes), whose planning costs as much
+// as running them. Their plans are re-made when autovacuum's ANALYZE updates the statistics.
+template <typename... Args>
+pqxx::result run_prepared(pqxx::transaction_base& tx, std::string_view name, Args&&... args) {
+    try {
+        const std::string id(name);
+        tx.conn().prepare(id, q(name));
+        return tx.exec_prepared(id, std::forward<Args>(args)...);
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(name);
+    }
+}
+
+// A standalone call: one transaction of its own, committed.
+template <typename F>
+auto in_transaction(pqxx::connection& conn, std::string_view what, F&& fn) -> decltype(fn(std::declval<pqxx::work&>())) {
+    try {
+        pqxx::work tx(conn);
+        auto out = fn(tx);
+        tx.commit();
+        return out;
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
+    }
+}
+
+std::int64_t as_i64(const pqxx::field& f) { return f.is_null() ? 0 : f.as<std::int64_t>(); }
+
+std::optional<std::int64_t> optional_cap(std::int64_t v) {
+    return v < 0 ? std::nullopt : std::optional<std::int64_t>(v);
+}
+
+// ---- apply ----
+
+struct entry {
+    std::int64_t transfer_id = 0;   // 0: the new transfer of attempt_id, or none (budget change)
+    std::int64_t attempt_id = 0;
+    std::int64_t scope_id = 0;
+    const char* kind = "";
+    const char* debit = "";
+    const char* credit = "";
+    std::int64_t amount = 0;
+};
+
+struct write_set {
+    json new_transfers = json::array();
+    json settled = json::array();
+    std::vector<entry> entries;
+};
+
+void apply(pqxx::work& tx, const write_set& w) {
+    json entries = json::array();
+    for (const auto& e : w.entries) {
+        entries.push_back({{"transfer_id", e.transfer_id == 0 ? json(nullptr) : json(e.transfer_id)},
+                           {"attempt_id", e.attempt_id == 0 ? json(nullptr) : json(e.attempt_id)},
+                           {"scope_id", e.scope_id},
+                           {"kind", e.kind},
+                           {"debit", e.debit},
+                           {"credit", e.credit},
+                           {"amount", e.amount}});
+    }
+    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.dump(), w.settled.dump(), entries.dump())[0];
+    // Pair assertions: every transfer decided under our locks was written, and every account the
+    // entries move was there to be updated.
+    if (r[0].as<std::size_t>() != w.new_transfers.size() || r[1].as<std::size_t>() != w.settled.size() ||
+        r[2].as<std::int64_t>() != r[3].as<std::int64_t>()) {
+        throw store_error("ledger/apply: wrote " + r[0].as<std::string>() + " of " +
+                          std::to_string(w.new_transfers.size()) + " transfers, settled " + r[1].as<std::string>() +
+                          " of " + std::to_string(w.settled.size()) + ", updated " + r[2].as<std::string>() + " of " +
+                          r[3].as<std::string>() + " accounts (a bug: the transaction must be rolled back)");
+    }
+}
+
+// A bigint[] literal, '{1,2,3}', for the `= ANY($1::bigint[])` lookups.
+std::string id_array(const std::vector<std::int64_t>& ids) {
+    std::string out = "{";
+    for (auto id : ids) {
+        out += (out.size() > 1 ? "," : "") + std::to_string(id);
+    }
+    return out + "}";
+}
+
+std::vector<std::int64_t> parse_id_array(const std::string& text) {
+    std::vector<std::int64_t> out;
+    std::size_t i = 0;
+    while (i < text.size()) {
+        if (text[i] == '-' || (text[i] >= '0' && text[i] <= '9')) {
+            std::size_t used = 0;
+            out.push_back(std::stoll(text.substr(i), &used));
+            i += used;
+        } else {
+            ++i;
+        }
+    }
+    return out;
+}
+
+void pause(pqxx::work& tx, std::int64_t campaign_id, const std::string& why) {
+    run(tx, "ledger/pause_campaign", campaign_id, std::string(pause_prefix) + " " + why);
+}
+
+// ---- reserve ----
+
+struct scope_ref {
+    std::int64_t scope_id = 0;   // 0: does not exist yet
+    refusal kind = refusal::campaign_budget;
+};
+
+refusal scope_refusal(const std::string& kind) {
+    if (kind == "campaign") {
+        return refusal::campaign_budget;
+    }
+    if (kind == "day") {
+        return refusal::day_budget;
+    }
+    return refusal::account_budget;
+}
+
+using pair_key = std::pair<std::int64_t, std::string>;
+
+struct locked_scopes {
+    std::map<pair_key, std::vector<scope_ref>> by_pair;
+    std::map<std::int64_t, std::int64_t> available;   // scope_id -> balance
+    bool missing = false;                              // an account or day scope to create
+};
+
+locked_scopes lock_reserve_scopes(pqxx::work& tx, const json& pairs, const std::string& day) {
+    locked_scopes out;
+    for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs.dump(), day)) {
+        scope_ref s{as_i64(r[3]), scope_refusal(r[2].as<std::string>())};
+        out.by_pair[{r[0].as<std::int64_t>(), r[1].as<std::string>()}].push_back(s);
+        if (s.scope_id != 0) {
+            out.available[s.scope_id] = as_i64(r[4]);
+        } else if (s.kind != refusal::campaign_budget) {
+            out.missing = true;
+        }
+    }
+    return out;
+}
+
+void validate(const std::vector<reserve_request>& batch) {
+    std::set<std::int64_t> seen;
+    for (const auto& r : batch) {
+        if (r.attempt_id <= 0 || r.campaign_id <= 0) {
+            throw std::invalid_argument("ledger reserve: attempt " + std::to_string(r.attempt_id) + " of campaign " +
+                                        std::to_string(r.campaign_id) + ": ids must be positive");
+        }
+        if (r.credits < 0) {
+            throw std::invalid_argument("ledger reserve: attempt " + std::to_string(r.attempt_id) + ": credits " +
+                                        std::to_string(r.credits) + " is negative");
+        }
+        if (!seen.insert(r.attempt_id).second) {
+            throw std::invalid_argument("ledger reserve: attempt " + std::to_string(r.attempt_id) +
+                                        " appears twice in one batch");
+        }
+    }
+}
+
+time_point next_utc_midnight(time_point t) {
+    return std::chrono::floor<std::chrono::days>(t) + std::chrono::days(1);
+}
+
+}  // namespace
+
+std::string utc_day(time_point t) {
+    std::chrono::year_month_day ymd{std::chrono::floor<std::chrono::days>(t)};
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                  static_cast<unsigned>(ymd.day()));
+    return buf;
+}
+
+std::string_view to_string(refusal r) {
+    switch (r) {
+    case refusal::none:
+        return "none";
+    case refusal::campaign_budget:
+        return "campaign_budget";
+    case refusal::day_budget:
+        return "day_budget";
+    case refusal::account_budget:
+        return "account_budget";
+    case refusal::no_budget:
+        return "no_budget";
+    }
+    return "?";
+}
+
+std::string_view to_string(settle_status s) {
+    switch (s) {
+    case settle_status::posted:
+        return "posted";
+    case settle_status::voided:
+        return "voided";
+    case settle_status::already_settled:
+        return "already_settled";
+    case settle_status::unknown:
+        return "unknown";
+    }
+    return "?";
+}
+
+std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now) {
+    validate(batch);
+    std::vector<reservation> out(batch.size());
+    if (batch.empty()) {
+        return out;
+    }
+    const std::string day = utc_day(now);
+    json pairs = json::array();
+    std::vector<std::int64_t> attempt_ids;
+    for (const auto& r : batch) {
+        pairs.push_back({{"campaign_id", r.campaign_id}, {"sender", r.sender}});
+        attempt_ids.push_back(r.attempt_id);
+    }
+    auto scopes = lock_reserve_scopes(tx, pairs, day);
+    if (scopes.missing) {
+        run(tx, "ledger/ensure_scopes", pairs.dump(), day);
+        scopes = lock_reserve_scopes(tx, pairs, day);
+    }
+    std::map<std::int64_t, std::pair<std::string, std::int64_t>> earlier;   // attempt -> (state, reserved)
+    for (const auto& r : run(tx, "ledger/find_transfers", id_array(attempt_ids))) {
+        earlier[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[2].as<std::int64_t>()};
+    }
+
+    write_set w;
+    auto& left = scopes.available;
+    std::map<std::int64_t, const reserve_request*> first_refusal;   // campaign -> request
+    std::vector<std::int64_t> refusing_scope(batch.size(), 0);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& r = batch[i];
+        auto& res = out[i];
+        res.attempt_id = r.attempt_id;
+        if (auto it = earlier.find(r.attempt_id); it != earlier.end()) {
+            res.duplicate = true;
+            res.reserved = it->second.first == "pending";
+            res.credits = it->second.second;
+            continue;
+        }
+        const auto& refs = scopes.by_pair[{r.campaign_id, r.sender}];
+        auto campaign = std::find_if(refs.begin(), refs.end(),
+                                     [](const scope_ref& s) { return s.kind == refusal::campaign_budget; });
+        if (campaign == refs.end() || campaign->scope_id == 0) {
+            res.why = refusal::no_budget;
+            continue;
+        }
+        // The campaign's own budget first (its refusal pauses the campaign), then the caps.
+        for (auto kind : {refusal::campaign_budget, refusal::day_budget, refusal::account_budget}) {
+            for (const auto& s : refs) {
+                if (s.kind == kind && res.why == refusal::none && (s.scope_id == 0 || left[s.scope_id] < r.credits)) {
+                    res.why = kind;
+                    refusing_scope[i] = s.scope_id;
+                }
+            }
+        }
+        if (res.why != refusal::none) {
+            if (res.why == refusal::campaign_budget) {
+                first_refusal.emplace(r.campaign_id, &r);
+            } else if (res.why == refusal::day_budget) {
+                res.retry_at = next_utc_midnight(now);
+            }
+            continue;
+        }
+        res.reserved = true;
+        res.credits = r.credits;
+        json scope_ids = json::array({campaign->scope_id});   // the campaign's first
+        for (const auto& s : refs) {
+            if (s.scope_id != campaign->scope_id) {
+                scope_ids.push_back(s.scope_id);
+            }
+            left[s.scope_id] -= r.credits;
+            if (r.credits > 0) {
+                w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
+            }
+        }
+        w.new_transfers.push_back({{"attempt_id", r.attempt_id},
+                                   {"campaign_id", r.campaign_id},
+                                   {"sender", r.sender},
+                                   {"action", r.action},
+                                   {"day", day},
+                                   {"reserved", r.credits},
+                                   {"scopes", scope_ids}});
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        if (out[i].duplicate || out[i].why == refusal::no_budget) {
+            continue;
+        }
+        std::int64_t scope = refusing_scope[i];
+        if (scope == 0 && out[i].why == refusal::none) {
+            for (const auto& s : scopes.by_pair[{batch[i].campaign_id, batch[i].sender}]) {
+                scope = s.kind == refusal::campaign_budget ? s.scope_id : scope;
+            }
+        }
+        out[i].available = scope == 0 ? 0 : left[scope];
+    }
+    if (!w.new_transfers.empty()) {
+        apply(tx, w);
+    }
+    for (const auto& [campaign_id, r] : first_refusal) {
+        std::int64_t have = 0;
+        for (const auto& s : scopes.by_pair[{campaign_id, r->sender}]) {
+            have = s.kind == refusal::campaign_budget ? left[s.scope_id] : have;
+        }
+        pause(tx, campaign_id,
+              std::to_string(have) + " credits left, a call (" + (r->action.empty() ? "unnamed" : r->action) +
+                  ") needs up to " + std::to_string(r->credits));
+    }
+    return out;
+}
+
+std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now) {
+    return in_transaction(conn, "ledger/reserve", [&](pqxx::work& tx) { return reserve(tx, batch, now); });
+}
+
+// ---- post and void ----
+
+namespace {
+
+struct pending_transfer {
+    std::int64_t transfer_id = 0;
+    std::int64_t campaign_id = 0;
+    std::int64_t reserved = 0;
+    std::vector<std::pair<std::int64_t, bool>> legs;   // scope_id, is the campaign's scope
+};
+
+std::map<std::int64_t, pending_transfer> lock_pending(pqxx::work& tx, const std::vector<std::int64_t>& attempts) {
+    std::map<std::int64_t, pending_transfer> out;
+    for (const auto& r : run(tx, "ledger/pending_transfers", id_array(attempts))) {
+        auto& p = out[r[1].as<std::int64_t>()];
+        p.transfer_id = r[0].as<std::int64_t>();
+        p.campaign_id = r[2].as<std::int64_t>();
+        p.reserved = r[3].as<std::int64_t>();
+        for (auto scope : parse_id_array(r[4].as<std::string>())) {
+            p.legs.emplace_back(scope, p.legs.empty());   // the campaign's scope comes first
+        }
+    }
+    return out;
+}
+
+struct settle_request {
+    std::int64_t attempt_id = 0;
+    std::optional<std::int64_t> credits;   // nullopt: void
+    const post_request* post = nullptr;    // for an unreserved charge
+};
+
+std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now) {
+    std::vector<settlement> out(batch.size());
+    std::set<std::int64_t> seen;
+    std::vector<std::int64_t> attempts;
+    for (const auto& s : batch) {
+        if (s.attempt_id <= 0) {
+            throw std::invalid_argument("ledger settle: attempt id " + std::to_string(s.attempt_id) + " must be positive");
+        }
+        if (s.credits && *s.credits < 0) {
+            throw std::invalid_argument("ledger post: attempt " + std::to_string(s.attempt_id) + ": credits " +
+                                        std::to_string(*s.credits) + " is negative");
+        }
+        if (!seen.insert(s.attempt_id).second) {
+            throw std::invalid_argument("ledger settle: attempt " + std::to_string(s.attempt_id) +
+                                        " appears twice in one batch");
+        }
+        attempts.push_back(s.attempt_id);
+    }
+    if (batch.empty()) {
+        return out;
+    }
+    auto pending = lock_pending(tx, attempts);
+    if (pending.size() < batch.size()) {
+        // Already settled, or never reserved: an unreserved charge is recorded under a
+        // reservation of 0 made now, so no credit the API charged is dropped.
+        std::vector<std::int64_t> rest;
+        for (auto a : attempts) {
+            if (!pending.count(a)) {
+                rest.push_back(a);
+            }
+        }
+        std::map<std::int64_t, std::pair<std::string, std::int64_t>> known;
+        for (const auto& r : run(tx, "ledger/find_transfers", id_array(rest))) {
+            known[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[3].as<std::int64_t>()};
+        }
+        std::vector<reserve_request> unreserved;
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            const auto& s = batch[i];
+            out[i].attempt_id = s.attempt_id;
+            if (pending.count(s.attempt_id)) {
+                continue;
+            }
+            if (auto it = known.find(s.attempt_id); it != known.end()) {
+                out[i].status = settle_status::already_settled;
+                out[i].posted = it->second.second;
+            } else if (s.credits && s.post != nullptr && s.post->campaign_id > 0) {
+                unreserved.push_back({s.attempt_id, s.post->campaign_id, s.post->sender, s.post->action, 0});
+            }
+        }
+        if (!unreserved.empty()) {
+            reserve(tx, unreserved, now);
+            std::vector<std::int64_t> ids;
+            for (const auto& u : unreserved) {
+                ids.push_back(u.attempt_id);
+            }
+            for (auto& [a, p] : lock_pending(tx, ids)) {
+                pending.emplace(a, std::move(p));
+            }
+        }
+    }
+    std::set<std::int64_t> scope_set;
+    for (const auto& [a, p] : pending) {
+        for (const auto& [scope, is_campaign] : p.legs) {
+            scope_set.insert(scope);
+        }
+    }
+    std::map<std::int64_t, std::int64_t> left;
+    const std::vector<std::int64_t> scope_ids(scope_set.begin(), scope_set.end());
+    for (const auto& r : run(tx, "ledger/lock_available", id_array(scope_ids))) {
+        left[r[0].as<std::int64_t>()] = r[1].as<std::int64_t>();
+    }
+    // Releases first: a charge above its reservation may use what others in the batch give back.
+    for (const auto& s : batch) {
+        auto it = pending.find(s.attempt_id);
+        if (it != pending.end()) {
+            std::int64_t back = it->second.reserved - std::min(it->second.reserved, s.credits.value_or(0));
+            for (const auto& [scope, is_campaign] : it->second.legs) {
+                left[scope] += back;
+            }
+        }
+    }
+    write_set w;
+    std::map<std::int64_t, std::int64_t> shortfall_of;   // campaign -> credits charged beyond its budget
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& s = batch[i];
+        auto it = pending.find(s.attempt_id);
+        if (it == pending.end()) {
+            continue;
+        }
+        const auto& p = it->second;
+        auto& res = out[i];
+        res.attempt_id = s.attempt_id;
+        res.reserved = p.reserved;
+        std::int64_t actual = s.credits.value_or(0);
+        std::int64_t kept = std::min(actual, p.reserved);
+        std::int64_t excess = actual - kept;
+        for (const auto& [scope, is_campaign] : p.legs) {
+            if (kept > 0) {
+                w.entries.push_back({p.transfer_id, 0, scope, "post", "spent", "reserved", kept});
+            }
+            if (p.reserved > kept) {
+                w.entries.push_back({p.transfer_id, 0, scope, "release", "available", "reserved", p.reserved - kept});
+            }
+            std::int64_t absorbed = std::min(excess, left[scope]);
+            left[scope] -= absorbed;
+            if (absorbed > 0) {
+                w.entries.push_back({p.transfer_id, 0, scope, "absorb", "spent", "available", absorbed});
+            }
+            if (excess > absorbed) {
+                w.entries.push_back({p.transfer_id, 0, scope, "overrun", "spent", "funding", excess - absorbed});
+                res.shortfall = is_campaign ? excess - absorbed : res.shortfall;
+            }
+        }
+        if (s.credits) {
+            res.status = settle_status::posted;
+            res.posted = actual;
+            res.overrun = excess;
+        } else {
+            res.status = settle_status::voided;
+        }
+        w.settled.push_back({{"transfer_id", p.transfer_id},
+                             {"state", s.credits ? "posted" : "voided"},
+                             {"posted", s.credits ? json(actual) : json(nullptr)},
+                             {"overrun", res.overrun},
+                             {"shortfall", res.shortfall}});
+        if (res.shortfall > 0) {
+            shortfall_of[p.campaign_id] += res.shortfall;
+        }
+    }
+    if (!w.settled.empty()) {
+        apply(tx, w);
+    }
+    for (const auto& [campaign_id, credits] : shortfall_of) {
+        pause(tx, campaign_id, "the API charged " + std::to_string(credits) + " credits beyond the budget");
+    }
+    return out;
+}
+
+}  // namespace
+
+std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& batch, time_point now) {
+    std::vector<settle_request> s;
+    s.reserve(batch.size());
+    for (const auto& p : batch) {
+        s.push_back({p.attempt_id, p.credits, &p});
+    }
+    return settle_batch(tx, s, now);
+}
+
+std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                               const std::vector<std::int64_t>& voids, time_point now) {
+    std::vector<settle_request> s;
+    s.reserve(posts.size() + voids.size());
+    for (const auto& p : posts) {
+        s.push_back({p.attempt_id, p.credits, &p});
+    }
+    for (auto a : voids) {
+        s.push_back({a, std::nullopt, nullptr});
+    }
+    return settle_batch(tx, s, now);
+}
+
+std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_request>& batch, time_point now) {
+    return in_transaction(conn, "ledger/post", [&](pqxx::work& tx) { return post(tx, batch, now); });
+}
+
+std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std::int64_t>& attempt_ids, time_point now) {
+    std::vector<settle_request> s;
+    s.reserve(attempt_ids.size());
+    for (auto a : attempt_ids) {
+        s.push_back({a, std::nullopt, nullptr});
+    }
+    return settle_batch(tx, s, now);
+}
+
+std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
+                                          time_point now) {
+    return in_transaction(conn, "ledger/void", [&](pqxx::work& tx) { return void_reservations(tx, attempt_ids, now); });
+}
+
+// ---- budgets ----
+
+std::optional<budget> get_budget(pqxx::transaction_base& tx, std::int64_t campaign_id) {
+    auto r = run(tx, "ledger/get_budget", campaign_id);
+    if (r.empty()) {
+        return std::nullopt;
+    }
+    return budget{r[0][0].as<std::int64_t>(), optional_cap(r[0][1].as<std::int64_t>()),
+                  optional_cap(r[0][2].as<std::int64_t>())};
+}
+
+budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget& b, time_point now) {
+    if (b.total < 0 || b.per_account.value_or(0) < 0 || b.per_day.value_or(0) < 0) {
+        throw std::invalid_argument("ledger budget of campaign " + std::to_string(campaign_id) +
+                                    ": budgets cannot be negative");
+    }
+    run(tx, "ledger/upsert_budget", campaign_id, b.total, b.per_account.value_or(-1), b.per_day.value_or(-1));
+    run(tx, "ledger/ensure_campaign_scope", campaign_id);
+    std::vector<std::int64_t> ids;
+    std::map<std::int64_t, std::optional<std::int64_t>> target;
+    std::int64_t campaign_scope = 0;
+    for (const auto& r : run(tx, "ledger/budget_scopes", campaign_id, utc_day(now))) {
+        auto id = r[0].as<std::int64_t>();
+        auto kind = r[1].as<std::string>();
+        ids.push_back(id);
+        target[id] = kind == "campaign" ? std::optional<std::int64_t>(b.total)
+                     : kind == "account" ? b.per_account
+                                         : b.per_day;
+        campaign_scope = kind == "campaign" ? id : campaign_scope;
+    }
+    run(tx, "ledger/lock_available", id_array(ids));
+    write_set w;
+    budget_change out;
+    for (const auto& r : run(tx, "ledger/scope_accounts", id_array(ids))) {
+        auto id = r[0].as<std::int64_t>();
+        std::int64_t funded = -r[1].as<std::int64_t>();
+        std::int64_t available = r[2].as<std::int64_t>();
+        const auto& want = target[id];
+        if (want) {
+            // available = budget - reserved - spent: move the difference between what the scope
+            // should have been given and what it was given (grants plus charges beyond it).
+            std::int64_t delta = *want - funded;
+            if (delta > 0) {
+                w.entries.push_back({0, 0, id, "grant", "available", "funding", delta});
+                available += delta;
+            } else if (delta < 0 && available > 0) {
+                std::int64_t back = std::min(-delta, available);
+                w.entries.push_back({0, 0, id, "ungrant", "funding", "available", back});
+                available -= back;
+            }
+        }
+        out.available = id == campaign_scope ? available : out.available;
+    }
+    if (!w.entries.empty()) {
+        apply(tx, w);
+    }
+    if (out.available > 0) {
+        out.resumed = !run(tx, "ledger/resume_campaign", campaign_id).empty();
+    }
+    return out;
+}
+
+budget_change set_budget(pqxx::connection& conn, std::int64_t campaign_id, const budget& b, time_point now) {
+    return in_transaction(conn, "ledger/set_budget",
+                          [&](pqxx::work& tx) { return set_budget(tx, campaign_id, b, now); });
+}
+
+// ---- reports ----
+
+std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name) {
+    std::vector<campaign_budget_row> out;
+    for (const auto& r : run(tx, "ledger/campaign_budgets", name)) {
+        campaign_budget_row c;
+        c.campaign_id = r[0].as<std::int64_t>();
+        c.campaign = r[1].as<std::string>();
+        c.state = r[2].as<std::string>();
+        c.pause_reason = r[3].as<std::string>();
+        if (r[4].as<std::int64_t>() >= 0) {
+            c.limits = budget{r[4].as<std::int64_t>(), optional_cap(r[5].as<std::int64_t>()),
+                              optional_cap(r[6].as<std::int64_t>())};
+        }
+        c.available = as_i64(r[7]);
+        c.reserved = as_i64(r[8]);
+        c.spent = as_i64(r[9]);
+        c.overrun = as_i64(r[10]);
+        c.shortfall = as_i64(r[11]);
+        out.push_back(std::move(c));
+    }
+    return out;
+}
+
+std::vector<spend_row> spend(pqxx::transaction_base& tx, std::int64_t campaign_id, dimension by) {
+    const char* name = by == dimension::action ? "ledger/spend_by_action"
+                       : by == dimension::account ? "ledger/spend_by_account"
+                                                  : "ledger/spend_by_day";
+    std::vector<spend_row> out;
+    for (const auto& r : run(tx, name, campaign_id)) {
+        out.push_back({r[0].as<std::string>(), as_i64(r[1]), as_i64(r[2]), as_i64(r[3]), as_i64(r[4]), as_i64(r[5]),
+                       as_i64(r[6]), as_i64(r[7])});
+    }
+    return out;
+}
+
+std::vector<std::string> check(pqxx::transaction_base& tx) {
+    std::vector<std::string> out;
+    for (const auto& r : run(tx, "ledger/check")) {
+        out.push_back(r[0].as<std::string>() + ": scope " + r[1].as<std::string>() + " account " +
+                      r[2].as<std::string>() + " is " + r[3].as<std::string>() + ", should be " +
+                      r[4].as<std::string>());
+    }
+    return out;
+}
+
+}  // namespace orch::engine::ledger

@@ -1,0 +1,181 @@
+// orch::engine::ledger: campaign credit budgets in Postgres, as a double-entry ledger with
+// two-phase transfers (schema/migrations/0002_ledger.up.sql explains the accounts and entries).
+//
+//   before a billable call:  reserve  the cost model's upper bound          (pending)
+//   after it:                post     the actual charge, the rest released  (posted)
+//                            or void  everything (the call failed: errors cost 0) (voided)
+//
+// A transfer is unique per step attempt (step_attempts.attempt_id): a second reserve, post or
+// void of the same attempt changes nothing. No balance can go below zero: the database refuses it
+// (CHECK constraints), and every writer locks the budget rows it draws from (FOR UPDATE, in one
+// order), so concurrent workers never overspend and never deadlock on each other.
+//
+// The batch functions take the caller's open transaction (the worker reserves in its claim
+// transaction, atomic with the intent rows, and posts/voids in its settle transaction); the
+// overloads taking a pqxx::connection run one transaction of their own and commit it.
+//
+// Errors: invalid input (a negative amount, a zero attempt id) throws std::invalid_argument and
+// changes nothing; a database error throws store_error naming the query ("ledger/apply: ...").
+// After an error the caller's transaction is unusable and must be rolled back.
+#pragma once
+
+#include <pqxx/connection>
+#include <pqxx/transaction>
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace orch::engine::ledger {
+
+using time_point = std::chrono::system_clock::time_point;
+
+// Prefix of the pause reason the ledger writes; set_budget resumes only such pauses.
+inline constexpr std::string_view pause_prefix = "budget exhausted:";
+
+// ---- budgets ----
+
+struct budget {
+    std::int64_t total = 0;                   // the campaign's budget (campaign file: budget_credits)
+    std::optional<std::int64_t> per_account;  // cap per sender account over the campaign's life
+    std::optional<std::int64_t> per_day;      // cap per UTC day
+};
+
+struct budget_change {
+    std::int64_t available = 0;  // the campaign's available credits after the change
+    bool resumed = false;        // the campaign was paused for its budget and is active again
+};
+
+// Sets a campaign's budgets (creating its ledger scope on first use) and moves the balances to
+// match: available = budget - reserved - spent. Lowering below what is reserved or spent leaves
+// available at 0 (nothing already reserved is taken back). Day caps apply from `now`'s UTC day on.
+// A campaign paused by the ledger resumes when credits are available again.
+// Precondition: the campaign exists. Throws std::invalid_argument for a negative amount.
+budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget& b, time_point now);
+budget_change set_budget(pqxx::connection& conn, std::int64_t campaign_id, const budget& b, time_point now);
+// nullopt: the campaign has no budget in the ledger.
+std::optional<budget> get_budget(pqxx::transaction_base& tx, std::int64_t campaign_id);
+
+// ---- two-phase transfers ----
+
+struct reserve_request {
+    std::int64_t attempt_id = 0;   // step_attempts.attempt_id: the idempotency key (> 0); the
+                                   // intent row may be inserted later in the same transaction
+    std::int64_t campaign_id = 0;
+    std::string sender;            // the sender account id (per-account caps; "" for none)
+    std::string action;            // what the call is, for reports ("invite", "search_people", ...)
+    std::int64_t credits = 0;      // the cost model's upper bound (>= 0)
+};
+
+enum class refusal {
+    none,
+    campaign_budget,   // the campaign's budget cannot cover it: the campaign is paused
+    day_budget,        // today's cap is used up: retry_at is the next UTC midnight
+    account_budget,    // this sender's cap in the campaign is used up
+    no_budget,         // the campaign has no budget in the ledger (set_budget never ran)
+};
+std::string_view to_string(refusal r);
+
+struct reservation {
+    std::int64_t attempt_id = 0;
+    bool reserved = false;       // credits are held for the attempt (by this call, or earlier)
+    bool duplicate = false;      // the attempt already had a transfer: nothing changed
+    std::int64_t credits = 0;    // held for it (for a duplicate: what the earlier reserve held)
+    refusal why = refusal::none;
+    // What is left after this batch in the campaign's budget (reserved, campaign_budget), or in
+    // the cap that refused (day_budget, account_budget).
+    std::int64_t available = 0;
+    time_point retry_at{};       // day_budget: the next UTC midnight
+};
+
+// Reserves in the order given: an attempt is reserved when every budget it draws from (the
+// campaign's, and its sender's and today's caps when set) still covers it, else refused and the
+// next one is tried. A campaign refused for its own budget is paused in the same transaction with
+// the reason stored ("budget exhausted: ..."). One result per request, in order.
+std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now);
+std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now);
+
+struct post_request {
+    post_request() = default;
+    post_request(std::int64_t attempt, std::int64_t charged) : attempt_id(attempt), credits(charged) {}
+    post_request(std::int64_t attempt, std::int64_t charged, std::int64_t campaign, std::string sender_id,
+                 std::string action_name)
+        : attempt_id(attempt), credits(charged), campaign_id(campaign), sender(std::move(sender_id)),
+          action(std::move(action_name)) {}
+
+    std::int64_t attempt_id = 0;
+    std::int64_t credits = 0;      // what the API charged (metadata.credits_consumed, or the V1 rule)
+    // Optional: where to record a charge for an attempt that was never reserved (a charge is
+    // never dropped). With campaign_id 0 such an attempt is reported `unknown` and not recorded.
+    std::int64_t campaign_id = 0;
+    std::string sender;
+    std::string action;
+};
+
+enum class settle_status {
+    posted,
+    voided,
+    already_settled,   // posted or voided before: nothing changed
+    unknown,           // no transfer for this attempt (and no campaign given to record it under)
+};
+std::string_view to_string(settle_status s);
+
+struct settlement {
+    std::int64_t attempt_id = 0;
+    settle_status status = settle_status::unknown;
+    std::int64_t reserved = 0;
+    std::int64_t posted = 0;      // for already_settled: what was posted then
+    std::int64_t overrun = 0;     // posted above reserved
+    std::int64_t shortfall = 0;   // the part of the overrun the campaign's budget could not cover
+};
+
+// Posts actual charges. Charged <= reserved: the rest is released. Charged > reserved (the API
+// billed above the cost model's upper bound): the whole charge is recorded as spent; the excess
+// comes out of what the budget has available, and what it cannot cover is recorded as a
+// shortfall and the campaign is paused ("budget exhausted: ..."). Balances never go below zero.
+std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& batch, time_point now);
+std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_request>& batch, time_point now);
+// Posts some attempts and voids others in one go (the worker's settle transaction): the same
+// as post() then void_reservations(), in half the statements. Results: posts, then voids.
+std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                               const std::vector<std::int64_t>& voids, time_point now);
+// Releases the whole reservation of each attempt (the call failed or never left).
+std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std::int64_t>& attempt_ids,
+                                          time_point now);
+std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
+                                          time_point now);
+
+// ---- reports (views of 0002) ----
+
+struct campaign_budget_row {
+    std::int64_t campaign_id = 0;
+    std::string campaign;
+    std::string state;
+    std::string pause_reason;
+    std::optional<budget> limits;   // nullopt: no budget in the ledger
+    std::int64_t available = 0, reserved = 0, spent = 0, overrun = 0, shortfall = 0;
+};
+// All campaigns (name "") or the one named, by name.
+std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name);
+
+enum class dimension { action, account, day };
+struct spend_row {
+    std::string key;                     // the action, the sender account or the day (YYYY-MM-DD)
+    std::int64_t calls = 0, pending = 0, posted_calls = 0, voided = 0;
+    std::int64_t reserved_pending = 0;   // held now for calls in flight
+    std::int64_t reserved_posted = 0;    // what was reserved for the calls since posted
+    std::int64_t posted = 0;             // what they cost
+};
+std::vector<spend_row> spend(pqxx::transaction_base& tx, std::int64_t campaign_id, dimension by);
+
+// The ledger's invariants that do not hold (view ledger_check), one line each; empty when sound.
+std::vector<std::string> check(pqxx::transaction_base& tx);
+
+// The UTC day of `t` as YYYY-MM-DD.
+std::string utc_day(time_point t);
+
+}  // namespace orch::engine::ledger

@@ -1,0 +1,47 @@
+-- apply($1 JSON new transfers, $2 JSON settled transfers, $3 JSON entries): writes what
+-- engine/ledger.cpp decided under the locks it holds (reserve_scopes / pending_transfers +
+-- lock_available), in one statement:
+--   $1 [{attempt_id, campaign_id, sender, action, day, reserved, scopes}] new pending transfers
+--   $2 [{transfer_id, state, posted, overrun, shortfall}]           pending -> posted | voided
+--   $3 [{transfer_id | attempt_id, scope_id, kind, debit, credit, amount}] entries (attempt_id
+--      names a transfer of $1; neither: a budget change)
+-- Account balances move by the net of the entries written, from the same rows, so a balance is
+-- always the sum of its entries; the CHECK constraints refuse any overdraft and abort the
+-- transaction. Returns the counts the caller asserts: transfers inserted, transfers settled,
+-- accounts updated, accounts that had to be updated.
+WITH nt AS (
+    INSERT INTO ledger_transfers (attempt_id, campaign_id, sender, action, day, reserved, scopes)
+    SELECT x.attempt_id, x.campaign_id, x.sender, x.action, x.day, x.reserved, x.scopes
+    FROM jsonb_to_recordset($1::jsonb) AS x(attempt_id bigint, campaign_id bigint, sender text, action text,
+                                              day date, reserved bigint, scopes bigint[])
+    RETURNING transfer_id, attempt_id
+), st AS (
+    UPDATE ledger_transfers t
+    SET state = x.state::ledger_transfer_state, posted = x.posted, overrun = x.overrun, shortfall = x.shortfall,
+        settled_at = now()
+    FROM jsonb_to_recordset($2::jsonb) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
+                                              shortfall bigint)
+    WHERE t.transfer_id = x.transfer_id AND t.state = 'pending'
+    RETURNING t.transfer_id
+), e AS (
+    SELECT COALESCE(x.transfer_id, nt.transfer_id) AS transfer_id, x.scope_id, x.kind, x.debit, x.credit, x.amount
+    FROM jsonb_to_recordset($3::jsonb) AS x(transfer_id bigint, attempt_id bigint, scope_id bigint,
+                                              kind ledger_entry_kind, debit ledger_account_kind,
+                                              credit ledger_account_kind, amount bigint)
+    LEFT JOIN nt ON x.transfer_id IS NULL AND nt.attempt_id = x.attempt_id
+), ent AS (
+    INSERT INTO ledger_entries (transfer_id, scope_id, kind, debit, credit, amount)
+    SELECT transfer_id, scope_id, kind, debit, credit, amount FROM e
+), d AS (
+    SELECT scope_id, kind, sum(delta) AS delta
+    FROM (SELECT scope_id, debit AS kind, amount AS delta FROM e
+          UNION ALL
+          SELECT scope_id, credit, -amount FROM e) m
+    GROUP BY scope_id, kind
+    HAVING sum(delta) <> 0
+), bal AS (
+    UPDATE ledger_accounts a SET balance = a.balance + d.delta
+    FROM d WHERE a.scope_id = d.scope_id AND a.kind = d.kind
+    RETURNING a.scope_id
+)
+SELECT (SELECT count(*) FROM nt), (SELECT count(*) FROM st), (SELECT count(*) FROM bal), (SELECT count(*) FROM d);

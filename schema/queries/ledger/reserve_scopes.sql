@@ -1,0 +1,30 @@
+-- reserve_scopes($1 JSON [{campaign_id, sender}], $2 UTC day 'YYYY-MM-DD'): for each (campaign,
+-- sender), the scopes a reservation draws from — the campaign, and the sender account and the
+-- day when the campaign has those caps — with each scope's available balance, locked FOR UPDATE
+-- for the rest of the transaction. Locks are taken in scope_id order (LockRows runs above the
+-- sort) by every ledger writer, so concurrent batches wait for each other and never deadlock.
+-- scope_id 0: the scope does not exist yet (account and day scopes are created on first use by
+-- ensure_scopes; a campaign without a campaign scope has no budget and reserves nothing).
+WITH x AS (
+    SELECT DISTINCT x.campaign_id, x.sender
+    FROM jsonb_to_recordset($1::jsonb) AS x(campaign_id bigint, sender text)
+), want AS (
+    SELECT x.campaign_id, x.sender, 'campaign'::ledger_scope_kind AS kind, s.scope_id
+    FROM x LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'campaign'
+    UNION ALL
+    SELECT x.campaign_id, x.sender, 'account', s.scope_id
+    FROM x JOIN ledger_budgets b ON b.campaign_id = x.campaign_id AND b.per_account IS NOT NULL
+    LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'account' AND s.sender = x.sender
+    UNION ALL
+    SELECT x.campaign_id, x.sender, 'day', s.scope_id
+    FROM x JOIN ledger_budgets b ON b.campaign_id = x.campaign_id AND b.per_day IS NOT NULL
+    LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'day' AND s.day = $2::date
+), locked AS MATERIALIZED (
+    SELECT a.scope_id, a.balance
+    FROM ledger_accounts a
+    WHERE a.kind = 'available' AND a.scope_id IN (SELECT scope_id FROM want)
+    ORDER BY a.scope_id
+    FOR UPDATE
+)
+SELECT w.campaign_id, w.sender, w.kind::text, COALESCE(w.scope_id, 0), COALESCE(l.balance, 0)
+FROM want w LEFT JOIN locked l ON l.scope_id = w.scope_id;

@@ -1,0 +1,567 @@
+// The credit ledger (engine/ledger.hpp) on a real Postgres: a fresh database per test, migrated by
+// the real `orchestrator migrate`, rows written through the ledger's API, numbers read back from
+// the account rows, the transfers and the reporting views, and `orchestrator budget show`.
+#include "engine/ledger.hpp"
+#include "engine/store.hpp"
+#include "tests/support/orchestrator_env.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <cstdlib>
+#include <random>
+#include <thread>
+
+namespace {
+
+namespace ledger = orch::engine::ledger;
+using json = nlohmann::json;
+using orch::test::orchestrator_env;
+using std::chrono::hours;
+
+// 2026-03-10 12:00:00 UTC, a fixed clock for day budgets.
+const ledger::time_point t0 = ledger::time_point(std::chrono::seconds(1773144000));
+
+class LedgerTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        if (orch::test::services_database_url().empty()) {
+            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
+                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
+            }
+            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
+        }
+        env_ = std::make_unique<orchestrator_env>(1);   // no sandbox: the ledger makes no API call
+        conn_ = std::make_unique<pqxx::connection>(env_->database_url());
+    }
+
+    // A campaign with one lead and one enrollment, on which the attempts are made.
+    std::int64_t campaign(const std::string& name) {
+        pqxx::work tx(*conn_);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1') ON CONFLICT DO NOTHING");
+        auto id = tx.exec_params("INSERT INTO campaigns (name) VALUES ($1) RETURNING campaign_id", name)[0][0]
+                      .as<std::int64_t>();
+        tx.exec_params("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                       "VALUES ($1, 1, '{}', '', '')",
+                       id);
+        auto lead = tx.exec_params("INSERT INTO leads (canonical_url, profile_url) VALUES ($1, $1) RETURNING lead_id",
+                                   "example.com/in/" + name)[0][0]
+                        .as<std::int64_t>();
+        enrollment_[id] = tx.exec_params("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step) "
+                                         "VALUES ($1, 1, $2, 'acc-1', 'check') RETURNING enrollment_id",
+                                         id, lead)[0][0]
+                              .as<std::int64_t>();
+        tx.commit();
+        return id;
+    }
+
+    // `n` intent rows (step_attempts) of the campaign's enrollment.
+    std::vector<std::int64_t> attempts(std::int64_t campaign_id, int n) {
+        pqxx::work tx(*conn_);
+        std::vector<std::int64_t> ids;
+        for (const auto& r : tx.exec_params("INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) "
+                                            "SELECT $1, 'check', 'invite', g, 'test' FROM generate_series(1, $2) g "
+                                            "RETURNING attempt_id",
+                                            enrollment_.at(campaign_id), n)) {
+            ids.push_back(r[0].as<std::int64_t>());
+        }
+        tx.commit();
+        return ids;
+    }
+
+    std::int64_t scalar(const std::string& sql) {
+        pqxx::nontransaction tx(*conn_);
+        auto r = tx.exec(sql);
+        return r.empty() || r[0][0].is_null() ? 0 : r[0][0].as<std::int64_t>();
+    }
+
+    ledger::campaign_budget_row row(const std::string& name) {
+        pqxx::nontransaction tx(*conn_);
+        auto rows = ledger::campaign_budgets(tx, name);
+        EXPECT_EQ(rows.size(), 1u);
+        return rows.empty() ? ledger::campaign_budget_row{} : rows[0];
+    }
+
+    std::vector<std::string> problems() {
+        pqxx::nontransaction tx(*conn_);
+        return ledger::check(tx);
+    }
+
+    std::string state(std::int64_t campaign_id) {
+        pqxx::nontransaction tx(*conn_);
+        return tx.exec_params("SELECT state::text || ' ' || COALESCE(pause_reason, '') FROM campaigns "
+                              "WHERE campaign_id = $1",
+                              campaign_id)[0][0]
+            .as<std::string>();
+    }
+
+    ledger::reservation reserve_one(std::int64_t campaign_id, std::int64_t attempt, std::int64_t credits,
+                                    const std::string& sender = "acc-1", ledger::time_point now = t0) {
+        auto r = ledger::reserve(*conn_, {{attempt, campaign_id, sender, "invite", credits}}, now);
+        return r.at(0);
+    }
+
+    std::unique_ptr<orchestrator_env> env_;
+    std::unique_ptr<pqxx::connection> conn_;
+    std::map<std::int64_t, std::int64_t> enrollment_;
+};
+
+TEST_F(LedgerTest, ReservePostReleasesTheRest) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 1);
+    EXPECT_EQ(ledger::set_budget(*conn_, c, {100, {}, {}}, t0).available, 100);
+
+    auto r = reserve_one(c, a[0], 10);
+    EXPECT_TRUE(r.reserved);
+    EXPECT_FALSE(r.duplicate);
+    EXPECT_EQ(r.credits, 10);
+    EXPECT_EQ(r.available, 90);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 90);
+    EXPECT_EQ(b.reserved, 10);
+    EXPECT_EQ(b.spent, 0);
+
+    auto p = ledger::post(*conn_, {{a[0], 7}}, t0).at(0);
+    EXPECT_EQ(p.status, ledger::settle_status::posted);
+    EXPECT_EQ(p.reserved, 10);
+    EXPECT_EQ(p.posted, 7);
+    EXPECT_EQ(p.overrun, 0);
+    b = row("c1");
+    EXPECT_EQ(b.available, 93);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.spent, 7);
+    EXPECT_EQ(scalar("SELECT posted FROM ledger_transfers WHERE attempt_id = " + std::to_string(a[0])), 7);
+    // Double entry: every entry moves one amount from one account to another, and the balances
+    // are the sums of the entries.
+    EXPECT_EQ(scalar("SELECT sum(balance) FROM ledger_accounts"), 0);
+    EXPECT_TRUE(problems().empty()) << problems()[0];
+}
+
+TEST_F(LedgerTest, VoidReleasesEverything) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 1);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    reserve_one(c, a[0], 5);
+    auto v = ledger::void_reservations(*conn_, {a[0]}, t0).at(0);
+    EXPECT_EQ(v.status, ledger::settle_status::voided);
+    EXPECT_EQ(v.reserved, 5);
+    EXPECT_EQ(v.posted, 0);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 100);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.spent, 0);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE state = 'voided' AND posted IS NULL"), 1);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, OneSettlePostsSomeAndVoidsOthers) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 3);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ledger::reserve(*conn_, {{a[0], c, "acc-1", "invite", 3}, {a[1], c, "acc-1", "invite", 3},
+                             {a[2], c, "acc-1", "invite", 3}}, t0);
+    pqxx::work tx(*conn_);
+    auto s = ledger::settle(tx, {{a[0], 1}, {a[2], 3}}, {a[1]}, t0);
+    tx.commit();
+    ASSERT_EQ(s.size(), 3u);
+    EXPECT_EQ(s[0].status, ledger::settle_status::posted);
+    EXPECT_EQ(s[1].status, ledger::settle_status::posted);
+    EXPECT_EQ(s[2].status, ledger::settle_status::voided);
+    EXPECT_EQ(s[2].attempt_id, a[1]);
+    auto b = row("c1");
+    EXPECT_EQ(b.spent, 4);
+    EXPECT_EQ(b.available, 96);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, SettlingTwiceChangesNothing) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    reserve_one(c, a[0], 4);
+    reserve_one(c, a[1], 4);
+    ASSERT_EQ(ledger::post(*conn_, {{a[0], 3}}, t0).at(0).status, ledger::settle_status::posted);
+    ASSERT_EQ(ledger::void_reservations(*conn_, {a[1]}, t0).at(0).status, ledger::settle_status::voided);
+    auto entries = scalar("SELECT count(*) FROM ledger_entries");
+
+    // A retried settle: post again (even with another amount), void a posted one, post a voided one.
+    auto again = ledger::post(*conn_, {{a[0], 4}, {a[1], 2}}, t0);
+    EXPECT_EQ(again[0].status, ledger::settle_status::already_settled);
+    EXPECT_EQ(again[0].posted, 3);
+    EXPECT_EQ(again[1].status, ledger::settle_status::already_settled);
+    EXPECT_EQ(ledger::void_reservations(*conn_, {a[0]}, t0).at(0).status, ledger::settle_status::already_settled);
+    // A retried reserve of the same attempt reserves nothing more.
+    auto dup = reserve_one(c, a[0], 50);
+    EXPECT_TRUE(dup.duplicate);
+    EXPECT_FALSE(dup.reserved);
+    EXPECT_EQ(dup.credits, 4);
+
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_entries"), entries);
+    auto b = row("c1");
+    EXPECT_EQ(b.spent, 3);
+    EXPECT_EQ(b.available, 97);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, TwoConcurrentSettlesOfOneAttemptCountOnce) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 1);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    reserve_one(c, a[0], 5);
+    // Both transactions see the transfer pending; the second waits on its row lock, then finds it
+    // posted and leaves it.
+    pqxx::connection other(env_->database_url());
+    pqxx::work first(*conn_);
+    EXPECT_EQ(ledger::post(first, {{a[0], 5}}, t0).at(0).status, ledger::settle_status::posted);
+    std::atomic<int> second_status{-1};
+    std::thread t([&] {
+        auto s = ledger::post(other, {{a[0], 5}}, t0).at(0);
+        second_status = static_cast<int>(s.status);
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    first.commit();
+    t.join();
+    EXPECT_EQ(second_status, static_cast<int>(ledger::settle_status::already_settled));
+    EXPECT_EQ(row("c1").spent, 5);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaign) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 5);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    // In order: 6 fits, the next 6 does not (4 left), 4 still does, then nothing is left.
+    auto r = ledger::reserve(*conn_,
+                             {{a[0], c, "acc-1", "search_people", 6},
+                              {a[1], c, "acc-1", "search_people", 6},
+                              {a[2], c, "acc-1", "invite", 4},
+                              {a[3], c, "acc-1", "invite", 0}},
+                             t0);
+    EXPECT_TRUE(r[0].reserved);
+    EXPECT_FALSE(r[1].reserved);
+    EXPECT_EQ(r[1].why, ledger::refusal::campaign_budget);
+    EXPECT_EQ(r[1].available, 0);   // what is left after the batch
+    EXPECT_TRUE(r[2].reserved);
+    EXPECT_TRUE(r[3].reserved);     // a free call fits an empty budget
+    EXPECT_EQ(r[2].available, 0);
+    auto one_more = reserve_one(c, a[4], 1);
+    EXPECT_FALSE(one_more.reserved);
+    EXPECT_EQ(one_more.why, ledger::refusal::campaign_budget);
+
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 0);
+    EXPECT_EQ(b.reserved, 10);
+    EXPECT_EQ(b.state, "paused");
+    EXPECT_EQ(b.pause_reason.rfind("budget exhausted:", 0), 0u) << b.pause_reason;
+    EXPECT_NE(b.pause_reason.find("needs up to 6"), std::string::npos) << b.pause_reason;
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 3);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, RaisingTheBudgetResumesLoweringNeverGoesNegative) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 3);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    reserve_one(c, a[0], 8);
+    ledger::post(*conn_, {{a[0], 8}}, t0);
+    EXPECT_FALSE(reserve_one(c, a[1], 5).reserved);
+    EXPECT_EQ(row("c1").state, "paused");
+
+    auto raised = ledger::set_budget(*conn_, c, {20, {}, {}}, t0);
+    EXPECT_EQ(raised.available, 12);
+    EXPECT_TRUE(raised.resumed);
+    EXPECT_EQ(state(c), "active ");
+    EXPECT_TRUE(reserve_one(c, a[1], 5).reserved);   // a fresh attempt id is not needed: a[1] had no transfer
+
+    // Lowered below what is spent and reserved (8 + 5): available stops at 0.
+    auto lowered = ledger::set_budget(*conn_, c, {9, {}, {}}, t0);
+    EXPECT_EQ(lowered.available, 0);
+    EXPECT_FALSE(lowered.resumed);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 0);
+    EXPECT_EQ(b.reserved, 5);
+    EXPECT_EQ(b.spent, 8);
+    EXPECT_EQ(b.limits->total, 9);
+    // Raised again: available = budget - reserved - spent.
+    EXPECT_EQ(ledger::set_budget(*conn_, c, {15, {}, {}}, t0).available, 2);
+    // An operator's pause is not lifted by a budget change.
+    {
+        pqxx::work tx(*conn_);
+        tx.exec_params("UPDATE campaigns SET state = 'paused', pause_reason = 'paused by an operator' "
+                       "WHERE campaign_id = $1",
+                       c);
+        tx.commit();
+    }
+    EXPECT_FALSE(ledger::set_budget(*conn_, c, {30, {}, {}}, t0).resumed);
+    EXPECT_EQ(state(c), "paused paused by an operator");
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, ChargesAboveTheReservationAreRecordedHonestly) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    // Charged 5 for 2 reserved: the budget absorbs the 3.
+    reserve_one(c, a[0], 2);
+    auto p = ledger::post(*conn_, {{a[0], 5}}, t0).at(0);
+    EXPECT_EQ(p.overrun, 3);
+    EXPECT_EQ(p.shortfall, 0);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 5);
+    EXPECT_EQ(b.spent, 5);
+    EXPECT_EQ(b.state, "active");
+
+    // Charged 8 for 4 reserved with 1 left: 1 absorbed, 3 beyond the budget; available stays at 0,
+    // spent is the truth, and the campaign is paused.
+    reserve_one(c, a[1], 4);
+    p = ledger::post(*conn_, {{a[1], 8}}, t0).at(0);
+    EXPECT_EQ(p.posted, 8);
+    EXPECT_EQ(p.overrun, 4);
+    EXPECT_EQ(p.shortfall, 3);
+    b = row("c1");
+    EXPECT_EQ(b.available, 0);
+    EXPECT_EQ(b.spent, 13);
+    EXPECT_EQ(b.shortfall, 3);
+    EXPECT_EQ(b.overrun, 7);
+    EXPECT_EQ(b.state, "paused");
+    EXPECT_NE(b.pause_reason.find("3 credits beyond the budget"), std::string::npos) << b.pause_reason;
+    EXPECT_TRUE(problems().empty());
+    // The shortfall counts as spent when the budget is raised.
+    auto raised = ledger::set_budget(*conn_, c, {20, {}, {}}, t0);
+    EXPECT_EQ(raised.available, 7);
+    EXPECT_TRUE(raised.resumed);
+}
+
+TEST_F(LedgerTest, AChargeThatWasNeverReservedIsStillRecorded) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    auto s = ledger::post(*conn_, {{a[0], 2, c, "acc-1", "check_invitation"}, {a[1], 2}}, t0);
+    EXPECT_EQ(s[0].status, ledger::settle_status::posted);
+    EXPECT_EQ(s[0].reserved, 0);
+    EXPECT_EQ(s[0].overrun, 2);
+    EXPECT_EQ(s[1].status, ledger::settle_status::unknown);   // no campaign to record it under
+    auto b = row("c1");
+    EXPECT_EQ(b.spent, 2);
+    EXPECT_EQ(b.available, 8);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, BadInputIsRefusedAndChangesNothing) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    EXPECT_THROW(reserve_one(c, a[0], -1), std::invalid_argument);
+    EXPECT_THROW(ledger::reserve(*conn_, {{a[0], c, "", "x", 1}, {a[0], c, "", "x", 1}}, t0), std::invalid_argument);
+    EXPECT_THROW(ledger::post(*conn_, {{a[0], -3}}, t0), std::invalid_argument);
+    EXPECT_THROW(ledger::void_reservations(*conn_, {0}, t0), std::invalid_argument);
+    EXPECT_THROW(ledger::set_budget(*conn_, c, {-5, {}, {}}, t0), std::invalid_argument);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 0);
+    // No budget in the ledger: refused, not an error.
+    auto other = campaign("c2");
+    auto b = attempts(other, 1);
+    EXPECT_EQ(reserve_one(other, b[0], 1).why, ledger::refusal::no_budget);
+    // An attempt id with no intent row: the deferred foreign key refuses the commit.
+    EXPECT_THROW(reserve_one(c, 999999, 1), orch::engine::store_error);
+    EXPECT_EQ(row("c1").available, 10);
+    // The database itself refuses an overdraft, whatever the C++ computes.
+    pqxx::work tx(*conn_);
+    EXPECT_THROW(tx.exec("UPDATE ledger_accounts SET balance = balance - 11 WHERE kind = 'available'"),
+                 pqxx::check_violation);
+}
+
+TEST_F(LedgerTest, PerAccountCaps) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 4);
+    ledger::set_budget(*conn_, c, {100, 5, {}}, t0);
+    EXPECT_TRUE(reserve_one(c, a[0], 3, "acc-A").reserved);
+    auto r = reserve_one(c, a[1], 3, "acc-A");
+    EXPECT_FALSE(r.reserved);
+    EXPECT_EQ(r.why, ledger::refusal::account_budget);
+    EXPECT_EQ(r.available, 2);
+    EXPECT_TRUE(reserve_one(c, a[2], 3, "acc-B").reserved);
+    EXPECT_EQ(state(c), "active ");   // one sender's cap does not pause the campaign
+    // Released credits go back to the sender's cap too.
+    ledger::void_reservations(*conn_, {a[0]}, t0);
+    EXPECT_TRUE(reserve_one(c, a[3], 5, "acc-A").reserved);
+    // Raising the cap raises every sender's.
+    ledger::set_budget(*conn_, c, {100, 8, {}}, t0);
+    EXPECT_EQ(scalar("SELECT available FROM ledger_scope_balances WHERE scope = 'account' AND sender = 'acc-A'"), 3);
+    EXPECT_EQ(scalar("SELECT available FROM ledger_scope_balances WHERE scope = 'account' AND sender = 'acc-B'"), 5);
+    EXPECT_EQ(row("c1").available, 92);
+    EXPECT_TRUE(problems().empty());
+}
+
+TEST_F(LedgerTest, PerDayCaps) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 4);
+    ledger::set_budget(*conn_, c, {100, {}, 5}, t0);
+    EXPECT_TRUE(reserve_one(c, a[0], 4).reserved);
+    auto r = reserve_one(c, a[1], 2);
+    EXPECT_FALSE(r.reserved);
+    EXPECT_EQ(r.why, ledger::refusal::day_budget);
+    EXPECT_EQ(r.retry_at, t0 + hours(12));   // the next UTC midnight
+    EXPECT_EQ(state(c), "active ");
+    // The reservation counts on its day even when posted the next day.
+    ledger::post(*conn_, {{a[0], 4}}, t0 + hours(13));
+    EXPECT_TRUE(reserve_one(c, a[1], 2, "acc-1", t0 + hours(13)).reserved);
+    EXPECT_TRUE(reserve_one(c, a[2], 3, "acc-1", t0 + hours(13)).reserved);
+    EXPECT_FALSE(reserve_one(c, a[3], 1, "acc-1", t0 + hours(13)).reserved);
+    ledger::post(*conn_, {{a[1], 1}, {a[2], 3}}, t0 + hours(14));
+
+    pqxx::nontransaction tx(*conn_);
+    auto days = ledger::spend(tx, c, ledger::dimension::day);
+    ASSERT_EQ(days.size(), 2u);
+    EXPECT_EQ(days[0].key, "2026-03-10");
+    EXPECT_EQ(days[0].posted, 4);
+    EXPECT_EQ(days[1].key, "2026-03-11");
+    EXPECT_EQ(days[1].posted, 4);
+    EXPECT_EQ(days[1].reserved_posted, 5);
+    EXPECT_EQ(tx.exec("SELECT available FROM ledger_scope_balances WHERE scope = 'day' AND day = '2026-03-11'")[0][0]
+                  .as<std::int64_t>(),
+              1);
+    EXPECT_TRUE(ledger::check(tx).empty());
+}
+
+TEST_F(LedgerTest, ViewsAndBudgetShow) {
+    auto c = campaign("shown");
+    auto a = attempts(c, 5);
+    ledger::set_budget(*conn_, c, {50, {}, {}}, t0);
+    ledger::reserve(*conn_,
+                    {{a[0], c, "acc-A", "invite", 1},
+                     {a[1], c, "acc-A", "invite", 1},
+                     {a[2], c, "acc-B", "search_people", 3},
+                     {a[3], c, "acc-B", "send", 1},
+                     {a[4], c, "acc-B", "invite", 1}},
+                    t0);
+    ledger::post(*conn_, {{a[0], 1}, {a[2], 2}}, t0);
+    ledger::void_reservations(*conn_, {a[1]}, t0);
+    // Pending: a[3] (1) and a[4] (1).
+
+    auto r = env_->run({"budget", "show", "shown", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    EXPECT_EQ(j["budget"], 50);
+    EXPECT_EQ(j["spent"], 3);
+    EXPECT_EQ(j["reserved"], 2);
+    EXPECT_EQ(j["available"], 45);
+    EXPECT_EQ(j["state"], "active");
+    std::map<std::string, json> by_action;
+    for (const auto& x : j["spend"]["by_action"]) {
+        by_action[x["action"]] = x;
+    }
+    EXPECT_EQ(by_action["invite"]["calls"], 3);
+    EXPECT_EQ(by_action["invite"]["posted"], 1);
+    EXPECT_EQ(by_action["invite"]["voided"], 1);
+    EXPECT_EQ(by_action["invite"]["reserved_pending"], 1);
+    EXPECT_EQ(by_action["search_people"]["reserved_posted"], 3);
+    EXPECT_EQ(by_action["search_people"]["posted"], 2);
+    EXPECT_EQ(by_action["send"]["pending"], 1);
+    std::map<std::string, json> by_account;
+    for (const auto& x : j["spend"]["by_account"]) {
+        by_account[x["account"]] = x;
+    }
+    EXPECT_EQ(by_account["acc-A"]["posted"], 1);
+    EXPECT_EQ(by_account["acc-B"]["posted"], 2);
+    EXPECT_EQ(by_account["acc-B"]["reserved_pending"], 2);
+    ASSERT_EQ(j["spend"]["by_day"].size(), 1u);
+    EXPECT_EQ(j["spend"]["by_day"][0]["day"], "2026-03-10");
+    EXPECT_EQ(j["spend"]["by_day"][0]["posted"], 3);
+
+    auto all = env_->run({"budget", "show", "--format", "json"});
+    ASSERT_EQ(all.exit_code, 0) << all.output;
+    EXPECT_EQ(json::parse(all.output)["campaigns"].size(), 1u);
+    auto table = env_->run({"budget", "show", "shown"});
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_NE(table.output.find("search_people"), std::string::npos) << table.output;
+    auto csv = env_->run({"budget", "show", "shown", "--format", "csv"});
+    ASSERT_EQ(csv.exit_code, 0) << csv.output;
+    EXPECT_NE(csv.output.find("budget,shown,,50,-,-,45,2,3,0,0,active"), std::string::npos) << csv.output;
+    EXPECT_NE(csv.output.find("account,shown,acc-B,,,,,,,,,,3,2,1,0,2,3,2"), std::string::npos) << csv.output;
+    auto unknown = env_->run({"budget", "show", "nope"});
+    EXPECT_EQ(unknown.exit_code, 2);
+    EXPECT_NE(unknown.output.find("no campaign named 'nope'"), std::string::npos) << unknown.output;
+}
+
+TEST_F(LedgerTest, CampaignApplySetsAndRaisesTheBudget) {
+    orch::engine::store db(env_->database_url());
+    json def = {{"budget_credits", 10}};
+    auto applied = db.apply_campaign("applied", def, "v1", "check", {}, {}, t0);
+    EXPECT_EQ(row("applied").available, 10);
+    EXPECT_TRUE(applied.created);
+    def["budget_credits"] = 25;
+    def["changed"] = true;
+    EXPECT_TRUE(db.apply_campaign("applied", def, "v2", "check", {}, {}, t0).changed);
+    EXPECT_EQ(row("applied").available, 25);
+    EXPECT_EQ(row("applied").limits->total, 25);
+}
+
+// Four workers, each on its own connection, race to reserve and settle on one budget: the spend
+// never exceeds the budget, nothing is counted twice, and the books close.
+TEST_F(LedgerTest, FourWorkersNeverOverspend) {
+    auto c = campaign("race");
+    const std::int64_t budget = 1000;
+    ledger::set_budget(*conn_, c, {budget, {}, {}}, t0);
+    const int per_worker = 400;
+    std::vector<std::vector<std::int64_t>> ids;
+    for (int w = 0; w < 4; ++w) {
+        ids.push_back(attempts(c, per_worker));
+    }
+    std::atomic<std::int64_t> posted{0}, refused{0};
+    std::atomic<bool> failed{false};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < 4; ++w) {
+        workers.emplace_back([&, w] {
+            try {
+                pqxx::connection conn(env_->database_url());
+                std::mt19937_64 rng(static_cast<std::uint64_t>(w) * 7919);
+                for (int i = 0; i < per_worker; i += 5) {
+                    std::vector<ledger::reserve_request> batch;
+                    for (int k = i; k < i + 5; ++k) {
+                        batch.push_back({ids[w][k], c, "acc-1", "invite", static_cast<std::int64_t>(1 + rng() % 5)});
+                    }
+                    auto got = ledger::reserve(conn, batch, t0);
+                    std::vector<ledger::post_request> posts;
+                    std::vector<std::int64_t> voids;
+                    for (std::size_t k = 0; k < got.size(); ++k) {
+                        if (!got[k].reserved) {
+                            ++refused;
+                        } else if (rng() % 4 == 0) {
+                            voids.push_back(got[k].attempt_id);
+                        } else {
+                            posts.push_back({got[k].attempt_id, static_cast<std::int64_t>(rng() % (got[k].credits + 1))});
+                        }
+                    }
+                    for (const auto& s : ledger::post(conn, posts, t0)) {
+                        posted += s.posted;
+                    }
+                    ledger::void_reservations(conn, voids, t0);
+                }
+            } catch (const std::exception& e) {
+                ADD_FAILURE() << "worker " << w << ": " << e.what();
+                failed = true;
+            }
+        });
+    }
+    for (auto& t : workers) {
+        t.join();
+    }
+    ASSERT_FALSE(failed);
+    auto b = row("race");
+    EXPECT_GT(refused.load(), 0);   // the budget did run out
+    EXPECT_LE(b.spent + b.reserved, budget);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.spent, posted.load());
+    EXPECT_EQ(b.available + b.spent, budget);
+    EXPECT_EQ(scalar("SELECT sum(posted) FROM ledger_transfers WHERE campaign_id = " + std::to_string(c)), posted.load());
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE state = 'pending'"), 0);
+    EXPECT_EQ(scalar("SELECT min(balance) FROM ledger_accounts WHERE kind <> 'funding'"), 0);
+    EXPECT_TRUE(problems().empty()) << problems()[0];
+}
+
+}  // namespace
