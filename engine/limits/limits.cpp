@@ -193,11 +193,6 @@ std::string account_key(const std::string& tag, std::string_view account_id, act
     return "orch:{" + tag + "}:acct:" + encode_key_part(account_id) + ":" + to_string(a);
 }
 
-std::string campaign_key(const std::string& tag, std::int64_t campaign_id, std::string_view account_id, action a) {
-    return "orch:{" + tag + "}:camp:" + std::to_string(campaign_id) + ":" + encode_key_part(account_id) + ":" +
-           to_string(a);
-}
-
 std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter) {
     double ceiling = static_cast<double>(cap_ms);
     if (streak < 40) {
@@ -277,10 +272,7 @@ struct limiter::impl {
     std::string tag;
     std::string key_key;
     detail::redis_pool pool;
-    script take{"take", schema::redis_script("take"), {}};
-    script cooldown{"cooldown", schema::redis_script("cooldown"), {}};
-    script refund{"refund", schema::redis_script("refund"), {}};
-    script status{"status", schema::redis_script("status"), {}};
+    script buckets{"buckets", schema::redis_script("buckets"), {}};
 
     static redis_endpoint endpoint_of(const settings& s) {
         std::string error;
@@ -290,9 +282,7 @@ struct limiter::impl {
 
     explicit impl(settings s)
         : cfg(std::move(s)), tag(key_tag(cfg.api_key)), key_key(key_scope_key(tag)), pool(endpoint_of(cfg), cfg) {
-        for (script* sc : {&take, &cooldown, &refund, &status}) {
-            sc->sha = hex_digest(EVP_sha1(), sc->text);
-        }
+        buckets.sha = hex_digest(EVP_sha1(), buckets.text);
     }
 
     static detail::reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
@@ -378,6 +368,8 @@ namespace {
 bool valid_check(const check& c, std::string& why) {
     if (c.account_id.empty()) {
         why = "no account id";
+    } else if (c.day.day < 7 || c.day.day >= 1'000'000) {
+        why = "the day number is outside [7, 1000000)";
     } else if (c.day.left.count() <= 0 || c.day.left > std::chrono::hours(26)) {
         why = "the day's remaining time is outside (0, 26 h]";
     } else if (c.working_window.count() < 0) {
@@ -402,6 +394,40 @@ std::string fixed(double x) {
 }
 }  // namespace
 
+std::vector<std::string> limiter::take_command(const check& c) const {
+    const settings& s = impl_->cfg;
+    const quota q = impl_->quota_of(c);
+    const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
+    const quota cap = c.campaign_cap.value_or(quota{});
+    std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
+    const std::int64_t emission_us =
+        s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
+    return {
+        "EVALSHA",
+        impl_->buckets.sha,
+        "2",
+        impl_->key_key,
+        account_key(impl_->tag, c.account_id, c.what),
+        "take",
+        std::to_string(c.day.day),
+        std::to_string(c.day.left.count()),
+        std::to_string(q.per_day),
+        std::to_string(q.per_week),
+        std::to_string(r.start_per_day),
+        std::to_string(r.step_per_day),
+        std::to_string(c.first_day.value_or(-1)),
+        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
+        std::to_string(c.campaign_id > 0 ? cap.per_day : -1),
+        std::to_string(c.campaign_id > 0 ? cap.per_week : -1),
+        std::to_string(c.working_window.count()),
+        fixed(factor(thread_rng())),
+        std::to_string(emission_us),
+        std::to_string(s.key_burst),
+        std::to_string(s.idle_ttl_ms),
+        std::to_string(s.counters_ttl_ms),
+    };
+}
+
 verdict limiter::take(const check& c) {
     std::string why;
     if (!valid_check(c, why)) {
@@ -411,41 +437,14 @@ verdict limiter::take(const check& c) {
         v.retry_after = std::chrono::milliseconds(impl_->cfg.unavailable_retry_ms);
         return v;
     }
-    const settings& s = impl_->cfg;
-    const quota q = impl_->quota_of(c);
-    const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
-    const quota cap = c.campaign_cap.value_or(quota{});
-    std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
-    const std::int64_t emission_us =
-        s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
-    std::vector<std::string> args{
-        "3",
-        impl_->key_key,
-        account_key(impl_->tag, c.account_id, c.what),
-        campaign_key(impl_->tag, c.campaign_id, c.account_id, c.what),
-        std::to_string(c.day.day),
-        std::to_string(c.day.left.count()),
-        std::to_string(q.per_day),
-        std::to_string(q.per_week),
-        std::to_string(r.start_per_day),
-        std::to_string(r.step_per_day),
-        std::to_string(c.first_day.value_or(-1)),
-        std::to_string(c.campaign_id > 0 ? cap.per_day : -1),
-        std::to_string(c.campaign_id > 0 ? cap.per_week : -1),
-        std::to_string(c.working_window.count()),
-        fixed(factor(thread_rng())),
-        std::to_string(emission_us),
-        std::to_string(s.key_burst),
-        std::to_string(s.idle_ttl_ms),
-        std::to_string(s.counters_ttl_ms),
-        c.campaign_id > 0 ? "1" : "0",
-    };
-    detail::reply_ptr rep = impl_->eval(impl_->take, std::move(args));
+    std::vector<std::string> args = take_command(c);
+    args.erase(args.begin(), args.begin() + 2);  // EVALSHA and the SHA: eval() adds them
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
     if (!rep) {
         return impl_->unavailable_verdict();
     }
     if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
-        impl_->pool.outage("script take: unexpected reply shape");
+        impl_->pool.outage("script buckets take: unexpected reply shape");
         return impl_->unavailable_verdict();
     }
     verdict v;
@@ -473,17 +472,21 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
         ra = std::clamp<std::int64_t>(retry_after->count(), 0, s.retry_after_max_ms);
     }
     std::uniform_real_distribution<double> jitter(0.0, 1.0);
+    const bool key = where == scope::key;
     std::vector<std::string> args{
         "1",
-        where == scope::key ? impl_->key_key : account_key(impl_->tag, c.account_id, c.what),
+        key ? impl_->key_key : account_key(impl_->tag, c.account_id, c.what),
+        "cooldown",
+        key ? "key" : "account",
         std::to_string(ra),
         std::to_string(s.backoff_base_ms),
         std::to_string(s.backoff_cap_ms),
         std::to_string(s.backoff_min_ms),
         fixed(jitter(thread_rng())),
         std::to_string(s.idle_ttl_ms),
+        std::to_string(key ? s.idle_ttl_ms : s.counters_ttl_ms),
     };
-    detail::reply_ptr rep = impl_->eval(impl_->cooldown, std::move(args));
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
     if (!rep) {
         return std::nullopt;
     }
@@ -497,34 +500,21 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
 
 void limiter::succeeded(const check& c, const verdict& taken) {
     if (!taken.key_streak && !taken.account_streak) {
+        return;  // the common case: no round trip
+    }
+    if (c.account_id.empty()) {
         return;
     }
-    std::string error;
-    detail::context_ptr ctx = impl_->pool.acquire(error);
-    if (!ctx) {
-        return;  // the streak will be forgotten idle_ttl_ms after its cooldown anyway
-    }
-    std::vector<std::string> keys;
-    if (taken.key_streak) {
-        keys.push_back(impl_->key_key);
-    }
-    if (taken.account_streak && !c.account_id.empty()) {
-        keys.push_back(account_key(impl_->tag, c.account_id, c.what));
-    }
-    for (const auto& k : keys) {
-        const char* argv[] = {"HDEL", k.c_str(), "streak", "streak_until"};
-        redisAppendCommandArgv(ctx.get(), 4, argv, nullptr);
-    }
-    for (std::size_t i = 0; i < keys.size(); ++i) {
-        void* raw = nullptr;
-        if (redisGetReply(ctx.get(), &raw) != REDIS_OK) {
-            impl_->pool.failed(std::move(ctx), "HDEL streak: no reply");
-            return;
-        }
-        detail::reply_ptr drop(static_cast<redisReply*>(raw));
-    }
-    impl_->pool.release(std::move(ctx));
-    impl_->pool.succeeded();
+    std::vector<std::string> args{
+        "2",
+        impl_->key_key,
+        account_key(impl_->tag, c.account_id, c.what),
+        "reset",
+        taken.key_streak ? "1" : "0",
+        taken.account_streak ? "1" : "0",
+    };
+    // When Redis is unavailable the streak is forgotten idle_ttl_ms after its cooldown anyway.
+    (void)impl_->eval(impl_->buckets, std::move(args));
 }
 
 bool limiter::refund(const check& c) {
@@ -532,13 +522,13 @@ bool limiter::refund(const check& c) {
         return false;
     }
     std::vector<std::string> args{
-        "2",
+        "1",
         account_key(impl_->tag, c.account_id, c.what),
-        campaign_key(impl_->tag, c.campaign_id, c.account_id, c.what),
+        "refund",
         std::to_string(c.day.day),
-        c.campaign_id > 0 ? "1" : "0",
+        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
     };
-    return impl_->eval(impl_->refund, std::move(args)) != nullptr;
+    return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
 }
 
 std::optional<account_status> limiter::status(const std::string& account_id, const local_day& day,
@@ -551,8 +541,9 @@ std::optional<account_status> limiter::status(const std::string& account_id, con
     for (std::size_t i = 0; i < action_count; ++i) {
         args.push_back(account_key(impl_->tag, account_id, static_cast<action>(i)));
     }
+    args.push_back("status");
     args.push_back(std::to_string(day.day));
-    detail::reply_ptr rep = impl_->eval(impl_->status, std::move(args));
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
     if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 + action_count) {
         return std::nullopt;
     }

@@ -1,7 +1,8 @@
 // orch::limits: the rate-limit buckets in Redis, shared by every worker process on every host.
 //
-// One check = one round trip: the Lua script schema/redis/take.lua (loaded once, called by SHA,
-// reloaded on NOSCRIPT) checks and takes, atomically, everything one API call needs:
+// One check = one round trip: the Lua script schema/redis/buckets.lua (operation "take"; loaded
+// once, called by SHA, reloaded on NOSCRIPT) checks and takes, atomically, everything one API call
+// needs:
 //   - the API key's request rate (GCRA bucket) and the key's cooldown after RATE_LIMITED;
 //   - the cooldown of (account, action);
 //   - the account's quota for the action per local day and per rolling week (that day and the
@@ -15,16 +16,19 @@
 // Times (rate, cooldowns, pacing) come from Redis TIME, so all hosts agree; waits are returned
 // relative ("retry after N ms"), so the caller's clock skew does not matter. The quota counters are
 // keyed by the caller's local day number (days since 1970-01-01 in the campaign's time zone; see
-// local_day), so "today" follows the campaign's calendar.
+// day_in_zone), so "today" follows the campaign's calendar.
 //
 // Keys (Redis Cluster ready): every key of one API key starts with orch:{<tag>}: where tag is the
 // first 16 hex digits of SHA-256(api key) - never the key itself. All buckets of one API key then
 // live in one hash slot, so one script can touch the key scope and the account scope at once.
-//   orch:{tag}:key                         key scope: GCRA state, cooldown, hit streak
-//   orch:{tag}:acct:<account>:<action>     day counters, pacing, ramp-up start, cooldown, streak
-//   orch:{tag}:camp:<id>:<account>:<action> day counters of one campaign on one account
-// (account ids are percent-encoded: ':' '%' '{' '}' and bytes outside 0x21..0x7e). Idle keys expire:
-// the key scope idle_ttl_ms after its last use, the counters counters_ttl_ms (8 days) after.
+//   orch:{tag}:key                      key scope: GCRA state, cooldown, hit streak
+//   orch:{tag}:acct:<account>:<action>  account+action scope: 8 day slots (the rolling week),
+//                                       pacing, first day (ramp-up), cooldown, hit streak, and
+//                                       the day slots of each campaign using the account
+// (account ids are percent-encoded: ':' '%' '{' '}' and bytes outside 0x21..0x7e). Each value is
+// a fixed binary record (see buckets.lua; status() is the readable view), so a take costs 5 Redis
+// calls (TIME, 2 GET, 2 SET with their TTL) and no field names. Idle keys expire: the key scope
+// idle_ttl_ms after its last take, the account records counters_ttl_ms (8 days) after.
 //
 // Redis unavailable: fail closed. take() answers reason::unavailable with a retry a few seconds
 // ahead (no API call that needs a bucket goes out), the outage is logged once when it starts and
@@ -133,7 +137,9 @@ std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, 
 struct check {
     std::string account_id;                // required
     action what = action::check_invitation;
-    std::int64_t campaign_id = 0;          // 0 = none (no campaign cap, no campaign counter)
+    // 0 = none. A campaign's calls on the account are counted only while the check carries a
+    // campaign cap (a cap added mid-day starts counting then).
+    std::int64_t campaign_id = 0;
     std::optional<quota> account_quota;    // this account's quota for the action (else the default)
     std::optional<quota> campaign_cap;     // this campaign's cap on the account (-1 fields = none)
     local_day day;
@@ -141,6 +147,7 @@ struct check {
     std::chrono::milliseconds working_window{0};
     // The account's first day (ramp-up); nullopt = the day Redis first saw it take this action
     // (the record expires with the counters, so an account idle for 8 days ramps up again).
+    // Ramp-up is per (account, action).
     std::optional<std::int64_t> first_day;
 };
 
@@ -198,6 +205,8 @@ public:
     limiter& operator=(const limiter&) = delete;
 
     // Checks and, when allowed, takes. One EVALSHA round trip (two more after a NOSCRIPT).
+    // Denied with bad_input (and logged) when the account is empty, the day number is outside
+    // [7, 1000000) or day.left outside (0, 26 h].
     verdict take(const check& c);
 
     // After a call that took: the API answered RATE_LIMITED. Sets the cooldown of `where`
@@ -222,6 +231,9 @@ public:
     bool unavailable() const;
     // The key tag of this limiter's API key (for tests and the bench).
     const std::string& tag() const;
+    // The EVALSHA command take(c) sends (the bench replays it with redis-benchmark). `c` must be
+    // valid (a non-empty account, 0 < day.left <= 26 h).
+    std::vector<std::string> take_command(const check& c) const;
 
 private:
     struct impl;
@@ -236,7 +248,6 @@ std::string key_tag(std::string_view api_key);
 std::string encode_key_part(std::string_view part);
 std::string key_scope_key(const std::string& tag);
 std::string account_key(const std::string& tag, std::string_view account_id, action a);
-std::string campaign_key(const std::string& tag, std::int64_t campaign_id, std::string_view account_id, action a);
 
 // Full-jitter backoff as cooldown.lua computes it: max(min, floor(jitter * min(cap, base * 2^streak))).
 std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter);

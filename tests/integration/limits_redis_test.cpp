@@ -118,6 +118,20 @@ protected:
             redisCommandArgv(raw_, static_cast<int>(argv.size()), argv.data(), lens.data())));
     }
     std::int64_t pttl(const std::string& key) { return cmd({"PTTL", key})->integer; }
+    // The doubles of a binary record (see schema/redis/buckets.lua), read back with Redis's own
+    // struct library; empty when the key does not exist.
+    std::vector<double> record(const std::string& key) {
+        auto r = cmd({"EVAL",
+                      "local raw = redis.call('GET', KEYS[1]) if not raw then return {} end "
+                      "local out = {} for i = 1, #raw, 8 do out[#out + 1] = string.format('%.0f', "
+                      "(struct.unpack('<d', raw, i))) end return out",
+                      "1", key});
+        std::vector<double> out;
+        for (std::size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) {
+            out.push_back(std::stod(r->element[i]->str));
+        }
+        return out;
+    }
 
     std::string url_;
     redisContext* raw_ = nullptr;
@@ -315,11 +329,11 @@ TEST_F(LimitsRedis, DeniedTakesNothing) {
     ASSERT_TRUE(st);
     EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 1);
     // The rate bucket was not charged by the denials: the GCRA state advanced once (1 ms).
-    auto tat = cmd({"HGET", key_scope_key(lim.tag()), "tat"});
-    ASSERT_EQ(tat->type, REDIS_REPLY_STRING);
+    auto key = record(key_scope_key(lim.tag()));
+    ASSERT_EQ(key.size(), 4u);
     auto time = cmd({"TIME"});
     double now_us = std::stod(time->element[0]->str) * 1e6 + std::stod(time->element[1]->str);
-    EXPECT_LT(std::stod(tat->str) - now_us, 1000.0 + 1.0);
+    EXPECT_LT(key[0] - now_us, 1000.0 + 1.0);
 }
 
 TEST_F(LimitsRedis, CooldownWithRetryAfterHoldsTheScopeForEveryWorker) {
@@ -470,31 +484,63 @@ TEST_F(LimitsRedis, EveryKeyExpiresWhenIdle) {
     limiter lim(s);
     check c = invite("acc_ttl", 10);
     c.campaign_id = 3;
+    c.campaign_cap = quota{5, -1};
     ASSERT_TRUE(lim.take(c).allowed);
     const std::string k = key_scope_key(lim.tag());
     const std::string a = account_key(lim.tag(), "acc_ttl", action::invite);
-    const std::string camp = campaign_key(lim.tag(), 3, "acc_ttl", action::invite);
     EXPECT_GT(pttl(k), 0);
     EXPECT_LE(pttl(k), s.idle_ttl_ms);
     EXPECT_GT(pttl(a), s.counters_ttl_ms - 60'000);
     EXPECT_LE(pttl(a), s.counters_ttl_ms);
-    EXPECT_GT(pttl(camp), s.counters_ttl_ms - 60'000);
-    // A cooldown longer than the idle TTL keeps its key alive past the cooldown.
-    ASSERT_TRUE(lim.rate_limited(c, scope::key, milliseconds(2 * s.idle_ttl_ms)));
-    EXPECT_GT(pttl(k), 3 * s.idle_ttl_ms - 60'000);
+    auto acc = record(a);  // 14 doubles, then campaign 3's record: id and 8 day slots
+    ASSERT_EQ(acc.size(), 14u + 9u);
+    EXPECT_EQ(acc[13], 1);
+    EXPECT_EQ(acc[14], 3);
+    EXPECT_EQ(acc[15 + day0 % 8], day0 * 1e9 + 1);
     // A read-only check writes nothing that lacks a TTL either.
     check r;
     r.account_id = "acc_ttl_read";
     r.day = today;
     r.what = action::check_invitation;
-    lim.take(r);
+    ASSERT_TRUE(lim.take(r).allowed);
+    // A cooldown longer than the idle TTL keeps its key alive past the cooldown.
+    ASSERT_TRUE(lim.rate_limited(c, scope::key, milliseconds(2 * s.idle_ttl_ms)));
+    EXPECT_GT(pttl(k), 3 * s.idle_ttl_ms - 60'000);
     auto keys = cmd({"KEYS", "orch:{" + lim.tag() + "}:*"});
     ASSERT_EQ(keys->type, REDIS_REPLY_ARRAY);
-    EXPECT_GE(keys->elements, 3u);
+    EXPECT_EQ(keys->elements, 3u);  // the key scope and two account hashes
     for (std::size_t i = 0; i < keys->elements; ++i) {
         std::string key(keys->element[i]->str, keys->element[i]->len);
         EXPECT_GT(pttl(key), 0) << key;
     }
+}
+
+TEST_F(LimitsRedis, DaySlotsAreReusedAfterAWeekAndIdleCampaignsAreDropped) {
+    limiter lim(base());
+    check c = invite("acc_slots", 100, 1000);
+    c.campaign_id = 4;
+    c.campaign_cap = quota{100, 1000};
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(lim.take(c).allowed);
+    }
+    // day0 + 8 uses day0's slot: its 3 calls must not count as that day's, nor in its week.
+    c.day = {day0 + 8, hours{5}};
+    verdict v = lim.take(c);
+    ASSERT_TRUE(v.allowed);
+    EXPECT_EQ(v.used_today, 1);
+    EXPECT_EQ(v.used_week, 1);
+    // Campaign 4 has no call in the week of day0 + 16; another campaign's take drops its record.
+    c.day = {day0 + 16, hours{5}};
+    c.campaign_id = 5;
+    ASSERT_TRUE(lim.take(c).allowed);
+    auto acc = record(account_key(lim.tag(), "acc_slots", action::invite));
+    ASSERT_EQ(acc.size(), 14u + 9u);
+    EXPECT_EQ(acc[13], 1);   // one campaign record
+    EXPECT_EQ(acc[14], 5);   // campaign 5's
+    // A campaign cap of 0 denies even before the campaign's first call.
+    c.campaign_id = 6;
+    c.campaign_cap = quota{0, -1};
+    EXPECT_EQ(lim.take(c).why, reason::campaign_quota);
 }
 
 TEST_F(LimitsRedis, ScriptsAreReloadedAfterScriptFlush) {
@@ -522,6 +568,9 @@ TEST_F(LimitsRedis, BadChecksAreRefusedClearly) {
     c = invite("acc_bad", 10);
     c.day.left = 0ms;
     EXPECT_EQ(lim.take(c).why, reason::bad_input);
+    c.day = {3, hours{1}};
+    EXPECT_EQ(lim.take(c).why, reason::bad_input);
+    c.day = today;
     c.day.left = hours{30};
     EXPECT_EQ(lim.take(c).why, reason::bad_input);
     EXPECT_FALSE(lim.refund(invite("", 1)));
