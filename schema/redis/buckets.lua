@@ -18,9 +18,10 @@
 --   account+action ACC: until, streak, streak_until, pace, first (-1 = unknown), slot0..slot7,
 --                  ncamp; then ncamp CAMP records: campaign id, slot0..slot7
 -- A day slot (index day % 8) holds day * 1e9 + count: a slot of another day counts 0, so old
--- days need no pruning; the 7 slots day-6 .. day are the rolling week. Campaign records are only
--- decoded when the check carries a campaign cap (else they are carried over as bytes); a campaign
--- record whose slots are all older than the week is dropped then.
+-- days need no pruning; the 7 slots day-6 .. day are the rolling week. Campaign records are
+-- touched only when the check carries a campaign cap, and then only the record of that campaign
+-- (updated in place); records whose slots are all older than the week are dropped when a new
+-- campaign record is added (so they are bounded by the campaigns of the last week or so).
 -- Every cost here is paid per check, so this script favours few Redis calls and few Lua
 -- function calls (the % operator instead of math.floor, TTLs passed as strings).
 local KEY = '<dddd'
@@ -32,7 +33,7 @@ local DAY_MS = 86400000
 local pack, unpack_struct, max = struct.pack, struct.unpack, math.max
 
 local t = redis.call('TIME')
-local now_us = tonumber(t[1]) * 1000000 + tonumber(t[2])
+local now_us = t[1] * 1000000 + t[2]  -- numeric strings coerce in arithmetic (cheaper than tonumber)
 local now = (now_us - now_us % 1000) / 1000
 
 local function load_key(k)
@@ -90,10 +91,24 @@ end
 
 -- Today's count and the 7-day sum of the slots starting at r[base].
 local function count(r, base, day)
-    local today = slot_count(r, base, day)
-    local week = today
-    for d = day - 6, day - 1 do week = week + slot_count(r, base, d) end
+    local today, week = 0, 0
+    for d = day - 6, day do
+        local v = r[base + d % 8]
+        local n = v % SLOT
+        if (v - n) / SLOT == d then
+            week = week + n
+            if d == day then today = n end
+        end
+    end
     return today, week
+end
+
+-- Position (in the bytes of the campaign records) of campaign id's record, or nil.
+local function find_campaign(tail, id)
+    for pos = 1, #tail, CAMP_SIZE do
+        if unpack_struct('<d', tail, pos) == id then return pos end
+    end
+    return nil
 end
 
 -- When a rolling-week quota frees: the first later day whose window (that day and the 6 before)
@@ -118,11 +133,11 @@ if op == 'take' then
     -- Returns {allowed 0|1, reason, wait_ms, streaks (bit 1 key, bit 2 account), used_today, used_week}
     -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
     --          6 campaign_quota, 7 pacing (numbers shared with limits.cpp)
-    local day, day_left, per_day, per_week = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]),
-                                             tonumber(ARGV[5])
-    local ramp_start, first_day, campaign = tonumber(ARGV[6]), tonumber(ARGV[8]), tonumber(ARGV[9])
-    local camp_day, camp_week, window = tonumber(ARGV[10]), tonumber(ARGV[11]), tonumber(ARGV[12])
-    local emission, burst = tonumber(ARGV[14]), tonumber(ARGV[15])
+    local day, day_left, per_day, per_week = (ARGV[2] + 0), (ARGV[3] + 0), (ARGV[4] + 0),
+                                             (ARGV[5] + 0)
+    local ramp_start, first_day, campaign = (ARGV[6] + 0), (ARGV[8] + 0), (ARGV[9] + 0)
+    local camp_day, camp_week, window = (ARGV[10] + 0), (ARGV[11] + 0), (ARGV[12] + 0)
+    local emission, burst = (ARGV[14] + 0), (ARGV[15] + 0)
     local wait, why = 0, 0
 
     -- Key scope: request rate (GCRA) and cooldown.
@@ -149,7 +164,7 @@ if op == 'take' then
     local first = a[5]
     if first_day >= 0 then first = first_day elseif first < 0 then first = day end
     if cap >= 0 and ramp_start > 0 then
-        local ramped = ramp_start + tonumber(ARGV[7]) * max(0, day - first)
+        local ramped = ramp_start + (ARGV[7] + 0) * max(0, day - first)
         if ramped < cap then cap = ramped end
     end
     if cap >= 0 and today >= cap and day_left > wait then wait, why = day_left, 4 end
@@ -157,12 +172,11 @@ if op == 'take' then
         local w = week_wait(a, 6, day, week, per_week, day_left)
         if w > wait then wait, why = w, 5 end
     end
-    local camps, camp = nil, nil
-    if campaign > 0 and (camp_day >= 0 or camp_week >= 0) then
-        camps = decode_campaigns(tail)
-        for _, c in ipairs(camps) do
-            if c[1] == campaign then camp = c end
-        end
+    local capped = campaign > 0 and (camp_day >= 0 or camp_week >= 0)
+    local camp_pos, camp = nil, nil
+    if capped then
+        camp_pos = find_campaign(tail, campaign)
+        if camp_pos then camp = {unpack_struct(CAMP, tail, camp_pos)} end
         local ctoday, cweek = 0, 0
         if camp then ctoday, cweek = count(camp, 2, day) end
         if camp_day >= 0 and ctoday >= camp_day and day_left > wait then wait, why = day_left, 6 end
@@ -182,23 +196,28 @@ if op == 'take' then
     end
     a[6 + day % 8] = day * SLOT + today + 1
     if window > 0 and cap > 0 then
-        local gap = window / cap * tonumber(ARGV[13])
+        local gap = window / cap * (ARGV[13] + 0)
         a[4] = now + gap - gap % 1
     end
     if a[5] < 0 and first_day < 0 then a[5] = day end
-    if camps then
-        if not camp then
+    if capped then
+        if camp then
+            camp[2 + day % 8] = day * SLOT + slot_count(camp, 2, day) + 1
+            tail = string.sub(tail, 1, camp_pos - 1) ..
+                   pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8], camp[9]) ..
+                   string.sub(tail, camp_pos + CAMP_SIZE)
+        else
+            local live = {}
+            for _, c in ipairs(decode_campaigns(tail)) do
+                local _, cweek = count(c, 2, day)
+                if cweek > 0 then live[#live + 1] = c end
+            end
             camp = {campaign, 0, 0, 0, 0, 0, 0, 0, 0}
-            camps[#camps + 1] = camp
+            camp[2 + day % 8] = day * SLOT + 1
+            live[#live + 1] = camp
+            a[14] = #live
+            tail = encode_campaigns(live)
         end
-        camp[2 + day % 8] = day * SLOT + slot_count(camp, 2, day) + 1
-        local live = {}
-        for _, c in ipairs(camps) do
-            local _, cweek = count(c, 2, day)
-            if cweek > 0 then live[#live + 1] = c end
-        end
-        a[14] = #live
-        tail = encode_campaigns(live)
     end
     save_account(KEYS[2], a, tail, ARGV[17])
     return {1, 0, 0, streaks, today + 1, week + 1}

@@ -293,6 +293,39 @@ TEST_F(LimitsRedis, CampaignCapIsPerCampaignAndTheAccountQuotaIsShared) {
     EXPECT_EQ(shared.why, reason::day_quota);
 }
 
+TEST_F(LimitsRedis, SeveralCappedCampaignsEachKeepTheirOwnCountOnOneAccount) {
+    limiter lim(base());
+    auto on = [](std::int64_t campaign, std::int64_t per_day, std::int64_t per_week, std::int64_t day) {
+        check c = invite("acc_multi", 100);
+        c.campaign_id = campaign;
+        c.campaign_cap = quota{per_day, per_week};
+        c.day = {day, hours{3}};
+        return c;
+    };
+    int allowed1 = 0, allowed2 = 0, allowed3 = 0;
+    for (int i = 0; i < 6; ++i) {  // interleaved: each record is updated in place
+        allowed1 += lim.take(on(1, 2, -1, day0)).allowed;
+        allowed2 += lim.take(on(2, 3, -1, day0)).allowed;
+        allowed3 += lim.take(on(3, 4, -1, day0)).allowed;
+    }
+    EXPECT_EQ(allowed1, 2);
+    EXPECT_EQ(allowed2, 3);
+    EXPECT_EQ(allowed3, 4);
+    auto st = lim.status("acc_multi", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 9);
+    // A campaign's rolling-week cap: 3 over day0 and day0 + 1, free again when day0 leaves.
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0 + 1)).allowed);
+    verdict v = lim.take(on(4, -1, 3, day0 + 1));
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::campaign_quota);
+    EXPECT_EQ(v.retry_after, hours{3} + hours{24 * 5});  // day0's 2 leave on day0 + 7
+    EXPECT_FALSE(lim.take(on(4, -1, 3, day0 + 6)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0 + 7)).allowed);
+}
+
 TEST_F(LimitsRedis, KeyRequestRateIsAGcraBucketSharedByAllAccounts) {
     settings s = base();
     s.key_requests_per_s = 10;  // one per 100 ms
