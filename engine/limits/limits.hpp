@@ -26,8 +26,8 @@
 //                                       pacing, first day (ramp-up), cooldown, hit streak, and
 //                                       the day slots of each campaign using the account
 // (account ids are percent-encoded: ':' '%' '{' '}' and bytes outside 0x21..0x7e). Each value is
-// a fixed binary record (see buckets.lua; status() is the readable view), so a take costs 5 Redis
-// calls (TIME, 2 GET, 2 SET with their TTL) and no field names. Idle keys expire: the key scope
+// a fixed binary record (see buckets.lua; status() is the readable view), so a take costs 4 Redis
+// calls (TIME, MGET, 2 SET with their TTL) and no field names. Idle keys expire: the key scope
 // idle_ttl_ms after its last take, the account records counters_ttl_ms (8 days) after.
 //
 // Redis unavailable: fail closed. take() answers reason::unavailable with a retry a few seconds

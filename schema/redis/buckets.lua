@@ -11,9 +11,9 @@
 -- campaign's time zone) and how long that day still lasts. Every key shares the API key's hash
 -- tag, so one script may touch both scopes under Redis Cluster.
 --
--- Records are fixed binary layouts of little-endian doubles (struct.pack): one GET and one SET
--- (with its TTL) per scope, and no field names to build, keep the take at 5 Redis calls (TIME, 2
--- GET, 2 SET). All values are integers below 2^53. Times are ms (tat: us).
+-- Records are fixed binary layouts of little-endian doubles (struct.pack): one MGET for both
+-- scopes and one SET (with its TTL) per scope, and no field names to build, keep the take at 4
+-- Redis calls (TIME, MGET, 2 SET). All values are integers below 2^53. Times are ms (tat: us).
 --   key scope      KEY: tat, until, streak, streak_until
 --   account+action ACC: until, streak, streak_until, pace, first (-1 = unknown), slot0..slot7,
 --                  ncamp; then ncamp CAMP records: campaign id, slot0..slot7
@@ -35,37 +35,6 @@ local pack, unpack_struct, max = struct.pack, struct.unpack, math.max
 local t = redis.call('TIME')
 local now_us = t[1] * 1000000 + t[2]  -- numeric strings coerce in arithmetic (cheaper than tonumber)
 local now = (now_us - now_us % 1000) / 1000
-
-local function load_key(k)
-    local raw = redis.call('GET', k)
-    if not raw then return {0, 0, 0, 0} end
-    if #raw ~= 32 then error('orch buckets: bad key record ' .. k) end
-    return {unpack_struct(KEY, raw)}
-end
-
-local function save_key(k, r, ttl)
-    redis.call('SET', k, pack(KEY, r[1], r[2], r[3], r[4]), 'PX', ttl)
-end
-
--- The account record's 14 numbers, and its campaign records as bytes.
-local function load_account(k)
-    local raw = redis.call('GET', k)
-    if not raw then return {0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, '' end
-    local a = {unpack_struct(ACC, raw)}
-    if #raw ~= ACC_SIZE + a[14] * CAMP_SIZE then error('orch buckets: bad account record ' .. k) end
-    return a, string.sub(raw, ACC_SIZE + 1)
-end
-
--- ttl: PX of the record; nil: keep the TTL it has.
-local function save_account(k, a, tail, ttl)
-    local raw = pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
-                     a[14]) .. tail
-    if ttl then
-        redis.call('SET', k, raw, 'PX', ttl)
-    else
-        redis.call('SET', k, raw, 'KEEPTTL')
-    end
-end
 
 local function decode_campaigns(tail)
     local camps = {}
@@ -103,12 +72,13 @@ local function count(r, base, day)
     return today, week
 end
 
--- Position (in the bytes of the campaign records) of campaign id's record, or nil.
+-- Campaign id's record (decoded) and its position in the bytes of the campaign records, or nil.
 local function find_campaign(tail, id)
     for pos = 1, #tail, CAMP_SIZE do
-        if unpack_struct('<d', tail, pos) == id then return pos end
+        local c = {unpack_struct(CAMP, tail, pos)}
+        if c[1] == id then return c, pos end
     end
-    return nil
+    return nil, nil
 end
 
 -- When a rolling-week quota frees: the first later day whose window (that day and the 6 before)
@@ -139,24 +109,37 @@ if op == 'take' then
     local camp_day, camp_week, window = (ARGV[10] + 0), (ARGV[11] + 0), (ARGV[12] + 0)
     local emission, burst = (ARGV[14] + 0), (ARGV[15] + 0)
     local wait, why = 0, 0
+    local raws = redis.call('MGET', KEYS[1], KEYS[2])  -- both records in one call
 
     -- Key scope: request rate (GCRA) and cooldown.
-    local ks = load_key(KEYS[1])
+    local tat, key_until, key_streak, key_streak_until = 0, 0, 0, 0
+    if raws[1] then
+        if #raws[1] ~= 32 then error('orch buckets: bad key record ' .. KEYS[1]) end
+        tat, key_until, key_streak, key_streak_until = unpack_struct(KEY, raws[1])
+    end
     local new_tat = 0
     if emission > 0 then
-        new_tat = max(ks[1], now_us) + emission
+        new_tat = max(tat, now_us) + emission
         local conforms_at = new_tat - emission * burst
         if conforms_at > now_us then
             local w = (conforms_at - now_us) / 1000
             wait, why = w - w % 1 + 1, 1
         end
     end
-    if ks[2] - now > wait then wait, why = ks[2] - now, 2 end
+    if key_until - now > wait then wait, why = key_until - now, 2 end
     local streaks = 0
-    if ks[3] > 0 and ks[4] > now then streaks = 1 end
+    if key_streak > 0 and key_streak_until > now then streaks = 1 end
 
     -- Account+action scope: cooldown, quotas with ramp-up, campaign cap, pacing.
-    local a, tail = load_account(KEYS[2])
+    local a, tail = nil, ''
+    local raw = raws[2]
+    if raw then
+        a = {unpack_struct(ACC, raw)}
+        if #raw ~= ACC_SIZE + a[14] * CAMP_SIZE then error('orch buckets: bad account record ' .. KEYS[2]) end
+        if a[14] > 0 then tail = string.sub(raw, ACC_SIZE + 1) end
+    else
+        a = {0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    end
     if a[1] - now > wait then wait, why = a[1] - now, 3 end
     if a[2] > 0 and a[3] > now then streaks = streaks + 2 end
     local today, week = count(a, 6, day)
@@ -175,8 +158,7 @@ if op == 'take' then
     local capped = campaign > 0 and (camp_day >= 0 or camp_week >= 0)
     local camp_pos, camp = nil, nil
     if capped then
-        camp_pos = find_campaign(tail, campaign)
-        if camp_pos then camp = {unpack_struct(CAMP, tail, camp_pos)} end
+        camp, camp_pos = find_campaign(tail, campaign)
         local ctoday, cweek = 0, 0
         if camp then ctoday, cweek = count(camp, 2, day) end
         if camp_day >= 0 and ctoday >= camp_day and day_left > wait then wait, why = day_left, 6 end
@@ -191,8 +173,7 @@ if op == 'take' then
 
     -- Take.
     if emission > 0 then
-        ks[1] = new_tat
-        save_key(KEYS[1], ks, ARGV[16])
+        redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until), 'PX', ARGV[16])
     end
     a[6 + day % 8] = day * SLOT + today + 1
     if window > 0 and cap > 0 then
@@ -203,9 +184,13 @@ if op == 'take' then
     if capped then
         if camp then
             camp[2 + day % 8] = day * SLOT + slot_count(camp, 2, day) + 1
-            tail = string.sub(tail, 1, camp_pos - 1) ..
-                   pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8], camp[9]) ..
-                   string.sub(tail, camp_pos + CAMP_SIZE)
+            local record = pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8],
+                                camp[9])
+            if #tail == CAMP_SIZE then
+                tail = record
+            else
+                tail = string.sub(tail, 1, camp_pos - 1) .. record .. string.sub(tail, camp_pos + CAMP_SIZE)
+            end
         else
             local live = {}
             for _, c in ipairs(decode_campaigns(tail)) do
@@ -219,8 +204,41 @@ if op == 'take' then
             tail = encode_campaigns(live)
         end
     end
-    save_account(KEYS[2], a, tail, ARGV[17])
+    redis.call('SET', KEYS[2], pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+                                    a[13], a[14]) .. tail, 'PX', ARGV[17])
     return {1, 0, 0, streaks, today + 1, week + 1}
+end
+
+-- The other operations (not on the hot path) read and write records through these.
+local function load_key(k)
+    local raw = redis.call('GET', k)
+    if not raw then return {0, 0, 0, 0} end
+    if #raw ~= 32 then error('orch buckets: bad key record ' .. k) end
+    return {unpack_struct(KEY, raw)}
+end
+
+local function save_key(k, r, ttl)
+    redis.call('SET', k, pack(KEY, r[1], r[2], r[3], r[4]), 'PX', ttl)
+end
+
+-- The account record's 14 numbers, and its campaign records as bytes.
+local function load_account(k)
+    local raw = redis.call('GET', k)
+    if not raw then return {0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, '' end
+    local a = {unpack_struct(ACC, raw)}
+    if #raw ~= ACC_SIZE + a[14] * CAMP_SIZE then error('orch buckets: bad account record ' .. k) end
+    return a, string.sub(raw, ACC_SIZE + 1)
+end
+
+-- ttl: PX of the record; nil: keep the TTL it has.
+local function save_account(k, a, tail, ttl)
+    local raw = pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                     a[14]) .. tail
+    if ttl then
+        redis.call('SET', k, raw, 'PX', ttl)
+    else
+        redis.call('SET', k, raw, 'KEEPTTL')
+    end
 end
 
 if op == 'cooldown' then
