@@ -448,6 +448,15 @@ TEST_F(LimitsRedis, BackoffWithoutRetryAfterGrowsWithTheStreakAndResetsAfterSucc
     auto cd = lim.rate_limited(c, scope::account_action, std::nullopt);
     ASSERT_TRUE(cd);
     EXPECT_LE(*cd, 100ms);  // streak 0 again: base
+
+    // The key scope's streak is reset the same way.
+    check k = invite("acc_reset_key", 100);
+    ASSERT_EQ(lim.rate_limited(k, scope::key, 0ms), 0ms);
+    verdict kv = lim.take(k);
+    ASSERT_TRUE(kv.allowed);
+    EXPECT_TRUE(kv.key_streak);
+    lim.succeeded(k, kv);
+    EXPECT_FALSE(lim.take(k).key_streak);
 }
 
 TEST_F(LimitsRedis, RefundGivesBackThePlaceOfACallWithoutEffect) {
