@@ -43,4 +43,15 @@ std::string_view query(std::string_view name) {
     die("no such query", name);
 }
 
+std::span<const named_query> redis_scripts() { return {detail::redis_script_table, detail::redis_script_count}; }
+
+std::string_view redis_script(std::string_view name) {
+    for (const auto& s : redis_scripts()) {
+        if (s.name == name) {
+            return s.sql;
+        }
+    }
+    die("no such redis script", name);
+}
+
 }  // namespace orch::schema

@@ -1,5 +1,6 @@
 // orch::schema: the SQL the orchestrator runs, embedded at build time from schema/ (STYLE E1):
-// numbered migrations and named queries. No SQL string literal lives in a .cpp file.
+// numbered migrations, named queries and Redis Lua scripts. No SQL string literal lives in a
+// .cpp file.
 #pragma once
 
 #include <cstddef>
@@ -26,12 +27,17 @@ int latest_version();
 // The query of that name; aborts with a message if it does not exist (a bug, not an input).
 std::string_view query(std::string_view name);
 std::span<const named_query> queries();
+// The Redis Lua script redis/<name>.lua; aborts with a message if it does not exist (a bug).
+std::string_view redis_script(std::string_view name);
+std::span<const named_query> redis_scripts();
 
 namespace detail {
 extern const migration migration_table[];
 extern const std::size_t migration_count;
 extern const named_query query_table[];
 extern const std::size_t query_count;
+extern const named_query redis_script_table[];
+extern const std::size_t redis_script_count;
 }  // namespace detail
 
 }  // namespace orch::schema

@@ -1,0 +1,584 @@
+#include "engine/limits/limits.hpp"
+
+#include "engine/limits/detail/redis_pool.hpp"
+#include "schema/schema.hpp"
+
+#include <date/tz.h>
+#include <openssl/evp.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+
+namespace orch::limits {
+
+namespace {
+
+constexpr std::array<const char*, action_count> action_names{
+    "invite", "send", "visit", "withdraw", "search", "check_invitation", "get_conversation"};
+
+std::string hex_digest(const EVP_MD* md, std::string_view text) {
+    unsigned char out[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    if (EVP_Digest(text.data(), text.size(), out, &len, md, nullptr) != 1) {
+        std::fprintf(stderr, "orch::limits: EVP_Digest failed\n");
+        std::abort();
+    }
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string hex;
+    for (unsigned int i = 0; i < len; ++i) {
+        hex += digits[out[i] >> 4];
+        hex += digits[out[i] & 0xf];
+    }
+    return hex;
+}
+
+std::mt19937_64& thread_rng() {
+    thread_local std::mt19937_64 rng{std::random_device{}()};
+    return rng;
+}
+
+std::chrono::system_clock::time_point wall_in(std::chrono::milliseconds ms) {
+    return std::chrono::system_clock::now() + ms;
+}
+
+}  // namespace
+
+const char* to_string(action a) { return action_names.at(static_cast<std::size_t>(a)); }
+
+std::optional<action> parse_action(std::string_view name) {
+    for (std::size_t i = 0; i < action_count; ++i) {
+        if (name == action_names[i]) {
+            return static_cast<action>(i);
+        }
+    }
+    return std::nullopt;
+}
+
+action action_of(campaigns::call_kind kind, bool reconcile) {
+    using k = campaigns::call_kind;
+    switch (kind) {
+        case k::invite:
+        case k::withdraw:
+            if (reconcile) {
+                return action::check_invitation;
+            }
+            return kind == k::invite ? action::invite : action::withdraw;
+        case k::send:
+            return reconcile ? action::get_conversation : action::send;
+        case k::visit:
+            return action::visit;
+        case k::get_conversation:
+            return action::get_conversation;
+        case k::check_invitation:
+            return action::check_invitation;
+    }
+    return action::check_invitation;
+}
+
+std::array<action_defaults, action_count> default_actions() {
+    std::array<action_defaults, action_count> d{};
+    d[static_cast<std::size_t>(action::invite)] = {{80, 200}, {20, 10}};
+    d[static_cast<std::size_t>(action::send)] = {{150, -1}, {50, 20}};
+    d[static_cast<std::size_t>(action::visit)] = {{100, -1}, {40, 15}};
+    d[static_cast<std::size_t>(action::search)] = {{300, -1}, {}};
+    d[static_cast<std::size_t>(action::withdraw)] = {{50, -1}, {}};
+    return d;
+}
+
+const char* to_string(reason r) {
+    switch (r) {
+        case reason::none: return "none";
+        case reason::rate: return "rate";
+        case reason::cooldown_key: return "cooldown_key";
+        case reason::cooldown_account: return "cooldown_account";
+        case reason::day_quota: return "day_quota";
+        case reason::week_quota: return "week_quota";
+        case reason::campaign_quota: return "campaign_quota";
+        case reason::pacing: return "pacing";
+        case reason::unavailable: return "unavailable";
+        case reason::bad_input: return "bad_input";
+    }
+    return "?";
+}
+
+std::vector<std::string> validate(const settings& s) {
+    std::vector<std::string> bad;
+    std::string error;
+    if (!parse_redis_url(s.redis_url, error)) {
+        bad.push_back("limits: redis_url: " + error);
+    }
+    if (s.api_key.empty()) {
+        bad.push_back("limits: api_key is empty");
+    }
+    if (!(s.key_requests_per_s >= 0) || s.key_requests_per_s > 1e6) {
+        bad.push_back("limits: key_requests_per_s must be in [0, 1000000]");
+    }
+    if (s.key_burst < 1) {
+        bad.push_back("limits: key_burst must be >= 1");
+    }
+    for (std::size_t i = 0; i < action_count; ++i) {
+        const auto& a = s.actions[i];
+        if (a.limit.per_day < -1 || a.limit.per_week < -1 || a.ramp.start_per_day < 0 || a.ramp.step_per_day < 0) {
+            bad.push_back(std::string("limits: ") + action_names[i] + ": quotas are -1 (none) or >= 0, ramp-up >= 0");
+        }
+    }
+    if (s.backoff_base_ms < 1 || s.backoff_cap_ms < s.backoff_base_ms || s.backoff_min_ms < 0) {
+        bad.push_back("limits: backoff needs 1 <= base_ms <= cap_ms and min_ms >= 0");
+    }
+    if (s.retry_after_max_ms < 1 || s.retry_after_max_ms > s.counters_ttl_ms) {
+        bad.push_back("limits: retry_after_max_ms must be in [1, counters_ttl_ms]");
+    }
+    if (!(s.pacing_factor_min >= 0) || !(s.pacing_factor_max >= s.pacing_factor_min) || s.pacing_factor_max > 100) {
+        bad.push_back("limits: pacing factors need 0 <= min <= max <= 100");
+    }
+    if (s.idle_ttl_ms < 1000) {
+        bad.push_back("limits: idle_ttl_ms must be >= 1000");
+    }
+    if (s.counters_ttl_ms < 8LL * 86'400'000) {
+        bad.push_back("limits: counters_ttl_ms must be >= 8 days (the rolling week reads 7)");
+    }
+    if (s.connect_timeout_ms < 1 || s.command_timeout_ms < 1 || s.unavailable_retry_ms < 1 ||
+        s.reconnect_interval_ms < 1) {
+        bad.push_back("limits: timeouts and intervals must be >= 1 ms");
+    }
+    if (s.pool_size < 1 || s.pool_size > 1024) {
+        bad.push_back("limits: pool_size must be in [1, 1024]");
+    }
+    return bad;
+}
+
+std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, const std::string& time_zone) {
+    const date::time_zone* zone = nullptr;
+    try {
+        zone = date::locate_zone(time_zone);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+    using std::chrono::milliseconds;
+    auto local = zone->to_local(date::floor<milliseconds>(now));
+    auto day = date::floor<date::days>(local);
+    // The next local midnight; where it does not exist (a DST jump at 00:00), the transition.
+    auto next = zone->to_sys(day + date::days{1}, date::choose::earliest);
+    local_day out;
+    out.day = day.time_since_epoch().count();
+    out.left = std::max(milliseconds{1}, date::floor<milliseconds>(next - date::floor<milliseconds>(now)));
+    return out;
+}
+
+std::string key_tag(std::string_view api_key) { return hex_digest(EVP_sha256(), api_key).substr(0, 16); }
+
+std::string encode_key_part(std::string_view part) {
+    static constexpr char digits[] = "0123456789ABCDEF";
+    std::string out;
+    out.reserve(part.size());
+    for (char ch : part) {
+        auto c = static_cast<unsigned char>(ch);
+        if (c <= 0x20 || c >= 0x7f || c == ':' || c == '%' || c == '{' || c == '}') {
+            out += '%';
+            out += digits[c >> 4];
+            out += digits[c & 0xf];
+        } else {
+            out += ch;
+        }
+    }
+    return out;
+}
+
+std::string key_scope_key(const std::string& tag) { return "orch:{" + tag + "}:key"; }
+
+std::string account_key(const std::string& tag, std::string_view account_id, action a) {
+    return "orch:{" + tag + "}:acct:" + encode_key_part(account_id) + ":" + to_string(a);
+}
+
+std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter) {
+    double ceiling = static_cast<double>(cap_ms);
+    if (streak < 40) {
+        ceiling = std::min(ceiling, static_cast<double>(base_ms) * std::pow(2.0, streak));
+    }
+    return std::max(min_ms, static_cast<std::int64_t>(std::floor(jitter * ceiling)));
+}
+
+std::int64_t ramped_day_quota(const quota& q, const ramp_up& r, std::int64_t first_day, std::int64_t day) {
+    if (q.per_day < 0 || r.start_per_day <= 0) {
+        return q.per_day;
+    }
+    return std::min(q.per_day, r.start_per_day + r.step_per_day * std::max<std::int64_t>(0, day - first_day));
+}
+
+std::optional<redis_endpoint> parse_redis_url(const std::string& url, std::string& error) {
+    const std::string scheme = "redis://";
+    if (url.rfind(scheme, 0) != 0) {
+        error = "must start with redis://";
+        return std::nullopt;
+    }
+    redis_endpoint ep;
+    std::string rest = url.substr(scheme.size());
+    auto slash = rest.find('/');
+    std::string authority = rest.substr(0, slash);
+    if (slash != std::string::npos) {
+        std::string db = rest.substr(slash + 1);
+        if (!db.empty()) {
+            if (db.size() > 4 || db.find_first_not_of("0123456789") != std::string::npos) {
+                error = "the database must be a number: '" + db + "'";
+                return std::nullopt;
+            }
+            ep.db = std::stoi(db);
+        }
+    }
+    auto at = authority.rfind('@');
+    if (at != std::string::npos) {
+        std::string userinfo = authority.substr(0, at);
+        authority = authority.substr(at + 1);
+        auto colon = userinfo.find(':');
+        if (colon == std::string::npos) {
+            ep.password = userinfo;
+        } else {
+            ep.user = userinfo.substr(0, colon);
+            ep.password = userinfo.substr(colon + 1);
+        }
+    }
+    auto colon = authority.rfind(':');
+    std::string host = authority.substr(0, colon);
+    if (colon != std::string::npos) {
+        std::string port = authority.substr(colon + 1);
+        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
+            std::stoi(port) < 1 || std::stoi(port) > 65535) {
+            error = "bad port: '" + port + "'";
+            return std::nullopt;
+        }
+        ep.port = std::stoi(port);
+    }
+    if (host.empty()) {
+        error = "no host";
+        return std::nullopt;
+    }
+    ep.host = host;
+    return ep;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+struct limiter::impl {
+    struct script {
+        std::string name;
+        std::string_view text;
+        std::string sha;
+    };
+
+    settings cfg;
+    std::string tag;
+    std::string key_key;
+    detail::redis_pool pool;
+    script buckets{"buckets", schema::redis_script("buckets"), {}};
+
+    static redis_endpoint endpoint_of(const settings& s) {
+        std::string error;
+        auto ep = parse_redis_url(s.redis_url, error);
+        return ep ? *ep : redis_endpoint{};
+    }
+
+    explicit impl(settings s)
+        : cfg(std::move(s)), tag(key_tag(cfg.api_key)), key_key(key_scope_key(tag)), pool(endpoint_of(cfg), cfg) {
+        buckets.sha = hex_digest(EVP_sha1(), buckets.text);
+    }
+
+    static detail::reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lens;
+        argv.reserve(args.size());
+        lens.reserve(args.size());
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            lens.push_back(a.size());
+        }
+        return detail::reply_ptr(
+            static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+    }
+
+    // EVALSHA of `sc` with `args` (numkeys, keys..., argv...). On NOSCRIPT (a restarted or
+    // flushed Redis), SCRIPT LOAD and retry once. nullptr when Redis is unavailable (logged once
+    // per outage by the pool).
+    detail::reply_ptr eval(const script& sc, std::vector<std::string> args) {
+        std::string error;
+        detail::context_ptr c = pool.acquire(error);
+        if (!c) {
+            return nullptr;
+        }
+        args.insert(args.begin(), {"EVALSHA", sc.sha});
+        detail::reply_ptr r = command(c.get(), args);
+        if (r && r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
+            detail::reply_ptr load = command(c.get(), {"SCRIPT", "LOAD", std::string(sc.text)});
+            if (load && load->type == REDIS_REPLY_STRING) {
+                if (std::string_view(load->str, load->len) != sc.sha) {
+                    spdlog::critical("limits: Redis gave script {} the SHA {}, expected {}", sc.name,
+                                     std::string_view(load->str, load->len), sc.sha);
+                    std::abort();
+                }
+                spdlog::info("limits: script {} loaded into Redis (sha {})", sc.name, sc.sha);
+                r = command(c.get(), args);
+            } else {
+                r = std::move(load);
+            }
+        }
+        if (!r) {
+            std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
+            pool.failed(std::move(c), what);
+            return nullptr;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            pool.outage("script " + sc.name + ": " + std::string(r->str, r->len));
+            pool.release(std::move(c));
+            return nullptr;
+        }
+        pool.release(std::move(c));
+        pool.succeeded();
+        return r;
+    }
+
+    verdict unavailable_verdict() const {
+        verdict v;
+        v.why = reason::unavailable;
+        v.retry_after = std::chrono::milliseconds(cfg.unavailable_retry_ms);
+        return v;
+    }
+
+    quota quota_of(const check& c) const {
+        return c.account_quota.value_or(cfg.actions[static_cast<std::size_t>(c.what)].limit);
+    }
+};
+
+limiter::limiter(settings s) {
+    auto problems = validate(s);
+    if (!problems.empty()) {
+        std::fprintf(stderr, "orch::limits: invalid settings: %s\n", problems.front().c_str());
+        std::abort();
+    }
+    impl_ = std::make_unique<impl>(std::move(s));
+}
+
+limiter::~limiter() = default;
+
+bool limiter::unavailable() const { return impl_->pool.down(); }
+const std::string& limiter::tag() const { return impl_->tag; }
+
+namespace {
+bool valid_check(const check& c, std::string& why) {
+    if (c.account_id.empty()) {
+        why = "no account id";
+    } else if (c.day.day < 7 || c.day.day >= 1'000'000) {
+        why = "the day number is outside [7, 1000000)";
+    } else if (c.day.left.count() <= 0 || c.day.left > std::chrono::hours(26)) {
+        why = "the day's remaining time is outside (0, 26 h]";
+    } else if (c.working_window.count() < 0) {
+        why = "negative working window";
+    } else {
+        return true;
+    }
+    return false;
+}
+
+std::int64_t int_at(const redisReply* r, std::size_t i) {
+    if (r == nullptr || r->type != REDIS_REPLY_ARRAY || i >= r->elements || r->element[i]->type != REDIS_REPLY_INTEGER) {
+        return 0;
+    }
+    return r->element[i]->integer;
+}
+
+std::string fixed(double x) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.6f", x);
+    return buf;
+}
+}  // namespace
+
+std::vector<std::string> limiter::take_command(const check& c) const {
+    const settings& s = impl_->cfg;
+    const quota q = impl_->quota_of(c);
+    const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
+    const quota cap = c.campaign_cap.value_or(quota{});
+    std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
+    const std::int64_t emission_us =
+        s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
+    return {
+        "EVALSHA",
+        impl_->buckets.sha,
+        "2",
+        impl_->key_key,
+        account_key(impl_->tag, c.account_id, c.what),
+        "take",
+        std::to_string(c.day.day),
+        std::to_string(c.day.left.count()),
+        std::to_string(q.per_day),
+        std::to_string(q.per_week),
+        std::to_string(r.start_per_day),
+        std::to_string(r.step_per_day),
+        std::to_string(c.first_day.value_or(-1)),
+        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
+        std::to_string(c.campaign_id > 0 ? cap.per_day : -1),
+        std::to_string(c.campaign_id > 0 ? cap.per_week : -1),
+        std::to_string(c.working_window.count()),
+        fixed(factor(thread_rng())),
+        std::to_string(emission_us),
+        std::to_string(s.key_burst),
+        std::to_string(s.idle_ttl_ms),
+        std::to_string(s.counters_ttl_ms),
+    };
+}
+
+verdict limiter::take(const check& c) {
+    std::string why;
+    if (!valid_check(c, why)) {
+        spdlog::error("limits: bad check for account '{}' action={}: {}", c.account_id, to_string(c.what), why);
+        verdict v;
+        v.why = reason::bad_input;
+        v.retry_after = std::chrono::milliseconds(impl_->cfg.unavailable_retry_ms);
+        return v;
+    }
+    std::vector<std::string> args = take_command(c);
+    args.erase(args.begin(), args.begin() + 2);  // EVALSHA and the SHA: eval() adds them
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
+    if (!rep) {
+        return impl_->unavailable_verdict();
+    }
+    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
+        impl_->pool.outage("script buckets take: unexpected reply shape");
+        return impl_->unavailable_verdict();
+    }
+    verdict v;
+    v.allowed = int_at(rep.get(), 0) == 1;
+    std::int64_t code = int_at(rep.get(), 1);
+    v.why = (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
+    v.retry_after = std::chrono::milliseconds(int_at(rep.get(), 2));
+    std::int64_t streaks = int_at(rep.get(), 3);
+    v.key_streak = (streaks & 1) != 0;
+    v.account_streak = (streaks & 2) != 0;
+    v.used_today = int_at(rep.get(), 4);
+    v.used_week = int_at(rep.get(), 5);
+    return v;
+}
+
+std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, scope where,
+                                                               std::optional<std::chrono::milliseconds> retry_after) {
+    if (c.account_id.empty() && where == scope::account_action) {
+        spdlog::error("limits: RATE_LIMITED reported for an account scope without an account id");
+        return std::nullopt;
+    }
+    const settings& s = impl_->cfg;
+    std::int64_t ra = -1;
+    if (retry_after) {
+        ra = std::clamp<std::int64_t>(retry_after->count(), 0, s.retry_after_max_ms);
+    }
+    std::uniform_real_distribution<double> jitter(0.0, 1.0);
+    const bool key = where == scope::key;
+    std::vector<std::string> args{
+        "1",
+        key ? impl_->key_key : account_key(impl_->tag, c.account_id, c.what),
+        "cooldown",
+        key ? "key" : "account",
+        std::to_string(ra),
+        std::to_string(s.backoff_base_ms),
+        std::to_string(s.backoff_cap_ms),
+        std::to_string(s.backoff_min_ms),
+        fixed(jitter(thread_rng())),
+        std::to_string(s.idle_ttl_ms),
+        std::to_string(key ? s.idle_ttl_ms : s.counters_ttl_ms),
+    };
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
+    if (!rep) {
+        return std::nullopt;
+    }
+    auto ms = std::chrono::milliseconds(int_at(rep.get(), 0));
+    spdlog::warn("limits: RATE_LIMITED: {} cooldown {} ms (streak {}){}",
+                 where == scope::key ? std::string("API key") :
+                                       "account=" + c.account_id + " action=" + to_string(c.what),
+                 ms.count(), int_at(rep.get(), 1), retry_after ? " from Retry-After" : "");
+    return ms;
+}
+
+void limiter::succeeded(const check& c, const verdict& taken) {
+    if (!taken.key_streak && !taken.account_streak) {
+        return;  // the common case: no round trip
+    }
+    if (c.account_id.empty()) {
+        return;
+    }
+    std::vector<std::string> args{
+        "2",
+        impl_->key_key,
+        account_key(impl_->tag, c.account_id, c.what),
+        "reset",
+        taken.key_streak ? "1" : "0",
+        taken.account_streak ? "1" : "0",
+    };
+    // When Redis is unavailable the streak is forgotten idle_ttl_ms after its cooldown anyway.
+    (void)impl_->eval(impl_->buckets, std::move(args));
+}
+
+bool limiter::refund(const check& c) {
+    if (c.account_id.empty()) {
+        return false;
+    }
+    std::vector<std::string> args{
+        "1",
+        account_key(impl_->tag, c.account_id, c.what),
+        "refund",
+        std::to_string(c.day.day),
+        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
+    };
+    return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
+}
+
+std::optional<account_status> limiter::status(const std::string& account_id, const local_day& day,
+                                              const std::array<std::optional<quota>, action_count>& quotas,
+                                              std::optional<std::int64_t> first_day) {
+    if (account_id.empty()) {
+        return std::nullopt;
+    }
+    std::vector<std::string> args{std::to_string(1 + action_count), impl_->key_key};
+    for (std::size_t i = 0; i < action_count; ++i) {
+        args.push_back(account_key(impl_->tag, account_id, static_cast<action>(i)));
+    }
+    args.push_back("status");
+    args.push_back(std::to_string(day.day));
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
+    if (!rep || rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 + action_count) {
+        return std::nullopt;
+    }
+    using std::chrono::milliseconds;
+    account_status out;
+    if (auto ms = int_at(rep.get(), 0); ms > 0) {
+        out.key_cooldown_until = wall_in(milliseconds(ms));
+    }
+    for (std::size_t i = 0; i < action_count; ++i) {
+        const redisReply* a = rep->element[2 + i];
+        action_status st;
+        st.what = static_cast<action>(i);
+        st.used_today = int_at(a, 0);
+        st.used_week = int_at(a, 1);
+        std::int64_t recorded_first = int_at(a, 2);
+        if (first_day) {
+            st.first_day = first_day;
+        } else if (recorded_first >= 0) {
+            st.first_day = recorded_first;
+        }
+        const quota q = quotas[i].value_or(impl_->cfg.actions[i].limit);
+        st.limit_today = ramped_day_quota(q, impl_->cfg.actions[i].ramp, st.first_day.value_or(day.day), day.day);
+        st.limit_week = q.per_week;
+        st.left_today = st.limit_today < 0 ? -1 : std::max<std::int64_t>(0, st.limit_today - st.used_today);
+        st.left_week = st.limit_week < 0 ? -1 : std::max<std::int64_t>(0, st.limit_week - st.used_week);
+        if (auto ms = int_at(a, 3); ms > 0) {
+            st.cooldown_until = wall_in(milliseconds(ms));
+        }
+        if (auto ms = int_at(a, 4); ms > 0) {
+            st.pace_until = wall_in(milliseconds(ms));
+        }
+        st.streak = int_at(a, 5);
+        out.actions.push_back(st);
+    }
+    return out;
+}
+
+}  // namespace orch::limits

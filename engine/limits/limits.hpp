@@ -1,0 +1,267 @@
+// orch::limits: the rate-limit buckets in Redis, shared by every worker process on every host.
+//
+// One check = one round trip: the Lua script schema/redis/buckets.lua (operation "take"; loaded
+// once, called by SHA, reloaded on NOSCRIPT) checks and takes, atomically, everything one API call
+// needs:
+//   - the API key's request rate (GCRA bucket) and the key's cooldown after RATE_LIMITED;
+//   - the cooldown of (account, action);
+//   - the account's quota for the action per local day and per rolling week (that day and the
+//     6 before), with a ramp-up for new accounts; shared by every campaign using the account;
+//   - an optional per-campaign cap on that account (day / week);
+//   - pacing: after each call the account waits window / day quota * U(0.5, 1.5) before the next
+//     call of that action, so the day's quota spreads over the working hours with human gaps.
+// All or nothing: when anything denies, nothing is taken and the verdict says the earliest time
+// a retry can succeed (the longest of the waits) and why, so the scheduler sets next_run_at to it.
+//
+// Times (rate, cooldowns, pacing) come from Redis TIME, so all hosts agree; waits are returned
+// relative ("retry after N ms"), so the caller's clock skew does not matter. The quota counters are
+// keyed by the caller's local day number (days since 1970-01-01 in the campaign's time zone; see
+// day_in_zone), so "today" follows the campaign's calendar.
+//
+// Keys (Redis Cluster ready): every key of one API key starts with orch:{<tag>}: where tag is the
+// first 16 hex digits of SHA-256(api key) - never the key itself. All buckets of one API key then
+// live in one hash slot, so one script can touch the key scope and the account scope at once.
+//   orch:{tag}:key                      key scope: GCRA state, cooldown, hit streak
+//   orch:{tag}:acct:<account>:<action>  account+action scope: 8 day slots (the rolling week),
+//                                       pacing, first day (ramp-up), cooldown, hit streak, and
+//                                       the day slots of each campaign using the account
+// (account ids are percent-encoded: ':' '%' '{' '}' and bytes outside 0x21..0x7e). Each value is
+// a fixed binary record (see buckets.lua; status() is the readable view), so a take costs 4 Redis
+// calls (TIME, MGET, 2 SET with their TTL) and no field names. Idle keys expire: the key scope
+// idle_ttl_ms after its last take, the account records counters_ttl_ms (8 days) after.
+//
+// Redis unavailable: fail closed. take() answers reason::unavailable with a retry a few seconds
+// ahead (no API call that needs a bucket goes out), the outage is logged once when it starts and
+// once when it ends, and the limiter reconnects by itself (at most one attempt a second). Nothing
+// is lost: a denied call is simply asked again later.
+//
+// Thread-safety: a limiter is used by many threads at once (lane threads); it holds a small pool
+// of synchronous hiredis connections. Every call blocks for at most the command timeout.
+#pragma once
+
+#include "campaigns/machine.hpp"
+
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::limits {
+
+// What a quota counts. The names are those of a campaign file's `limits` map.
+enum class action : std::uint8_t {
+    invite,
+    send,              // a message
+    visit,             // a profile visit
+    withdraw,          // an invitation withdrawn
+    search,            // a people search
+    check_invitation,  // read-only checks (key rate and cooldowns only, by default)
+    get_conversation,  // read-only reconciliation of a send
+};
+inline constexpr std::size_t action_count = 7;
+const char* to_string(action a);
+std::optional<action> parse_action(std::string_view name);
+// The action a step's API call is counted as. A reconciliation is the read-only check the
+// executor makes (check_invitation for invite/withdraw, get_conversation for send).
+action action_of(campaigns::call_kind kind, bool reconcile);
+
+// -1 = no limit.
+struct quota {
+    std::int64_t per_day = -1;
+    std::int64_t per_week = -1;
+};
+
+// New accounts: the day quota on the first day is start_per_day, then grows by step_per_day each
+// day up to the quota. start_per_day 0 = no ramp-up.
+struct ramp_up {
+    std::int64_t start_per_day = 0;
+    std::int64_t step_per_day = 0;
+};
+
+struct action_defaults {
+    quota limit;
+    ramp_up ramp;
+};
+
+// Defaults from common practice for a paid account (all configurable):
+//   invite            80/day, 200/week; new accounts start at 20/day, +10/day
+//   send (messages)   150/day;          new accounts start at 50/day, +20/day
+//   visit             100/day;          new accounts start at 40/day, +15/day
+//   search            300/day
+//   withdraw          50/day
+//   check_invitation, get_conversation: no quota (the key's request rate still applies)
+std::array<action_defaults, action_count> default_actions();
+
+struct settings {
+    std::string redis_url;   // redis://[[user]:password@]host[:port][/db]
+    std::string api_key;     // only its hash is used (the key tag)
+    // The API key's request rate (GCRA): sustained rate and burst. 0 = no rate bucket.
+    // Default: 300 per minute, the one documented number (V1).
+    double key_requests_per_s = 5.0;
+    std::int64_t key_burst = 10;
+    std::array<action_defaults, action_count> actions = default_actions();
+    // Cooldown after RATE_LIMITED without Retry-After: full-jitter exponential backoff.
+    std::int64_t backoff_base_ms = 2'000;
+    std::int64_t backoff_cap_ms = 600'000;
+    std::int64_t backoff_min_ms = 1'000;
+    std::int64_t retry_after_max_ms = 7LL * 24 * 3600 * 1000;  // a larger Retry-After is clamped
+    // Pacing: gap = working window / day quota * uniform(pacing_factor_min, pacing_factor_max).
+    double pacing_factor_min = 0.5;
+    double pacing_factor_max = 1.5;
+    std::int64_t idle_ttl_ms = 3'600'000;           // key scope expiry; memory of a hit streak
+    std::int64_t counters_ttl_ms = 8LL * 86'400'000;  // day counters (> 7 days: the rolling week)
+    std::int64_t connect_timeout_ms = 500;
+    std::int64_t command_timeout_ms = 500;
+    std::int64_t unavailable_retry_ms = 3'000;      // retry_after of a fail-closed verdict
+    std::int64_t reconnect_interval_ms = 1'000;     // at most one connection attempt per interval
+    std::size_t pool_size = 8;                      // idle connections kept
+};
+// Every problem of `s`, empty when valid.
+std::vector<std::string> validate(const settings& s);
+
+// The local calendar day of the quota counters.
+struct local_day {
+    std::int64_t day = 0;                 // days since 1970-01-01 in the time zone
+    std::chrono::milliseconds left{0};    // until that day ends (> 0)
+};
+// nullopt when the time zone is unknown.
+std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, const std::string& time_zone);
+
+// One API call to check and take.
+struct check {
+    std::string account_id;                // required
+    action what = action::check_invitation;
+    // 0 = none. A campaign's calls on the account are counted only while the check carries a
+    // campaign cap (a cap added mid-day starts counting then).
+    std::int64_t campaign_id = 0;
+    std::optional<quota> account_quota;    // this account's quota for the action (else the default)
+    std::optional<quota> campaign_cap;     // this campaign's cap on the account (-1 fields = none)
+    local_day day;
+    // Length of the campaign's working window today; 0 = no pacing.
+    std::chrono::milliseconds working_window{0};
+    // The account's first day (ramp-up); nullopt = the day Redis first saw it take this action
+    // (the record expires with the counters, so an account idle for 8 days ramps up again).
+    // Ramp-up is per (account, action).
+    std::optional<std::int64_t> first_day;
+};
+
+enum class reason : std::uint8_t {
+    none,
+    rate,              // the API key's request rate
+    cooldown_key,      // the API key's cooldown after RATE_LIMITED
+    cooldown_account,  // the (account, action) cooldown after RATE_LIMITED
+    day_quota,         // the account's quota for today (frees when the local day ends)
+    week_quota,        // the account's rolling-week quota
+    campaign_quota,    // the campaign's cap on this account (day or week)
+    pacing,            // the gap since the account's last call of this action
+    unavailable,       // Redis did not answer: fail closed
+    bad_input,         // the check itself is invalid (empty account, bad day); retry will not help
+};
+const char* to_string(reason r);
+
+struct verdict {
+    bool allowed = false;
+    reason why = reason::none;
+    std::chrono::milliseconds retry_after{0};  // when !allowed: the earliest a retry can succeed
+    bool key_streak = false;      // a RATE_LIMITED streak exists: report success to reset it
+    bool account_streak = false;
+    std::int64_t used_today = 0;  // the account's count for the action (after the take)
+    std::int64_t used_week = 0;
+};
+
+enum class scope : std::uint8_t { key, account_action };
+
+struct action_status {
+    action what = action::invite;
+    std::int64_t used_today = 0;
+    std::int64_t used_week = 0;
+    std::int64_t limit_today = -1;   // effective day quota (ramp-up applied), -1 = none
+    std::int64_t limit_week = -1;
+    std::int64_t left_today = -1;    // -1 = no limit
+    std::int64_t left_week = -1;
+    std::optional<std::int64_t> first_day;
+    std::optional<std::chrono::system_clock::time_point> cooldown_until;
+    std::optional<std::chrono::system_clock::time_point> pace_until;
+    std::int64_t streak = 0;
+};
+
+struct account_status {
+    std::optional<std::chrono::system_clock::time_point> key_cooldown_until;
+    std::vector<action_status> actions;  // one per action, in enum order
+};
+
+class limiter {
+public:
+    // No connection is made yet. Preconditions: validate(s) is empty (asserted).
+    explicit limiter(settings s);
+    ~limiter();
+    limiter(const limiter&) = delete;
+    limiter& operator=(const limiter&) = delete;
+
+    // Checks and, when allowed, takes. One EVALSHA round trip (two more after a NOSCRIPT).
+    // Denied with bad_input (and logged) when the account is empty, the day number is outside
+    // [7, 1000000) or day.left outside (0, 26 h].
+    verdict take(const check& c);
+
+    // After a call that took: the API answered RATE_LIMITED. Sets the cooldown of `where`
+    // (Retry-After when given, else backoff on the streak) and returns its length, or nullopt
+    // when Redis is unavailable.
+    std::optional<std::chrono::milliseconds> rate_limited(const check& c, scope where,
+                                                          std::optional<std::chrono::milliseconds> retry_after);
+    // After a successful call: resets the streaks `taken` saw (no round trip when it saw none).
+    void succeeded(const check& c, const verdict& taken);
+    // The call surely had no effect: gives back its place in today's counters (account and
+    // campaign). False when Redis is unavailable.
+    bool refund(const check& c);
+
+    // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
+    // `quotas` overrides the defaults per action (index = action), as in check::account_quota.
+    // nullopt when Redis is unavailable or the account id is empty.
+    std::optional<account_status> status(const std::string& account_id, const local_day& day,
+                                          const std::array<std::optional<quota>, action_count>& quotas = {},
+                                          std::optional<std::int64_t> first_day = std::nullopt);
+
+    // True while the limiter believes Redis is down (between the failure and the next success).
+    bool unavailable() const;
+    // The key tag of this limiter's API key (for tests and the bench).
+    const std::string& tag() const;
+    // The EVALSHA command take(c) sends (the bench replays it with redis-benchmark). `c` must be
+    // valid (a non-empty account, 0 < day.left <= 26 h).
+    std::vector<std::string> take_command(const check& c) const;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+// Pure helpers (unit-tested).
+
+// The hash tag of an API key: the first 16 hex digits of its SHA-256.
+std::string key_tag(std::string_view api_key);
+// Account ids percent-encoded for use inside a key (see above).
+std::string encode_key_part(std::string_view part);
+std::string key_scope_key(const std::string& tag);
+std::string account_key(const std::string& tag, std::string_view account_id, action a);
+
+// Full-jitter backoff as cooldown.lua computes it: max(min, floor(jitter * min(cap, base * 2^streak))).
+std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter);
+// Effective day quota on `day` for an account first seen on `first_day` (ramp-up applied).
+std::int64_t ramped_day_quota(const quota& q, const ramp_up& r, std::int64_t first_day, std::int64_t day);
+
+struct redis_endpoint {
+    std::string host = "127.0.0.1";
+    int port = 6379;
+    std::string user;
+    std::string password;
+    int db = 0;
+};
+// nullopt (and `error` set) when the URL is not redis://[[user]:password@]host[:port][/db].
+std::optional<redis_endpoint> parse_redis_url(const std::string& url, std::string& error);
+
+}  // namespace orch::limits

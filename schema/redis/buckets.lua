@@ -1,0 +1,333 @@
+-- buckets: the rate-limit buckets of engine/limits (limits.hpp), one script for every operation
+-- so that they share one record format; ARGV[1] names the operation:
+--   take      check and take, atomically, everything one API call needs (the hot path)
+--   cooldown  RATE_LIMITED: set the cooldown of a scope (Retry-After, or backoff on its streak)
+--   reset     a success: forget the hit streaks
+--   refund    a taken call surely had no effect: give back its place in the day's counters
+--   status    what `accounts list` and the admin side show
+--
+-- Times (rate, cooldowns, pacing) come from Redis TIME, so every worker on every host agrees; the
+-- caller passes only the local day number of the quota counters (days since 1970-01-01 in the
+-- campaign's time zone) and how long that day still lasts. Every key shares the API key's hash
+-- tag, so one script may touch both scopes under Redis Cluster.
+--
+-- Records are fixed binary layouts of little-endian doubles (struct.pack): one MGET for both
+-- scopes and one SET (with its TTL) per scope, and no field names to build, keep the take at 4
+-- Redis calls (TIME, MGET, 2 SET). All values are integers below 2^53. Times are ms (tat: us).
+--   key scope      KEY: tat, until, streak, streak_until
+--   account+action ACC: until, streak, streak_until, pace, first (-1 = unknown), slot0..slot7,
+--                  ncamp; then ncamp CAMP records: campaign id, slot0..slot7
+-- A day slot (index day % 8) holds day * 1e9 + count: a slot of another day counts 0, so old
+-- days need no pruning; the 7 slots day-6 .. day are the rolling week. Campaign records are
+-- touched only when the check carries a campaign cap, and then only the record of that campaign
+-- (updated in place); records whose slots are all older than the week are dropped when a new
+-- campaign record is added (so they are bounded by the campaigns of the last week or so).
+-- Every cost here is paid per check, so this script favours few Redis calls and few Lua
+-- function calls (the % operator instead of math.floor, TTLs passed as strings).
+local KEY = '<dddd'
+local ACC = '<dddddddddddddd'
+local CAMP = '<ddddddddd'
+local ACC_SIZE, CAMP_SIZE = 14 * 8, 9 * 8
+local SLOT = 1000000000
+local DAY_MS = 86400000
+local pack, unpack_struct, max = struct.pack, struct.unpack, math.max
+
+local t = redis.call('TIME')
+local now_us = t[1] * 1000000 + t[2]  -- numeric strings coerce in arithmetic (cheaper than tonumber)
+local now = (now_us - now_us % 1000) / 1000
+
+local function decode_campaigns(tail)
+    local camps = {}
+    for pos = 1, #tail, CAMP_SIZE do camps[#camps + 1] = {unpack_struct(CAMP, tail, pos)} end
+    return camps
+end
+
+local function encode_campaigns(camps)
+    local parts = {}
+    for i, c in ipairs(camps) do
+        parts[i] = pack(CAMP, c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9])
+    end
+    return table.concat(parts)
+end
+
+-- The count of day d in slots starting at r[base] (0 when the slot holds another day).
+local function slot_count(r, base, d)
+    local v = r[base + d % 8]
+    local n = v % SLOT
+    if (v - n) / SLOT == d then return n end
+    return 0
+end
+
+-- Today's count and the 7-day sum of the slots starting at r[base].
+local function count(r, base, day)
+    local today, week = 0, 0
+    for d = day - 6, day do
+        local v = r[base + d % 8]
+        local n = v % SLOT
+        if (v - n) / SLOT == d then
+            week = week + n
+            if d == day then today = n end
+        end
+    end
+    return today, week
+end
+
+-- Campaign id's record (decoded) and its position in the bytes of the campaign records, or nil.
+local function find_campaign(tail, id)
+    for pos = 1, #tail, CAMP_SIZE do
+        local c = {unpack_struct(CAMP, tail, pos)}
+        if c[1] == id then return c, pos end
+    end
+    return nil, nil
+end
+
+-- When a rolling-week quota frees: the first later day whose window (that day and the 6 before)
+-- holds fewer than `cap` calls, counting only the calls already taken.
+local function week_wait(r, base, day, sum, cap, day_left)
+    for k = 1, 7 do
+        sum = sum - slot_count(r, base, day - 7 + k)  -- day-7+k leaves the window on day+k
+        if sum < cap then return day_left + (k - 1) * DAY_MS end
+    end
+    return day_left + 6 * DAY_MS
+end
+
+local op = ARGV[1]
+
+if op == 'take' then
+    -- KEYS[1] key scope, KEYS[2] account+action
+    -- ARGV[2] day, [3] day_left_ms, [4] per_day (-1 none), [5] per_week, [6] ramp_start (0 none),
+    -- [7] ramp_step, [8] first_day (-1: recorded here), [9] campaign id (0 none), [10] campaign
+    -- per_day (-1 none; a campaign's calls are counted only when it has a cap), [11] campaign
+    -- per_week, [12] window_ms (0 = no pacing), [13] pace_factor, [14] emission_us (0 = no rate
+    -- bucket), [15] burst, [16] idle_ttl_ms (key scope), [17] counters_ttl_ms (account record)
+    -- Returns {allowed 0|1, reason, wait_ms, streaks (bit 1 key, bit 2 account), used_today, used_week}
+    -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
+    --          6 campaign_quota, 7 pacing (numbers shared with limits.cpp)
+    local day, day_left, per_day, per_week = (ARGV[2] + 0), (ARGV[3] + 0), (ARGV[4] + 0),
+                                             (ARGV[5] + 0)
+    local ramp_start, first_day, campaign = (ARGV[6] + 0), (ARGV[8] + 0), (ARGV[9] + 0)
+    local camp_day, camp_week, window = (ARGV[10] + 0), (ARGV[11] + 0), (ARGV[12] + 0)
+    local emission, burst = (ARGV[14] + 0), (ARGV[15] + 0)
+    local wait, why = 0, 0
+    local raws = redis.call('MGET', KEYS[1], KEYS[2])  -- both records in one call
+
+    -- Key scope: request rate (GCRA) and cooldown.
+    local tat, key_until, key_streak, key_streak_until = 0, 0, 0, 0
+    if raws[1] then
+        if #raws[1] ~= 32 then error('orch buckets: bad key record ' .. KEYS[1]) end
+        tat, key_until, key_streak, key_streak_until = unpack_struct(KEY, raws[1])
+    end
+    local new_tat = 0
+    if emission > 0 then
+        new_tat = max(tat, now_us) + emission
+        local conforms_at = new_tat - emission * burst
+        if conforms_at > now_us then
+            local w = (conforms_at - now_us) / 1000
+            wait, why = w - w % 1 + 1, 1
+        end
+    end
+    if key_until - now > wait then wait, why = key_until - now, 2 end
+    local streaks = 0
+    if key_streak > 0 and key_streak_until > now then streaks = 1 end
+
+    -- Account+action scope: cooldown, quotas with ramp-up, campaign cap, pacing.
+    local a, tail = nil, ''
+    local raw = raws[2]
+    if raw then
+        a = {unpack_struct(ACC, raw)}
+        if #raw ~= ACC_SIZE + a[14] * CAMP_SIZE then error('orch buckets: bad account record ' .. KEYS[2]) end
+        if a[14] > 0 then tail = string.sub(raw, ACC_SIZE + 1) end
+    else
+        a = {0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+    end
+    if a[1] - now > wait then wait, why = a[1] - now, 3 end
+    if a[2] > 0 and a[3] > now then streaks = streaks + 2 end
+    local today, week = count(a, 6, day)
+    local cap = per_day
+    local first = a[5]
+    if first_day >= 0 then first = first_day elseif first < 0 then first = day end
+    if cap >= 0 and ramp_start > 0 then
+        local ramped = ramp_start + (ARGV[7] + 0) * max(0, day - first)
+        if ramped < cap then cap = ramped end
+    end
+    if cap >= 0 and today >= cap and day_left > wait then wait, why = day_left, 4 end
+    if per_week >= 0 and week >= per_week then
+        local w = week_wait(a, 6, day, week, per_week, day_left)
+        if w > wait then wait, why = w, 5 end
+    end
+    local capped = campaign > 0 and (camp_day >= 0 or camp_week >= 0)
+    local camp_pos, camp = nil, nil
+    if capped then
+        camp, camp_pos = find_campaign(tail, campaign)
+        local ctoday, cweek = 0, 0
+        if camp then ctoday, cweek = count(camp, 2, day) end
+        if camp_day >= 0 and ctoday >= camp_day and day_left > wait then wait, why = day_left, 6 end
+        if camp_week >= 0 and cweek >= camp_week then
+            local w = camp and week_wait(camp, 2, day, cweek, camp_week, day_left) or day_left + 6 * DAY_MS
+            if w > wait then wait, why = w, 6 end
+        end
+    end
+    if a[4] - now > wait then wait, why = a[4] - now, 7 end
+
+    if wait > 0 then return {0, why, wait, streaks, today, week} end
+
+    -- Take.
+    if emission > 0 then
+        redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until), 'PX', ARGV[16])
+    end
+    a[6 + day % 8] = day * SLOT + today + 1
+    if window > 0 and cap > 0 then
+        local gap = window / cap * (ARGV[13] + 0)
+        a[4] = now + gap - gap % 1
+    end
+    if a[5] < 0 and first_day < 0 then a[5] = day end
+    if capped then
+        if camp then
+            camp[2 + day % 8] = day * SLOT + slot_count(camp, 2, day) + 1
+            local record = pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8],
+                                camp[9])
+            if #tail == CAMP_SIZE then
+                tail = record
+            else
+                tail = string.sub(tail, 1, camp_pos - 1) .. record .. string.sub(tail, camp_pos + CAMP_SIZE)
+            end
+        else
+            local live = {}
+            for _, c in ipairs(decode_campaigns(tail)) do
+                local _, cweek = count(c, 2, day)
+                if cweek > 0 then live[#live + 1] = c end
+            end
+            camp = {campaign, 0, 0, 0, 0, 0, 0, 0, 0}
+            camp[2 + day % 8] = day * SLOT + 1
+            live[#live + 1] = camp
+            a[14] = #live
+            tail = encode_campaigns(live)
+        end
+    end
+    redis.call('SET', KEYS[2], pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
+                                    a[13], a[14]) .. tail, 'PX', ARGV[17])
+    return {1, 0, 0, streaks, today + 1, week + 1}
+end
+
+-- The other operations (not on the hot path) read and write records through these.
+local function load_key(k)
+    local raw = redis.call('GET', k)
+    if not raw then return {0, 0, 0, 0} end
+    if #raw ~= 32 then error('orch buckets: bad key record ' .. k) end
+    return {unpack_struct(KEY, raw)}
+end
+
+local function save_key(k, r, ttl)
+    redis.call('SET', k, pack(KEY, r[1], r[2], r[3], r[4]), 'PX', ttl)
+end
+
+-- The account record's 14 numbers, and its campaign records as bytes.
+local function load_account(k)
+    local raw = redis.call('GET', k)
+    if not raw then return {0, 0, 0, 0, -1, 0, 0, 0, 0, 0, 0, 0, 0, 0}, '' end
+    local a = {unpack_struct(ACC, raw)}
+    if #raw ~= ACC_SIZE + a[14] * CAMP_SIZE then error('orch buckets: bad account record ' .. k) end
+    return a, string.sub(raw, ACC_SIZE + 1)
+end
+
+-- ttl: PX of the record; nil: keep the TTL it has.
+local function save_account(k, a, tail, ttl)
+    local raw = pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13],
+                     a[14]) .. tail
+    if ttl then
+        redis.call('SET', k, raw, 'PX', ttl)
+    else
+        redis.call('SET', k, raw, 'KEEPTTL')
+    end
+end
+
+if op == 'cooldown' then
+    -- KEYS[1] the scope's key; ARGV[2] 'key' or 'account', [3] retry_after_ms (-1 = none),
+    -- [4] base_ms, [5] cap_ms, [6] min_ms, [7] jitter in [0, 1) drawn by the caller,
+    -- [8] idle_ttl_ms (memory of the streak after the cooldown), [9] ttl_ms of the scope's record
+    -- The wait is Retry-After when given, else full-jitter exponential backoff on the streak:
+    -- uniform in [0, min(cap, base * 2^streak)], at least min_ms. An existing longer cooldown is
+    -- kept. Returns {cooldown_ms from now, streak}.
+    local is_key = ARGV[2] == 'key'
+    local r, tail
+    if is_key then r = load_key(KEYS[1]) else r, tail = load_account(KEYS[1]) end
+    local o = is_key and 1 or 0  -- until, streak, streak_until are r[o+1], r[o+2], r[o+3]
+    local retry_after = tonumber(ARGV[3])
+    local base, cap = tonumber(ARGV[4]), tonumber(ARGV[5])
+    local idle = tonumber(ARGV[8])
+    local streak = 0
+    if r[o + 3] > now then streak = r[o + 2] end
+    local delay
+    if retry_after >= 0 then
+        delay = retry_after
+    else
+        local ceiling = cap
+        if streak < 40 then ceiling = math.min(cap, base * 2 ^ streak) end
+        delay = max(tonumber(ARGV[6]), math.floor(tonumber(ARGV[7]) * ceiling))
+    end
+    streak = streak + 1
+    local ends = max(r[o + 1], now + delay)
+    r[o + 1], r[o + 2], r[o + 3] = ends, streak, ends + idle
+    local ttl = max(tonumber(ARGV[9]), ends - now + idle)
+    if is_key then save_key(KEYS[1], r, ttl) else save_account(KEYS[1], r, tail, ttl) end
+    return {ends - now, streak}
+end
+
+if op == 'reset' then
+    -- KEYS[1] key scope, KEYS[2] account+action; ARGV[2] 1: reset the key's streak,
+    -- ARGV[3] 1: the account's. Keeps the TTLs.
+    if ARGV[2] == '1' then
+        local r = load_key(KEYS[1])
+        if r[3] > 0 then
+            redis.call('SET', KEYS[1], pack(KEY, r[1], r[2], 0, 0), 'KEEPTTL')
+        end
+    end
+    if ARGV[3] == '1' then
+        local a, tail = load_account(KEYS[2])
+        if a[2] > 0 then
+            a[2], a[3] = 0, 0
+            save_account(KEYS[2], a, tail, nil)
+        end
+    end
+    return 1
+end
+
+if op == 'refund' then
+    -- KEYS[1] account+action; ARGV[2] day, ARGV[3] campaign id (0 none). The rate bucket and the
+    -- pacing gap are not refunded: the request was sent. Never below zero. Keeps the TTL.
+    -- Returns the account's count of that day after the refund.
+    local day, campaign = tonumber(ARGV[2]), tonumber(ARGV[3])
+    local a, tail = load_account(KEYS[1])
+    local changed = false
+    local n = slot_count(a, 6, day)
+    if n > 0 then a[6 + day % 8], changed = day * SLOT + n - 1, true end
+    if campaign > 0 and #tail > 0 then
+        local camps = decode_campaigns(tail)
+        for _, c in ipairs(camps) do
+            local cn = slot_count(c, 2, day)
+            if c[1] == campaign and cn > 0 then c[2 + day % 8], changed = day * SLOT + cn - 1, true end
+        end
+        tail = encode_campaigns(camps)
+    end
+    if changed then save_account(KEYS[1], a, tail, nil) end
+    return max(0, n - 1)
+end
+
+if op == 'status' then
+    -- KEYS[1] key scope, KEYS[2..] account+action records; ARGV[2] day. Read-only.
+    -- Returns {key_cooldown_ms, key_streak, {today, week, first (-1), cooldown_ms, pace_ms, streak}...}
+    local day = tonumber(ARGV[2])
+    local ks = load_key(KEYS[1])
+    local out = {max(0, ks[2] - now), 0}
+    if ks[4] > now then out[2] = ks[3] end
+    for i = 2, #KEYS do
+        local a = load_account(KEYS[i])
+        local today, week = count(a, 6, day)
+        local streak = 0
+        if a[3] > now then streak = a[2] end
+        out[#out + 1] = {today, week, a[5], max(0, a[1] - now), max(0, a[4] - now), streak}
+    end
+    return out
+end
+
+return redis.error_reply('orch buckets: unknown operation ' .. tostring(op))

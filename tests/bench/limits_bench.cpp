@@ -1,0 +1,200 @@
+// Benchmark of one rate-limit check (orch::limits::limiter::take): CALLERS threads, each taking
+// for its own account through one shared limiter for DURATION seconds, every check on the full
+// path (key GCRA bucket, both cooldowns, day and week counters, campaign cap, pacing write).
+// Prints the latency per check (p50, p99, max), checks/s, and the Redis CPU spent per check
+// (INFO cpu delta over the checks, and the scripts' own time from INFO commandstats).
+// With --print-command it prints the EVALSHA command of caller 0 (one argument per line) for
+// redis-benchmark to replay, and exits.
+#include "engine/limits/limits.hpp"
+
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using namespace orch::limits;
+using clock_type = std::chrono::steady_clock;
+
+struct options {
+    std::string redis_url;
+    int callers = 1;
+    double duration_s = 5;
+    bool print_command = false;
+};
+
+[[noreturn]] void usage(const char* why) {
+    std::fprintf(stderr, "limits_bench: %s\nusage: limits_bench --redis-url URL [--callers N] [--duration-s S] "
+                         "[--print-command]\n", why);
+    std::exit(2);
+}
+
+options parse(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        std::string a = argv[i];
+        auto next = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                usage(("missing value after " + a).c_str());
+            }
+            return argv[++i];
+        };
+        if (a == "--redis-url") {
+            o.redis_url = next();
+        } else if (a == "--callers") {
+            o.callers = std::atoi(next().c_str());
+        } else if (a == "--duration-s") {
+            o.duration_s = std::atof(next().c_str());
+        } else if (a == "--print-command") {
+            o.print_command = true;
+        } else {
+            usage(("unknown argument " + a).c_str());
+        }
+    }
+    if (o.redis_url.empty() || o.callers < 1 || o.callers > 256 || !(o.duration_s > 0)) {
+        usage("bad arguments");
+    }
+    return o;
+}
+
+// Nothing ever denies: every check walks and writes the whole script.
+check bench_check(int caller) {
+    check c;
+    c.account_id = "bench_acc_" + std::to_string(caller);
+    c.what = action::invite;
+    c.campaign_id = 1;
+    c.account_quota = quota{1'000'000'000'000, 1'000'000'000'000};
+    c.campaign_cap = quota{1'000'000'000'000, 1'000'000'000'000};
+    c.day = {20'000, std::chrono::hours{5}};
+    c.working_window = std::chrono::hours{9};
+    c.first_day = 19'000;
+    return c;
+}
+
+settings bench_settings(const std::string& url) {
+    settings s;
+    s.redis_url = url;
+    s.api_key = "bench-api-key";
+    s.key_requests_per_s = 1'000'000;  // the GCRA state is read and written, never denies
+    s.key_burst = 1'000'000'000;
+    s.pool_size = 256;
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};  // the full quota: pacing gap ~0
+    return s;
+}
+
+struct redis_cpu {
+    double cpu_s = 0;            // used_cpu_sys + used_cpu_user
+    long long script_calls = 0;  // cmdstat_evalsha calls
+    long long script_usec = 0;   // cmdstat_evalsha usec
+};
+
+redis_cpu read_cpu(redisContext* c) {
+    redis_cpu out;
+    auto* r = static_cast<redisReply*>(redisCommand(c, "INFO all"));
+    if (r == nullptr || r->type != REDIS_REPLY_STRING) {
+        std::fprintf(stderr, "limits_bench: INFO failed\n");
+        std::exit(1);
+    }
+    std::string info(r->str, r->len);
+    freeReplyObject(r);
+    auto number = [&](const std::string& key) {
+        auto at = info.find("\n" + key + ":");
+        return at == std::string::npos ? 0.0 : std::atof(info.c_str() + at + key.size() + 2);
+    };
+    out.cpu_s = number("used_cpu_sys") + number("used_cpu_user");
+    auto at = info.find("cmdstat_evalsha:calls=");
+    if (at != std::string::npos) {
+        std::sscanf(info.c_str() + at, "cmdstat_evalsha:calls=%lld,usec=%lld", &out.script_calls, &out.script_usec);
+    }
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o = parse(argc, argv);
+    settings s = bench_settings(o.redis_url);
+    limiter lim(s);
+    if (o.print_command) {
+        for (const auto& a : lim.take_command(bench_check(0))) {
+            std::printf("%s\n", a.c_str());
+        }
+        return lim.take(bench_check(0)).allowed ? 0 : 1;  // also loads the script
+    }
+    std::string error;
+    auto ep = parse_redis_url(o.redis_url, error);
+    redisContext* info = redisConnect(ep->host.c_str(), ep->port);
+    if (info == nullptr || info->err != 0) {
+        std::fprintf(stderr, "limits_bench: cannot connect to %s\n", o.redis_url.c_str());
+        return 1;
+    }
+    // Warm-up: connections in the pool, script loaded.
+    for (int i = 0; i < o.callers; ++i) {
+        if (!lim.take(bench_check(i)).allowed) {
+            std::fprintf(stderr, "limits_bench: warm-up check denied\n");
+            return 1;
+        }
+    }
+    std::vector<std::vector<float>> samples(static_cast<std::size_t>(o.callers));
+    std::atomic<int> failures{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> threads;
+    const auto duration = std::chrono::duration<double>(o.duration_s);
+    for (int t = 0; t < o.callers; ++t) {
+        threads.emplace_back([&, t] {
+            check c = bench_check(t);
+            auto& mine = samples[static_cast<std::size_t>(t)];
+            mine.reserve(1 << 20);
+            while (!go.load()) {
+                std::this_thread::yield();
+            }
+            auto end = clock_type::now() + duration;
+            for (;;) {
+                auto start = clock_type::now();
+                if (start >= end) {
+                    break;
+                }
+                verdict v = lim.take(c);
+                auto us = std::chrono::duration<float, std::micro>(clock_type::now() - start).count();
+                mine.push_back(us);
+                if (!v.allowed) {
+                    ++failures;
+                }
+            }
+        });
+    }
+    redis_cpu before = read_cpu(info);
+    auto started = clock_type::now();
+    go.store(true);
+    for (auto& th : threads) {
+        th.join();
+    }
+    double elapsed = std::chrono::duration<double>(clock_type::now() - started).count();
+    redis_cpu after = read_cpu(info);
+    redisFree(info);
+
+    std::vector<float> all;
+    for (auto& v : samples) {
+        all.insert(all.end(), v.begin(), v.end());
+    }
+    std::sort(all.begin(), all.end());
+    auto pct = [&](double p) { return all[std::min(all.size() - 1, static_cast<std::size_t>(p * all.size()))]; };
+    const double checks = static_cast<double>(all.size());
+    // The INFO calls themselves are in the delta; a few microseconds over the whole run.
+    const double cpu_us = (after.cpu_s - before.cpu_s) * 1e6 / checks;
+    const long long calls = after.script_calls - before.script_calls;
+    const double script_us = calls > 0 ? static_cast<double>(after.script_usec - before.script_usec) / calls : 0;
+    std::printf("callers=%d checks=%.0f checks_per_s=%.0f p50_us=%.1f p99_us=%.1f max_us=%.1f "
+                "redis_cpu_us_per_check=%.2f script_us_per_check=%.2f denied=%d\n",
+                o.callers, checks, checks / elapsed, pct(0.50), pct(0.99), all.back(), cpu_us, script_us,
+                failures.load());
+    return failures.load() == 0 ? 0 : 1;
+}

@@ -1,0 +1,739 @@
+// orch::limits against a real Redis: the one from deploy/dev-services.sh (REDIS_URL), and for the
+// outage test a redis-server this test starts, stops and restarts on a free port of its own.
+// Each test uses its own random API key, so its keys (one hash tag) never meet another test's.
+#include "engine/limits/limits.hpp"
+
+#include <gtest/gtest.h>
+#include <hiredis/hiredis.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+extern char** environ;
+
+namespace {
+
+using namespace orch::limits;
+using namespace std::chrono;
+using namespace std::chrono_literals;
+
+struct reply_deleter {
+    void operator()(redisReply* r) const { freeReplyObject(r); }
+};
+using reply_ptr = std::unique_ptr<redisReply, reply_deleter>;
+
+constexpr std::int64_t day0 = 20'000;
+const local_day today{day0, hours{5}};
+
+std::string random_key() {
+    std::random_device rd;
+    return "test-key-" + std::to_string(rd()) + "-" + std::to_string(rd());
+}
+
+// Polls `pred` every 20 ms until it holds or `limit` passes (no bare sleeps in assertions).
+template <typename Pred>
+bool eventually(Pred pred, milliseconds limit = 5s) {
+    auto end = steady_clock::now() + limit;
+    while (steady_clock::now() < end) {
+        if (pred()) {
+            return true;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return pred();
+}
+
+class LimitsRedis : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const char* url = std::getenv("REDIS_URL");
+        if (url == nullptr) {
+            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
+                FAIL() << "REDIS_URL is not set (start deploy/dev-services.sh)";
+            }
+            GTEST_SKIP() << "REDIS_URL is not set; run through deploy/test.sh";
+        }
+        url_ = url;
+        std::string error;
+        auto ep = parse_redis_url(url_, error);
+        ASSERT_TRUE(ep) << error;
+        raw_ = redisConnect(ep->host.c_str(), ep->port);
+        ASSERT_TRUE(raw_ != nullptr && raw_->err == 0);
+        if (ep->db != 0) {
+            cmd({"SELECT", std::to_string(ep->db)});
+        }
+    }
+    void TearDown() override {
+        if (raw_ != nullptr) {
+            redisFree(raw_);
+        }
+    }
+
+    // Settings for one test: its own API key, no key rate bucket unless a test sets one,
+    // no ramp-up unless a test sets one, and no pacing jitter.
+    settings base() const {
+        settings s;
+        s.redis_url = url_;
+        s.api_key = random_key();
+        s.key_requests_per_s = 0;
+        for (auto& a : s.actions) {
+            a.ramp = {};
+        }
+        s.pacing_factor_min = s.pacing_factor_max = 1.0;
+        s.reconnect_interval_ms = 50;
+        return s;
+    }
+
+    static check invite(const std::string& account, std::int64_t per_day, std::int64_t per_week = -1) {
+        check c;
+        c.account_id = account;
+        c.what = action::invite;
+        c.account_quota = quota{per_day, per_week};
+        c.day = today;
+        return c;
+    }
+
+    reply_ptr cmd(const std::vector<std::string>& args) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lens;
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            lens.push_back(a.size());
+        }
+        return reply_ptr(static_cast<redisReply*>(
+            redisCommandArgv(raw_, static_cast<int>(argv.size()), argv.data(), lens.data())));
+    }
+    std::int64_t pttl(const std::string& key) { return cmd({"PTTL", key})->integer; }
+    // The doubles of a binary record (see schema/redis/buckets.lua), read back with Redis's own
+    // struct library; empty when the key does not exist.
+    std::vector<double> record(const std::string& key) {
+        auto r = cmd({"EVAL",
+                      "local raw = redis.call('GET', KEYS[1]) if not raw then return {} end "
+                      "local out = {} for i = 1, #raw, 8 do out[#out + 1] = string.format('%.0f', "
+                      "(struct.unpack('<d', raw, i))) end return out",
+                      "1", key});
+        std::vector<double> out;
+        for (std::size_t i = 0; r && r->type == REDIS_REPLY_ARRAY && i < r->elements; ++i) {
+            out.push_back(std::stod(r->element[i]->str));
+        }
+        return out;
+    }
+
+    std::string url_;
+    redisContext* raw_ = nullptr;
+};
+
+TEST_F(LimitsRedis, DayQuotaIsNeverExceededByManyThreadsRacing) {
+    limiter lim(base());
+    constexpr int threads = 16, attempts = 20, per_day = 50;
+    std::atomic<int> allowed{0}, wrong{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+            for (int i = 0; i < attempts; ++i) {
+                verdict v = lim.take(invite("acc_race", per_day));
+                if (v.allowed) {
+                    ++allowed;
+                } else if (v.why != reason::day_quota || v.retry_after != today.left) {
+                    ++wrong;
+                }
+            }
+        });
+    }
+    for (auto& th : pool) {
+        th.join();
+    }
+    EXPECT_EQ(allowed.load(), per_day);
+    EXPECT_EQ(wrong.load(), 0);
+    auto st = lim.status("acc_race", today);
+    ASSERT_TRUE(st);
+    const auto& inv = st->actions[static_cast<std::size_t>(action::invite)];
+    EXPECT_EQ(inv.used_today, per_day);
+    EXPECT_EQ(inv.used_week, per_day);
+}
+
+TEST_F(LimitsRedis, DayAndRollingWeekRollOverWithTheDayNumber) {
+    limiter lim(base());
+    auto on = [](std::int64_t day) {
+        check c = invite("acc_week", 3, 5);
+        c.day = {day, hours{2}};
+        return c;
+    };
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(lim.take(on(day0)).allowed);
+    }
+    verdict full = lim.take(on(day0));
+    EXPECT_FALSE(full.allowed);
+    EXPECT_EQ(full.why, reason::day_quota);
+    EXPECT_EQ(full.retry_after, hours{2});  // when the local day ends
+    // Next day: the day quota is fresh, the week holds 3 of 5.
+    EXPECT_TRUE(lim.take(on(day0 + 1)).allowed);
+    EXPECT_TRUE(lim.take(on(day0 + 1)).allowed);
+    verdict week = lim.take(on(day0 + 1));
+    EXPECT_FALSE(week.allowed);
+    EXPECT_EQ(week.why, reason::week_quota);
+    // Day0's 3 calls leave the window on day0 + 7: 2 h left today + 5 more days.
+    EXPECT_EQ(week.retry_after, hours{2} + hours{24 * 5});
+    EXPECT_EQ(week.used_week, 5);
+    for (std::int64_t d = day0 + 2; d <= day0 + 6; ++d) {
+        verdict v = lim.take(on(d));
+        EXPECT_FALSE(v.allowed) << d;
+        EXPECT_EQ(v.why, reason::week_quota) << d;
+    }
+    verdict later = lim.take(on(day0 + 7));
+    EXPECT_TRUE(later.allowed);
+    EXPECT_EQ(later.used_week, 3);  // day0 + 1's two calls and this one
+}
+
+TEST_F(LimitsRedis, RampUpStartsNewAccountsLow) {
+    settings s = base();
+    s.actions[static_cast<std::size_t>(action::invite)] = {{80, 200}, {2, 1}};
+    limiter lim(s);
+    check c;
+    c.account_id = "acc_new";
+    c.what = action::invite;
+    c.day = today;
+    EXPECT_TRUE(lim.take(c).allowed);
+    EXPECT_TRUE(lim.take(c).allowed);
+    verdict v = lim.take(c);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::day_quota);
+    c.day = {day0 + 1, hours{5}};  // the recorded first day is day0: 3 today
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_TRUE(lim.take(c).allowed) << i;
+    }
+    EXPECT_FALSE(lim.take(c).allowed);
+    auto st = lim.status("acc_new", c.day);
+    ASSERT_TRUE(st);
+    const auto& inv = st->actions[static_cast<std::size_t>(action::invite)];
+    EXPECT_EQ(inv.first_day, day0);
+    EXPECT_EQ(inv.limit_today, 3);
+    EXPECT_EQ(inv.left_today, 0);
+    EXPECT_EQ(inv.left_week, 200 - 5);
+    // An account the caller knows to be old gets the full quota.
+    c.account_id = "acc_old";
+    c.first_day = day0 - 100;
+    for (int i = 0; i < 10; ++i) {
+        EXPECT_TRUE(lim.take(c).allowed) << i;
+    }
+}
+
+TEST_F(LimitsRedis, PacingSpreadsTheDayQuotaOverTheWorkingWindow) {
+    limiter lim(base());
+    check c = invite("acc_pace", 20);
+    c.working_window = 10s;  // 20 a day over 10 s: one every 500 ms (factor fixed at 1)
+    verdict first = lim.take(c);
+    ASSERT_TRUE(first.allowed);
+    verdict second = lim.take(c);
+    EXPECT_FALSE(second.allowed);
+    EXPECT_EQ(second.why, reason::pacing);
+    EXPECT_GT(second.retry_after, 300ms);
+    EXPECT_LE(second.retry_after, 500ms);
+    std::this_thread::sleep_for(second.retry_after + 10ms);  // the verdict's own time
+    EXPECT_TRUE(lim.take(c).allowed);
+    // Another action of the same account has its own pace.
+    c.what = action::visit;
+    EXPECT_TRUE(lim.take(c).allowed);
+}
+
+TEST_F(LimitsRedis, PacingGapsAreRandomWithinTheFactorRange) {
+    settings s = base();
+    s.pacing_factor_min = 0.5;
+    s.pacing_factor_max = 1.5;
+    limiter lim(s);
+    std::vector<std::int64_t> gaps;
+    for (int i = 0; i < 12; ++i) {
+        check c = invite("acc_jitter_" + std::to_string(i), 10);
+        c.working_window = 100s;  // 10 s base gap
+        ASSERT_TRUE(lim.take(c).allowed);
+        verdict v = lim.take(c);
+        ASSERT_EQ(v.why, reason::pacing);
+        EXPECT_GT(v.retry_after, 4'900ms);
+        EXPECT_LE(v.retry_after, 15'000ms);
+        gaps.push_back(v.retry_after.count() / 100);
+    }
+    std::sort(gaps.begin(), gaps.end());
+    EXPECT_GT(gaps.back() - gaps.front(), 10) << "gaps are not random";
+}
+
+TEST_F(LimitsRedis, CampaignCapIsPerCampaignAndTheAccountQuotaIsShared) {
+    limiter lim(base());
+    check a = invite("acc_shared", 5);
+    a.campaign_id = 1;
+    a.campaign_cap = quota{2, -1};
+    check b = invite("acc_shared", 5);
+    b.campaign_id = 2;
+    EXPECT_TRUE(lim.take(a).allowed);
+    EXPECT_TRUE(lim.take(a).allowed);
+    verdict capped = lim.take(a);
+    EXPECT_FALSE(capped.allowed);
+    EXPECT_EQ(capped.why, reason::campaign_quota);
+    EXPECT_EQ(capped.retry_after, today.left);
+    EXPECT_TRUE(lim.take(b).allowed);
+    EXPECT_TRUE(lim.take(b).allowed);
+    verdict b3 = lim.take(b);
+    EXPECT_TRUE(b3.allowed);
+    EXPECT_EQ(b3.used_today, 5);
+    verdict shared = lim.take(b);  // the account's 5 are spent by the two campaigns together
+    EXPECT_FALSE(shared.allowed);
+    EXPECT_EQ(shared.why, reason::day_quota);
+}
+
+TEST_F(LimitsRedis, SeveralCappedCampaignsEachKeepTheirOwnCountOnOneAccount) {
+    limiter lim(base());
+    auto on = [](std::int64_t campaign, std::int64_t per_day, std::int64_t per_week, std::int64_t day) {
+        check c = invite("acc_multi", 100);
+        c.campaign_id = campaign;
+        c.campaign_cap = quota{per_day, per_week};
+        c.day = {day, hours{3}};
+        return c;
+    };
+    int allowed1 = 0, allowed2 = 0, allowed3 = 0;
+    for (int i = 0; i < 6; ++i) {  // interleaved: each record is updated in place
+        allowed1 += lim.take(on(1, 2, -1, day0)).allowed;
+        allowed2 += lim.take(on(2, 3, -1, day0)).allowed;
+        allowed3 += lim.take(on(3, 4, -1, day0)).allowed;
+    }
+    EXPECT_EQ(allowed1, 2);
+    EXPECT_EQ(allowed2, 3);
+    EXPECT_EQ(allowed3, 4);
+    auto st = lim.status("acc_multi", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 9);
+    // A campaign's rolling-week cap: 3 over day0 and day0 + 1, free again when day0 leaves.
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0 + 1)).allowed);
+    verdict v = lim.take(on(4, -1, 3, day0 + 1));
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::campaign_quota);
+    EXPECT_EQ(v.retry_after, hours{3} + hours{24 * 5});  // day0's 2 leave on day0 + 7
+    EXPECT_FALSE(lim.take(on(4, -1, 3, day0 + 6)).allowed);
+    EXPECT_TRUE(lim.take(on(4, -1, 3, day0 + 7)).allowed);
+}
+
+TEST_F(LimitsRedis, KeyRequestRateIsAGcraBucketSharedByAllAccounts) {
+    settings s = base();
+    s.key_requests_per_s = 10;  // one per 100 ms
+    s.key_burst = 3;
+    limiter lim(s);
+    check c;
+    c.what = action::check_invitation;
+    c.day = today;
+    for (int i = 0; i < 3; ++i) {
+        c.account_id = "acc_rate_" + std::to_string(i);
+        EXPECT_TRUE(lim.take(c).allowed) << i;
+    }
+    c.account_id = "acc_rate_other";
+    verdict v = lim.take(c);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::rate);
+    EXPECT_GT(v.retry_after, 0ms);
+    EXPECT_LE(v.retry_after, 100ms);
+    std::this_thread::sleep_for(v.retry_after + 5ms);
+    EXPECT_TRUE(lim.take(c).allowed);
+}
+
+TEST_F(LimitsRedis, DeniedTakesNothing) {
+    settings s = base();
+    s.key_requests_per_s = 1000;
+    s.key_burst = 1000;
+    limiter lim(s);
+    check c = invite("acc_nothing", 1);
+    ASSERT_TRUE(lim.take(c).allowed);
+    for (int i = 0; i < 5; ++i) {
+        EXPECT_EQ(lim.take(c).why, reason::day_quota);
+    }
+    auto st = lim.status("acc_nothing", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 1);
+    // The rate bucket was not charged by the denials: the GCRA state advanced once (1 ms).
+    auto key = record(key_scope_key(lim.tag()));
+    ASSERT_EQ(key.size(), 4u);
+    auto time = cmd({"TIME"});
+    double now_us = std::stod(time->element[0]->str) * 1e6 + std::stod(time->element[1]->str);
+    EXPECT_LT(key[0] - now_us, 1000.0 + 1.0);
+}
+
+TEST_F(LimitsRedis, CooldownWithRetryAfterHoldsTheScopeForEveryWorker) {
+    settings s = base();
+    limiter lim(s);
+    limiter other_worker(s);  // same API key: another process would see the same
+    check c = invite("acc_cd", 100);
+    ASSERT_TRUE(lim.take(c).allowed);
+    auto cd = lim.rate_limited(c, scope::account_action, 1500ms);
+    ASSERT_TRUE(cd);
+    EXPECT_EQ(*cd, 1500ms);
+    verdict v = other_worker.take(c);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::cooldown_account);
+    EXPECT_GT(v.retry_after, 1300ms);
+    EXPECT_LE(v.retry_after, 1500ms);
+    EXPECT_TRUE(v.account_streak);
+    // Other accounts and other actions of this account are not held.
+    EXPECT_TRUE(other_worker.take(invite("acc_cd_2", 100)).allowed);
+    check visit = c;
+    visit.what = action::visit;
+    EXPECT_TRUE(other_worker.take(visit).allowed);
+    // The key scope holds every account.
+    auto kcd = lim.rate_limited(c, scope::key, 800ms);
+    ASSERT_TRUE(kcd);
+    verdict k = other_worker.take(invite("acc_cd_3", 100));
+    EXPECT_FALSE(k.allowed);
+    EXPECT_EQ(k.why, reason::cooldown_key);
+    EXPECT_LE(k.retry_after, 800ms);
+    EXPECT_TRUE(k.key_streak);
+    // After the cooldown it passes again, by the verdict's own time.
+    verdict again = other_worker.take(c);
+    std::this_thread::sleep_for(again.retry_after + 10ms);
+    EXPECT_TRUE(other_worker.take(c).allowed);
+    auto st = lim.status("acc_cd", today);
+    ASSERT_TRUE(st);
+    EXPECT_FALSE(st->key_cooldown_until);
+}
+
+TEST_F(LimitsRedis, BackoffWithoutRetryAfterGrowsWithTheStreakAndResetsAfterSuccess) {
+    settings s = base();
+    s.backoff_base_ms = 100;
+    s.backoff_cap_ms = 10'000'000;
+    s.backoff_min_ms = 0;
+    limiter lim(s);
+    std::int64_t largest_late = 0;
+    for (int n = 0; n <= 12; ++n) {
+        check c = invite("acc_streak_" + std::to_string(n), 100);
+        for (int i = 0; i < n; ++i) {  // n hits with Retry-After 0: a streak of n, no wait
+            ASSERT_EQ(lim.rate_limited(c, scope::account_action, 0ms), 0ms);
+        }
+        auto cd = lim.rate_limited(c, scope::account_action, std::nullopt);
+        ASSERT_TRUE(cd);
+        EXPECT_LE(cd->count(), 100LL << n) << "streak " << n;
+        if (n >= 8) {
+            largest_late = std::max<std::int64_t>(largest_late, cd->count());
+        }
+        auto st = lim.status(c.account_id, today);
+        ASSERT_TRUE(st);
+        EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].streak, n + 1);
+    }
+    // Five draws with ceilings of 25.6 s .. 409.6 s all under 100 ms: about 1e-12.
+    EXPECT_GT(largest_late, 100);
+
+    // Reset: a take sees the streak, the success clears it, the next hit starts from 1 again.
+    check c = invite("acc_reset", 100);
+    ASSERT_EQ(lim.rate_limited(c, scope::account_action, 0ms), 0ms);
+    ASSERT_EQ(lim.rate_limited(c, scope::account_action, 0ms), 0ms);
+    verdict v = lim.take(c);
+    ASSERT_TRUE(v.allowed);
+    EXPECT_TRUE(v.account_streak);
+    EXPECT_FALSE(v.key_streak);
+    lim.succeeded(c, v);
+    verdict after = lim.take(c);
+    EXPECT_FALSE(after.account_streak);
+    auto st = lim.status("acc_reset", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].streak, 0);
+    auto cd = lim.rate_limited(c, scope::account_action, std::nullopt);
+    ASSERT_TRUE(cd);
+    EXPECT_LE(*cd, 100ms);  // streak 0 again: base
+
+    // The key scope's streak is reset the same way.
+    check k = invite("acc_reset_key", 100);
+    ASSERT_EQ(lim.rate_limited(k, scope::key, 0ms), 0ms);
+    verdict kv = lim.take(k);
+    ASSERT_TRUE(kv.allowed);
+    EXPECT_TRUE(kv.key_streak);
+    lim.succeeded(k, kv);
+    EXPECT_FALSE(lim.take(k).key_streak);
+}
+
+TEST_F(LimitsRedis, RefundGivesBackThePlaceOfACallWithoutEffect) {
+    limiter lim(base());
+    check c = invite("acc_refund", 2);
+    c.campaign_id = 7;
+    c.campaign_cap = quota{1, -1};
+    ASSERT_TRUE(lim.take(c).allowed);
+    EXPECT_EQ(lim.take(c).why, reason::campaign_quota);
+    EXPECT_TRUE(lim.refund(c));
+    EXPECT_TRUE(lim.take(c).allowed);
+    EXPECT_TRUE(lim.refund(c));
+    EXPECT_TRUE(lim.refund(c));
+    EXPECT_TRUE(lim.refund(c));  // never below zero
+    auto st = lim.status("acc_refund", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 0);
+}
+
+TEST_F(LimitsRedis, StatusShowsUsedLeftAndCooldownsPerAction) {
+    limiter lim(base());
+    check c = invite("acc_status", 10, 30);
+    c.working_window = 1000s;
+    for (int i = 0; i < 1; ++i) {
+        ASSERT_TRUE(lim.take(c).allowed);
+    }
+    check send = c;
+    send.what = action::send;
+    send.account_quota.reset();  // the default: 150 a day
+    send.working_window = 0s;
+    for (int i = 0; i < 4; ++i) {
+        ASSERT_TRUE(lim.take(send).allowed);
+    }
+    ASSERT_TRUE(lim.rate_limited(send, scope::account_action, 60s));
+    std::array<std::optional<quota>, action_count> quotas{};
+    quotas[static_cast<std::size_t>(action::invite)] = quota{10, 30};
+    auto before = system_clock::now();
+    auto st = lim.status("acc_status", today, quotas);
+    ASSERT_TRUE(st);
+    ASSERT_EQ(st->actions.size(), action_count);
+    const auto& inv = st->actions[static_cast<std::size_t>(action::invite)];
+    EXPECT_EQ(inv.used_today, 1);
+    EXPECT_EQ(inv.left_today, 9);
+    EXPECT_EQ(inv.left_week, 29);
+    ASSERT_TRUE(inv.pace_until);  // 1000 s / 10
+    EXPECT_GT(*inv.pace_until, before + 90s);
+    EXPECT_FALSE(inv.cooldown_until);
+    const auto& snd = st->actions[static_cast<std::size_t>(action::send)];
+    EXPECT_EQ(snd.used_today, 4);
+    EXPECT_EQ(snd.limit_today, 150);
+    EXPECT_EQ(snd.left_today, 146);
+    EXPECT_EQ(snd.limit_week, -1);
+    EXPECT_EQ(snd.left_week, -1);
+    ASSERT_TRUE(snd.cooldown_until);
+    EXPECT_GT(*snd.cooldown_until, before + 55s);
+    EXPECT_LE(*snd.cooldown_until, before + 61s);
+    EXPECT_EQ(snd.streak, 1);
+    const auto& chk = st->actions[static_cast<std::size_t>(action::check_invitation)];
+    EXPECT_EQ(chk.used_today, 0);
+    EXPECT_EQ(chk.left_today, -1);
+    EXPECT_FALSE(lim.status("", today));
+}
+
+TEST_F(LimitsRedis, EveryKeyExpiresWhenIdle) {
+    settings s = base();
+    s.key_requests_per_s = 100;
+    limiter lim(s);
+    check c = invite("acc_ttl", 10);
+    c.campaign_id = 3;
+    c.campaign_cap = quota{5, -1};
+    ASSERT_TRUE(lim.take(c).allowed);
+    const std::string k = key_scope_key(lim.tag());
+    const std::string a = account_key(lim.tag(), "acc_ttl", action::invite);
+    EXPECT_GT(pttl(k), 0);
+    EXPECT_LE(pttl(k), s.idle_ttl_ms);
+    EXPECT_GT(pttl(a), s.counters_ttl_ms - 60'000);
+    EXPECT_LE(pttl(a), s.counters_ttl_ms);
+    auto acc = record(a);  // 14 doubles, then campaign 3's record: id and 8 day slots
+    ASSERT_EQ(acc.size(), 14u + 9u);
+    EXPECT_EQ(acc[13], 1);
+    EXPECT_EQ(acc[14], 3);
+    EXPECT_EQ(acc[15 + day0 % 8], day0 * 1e9 + 1);
+    // A read-only check writes nothing that lacks a TTL either.
+    check r;
+    r.account_id = "acc_ttl_read";
+    r.day = today;
+    r.what = action::check_invitation;
+    ASSERT_TRUE(lim.take(r).allowed);
+    // A cooldown longer than the idle TTL keeps its key alive past the cooldown.
+    ASSERT_TRUE(lim.rate_limited(c, scope::key, milliseconds(2 * s.idle_ttl_ms)));
+    EXPECT_GT(pttl(k), 3 * s.idle_ttl_ms - 60'000);
+    auto keys = cmd({"KEYS", "orch:{" + lim.tag() + "}:*"});
+    ASSERT_EQ(keys->type, REDIS_REPLY_ARRAY);
+    EXPECT_EQ(keys->elements, 3u);  // the key scope and two account hashes
+    for (std::size_t i = 0; i < keys->elements; ++i) {
+        std::string key(keys->element[i]->str, keys->element[i]->len);
+        EXPECT_GT(pttl(key), 0) << key;
+    }
+}
+
+TEST_F(LimitsRedis, DaySlotsAreReusedAfterAWeekAndIdleCampaignsAreDropped) {
+    limiter lim(base());
+    check c = invite("acc_slots", 100, 1000);
+    c.campaign_id = 4;
+    c.campaign_cap = quota{100, 1000};
+    for (int i = 0; i < 3; ++i) {
+        ASSERT_TRUE(lim.take(c).allowed);
+    }
+    // day0 + 8 uses day0's slot: its 3 calls must not count as that day's, nor in its week.
+    c.day = {day0 + 8, hours{5}};
+    verdict v = lim.take(c);
+    ASSERT_TRUE(v.allowed);
+    EXPECT_EQ(v.used_today, 1);
+    EXPECT_EQ(v.used_week, 1);
+    // Campaign 4 has no call in the week of day0 + 16; another campaign's take drops its record.
+    c.day = {day0 + 16, hours{5}};
+    c.campaign_id = 5;
+    ASSERT_TRUE(lim.take(c).allowed);
+    auto acc = record(account_key(lim.tag(), "acc_slots", action::invite));
+    ASSERT_EQ(acc.size(), 14u + 9u);
+    EXPECT_EQ(acc[13], 1);   // one campaign record
+    EXPECT_EQ(acc[14], 5);   // campaign 5's
+    // A campaign cap of 0 denies even before the campaign's first call.
+    c.campaign_id = 6;
+    c.campaign_cap = quota{0, -1};
+    EXPECT_EQ(lim.take(c).why, reason::campaign_quota);
+}
+
+TEST_F(LimitsRedis, ScriptsAreReloadedAfterScriptFlush) {
+    limiter lim(base());
+    check c = invite("acc_noscript", 100);
+    ASSERT_TRUE(lim.take(c).allowed);
+    ASSERT_EQ(cmd({"SCRIPT", "FLUSH"})->type, REDIS_REPLY_STATUS);
+    verdict v = lim.take(c);  // NOSCRIPT -> SCRIPT LOAD -> EVALSHA, invisible to the caller
+    EXPECT_TRUE(v.allowed);
+    EXPECT_EQ(v.used_today, 2);
+    EXPECT_FALSE(lim.unavailable());
+    ASSERT_EQ(cmd({"SCRIPT", "FLUSH"})->type, REDIS_REPLY_STATUS);
+    EXPECT_TRUE(lim.rate_limited(c, scope::account_action, 10ms));
+    ASSERT_EQ(cmd({"SCRIPT", "FLUSH"})->type, REDIS_REPLY_STATUS);
+    EXPECT_TRUE(lim.status("acc_noscript", today));
+}
+
+TEST_F(LimitsRedis, BadChecksAreRefusedClearly) {
+    limiter lim(base());
+    check c = invite("", 10);
+    verdict v = lim.take(c);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::bad_input);
+    EXPECT_GT(v.retry_after, 0ms);
+    c = invite("acc_bad", 10);
+    c.day.left = 0ms;
+    EXPECT_EQ(lim.take(c).why, reason::bad_input);
+    c.day = {3, hours{1}};
+    EXPECT_EQ(lim.take(c).why, reason::bad_input);
+    c.day = today;
+    c.day.left = hours{30};
+    EXPECT_EQ(lim.take(c).why, reason::bad_input);
+    EXPECT_FALSE(lim.refund(invite("", 1)));
+    EXPECT_FALSE(lim.rate_limited(invite("", 1), scope::account_action, std::nullopt));
+}
+
+// ---- Outage: a redis-server of this test's own, stopped and restarted ----
+
+int free_port() {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+    ::close(fd);
+    return ntohs(addr.sin_port);
+}
+
+class own_redis {
+public:
+    explicit own_redis(int port) : port_(port) {}
+    ~own_redis() { stop(); }
+    bool start() {
+        std::string p = std::to_string(port_);
+        std::vector<std::string> args{"redis-server", "--bind", "127.0.0.1", "--port", p, "--save", "",
+                                      "--appendonly", "no", "--loglevel", "warning", "--logfile", "/dev/null"};
+        std::vector<char*> argv;
+        for (auto& a : args) {
+            argv.push_back(a.data());
+        }
+        argv.push_back(nullptr);
+        if (posix_spawnp(&pid_, "redis-server", nullptr, nullptr, argv.data(), environ) != 0) {
+            pid_ = 0;
+            return false;
+        }
+        return eventually([&] {
+            redisContext* c = redisConnect("127.0.0.1", port_);
+            bool ok = c != nullptr && c->err == 0;
+            if (ok) {
+                reply_ptr r(static_cast<redisReply*>(redisCommand(c, "PING")));
+                ok = r && r->type == REDIS_REPLY_STATUS;
+            }
+            if (c) {
+                redisFree(c);
+            }
+            return ok;
+        });
+    }
+    void stop() {
+        if (pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+            pid_ = 0;
+        }
+    }
+
+private:
+    int port_;
+    pid_t pid_ = 0;
+};
+
+TEST(LimitsOutage, ClosedPortFailsClosedAndFast) {
+    settings s;
+    s.redis_url = "redis://127.0.0.1:" + std::to_string(free_port()) + "/0";
+    s.api_key = random_key();
+    s.reconnect_interval_ms = 60'000;
+    s.unavailable_retry_ms = 3'000;
+    limiter lim(s);
+    check c;
+    c.account_id = "acc_down";
+    c.what = action::invite;
+    c.day = today;
+    verdict v = lim.take(c);
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::unavailable);
+    EXPECT_EQ(v.retry_after, 3s);
+    EXPECT_TRUE(lim.unavailable());
+    auto start = steady_clock::now();
+    for (int i = 0; i < 1000; ++i) {  // no connection attempt per call while it is down
+        ASSERT_EQ(lim.take(c).why, reason::unavailable);
+    }
+    EXPECT_LT(steady_clock::now() - start, 500ms);
+    EXPECT_FALSE(lim.rate_limited(c, scope::key, std::nullopt));
+    EXPECT_FALSE(lim.refund(c));
+    EXPECT_FALSE(lim.status("acc_down", today));
+}
+
+TEST(LimitsOutage, RedisStoppedMidRunFailsClosedThenResumesByItself) {
+    if (std::system("command -v redis-server >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "redis-server is not installed";
+    }
+    int port = free_port();
+    own_redis server(port);
+    ASSERT_TRUE(server.start());
+    settings s;
+    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+    s.api_key = random_key();
+    s.reconnect_interval_ms = 50;
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
+    limiter lim(s);
+    check c;
+    c.account_id = "acc_outage";
+    c.what = action::invite;
+    c.day = today;
+    ASSERT_TRUE(lim.take(c).allowed);
+
+    server.stop();
+    for (int i = 0; i < 20; ++i) {  // many threads would see the same: every call is denied
+        verdict v = lim.take(c);
+        ASSERT_FALSE(v.allowed);
+        ASSERT_EQ(v.why, reason::unavailable);
+    }
+    EXPECT_TRUE(lim.unavailable());
+
+    // A new, empty Redis on the same port: the limiter reconnects and reloads its script.
+    ASSERT_TRUE(server.start());
+    EXPECT_TRUE(eventually([&] { return lim.take(c).allowed; }));
+    EXPECT_FALSE(lim.unavailable());
+}
+
+}  // namespace
