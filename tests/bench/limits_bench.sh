@@ -37,7 +37,7 @@ cpu_s() { cli INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ {s += $2}
 script_usec() { cli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=[0-9]*,usec=\([0-9]*\),.*/\1/p'; }
 
 rows=()
-row() { rows+=("$(printf '| %-46s | %9s | %8s | %8s | %10s | %8s |' "$@")"); }
+row() { rows+=("$(printf '| %-50s | %9s | %8s | %8s | %10s | %8s |' "$@")"); }
 
 # 1. The C++ limiter.
 for callers in 1 16; do
@@ -75,7 +75,7 @@ bench "redis-benchmark, reference GCRA, 1 connection" 1 1 EVALSHA "$ref_sha" 1 b
 
 echo
 echo "Rate-limit check, $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
-printf '| %-46s | %9s | %8s | %8s | %10s | %8s |\n' "run" "checks/s" "p50 us" "p99 us" "Redis CPU" "script"
-printf '| %-46s | %9s | %8s | %8s | %10s | %8s |\n' "" "" "" "" "us/check" "us/check"
-printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..48})" "-----------" "----------" "----------" "------------" "----------"
+printf '| %-50s | %9s | %8s | %8s | %10s | %8s |\n' "run" "checks/s" "p50 us" "p99 us" "Redis CPU" "script"
+printf '| %-50s | %9s | %8s | %8s | %10s | %8s |\n' "" "" "" "" "us/check" "us/check"
+printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..52})" "-----------" "----------" "----------" "------------" "----------"
 printf '%s\n' "${rows[@]}"
