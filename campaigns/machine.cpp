@@ -462,6 +462,16 @@ const char* to_string(call_kind k) {
     return "?";
 }
 
+std::optional<call_kind> call_kind_from_string(std::string_view name) {
+    for (call_kind k : {call_kind::check_invitation, call_kind::invite, call_kind::withdraw, call_kind::send,
+                        call_kind::visit, call_kind::get_conversation}) {
+        if (name == to_string(k)) {
+            return k;
+        }
+    }
+    return std::nullopt;
+}
+
 bool is_side_effecting(call_kind k) {
     return k == call_kind::invite || k == call_kind::withdraw || k == call_kind::send ||
            k == call_kind::visit;

@@ -86,6 +86,7 @@ enum class call_kind {
     get_conversation,  // reconciliation of send only
 };
 const char* to_string(call_kind k);
+std::optional<call_kind> call_kind_from_string(std::string_view name);
 bool is_side_effecting(call_kind k);
 
 struct api_call {

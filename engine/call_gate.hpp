@@ -33,6 +33,10 @@ public:
     virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
                                                       const campaigns::api_call& call,
                                                       const call_outcome& outcome) = 0;
+    // A call before() allowed will not be made after all (its budget reservation was refused):
+    // give back what before() took.
+    virtual void released(const call_target& target, const campaigns::campaign& campaign,
+                          const campaigns::api_call& call) = 0;
 };
 
 class open_gate final : public call_gate {
@@ -45,6 +49,7 @@ public:
                                                const campaigns::api_call&, const call_outcome&) override {
         return std::nullopt;
     }
+    void released(const call_target&, const campaigns::campaign&, const campaigns::api_call&) override {}
 };
 
 }  // namespace orch::engine

@@ -130,6 +130,8 @@ const std::vector<setting_row>& rows() {
          number(&settings::search_per_week, -1, 100'000'000)},
         {"ramp_up", "", "new accounts start at a lower day quota and ramp up over days (default true)",
          boolean(&settings::ramp_up)},
+        {"pacing", "", "spread each account's day quota over the working hours with random gaps (default true)",
+         boolean(&settings::pacing)},
         {"credits_poll_seconds", "", "serve: how often the key's credit balance is read (default 300)",
          number(&settings::credits_poll_seconds, 10, 86'400)},
     });

@@ -46,6 +46,7 @@ struct settings {
     std::int64_t search_per_day = 300;
     std::int64_t search_per_week = -1;
     bool ramp_up = true;                      // new accounts start lower and ramp up over days
+    bool pacing = true;                       // spread each day quota over the working hours
     std::int64_t credits_poll_seconds = 300;  // serve: how often the key's balance is read
 };
 

@@ -189,6 +189,30 @@ asio::awaitable<void> visit(outreach::client& api, const call_target& t, call_ou
 
 }  // namespace
 
+std::int64_t credits_upper_bound(const campaigns::api_call& call) {
+    const outreach::json none = outreach::json::object();
+    auto one = [&](std::string_view category, std::string_view action) {
+        return outreach::estimate_v2(category, action, none).credits;
+    };
+    switch (call.kind) {
+    case call_kind::check_invitation:
+        return one("network", "check_invitation");
+    case call_kind::invite:
+        return one("network", "invite") + one("network", "check_invitation");  // a refusal is checked
+    case call_kind::withdraw:
+        return one("network", "check_invitation") + one("network", "withdraw");  // the id first
+    case call_kind::send:
+        return one("messages", "send");
+    case call_kind::visit:
+        return one("profiles", "visit");
+    case call_kind::get_conversation: {
+        const outreach::json params = {{"count", 100}};  // as find_sent asks
+        return outreach::estimate_v2("messages", "get_conversation", params).credits;
+    }
+    }
+    return 1;
+}
+
 asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
                                       std::function<campaigns::time_point()> now, std::mt19937_64& rng) {

@@ -47,6 +47,11 @@ struct backoff_settings {
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
 std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng);
 
+// The most credits execute() can spend on `call`, from the client's cost model (an upper bound,
+// reserved in the budget ledger before the call): every request it may make, e.g. an invitation
+// and the check_invitation that follows a CHANNEL_ERROR refusal.
+std::int64_t credits_upper_bound(const campaigns::api_call& call);
+
 // Runs `call` for `target`. Never throws; every failure is an outcome. `target` is taken by
 // value (the coroutine outlives the caller's locals); `api`, `call`, `backoff` and `rng` must
 // outlive the returned awaitable.

@@ -2,6 +2,8 @@
 
 #include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
+#include "engine/ledger.hpp"
+#include "engine/limits_gate.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -15,6 +17,7 @@
 #include <condition_variable>
 #include <future>
 #include <map>
+#include <set>
 #include <mutex>
 #include <thread>
 
@@ -31,7 +34,7 @@ std::string q(std::string_view name) { return std::string(schema::query(name)); 
 constexpr const char* hot_statements[] = {"engine/claim_due",       "engine/pending_events",
                                           "engine/apply_transitions", "engine/wake_pending",
                                           "engine/insert_intents",   "engine/close_lost_attempts",
-                                          "engine/settle"};
+                                          "engine/settle",          "engine/next_attempt_ids"};
 
 void prepare_hot_statements(pqxx::connection& conn) {
     for (const char* name : hot_statements) {
@@ -110,6 +113,7 @@ struct claimed {
     cs::enrollment_state state;
     std::int64_t event_cursor = 0;
     bool was_calling = false;
+    cs::enrollment_state before;  // the state before the due step chose its call
     std::optional<cs::api_call> call;
     std::string variant;
     std::int64_t attempt_id = 0;
@@ -165,6 +169,8 @@ struct worker::impl {
     std::vector<claimed> claim(pqxx::work& tx);
     void advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events);
     void start_calls(pqxx::work& tx, std::vector<claimed>& batch);
+    void reserve_credits(pqxx::work& tx, std::vector<claimed>& batch);
+    void post_lost(pqxx::work& tx, const pqxx::result& lost);
     void settle(pqxx::work& tx, unsettled& done, json& touched);
     bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending);
@@ -246,6 +252,7 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
             return;
         }
     }
+    c.before = c.state;
     c.state = d.next;
     c.call = d.call;
     if (c.call && !c.call->variant.empty()) {
@@ -270,12 +277,19 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
         if (c.was_calling) {
             lost.push_back(c.enrollment_id);
         }
+    }
+    if (!lost.empty()) {
+        post_lost(tx, tx.exec_prepared("engine/close_lost_attempts", lost.dump()));
+    }
+    reserve_credits(tx, batch);
+    for (auto& c : batch) {
         auto row = state_json(c, c.state);
         row["event_cursor"] = c.event_cursor;
         row["leased"] = c.call.has_value();
         transitions.push_back(std::move(row));
         if (c.call) {
-            intents.push_back({{"enrollment_id", c.enrollment_id},
+            intents.push_back({{"attempt_id", c.attempt_id},
+                               {"enrollment_id", c.enrollment_id},
                                {"step", c.state.step},
                                {"call", attempt_call(*c.campaign, c.state.step, *c.call)},
                                {"reconcile", c.call->reconcile},
@@ -284,26 +298,106 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
                                {"body", c.call->text}});
         }
     }
-    if (!lost.empty()) {
-        tx.exec_prepared("engine/close_lost_attempts", lost.dump());
-    }
     tx.exec_prepared("engine/apply_transitions", transitions.dump(), cfg.worker_id, cfg.lease_seconds);
     if (!intents.empty()) {
-        std::map<std::int64_t, std::int64_t> attempt_of;
-        for (const auto& r : tx.exec_prepared("engine/insert_intents", intents.dump(), cfg.worker_id)) {
-            attempt_of[r[1].as<std::int64_t>()] = r[0].as<std::int64_t>();
-        }
-        for (auto& c : batch) {
-            if (c.call) {
-                c.attempt_id = attempt_of.at(c.enrollment_id);
-            }
-        }
+        tx.exec_prepared("engine/insert_intents", intents.dump(), cfg.worker_id);
     }
     stats.transitions += batch.size();
 }
 
+// Every call the batch is about to make reserves its cost model's upper bound from its
+// campaign's budget, in this transaction (atomic with the intent rows). A refused call is not
+// made: its rate-limit take is given back and the lead waits (a campaign out of budget is paused
+// by the ledger and parked here; a day cap waits for the next day).
+void worker::impl::reserve_credits(pqxx::work& tx, std::vector<claimed>& batch) {
+    std::vector<claimed*> callers;
+    for (auto& c : batch) {
+        if (c.call) {
+            callers.push_back(&c);
+        }
+    }
+    if (callers.empty()) {
+        return;
+    }
+    auto ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(callers.size()));
+    std::vector<ledger::reserve_request> requests;
+    for (std::size_t i = 0; i < callers.size(); ++i) {
+        claimed& c = *callers[i];
+        c.attempt_id = ids[static_cast<pqxx::result::size_type>(i)][0].as<std::int64_t>();
+        requests.push_back({c.attempt_id, c.campaign_id, c.account_id, attempt_call(*c.campaign, c.state.step, *c.call),
+                            credits_upper_bound(*c.call)});
+    }
+    auto t = now();
+    auto results = ledger::reserve(tx, requests, t);
+    std::set<std::int64_t> parked;
+    for (std::size_t i = 0; i < callers.size(); ++i) {
+        const auto& r = results[i];
+        if (r.reserved) {
+            continue;
+        }
+        claimed& c = *callers[i];
+        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        gate->released(target, *c.campaign, *c.call);
+        cs::time_point until = t + std::chrono::hours(1);
+        std::string why;
+        switch (r.why) {
+        case ledger::refusal::campaign_budget:
+            why = "paused: budget exhausted";
+            if (parked.insert(c.campaign_id).second) {
+                tx.exec_params(q("engine/park_campaign"), c.campaign_id);
+                spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", c.campaign_id);
+            }
+            break;
+        case ledger::refusal::day_budget:
+            until = r.retry_at;
+            why = "waiting for the campaign's daily budget (tomorrow, UTC)";
+            break;
+        case ledger::refusal::account_budget:
+            until = t + std::chrono::hours(24);
+            why = "the campaign's budget for account " + c.account_id + " is spent";
+            break;
+        case ledger::refusal::no_budget:
+        case ledger::refusal::none:
+            until = t + std::chrono::minutes(5);
+            why = "the campaign has no budget in the ledger (apply it again)";
+            break;
+        }
+        auto d = cs::decide(*c.campaign, c.lead, c.before, cs::ev_deferred{until, why}, t);
+        if (d.valid) {
+            c.state = d.next;
+        } else {
+            c.state = c.before;  // e.g. a reconciliation found after a crash: keep it, later
+            c.state.next_run_at = until;
+        }
+        c.call.reset();
+        c.attempt_id = 0;
+        c.variant.clear();
+    }
+}
+
+// Attempts whose worker died: they may have been charged, so their whole reservation is posted.
+void worker::impl::post_lost(pqxx::work& tx, const pqxx::result& lost) {
+    std::vector<ledger::post_request> posts;
+    for (const auto& r : lost) {
+        cs::api_call call;
+        auto name = r[1].as<std::string>();
+        call.reconcile = r[2].as<bool>();
+        if (call.reconcile) {
+            call.kind = name == "send" ? cs::call_kind::get_conversation : cs::call_kind::check_invitation;
+        } else if (auto k = cs::call_kind_from_string(name); k) {
+            call.kind = *k;
+        }
+        posts.emplace_back(r[0].as<std::int64_t>(), credits_upper_bound(call));
+    }
+    if (!posts.empty()) {
+        ledger::post(tx, posts, now());
+    }
+}
+
 void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
     json rows = json::array();
+    std::vector<ledger::post_request> posts;
+    std::vector<std::int64_t> voids;
     auto t = now();
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
@@ -322,6 +416,20 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
             next.step.clear();
             next.reconcile = false;
             next.reason = "internal: " + d.why;
+        }
+        // The ledger: what the API charged is posted (the rest of the reservation released); a
+        // call that may have been charged without our knowing posts its whole reservation; a
+        // failure that cost nothing voids it.
+        if (o.attempt_outcome == "uncertain") {
+            posts.emplace_back(c.attempt_id, std::max(o.credits, credits_upper_bound(*c.call)));
+        } else if (o.attempt_outcome == "transient" || o.attempt_outcome == "permanent") {
+            if (o.credits > 0) {
+                posts.emplace_back(c.attempt_id, o.credits);
+            } else {
+                voids.push_back(c.attempt_id);
+            }
+        } else {
+            posts.emplace_back(c.attempt_id, o.credits);
         }
         auto row = state_json(c, next);
         row["attempt_id"] = c.attempt_id;
@@ -344,6 +452,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
     }
     if (!rows.empty()) {
         tx.exec_prepared("engine/settle", rows.dump(), cfg.worker_id);
+        ledger::settle(tx, posts, voids, t);
     }
     stats.transitions += done.calls.size();
     stats.calls += done.calls.size();
@@ -523,6 +632,12 @@ int worker::run(bool exit_when_idle) {
         return 2;
     }
     m.api.emplace(std::move(*made));
+    auto limits_cfg = limiter_settings(m.cfg);
+    if (auto problems = limits::validate(limits_cfg); !problems.empty()) {
+        spdlog::critical("worker: bad rate-limit settings: {}", problems.front());
+        return 2;
+    }
+    m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
     auto guard = asio::make_work_guard(m.io);
     std::thread net([&m] { m.io.run(); });
     std::thread listener([&m] { m.listen(); });

@@ -532,7 +532,7 @@ int main(int argc, char** argv) {
     bool exit_when_idle = false;
     auto* worker = app.add_subcommand("worker", "run campaigns until SIGTERM");
     worker->add_flag("--exit-when-idle", exit_when_idle, "stop once no active campaign has live leads");
-    worker->callback([&] { action = [&] { return cmd_worker(load(g, need(true, false, true)), exit_when_idle); }; });
+    worker->callback([&] { action = [&] { return cmd_worker(load(g, need(true, true, true)), exit_when_idle); }; });
 
     app.add_subcommand("serve", "run the webhook receiver and event intake until SIGTERM")->callback([&] {
         action = [&] { return cmd_serve(load(g, need(true, false, true))); };

@@ -60,10 +60,25 @@ orchestrator_env::~orchestrator_env() {
 }
 
 std::map<std::string, std::string> orchestrator_env::env() const {
-    return {{"DATABASE_URL", database_url_},
-            {"OUTREACH_API_URL", api_url_},
-            {"OUTREACH_API_KEY", api_key_},
-            {"ORCH_LOG_LEVEL", "info"}};
+    const char* redis = std::getenv("REDIS_URL");
+    // Tests that are not about rate limits run without quotas (the defaults would spread a
+    // campaign over days); tests about them set their own through set().
+    std::map<std::string, std::string> e = {{"DATABASE_URL", database_url_},
+                                            {"REDIS_URL", redis ? redis : ""},
+                                            {"OUTREACH_API_URL", api_url_},
+                                            {"OUTREACH_API_KEY", api_key_},
+                                            {"ORCH_LOG_LEVEL", "info"},
+                                            {"ORCH_KEY_REQUESTS_PER_MINUTE", "60000000"},
+                                            {"ORCH_KEY_BURST", "100000"},
+                                            {"ORCH_RAMP_UP", "false"}};
+    for (const char* q : {"INVITE", "SEND", "VISIT", "WITHDRAW", "SEARCH"}) {
+        e[std::string("ORCH_") + q + "_PER_DAY"] = "-1";
+        e[std::string("ORCH_") + q + "_PER_WEEK"] = "-1";
+    }
+    for (const auto& [k, v] : overrides_) {
+        e[k] = v;
+    }
+    return e;
 }
 
 run_result orchestrator_env::run(std::vector<std::string> args, int timeout_ms,

@@ -5,6 +5,7 @@
 
 #include "tests/support/process.hpp"
 
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -24,7 +25,10 @@ public:
     ~orchestrator_env();
 
     const std::string& database_url() const { return database_url_; }
+    // The environment every orchestrator command of this test gets: its database, REDIS_URL of
+    // the services, the sandbox, and no rate-limit quotas unless set() says otherwise.
     std::map<std::string, std::string> env() const;
+    void set(const std::string& name, const std::string& value) { overrides_[name] = value; }
     run_result run(std::vector<std::string> args, int timeout_ms = 60'000,
                    const std::optional<std::string>& input = std::nullopt) const;
     std::unique_ptr<background_process> spawn(std::vector<std::string> args) const;
@@ -37,6 +41,7 @@ private:
     std::string database_url_;
     std::string api_url_;
     std::string api_key_;
+    std::map<std::string, std::string> overrides_;
 };
 
 }  // namespace orch::test

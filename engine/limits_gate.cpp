@@ -1,0 +1,156 @@
+#include "engine/limits_gate.hpp"
+
+#include "engine/config.hpp"
+
+#include <spdlog/spdlog.h>
+
+namespace orch::engine {
+
+namespace cs = campaigns;
+
+limits::settings limiter_settings(const settings& s) {
+    limits::settings l;
+    l.redis_url = s.redis_url;
+    l.api_key = s.api_key;
+    l.key_requests_per_s = static_cast<double>(s.key_requests_per_minute) / 60.0;
+    l.key_burst = s.key_burst;
+    l.backoff_base_ms = s.retry_base_ms;
+    l.backoff_cap_ms = s.retry_cap_ms;
+    auto set = [&](limits::action a, std::int64_t per_day, std::int64_t per_week) {
+        auto& d = l.actions[static_cast<std::size_t>(a)];
+        d.limit.per_day = per_day;
+        d.limit.per_week = per_week;
+        if (!s.ramp_up) {
+            d.ramp = {};
+        }
+    };
+    set(limits::action::invite, s.invite_per_day, s.invite_per_week);
+    set(limits::action::send, s.send_per_day, s.send_per_week);
+    set(limits::action::visit, s.visit_per_day, s.visit_per_week);
+    set(limits::action::withdraw, s.withdraw_per_day, s.withdraw_per_week);
+    set(limits::action::search, s.search_per_day, s.search_per_week);
+    if (!s.ramp_up) {
+        for (auto& d : l.actions) {
+            d.ramp = {};
+        }
+    }
+    return l;
+}
+
+limits_gate::limits_gate(limits::settings s, bool pacing) : limiter_(std::move(s)), pacing_(pacing) {}
+
+std::optional<limits::check> limits_gate::make_check(const call_target& target, const cs::campaign& campaign,
+                                                     const cs::api_call& call, cs::time_point now) const {
+    limits::check c;
+    c.account_id = target.account_id;
+    c.what = limits::action_of(call.kind, call.reconcile);
+    c.campaign_id = target.campaign_id;
+    auto day = limits::day_in_zone(now, campaign.schedule.time_zone);
+    if (!day) {
+        return std::nullopt;  // the loader only accepts known zones; stay safe
+    }
+    c.day = *day;
+    if (auto it = campaign.limits.find(limits::to_string(c.what)); it != campaign.limits.end()) {
+        c.campaign_cap = limits::quota{it->second.per_day.value_or(-1), it->second.per_week.value_or(-1)};
+    }
+    if (pacing_) {
+        c.working_window = std::chrono::minutes(campaign.schedule.end_minute - campaign.schedule.start_minute);
+    }
+    return c;
+}
+
+gate_decision limits_gate::before(const call_target& target, const cs::campaign& campaign,
+                                  const cs::api_call& call, cs::time_point now) {
+    auto c = make_check(target, campaign, call, now);
+    if (!c) {
+        return {false, now + std::chrono::minutes(5), "unknown time zone " + campaign.schedule.time_zone};
+    }
+    auto v = limiter_.take(*c);
+    if (v.allowed) {
+        std::lock_guard lock(mutex_);
+        taken_[target.enrollment_id] = v;
+        return {};
+    }
+    std::string why;
+    switch (v.why) {
+    case limits::reason::rate:
+        why = "the API key's request rate";
+        break;
+    case limits::reason::cooldown_key:
+        why = "the API key's RATE_LIMITED cooldown";
+        break;
+    case limits::reason::cooldown_account:
+        why = std::string("the ") + limits::to_string(c->what) + " RATE_LIMITED cooldown of account " + c->account_id;
+        break;
+    case limits::reason::day_quota:
+        why = std::string("the ") + limits::to_string(c->what) + " day quota of account " + c->account_id;
+        break;
+    case limits::reason::week_quota:
+        why = std::string("the ") + limits::to_string(c->what) + " week quota of account " + c->account_id;
+        break;
+    case limits::reason::campaign_quota:
+        why = std::string("the campaign's ") + limits::to_string(c->what) + " cap on account " + c->account_id;
+        break;
+    case limits::reason::pacing:
+        why = std::string("the ") + limits::to_string(c->what) + " pacing of account " + c->account_id;
+        break;
+    case limits::reason::unavailable:
+        why = "the rate-limit store (Redis) to come back";
+        break;
+    case limits::reason::bad_input:
+    case limits::reason::none:
+        why = std::string("the rate limits (") + limits::to_string(v.why) + ")";
+        break;
+    }
+    auto wait = std::max(v.retry_after, std::chrono::milliseconds(1));
+    return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why};
+}
+
+std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
+                                                const cs::api_call& call, const call_outcome& outcome) {
+    limits::verdict taken;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = taken_.find(target.enrollment_id);
+        if (it != taken_.end()) {
+            taken = it->second;
+            taken_.erase(it);
+        }
+    }
+    auto now = std::chrono::system_clock::now();
+    auto c = make_check(target, campaign, call, now);
+    if (!c) {
+        return std::nullopt;
+    }
+    if (outcome.error_code == "RATE_LIMITED") {
+        // The platform refused: nothing happened, so the quota is given back, and the whole
+        // scope cools down. An answer naming the account is the account's action limit; any
+        // other is the key's request rate.
+        limiter_.refund(*c);
+        auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
+                                                                         : limits::scope::key;
+        auto d = limiter_.rate_limited(*c, where, outcome.retry_after);
+        if (!d) {
+            return std::nullopt;
+        }
+        return now + std::chrono::duration_cast<cs::time_point::duration>(*d);
+    }
+    if (outcome.attempt_outcome == "ok" || outcome.attempt_outcome == "reconciled_present") {
+        limiter_.succeeded(*c, taken);
+    } else if (outcome.attempt_outcome == "transient" || outcome.attempt_outcome == "permanent") {
+        limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
+    }
+    return std::nullopt;
+}
+
+void limits_gate::released(const call_target& target, const cs::campaign& campaign, const cs::api_call& call) {
+    {
+        std::lock_guard lock(mutex_);
+        taken_.erase(target.enrollment_id);
+    }
+    if (auto c = make_check(target, campaign, call, std::chrono::system_clock::now()); c) {
+        limiter_.refund(*c);
+    }
+}
+
+}  // namespace orch::engine

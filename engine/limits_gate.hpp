@@ -1,0 +1,52 @@
+// orch::engine limits_gate: the call gate (call_gate.hpp) backed by the Redis rate-limit
+// buckets of engine/limits. Before each call of a step it takes, in one round trip, the API
+// key's request rate, the (account, action) quota of the local day and rolling week, the
+// campaign's cap on that account, the pacing gap and any RATE_LIMITED cooldown; a denial parks
+// the lead until the moment a token frees, with the reason in its timeline ("invite day quota
+// of account X"). After the call it records RATE_LIMITED cooldowns for the whole scope (the key,
+// or the account and action), resets hit streaks on success, and gives the quota back for a
+// call that surely had no effect.
+//
+// The quotas: defaults per action from the settings (common practice, see limits.hpp),
+// tightened per campaign by the campaign file's `limits` (action -> per_day / per_week), and
+// shared by every campaign that uses the account. The day is the campaign's local day; pacing
+// spreads the day quota over the campaign's working window.
+#pragma once
+
+#include "engine/call_gate.hpp"
+#include "engine/limits/limits.hpp"
+
+#include <map>
+#include <mutex>
+
+namespace orch::engine {
+
+class limits_gate final : public call_gate {
+public:
+    // `pacing`: spread each day quota over the campaign's working window (else calls go as fast
+    // as the quotas and the key rate allow).
+    limits_gate(limits::settings s, bool pacing);
+
+    gate_decision before(const call_target& target, const campaigns::campaign& campaign,
+                         const campaigns::api_call& call, campaigns::time_point now) override;
+    std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
+                                              const campaigns::api_call& call, const call_outcome& outcome) override;
+    void released(const call_target& target, const campaigns::campaign& campaign,
+                  const campaigns::api_call& call) override;
+
+    limits::limiter& limiter() { return limiter_; }
+
+private:
+    std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
+                                            const campaigns::api_call& call, campaigns::time_point now) const;
+
+    limits::limiter limiter_;
+    bool pacing_ = true;
+    std::mutex mutex_;
+    std::map<std::int64_t, limits::verdict> taken_;  // per enrollment: the take its call used
+};
+
+// The limiter settings the orchestrator's settings describe.
+limits::settings limiter_settings(const struct settings& s);
+
+}  // namespace orch::engine
