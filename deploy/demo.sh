@@ -49,6 +49,11 @@ control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
 echo "demo: outreach-sandbox on $OUTREACH_API_URL, Postgres and Redis from deploy/dev-services.sh"
 
 orch="$build/bin/orchestrator"
+# Demo settings: the real per-account quotas (80 invitations a day, paced over the working hours)
+# would spread 200 leads over days; here every call goes as fast as the sandbox answers. The
+# Redis buckets, the RATE_LIMITED cooldowns and the credit ledger are all in the path regardless.
+export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_VISIT_PER_DAY=-1 \
+       ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=600000 ORCH_KEY_BURST=1000
 "$orch" migrate
 
 # 2. Three sender accounts, by label.
@@ -61,7 +66,7 @@ done
 "$orch" campaign apply deploy/demo-campaign.yaml
 
 # 4. Events (signed webhooks to our receiver) and one worker until every lead has finished.
-hook_port="$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')"
+hook_port="$(while :; do p=$(( 20000 + RANDOM % 40000 )); [ -z "$(ss -Htln "sport = :$p")" ] && { echo "$p"; break; }; done)"
 "$orch" serve --webhook-listen "127.0.0.1:$hook_port" --webhook-public-url "http://127.0.0.1:$hook_port/webhooks" \
     >"$work/serve.log" 2>&1 &
 pids+=($!)
@@ -82,6 +87,8 @@ echo
 "$orch" report funnel demo-canonical
 left="$(curl -sS "$OUTREACH_API_URL/v2/credits" -H "x-api-key: $key" | jq -r .data.credits)"
 echo "Credits spent on the API: $((credits - left)) (left: $left), the audience search included"
+echo
+"$orch" budget show demo-canonical
 effects="$(curl -sS "$control/control/side-effects")"
 dup_invites="$(jq '[.invitations[] | select(.sent > 1)] | length' <<<"$effects")"
 dup_messages="$(jq '[.messages | group_by(.account_id + .profile_url + .text)[] | select(length > 1)] | length' <<<"$effects")"
