@@ -14,6 +14,7 @@
 // listing every problem.
 #include "campaigns/campaigns.hpp"
 #include "engine/config.hpp"
+#include "engine/executor.hpp"
 #include "engine/intake.hpp"
 #include "engine/ledger.hpp"
 #include "engine/outreach/client.hpp"
@@ -297,6 +298,101 @@ int cmd_campaign_validate(const global_options& g, const std::string& file) {
     return 0;
 }
 
+// The pre-launch forecast (campaigns/estimate.hpp): credits from the client's cost model, the
+// duration from the quotas in force (the settings' per-account defaults, tightened by the file's
+// limits) and the schedule. Needs no database or API.
+int cmd_campaign_estimate(const global_options& g, const std::string& file, const std::string& format) {
+    settings_needs needs;
+    needs.database = false;
+    auto s = load(g, needs);
+    auto c = load_campaign_file(file, nullptr);
+    namespace cs = orch::campaigns;
+    cs::estimate_input in;
+    in.senders = static_cast<std::int64_t>(c.value.accounts.size());
+    if (c.value.who.kind == cs::audience::source::file) {
+        in.leads = static_cast<std::int64_t>(c.value.who.leads.size());
+    } else {
+        in.leads = c.value.who.total_results;
+        orch::outreach::search_people_params p;
+        p.total_results = c.value.who.total_results;
+        in.audience_credits = orch::outreach::estimate(p).credits;
+    }
+    for (auto k : {cs::call_kind::check_invitation, cs::call_kind::invite, cs::call_kind::withdraw,
+                   cs::call_kind::send, cs::call_kind::visit}) {
+        cs::api_call call;
+        call.kind = k;
+        // execute()'s upper bound includes follow-up checks; the forecast counts those as their
+        // own check_invitation calls, so one request per call here.
+        in.credits[k] = k == cs::call_kind::invite || k == cs::call_kind::withdraw
+                            ? orch::engine::credits_upper_bound(call) - 1
+                            : orch::engine::credits_upper_bound(call);
+    }
+    auto quota = [&](const std::string& action, std::int64_t day, std::int64_t week) {
+        auto it = c.value.limits.find(action);
+        auto tighter = [](std::int64_t a, std::optional<std::int64_t> b) {
+            if (!b) {
+                return a;
+            }
+            return a < 0 ? *b : std::min(a, *b);
+        };
+        if (it != c.value.limits.end()) {
+            day = tighter(day, it->second.per_day);
+            week = tighter(week, it->second.per_week);
+        }
+        in.per_day[action] = day;
+        in.per_week[action] = week;
+    };
+    quota("invite", s.invite_per_day, s.invite_per_week);
+    quota("send", s.send_per_day, s.send_per_week);
+    quota("visit", s.visit_per_day, s.visit_per_week);
+    quota("withdraw", s.withdraw_per_day, s.withdraw_per_week);
+    auto r = cs::estimate(c.value, in);
+    auto finish = std::chrono::system_clock::now() +
+                  std::chrono::seconds(static_cast<std::int64_t>(r.calendar_days * 86'400.0));
+    auto finish_day = orch::engine::ledger::utc_day(finish);
+    if (format == "json") {
+        orch::engine::json j = {{"campaign", c.value.name},
+                                {"leads", in.leads},
+                                {"audience_credits", in.audience_credits},
+                                {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
+                                {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
+                                {"budget", r.budget},
+                                {"within_budget", r.credits_max <= r.budget},
+                                {"bottleneck", r.bottleneck},
+                                {"working_days", r.working_days},
+                                {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
+                                {"calendar_days", r.calendar_days},
+                                {"finish_around", finish_day}};
+        j["actions"] = orch::engine::json::array();
+        for (const auto& a : r.actions) {
+            j["actions"].push_back({{"action", a.action},
+                                    {"calls_max", a.calls_max},
+                                    {"per_working_day", a.per_working_day},
+                                    {"working_days", a.working_days}});
+        }
+        std::cout << j.dump(2) << "\n";
+        return 0;
+    }
+    std::printf("Estimate for '%s': %lld leads, %zu sender(s)\n", c.value.name.c_str(),
+                static_cast<long long>(in.leads), c.value.accounts.size());
+    std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
+                static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
+                static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
+                static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget),
+                r.credits_max <= r.budget ? "" : " (the costliest case exceeds it: the campaign would pause)");
+    std::printf("  %-18s %10s %14s %12s\n", "action", "calls (max)", "per work day", "work days");
+    for (const auto& a : r.actions) {
+        std::string per = a.per_working_day < 0 ? "unlimited" : std::to_string(a.per_working_day);
+        std::printf("  %-18s %10lld %14s %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max), per.c_str(),
+                    a.working_days);
+    }
+    std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
+                "finishing around %s\n",
+                r.calendar_days, r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
+                r.working_days, static_cast<double>(r.longest_wait.count()) / 86'400.0, finish_day.c_str());
+    return 0;
+}
+
 int cmd_campaign_apply(const settings& s, const std::string& file) {
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -544,6 +640,11 @@ int main(int argc, char** argv) {
     auto* validate = campaign->add_subcommand("validate", "check a campaign file (accounts too when a database is set)");
     validate->add_option("FILE", file)->required();
     validate->callback([&] { action = [&] { return cmd_campaign_validate(g, file); }; });
+    auto* estimate = campaign->add_subcommand(
+        "estimate", "forecast a campaign file's credits and duration (cost model, quotas, working hours)");
+    estimate->add_option("FILE", file)->required();
+    estimate->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    estimate->callback([&] { action = [&] { return cmd_campaign_estimate(g, file, format); }; });
     auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
     apply->add_option("FILE", file)->required();
     apply->callback([&] { action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file); }; });

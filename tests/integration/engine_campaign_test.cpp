@@ -494,3 +494,31 @@ TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
     auto listed = env_->run({"accounts", "list"});
     EXPECT_NE(listed.output.find("mail-b"), std::string::npos) << listed.output;
 }
+
+// `campaign estimate` on a file: the forecast of the pure estimate() with the settings' quotas,
+// tightened by the file's limits (here invite 10 a day), and the cost model's prices.
+TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
+    auto file = write("estimate.yaml",
+                      "name: forecast\naccounts: [a1, a2]\naudience:\n  search: {title: Engineer}\n  total_results: 100\n"
+                      "schedule: {time_zone: UTC, days: [mon, tue, wed, thu, fri], hours: \"09:00-17:00\"}\n"
+                      "limits:\n  invite: {per_day: 10}\nbudget_credits: 250\nsteps:\n"
+                      "  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, on_no_invitation: invite}\n"
+                      "  - {id: invite, kind: invite}\n"
+                      "  - {id: wait, kind: wait_accepted, timeout: 7d, next: hello, on_timeout: end}\n"
+                      "  - {id: hello, kind: send, message_text: \"Hi\"}\n");
+    auto r = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file, "--format", "json"},
+                                     {{"ORCH_INVITE_PER_DAY", "80"}});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = json::parse(r.output.substr(r.output.find('{')));
+    EXPECT_EQ(j["leads"], 100);
+    EXPECT_EQ(j["audience_credits"], 10);            // 100 results, 1 credit per 10
+    EXPECT_EQ(j["per_lead_credits"]["min"], 1);      // check -> end
+    // check, invite, then either the acceptance (no check) and the message, or the wait's check
+    // before its timeout and the end: 3 either way.
+    EXPECT_EQ(j["per_lead_credits"]["max"], 3);
+    EXPECT_EQ(j["credits"]["max"], 310);
+    EXPECT_EQ(j["within_budget"], false);
+    EXPECT_EQ(j["bottleneck"], "invite");            // 100 invitations at 2 x 10 a day
+    EXPECT_DOUBLE_EQ(j["working_days"].get<double>(), 5.0);
+    EXPECT_DOUBLE_EQ(j["calendar_days"].get<double>(), 7.0 + 7.0);
+}
