@@ -133,7 +133,7 @@ const std::vector<setting_row>& rows() {
         {"pacing", "", "spread each account's day quota over the working hours with random gaps (default true)",
          boolean(&settings::pacing)},
         {"credits_poll_seconds", "", "serve: how often the key's credit balance is read (default 300)",
-         number(&settings::credits_poll_seconds, 10, 86'400)},
+         number(&settings::credits_poll_seconds, 1, 86'400)},
     });
     return table;
 }

@@ -117,6 +117,7 @@ struct intake::impl {
 
     asio::awaitable<api::handler_result> receive(api::request& req);
     asio::awaitable<void> ensure_webhooks();
+    asio::awaitable<void> credits_loop();
     asio::awaitable<bool> ensure_one(const account_row& a);
     asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id, std::string last);
     asio::awaitable<std::string> poll_round(const std::string& account, const std::string& webhook_id,
@@ -208,6 +209,34 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
     }
     spdlog::info("serve: account={} webhook={} ({} mode)", a.account_id, id, custom ? "custom, signed" : "hosted");
     co_return true;
+}
+
+// Reads the key's balance every credits_poll_seconds: records it with the ledger's drift, warns
+// on drift, and resumes campaigns paused for the key's credits once it has some again.
+asio::awaitable<void> intake::impl::credits_loop() {
+    while (!stopping) {
+        auto r = co_await api->get_credits();
+        if (!r) {
+            spdlog::warn("serve: reading the key's credits failed: {}", outreach::describe(r.error()));
+        } else {
+            std::int64_t balance = r->credits;
+            auto job = [this, balance] { return db->record_credit_read(balance); };
+            try {
+                auto read = co_await on_db(job);
+                if (read.drift != 0) {
+                    spdlog::warn("serve: credit drift {} since the last read: the API balance moved by that much "
+                                 "more than the ledger posted (balance now {})",
+                                 read.drift, balance);
+                }
+                if (read.resumed > 0) {
+                    spdlog::info("serve: the key has {} credits again: {} campaigns resumed", balance, read.resumed);
+                }
+            } catch (const std::exception& e) {
+                spdlog::error("serve: recording the key's credits failed: {}", e.what());
+            }
+        }
+        co_await sleep_for(std::chrono::seconds(cfg.credits_poll_seconds));
+    }
 }
 
 asio::awaitable<void> intake::impl::ensure_webhooks() {
@@ -361,6 +390,7 @@ int intake::run() {
     spdlog::info("serve: webhook receiver on {}:{} path {}/<account_id>; API {}", ss.listen_host, m.port.load(),
                  m.receiver_path, m.cfg.api_url);
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
+    asio::co_spawn(m.io, m.credits_loop(), asio::detached);
     m.io.run();
     m.db_pool.join();
     return 0;

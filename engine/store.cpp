@@ -189,6 +189,34 @@ bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string&
     return true;
 }
 
+std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why) {
+    std::int64_t n = 0;
+    for (const auto& r : tx.exec_params(q("credits/pause_all"), "credits: " + why)) {
+        tx.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
+        ++n;
+    }
+    return n;
+}
+
+store::credit_read store::record_credit_read(std::int64_t balance) {
+    return guarded("credits/record_read", [&] {
+        pqxx::work tx(*conn_);
+        credit_read out;
+        out.drift = tx.exec_params(q("credits/record_read"), balance)[0][0].as<std::int64_t>();
+        if (balance > 0) {
+            for (const auto& r : tx.exec(q("credits/resume"))) {
+                tx.exec_params(q("engine/unpark"), r[0].as<std::int64_t>(), std::string());
+                ++out.resumed;
+            }
+            if (out.resumed > 0) {
+                tx.exec(q("engine/notify_wake"));
+            }
+        }
+        tx.commit();
+        return out;
+    });
+}
+
 void store::upsert_account(const account_row& a) {
     guarded("accounts/upsert", [&] {
         pqxx::work tx(*conn_);

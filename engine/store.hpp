@@ -87,6 +87,10 @@ void account_available(pqxx::work& tx, const std::string& account_id, const std:
 // active.
 bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string& reason);
 
+// The API key is out of credits (INSUFFICIENT_CREDITS): pauses every active campaign with a
+// "credits: ..." reason and parks their enrollments. Returns how many campaigns paused.
+std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why);
+
 class store {
 public:
     explicit store(const std::string& database_url);
@@ -131,6 +135,15 @@ public:
     bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);
     std::int64_t live_enrollments(const std::string& name);
     funnel_row funnel(const std::string& name);
+
+    // ---- the API key's credits ----
+    struct credit_read {
+        std::int64_t drift = 0;     // since the previous read (see migration 0003)
+        std::int64_t resumed = 0;   // campaigns resumed because the key has credits again
+    };
+    // Records a balance read from GET /v2/credits; a positive balance resumes the campaigns
+    // paused for the key's credits.
+    credit_read record_credit_read(std::int64_t balance);
 
     // ---- events ----
     // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt

@@ -442,8 +442,9 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
             account_unavailable(tx, c.account_id, "INACTIVE");
             spdlog::warn("worker: account={} paused: {}", c.account_id, o.error);
         } else if (o.consequence == call_consequence::pause_budget) {
-            pause_campaign(tx, c.campaign_id, "budget: " + o.error);
-            spdlog::warn("worker: campaign={} paused for credits: {}", c.campaign_id, o.error);
+            auto n = pause_for_credits(tx, "the API key is out of credits (" + o.error + ")");
+            spdlog::warn("worker: the API key is out of credits ({}): {} campaigns paused until serve reads a "
+                         "positive balance", o.error, n);
         } else if (o.consequence == call_consequence::stop_everything) {
             spdlog::critical("worker: the API refuses this key or TLS setup ({}); stopping", o.error);
             failed = true;

@@ -522,3 +522,38 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_DOUBLE_EQ(j["working_days"].get<double>(), 5.0);
     EXPECT_DOUBLE_EQ(j["calendar_days"].get<double>(), 7.0 + 7.0);
 }
+
+// The API key runs out of credits mid-campaign: INSUFFICIENT_CREDITS pauses every campaign of the
+// key with a "credits:" reason (calls that failed cost nothing and spend no attempt of the lead);
+// serve reads the balance every second, and once the key has credits again the campaigns resume
+// and complete.
+TEST_F(EngineTest, CampaignsPauseWhenTheKeyRunsOutOfCreditsAndResumeWhenCreditsReturn) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_CREDITS_POLL_SECONDS", "1");
+    auto file = write("credits.yaml", campaign_yaml("credits", search_audience(20), "1s", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto receiver = serve(free_port());  // its webhooks' monitoring charge is made before the cut
+    ASSERT_EQ(control.post("/control/credits", {{"key", "test-key"}, {"credits", 12}}).status, 200);
+    auto worker = env_->spawn({"worker"});
+    auto state = [&] { return env_->scalar("SELECT state || ' ' || COALESCE(pause_reason, '') FROM campaigns"); };
+    for (int i = 0; i < 400 && state().rfind("paused credits:", 0) != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_EQ(state().rfind("paused credits:", 0), 0u) << state() << worker->log();
+    EXPECT_NE(state().find("INSUFFICIENT_CREDITS"), std::string::npos) << state();
+    auto f = funnel("credits");
+    EXPECT_GT(f["live"].get<int>(), 0);
+    EXPECT_EQ(f["failed"], 0);
+
+    ASSERT_EQ(control.post("/control/credits", {{"key", "test-key"}, {"credits", 1000}}).status, 200);
+    for (int i = 0; i < 600 && funnel("credits")["live"] != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    f = funnel("credits");
+    EXPECT_EQ(f["live"], 0) << worker->log() << receiver->log();
+    EXPECT_EQ(f["failed"], 0);
+    EXPECT_EQ(state(), "active ");
+    EXPECT_NE(env_->scalar("SELECT count(*) FROM api_credit_reads"), "0");
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+}
