@@ -20,8 +20,10 @@
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
 #include "engine/worker.hpp"
+#include "schema/schema.hpp"
 
 #include <CLI/CLI.hpp>
+#include <pqxx/pqxx>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
@@ -466,6 +468,103 @@ int cmd_report_funnel(const settings& s, const std::string& name, const std::str
     return 0;
 }
 
+// ---- reports over the views of migration 0004 (schema/queries/reports/*.sql) ----
+struct report_section {
+    std::string title;                 // table heading and JSON key
+    std::string query;                 // reports/<name>, one parameter: the campaign name
+    std::vector<std::string> columns;  // names of the result columns, in order
+};
+
+// Runs each section for the campaign and prints them as tables, CSV (a blank line between
+// sections) or one JSON object of arrays. Numbers stay numbers in JSON.
+int print_report(const settings& s, const std::string& name, const std::string& format,
+                 const std::vector<report_section>& sections) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    bool known = false;
+    for (const auto& c : db.campaigns()) {
+        known = known || c.name == name;
+    }
+    if (!known) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    pqxx::nontransaction tx(db.connection());
+    json all = json::object();
+    bool first = true;
+    for (const auto& sec : sections) {
+        auto rows = tx.exec_params(std::string(orch::schema::query(sec.query)), name);
+        json arr = json::array();
+        for (const auto& r : rows) {
+            json o = json::object();
+            for (std::size_t i = 0; i < sec.columns.size(); ++i) {
+                const auto& f = r[static_cast<pqxx::row::size_type>(i)];
+                std::string v = f.is_null() ? "" : f.c_str();
+                auto parsed = json::parse(v, nullptr, false);
+                o[sec.columns[i]] = (!v.empty() && parsed.is_number()) ? parsed : json(v);
+            }
+            arr.push_back(std::move(o));
+        }
+        if (format == "json") {
+            all[sec.title] = std::move(arr);
+            continue;
+        }
+        if (!first) {
+            std::cout << "\n";
+        }
+        first = false;
+        if (format == "csv") {
+            for (std::size_t i = 0; i < sec.columns.size(); ++i) {
+                std::cout << (i ? "," : "") << sec.columns[i];
+            }
+            std::cout << "\n";
+            for (const auto& o : arr) {
+                for (std::size_t i = 0; i < sec.columns.size(); ++i) {
+                    const auto& v = o[sec.columns[i]];
+                    std::cout << (i ? "," : "") << (v.is_string() ? v.get<std::string>() : v.dump());
+                }
+                std::cout << "\n";
+            }
+            continue;
+        }
+        std::cout << sec.title << " of '" << name << "'\n";
+        for (const auto& c : sec.columns) {
+            std::printf("  %-22s", c.c_str());
+        }
+        std::cout << "\n";
+        if (arr.empty()) {
+            std::cout << "  (none)\n";
+        }
+        for (const auto& o : arr) {
+            for (const auto& c : sec.columns) {
+                const auto& v = o[c];
+                std::printf("  %-22s", (v.is_string() ? v.get<std::string>() : v.dump()).c_str());
+            }
+            std::cout << "\n";
+        }
+    }
+    if (format == "json") {
+        std::cout << all.dump(2) << "\n";
+    }
+    return 0;
+}
+
+int cmd_report_accounts(const settings& s, const std::string& name, const std::string& format) {
+    return print_report(s, name, format,
+                        {{"accounts", "reports/rates_by_account",
+                          {"account", "enrollments", "invited", "accepted", "messaged", "replied", "acceptance_rate",
+                           "reply_rate"}},
+                         {"variants", "reports/rates_by_variant", {"variant", "messaged", "replied", "reply_rate"}}});
+}
+
+int cmd_report_timeline(const settings& s, const std::string& name, const std::string& format) {
+    return print_report(
+        s, name, format,
+        {{"days", "reports/daily_activity", {"day", "invited", "accepted", "messaged", "replied"}},
+         {"time_to_accept", "reports/time_to_accept",
+          {"accepted", "under_1h", "under_1d", "under_3d", "under_7d", "over_7d", "p50_seconds", "p90_seconds"}},
+         {"rate_limit_hits", "reports/rate_limit_hits", {"account", "day", "hits"}}});
+}
+
 // ---- budget show ----
 // Every campaign's budget and balances, or one campaign's with its spend per action, sender
 // account and day. Also checks the ledger's invariants (a pair assertion over the writers').
@@ -692,6 +791,20 @@ int main(int argc, char** argv) {
     funnel->add_option("CAMPAIGN", name)->required();
     funnel->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
     funnel->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
+    auto* rep_accounts = report->add_subcommand("accounts", "acceptance and reply rates per sender account and message variant");
+    rep_accounts->add_option("CAMPAIGN", name)->required();
+    rep_accounts->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    rep_accounts->callback(
+        [&] { action = [&] { return cmd_report_accounts(load(g, need(true, false, false)), name, format); }; });
+    auto* rep_spend = report->add_subcommand("spend", "credits: budget, reserved vs posted, per action, account and day");
+    rep_spend->add_option("CAMPAIGN", name)->required();
+    rep_spend->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    rep_spend->callback([&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), name, format); }; });
+    auto* rep_timeline = report->add_subcommand("timeline", "activity per day, time to accept, rate-limit hits");
+    rep_timeline->add_option("CAMPAIGN", name)->required();
+    rep_timeline->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    rep_timeline->callback(
+        [&] { action = [&] { return cmd_report_timeline(load(g, need(true, false, false)), name, format); }; });
 
     auto* budget = app.add_subcommand("budget", "credit budgets (the ledger)");
     budget->require_subcommand(1);

@@ -204,6 +204,51 @@ TEST_F(EngineTest, CanonicalCampaignCompletesWithTheSandboxsCounts) {
     EXPECT_EQ(f["accepted"], truth.accepted);
     EXPECT_GE(f["messaged"].get<int>(), truth.accepted);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'in_flight'"), "0");
+
+    // The reports (views of migration 0004) against the sandbox's record, per sender account.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto effects = control.get("/control/side-effects").body_json();
+    std::map<std::string, int> invited_by, accepted_by, messaged_by;
+    for (const auto& inv : effects["invitations"]) {
+        if (inv["sent"].get<int>() > 0) {
+            ++invited_by[inv["account_id"].get<std::string>()];
+        }
+        accepted_by[inv["account_id"].get<std::string>()] += inv["outcome"] == "accepted" ? 1 : 0;
+    }
+    for (const auto& m : effects["messages"]) {
+        ++messaged_by[m["account_id"].get<std::string>()];
+    }
+    auto accounts = env_->run({"report", "accounts", "canonical", "--format", "json"});
+    ASSERT_EQ(accounts.exit_code, 0) << accounts.output;
+    auto rep = json::parse(accounts.output);
+    int invited_total = 0;
+    for (const auto& row : rep["accounts"]) {
+        auto id = row["account"].get<std::string>();
+        EXPECT_EQ(row["invited"], invited_by[id]) << id;
+        EXPECT_EQ(row["accepted"], accepted_by[id]) << id;
+        EXPECT_EQ(row["messaged"], messaged_by[id]) << id;
+        invited_total += row["invited"].get<int>();
+    }
+    EXPECT_EQ(invited_total, truth.invited_people);
+    int variant_messages = 0;
+    for (const auto& row : rep["variants"]) {
+        EXPECT_TRUE(row["variant"] == "A" || row["variant"] == "B") << row.dump();
+        variant_messages += row["messaged"].get<int>();
+    }
+    EXPECT_EQ(variant_messages, truth.messages);
+    auto timeline = env_->run({"report", "timeline", "canonical", "--format", "json"});
+    ASSERT_EQ(timeline.exit_code, 0) << timeline.output;
+    auto tl = json::parse(timeline.output);
+    int day_invites = 0, day_messages = 0;
+    for (const auto& d : tl["days"]) {
+        day_invites += d["invited"].get<int>();
+        day_messages += d["messaged"].get<int>();
+    }
+    EXPECT_EQ(day_invites, truth.invited_people);
+    EXPECT_EQ(day_messages, truth.messages);
+    ASSERT_EQ(tl["time_to_accept"].size(), 1u);
+    EXPECT_EQ(tl["time_to_accept"][0]["accepted"], truth.accepted);
+    EXPECT_EQ(tl["time_to_accept"][0]["under_1h"], truth.accepted);  // the sandbox accepts within 600 ms
 }
 
 TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
