@@ -83,6 +83,10 @@ struct setting_doc {
 };
 const std::vector<setting_doc>& setting_docs();
 
+// A YAML configuration file with every setting, its description, its environment variable and
+// its default (deploy/orchestrator.example.yaml is this text; a test keeps them equal).
+std::string example_config();
+
 // URL with any password replaced by "***" (for logs).
 std::string redacted(const std::string& url);
 

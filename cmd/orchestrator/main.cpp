@@ -806,6 +806,16 @@ int main(int argc, char** argv) {
     rep_timeline->callback(
         [&] { action = [&] { return cmd_report_timeline(load(g, need(true, false, false)), name, format); }; });
 
+    auto* config = app.add_subcommand("config", "the configuration file");
+    config->require_subcommand(1);
+    config->add_subcommand("example", "print a configuration file with every setting, documented, at its default")
+        ->callback([&] {
+            action = [] {
+                std::cout << orch::engine::example_config();
+                return 0;
+            };
+        });
+
     auto* budget = app.add_subcommand("budget", "credit budgets (the ledger)");
     budget->require_subcommand(1);
     std::string budget_campaign;

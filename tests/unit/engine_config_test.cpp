@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <sstream>
 
 namespace {
 
@@ -106,6 +108,30 @@ TEST(EngineConfig, QuotaAndSwitchProblemsNameTheirSource) {
     auto r = load_settings(src, settings_needs{});
     EXPECT_TRUE(mentions(r.problems, "environment ORCH_RAMP_UP: ramp_up must be true or false")) << r.problems.size();
     EXPECT_TRUE(mentions(r.problems, "flag --invite_per_day: invite_per_day must be between -1"));
+}
+
+}  // namespace
+
+namespace {
+
+// deploy/orchestrator.example.yaml is `orchestrator config example`: every setting, documented,
+// at its default. It must stay in step with the settings table and load without a problem.
+TEST(EngineConfig, TheShippedExampleFileIsCurrentAndLoads) {
+    std::ifstream in(std::string(ORCH_SOURCE_DIR) + "/deploy/orchestrator.example.yaml");
+    ASSERT_TRUE(in) << "deploy/orchestrator.example.yaml is missing";
+    std::stringstream text;
+    text << in.rdbuf();
+    EXPECT_EQ(text.str(), orch::engine::example_config())
+        << "regenerate it: build/bin/orchestrator config example > deploy/orchestrator.example.yaml";
+    settings_sources src;
+    src.file_name = "orchestrator.example.yaml";
+    src.file_text = text.str();
+    src.env = {{"DATABASE_URL", "postgresql://x/y"}};
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(r.problems.empty()) << r.problems.front();
+    for (const auto& d : orch::engine::setting_docs()) {
+        EXPECT_NE(text.str().find(d.name), std::string::npos) << d.name;
+    }
 }
 
 }  // namespace
