@@ -15,6 +15,7 @@
 #include <boost/url/parse.hpp>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
+#include <pqxx/pqxx>
 #include <prometheus/counter.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
