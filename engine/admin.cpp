@@ -515,8 +515,12 @@ asio::awaitable<reply> admin_server::impl::campaign_list() {
 
 asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name) {
     auto job = [this, &name]() -> std::optional<json> {
-        pqxx::nontransaction tx(st().connection());
-        auto r = tx.exec_params(q("admin/campaign"), name);
+        pqxx::result r;
+        {
+            // One transaction at a time on the connection: this one ends before funnel() runs.
+            pqxx::nontransaction tx(st().connection());
+            r = tx.exec_params(q("admin/campaign"), name);
+        }
         if (r.empty()) {
             return std::nullopt;
         }

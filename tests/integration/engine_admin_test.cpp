@@ -232,7 +232,7 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     ASSERT_EQ(one.status, 200);
     EXPECT_EQ(one.body_json()["funnel"]["found"], 5);
     EXPECT_EQ(one.body_json()["state"], "active");
-    EXPECT_EQ(get("/v1/campaigns/alpha/").status, 200);
+    EXPECT_EQ(get("/v1/campaigns/alpha/").status, 200) << serve_->log();
 
     auto versions = get("/v1/campaigns/alpha/versions").body_json();
     ASSERT_EQ(versions["versions"].size(), 2u);
