@@ -18,6 +18,24 @@ packages=(
     wrk curl jq procps iproute2 util-linux time
 )
 
+# The OpenAPI linter of the admin endpoint's description (tests: openapi_lint), pinned, from the
+# npm registry into its own prefix (not global). Needs node >= 20 and npm on the machine.
+REDOCLY_VERSION=2.11.1
+NODE_TOOLS=/opt/orch-node-tools
+install_node_tools() {
+    if [ -x "$NODE_TOOLS/node_modules/.bin/redocly" ] &&
+       [ "$("$NODE_TOOLS/node_modules/.bin/redocly" --version 2>/dev/null)" = "$REDOCLY_VERSION" ]; then
+        return 0
+    fi
+    if ! command -v npm >/dev/null; then
+        echo "install-deps: npm is missing: the OpenAPI lint test needs node >= 20 and npm" >&2
+        return 1
+    fi
+    echo "install-deps: installing @redocly/cli@$REDOCLY_VERSION into $NODE_TOOLS"
+    ${SUDO:-} mkdir -p "$NODE_TOOLS"
+    ${SUDO:-} npm install --no-audit --no-fund --loglevel=error --prefix "$NODE_TOOLS" "@redocly/cli@$REDOCLY_VERSION"
+}
+
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -27,6 +45,7 @@ done
 
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages already installed"
+    install_node_tools
     exit 0
 fi
 
@@ -41,4 +60,5 @@ $SUDO apt-get update -q
 $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 # Debian's postgresql package starts a cluster service on install; our tests run their own
 # throwaway servers, so the packaged one is not needed. Leave it as the admin configured it.
+install_node_tools
 echo "install-deps: done"

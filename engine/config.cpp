@@ -143,6 +143,14 @@ const std::vector<setting_row>& rows() {
          boolean(&settings::pacing)},
         {"credits_poll_seconds", "", "serve: how often the key's credit balance is read (default 300)",
          number(&settings::credits_poll_seconds, 1, 86'400)},
+        {"admin_listen", "", "serve: HOST:PORT of the admin REST endpoint, or off (default 127.0.0.1:8702)",
+         text(&settings::admin_listen)},
+        {"admin_token", "ORCH_ADMIN_TOKEN",
+         "serve: bearer token of the admin endpoint (secret, environment only, >= 16 characters; "
+         "empty: no admin listener)",
+         text(&settings::admin_token)},
+        {"admin_body_limit_bytes", "", "serve: largest admin request body; larger gets 413 (default 1048576)",
+         number(&settings::admin_body_limit_bytes, 1024, 64 * 1024 * 1024)},
     });
     return table;
 }
@@ -187,6 +195,10 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
         auto where = src.file_name + ":" + std::to_string(kv.first.Mark().line + 1) + ":" +
                      std::to_string(kv.first.Mark().column + 1);
         auto key = kv.first.as<std::string>();
+        if (key == "admin_token") {
+            problems.push_back(where + ": admin_token is a secret: set ORCH_ADMIN_TOKEN instead");
+            continue;
+        }
         const setting_row* row = find_row(key);
         if (row == nullptr) {
             problems.push_back(where + ": unknown setting '" + key + "'");
@@ -248,6 +260,12 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
                            " s) must exceed api_timeout_ms (" + std::to_string(s.api_timeout_ms) +
                            " ms) by at least 2 s");
     }
+    if (s.admin_listen != "off" && !valid_host_port(s.admin_listen)) {
+        problems.push_back("admin_listen must be HOST:PORT or off, got '" + s.admin_listen + "'");
+    }
+    if (!s.admin_token.empty() && s.admin_token.size() < 16) {
+        problems.push_back("admin_token (ORCH_ADMIN_TOKEN) must have at least 16 characters");
+    }
     if (s.retry_cap_ms < s.retry_base_ms) {
         problems.push_back("retry_cap_ms must be at least retry_base_ms");
     }
@@ -265,6 +283,11 @@ settings_result load_settings(const settings_sources& src, const settings_needs&
         }
     }
     for (const auto& [name, value] : src.flags) {
+        if (name == "admin_token") {
+            // A flag shows in the process list; the token comes from the environment only.
+            out.problems.push_back("admin_token is a secret: set ORCH_ADMIN_TOKEN, not --admin-token");
+            continue;
+        }
         const setting_row* row = find_row(name);
         if (row == nullptr) {
             out.problems.push_back("unknown setting '" + name + "'");

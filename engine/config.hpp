@@ -48,6 +48,10 @@ struct settings {
     bool ramp_up = true;                      // new accounts start lower and ramp up over days
     bool pacing = true;                       // spread each day quota over the working hours
     std::int64_t credits_poll_seconds = 300;  // serve: how often the key's balance is read
+    // serve: the admin REST endpoint (engine/admin.hpp), its own listener; "off" disables it.
+    std::string admin_listen = "127.0.0.1:8702";
+    std::string admin_token;                  // ORCH_ADMIN_TOKEN only (a secret); empty: no admin listener
+    std::int64_t admin_body_limit_bytes = 1024 * 1024;  // larger request bodies get 413
 };
 
 // Where each setting may come from. `file_text` is the YAML text of --config (empty: none);

@@ -1,6 +1,7 @@
 #include "engine/intake.hpp"
 
 #include "api/http_server.hpp"
+#include "engine/admin.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/outreach/signature.hpp"
 #include "engine/store.hpp"
@@ -64,6 +65,7 @@ struct intake::impl {
     std::set<std::string> ensured;               // accounts with a webhook from this process
     std::atomic<unsigned short> port{0};
     std::atomic<bool> stopping{false};
+    std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
 
     explicit impl(settings s) : cfg(std::move(s)) {}
 
@@ -324,6 +326,9 @@ void intake::request_stop() {
         if (m->server) {
             m->server->stop();
         }
+        if (m->admin) {
+            m->admin->stop();
+        }
         m->io.stop();
     });
 }
@@ -389,6 +394,24 @@ int intake::run() {
     m.server->start();
     spdlog::info("serve: webhook receiver on {}:{} path {}/<account_id>; API {}", ss.listen_host, m.port.load(),
                  m.receiver_path, m.cfg.api_url);
+    // The admin endpoint: only with a token (nothing is served unauthenticated but /healthz and
+    // /readyz, and those only beside the authenticated API).
+    if (m.cfg.admin_listen == "off") {
+        spdlog::info("serve: admin endpoint off (admin_listen: off)");
+    } else if (m.cfg.admin_token.empty()) {
+        spdlog::warn("serve: admin endpoint off: set ORCH_ADMIN_TOKEN to serve it on {}", m.cfg.admin_listen);
+    } else {
+        try {
+            m.admin = std::make_unique<admin_server>(m.io, m.cfg, &*m.api);
+        } catch (const std::exception& e) {
+            spdlog::critical("serve: cannot start the admin endpoint on {}: {}", m.cfg.admin_listen, e.what());
+            m.server->stop();
+            m.db_pool.join();
+            return 2;
+        }
+        m.admin->start();
+        spdlog::info("serve: admin endpoint on {} (port {})", m.cfg.admin_listen, m.admin->port());
+    }
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
     asio::co_spawn(m.io, m.credits_loop(), asio::detached);
     m.io.run();

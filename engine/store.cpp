@@ -403,21 +403,28 @@ std::vector<campaign_row> store::campaigns() {
     });
 }
 
+bool set_campaign_state(pqxx::work& tx, const std::string& name, const std::string& state, const std::string& reason) {
+    auto r = tx.exec_params(q("campaigns/set_state"), name, state, reason);
+    if (r.empty()) {
+        return false;
+    }
+    auto campaign_id = r[0][0].as<std::int64_t>();
+    if (state == "cancelled") {
+        tx.exec_params(q("campaigns/cancel_enrollments"), campaign_id);
+    } else if (state == "paused") {
+        tx.exec_params(q("engine/park_campaign"), campaign_id);
+    } else if (state == "active") {
+        tx.exec_params(q("engine/unpark"), campaign_id, std::string());
+        tx.exec(q("engine/notify_wake"));
+    }
+    return true;
+}
+
 bool store::set_campaign_state(const std::string& name, const std::string& state, const std::string& reason) {
     return guarded("campaigns/set_state", [&] {
         pqxx::work tx(*conn_);
-        auto r = tx.exec_params(q("campaigns/set_state"), name, state, reason);
-        if (r.empty()) {
+        if (!engine::set_campaign_state(tx, name, state, reason)) {
             return false;
-        }
-        auto campaign_id = r[0][0].as<std::int64_t>();
-        if (state == "cancelled") {
-            tx.exec_params(q("campaigns/cancel_enrollments"), campaign_id);
-        } else if (state == "paused") {
-            tx.exec_params(q("engine/park_campaign"), campaign_id);
-        } else if (state == "active") {
-            tx.exec_params(q("engine/unpark"), campaign_id, std::string());
-            tx.exec(q("engine/notify_wake"));
         }
         tx.commit();
         return true;

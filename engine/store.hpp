@@ -83,6 +83,11 @@ struct campaign_row {
 std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
 // The account is connected again: marks it and wakes its parked enrollments (active campaigns).
 void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
+// Moves the named campaign to `state` (active, paused, cancelled, completed) in the caller's
+// transaction: writes the state and its reason, and cancels, parks or wakes its enrollments to
+// match. No check of the move itself (callers decide which moves they allow). False when no
+// such campaign.
+bool set_campaign_state(pqxx::work& tx, const std::string& name, const std::string& state, const std::string& reason);
 // Pauses an active campaign with a reason and parks its live enrollments; false when it was not
 // active.
 bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string& reason);

@@ -13,6 +13,7 @@
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
 // listing every problem.
 #include "campaigns/campaigns.hpp"
+#include "engine/campaign_apply.hpp"
 #include "engine/config.hpp"
 #include "engine/executor.hpp"
 #include "engine/intake.hpp"
@@ -216,24 +217,11 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
     if (!text) {
         throw usage_error(file + ": cannot read the file");
     }
-    orch::campaigns::load_options o;
-    o.file_name = file;
     auto base = fs::path(file).parent_path();
-    o.read_file = [base](const std::string& path) {
+    auto r = orch::engine::check_definition(*text, file, db, [base](const std::string& path) {
         fs::path p(path);
         return read_text(p.is_absolute() ? p : base / p);
-    };
-    if (db != nullptr) {
-        o.account_lookup = [db](const std::string& id) {
-            auto a = db->resolve_account(id);
-            if (!a) {
-                return orch::campaigns::account_status::unknown;
-            }
-            return a->connected ? orch::campaigns::account_status::connected
-                                : orch::campaigns::account_status::disconnected;
-        };
-    }
-    auto r = orch::campaigns::load_campaign(*text, o);
+    });
     for (const auto& w : r.warnings) {
         std::cerr << "warning: " << w.to_string() << "\n";
     }
@@ -251,37 +239,15 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
 // The audience as leads: the file's rows, or a search_people through the first sender.
 std::vector<orch::engine::lead_input> audience_leads(const settings& s, const orch::campaigns::campaign& c,
                                                      const std::string& sender) {
-    std::vector<orch::engine::lead_input> leads;
     if (c.who.kind == orch::campaigns::audience::source::file) {
-        for (const auto& row : c.who.leads) {
-            orch::engine::lead_input l;
-            l.profile_url = row.at("profile_url");
-            for (const auto& [k, v] : row) {
-                l.fields[k] = v;
-            }
-            leads.push_back(std::move(l));
-        }
-        return leads;
+        return orch::engine::leads_from_file(c);
     }
-    orch::outreach::search_people_params p;
-    p.extra = c.who.search;
-    p.total_results = c.who.total_results;
+    auto p = orch::engine::audience_search(c);
     auto r = with_client(s, [&](orch::outreach::client& api) { return api.search_people(sender, p); });
     if (!r) {
         throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()));
     }
-    for (const auto& hit : r->results) {
-        orch::engine::lead_input l;
-        l.profile_url = hit.profile_url;
-        l.fields = {{"first_name", hit.first_name},
-                    {"last_name", hit.last_name},
-                    {"full_name", hit.first_name + (hit.last_name.empty() ? "" : " " + hit.last_name)},
-                    {"headline", hit.headline},
-                    {"location", hit.location},
-                    {"profile_url", hit.profile_url}};
-        leads.push_back(std::move(l));
-    }
-    return leads;
+    return orch::engine::leads_from_search(r->results);
 }
 
 int cmd_campaign_validate(const global_options& g, const std::string& file) {
@@ -399,13 +365,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     orch::engine::store db(s.database_url);
     db.require_current();
     auto c = load_campaign_file(file, &db);
-    std::vector<std::string> senders;
-    for (const auto& a : c.value.accounts) {
-        senders.push_back(db.resolve_account(a)->account_id);
-    }
+    auto senders = orch::engine::sender_ids(db, c.value);
     auto leads = audience_leads(s, c.value, senders.front());
-    auto r = db.apply_campaign(c.value.name, orch::campaigns::to_json(c.value), c.source, c.value.steps.front().id,
-                               leads, senders, std::chrono::system_clock::now());
+    auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, std::chrono::system_clock::now());
     std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";

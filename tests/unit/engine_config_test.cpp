@@ -110,6 +110,35 @@ TEST(EngineConfig, QuotaAndSwitchProblemsNameTheirSource) {
     EXPECT_TRUE(mentions(r.problems, "flag --invite_per_day: invite_per_day must be between -1"));
 }
 
+TEST(EngineConfig, AdminTokenComesFromTheEnvironmentOnly) {
+    settings_sources src;
+    src.env = {{"DATABASE_URL", "postgresql://env/db"}, {"ORCH_ADMIN_TOKEN", "0123456789abcdef"}};
+    auto ok = load_settings(src, settings_needs{});
+    ASSERT_TRUE(ok.problems.empty()) << ok.problems.front();
+    EXPECT_EQ(ok.value.admin_token, "0123456789abcdef");
+    EXPECT_EQ(ok.value.admin_listen, "127.0.0.1:8702");
+
+    src.file_name = "orch.yaml";
+    src.file_text = "admin_token: 0123456789abcdef-file\nadmin_listen: nowhere\n";
+    src.flags = {{"admin_token", "0123456789abcdef-flag"}};
+    auto bad = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(bad.problems, "orch.yaml:1:1: admin_token is a secret: set ORCH_ADMIN_TOKEN"));
+    EXPECT_TRUE(mentions(bad.problems, "admin_token is a secret: set ORCH_ADMIN_TOKEN, not --admin-token"));
+    EXPECT_TRUE(mentions(bad.problems, "admin_listen must be HOST:PORT or off"));
+    EXPECT_EQ(bad.value.admin_token, "0123456789abcdef");  // neither the file nor the flag set it
+    for (const auto& p : bad.problems) {
+        EXPECT_EQ(p.find("-flag"), std::string::npos) << "a problem shows the secret: " << p;
+        EXPECT_EQ(p.find("-file"), std::string::npos) << "a problem shows the secret: " << p;
+    }
+
+    settings_sources short_token;
+    short_token.env = {{"DATABASE_URL", "postgresql://env/db"}, {"ORCH_ADMIN_TOKEN", "short"}};
+    EXPECT_TRUE(mentions(load_settings(short_token, settings_needs{}).problems, "at least 16 characters"));
+    short_token.env["ORCH_ADMIN_TOKEN"] = "";
+    short_token.flags = {{"admin_listen", "off"}};
+    EXPECT_TRUE(load_settings(short_token, settings_needs{}).problems.empty());
+}
+
 }  // namespace
 
 namespace {

@@ -1,0 +1,1055 @@
+#include "engine/admin.hpp"
+
+#include "api/http_server.hpp"
+#include "engine/campaign_apply.hpp"
+#include "engine/ledger.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/limits_gate.hpp"
+#include "engine/outreach/client.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/thread_pool.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/url/parse.hpp>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <pqxx/pqxx>
+#include <prometheus/counter.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/registry.h>
+#include <prometheus/text_serializer.h>
+#include <spdlog/spdlog.h>
+
+#include <charconv>
+#include <future>
+#include <optional>
+
+namespace orch::engine {
+
+namespace asio = boost::asio;
+namespace http = boost::beast::http;
+
+bool bearer_matches(std::string_view authorization, std::string_view token) {
+    constexpr std::string_view scheme = "bearer ";
+    if (token.empty() || authorization.size() < scheme.size()) {
+        return false;
+    }
+    for (std::size_t i = 0; i < scheme.size(); ++i) {
+        if (std::tolower(static_cast<unsigned char>(authorization[i])) != scheme[i]) {
+            return false;
+        }
+    }
+    auto given = authorization.substr(scheme.size());
+    unsigned char a[EVP_MAX_MD_SIZE];
+    unsigned char b[EVP_MAX_MD_SIZE];
+    unsigned int la = 0;
+    unsigned int lb = 0;
+    EVP_Digest(given.data(), given.size(), a, &la, EVP_sha256(), nullptr);
+    EVP_Digest(token.data(), token.size(), b, &lb, EVP_sha256(), nullptr);
+    return la == lb && CRYPTO_memcmp(a, b, la) == 0;
+}
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+// What a route answers; turned into an HTTP response by the handler.
+struct reply {
+    http::status status = http::status::ok;
+    std::string body;
+    std::string content_type = "application/json";
+    std::string allow;  // 405: the methods the path takes
+};
+
+reply ok_json(const json& j, http::status status = http::status::ok) { return {status, j.dump(), "application/json", {}}; }
+
+reply error(http::status status, const std::string& message, json details = nullptr) {
+    json e = {{"status", static_cast<int>(status)}, {"message", message}};
+    if (!details.is_null()) {
+        e["details"] = std::move(details);
+    }
+    return {status, json{{"error", e}}.dump(), "application/json", {}};
+}
+
+reply not_allowed(const std::string& allow) {
+    auto r = error(http::status::method_not_allowed, "method not allowed here; allowed: " + allow);
+    r.allow = allow;
+    return r;
+}
+
+// A client error found while reading the request (bad parameter): becomes a 400.
+struct bad_request : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
+                       std::int64_t min, std::int64_t max) {
+    auto it = params.find(name);
+    if (it == params.end()) {
+        return dflt;
+    }
+    std::int64_t n = 0;
+    const auto& v = it->second;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < min || n > max) {
+        throw bad_request("query parameter '" + name + "' must be an integer from " + std::to_string(min) + " to " +
+                          std::to_string(max) + ", got '" + v + "'");
+    }
+    return n;
+}
+
+std::string csv_field(const std::string& v) {
+    if (v.find_first_of(",\"\n\r") == std::string::npos) {
+        return v;
+    }
+    std::string out = "\"";
+    for (char c : v) {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
+json parse_or_text(const std::string& text) {
+    auto j = json::parse(text, nullptr, false);
+    return j.is_discarded() ? json(text) : j;
+}
+
+json lead_json(const pqxx::row& r) {
+    return {{"enrollment_id", r[0].as<std::int64_t>()}, {"lead_id", r[1].as<std::int64_t>()},
+            {"profile_url", r[2].as<std::string>()},     {"fields", parse_or_text(r[3].as<std::string>())},
+            {"account_id", r[4].as<std::string>()},      {"step", r[5].as<std::string>()},
+            {"state", r[6].as<std::string>()},           {"reason", r[7].as<std::string>()},
+            {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
+            {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
+            {"finished_at", r[12].is_null() || r[12].as<std::string>().empty() ? json(nullptr) : json(r[12].as<std::string>())},
+            {"parked", r[13].as<bool>()}};
+}
+
+const std::vector<std::string> lead_states = {"live",    "ready",  "calling",  "waiting",
+                                              "done",    "replied", "failed",  "cancelled"};
+const std::vector<std::string> event_kinds = {"accepted_invitation", "message", "disconnection", "other"};
+
+bool one_of(const std::vector<std::string>& set, const std::string& v) {
+    return std::find(set.begin(), set.end(), v) != set.end();
+}
+
+std::string joined(const std::vector<std::string>& set) {
+    std::string out;
+    for (const auto& s : set) {
+        out += (out.empty() ? "" : ", ") + s;
+    }
+    return out;
+}
+
+std::string iso(std::chrono::system_clock::time_point t) {
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(t.time_since_epoch()).count();
+    std::time_t tt = static_cast<std::time_t>(secs);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// Why a lead is where it is, in one sentence ("waiting for the invite day quota of account X
+// until 14:32 UTC (2026-11-23T14:32:00Z)", "paused: budget exhausted: ...").
+std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
+                             bool account_connected, bool later) {
+    const auto state = lead["state"].get<std::string>();
+    const auto reason = lead["reason"].get<std::string>();
+    const auto until = lead["next_run_at"].get<std::string>();
+    const auto hhmm = until.size() >= 16 ? until.substr(11, 5) + " UTC (" + until + ")" : until;
+    if (state == "done" || state == "replied" || state == "failed" || state == "cancelled") {
+        return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
+    }
+    if (campaign_state == "paused") {
+        return "paused: " + (pause_reason.empty() ? std::string("by an operator") : pause_reason);
+    }
+    if (campaign_state != "active") {
+        return "campaign " + campaign_state;
+    }
+    if (!account_connected) {
+        return "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
+    }
+    if (state == "calling") {
+        return "calling the API (step " + lead["step"].get<std::string>() + ")";
+    }
+    if (!later) {
+        return "due now: waiting for a worker (step " + lead["step"].get<std::string>() + ")";
+    }
+    if (!reason.empty()) {
+        auto text = reason.rfind("waiting", 0) == 0 || reason.rfind("paused", 0) == 0 ? reason : "waiting: " + reason;
+        return text + " until " + hhmm;
+    }
+    return "waiting in step " + lead["step"].get<std::string>() + " until " + hhmm;
+}
+
+}  // namespace
+
+struct admin_server::impl {
+    settings cfg;
+    outreach::client* api = nullptr;
+    asio::io_context& io;
+    asio::thread_pool db_pool{1};
+    std::unique_ptr<store> db;                       // db_pool only
+    std::unique_ptr<limits::limiter> limiter;        // db_pool only (blocking hiredis)
+    std::unique_ptr<api::http_server> server;
+
+    // Metrics (prometheus-cpp is thread-safe; the watermark is touched on db_pool only).
+    std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
+    prometheus::Family<prometheus::Counter>* steps = nullptr;
+    prometheus::Family<prometheus::Histogram>* latency = nullptr;
+    prometheus::Family<prometheus::Counter>* throttled = nullptr;
+    prometheus::Family<prometheus::Counter>* credits = nullptr;
+    prometheus::Gauge* backlog = nullptr;
+    prometheus::Gauge* event_lag = nullptr;
+    prometheus::Family<prometheus::Gauge>* ledger_credits = nullptr;
+    std::int64_t watermark = 0;
+
+
+    impl(asio::io_context& ctx, settings s, outreach::client* client) : cfg(std::move(s)), api(client), io(ctx) {
+        using namespace prometheus;
+        steps = &BuildCounter().Name("orch_steps_total").Help("Finished step calls by action and outcome").Register(*registry);
+        latency = &BuildHistogram()
+                       .Name("orch_api_call_seconds")
+                       .Help("Intent-to-settle time of step calls by action (an upper bound of the API latency)")
+                       .Register(*registry);
+        throttled = &BuildCounter().Name("orch_api_rate_limited_total").Help("Step calls answered HTTP 429 by action").Register(*registry);
+        credits = &BuildCounter().Name("orch_credits_spent_total").Help("Credits the API reported for step calls by action").Register(*registry);
+        backlog = &BuildGauge().Name("orch_due_backlog").Help("Live enrollments due now (counted up to 100000)").Register(*registry).Add({});
+        event_lag = &BuildGauge()
+                         .Name("orch_event_lag_seconds")
+                         .Help("Age of the oldest recent inbox event a live enrollment has not applied")
+                         .Register(*registry)
+                         .Add({});
+        ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
+    }
+
+    ~impl() { db_pool.join(); }
+
+    // Runs `f` on the database thread (reconnecting first if the connection was lost). `f` is a
+    // named local of the caller: GCC 12 mishandles temporaries inside a co_await expression.
+    template <typename F>
+    asio::awaitable<std::invoke_result_t<F>> on_db(const F& f) {
+        // `this` outlives the call: the request's coroutine holds the impl (see the handler).
+        auto run = [this, &f]() -> asio::awaitable<std::invoke_result_t<F>> {
+            if (!db || !db->connection().is_open()) {
+                db = std::make_unique<store>(cfg.database_url);
+            }
+            co_return f();
+        };
+        co_return co_await asio::co_spawn(db_pool, run, asio::use_awaitable);
+    }
+
+    store& st() { return *db; }
+
+    asio::awaitable<api::handler_result> handle(api::request& req);
+    asio::awaitable<reply> route(const api::request& req);
+    asio::awaitable<reply> readyz();
+    asio::awaitable<reply> metrics();
+    asio::awaitable<reply> campaign_list();
+    asio::awaitable<reply> campaign_get(const std::string& name);
+    asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run);
+    asio::awaitable<reply> campaign_state(const std::string& name, const std::string& verb);
+    asio::awaitable<reply> campaign_versions(const std::string& name, const std::string* version);
+    asio::awaitable<reply> campaign_leads(const std::string& name, const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> campaign_lead(const std::string& name, const std::string& lead);
+    asio::awaitable<reply> accounts();
+    asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
+
+    void scrape();  // db thread
+    std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
+};
+
+std::optional<std::int64_t> admin_server::impl::campaign_id(const std::string& name) {
+    pqxx::nontransaction tx(st().connection());
+    auto r = tx.exec_params(q("admin/campaign_id"), name);
+    if (r.empty()) {
+        return std::nullopt;
+    }
+    return r[0][0].as<std::int64_t>();
+}
+
+asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& req) {
+    reply r;
+    try {
+        r = co_await route(req);
+    } catch (const bad_request& e) {
+        r = error(http::status::bad_request, e.what());
+    } catch (const store_error& e) {
+        spdlog::error("admin: {} {}: database: {}", std::string(req.method_string()), std::string(req.target()), e.what());
+        r = error(http::status::service_unavailable, std::string("database unavailable: ") + e.what());
+    } catch (const pqxx::broken_connection& e) {
+        spdlog::error("admin: {} {}: database connection lost", std::string(req.method_string()), std::string(req.target()));
+        r = error(http::status::service_unavailable, "database unavailable: connection lost");
+    } catch (const std::exception& e) {
+        spdlog::error("admin: {} {}: {}", std::string(req.method_string()), std::string(req.target()), e.what());
+        r = error(http::status::internal_server_error, "internal error (logged)");
+    }
+    api::response res{r.status, req.version()};
+    res.set(http::field::server, "orchestrator-admin");
+    res.set(http::field::content_type, r.content_type);
+    res.set(http::field::cache_control, "no-store");
+    if (!r.allow.empty()) {
+        res.set(http::field::allow, r.allow);
+    }
+    if (r.status == http::status::unauthorized) {
+        res.set(http::field::www_authenticate, "Bearer realm=\"orchestrator-admin\"");
+    }
+    res.keep_alive(req.keep_alive());
+    res.body() = std::move(r.body);
+    res.prepare_payload();
+    co_return api::handler_result::reply(std::move(res));
+}
+
+asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
+    auto parsed = boost::urls::parse_origin_form(req.target());
+    if (!parsed) {
+        co_return error(http::status::bad_request, "malformed request target");
+    }
+    std::vector<std::string> seg;
+    for (auto s : parsed->segments()) {
+        seg.push_back(s);
+    }
+    while (!seg.empty() && seg.back().empty()) {
+        seg.pop_back();  // "/v1/campaigns/" is "/v1/campaigns"
+    }
+    std::map<std::string, std::string> params;
+    for (auto p : parsed->params()) {
+        params[p.key] = p.value;
+    }
+    const auto method = req.method();
+    const bool get = method == http::verb::get || method == http::verb::head;
+    const bool post = method == http::verb::post;
+
+    if (seg.size() == 1 && (seg[0] == "healthz" || seg[0] == "readyz")) {
+        if (!get) {
+            co_return not_allowed("GET");
+        }
+        if (seg[0] == "healthz") {
+            co_return ok_json({{"status", "ok"}});
+        }
+        co_return co_await readyz();
+    }
+    if (!bearer_matches(req[http::field::authorization], cfg.admin_token)) {
+        co_return error(http::status::unauthorized,
+                        req[http::field::authorization].empty() ? "missing Authorization: Bearer <token>"
+                                                                : "invalid token");
+    }
+    if (seg.size() == 1 && seg[0] == "metrics") {
+        if (!get) {
+            co_return not_allowed("GET");
+        }
+        co_return co_await metrics();
+    }
+    if (seg.empty() || seg[0] != "v1" || seg.size() < 2) {
+        co_return error(http::status::not_found, "no such path: " + std::string(parsed->path()));
+    }
+    const auto& area = seg[1];
+    if (area == "campaigns") {
+        if (seg.size() == 2) {
+            if (get) {
+                co_return co_await campaign_list();
+            }
+            if (post) {
+                auto dry = params.find("dry_run");
+                bool dry_run = dry != params.end() && (dry->second == "true" || dry->second == "1");
+                if (dry != params.end() && !dry_run && dry->second != "false" && dry->second != "0") {
+                    throw bad_request("query parameter 'dry_run' must be true or false, got '" + dry->second + "'");
+                }
+                co_return co_await campaign_apply(req, dry_run);
+            }
+            co_return not_allowed("GET, POST");
+        }
+        const auto& name = seg[2];
+        if (seg.size() == 3) {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            co_return co_await campaign_get(name);
+        }
+        const auto& sub = seg[3];
+        if (seg.size() == 4 && (sub == "pause" || sub == "resume" || sub == "cancel")) {
+            if (!post) {
+                co_return not_allowed("POST");
+            }
+            co_return co_await campaign_state(name, sub);
+        }
+        if (sub == "versions" && seg.size() <= 5) {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            co_return co_await campaign_versions(name, seg.size() == 5 ? &seg[4] : nullptr);
+        }
+        if (sub == "leads" && seg.size() <= 5) {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            if (seg.size() == 5) {
+                co_return co_await campaign_lead(name, seg[4]);
+            }
+            co_return co_await campaign_leads(name, params);
+        }
+    } else if (seg.size() == 2 && (area == "accounts" || area == "budget" || area == "events")) {
+        if (!get) {
+            co_return not_allowed("GET");
+        }
+        if (area == "accounts") {
+            co_return co_await accounts();
+        }
+        if (area == "budget") {
+            co_return co_await budget(params);
+        }
+        co_return co_await events(params);
+    }
+    co_return error(http::status::not_found, "no such path: " + std::string(parsed->path()));
+}
+
+asio::awaitable<reply> admin_server::impl::readyz() {
+    json checks = json::object();
+    bool ready = true;
+    auto ping = [this] {
+        pqxx::nontransaction tx(st().connection());
+        tx.exec(q("admin/ping"));
+        if (!limiter) {
+            return std::string("not configured");
+        }
+        auto day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
+        return limiter->status("readyz-probe", *day).has_value() ? std::string("ok") : std::string("unavailable");
+    };
+    std::string redis;
+    try {
+        redis = co_await on_db(ping);
+        checks["postgres"] = "ok";
+    } catch (const std::exception& e) {
+        checks["postgres"] = std::string("unavailable: ") + e.what();
+        ready = false;
+    }
+    if (!redis.empty()) {
+        checks["redis"] = redis;
+        ready = ready && redis != "unavailable";
+    } else {
+        checks["redis"] = "not checked";
+    }
+    if (api == nullptr) {
+        checks["api"] = "not configured";
+    } else {
+        outreach::call_options o;
+        o.total_timeout_ms = 2'000;
+        auto credits_now = co_await api->get_credits(o);
+        if (credits_now) {
+            checks["api"] = "ok";
+        } else {
+            checks["api"] = "unavailable: " + outreach::describe(credits_now.error());
+            ready = false;
+        }
+    }
+    co_return ok_json({{"status", ready ? "ready" : "not ready"}, {"checks", checks}},
+                      ready ? http::status::ok : http::status::service_unavailable);
+}
+
+void admin_server::impl::scrape() {
+    pqxx::read_transaction tx(st().connection());
+    constexpr std::int64_t max_rows = 50'000;
+    auto rows = tx.exec_params(q("admin/metrics_attempts"), watermark, max_rows);
+    for (const auto& r : rows) {
+        if (r[5].as<bool>()) {
+            break;  // in flight: counted once it settles
+        }
+        auto action = r[1].as<std::string>();
+        auto outcome = r[2].as<std::string>();
+        steps->Add({{"action", action}, {"outcome", outcome}}).Increment();
+        static const prometheus::Histogram::BucketBoundaries bounds = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                                       0.5,   1,    2.5,   5,    10,  30};
+        latency->Add({{"action", action}}, bounds).Observe(r[4].as<double>());
+        if (r[6].as<bool>()) {
+            throttled->Add({{"action", action}}).Increment();
+        }
+        credits->Add({{"action", action}}).Increment(static_cast<double>(r[3].as<std::int64_t>()));
+        watermark = r[0].as<std::int64_t>();
+    }
+    auto g = tx.exec(q("admin/metrics_gauges"))[0];
+    backlog->Set(g[0].as<double>());
+    event_lag->Set(g[1].as<double>());
+    ledger_credits->Add({{"balance", "available"}}).Set(g[2].as<double>());
+    ledger_credits->Add({{"balance", "reserved"}}).Set(g[3].as<double>());
+    ledger_credits->Add({{"balance", "spent"}}).Set(g[4].as<double>());
+}
+
+asio::awaitable<reply> admin_server::impl::metrics() {
+    auto job = [this] {
+        scrape();
+        return prometheus::TextSerializer().Serialize(registry->Collect());
+    };
+    auto text = co_await on_db(job);
+    co_return reply{http::status::ok, std::move(text), "text/plain; version=0.0.4; charset=utf-8", {}};
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_list() {
+    auto job = [this] {
+        json out = json::array();
+        for (const auto& c : st().campaigns()) {
+            out.push_back({{"name", c.name},
+                           {"state", c.state},
+                           {"pause_reason", c.pause_reason},
+                           {"version", c.version},
+                           {"enrollments", c.enrollments},
+                           {"live", c.live}});
+        }
+        return out;
+    };
+    auto list = co_await on_db(job);
+    co_return ok_json({{"campaigns", list}});
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name) {
+    auto job = [this, &name]() -> std::optional<json> {
+        pqxx::result r;
+        {
+            // One transaction at a time on the connection: this one ends before funnel() runs.
+            pqxx::nontransaction tx(st().connection());
+            r = tx.exec_params(q("admin/campaign"), name);
+        }
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        const auto& row = r[0];
+        json c = {{"name", row[1].as<std::string>()},         {"state", row[2].as<std::string>()},
+                  {"pause_reason", row[3].as<std::string>()}, {"version", row[4].as<int>()},
+                  {"created_at", row[5].as<std::string>()},   {"updated_at", row[6].as<std::string>()},
+                  {"enrollments", row[7].as<std::int64_t>()}, {"live", row[8].as<std::int64_t>()}};
+        auto f = st().funnel(name);
+        c["funnel"] = {{"found", f.found},       {"skipped", f.skipped}, {"checked", f.checked},
+                       {"invited", f.invited},   {"accepted", f.accepted}, {"messaged", f.messaged},
+                       {"replied", f.replied},   {"failed", f.failed},   {"live", f.live},
+                       {"credits", f.credits}};
+        return c;
+    };
+    auto c = co_await on_db(job);
+    if (!c) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    co_return ok_json(*c);
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run) {
+    const std::string& text = req.body();
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        co_return error(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
+    }
+    struct checked {
+        campaigns::load_result loaded;
+        std::vector<std::string> wanted_files;
+        std::vector<std::string> senders;
+    };
+    auto check = [this, &text] {
+        checked c;
+        auto* files = &c.wanted_files;
+        c.loaded = check_definition(text, "<request body>", &st(), [files](const std::string& path) {
+            files->push_back(path);
+            return std::optional<std::string>();
+        });
+        if (c.loaded.value && c.wanted_files.empty()) {
+            c.senders = sender_ids(st(), *c.loaded.value);
+        }
+        return c;
+    };
+    auto c = co_await on_db(check);
+    auto diag = [](const std::vector<campaigns::diagnostic>& list) {
+        json out = json::array();
+        for (const auto& d : list) {
+            out.push_back({{"line", d.line}, {"column", d.column}, {"message", d.message}, {"text", d.to_string()}});
+        }
+        return out;
+    };
+    if (!c.wanted_files.empty()) {
+        co_return error(http::status::unprocessable_entity,
+                        "audience.file '" + c.wanted_files.front() +
+                            "' cannot be read by the server for a remote request: use an audience search, or "
+                            "apply the file with `orchestrator campaign apply FILE`; nothing was stored");
+    }
+    if (!c.loaded.errors.empty()) {
+        co_return error(http::status::unprocessable_entity,
+                        "the campaign definition has " + std::to_string(c.loaded.errors.size()) +
+                            " error(s); nothing was stored",
+                        diag(c.loaded.errors));
+    }
+    const auto& campaign = *c.loaded.value;
+    if (dry_run) {
+        co_return ok_json({{"valid", true},
+                           {"name", campaign.name},
+                           {"steps", campaign.steps.size()},
+                           {"warnings", diag(c.loaded.warnings)}});
+    }
+    std::vector<lead_input> leads;
+    if (campaign.who.kind == campaigns::audience::source::search) {
+        if (api == nullptr) {
+            co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
+        }
+        auto params = audience_search(campaign);
+        const auto& sender = c.senders.front();
+        auto found = co_await api->search_people(sender, params);
+        if (!found) {
+            co_return error(http::status::bad_gateway,
+                            "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
+        }
+        leads = leads_from_search(found->results);
+    } else {
+        leads = leads_from_file(campaign);
+    }
+    auto apply = [this, &campaign, &text, &c, &leads] {
+        return apply_definition(st(), campaign, text, c.senders, leads, std::chrono::system_clock::now());
+    };
+    auto r = co_await on_db(apply);
+    spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled", campaign.name, r.version,
+                 r.created ? "created" : (r.changed ? "updated" : "unchanged"), r.enrolled);
+    co_return ok_json({{"name", campaign.name},
+                       {"result", r.created ? "created" : (r.changed ? "updated" : "unchanged")},
+                       {"version", r.version},
+                       {"leads", r.leads},
+                       {"enrolled", r.enrolled},
+                       {"skipped", r.skipped},
+                       {"warnings", diag(c.loaded.warnings)}},
+                      r.created ? http::status::created : http::status::ok);
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& name, const std::string& verb) {
+    // Allowed moves: pause an active campaign, resume a paused one, cancel either. Asking for the
+    // state it is in already changes nothing (200, "changed": false); anything else is a 409.
+    const std::string to = verb == "pause" ? "paused" : (verb == "resume" ? "active" : "cancelled");
+    struct outcome {
+        bool found = false;
+        std::string from;
+        bool changed = false;
+        bool conflict = false;
+    };
+    auto job = [this, &name, &to] {
+        outcome o;
+        pqxx::work tx(st().connection());
+        auto r = tx.exec_params(q("admin/lock_campaign"), name);
+        if (r.empty()) {
+            return o;
+        }
+        o.found = true;
+        o.from = r[0][1].as<std::string>();
+        if (o.from == to) {
+            return o;
+        }
+        bool allowed = (to == "paused" && o.from == "active") || (to == "active" && o.from == "paused") ||
+                       (to == "cancelled" && (o.from == "active" || o.from == "paused"));
+        if (!allowed) {
+            o.conflict = true;
+            return o;
+        }
+        set_campaign_state(tx, name, to, to == "paused" ? "paused by an operator" : "");
+        tx.commit();
+        o.changed = true;
+        return o;
+    };
+    auto o = co_await on_db(job);
+    if (!o.found) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    if (o.conflict) {
+        co_return error(http::status::conflict, "cannot " + verb + " campaign '" + name + "': it is " + o.from);
+    }
+    if (o.changed) {
+        spdlog::info("admin: campaign '{}' {} -> {}", name, o.from, to);
+    }
+    co_return ok_json({{"name", name}, {"state", to}, {"previous_state", o.from}, {"changed", o.changed}});
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& name, const std::string* version) {
+    int wanted = 0;
+    if (version != nullptr) {
+        auto [end, ec] = std::from_chars(version->data(), version->data() + version->size(), wanted);
+        if (ec != std::errc() || end != version->data() + version->size() || wanted < 1) {
+            throw bad_request("version must be a positive integer, got '" + *version + "'");
+        }
+    }
+    auto job = [this, &name, wanted]() -> std::optional<json> {
+        auto id = campaign_id(name);
+        if (!id) {
+            return std::nullopt;
+        }
+        pqxx::nontransaction tx(st().connection());
+        if (wanted > 0) {
+            auto r = tx.exec_params(q("admin/version"), *id, wanted);
+            if (r.empty()) {
+                return json(nullptr);
+            }
+            return json{{"name", name},
+                        {"version", wanted},
+                        {"definition", json::parse(r[0][0].as<std::string>())},
+                        {"source", r[0][1].as<std::string>()},
+                        {"digest", r[0][2].as<std::string>()},
+                        {"created_at", r[0][3].as<std::string>()}};
+        }
+        json list = json::array();
+        for (const auto& r : tx.exec_params(q("admin/versions"), *id)) {
+            list.push_back({{"version", r[0].as<int>()},
+                            {"digest", r[1].as<std::string>()},
+                            {"created_at", r[2].as<std::string>()},
+                            {"current", r[3].as<bool>()},
+                            {"enrollments", r[4].as<std::int64_t>()}});
+        }
+        return json{{"name", name}, {"versions", list}};
+    };
+    auto out = co_await on_db(job);
+    if (!out) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    if (out->is_null()) {
+        co_return error(http::status::not_found, "campaign '" + name + "' has no version " + *version);
+    }
+    co_return ok_json(*out);
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& name,
+                                                         const std::map<std::string, std::string>& params) {
+    std::string state;
+    if (auto it = params.find("state"); it != params.end()) {
+        state = it->second;
+        if (!one_of(lead_states, state)) {
+            throw bad_request("query parameter 'state' must be one of " + joined(lead_states) + ", got '" + state + "'");
+        }
+    }
+    bool csv = false;
+    if (auto it = params.find("format"); it != params.end()) {
+        if (it->second != "json" && it->second != "csv") {
+            throw bad_request("query parameter 'format' must be json or csv, got '" + it->second + "'");
+        }
+        csv = it->second == "csv";
+    }
+    const std::int64_t limit = int_param(params, "limit", 100, 1, 1000);
+    const std::int64_t cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());
+    constexpr std::int64_t csv_max_rows = 100'000;
+    struct page {
+        bool found = false;
+        json items = json::array();
+        std::string csv;
+        std::int64_t next = 0;
+        bool truncated = false;
+    };
+    auto job = [this, &name, &state, limit, cursor, csv] {
+        page p;
+        auto id = campaign_id(name);
+        if (!id) {
+            return p;
+        }
+        p.found = true;
+        pqxx::read_transaction tx(st().connection());
+        if (!csv) {
+            auto rows = tx.exec_params(q("admin/leads"), *id, state, cursor, limit + 1);
+            for (const auto& r : rows) {
+                if (static_cast<std::int64_t>(p.items.size()) == limit) {
+                    p.next = p.items.back()["enrollment_id"].get<std::int64_t>();
+                    break;
+                }
+                p.items.push_back(lead_json(r));
+            }
+            return p;
+        }
+        p.csv = "enrollment_id,lead_id,profile_url,account_id,step,state,reason,next_run_at,updated_at,finished_at\n";
+        std::int64_t after = cursor;
+        std::int64_t count = 0;
+        while (true) {
+            auto rows = tx.exec_params(q("admin/leads"), *id, state, after, std::int64_t{1000});
+            for (const auto& r : rows) {
+                if (count == csv_max_rows) {
+                    p.truncated = true;
+                    return p;
+                }
+                p.csv += r[0].as<std::string>() + "," + r[1].as<std::string>() + "," + csv_field(r[2].as<std::string>()) +
+                         "," + csv_field(r[4].as<std::string>()) + "," + csv_field(r[5].as<std::string>()) + "," +
+                         r[6].as<std::string>() + "," + csv_field(r[7].as<std::string>()) + "," +
+                         r[10].as<std::string>() + "," + r[11].as<std::string>() + "," +
+                         (r[12].is_null() ? std::string() : r[12].as<std::string>()) + "\n";
+                after = r[0].as<std::int64_t>();
+                ++count;
+            }
+            if (rows.size() < 1000) {
+                return p;
+            }
+        }
+    };
+    auto p = co_await on_db(job);
+    if (!p.found) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    if (csv) {
+        if (p.truncated) {
+            co_return error(http::status::bad_request, "more than 100000 leads: export them in parts with cursor=");
+        }
+        co_return reply{http::status::ok, std::move(p.csv), "text/csv; charset=utf-8", {}};
+    }
+    co_return ok_json({{"items", p.items}, {"next_cursor", p.next > 0 ? json(std::to_string(p.next)) : json(nullptr)}});
+}
+
+asio::awaitable<reply> admin_server::impl::campaign_lead(const std::string& name, const std::string& lead) {
+    std::int64_t lead_id = 0;
+    auto [end, ec] = std::from_chars(lead.data(), lead.data() + lead.size(), lead_id);
+    if (ec != std::errc() || end != lead.data() + lead.size() || lead_id < 1) {
+        throw bad_request("lead id must be a positive integer, got '" + lead + "'");
+    }
+    auto job = [this, &name, lead_id]() -> std::optional<json> {
+        auto id = campaign_id(name);
+        if (!id) {
+            return std::nullopt;
+        }
+        pqxx::read_transaction tx(st().connection());
+        auto r = tx.exec_params(q("admin/lead"), *id, lead_id);
+        if (r.empty()) {
+            return json(nullptr);
+        }
+        const auto& row = r[0];
+        json l = lead_json(row);
+        l["attempt"] = row[18].as<int>();
+        l["waiting"] = waiting_sentence(l, row[15].as<std::string>(), row[16].as<std::string>(), row[17].as<bool>(),
+                                        row[14].as<bool>());
+        json timeline = json::array();
+        for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
+            timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()},
+                                {"step", a[1].as<std::string>()},
+                                {"call", a[2].as<std::string>()},
+                                {"reconcile", a[3].as<bool>()},
+                                {"attempt", a[4].as<int>()},
+                                {"variant", a[5].as<std::string>()},
+                                {"outcome", a[6].as<std::string>()},
+                                {"error", a[7].as<std::string>()},
+                                {"credits", a[8].as<std::int64_t>()},
+                                {"started_at", a[9].as<std::string>()},
+                                {"finished_at", a[10].as<std::string>().empty() ? json(nullptr) : json(a[10].as<std::string>())}});
+        }
+        json evs = json::array();
+        for (const auto& e : tx.exec_params(q("admin/lead_events"), lead_id, l["account_id"].get<std::string>())) {
+            evs.push_back({{"event_id", e[0].as<std::int64_t>()}, {"kind", e[1].as<std::string>()},
+                           {"received_at", e[2].as<std::string>()}});
+        }
+        l["timeline"] = timeline;
+        l["events"] = evs;
+        l["campaign"] = name;
+        return l;
+    };
+    auto out = co_await on_db(job);
+    if (!out) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    if (out->is_null()) {
+        co_return error(http::status::not_found, "campaign '" + name + "' has no lead " + lead);
+    }
+    co_return ok_json(*out);
+}
+
+asio::awaitable<reply> admin_server::impl::accounts() {
+    auto job = [this] {
+        auto rows = st().accounts();
+        std::map<std::string, std::pair<std::int64_t, std::int64_t>> load;
+        {
+            pqxx::nontransaction tx(st().connection());
+            for (const auto& r : tx.exec(q("admin/account_load"))) {
+                load[r[0].as<std::string>()] = {r[1].as<std::int64_t>(), r[2].as<std::int64_t>()};
+            }
+        }
+        auto now = std::chrono::system_clock::now();
+        auto day = limits::day_in_zone(now, "UTC");
+        json out = json::array();
+        for (const auto& a : rows) {
+            json j = {{"account_id", a.account_id},    {"label", a.label},        {"platform", a.platform},
+                      {"api_status", a.api_status},    {"connected", a.connected}, {"display_name", a.display_name},
+                      {"webhook_id", a.webhook_id},    {"updated_at", a.updated_at},
+                      {"live_enrollments", load[a.account_id].first},
+                      {"parked_enrollments", load[a.account_id].second}};
+            std::optional<limits::account_status> status;
+            if (limiter) {
+                status = limiter->status(a.account_id, *day);
+            }
+            if (!status) {
+                j["limits"] = nullptr;
+                j["limits_error"] = limiter ? "Redis unavailable" : "no redis_url configured";
+                out.push_back(std::move(j));
+                continue;
+            }
+            auto opt_time = [](const std::optional<std::chrono::system_clock::time_point>& t) {
+                return t ? json(iso(*t)) : json(nullptr);
+            };
+            json actions = json::array();
+            for (const auto& s : status->actions) {
+                auto limit = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+                actions.push_back({{"action", limits::to_string(s.what)},
+                                   {"used_today", s.used_today},
+                                   {"limit_today", limit(s.limit_today)},
+                                   {"left_today", limit(s.left_today)},
+                                   {"used_week", s.used_week},
+                                   {"limit_week", limit(s.limit_week)},
+                                   {"left_week", limit(s.left_week)},
+                                   {"cooldown_until", opt_time(s.cooldown_until)},
+                                   {"pace_until", opt_time(s.pace_until)}});
+            }
+            j["limits"] = {{"day", "UTC"}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
+            out.push_back(std::move(j));
+        }
+        return out;
+    };
+    auto list = co_await on_db(job);
+    co_return ok_json({{"accounts", list}});
+}
+
+asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, std::string>& params) {
+    std::string name;
+    if (auto it = params.find("campaign"); it != params.end()) {
+        name = it->second;
+        if (name.empty()) {
+            throw bad_request("query parameter 'campaign' is empty");
+        }
+    }
+    struct rows {
+        json campaigns = json::array();
+        std::int64_t spent_total = 0;
+        std::vector<std::string> problems;
+        json polls = nullptr;  // serve's recorded balance reads (migration 0003)
+    };
+    auto job = [this, &name] {
+        rows out;
+        pqxx::read_transaction tx(st().connection());
+        for (const auto& c : ledger::campaign_budgets(tx, "")) {
+            out.spent_total += c.spent;
+            if (!name.empty() && c.campaign != name) {
+                continue;
+            }
+            out.campaigns.push_back({{"campaign", c.campaign},
+                                     {"state", c.state},
+                                     {"pause_reason", c.pause_reason},
+                                     {"budget", c.limits ? json(c.limits->total) : json(nullptr)},
+                                     {"per_account", c.limits && c.limits->per_account ? json(*c.limits->per_account) : json(nullptr)},
+                                     {"per_day", c.limits && c.limits->per_day ? json(*c.limits->per_day) : json(nullptr)},
+                                     {"available", c.available},
+                                     {"reserved", c.reserved},
+                                     {"spent", c.spent},
+                                     {"overrun", c.overrun},
+                                     {"shortfall", c.shortfall}});
+        }
+        out.problems = ledger::check(tx);
+        auto reads = tx.exec(std::string(schema::query("credits/summary")));
+        if (!reads.empty() && !reads[0][0].is_null()) {
+            out.polls = {{"reads", reads[0][0].as<std::int64_t>()},
+                         {"first_at", reads[0][1].as<std::string>()},
+                         {"last_at", reads[0][2].as<std::string>()},
+                         {"last_balance", reads[0][3].as<std::int64_t>()},
+                         {"drift_total", reads[0][4].as<std::int64_t>()}};
+        }
+        return out;
+    };
+    auto r = co_await on_db(job);
+    if (!name.empty() && r.campaigns.empty()) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    json key = {{"balance", nullptr}};
+    if (api != nullptr) {
+        outreach::call_options o;
+        o.total_timeout_ms = 3'000;
+        auto now = co_await api->get_credits(o);
+        if (now) {
+            key = {{"balance", now->credits}, {"observed_at", iso(std::chrono::system_clock::now())}};
+        } else {
+            key["error"] = "the API's balance could not be read: " + outreach::describe(now.error());
+        }
+        // Drift: between serve's scheduled reads, how much more the API balance moved than the
+        // ledger posted (positive: charges outside campaign budgets, e.g. searches at apply,
+        // webhook monitoring); see migration 0003.
+        key["polls"] = r.polls;
+        key["drift"] = r.polls.is_null() ? json(nullptr) : r.polls["drift_total"];
+    } else {
+        key["error"] = "no API client";
+    }
+    co_return ok_json({{"campaigns", r.campaigns},
+                       {"ledger_spent_total", r.spent_total},
+                       {"ledger_problems", r.problems},
+                       {"key", key}});
+}
+
+asio::awaitable<reply> admin_server::impl::events(const std::map<std::string, std::string>& params) {
+    std::string type;
+    if (auto it = params.find("type"); it != params.end()) {
+        type = it->second;
+        if (!one_of(event_kinds, type)) {
+            throw bad_request("query parameter 'type' must be one of " + joined(event_kinds) + ", got '" + type + "'");
+        }
+    }
+    const std::int64_t limit = int_param(params, "limit", 50, 1, 500);
+    auto job = [this, &type, limit] {
+        pqxx::nontransaction tx(st().connection());
+        json out = json::array();
+        for (const auto& r : tx.exec_params(q("admin/events"), type, limit)) {
+            out.push_back({{"event_id", r[0].as<std::int64_t>()},
+                           {"source_id", r[1].as<std::string>()},
+                           {"account_id", r[2].as<std::string>()},
+                           {"type", r[3].as<std::string>()},
+                           {"profile_url", r[4].as<std::string>()},
+                           {"received_at", r[5].as<std::string>()},
+                           {"payload", parse_or_text(r[6].as<std::string>())}});
+        }
+        return out;
+    };
+    auto list = co_await on_db(job);
+    co_return ok_json({{"events", list}});
+}
+
+admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)
+    : impl_(std::make_shared<impl>(io, s, api)) {
+    auto& m = *impl_;
+    if (m.cfg.admin_token.empty()) {
+        throw std::runtime_error("admin endpoint: no admin_token (ORCH_ADMIN_TOKEN)");
+    }
+    std::promise<std::string> opened;
+    asio::post(m.db_pool, [&m, &opened] {
+        try {
+            m.db = std::make_unique<store>(m.cfg.database_url);
+            m.db->require_current();
+            if (!m.cfg.redis_url.empty()) {
+                auto ls = limiter_settings(m.cfg);
+                if (limits::validate(ls).empty()) {
+                    m.limiter = std::make_unique<limits::limiter>(ls);
+                }
+            }
+            opened.set_value("");
+        } catch (const std::exception& e) {
+            opened.set_value(e.what());
+        }
+    });
+    if (auto problem = opened.get_future().get(); !problem.empty()) {
+        throw std::runtime_error("admin endpoint: " + problem);
+    }
+    api::server_settings ss;
+    std::string error_text;
+    if (!api::parse_host_port(m.cfg.admin_listen, ss.listen_host, ss.listen_port, error_text)) {
+        throw std::runtime_error("admin_listen: " + error_text);
+    }
+    ss.server_name = "orchestrator-admin";
+    ss.body_limit_bytes = static_cast<std::size_t>(m.cfg.admin_body_limit_bytes);
+    std::weak_ptr<impl> weak = impl_;
+    m.server = std::make_unique<api::http_server>(
+        io.get_executor(), ss, [weak](api::request& req, boost::beast::tcp_stream&) -> asio::awaitable<api::handler_result> {
+            auto self = weak.lock();
+            if (!self) {
+                co_return api::handler_result::dropped();
+            }
+            co_return co_await self->handle(req);
+        });
+}
+
+admin_server::~admin_server() {
+    if (impl_ && impl_->server) {
+        impl_->server->stop();
+    }
+}
+
+unsigned short admin_server::port() const { return impl_->server->port(); }
+void admin_server::start() { impl_->server->start(); }
+void admin_server::stop() { impl_->server->stop(); }
+
+}  // namespace orch::engine

@@ -1,0 +1,45 @@
+// orch::engine campaign_apply: loading, checking and applying a campaign definition, shared by
+// the CLI (`campaign validate|apply FILE`) and the admin endpoint (POST /v1/campaigns), so both
+// enforce the same rules: validation first (nothing is stored on any error), then the audience
+// (the file's rows, or a search_people through the first sender), then one transaction
+// (store::apply_campaign).
+#pragma once
+
+#include "campaigns/campaigns.hpp"
+#include "engine/outreach/types.hpp"
+#include "engine/store.hpp"
+
+#include <chrono>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::engine {
+
+// Reads an audience file named in a definition (path as written); nullopt when it cannot.
+using audience_reader = std::function<std::optional<std::string>(const std::string& path)>;
+
+// Validates a definition (YAML or JSON text). Accounts are checked against `db` when it is not
+// null; audience files are read through `read_file` (nullptr: none can be read, which the loader
+// reports at the `file:` key). Pure apart from the account lookups.
+campaigns::load_result check_definition(std::string_view text, const std::string& file_name, store* db,
+                                        audience_reader read_file);
+
+// The sender account ids of a validated campaign (labels resolved), in the file's order.
+// Precondition: check_definition succeeded against the same database (every account is known).
+std::vector<std::string> sender_ids(store& db, const campaigns::campaign& c);
+
+// The search_people parameters of a search audience.
+outreach::search_people_params audience_search(const campaigns::campaign& c);
+// The leads of a file audience (rows the loader read), or of a search's hits.
+std::vector<lead_input> leads_from_file(const campaigns::campaign& c);
+std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit>& hits);
+
+// Stores the definition (a new version when it changed) and enrolls `leads`, in one transaction.
+apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
+                               const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
+                               std::chrono::system_clock::time_point now);
+
+}  // namespace orch::engine

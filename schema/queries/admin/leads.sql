@@ -1,0 +1,15 @@
+-- leads($1 campaign id, $2 state filter: '' all, 'live' ready/calling/waiting, or one status,
+-- $3 cursor: enrollment id to start after, $4 limit): one page of a campaign's leads in
+-- enrollment order (keyset pagination on the primary key: every page costs the same).
+SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, e.step, e.status::text,
+       e.reason, e.version, COALESCE(e.variant, ''),
+       to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
+       e.due_at = 'infinity' AS parked
+FROM enrollments e JOIN leads l USING (lead_id)
+WHERE e.campaign_id = $1
+  AND ($2 = '' OR ($2 = 'live' AND e.status IN ('ready', 'calling', 'waiting')) OR e.status::text = $2)
+  AND e.enrollment_id > $3
+ORDER BY e.enrollment_id
+LIMIT $4;

@@ -1,0 +1,2 @@
+-- ping(): readiness probe of the database connection.
+SELECT 1;
