@@ -299,7 +299,9 @@ TEST_F(LimitsTest, A429BurstWithoutRetryAfterBacksOffAtLeastTheMinimum) {
     auto f = funnel("backoff");
     EXPECT_EQ(f["live"], 0);
     EXPECT_EQ(f["failed"], 0);
-    EXPECT_EQ(f["invited"], 20);
+    EXPECT_EQ(f["invited"], 20) << env_->scalar(
+        "SELECT string_agg(a.enrollment_id || ' ' || a.step || ' ' || a.outcome || ' ' || a.error, E'\\n' "
+        "ORDER BY a.attempt_id) FROM step_attempts a") << text;
 }
 
 // 4 worker processes race on 40 leads over 3 senders with 5 invitations per account and day
