@@ -5,7 +5,8 @@
 //   serve                            the webhook receiver / hosted event intake
 //   campaign validate|apply FILE     check or store a campaign definition (apply enrolls its audience)
 //   campaign list|show|pause|resume|cancel NAME
-//   accounts connect|list|sync       accounts come from the API and are stored locally
+//   accounts connect|sync            accounts come from the API and are stored locally
+//   accounts list [--format table|json] [--time-zone TZ]   with quotas used/left and cooldowns
 //   report funnel NAME [--format table|json|csv]
 //   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
 //
@@ -18,8 +19,10 @@
 #include "engine/executor.hpp"
 #include "engine/intake.hpp"
 #include "engine/ledger.hpp"
+#include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
+#include "engine/time_format.hpp"
 #include "engine/worker.hpp"
 #include "schema/schema.hpp"
 
@@ -195,13 +198,116 @@ int cmd_accounts_sync(const settings& s) {
     return 0;
 }
 
-int cmd_accounts_list(const settings& s) {
+// Per account and action: the quota used and left today and this week, and any cooldown, from
+// the Redis buckets (limits::limiter::status) with the settings' quotas. "Today" is the day in
+// `time_zone` (the counters follow each campaign's calendar; UTC unless told). Redis unavailable
+// or not configured: the accounts are listed anyway, with the reason the quotas are missing.
+struct account_quotas {
+    std::optional<orch::limits::account_status> status;
+    std::string error;  // why status is missing
+};
+
+std::string left_text(std::int64_t used, std::int64_t limit, std::int64_t left) {
+    if (limit < 0) {
+        return std::to_string(used) + "/-";
+    }
+    return std::to_string(used) + "/" + std::to_string(limit) + " (" + std::to_string(left) + " left)";
+}
+
+json action_json(const orch::limits::action_status& a) {
+    auto limit = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
+    auto when = [](const std::optional<std::chrono::system_clock::time_point>& t) {
+        return t ? json(orch::iso8601_ms(*t)) : json(nullptr);
+    };
+    return {{"used_today", a.used_today},       {"limit_today", limit(a.limit_today)},
+            {"left_today", limit(a.left_today)}, {"used_week", a.used_week},
+            {"limit_week", limit(a.limit_week)}, {"left_week", limit(a.left_week)},
+            {"cooldown_until", when(a.cooldown_until)}, {"pace_until", when(a.pace_until)},
+            {"streak", a.streak}};
+}
+
+int cmd_accounts_list(const settings& s, const std::string& format, const std::string& time_zone) {
+    namespace limits = orch::limits;
     orch::engine::store db(s.database_url);
     db.require_current();
+    auto accounts = db.accounts();
+    auto day = limits::day_in_zone(std::chrono::system_clock::now(), time_zone);
+    if (!day) {
+        throw usage_error("unknown time zone '" + time_zone + "'");
+    }
+    // The quotas of every account, or one reason why there are none.
+    std::string quotas_error;
+    std::map<std::string, limits::account_status> quotas;
+    auto ls = orch::engine::limiter_settings(s);
+    ls.connect_timeout_ms = 1'000;
+    if (s.redis_url.empty()) {
+        quotas_error = "Redis: REDIS_URL is not set";
+    } else if (auto problems = limits::validate(ls); !problems.empty()) {
+        quotas_error = "Redis: " + problems.front();
+    } else {
+        limits::limiter limiter(ls);
+        for (const auto& a : accounts) {
+            auto st = limiter.status(a.account_id, *day);
+            if (!st) {
+                quotas_error = "Redis: no answer from " + orch::engine::redacted(s.redis_url);
+                break;
+            }
+            quotas[a.account_id] = std::move(*st);
+        }
+    }
+    if (!quotas_error.empty()) {
+        quotas.clear();
+    }
+    if (format == "json") {
+        json out = json::array();
+        for (const auto& a : accounts) {
+            json j = {{"account_id", a.account_id}, {"label", a.label},          {"status", a.api_status},
+                      {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr}};
+            if (auto it = quotas.find(a.account_id); it != quotas.end()) {
+                json actions = json::object();
+                for (const auto& st : it->second.actions) {
+                    actions[limits::to_string(st.what)] = action_json(st);
+                }
+                auto kc = it->second.key_cooldown_until;
+                j["quotas"] = {{"day", day->day},
+                               {"key_cooldown_until", kc ? json(orch::iso8601_ms(*kc)) : json(nullptr)},
+                               {"actions", actions}};
+            }
+            out.push_back(std::move(j));
+        }
+        json doc = {{"time_zone", time_zone}, {"accounts", out},
+                    {"quotas_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)}};
+        std::cout << doc.dump(2) << "\n";
+        return 0;
+    }
     std::printf("%-24s %-12s %-10s %-10s %s\n", "account", "label", "status", "connected", "webhook");
-    for (const auto& a : db.accounts()) {
+    for (const auto& a : accounts) {
         std::printf("%-24s %-12s %-10s %-10s %s\n", a.account_id.c_str(), a.label.c_str(), a.api_status.c_str(),
                     a.connected ? "yes" : "no", a.webhook_id.c_str());
+        auto it = quotas.find(a.account_id);
+        if (it == quotas.end()) {
+            continue;
+        }
+        if (it->second.key_cooldown_until) {
+            std::printf("    API key cooling down until %s\n",
+                        orch::iso8601_s(*it->second.key_cooldown_until).c_str());
+        }
+        std::printf("    %-18s %-20s %-20s %s\n", "action", "today used/limit", "week used/limit", "cooldown until");
+        for (const auto& st : it->second.actions) {
+            // Read-only checks have no quota: shown only when used or cooling down.
+            if (st.limit_today < 0 && st.limit_week < 0 && st.used_week == 0 && !st.cooldown_until) {
+                continue;
+            }
+            std::printf("    %-18s %-20s %-20s %s\n", limits::to_string(st.what),
+                        left_text(st.used_today, st.limit_today, st.left_today).c_str(),
+                        left_text(st.used_week, st.limit_week, st.left_week).c_str(),
+                        st.cooldown_until ? orch::iso8601_s(*st.cooldown_until).c_str() : "-");
+        }
+    }
+    if (!quotas_error.empty()) {
+        std::printf("quotas unavailable (%s)\n", quotas_error.c_str());
+    } else {
+        std::printf("quotas: today and the rolling week in %s; -: no limit\n", time_zone.c_str());
     }
     return 0;
 }
@@ -740,9 +846,11 @@ int main(int argc, char** argv) {
             return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
         };
     });
-    accounts->add_subcommand("list", "stored accounts")->callback([&] {
-        action = [&] { return cmd_accounts_list(load(g, need(true, false, false))); };
-    });
+    std::string time_zone = "UTC";
+    auto* list = accounts->add_subcommand("list", "stored accounts with their quotas used and left, and cooldowns");
+    list->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    list->add_option("--time-zone", time_zone, "the day of the quota counters (default UTC)");
+    list->callback([&] { action = [&] { return cmd_accounts_list(load(g, need(true, false, false)), format, time_zone); }; });
     accounts->add_subcommand("sync", "refresh accounts and their status from the API")->callback([&] {
         action = [&] { return cmd_accounts_sync(load(g, need(true, false, true))); };
     });

@@ -257,15 +257,23 @@ if op == 'cooldown' then
     local idle = tonumber(ARGV[8])
     local streak = 0
     if r[o + 3] > now then streak = r[o + 2] end
+    -- A hit that comes back while the scope is already cooling down answers a request that was
+    -- let through before the cooldown began (take denies during one): the same episode as the
+    -- hit that set it (e.g. the rest of a batch sent at once). It neither lengthens the streak
+    -- nor re-draws the backoff, or one burst answered to 20 calls in flight would back off
+    -- 2^20 times the base; a Retry-After still extends the cooldown when it ends later.
+    local cooling = r[o + 1] > now
     local delay
     if retry_after >= 0 then
         delay = retry_after
+    elseif cooling then
+        delay = 0
     else
         local ceiling = cap
         if streak < 40 then ceiling = math.min(cap, base * 2 ^ streak) end
         delay = max(tonumber(ARGV[6]), math.floor(tonumber(ARGV[7]) * ceiling))
     end
-    streak = streak + 1
+    if not cooling then streak = streak + 1 end
     local ends = max(r[o + 1], now + delay)
     r[o + 1], r[o + 2], r[o + 3] = ends, streak, ends + idle
     local ttl = max(tonumber(ARGV[9]), ends - now + idle)

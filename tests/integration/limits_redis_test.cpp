@@ -459,6 +459,33 @@ TEST_F(LimitsRedis, BackoffWithoutRetryAfterGrowsWithTheStreakAndResetsAfterSucc
     EXPECT_FALSE(lim.take(k).key_streak);
 }
 
+// The rest of a batch answered RATE_LIMITED after the first hit set the cooldown were let
+// through before it: the same episode. They keep the cooldown drawn by the first hit and the
+// streak at 1 (else 20 calls in flight meant a backoff of base * 2^20, capped at 10 minutes).
+TEST_F(LimitsRedis, HitsDuringACooldownAreOneEpisode) {
+    settings s = base();
+    s.backoff_base_ms = 2'000;
+    s.backoff_min_ms = 1'000;
+    limiter lim(s);
+    check c = invite("acc_wave", 100);
+    auto first = lim.rate_limited(c, scope::account_action, std::nullopt);
+    ASSERT_TRUE(first);
+    EXPECT_GE(*first, 1000ms);
+    EXPECT_LE(*first, 2000ms);
+    for (int i = 0; i < 19; ++i) {
+        auto later = lim.rate_limited(c, scope::account_action, std::nullopt);
+        ASSERT_TRUE(later);
+        EXPECT_LE(*later, *first);  // what is left of the first one, never longer
+    }
+    auto st = lim.status(c.account_id, today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].streak, 1);
+    // A Retry-After that ends later still extends it.
+    auto extended = lim.rate_limited(c, scope::account_action, 5000ms);
+    ASSERT_TRUE(extended);
+    EXPECT_EQ(*extended, 5000ms);
+}
+
 TEST_F(LimitsRedis, RefundGivesBackThePlaceOfACallWithoutEffect) {
     limiter lim(base());
     check c = invite("acc_refund", 2);
