@@ -114,7 +114,7 @@ const std::vector<setting_row>& rows() {
          number(&settings::api_timeout_ms, 100, 600'000)},
         {"log_level", "ORCH_LOG_LEVEL", "trace, debug, info, warn, error (default info)", text(&settings::log_level)},
         {"key_requests_per_minute", "", "rate limit: the API key's sustained requests per minute (default 300)",
-         number(&settings::key_requests_per_minute, 1, 100'000'000)},
+         number(&settings::key_requests_per_minute, 1, 60'000'000)},
         {"key_burst", "", "rate limit: requests the key may send at once (default 10)",
          number(&settings::key_burst, 1, 1'000'000)},
         {"invite_per_day", "", "quota per account: invitations per day (default 80; -1 none)",

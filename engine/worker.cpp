@@ -168,10 +168,19 @@ struct worker::impl {
 
     std::vector<claimed> claim(pqxx::work& tx);
     void advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events);
-    void start_calls(pqxx::work& tx, std::vector<claimed>& batch);
-    void reserve_credits(pqxx::work& tx, std::vector<claimed>& batch);
-    void post_lost(pqxx::work& tx, const pqxx::result& lost);
-    void settle(pqxx::work& tx, unsettled& done, json& touched);
+    // The ledger's part of a cycle, gathered while the enrollments are written and applied last,
+    // just before the commit: the campaign budget rows it locks are then held only for the
+    // ledger statements and the commit, not for the whole transaction.
+    struct ledger_work {
+        std::vector<ledger::post_request> posts;
+        std::vector<std::int64_t> voids;
+        std::vector<ledger::reserve_request> reserves;
+        std::vector<claimed*> reservers;  // parallel to reserves
+    };
+    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledger_work& lw);
+    void finish_ledger(pqxx::work& tx, ledger_work& lw);
+    void post_lost(const pqxx::result& lost, ledger_work& lw);
+    void settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw);
     bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending);
     std::uint64_t wake_seen();
@@ -260,7 +269,7 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
     }
 }
 
-void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
+void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledger_work& lw) {
     json ids = json::array();
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
@@ -279,9 +288,26 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
         }
     }
     if (!lost.empty()) {
-        post_lost(tx, tx.exec_prepared("engine/close_lost_attempts", lost.dump()));
+        post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), lw);
     }
-    reserve_credits(tx, batch);
+    // Attempt ids first: each call's credit reservation (made at the end of the transaction) is
+    // keyed by its attempt id.
+    std::vector<claimed*> callers;
+    for (auto& c : batch) {
+        if (c.call) {
+            callers.push_back(&c);
+        }
+    }
+    if (!callers.empty()) {
+        auto ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(callers.size()));
+        for (std::size_t i = 0; i < callers.size(); ++i) {
+            claimed& c = *callers[i];
+            c.attempt_id = ids[static_cast<pqxx::result::size_type>(i)][0].as<std::int64_t>();
+            lw.reserves.push_back({c.attempt_id, c.campaign_id, c.account_id,
+                                   attempt_call(*c.campaign, c.state.step, *c.call), credits_upper_bound(*c.call)});
+            lw.reservers.push_back(&c);
+        }
+    }
     for (auto& c : batch) {
         auto row = state_json(c, c.state);
         row["event_cursor"] = c.event_cursor;
@@ -305,30 +331,23 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch) {
     stats.transitions += batch.size();
 }
 
-// Every call the batch is about to make reserves its cost model's upper bound from its
-// campaign's budget, in this transaction (atomic with the intent rows). A refused call is not
-// made: its rate-limit take is given back and the lead waits (a campaign out of budget is paused
-// by the ledger and parked here; a day cap waits for the next day).
-void worker::impl::reserve_credits(pqxx::work& tx, std::vector<claimed>& batch) {
-    std::vector<claimed*> callers;
-    for (auto& c : batch) {
-        if (c.call) {
-            callers.push_back(&c);
-        }
+// The ledger, last in the cycle's transaction: the settled calls' charges are posted (or their
+// reservations voided), then every call about to be made reserves its cost model's upper bound
+// from its campaign's budget (atomic with its intent row). A refused call is not made: its intent
+// row is dropped, its rate-limit take given back, and the lead waits (a campaign out of budget
+// is paused by the ledger and parked here; a day cap waits for the next day).
+void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
+    auto t = now();
+    if (!lw.posts.empty() || !lw.voids.empty()) {
+        ledger::settle(tx, lw.posts, lw.voids, t);
     }
-    if (callers.empty()) {
+    if (lw.reserves.empty()) {
         return;
     }
-    auto ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(callers.size()));
-    std::vector<ledger::reserve_request> requests;
-    for (std::size_t i = 0; i < callers.size(); ++i) {
-        claimed& c = *callers[i];
-        c.attempt_id = ids[static_cast<pqxx::result::size_type>(i)][0].as<std::int64_t>();
-        requests.push_back({c.attempt_id, c.campaign_id, c.account_id, attempt_call(*c.campaign, c.state.step, *c.call),
-                            credits_upper_bound(*c.call)});
-    }
-    auto t = now();
-    auto results = ledger::reserve(tx, requests, t);
+    auto results = ledger::reserve(tx, lw.reserves, t);
+    auto& callers = lw.reservers;
+    json corrections = json::array();
+    json dropped = json::array();
     std::set<std::int64_t> parked;
     for (std::size_t i = 0; i < callers.size(); ++i) {
         const auto& r = results[i];
@@ -343,10 +362,7 @@ void worker::impl::reserve_credits(pqxx::work& tx, std::vector<claimed>& batch) 
         switch (r.why) {
         case ledger::refusal::campaign_budget:
             why = "paused: budget exhausted";
-            if (parked.insert(c.campaign_id).second) {
-                tx.exec_params(q("engine/park_campaign"), c.campaign_id);
-                spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", c.campaign_id);
-            }
+            parked.insert(c.campaign_id);
             break;
         case ledger::refusal::day_budget:
             until = r.retry_at;
@@ -369,15 +385,29 @@ void worker::impl::reserve_credits(pqxx::work& tx, std::vector<claimed>& batch) 
             c.state = c.before;  // e.g. a reconciliation found after a crash: keep it, later
             c.state.next_run_at = until;
         }
+        dropped.push_back(c.attempt_id);
         c.call.reset();
         c.attempt_id = 0;
         c.variant.clear();
+        auto row = state_json(c, c.state);
+        row["event_cursor"] = c.event_cursor;
+        row["leased"] = false;
+        corrections.push_back(std::move(row));
+    }
+    if (!corrections.empty()) {
+        tx.exec_params(q("engine/drop_intents"), dropped.dump());
+        tx.exec_prepared("engine/apply_transitions", corrections.dump(), cfg.worker_id, cfg.lease_seconds);
+    }
+    // After the corrections, so that the refused rows are parked too.
+    for (auto campaign_id : parked) {
+        tx.exec_params(q("engine/park_campaign"), campaign_id);
+        spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", campaign_id);
     }
 }
 
 // Attempts whose worker died: they may have been charged, so their whole reservation is posted.
-void worker::impl::post_lost(pqxx::work& tx, const pqxx::result& lost) {
-    std::vector<ledger::post_request> posts;
+void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
+    auto& posts = lw.posts;
     for (const auto& r : lost) {
         cs::api_call call;
         auto name = r[1].as<std::string>();
@@ -389,15 +419,12 @@ void worker::impl::post_lost(pqxx::work& tx, const pqxx::result& lost) {
         }
         posts.emplace_back(r[0].as<std::int64_t>(), credits_upper_bound(call));
     }
-    if (!posts.empty()) {
-        ledger::post(tx, posts, now());
-    }
 }
 
-void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
+void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw) {
     json rows = json::array();
-    std::vector<ledger::post_request> posts;
-    std::vector<std::int64_t> voids;
+    auto& posts = lw.posts;
+    auto& voids = lw.voids;
     auto t = now();
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
@@ -453,7 +480,6 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched) {
     }
     if (!rows.empty()) {
         tx.exec_prepared("engine/settle", rows.dump(), cfg.worker_id);
-        ledger::settle(tx, posts, voids, t);
     }
     stats.transitions += done.calls.size();
     stats.calls += done.calls.size();
@@ -467,18 +493,20 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
     try {
         pqxx::work tx(conn);
         json touched = json::array();
+        ledger_work lw;
         if (pending) {
-            settle(tx, *pending, touched);
+            settle(tx, *pending, touched, lw);
         }
         if (!stopping) {
             batch = claim(tx);
             if (!batch.empty()) {
-                start_calls(tx, batch);
+                start_calls(tx, batch, lw);
                 for (const auto& c : batch) {
                     touched.push_back(c.enrollment_id);
                 }
             }
         }
+        finish_ledger(tx, lw);
         if (!touched.empty()) {
             tx.exec_prepared("engine/wake_pending", touched.dump());
         }
@@ -524,7 +552,9 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>
     try {
         pqxx::work tx(conn);
         json touched = json::array();
-        settle(tx, *pending, touched);
+        ledger_work lw;
+        settle(tx, *pending, touched, lw);
+        finish_ledger(tx, lw);
         tx.exec_prepared("engine/wake_pending", touched.dump());
         tx.commit();
     } catch (const std::exception& e) {

@@ -70,10 +70,10 @@ orch="$build/bin/orchestrator"
 # No quotas or pacing: the benchmark measures the engine, not a day's allowance (each call still
 # takes its Redis buckets and reserves its credits in the ledger).
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_VISIT_PER_DAY=-1 \
-       ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=600000000 ORCH_KEY_BURST=1000000
+       ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
 
 run_workers() {  # $1 = worker processes, $2 = extra idle enrollments, $3 = worker args; prints "transitions seconds max_rss_kb"
-    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 100 --worker-lanes 2}}" db="bench_$1_$2_${#3}"
+    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 100 --worker-lanes 2}}" db="bench_$1_$2"; db="${db}_${#args}"
     psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null

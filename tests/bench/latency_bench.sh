@@ -31,7 +31,7 @@ eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
 admin_url="$DATABASE_URL"
 orch="$build/bin/orchestrator"
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_PACING=false \
-       ORCH_KEY_REQUESTS_PER_MINUTE=600000000 ORCH_KEY_BURST=1000000
+       ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
 
 free_port() {
     local p
