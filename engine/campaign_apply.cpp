@@ -73,8 +73,9 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
 
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
-                               std::chrono::system_clock::time_point now) {
-    return db.apply_campaign(c.name, campaigns::to_json(c), source, c.steps.front().id, leads, senders, now);
+                               std::chrono::system_clock::time_point now, const store::apply_progress& progress) {
+    return db.apply_campaign(c.name, campaigns::to_json(c), source, c.steps.front().id, leads, senders, now,
+                             progress);
 }
 
 }  // namespace orch::engine

@@ -40,6 +40,6 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
 // Stores the definition (a new version when it changed) and enrolls `leads`, in one transaction.
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
-                               std::chrono::system_clock::time_point now);
+                               std::chrono::system_clock::time_point now, const store::apply_progress& progress = {});
 
 }  // namespace orch::engine

@@ -75,7 +75,10 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     }
     // RATE_LIMITED is the platform's limit, not the lead's fault: no attempt is spent (the
     // call gate also puts the whole scope in a cooldown).
-    out.event.kind = e.code == "RATE_LIMITED" ? result_kind::throttled : result_kind::transient;
+    // The same for a paused account or an exhausted key: the lead waits for the pause to lift.
+    const bool not_the_leads_fault = e.code == "RATE_LIMITED" || e.what_to_do == disposition::pause_account ||
+                                     e.what_to_do == disposition::pause_budget;
+    out.event.kind = not_the_leads_fault ? result_kind::throttled : result_kind::transient;
     out.attempt_outcome = "transient";
     auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
                                  : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);

@@ -315,7 +315,8 @@ std::vector<std::string> assign_senders(pqxx::work& tx, const std::vector<std::s
 
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                     const std::string& first_step, const std::vector<lead_input>& leads,
-                                    const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now) {
+                                    const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
+                                    const apply_progress& progress) {
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         pqxx::work tx(*conn_);
@@ -346,12 +347,22 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
             // campaign the ledger paused); the optional per-account and per-day caps are kept.
             ledger::budget b = ledger::get_budget(tx, out.campaign_id).value_or(ledger::budget{});
             b.total = canonical.value("budget_credits", std::int64_t{0});
-            ledger::set_budget(tx, out.campaign_id, b, now);
+            if (ledger::set_budget(tx, out.campaign_id, b, now).resumed) {
+                // Paused for its budget and now covered again: its parked leads wake.
+                tx.exec_params(q("engine/unpark"), out.campaign_id, std::string());
+                tx.exec(q("engine/notify_wake"));
+            }
         }
         out.leads = static_cast<std::int64_t>(leads.size());
-        if (!leads.empty()) {
+        // In chunks (one transaction still), so a large audience shows progress and no single
+        // statement carries hundreds of thousands of rows.
+        constexpr std::size_t chunk = 5'000;
+        auto before_skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>();
+        for (std::size_t start = 0; start < leads.size(); start += chunk) {
+            const std::size_t end = std::min(leads.size(), start + chunk);
             json rows = json::array();
-            for (const auto& l : leads) {
+            for (std::size_t k = start; k < end; ++k) {
+                const auto& l = leads[k];
                 rows.push_back({{"canonical_url", canonical_profile_url(l.profile_url)},
                                 {"profile_url", l.profile_url},
                                 {"fields", l.fields}});
@@ -367,13 +378,15 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
                 enroll.push_back({{"lead_id", id}, {"account_id", senders[i++]}, {"step", first_step},
                                   {"next_run_at_ms", epoch_ms(now)}});
             }
-            auto before_skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>();
-            out.enrolled = static_cast<std::int64_t>(
+            out.enrolled += static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
-            out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
-            if (out.enrolled > 0) {
-                tx.exec(q("engine/notify_wake"));
+            if (progress) {
+                progress(static_cast<std::int64_t>(end), out.leads);
             }
+        }
+        out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
+        if (out.enrolled > 0) {
+            tx.exec(q("engine/notify_wake"));
         }
         tx.commit();
         return out;

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <stdexcept>
@@ -131,9 +132,12 @@ public:
     // not enrolled yet, each with the sender `assign(i)` chose, all in one transaction. A new
     // version sets the campaign's budget in the credit ledger (engine/ledger.hpp) from its
     // budget_credits.
+    // `progress` (optional) is told (leads enrolled so far, total) after each chunk of 5,000.
+    using apply_progress = std::function<void(std::int64_t done, std::int64_t total)>;
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
-                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now);
+                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
+                                 const apply_progress& progress = {});
     std::optional<json> campaign_version(std::int64_t campaign_id, int version);
     std::vector<campaign_row> campaigns();
     // pause/resume/cancel/complete; false when no such campaign.

@@ -157,6 +157,7 @@ struct worker::impl {
         std::vector<claimed> batch;
         std::vector<std::size_t> calls;  // indexes into batch, in the order of outcomes
         std::vector<call_outcome> outcomes;
+        bool gated = false;  // the gate has been told the outcomes (Redis is not rolled back)
     };
 
     explicit impl(settings s) : cfg(std::move(s)) {
@@ -361,6 +362,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
         std::string why;
         switch (r.why) {
         case ledger::refusal::campaign_budget:
+            until = t;  // parked with its campaign; runs as soon as a raised budget resumes it
             why = "paused: budget exhausted";
             parked.insert(c.campaign_id);
             break;
@@ -425,13 +427,19 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
     json rows = json::array();
     auto& posts = lw.posts;
     auto& voids = lw.voids;
+    std::map<std::string, std::string> unavailable;  // account -> the error that said so
+    std::string out_of_credits;
     auto t = now();
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
         call_outcome& o = done.outcomes[i];
         call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
-        if (auto not_before = gate->after(target, *c.campaign, *c.call, o); not_before) {
-            o.event.retry_at = std::max(o.event.retry_at, *not_before);
+        // Once only: a settle retried after a rolled-back transaction must not refund quota or
+        // record a cooldown twice (the retry_at it set is kept in the outcome).
+        if (!done.gated) {
+            if (auto not_before = gate->after(target, *c.campaign, *c.call, o); not_before) {
+                o.event.retry_at = std::max(o.event.retry_at, *not_before);
+            }
         }
         auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
         cs::enrollment_state next = c.state;
@@ -466,20 +474,29 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         rows.push_back(std::move(row));
         touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {
-            account_unavailable(tx, c.account_id, "INACTIVE");
-            spdlog::warn("worker: account={} paused: {}", c.account_id, o.error);
+            unavailable[c.account_id] = o.error;
         } else if (o.consequence == call_consequence::pause_budget) {
-            auto n = pause_for_credits(tx, "the API key is out of credits (" + o.error + ")");
-            spdlog::warn("worker: the API key is out of credits ({}): {} campaigns paused until serve reads a "
-                         "positive balance", o.error, n);
+            out_of_credits = o.error;
         } else if (o.consequence == call_consequence::stop_everything) {
             spdlog::critical("worker: the API refuses this key or TLS setup ({}); stopping", o.error);
             failed = true;
             stopping = true;
         }
     }
+    done.gated = true;
     if (!rows.empty()) {
         tx.exec_prepared("engine/settle", rows.dump(), cfg.worker_id);
+    }
+    // After the settle statement, so this batch's rows are no longer `calling`: they are parked
+    // and, when their campaign chose it, reassigned with the others.
+    for (const auto& [account, error] : unavailable) {
+        auto moved = account_unavailable(tx, account, "INACTIVE");
+        spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders", account, error, moved);
+    }
+    if (!out_of_credits.empty()) {
+        auto n = pause_for_credits(tx, "the API key is out of credits (" + out_of_credits + ")");
+        spdlog::warn("worker: the API key is out of credits ({}): {} campaigns paused until serve reads a "
+                     "positive balance", out_of_credits, n);
     }
     stats.transitions += done.calls.size();
     stats.calls += done.calls.size();
@@ -512,8 +529,14 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         }
         tx.commit();
     } catch (...) {
-        // The settle rolled back with the claim: try it on its own so finished calls do not wait
-        // for their lease to expire (if this fails too, the lease expiry reconciles them).
+        // The claim rolled back: the rate-limit takes of its calls (Redis is not rolled back)
+        // are given back. The settle rolled back with it: try it on its own so finished calls do
+        // not wait for their lease to expire (if this fails too, the lease expiry reconciles them).
+        for (auto& c : batch) {
+            if (c.call) {
+                gate->released({c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, *c.campaign, *c.call);
+            }
+        }
         settle_alone(conn, pending);
         throw;
     }

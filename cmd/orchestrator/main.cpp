@@ -40,6 +40,7 @@
 #include <iostream>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
@@ -472,8 +473,27 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     db.require_current();
     auto c = load_campaign_file(file, &db);
     auto senders = orch::engine::sender_ids(db, c.value);
+    // A progress bar on the terminal (standard error, only when it is one) for large audiences.
+    const bool tty = ::isatty(STDERR_FILENO) != 0;
+    if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
+        std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
+    }
     auto leads = audience_leads(s, c.value, senders.front());
-    auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, std::chrono::system_clock::now());
+    if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
+        std::cerr << " " << leads.size() << " found\n";
+    }
+    orch::engine::store::apply_progress bar;
+    if (tty && leads.size() > 5'000) {
+        bar = [](std::int64_t done, std::int64_t total) {
+            constexpr int width = 40;
+            const int filled = static_cast<int>(width * done / std::max<std::int64_t>(total, 1));
+            std::cerr << "\renrolling [" << std::string(static_cast<std::size_t>(filled), '#')
+                      << std::string(static_cast<std::size_t>(width - filled), ' ') << "] " << done << "/" << total
+                      << (done == total ? "\n" : "") << std::flush;
+        };
+    }
+    auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, std::chrono::system_clock::now(),
+                                            bar);
     std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";

@@ -18,4 +18,4 @@ WHERE e.account_id = $1
                   WHERE a.enrollment_id = e.enrollment_id AND a.call IN ('invite', 'send')
                     AND a.outcome IN ('in_flight', 'ok', 'uncertain', 'reconciled_present'))
 ORDER BY e.enrollment_id
-FOR UPDATE OF e;
+FOR UPDATE OF e SKIP LOCKED;  -- a row another worker holds is in its hands; it stays with this account
