@@ -404,6 +404,31 @@ TEST_F(LimitsTest, ABudgetHoldsWithFourWorkersRacing) {
     }
     EXPECT_EQ(logged, charged);
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+
+    // Raising the budget (the same file applied with a larger budget_credits) resumes the
+    // campaign and wakes its parked leads: one worker finishes them, and the ledger still agrees
+    // with the sandbox to the credit.
+    auto file = dir_ + "/budget.yaml";
+    std::ofstream(file) << campaign_yaml("budget", "budget.csv", "1s", 1'000'000);
+    auto raised = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(raised.exit_code, 0) << raised.output;
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'budget'"), "active");
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), 0);
+    auto again = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(again->wait(90'000), 0) << again->log();
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting')"), 0);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+    std::int64_t charged_after = -1;
+    auto credits_after = control_json("/control/credits");
+    for (const auto& k : credits_after["keys"]) {
+        if (k["key"] == key_) {
+            charged_after = k["charged_total"].get<std::int64_t>();
+        }
+    }
+    EXPECT_GT(charged_after, charged);
+    auto after = json::parse(env_->run({"budget", "show", "budget", "--format", "json"}).output, nullptr, false);
+    EXPECT_EQ(after["spent"], charged_after) << after.dump();
+    EXPECT_EQ(after["reserved"], 0) << after.dump();
 }
 
 // A redis-server of the test's own (not the shared one), with an append-only file so the day
