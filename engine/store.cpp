@@ -444,6 +444,13 @@ bool store::set_campaign_state(const std::string& name, const std::string& state
     });
 }
 
+bool store::campaign_exists(const std::string& name) {
+    return guarded("campaigns/exists", [&] {
+        pqxx::nontransaction tx(*conn_);
+        return tx.exec_params(q("campaigns/exists"), name)[0][0].as<bool>();
+    });
+}
+
 std::int64_t store::live_enrollments(const std::string& name) {
     return guarded("campaigns/live_count", [&] {
         pqxx::nontransaction tx(*conn_);
@@ -483,6 +490,7 @@ std::optional<std::int64_t> store::insert_event(const std::string& source_id, co
         auto event_id = r[0][0].as<std::int64_t>();
         auto lead_id = r[0][1].as<std::int64_t>();
         if (lead_id != 0) {
+            tx.exec_params(q("events/mark"), lead_id, account_id, kind);
             tx.exec_params(q("events/wake"), lead_id, account_id);
             tx.exec(q("engine/notify_wake"));
         }

@@ -140,6 +140,7 @@ public:
                                  const apply_progress& progress = {});
     std::optional<json> campaign_version(std::int64_t campaign_id, int version);
     std::vector<campaign_row> campaigns();
+    bool campaign_exists(const std::string& name);
     // pause/resume/cancel/complete; false when no such campaign.
     bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);
     std::int64_t live_enrollments(const std::string& name);

@@ -471,6 +471,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         row["outcome"] = o.attempt_outcome;
         row["error"] = o.error;
         row["credits"] = o.credits;
+        row["call"] = attempt_call(*c.campaign, c.state.step, *c.call);
         rows.push_back(std::move(row));
         touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {

@@ -524,11 +524,7 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
 int cmd_report_funnel(const settings& s, const std::string& name, const std::string& format) {
     orch::engine::store db(s.database_url);
     db.require_current();
-    bool known = false;
-    for (const auto& c : db.campaigns()) {
-        known = known || c.name == name;
-    }
-    if (!known) {
+    if (!db.campaign_exists(name)) {
         throw usage_error("no campaign named '" + name + "'");
     }
     auto f = db.funnel(name);
@@ -569,11 +565,7 @@ int print_report(const settings& s, const std::string& name, const std::string& 
                  const std::vector<report_section>& sections) {
     orch::engine::store db(s.database_url);
     db.require_current();
-    bool known = false;
-    for (const auto& c : db.campaigns()) {
-        known = known || c.name == name;
-    }
-    if (!known) {
+    if (!db.campaign_exists(name)) {
         throw usage_error("no campaign named '" + name + "'");
     }
     pqxx::nontransaction tx(db.connection());

@@ -33,11 +33,18 @@ VALUES (1, 1, '{}'::jsonb, '', 'x');
 INSERT INTO leads (canonical_url, profile_url)
 SELECT 'network.example/in/p' || g, 'https://network.example/in/p' || g FROM generate_series(1, $n) g;
 -- status by lead id: 5 % live, 1 % failed, 10 % replied, the rest done
+-- (the milestones of migration 0005 as the worker and the inbox would have written them)
 INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, next_run_at, due_at,
-                         finished_at)
+                         finished_at, checked_at, invited_at, messaged_at, accepted_at, replied_at, credits)
 SELECT 1, 1, l.lead_id, CASE WHEN l.lead_id % 2 = 0 THEN 'acc_a' ELSE 'acc_b' END, 'x',
        s.st::enrollment_status, now(), CASE WHEN s.st IN ('ready', 'waiting') THEN now() + interval '1 day' ELSE now() END,
-       CASE WHEN s.st IN ('ready', 'waiting') THEN NULL ELSE now() END
+       CASE WHEN s.st IN ('ready', 'waiting') THEN NULL ELSE now() END,
+       now(),
+       CASE WHEN l.lead_id % 10 < 8 THEN now() END,
+       CASE WHEN l.lead_id % 20 < 7 THEN now() END,
+       CASE WHEN l.lead_id % 10 < 4 THEN now() END,
+       CASE WHEN l.lead_id % 10 = 9 THEN now() END,
+       1 + (l.lead_id % 10 < 8)::int + (l.lead_id % 20 < 7)::int
 FROM leads l,
      LATERAL (SELECT CASE WHEN l.lead_id % 100 < 5 THEN 'waiting' WHEN l.lead_id % 100 = 5 THEN 'failed'
                           WHEN l.lead_id % 100 < 16 THEN 'replied' ELSE 'done' END AS st) s;

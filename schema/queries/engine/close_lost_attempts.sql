@@ -3,8 +3,16 @@
 -- in_flight and its outcome will never be known, so it is closed as uncertain before the
 -- reconciliation call is logged. Returns each closed attempt (its credit reservation is posted
 -- in full: the call may have been charged).
-UPDATE step_attempts
-SET outcome = 'uncertain', error = 'outcome lost: the worker stopped before recording it', finished_at = now()
-WHERE enrollment_id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))
-  AND outcome = 'in_flight'
-RETURNING attempt_id, call, reconcile;
+-- A lost send is also the enrollment's send_uncertain_at milestone (migration 0005).
+WITH closed AS (
+    UPDATE step_attempts
+    SET outcome = 'uncertain', error = 'outcome lost: the worker stopped before recording it', finished_at = now()
+    WHERE enrollment_id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))
+      AND outcome = 'in_flight'
+    RETURNING attempt_id, call, reconcile, enrollment_id, started_at
+), marked AS (
+    UPDATE enrollments e SET send_uncertain_at = COALESCE(e.send_uncertain_at, c.started_at)
+    FROM closed c
+    WHERE e.enrollment_id = c.enrollment_id AND c.call = 'send' AND NOT c.reconcile
+)
+SELECT attempt_id, call, reconcile FROM closed;

@@ -5,7 +5,7 @@
 WITH x AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
         error text, credits integer, step text, status text, next_run_at_ms bigint, attempt integer,
-        reconcile boolean, accepted_seen boolean, reason text, variant text)
+        reconcile boolean, accepted_seen boolean, reason text, variant text, call text)
 ), moved AS (
     UPDATE enrollments e
     SET step = x.step,
@@ -20,7 +20,18 @@ WITH x AS (
         lease_owner = NULL,
         lease_expires_at = NULL,
         finished_at = CASE WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
-        updated_at = now()
+        updated_at = now(),
+        -- milestones (migration 0005); `call` is the action the attempt was about
+        checked_at = CASE WHEN x.call = 'check_invitation' AND x.outcome IN ('ok', 'reconciled_present')
+                          THEN COALESCE(e.checked_at, now()) ELSE e.checked_at END,
+        invited_at = CASE WHEN x.call = 'invite' AND x.outcome IN ('ok', 'reconciled_present')
+                          THEN COALESCE(e.invited_at, now()) ELSE e.invited_at END,
+        messaged_at = CASE WHEN x.call = 'send' AND x.outcome IN ('ok', 'reconciled_present')
+                           THEN COALESCE(e.messaged_at, now()) ELSE e.messaged_at END,
+        send_uncertain_at = CASE WHEN x.call = 'send' AND x.outcome = 'uncertain' AND e.send_uncertain_at IS NULL
+                                 THEN (SELECT started_at FROM step_attempts WHERE attempt_id = x.attempt_id)
+                                 ELSE e.send_uncertain_at END,
+        credits = e.credits + x.credits
     FROM x
     WHERE e.enrollment_id = x.enrollment_id AND e.status = 'calling' AND e.lease_owner = $2
     RETURNING e.enrollment_id
