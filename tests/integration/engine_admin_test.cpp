@@ -20,6 +20,8 @@
 
 namespace {
 
+using orch::test::free_port;
+
 using orch::test::background_process;
 using orch::test::http_client;
 using orch::test::http_result;
@@ -29,22 +31,6 @@ using orch::test::sandbox_process;
 
 const std::string token = "admin-test-token-0123456789";
 
-unsigned short free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-        throw std::runtime_error("no free port");
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
 
 std::string campaign_yaml(const std::string& name, const std::string& audience, int budget = 1000000) {
     return "name: " + name + "\naccounts: [sender-1, sender-2]\naudience:\n" + audience +

@@ -23,6 +23,8 @@
 
 namespace {
 
+using orch::test::free_port;
+
 using orch::test::background_process;
 using orch::test::http_client;
 using orch::test::json;
@@ -34,24 +36,6 @@ std::string temp_dir() {
     return mkdtemp(tmpl);
 }
 
-// A port the kernel says is free now (bound to 0, read back, released) for the receiver.
-unsigned short free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-        throw std::runtime_error("no free port");
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
 
 std::string campaign_yaml(const std::string& name, const std::string& audience, const std::string& wait,
                           const std::vector<std::string>& accounts) {

@@ -30,6 +30,8 @@
 
 namespace {
 
+using orch::test::free_port;
+
 using orch::test::background_process;
 using orch::test::http_client;
 using orch::test::json;
@@ -42,23 +44,6 @@ std::int64_t now_ms() {
         .count();
 }
 
-unsigned short free_port() {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-        if (fd >= 0) {
-            ::close(fd);
-        }
-        throw std::runtime_error("no free port");
-    }
-    ::close(fd);
-    return ntohs(addr.sin_port);
-}
 
 // check_invitation -> invite -> wait for acceptance (`wait`) -> message; a file audience (no
 // search through the API, so every charged call is a step's call and is in the ledger).

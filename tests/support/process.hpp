@@ -21,6 +21,9 @@ struct run_result {
 run_result run_program(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {},
                        int timeout_ms = 60'000, const std::optional<std::string>& input = std::nullopt);
 
+// A loopback port the kernel says is free now (bound to 0, read back, released).
+unsigned short free_port();
+
 class background_process {
 public:
     background_process(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env = {});
