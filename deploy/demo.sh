@@ -34,7 +34,9 @@ trap cleanup EXIT
 started=$(date +%s)
 
 # 1. Postgres and Redis (throwaway, loopback), then the sandbox.
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+# (an assignment, so a failed start stops the script: `eval "$(...)"` alone would ignore it)
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+eval "$services_env"
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
     --api-key "$key:$credits" --seed 7 \
     --accept-probability 0.7 --accept-delay-ms-min 500 --accept-delay-ms-max 8000 \

@@ -19,7 +19,9 @@ cleanup() {
     rm -rf "$services"
 }
 trap cleanup EXIT
-eval "$(./deploy/dev-services.sh start --dir "$services")"
+# (an assignment, so a failed start stops the script: `eval "$(...)"` alone would ignore it)
+services_env="$(./deploy/dev-services.sh start --dir "$services")"
+eval "$services_env"
 export ORCH_REQUIRE_SERVICES=1
 
 ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 300
