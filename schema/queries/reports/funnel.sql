@@ -1,23 +1,18 @@
 -- funnel($1 campaign name): leads found (enrolled or skipped), then how many reached each stage.
--- One scan of the campaign's enrollments over their milestones (migration 0005), which the
--- settle of each call (intent log) and the insert of each inbox event write: the numbers are
--- what the API was asked and told, not what the state machine assumed.
+-- Reads the campaign's funnel_counts (migration 0009: kept current by triggers on enrollments,
+-- a few rows per sender account) instead of scanning its enrollments. The counted facts are the
+-- enrollment milestones (migration 0005), which the settle of each call (intent log) and the
+-- insert of each inbox event write: the numbers are what the API was asked and told, not what
+-- the state machine assumed. See funnel_fact_of in 0009 for each stage's definition;
+-- `SELECT * FROM funnel_recount` recomputes the same numbers from the enrollments.
 WITH c AS (SELECT campaign_id FROM campaigns WHERE name = $1),
-skipped AS (SELECT count(*) AS n FROM skipped_leads s JOIN c USING (campaign_id))
-SELECT
-    count(*) + (SELECT n FROM skipped) AS found,
-    (SELECT n FROM skipped) AS skipped,
-    count(*) FILTER (WHERE e.checked_at IS NOT NULL) AS checked,
-    count(*) FILTER (WHERE e.invited_at IS NOT NULL) AS invited,
-    count(*) FILTER (WHERE e.accepted_at IS NOT NULL) AS accepted,
-    -- a send whose outcome was lost (worker killed) is known to have happened when the lead
-    -- answered it: the reply ends the sequence before any reconciliation is needed
-    count(*) FILTER (WHERE e.messaged_at IS NOT NULL
-                        OR (e.send_uncertain_at IS NOT NULL AND e.replied_at >= e.send_uncertain_at)) AS messaged,
-    -- a reply counts whether it ended a live sequence (status replied) or came after the last step
-    count(*) FILTER (WHERE e.status = 'replied' OR e.replied_at IS NOT NULL) AS replied,
-    count(*) FILTER (WHERE e.status = 'failed') AS failed,
-    count(*) FILTER (WHERE e.status IN ('ready', 'calling', 'waiting')) AS live,
-    COALESCE(sum(e.credits), 0) AS credits
-FROM enrollments e
-WHERE e.campaign_id = (SELECT campaign_id FROM c);
+skipped AS (SELECT count(*) AS n FROM skipped_leads s JOIN c USING (campaign_id)),
+f AS (SELECT COALESCE(sum(enrolled), 0)::bigint AS enrolled, COALESCE(sum(checked), 0)::bigint AS checked,
+             COALESCE(sum(invited), 0)::bigint AS invited, COALESCE(sum(accepted), 0)::bigint AS accepted,
+             COALESCE(sum(messaged), 0)::bigint AS messaged, COALESCE(sum(replied), 0)::bigint AS replied,
+             COALESCE(sum(failed), 0)::bigint AS failed, COALESCE(sum(live), 0)::bigint AS live,
+             COALESCE(sum(credits), 0)::bigint AS credits
+      FROM funnel_counts WHERE campaign_id = (SELECT campaign_id FROM c))
+SELECT f.enrolled + skipped.n AS found, skipped.n AS skipped, f.checked, f.invited, f.accepted, f.messaged,
+       f.replied, f.failed, f.live, f.credits
+FROM f, skipped;
