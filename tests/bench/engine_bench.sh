@@ -11,6 +11,7 @@
 #
 # Usage: tests/bench/engine_bench.sh [BUILD_DIR]
 #   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 100 --worker-lanes 2"
+#        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -55,8 +56,11 @@ pgbench_steps() {  # $1 = script; prints steps per second
     "$pgbench_bin" -n -c 4 -j 2 -T "$seconds" -f "$1" "$admin_url" >/dev/null 2>&1
     psql -At "$admin_url" -c "SELECT sum(state) / $seconds FROM bench_steps"
 }
-pg_one="$(pgbench_steps "$work/one.sql")"
-pg_batch="$(pgbench_steps "$work/batch.sql")"
+parts="${PARTS:-all}"
+if [ "$parts" = all ]; then
+    pg_one="$(pgbench_steps "$work/one.sql")"
+    pg_batch="$(pgbench_steps "$work/batch.sql")"
+fi
 
 # 2. The orchestrator against the sandbox at zero latency.
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
@@ -124,17 +128,24 @@ SQL
     echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') $(awk '{print $2}' "$work/rss-$n-1")"
 }
 
-read -r t1 s1 m1 < <(run_workers 1 0)
-read -r t4 s4 m4 < <(run_workers 4 0)
-read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
+if [ "$parts" = all ]; then
+    read -r t1 s1 m1 < <(run_workers 1 0)
+    read -r t4 s4 m4 < <(run_workers 4 0)
+    read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
+fi
 # Memory per in-flight lead: the same run with 4 lanes of 1,000 (4,000 leads in flight at once,
 # the sandbox answering after 300 ms so they really are in flight together) against 2 lanes of
 # 100; the difference in peak RSS over the difference in leads in flight.
 curl -sS -X POST "$control/control/settings" -H 'content-type: application/json' \
     -d '{"latency_ms_min": 300, "latency_ms_max": 300}' >/dev/null
 read -r _ _ msmall < <(run_workers 1 0 "--batch-size 100 --worker-lanes 2")
-read -r _ _ mbig < <(run_workers 1 0 "--batch-size 1000 --worker-lanes 4 --api-pool-size 256")
+read -r _ _ mbig < <(run_workers 1 0 "${BIG_ARGS:---batch-size 1000 --worker-lanes 4 --api-pool-size 256}")
 per_lead=$(awk -v a="$msmall" -v b="$mbig" 'BEGIN {printf "%.1f", (b - a) / 3800}')
+if [ "$parts" = memory ]; then
+    printf '%-58s %12s\n' "worker max RSS, 200 / 4,000 leads in flight (300 ms calls)" "$((msmall / 1024)) / $((mbig / 1024)) MB"
+    printf '%-58s %12s\n' "memory per in-flight lead (difference / 3,800)" "$per_lead KB"
+    exit 0
+fi
 r1=$(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')
 r4=$(awk -v t="$t4" -v s="$s4" 'BEGIN {print int(t / s)}')
 
