@@ -25,6 +25,9 @@
 
 #include <charconv>
 #include <future>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <optional>
 
 namespace orch::engine {
@@ -193,12 +196,16 @@ struct admin_server::impl {
     settings cfg;
     outreach::client* api = nullptr;
     asio::io_context& io;
-    asio::thread_pool db_pool{1};
-    std::unique_ptr<store> db;                       // db_pool only
-    std::unique_ptr<limits::limiter> limiter;        // db_pool only (blocking hiredis)
+    // The admin's queries run on db_pool's threads (blocking libpqxx and hiredis), each thread
+    // on a database connection of its own, so slow routes do not queue behind one another.
+    asio::thread_pool db_pool;
+    std::mutex db_mutex;
+    std::map<std::thread::id, std::unique_ptr<store>> db;  // one per db_pool thread
+    std::unique_ptr<limits::limiter> limiter;               // thread-safe (a pool of connections)
+    std::mutex scrape_mutex;                                 // one scrape at a time (the watermark)
     std::unique_ptr<api::http_server> server;
 
-    // Metrics (prometheus-cpp is thread-safe; the watermark is touched on db_pool only).
+    // Metrics (prometheus-cpp is thread-safe; the watermark is touched under scrape_mutex).
     std::shared_ptr<prometheus::Registry> registry = std::make_shared<prometheus::Registry>();
     prometheus::Family<prometheus::Counter>* steps = nullptr;
     prometheus::Family<prometheus::Histogram>* latency = nullptr;
@@ -210,7 +217,8 @@ struct admin_server::impl {
     std::int64_t watermark = 0;
 
 
-    impl(asio::io_context& ctx, settings s, outreach::client* client) : cfg(std::move(s)), api(client), io(ctx) {
+    impl(asio::io_context& ctx, settings s, outreach::client* client)
+        : cfg(std::move(s)), api(client), io(ctx), db_pool(static_cast<std::size_t>(cfg.admin_db_connections)) {
         using namespace prometheus;
         steps = &BuildCounter().Name("orch_steps_total").Help("Finished step calls by action and outcome").Register(*registry);
         latency = &BuildHistogram()
@@ -230,21 +238,27 @@ struct admin_server::impl {
 
     ~impl() { db_pool.join(); }
 
-    // Runs `f` on the database thread (reconnecting first if the connection was lost). `f` is a
-    // named local of the caller: GCC 12 mishandles temporaries inside a co_await expression.
+    // Runs `f` on a database thread (reconnecting its connection first if it was lost). `f` is
+    // a named local of the caller: GCC 12 mishandles temporaries inside a co_await expression.
     template <typename F>
     asio::awaitable<std::invoke_result_t<F>> on_db(const F& f) {
         // `this` outlives the call: the request's coroutine holds the impl (see the handler).
         auto run = [this, &f]() -> asio::awaitable<std::invoke_result_t<F>> {
-            if (!db || !db->connection().is_open()) {
-                db = std::make_unique<store>(cfg.database_url);
+            auto& mine = thread_store();
+            if (!mine || !mine->connection().is_open()) {
+                mine = std::make_unique<store>(cfg.database_url);
             }
             co_return f();
         };
         co_return co_await asio::co_spawn(db_pool, run, asio::use_awaitable);
     }
 
-    store& st() { return *db; }
+    // This db_pool thread's store slot (the map's nodes are stable; only the thread uses its own).
+    std::unique_ptr<store>& thread_store() {
+        std::lock_guard lock(db_mutex);
+        return db[std::this_thread::get_id()];
+    }
+    store& st() { return *thread_store(); }
 
     asio::awaitable<api::handler_result> handle(api::request& req);
     asio::awaitable<reply> route(const api::request& req);
@@ -261,7 +275,7 @@ struct admin_server::impl {
     asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
 
-    void scrape();  // db thread
+    void scrape();  // a db thread, under scrape_mutex
     std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
 };
 
@@ -482,6 +496,7 @@ void admin_server::impl::scrape() {
 
 asio::awaitable<reply> admin_server::impl::metrics() {
     auto job = [this] {
+        std::lock_guard lock(scrape_mutex);
         scrape();
         return prometheus::TextSerializer().Serialize(registry->Collect());
     };
@@ -1008,8 +1023,9 @@ admin_server::admin_server(asio::io_context& io, const settings& s, outreach::cl
     std::promise<std::string> opened;
     asio::post(m.db_pool, [&m, &opened] {
         try {
-            m.db = std::make_unique<store>(m.cfg.database_url);
-            m.db->require_current();
+            auto& first = m.thread_store();
+            first = std::make_unique<store>(m.cfg.database_url);
+            first->require_current();
             if (!m.cfg.redis_url.empty()) {
                 auto ls = limiter_settings(m.cfg);
                 if (limits::validate(ls).empty()) {

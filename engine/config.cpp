@@ -151,6 +151,8 @@ const std::vector<setting_row>& rows() {
          text(&settings::admin_token)},
         {"admin_body_limit_bytes", "", "serve: largest admin request body; larger gets 413 (default 1048576)",
          number(&settings::admin_body_limit_bytes, 1024, 64 * 1024 * 1024)},
+        {"admin_db_connections", "", "serve: database connections (and threads) of the admin endpoint's queries (default 4)",
+         number(&settings::admin_db_connections, 1, 64)},
     });
     return table;
 }

@@ -52,6 +52,7 @@ struct settings {
     std::string admin_listen = "127.0.0.1:8702";
     std::string admin_token;                  // ORCH_ADMIN_TOKEN only (a secret); empty: no admin listener
     std::int64_t admin_body_limit_bytes = 1024 * 1024;  // larger request bodies get 413
+    std::int64_t admin_db_connections = 4;               // threads running the admin's queries
 };
 
 // Where each setting may come from. `file_text` is the YAML text of --config (empty: none);
