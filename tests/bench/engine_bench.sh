@@ -27,7 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
+eval "$services_env"
 admin_url="$DATABASE_URL"
 pgbench_bin="$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)"
 

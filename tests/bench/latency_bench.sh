@@ -27,7 +27,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
+eval "$services_env"
 admin_url="$DATABASE_URL"
 orch="$build/bin/orchestrator"
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_PACING=false \

@@ -27,7 +27,8 @@ trap cleanup EXIT
 for bin in "$build/bin/orchestrator" "$build/bin/ledger_bench"; do
     [ -x "$bin" ] || { echo "missing $bin: cmake --build $build --target orchestrator ledger_bench" >&2; exit 2; }
 done
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
+eval "$services_env"
 admin_url="$DATABASE_URL"
 pgbench_bin="$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)"
 

@@ -29,7 +29,8 @@ trap cleanup EXIT
 command -v redis-benchmark >/dev/null || { echo "redis-benchmark is missing: run deploy/install-deps.sh" >&2; exit 1; }
 [ -x "$build/bin/limits_bench" ] || { echo "$build/bin/limits_bench is missing: build it first" >&2; exit 1; }
 
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
+eval "$services_env"
 port="${REDIS_URL##*:}"
 port="${port%%/*}"
 cli() { redis-cli -h 127.0.0.1 -p "$port" "$@"; }

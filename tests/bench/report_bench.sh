@@ -22,7 +22,8 @@ cleanup() {
 }
 trap cleanup EXIT
 [ -n "${EXPLAIN:-}" ] && trap - EXIT
-eval "$("$repo/deploy/dev-services.sh" start --dir "$work/services")"
+services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
+eval "$services_env"
 orch="$build/bin/orchestrator"
 "$orch" migrate >/dev/null
 
