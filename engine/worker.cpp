@@ -381,7 +381,22 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
 void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
     auto t = now();
     if (!lw.posts.empty() || !lw.voids.empty()) {
-        ledger::settle(tx, lw.posts, lw.voids, t);
+        // A charge above its reservation that the budget could not cover pauses the campaign
+        // (the ledger does, in this transaction): its waiting leads are parked like any other
+        // paused campaign's, so claims do not walk past them.
+        json short_of_budget = json::array();
+        for (const auto& s : ledger::settle(tx, lw.posts, lw.voids, t)) {
+            if (s.shortfall > 0) {
+                short_of_budget.push_back(s.attempt_id);
+            }
+        }
+        if (!short_of_budget.empty()) {
+            for (const auto& r : tx.exec_params(q("engine/paused_campaigns_of_attempts"), short_of_budget.dump())) {
+                tx.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
+                spdlog::warn("worker: campaign={} paused: a charge above its reservation exhausted its budget",
+                             r[0].as<std::int64_t>());
+            }
+        }
     }
     if (lw.reserves.empty()) {
         return;
