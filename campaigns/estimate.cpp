@@ -151,6 +151,21 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
         }
         r.actions.push_back(std::move(f));
     }
+    if (c.budget_per_day_credits) {
+        action_forecast f;
+        f.action = "credits (day cap)";
+        f.calls_max = in.leads * p.max_credits;
+        f.per_working_day = *c.budget_per_day_credits;
+        f.working_days = static_cast<double>(f.calls_max) / static_cast<double>(*c.budget_per_day_credits);
+        if (f.working_days > r.working_days) {
+            r.working_days = f.working_days;
+            r.bottleneck = f.action;
+        }
+        r.actions.push_back(std::move(f));
+    }
+    if (c.budget_per_account_credits) {
+        r.account_cap_credits = *c.budget_per_account_credits * senders;
+    }
     r.calendar_days = r.working_days * 7.0 / working_days_per_week +
                       static_cast<double>(r.longest_wait.count()) / 86'400.0;
     return r;

@@ -16,6 +16,12 @@
 // calendar days through the schedule's days per week, and the longest chain of waits and delays
 // on any path is added once (the last leads still wait after their last call). Rough by nature:
 // acceptance and reply rates are unknown before launch, so the figures are bounds.
+//
+// Budget caps: a `budget_per_day_credits` cap is one more bottleneck row, "credits (day cap)":
+// the costliest path's step credits over the audience, at most the cap per day (the audience
+// search is not drawn from it). A `budget_per_account_credits` cap bounds what all senders
+// together may spend (senders x cap); `account_cap_credits` says so when it is below the
+// costliest case (the leads beyond it would wait).
 #pragma once
 
 #include "campaigns/machine.hpp"
@@ -53,6 +59,7 @@ struct estimate_result {
     std::int64_t credits_min = 0;    // audience + leads * per_lead_min
     std::int64_t credits_max = 0;    // audience + leads * per_lead_max
     std::int64_t budget = 0;         // the campaign's budget_credits
+    std::int64_t account_cap_credits = -1;  // senders x budget_per_account_credits; -1: no such cap
     std::vector<action_forecast> actions;
     std::string bottleneck;          // the slowest action ("" when nothing is limited)
     double working_days = 0;         // the bottleneck's working days

@@ -158,6 +158,12 @@ campaign campaign_from_json_unchecked(const json& j) {
     c.schedule = schedule_from_json(j.at("schedule"));
     c.limits = limits_from_json(j.at("limits"));
     c.budget_credits = j.at("budget_credits").get<std::int64_t>();
+    if (j.contains("budget_per_day_credits")) {
+        c.budget_per_day_credits = j.at("budget_per_day_credits").get<std::int64_t>();
+    }
+    if (j.contains("budget_per_account_credits")) {
+        c.budget_per_account_credits = j.at("budget_per_account_credits").get<std::int64_t>();
+    }
     c.stop_on_reply = j.at("stop_on_reply").get<bool>();
     std::string unavailable = j.at("on_account_unavailable").get<std::string>();
     ORCH_CAMPAIGNS_ASSERT(unavailable == "wait" || unavailable == "reassign",
@@ -193,7 +199,7 @@ json to_json(const campaign& c) {
     for (const step& s : c.steps) {
         steps.push_back(step_to_json(s));
     }
-    return {
+    json out = {
         {"format", canonical_format},
         {"name", c.name},
         {"accounts", c.accounts},
@@ -206,6 +212,15 @@ json to_json(const campaign& c) {
         {"max_attempts", c.max_attempts},
         {"steps", std::move(steps)},
     };
+    // Written only when set, so that the canonical form (and its digest) of a campaign without
+    // caps is what it was before the caps existed: re-applying it makes no new version.
+    if (c.budget_per_day_credits) {
+        out["budget_per_day_credits"] = *c.budget_per_day_credits;
+    }
+    if (c.budget_per_account_credits) {
+        out["budget_per_account_credits"] = *c.budget_per_account_credits;
+    }
+    return out;
 }
 
 campaign campaign_from_json(const json& j) {

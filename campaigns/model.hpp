@@ -108,6 +108,10 @@ struct campaign {
     struct schedule schedule;
     std::map<std::string, action_limit> limits;  // per action, per account
     std::int64_t budget_credits = 0;             // > 0
+    // Optional caps inside the budget (each <= budget_credits): credits per UTC day, and per
+    // sender account over the campaign's life. Absent: no such cap.
+    std::optional<std::int64_t> budget_per_day_credits;
+    std::optional<std::int64_t> budget_per_account_credits;
     bool stop_on_reply = true;
     on_account_unavailable unavailable = on_account_unavailable::wait;
     int max_attempts = 5;                        // transient failures per step before failing

@@ -135,6 +135,24 @@ void build_limits(load_context& ctx, const json& doc, campaign& c) {
     }
 }
 
+// The optional caps inside the budget: each at most budget_credits (the schema checked >= 1).
+void build_budget(load_context& ctx, const json& doc, campaign& c) {
+    c.budget_credits = doc["budget_credits"].get<std::int64_t>();
+    auto cap = [&](const char* key, std::optional<std::int64_t>& out) {
+        if (!doc.contains(key)) {
+            return;
+        }
+        out = doc[key].get<std::int64_t>();
+        if (*out > c.budget_credits) {
+            ctx.error(std::string("/") + key, std::string(key) + ": " + std::to_string(*out) +
+                                                  " is above budget_credits (" + std::to_string(c.budget_credits) +
+                                                  ")");
+        }
+    };
+    cap("budget_per_day_credits", c.budget_per_day_credits);
+    cap("budget_per_account_credits", c.budget_per_account_credits);
+}
+
 seconds build_duration(load_context& ctx, const json& s, const std::string& pointer, const char* key) {
     std::string text = s[key].get<std::string>();
     std::string where = "step '" + s["id"].get<std::string>() + "': " + key + " ";
@@ -255,7 +273,7 @@ campaign build_campaign(load_context& ctx) {
     bool audience_known = build_audience(ctx, doc, c);
     build_schedule(ctx, doc, c);
     build_limits(ctx, doc, c);
-    c.budget_credits = doc["budget_credits"].get<std::int64_t>();
+    build_budget(ctx, doc, c);
     c.stop_on_reply = doc.value("stop_on_reply", true);
     c.max_attempts = doc.value("max_attempts", 5);
     const json& steps = doc["steps"];

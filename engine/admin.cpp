@@ -273,6 +273,7 @@ struct admin_server::impl {
     asio::awaitable<reply> campaign_lead(const std::string& name, const std::string& lead);
     asio::awaitable<reply> accounts();
     asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> campaign_budget_put(const std::string& name, const api::request& req);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
 
     void scrape();  // a db thread, under scrape_mutex
@@ -392,6 +393,12 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("POST");
             }
             co_return co_await campaign_state(name, sub);
+        }
+        if (seg.size() == 4 && sub == "budget") {
+            if (method != http::verb::put) {
+                co_return not_allowed("PUT");
+            }
+            co_return co_await campaign_budget_put(name, req);
         }
         if (sub == "versions" && seg.size() <= 5) {
             if (!get) {
@@ -931,12 +938,17 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
     auto job = [this, &name] {
         rows out;
         pqxx::read_transaction tx(st().connection());
+        auto now = std::chrono::system_clock::now();
         for (const auto& c : ledger::campaign_budgets(tx, "")) {
             out.spent_total += c.spent;
             if (!name.empty() && c.campaign != name) {
                 continue;
             }
+            json caps = cap_use_json(tx, c.campaign_id, c.limits ? c.limits->per_day : std::nullopt,
+                                     c.limits ? c.limits->per_account : std::nullopt, now);
             out.campaigns.push_back({{"campaign", c.campaign},
+                                     {"today", caps["today"]},
+                                     {"accounts", caps["accounts"]},
                                      {"state", c.state},
                                      {"pause_reason", c.pause_reason},
                                      {"budget", c.limits ? json(c.limits->total) : json(nullptr)},
@@ -985,6 +997,87 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
                        {"ledger_spent_total", r.spent_total},
                        {"ledger_problems", r.problems},
                        {"key", key}});
+}
+
+namespace {
+
+// The body of PUT /v1/campaigns/{name}/budget: {"credits": N, "per_day": N|null, "per_account":
+// N|null}, each optional (absent: unchanged; null: the cap removed). Throws bad_request for a
+// body that is not a JSON object, budget_update_error (422) for a field of the wrong kind.
+budget_update parse_budget_body(const std::string& text) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request("empty body: send {\"credits\": N, \"per_day\": N|null, \"per_account\": N|null}");
+    }
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        throw bad_request("the body must be a JSON object: {\"credits\": N, \"per_day\": N|null, \"per_account\": N|null}");
+    }
+    auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
+    budget_update u;
+    for (const auto& [key, v] : j.items()) {
+        if (key == "credits") {
+            if (!whole(v) || v.get<std::int64_t>() < 1) {
+                throw budget_update_error("credits must be a whole number >= 1, got " + v.dump());
+            }
+            u.credits = v.get<std::int64_t>();
+        } else if (key == "per_day" || key == "per_account") {
+            if (!v.is_null() && (!whole(v) || v.get<std::int64_t>() < 1)) {
+                throw budget_update_error(key + " must be a whole number >= 1 or null (no cap), got " + v.dump());
+            }
+            (key == "per_day" ? u.per_day : u.per_account) =
+                v.is_null() ? std::optional<std::int64_t>{} : std::optional<std::int64_t>{v.get<std::int64_t>()};
+        } else {
+            throw budget_update_error("unknown field '" + key + "' (fields: credits, per_day, per_account)");
+        }
+    }
+    if (!u.credits && !u.per_day && !u.per_account) {
+        throw budget_update_error("give at least one of credits, per_day, per_account");
+    }
+    return u;
+}
+
+json cap_json(const std::optional<std::int64_t>& cap) { return cap ? json(*cap) : json(nullptr); }
+
+}  // namespace
+
+asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string& name, const api::request& req) {
+    budget_update u;
+    try {
+        u = parse_budget_body(req.body());
+    } catch (const budget_update_error& e) {
+        co_return error(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
+    }
+    struct outcome {
+        std::optional<budget_set_outcome> set;
+        std::string refused;
+    };
+    auto job = [this, &name, &u] {
+        outcome o;
+        try {
+            o.set = st().update_campaign_budget(name, u, std::chrono::system_clock::now());
+        } catch (const budget_update_error& e) {
+            o.refused = e.what();
+        }
+        return o;
+    };
+    auto o = co_await on_db(job);
+    if (!o.refused.empty()) {
+        co_return error(http::status::unprocessable_entity, o.refused + "; nothing changed");
+    }
+    if (!o.set) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    spdlog::info("admin: campaign '{}' budget set: {} credits, per day {}, per account {}{}", name, o.set->total,
+                 cap_json(o.set->per_day).dump(), cap_json(o.set->per_account).dump(),
+                 o.set->resumed ? " (resumed)" : "");
+    co_return ok_json({{"name", name},
+                       {"credits", o.set->total},
+                       {"per_day", cap_json(o.set->per_day)},
+                       {"per_account", cap_json(o.set->per_account)},
+                       {"available", o.set->available},
+                       {"resumed", o.set->resumed},
+                       {"woken", o.set->woken},
+                       {"note", "applying the campaign's file again sets the file's budget when the file changed"}});
 }
 
 asio::awaitable<reply> admin_server::impl::events(const std::map<std::string, std::string>& params) {

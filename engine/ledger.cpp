@@ -646,6 +646,15 @@ budget_change set_budget(pqxx::connection& conn, std::int64_t campaign_id, const
 
 // ---- reports ----
 
+std::vector<cap_use_row> cap_use(pqxx::transaction_base& tx, std::int64_t campaign_id, time_point now) {
+    std::vector<cap_use_row> out;
+    for (const auto& r : run(tx, "ledger/cap_use", campaign_id, utc_day(now))) {
+        out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), optional_cap(r[2].as<std::int64_t>()),
+                       r[3].as<std::int64_t>(), r[4].as<std::int64_t>(), r[5].as<std::int64_t>()});
+    }
+    return out;
+}
+
 std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name) {
     std::vector<campaign_budget_row> out;
     for (const auto& r : run(tx, "ledger/campaign_budgets", name)) {

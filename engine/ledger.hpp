@@ -162,6 +162,18 @@ struct campaign_budget_row {
 // All campaigns (name "") or the one named, by name.
 std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name);
 
+// Where a campaign's caps stand: today's per-day cap (the scope of `now`'s UTC day) and each
+// sender's per-account cap, as far as they have been drawn from (a scope is made on first use:
+// no row means nothing reserved or spent under that cap yet). `cap` is nullopt for the scope of a
+// cap since removed.
+struct cap_use_row {
+    std::string scope;                 // "day" or "account"
+    std::string key;                   // the day (YYYY-MM-DD) or the sender account id
+    std::optional<std::int64_t> cap;
+    std::int64_t reserved = 0, spent = 0, available = 0;
+};
+std::vector<cap_use_row> cap_use(pqxx::transaction_base& tx, std::int64_t campaign_id, time_point now);
+
 enum class dimension { action, account, day };
 struct spend_row {
     std::string key;                     // the action, the sender account or the day (YYYY-MM-DD)

@@ -311,7 +311,92 @@ std::vector<std::string> assign_senders(pqxx::work& tx, const std::vector<std::s
     return out;
 }
 
+std::optional<std::int64_t> optional_field(const json& j, const char* key) {
+    return j.contains(key) ? std::optional<std::int64_t>(j.at(key).get<std::int64_t>()) : std::nullopt;
+}
+
+std::string cap_text(const std::optional<std::int64_t>& cap) { return cap ? std::to_string(*cap) : "none"; }
+
 }  // namespace
+
+budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id, std::int64_t total,
+                                       std::optional<std::int64_t> per_day, std::optional<std::int64_t> per_account,
+                                       std::chrono::system_clock::time_point now) {
+    budget_set_outcome out;
+    out.campaign_id = campaign_id;
+    out.total = total;
+    out.per_day = per_day;
+    out.per_account = per_account;
+    auto change = ledger::set_budget(tx, campaign_id, ledger::budget{total, per_account, per_day}, now);
+    out.available = change.available;
+    out.resumed = change.resumed;
+    if (change.resumed) {
+        // Paused for its budget and now covered again: its parked leads wake.
+        tx.exec_params(q("engine/unpark"), campaign_id, std::string());
+    }
+    out.woken = static_cast<std::int64_t>(tx.exec_params(q("engine/wake_budget_waits"), campaign_id).affected_rows());
+    if (out.resumed || out.woken > 0) {
+        tx.exec(q("engine/notify_wake"));
+    }
+    return out;
+}
+
+json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::optional<std::int64_t> per_day,
+                  std::optional<std::int64_t> per_account, std::chrono::system_clock::time_point now) {
+    json today = nullptr;
+    if (per_day) {
+        today = {{"day", ledger::utc_day(now)}, {"per_day", *per_day}, {"reserved", 0}, {"spent", 0},
+                 {"available", *per_day}};
+    }
+    json accounts = json::array();
+    for (const auto& u : ledger::cap_use(tx, campaign_id, now)) {
+        if (u.scope == "day" && per_day) {
+            today["reserved"] = u.reserved;
+            today["spent"] = u.spent;
+            today["available"] = u.available;
+        } else if (u.scope == "account" && per_account) {
+            accounts.push_back({{"account", u.key}, {"per_account", *per_account}, {"reserved", u.reserved},
+                                {"spent", u.spent}, {"available", u.available}});
+        }
+    }
+    return {{"today", std::move(today)}, {"accounts", std::move(accounts)}};
+}
+
+std::optional<budget_set_outcome> store::update_campaign_budget(const std::string& name, const budget_update& u,
+                                                                std::chrono::system_clock::time_point now) {
+    auto negative = [](const auto& v) { return v && *v && **v < 0; };
+    if ((u.credits && *u.credits < 0) || negative(u.per_day) || negative(u.per_account)) {
+        throw budget_update_error("budgets cannot be negative");
+    }
+    return guarded("campaigns/set_budget", [&]() -> std::optional<budget_set_outcome> {
+        pqxx::work tx(*conn_);
+        // find locks the campaign's row (FOR UPDATE), as apply does: a concurrent apply of its
+        // file and this change are ordered, so neither undoes half of the other.
+        auto found = tx.exec_params(q("campaigns/find"), name);
+        if (found.empty()) {
+            return std::nullopt;
+        }
+        auto campaign_id = found[0][0].as<std::int64_t>();
+        ledger::budget b = ledger::get_budget(tx, campaign_id).value_or(ledger::budget{});
+        if (u.credits) {
+            b.total = *u.credits;
+        }
+        if (u.per_day) {
+            b.per_day = *u.per_day;
+        }
+        if (u.per_account) {
+            b.per_account = *u.per_account;
+        }
+        if ((b.per_day && *b.per_day > b.total) || (b.per_account && *b.per_account > b.total)) {
+            throw budget_update_error("a cap cannot be above the budget (" + std::to_string(b.total) +
+                                      " credits; per day " + cap_text(b.per_day) + ", per account " +
+                                      cap_text(b.per_account) + ")");
+        }
+        auto out = set_campaign_budget(tx, campaign_id, b.total, b.per_day, b.per_account, now);
+        tx.commit();
+        return out;
+    });
+}
 
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                     const std::string& first_step, const std::vector<lead_input>& leads,
@@ -343,15 +428,12 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
             }
         }
         if (out.changed) {
-            // The file's budget_credits is the campaign's budget in the ledger (a raise resumes a
-            // campaign the ledger paused); the optional per-account and per-day caps are kept.
-            ledger::budget b = ledger::get_budget(tx, out.campaign_id).value_or(ledger::budget{});
-            b.total = canonical.value("budget_credits", std::int64_t{0});
-            if (ledger::set_budget(tx, out.campaign_id, b, now).resumed) {
-                // Paused for its budget and now covered again: its parked leads wake.
-                tx.exec_params(q("engine/unpark"), out.campaign_id, std::string());
-                tx.exec(q("engine/notify_wake"));
-            }
+            // The file is the budget's source of truth at apply: budget_credits and the optional
+            // caps (an absent cap is removed), whatever `budget set` changed since. A raise resumes
+            // a campaign the ledger paused. Re-applying an unchanged file changes nothing.
+            set_campaign_budget(tx, out.campaign_id, canonical.value("budget_credits", std::int64_t{0}),
+                                optional_field(canonical, "budget_per_day_credits"),
+                                optional_field(canonical, "budget_per_account_credits"), now);
         }
         out.leads = static_cast<std::int64_t>(leads.size());
         // In chunks (one transaction still), so a large audience shows progress and no single

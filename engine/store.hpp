@@ -93,6 +93,42 @@ bool set_campaign_state(pqxx::work& tx, const std::string& name, const std::stri
 // active.
 bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string& reason);
 
+// A live change of a campaign's budget (`orchestrator budget set`, PUT /v1/campaigns/{name}/budget).
+// Each field left nullopt keeps the ledger's current value; `no_cap` (an engaged optional holding
+// nullopt) removes a cap.
+struct budget_update {
+    std::optional<std::int64_t> credits;
+    std::optional<std::optional<std::int64_t>> per_day;
+    std::optional<std::optional<std::int64_t>> per_account;
+};
+struct budget_set_outcome {
+    std::int64_t campaign_id = 0;
+    std::int64_t total = 0;
+    std::optional<std::int64_t> per_day, per_account;
+    std::int64_t available = 0;   // the campaign's available credits after the change
+    bool resumed = false;         // it was paused for its budget and is active again
+    std::int64_t woken = 0;       // leads that waited for a per-day or per-account cap, due again
+};
+// What went wrong with a budget_update that changed nothing (an unknown campaign is nullopt).
+struct budget_update_error : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+// Sets a campaign's budget in the ledger in the caller's transaction (apply, budget set): a
+// campaign the ledger paused resumes (its parked leads wake) when credits are available again,
+// and leads waiting for a per-day or per-account cap are looked at again. Returns the change.
+budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id, std::int64_t total,
+                                       std::optional<std::int64_t> per_day, std::optional<std::int64_t> per_account,
+                                       std::chrono::system_clock::time_point now);
+
+// Where a campaign's caps stand now (budget show, GET /v1/budget), for the `per_day` and
+// `per_account` caps it has (nullopt: none, and nothing is listed for it):
+//   "today":    {"day", "per_day", "reserved", "spent", "available"} for `now`'s UTC day, or null
+//   "accounts": [{"account", "per_account", "reserved", "spent", "available"}], the senders that
+//               drew from the cap so far
+json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::optional<std::int64_t> per_day,
+                  std::optional<std::int64_t> per_account, std::chrono::system_clock::time_point now);
+
 // The API key is out of credits (INSUFFICIENT_CREDITS): pauses every active campaign with a
 // "credits: ..." reason and parks their enrollments. Returns how many campaigns paused.
 std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why);
@@ -145,6 +181,11 @@ public:
     bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);
     std::int64_t live_enrollments(const std::string& name);
     funnel_row funnel(const std::string& name);
+    // Changes the named campaign's budget in one transaction (see budget_update). nullopt: no such
+    // campaign. Throws budget_update_error, changing nothing, for a negative amount, or a cap
+    // above the total (the same rule as a campaign file's).
+    std::optional<budget_set_outcome> update_campaign_budget(const std::string& name, const budget_update& u,
+                                                             std::chrono::system_clock::time_point now);
 
     // ---- the API key's credits ----
     struct credit_read {

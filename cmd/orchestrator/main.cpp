@@ -9,6 +9,7 @@
 //   accounts list [--format table|json] [--time-zone TZ]   with quotas used/left and cooldowns
 //   report funnel NAME [--format table|json|csv]
 //   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
+//   budget set CAMPAIGN [--credits N] [--per-day N|none] [--per-account N|none]   a live change
 //
 // Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
@@ -34,6 +35,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <charconv>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -433,6 +435,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
                                 {"within_budget", r.credits_max <= r.budget},
+                                {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
+                                                                                  : orch::engine::json(r.account_cap_credits)},
                                 {"bottleneck", r.bottleneck},
                                 {"working_days", r.working_days},
                                 {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
@@ -455,6 +459,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
                 static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget),
                 r.credits_max <= r.budget ? "" : " (the costliest case exceeds it: the campaign would pause)");
+    if (r.account_cap_credits >= 0 && r.account_cap_credits < r.credits_max - in.audience_credits) {
+        std::printf("  account cap  the senders may spend %lld credits in all (budget_per_account_credits x %zu): "
+                    "in the costliest case some leads would wait\n",
+                    static_cast<long long>(r.account_cap_credits), c.value.accounts.size());
+    }
     std::printf("  %-18s %10s %14s %12s\n", "action", "calls (max)", "per work day", "work days");
     for (const auto& a : r.actions) {
         std::string per = a.per_working_day < 0 ? "unlimited" : std::to_string(a.per_working_day);
@@ -673,8 +682,15 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         spdlog::error("ledger invariant broken: {}", problem);
     }
     json out = json::array();
+    auto now = std::chrono::system_clock::now();
     for (const auto& c : rows) {
-        out.push_back(budget_json(c));
+        json j = budget_json(c);
+        // The caps' use: today's per-day cap and each sender's per-account cap.
+        json caps = orch::engine::cap_use_json(tx, c.campaign_id, c.limits ? c.limits->per_day : std::nullopt,
+                                               c.limits ? c.limits->per_account : std::nullopt, now);
+        j["today"] = caps["today"];
+        j["accounts"] = caps["accounts"];
+        out.push_back(std::move(j));
     }
     static const std::vector<std::pair<const char*, ledger::dimension>> dims = {
         {"action", ledger::dimension::action}, {"account", ledger::dimension::account}, {"day", ledger::dimension::day}};
@@ -720,6 +736,11 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                 "SPENT", "SHORTFALL", "CAPS / PAUSED BECAUSE");
     for (const auto& c : out) {
         std::string note = "per account " + cap_text(c["per_account"]) + ", per day " + cap_text(c["per_day"]);
+        if (c["today"].is_object()) {
+            const json& t = c["today"];
+            note += " (today " + std::to_string(t["spent"].get<std::int64_t>() + t["reserved"].get<std::int64_t>()) +
+                    " used, " + std::to_string(t["available"].get<std::int64_t>()) + " left)";
+        }
         if (!c["pause_reason"].get<std::string>().empty()) {
             note += "; " + c["pause_reason"].get<std::string>();
         }
@@ -727,6 +748,15 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                     c["state"].get<std::string>().c_str(), cap_text(c["budget"]).c_str(),
                     static_cast<long long>(c["available"]), static_cast<long long>(c["reserved"]),
                     static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]), note.c_str());
+    }
+    if (!name.empty() && !out[0]["accounts"].empty()) {
+        std::printf("\nper-account cap %s\n  %-24s %8s %8s %8s\n", cap_text(out[0]["per_account"]).c_str(), "account",
+                    "reserved", "spent", "left");
+        for (const auto& a : out[0]["accounts"]) {
+            std::printf("  %-24s %8lld %8lld %8lld\n", a["account"].get<std::string>().c_str(),
+                        static_cast<long long>(a["reserved"]), static_cast<long long>(a["spent"]),
+                        static_cast<long long>(a["available"]));
+        }
     }
     for (const auto& [dim, by] : dims) {
         if (name.empty()) {
@@ -742,6 +772,65 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                         static_cast<long long>(r["posted"]));
         }
     }
+    return 0;
+}
+
+// ---- budget set ----
+// A live change of one campaign's budget: the total and the optional caps ("none" removes one).
+// Applying the campaign's file again later sets the file's values (the file is the source of
+// truth at apply), which the output says.
+std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, const std::string& text) {
+    if (text.empty()) {
+        return std::nullopt;  // not given
+    }
+    if (text == "none") {
+        return std::optional<std::int64_t>{};
+    }
+    std::int64_t v = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc{} || end != text.data() + text.size() || v < 1) {
+        throw usage_error(flag + ": '" + text + "' is not a positive whole number (or 'none')");
+    }
+    return std::optional<std::int64_t>{v};
+}
+
+int cmd_budget_set(const settings& s, const std::string& name, const std::string& credits, const std::string& per_day,
+                   const std::string& per_account) {
+    orch::engine::budget_update u;
+    if (!credits.empty()) {
+        auto v = parse_cap("--credits", credits);
+        if (!*v) {
+            throw usage_error("--credits: a campaign always has a budget (give a number)");
+        }
+        u.credits = **v;
+    }
+    u.per_day = parse_cap("--per-day", per_day);
+    u.per_account = parse_cap("--per-account", per_account);
+    if (!u.credits && !u.per_day && !u.per_account) {
+        throw usage_error("budget set: give --credits, --per-day or --per-account");
+    }
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    std::optional<orch::engine::budget_set_outcome> r;
+    try {
+        r = db.update_campaign_budget(name, u, std::chrono::system_clock::now());
+    } catch (const orch::engine::budget_update_error& e) {
+        throw usage_error(std::string("budget set: ") + e.what() + "; nothing changed");
+    }
+    if (!r) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    auto cap = [](const std::optional<std::int64_t>& c) { return c ? std::to_string(*c) : std::string("none"); };
+    std::printf("campaign %s: budget %lld credits, per day %s, per account %s; %lld available\n", name.c_str(),
+                static_cast<long long>(r->total), cap(r->per_day).c_str(), cap(r->per_account).c_str(),
+                static_cast<long long>(r->available));
+    if (r->resumed) {
+        std::printf("resumed: it was paused for its budget\n");
+    }
+    if (r->woken > 0) {
+        std::printf("%lld leads waiting for a daily or per-account cap are due again\n", static_cast<long long>(r->woken));
+    }
+    std::printf("note: `campaign apply` of the campaign's file sets the file's budget again when the file changed\n");
     return 0;
 }
 
@@ -906,6 +995,21 @@ int main(int argc, char** argv) {
     budget_show->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
     budget_show->callback(
         [&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), budget_campaign, format); }; });
+
+    std::string set_credits, set_per_day, set_per_account;
+    auto* budget_set = budget->add_subcommand(
+        "set", "change a campaign's budget now (raising it resumes a campaign paused for its budget); "
+               "applying its file again sets the file's values");
+    budget_set->add_option("CAMPAIGN", budget_campaign)->required();
+    budget_set->add_option("--credits", set_credits, "the campaign's budget");
+    budget_set->add_option("--per-day", set_per_day, "credits per UTC day, or none");
+    budget_set->add_option("--per-account", set_per_account, "credits per sender account, or none");
+    budget_set->callback([&] {
+        action = [&] {
+            return cmd_budget_set(load(g, need(true, false, false)), budget_campaign, set_credits, set_per_day,
+                                  set_per_account);
+        };
+    });
 
     CLI11_PARSE(app, argc, argv);
     try {

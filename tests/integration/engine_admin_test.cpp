@@ -356,6 +356,77 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_TRUE(serve_->alive());
 }
 
+// PUT /v1/campaigns/{name}/budget: sets the budget and caps (null removes a cap), GET /v1/budget
+// shows them with today's use, a raise resumes a campaign paused for its budget; bad bodies are
+// 400 or 422 and an unknown campaign 404, each changing nothing.
+TEST_F(AdminTest, PutCampaignBudget) {
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("delta", search_audience(2), 100)).status, 201);
+    auto limits = [&] {
+        return env_->scalar("SELECT b.total || ' ' || COALESCE(b.per_day::text, '-') || ' ' || "
+                            "COALESCE(b.per_account::text, '-') FROM ledger_budgets b JOIN campaigns c USING (campaign_id) "
+                            "WHERE c.name = 'delta'");
+    };
+    EXPECT_EQ(limits(), "100 - -");
+
+    auto set = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 200, "per_day": 50})");
+    ASSERT_EQ(set.status, 200) << set.body;
+    auto j = set.body_json();
+    EXPECT_EQ(j["credits"], 200);
+    EXPECT_EQ(j["per_day"], 50);
+    EXPECT_TRUE(j["per_account"].is_null());
+    EXPECT_EQ(j["available"], 200);
+    EXPECT_EQ(j["resumed"], false);
+    EXPECT_EQ(limits(), "200 50 -");
+
+    auto shown = get("/v1/budget?campaign=delta");
+    ASSERT_EQ(shown.status, 200) << shown.body;
+    auto c = shown.body_json()["campaigns"][0];
+    EXPECT_EQ(c["per_day"], 50);
+    EXPECT_EQ(c["today"]["per_day"], 50);
+    EXPECT_EQ(c["today"]["spent"], 0);
+    EXPECT_EQ(c["today"]["available"], 50);
+    EXPECT_TRUE(c["accounts"].is_array());
+
+    auto swap = call("PUT", "/v1/campaigns/delta/budget", R"({"per_day": null, "per_account": 20})");
+    ASSERT_EQ(swap.status, 200) << swap.body;
+    EXPECT_EQ(limits(), "200 - 20");
+    EXPECT_TRUE(get("/v1/budget?campaign=delta").body_json()["campaigns"][0]["today"].is_null());
+
+    struct bad {
+        std::string target, body;
+        int status;
+    };
+    for (const auto& b : {bad{"/v1/campaigns/delta/budget", "", 400},
+                          bad{"/v1/campaigns/delta/budget", "not json", 400},
+                          bad{"/v1/campaigns/delta/budget", "[1]", 400},
+                          bad{"/v1/campaigns/delta/budget", "{}", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"credits": -1})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"credits": "many"})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"credits": 1.5})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"per_day": 0})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"per_day": 201})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"credits": 10})", 422},  // below per_account 20
+                          bad{"/v1/campaigns/delta/budget", R"({"budget": 10})", 422},
+                          bad{"/v1/campaigns/nope/budget", R"({"credits": 10})", 404}}) {
+        auto r = call("PUT", b.target, b.body);
+        EXPECT_EQ(r.status, b.status) << b.body << ": " << r.body;
+        EXPECT_FALSE(error_message(r).empty()) << b.body;
+    }
+    EXPECT_EQ(limits(), "200 - 20");
+    auto wrong_method = call("POST", "/v1/campaigns/delta/budget", R"({"credits": 10})");
+    EXPECT_EQ(wrong_method.status, 405);
+    EXPECT_EQ(wrong_method.headers["allow"], "PUT");
+    EXPECT_EQ(call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300})", "").status, 401);
+
+    // Paused for its budget (as the ledger pauses it): a raise resumes it.
+    env_->scalar("UPDATE campaigns SET state = 'paused', pause_reason = 'budget exhausted: test' WHERE name = 'delta' "
+                 "RETURNING 1");
+    auto raise = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300})");
+    ASSERT_EQ(raise.status, 200) << raise.body;
+    EXPECT_EQ(raise.body_json()["resumed"], true);
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'delta'"), "active");
+}
+
 TEST_F(AdminTest, ServeRefusesAShortTokenAndATokenFlag) {
     env_->set("ORCH_ADMIN_TOKEN", "short");
     auto r = env_->run({"serve", "--admin-listen", "127.0.0.1:" + std::to_string(free_port())}, 10'000);

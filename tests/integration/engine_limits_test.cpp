@@ -47,11 +47,12 @@ std::int64_t now_ms() {
 
 // check_invitation -> invite -> wait for acceptance (`wait`) -> message; a file audience (no
 // search through the API, so every charged call is a step's call and is in the ledger).
+// `extra`: more top-level lines (e.g. "budget_per_day_credits: 10\n").
 std::string campaign_yaml(const std::string& name, const std::string& csv_file, const std::string& wait,
-                          std::int64_t budget_credits) {
+                          std::int64_t budget_credits, const std::string& extra = "") {
     return "name: " + name + "\naccounts: [sender-1, sender-2, sender-3]\naudience:\n  file: " + csv_file +
            "\nschedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
-           "budget_credits: " + std::to_string(budget_credits) + "\nstop_on_reply: true\nsteps:\n"
+           "budget_credits: " + std::to_string(budget_credits) + "\n" + extra + "stop_on_reply: true\nsteps:\n"
            "  - id: check\n    kind: check_invitation\n    on_accepted: message\n    on_pending: wait\n"
            "    on_no_invitation: invite\n"
            "  - id: invite\n    kind: invite\n    note: \"Hi {{first_name}}, let's connect.\"\n"
@@ -104,7 +105,8 @@ protected:
     }
 
     // A campaign of `leads` people of the sandbox's world (a CSV file), applied.
-    void apply(const std::string& name, int leads, const std::string& wait, std::int64_t budget = 1'000'000) {
+    void apply(const std::string& name, int leads, const std::string& wait, std::int64_t budget = 1'000'000,
+               const std::string& extra = "") {
         auto people = control_json("/control/people?offset=200&limit=" + std::to_string(leads));
         std::string csv = "profile_url,first_name\n";
         for (const auto& p : people["people"]) {
@@ -112,7 +114,7 @@ protected:
         }
         std::ofstream(dir_ + "/" + name + ".csv") << csv;
         auto file = dir_ + "/" + name + ".yaml";
-        std::ofstream(file) << campaign_yaml(name, name + ".csv", wait, budget);
+        std::ofstream(file) << campaign_yaml(name, name + ".csv", wait, budget, extra);
         auto r = env_->run({"campaign", "apply", file});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         ASSERT_NE(r.output.find(std::to_string(leads) + " enrolled"), std::string::npos) << r.output;
@@ -158,6 +160,23 @@ protected:
     }
 
     std::int64_t count(const std::string& sql) { return std::stoll(env_->scalar(sql)); }
+
+    // What the sandbox charged this test's key so far.
+    std::int64_t charged() {
+        auto credits = control_json("/control/credits");
+        for (const auto& k : credits["keys"]) {
+            if (k["key"] == key_) {
+                return k["charged_total"].get<std::int64_t>();
+            }
+        }
+        return -1;
+    }
+
+    json budget_show(const std::string& name) {
+        auto r = env_->run({"budget", "show", name, "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return json::parse(r.output, nullptr, false);
+    }
 
     // Leads whose first check found the person already connected or already invited (the
     // sandbox's world has some connections from the start): they never need an invitation.
@@ -332,7 +351,8 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
     EXPECT_EQ(total, 15);
     EXPECT_EQ(sent.size(), 3u);
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
-    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE step = 'invite' AND reason LIKE '%invite day quota%'"), 25);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE step = 'invite' AND reason LIKE '%invite day quota%'"),
+              25 - needed_no_invitation());  // a lead the world already connected needs none
     // No invite was even tried beyond the quota (the sandbox has no cap of its own here).
     auto log = requests(0);
     EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const auto& r) { return r.action == "invite"; }), 15);
@@ -428,6 +448,118 @@ TEST_F(LimitsTest, ABudgetHoldsWithFourWorkersRacing) {
     auto after = json::parse(env_->run({"budget", "show", "budget", "--format", "json"}).output, nullptr, false);
     EXPECT_EQ(after["spent"], charged_after) << after.dump();
     EXPECT_EQ(after["reserved"], 0) << after.dump();
+}
+
+// A daily cap of 10 credits in a 1,000-credit budget, 20 leads (check 1 + invite 1 each), 2
+// workers racing: exactly 10 credits are spent today (the sandbox's charge), the campaign stays
+// active (a day cap is not exhaustion), and the other leads wait with the reason naming the daily
+// budget. `budget show` shows today's use; `budget set --per-day 16` wakes them at once and 6 more
+// credits go out; `--per-day none` lets the run finish. (A run that crosses UTC midnight would see
+// a fresh day cap: not a concern for a run of seconds.)
+TEST_F(LimitsTest, ADailyCapSpendsExactlyUpToItAndTheLeadsWaitForTheNextDay) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    apply("daily", 20, "1s", 1'000, "budget_per_day_credits: 10\n");
+    auto waiting = [&] {
+        return count("SELECT count(*) FROM enrollments WHERE reason LIKE 'waiting for the campaign''s daily budget%'");
+    };
+    auto settled_at = [&](std::int64_t credits) {
+        return [&, credits] {
+            return charged() == credits && waiting() > 0 &&
+                   count("SELECT count(*) FROM enrollments WHERE status = 'calling'") == 0 &&
+                   count("SELECT count(*) FROM ledger_transfers WHERE state = 'pending'") == 0;
+        };
+    };
+    auto ws = workers(2, {"--batch-size", "5"});
+    bool reached = eventually(settled_at(10), 60s);
+    std::this_thread::sleep_for(1s);  // nothing more goes out while the cap holds
+    bool still = charged() == 10;
+    auto all_reasons = [&] { return env_->scalar("SELECT string_agg(status || ': ' || reason, E'\\n') FROM enrollments"); };
+    ASSERT_TRUE(reached) << "charged " << charged() << "\n" << all_reasons();
+    EXPECT_TRUE(still) << charged();
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'daily'"), "active");
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+    // The lead's timeline in the admin API reads this reason; the next run is the next UTC midnight.
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE reason LIKE 'waiting for the campaign''s daily budget%' "
+                    "AND next_run_at <> date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 day'"),
+              0);
+    auto b = budget_show("daily");
+    EXPECT_EQ(b["per_day"], 10) << b.dump();
+    EXPECT_EQ(b["spent"], 10) << b.dump();
+    EXPECT_EQ(b["today"]["spent"], 10) << b.dump();
+    EXPECT_EQ(b["today"]["available"], 0) << b.dump();
+    EXPECT_EQ(b["available"], 990) << b.dump();
+
+    // A raised day cap wakes the waiting leads now (not tomorrow): 6 more credits, then they wait again.
+    auto raised = env_->run({"budget", "set", "daily", "--per-day", "16"});
+    ASSERT_EQ(raised.exit_code, 0) << raised.output;
+    EXPECT_NE(raised.output.find("per day 16"), std::string::npos) << raised.output;
+    EXPECT_NE(raised.output.find("due again"), std::string::npos) << raised.output;
+    reached = eventually(settled_at(16), 60s);
+    ASSERT_TRUE(reached) << "charged " << charged() << "\n" << all_reasons();
+    EXPECT_EQ(budget_show("daily")["today"]["spent"], 16);
+
+    // No day cap: the run finishes (each lead: check, invite, a 1 s wait that times out).
+    auto removed = env_->run({"budget", "set", "daily", "--per-day", "none"});
+    ASSERT_EQ(removed.exit_code, 0) << removed.output;
+    reached = eventually([&] { return count("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting')") == 0; }, 60s);
+    for (auto& w : ws) {
+        EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+    }
+    ASSERT_TRUE(reached) << all_reasons();
+    auto after = budget_show("daily");
+    EXPECT_TRUE(after["per_day"].is_null()) << after.dump();
+    EXPECT_TRUE(after["today"].is_null()) << after.dump();
+    EXPECT_EQ(after["spent"], charged()) << after.dump();
+    EXPECT_EQ(after["reserved"], 0) << after.dump();
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
+// A per-account cap of 4 credits, 3 senders, 30 leads: each sender's calls cost exactly 4
+// credits (the sandbox's request log per account), the leads of each sender then wait with the
+// reason naming its account, and `budget show` lists each sender's use of the cap.
+TEST_F(LimitsTest, APerAccountCapHoldsForEachSender) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    apply("per-account", 30, "1s", 1'000, "budget_per_account_credits: 4\n");
+    auto ws = workers(2, {"--batch-size", "5"});
+    auto steady = [&] {
+        return charged() == 12 &&
+               count("SELECT count(*) FROM enrollments WHERE reason LIKE 'the campaign''s budget for account % is spent'") > 0 &&
+               count("SELECT count(*) FROM enrollments WHERE status = 'calling'") == 0 &&
+               count("SELECT count(*) FROM ledger_transfers WHERE state = 'pending'") == 0;
+    };
+    bool reached = eventually(steady, 60s);
+    std::this_thread::sleep_for(1s);
+    std::int64_t total = charged();
+    for (auto& w : ws) {
+        EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+    }
+    ASSERT_TRUE(reached) << "charged " << charged() << "\n"
+                         << env_->scalar("SELECT string_agg(status || ': ' || reason, E'\\n') FROM enrollments");
+    EXPECT_EQ(total, 12);
+    std::map<std::string, std::int64_t> per_account;
+    for (const auto& r : requests(0)) {
+        per_account[r.account_id] += r.credits;
+    }
+    std::int64_t senders = 0;
+    for (const auto& [account, credits] : per_account) {
+        if (credits > 0) {
+            EXPECT_EQ(credits, 4) << account;
+            ++senders;
+        }
+    }
+    EXPECT_EQ(senders, 3);
+    auto b = budget_show("per-account");
+    ASSERT_EQ(b["accounts"].size(), 3u) << b.dump();
+    for (const auto& a : b["accounts"]) {
+        EXPECT_EQ(a["per_account"], 4) << a.dump();
+        EXPECT_EQ(a["spent"], 4) << a.dump();
+        EXPECT_EQ(a["available"], 0) << a.dump();
+        EXPECT_EQ(per_account[a["account"].get<std::string>()], 4) << a.dump();
+    }
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'per-account'"), "active");
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
 // A redis-server of the test's own (not the shared one), with an append-only file so the day

@@ -501,6 +501,119 @@ TEST_F(LedgerTest, CampaignApplySetsAndRaisesTheBudget) {
     EXPECT_EQ(row("applied").limits->total, 25);
 }
 
+// The file is the source of truth at apply: its caps are set, a cap the new version drops is
+// removed, and a cap changed by `budget set` since is set back to the file's value.
+TEST_F(LedgerTest, CampaignApplySetsAndClearsTheCaps) {
+    orch::engine::store db(env_->database_url());
+    json def = {{"budget_credits", 100}, {"budget_per_day_credits", 10}, {"budget_per_account_credits", 40}};
+    db.apply_campaign("capped", def, "v1", "check", {}, {}, t0);
+    auto b = row("capped").limits;
+    ASSERT_TRUE(b);
+    EXPECT_EQ(b->total, 100);
+    EXPECT_EQ(b->per_day, 10);
+    EXPECT_EQ(b->per_account, 40);
+
+    auto changed = db.update_campaign_budget("capped", {std::nullopt, std::optional<std::int64_t>(20), std::nullopt}, t0);
+    ASSERT_TRUE(changed);
+    EXPECT_EQ(row("capped").limits->per_day, 20);
+    EXPECT_EQ(row("capped").limits->per_account, 40);   // not given: unchanged
+
+    def.erase("budget_per_account_credits");
+    EXPECT_TRUE(db.apply_campaign("capped", def, "v2", "check", {}, {}, t0).changed);
+    b = row("capped").limits;
+    EXPECT_EQ(b->per_day, 10);                  // the file's value again
+    EXPECT_FALSE(b->per_account);               // dropped from the file: no cap
+    EXPECT_TRUE(problems().empty());
+}
+
+// store::update_campaign_budget (what `budget set` and PUT /v1/campaigns/{name}/budget run): a
+// raise resumes a campaign the ledger paused and wakes its parked lead; a raised day cap makes a
+// lead that waits for it due now; refused changes change nothing.
+TEST_F(LedgerTest, UpdateCampaignBudgetResumesAndWakes) {
+    orch::engine::store db(env_->database_url());
+    auto c = campaign("live");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {1, {}, {}}, t0);
+    EXPECT_TRUE(reserve_one(c, a[0], 1).reserved);
+    EXPECT_EQ(reserve_one(c, a[1], 1).why, ledger::refusal::campaign_budget);
+    EXPECT_EQ(state(c).rfind("paused budget exhausted:", 0), 0u) << state(c);
+    scalar("UPDATE enrollments SET due_at = 'infinity' WHERE campaign_id = " + std::to_string(c));
+
+    using orch::engine::budget_update;
+    using orch::engine::budget_update_error;
+    EXPECT_THROW(db.update_campaign_budget("live", {std::int64_t{-1}, std::nullopt, std::nullopt}, t0), budget_update_error);
+    EXPECT_THROW(db.update_campaign_budget("live", {std::nullopt, std::optional<std::int64_t>(5), std::nullopt}, t0),
+                 budget_update_error);   // a day cap above the budget (1)
+    EXPECT_FALSE(db.update_campaign_budget("nope", {std::int64_t{5}, std::nullopt, std::nullopt}, t0));
+    EXPECT_EQ(row("live").limits->total, 1);
+    EXPECT_FALSE(row("live").limits->per_day);
+    EXPECT_EQ(state(c).substr(0, 6), "paused");
+
+    auto r = db.update_campaign_budget("live", {std::int64_t{10}, std::nullopt, std::nullopt}, t0);
+    ASSERT_TRUE(r);
+    EXPECT_TRUE(r->resumed);
+    EXPECT_EQ(r->total, 10);
+    EXPECT_EQ(r->available, 9);   // 1 still reserved
+    EXPECT_EQ(state(c), "active ");
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity' AND campaign_id = " + std::to_string(c)), 0);
+
+    // A lead waiting for the day cap (the worker's reason) is due again when the cap changes.
+    scalar("UPDATE enrollments SET due_at = now() + interval '5 hours', next_run_at = now() + interval '5 hours', "
+           "reason = 'waiting for the campaign''s daily budget (tomorrow, UTC)' WHERE campaign_id = " + std::to_string(c));
+    r = db.update_campaign_budget("live", {std::nullopt, std::optional<std::int64_t>(5), std::nullopt}, t0);
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->resumed);
+    EXPECT_EQ(r->per_day, 5);
+    EXPECT_EQ(r->woken, 1);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at <= now() AND campaign_id = " + std::to_string(c)), 1);
+    EXPECT_TRUE(problems().empty());
+}
+
+// `orchestrator budget set`: prints the budget as set, refuses bad input with exit 2 and changes
+// nothing then; `budget show` lists the caps with today's use.
+TEST_F(LedgerTest, BudgetSetCommand) {
+    auto c = campaign("cli");
+    ledger::set_budget(*conn_, c, {50, {}, {}}, t0);
+    auto ok = env_->run({"budget", "set", "cli", "--credits", "80", "--per-day", "20", "--per-account", "30"});
+    ASSERT_EQ(ok.exit_code, 0) << ok.output;
+    EXPECT_NE(ok.output.find("budget 80 credits, per day 20, per account 30; 80 available"), std::string::npos)
+        << ok.output;
+    EXPECT_NE(ok.output.find("campaign apply"), std::string::npos) << ok.output;  // says the file wins at apply
+    auto shown = env_->run({"budget", "show", "cli", "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    auto j = json::parse(shown.output);
+    EXPECT_EQ(j["per_day"], 20);
+    EXPECT_EQ(j["today"]["per_day"], 20);
+    EXPECT_EQ(j["today"]["spent"], 0);
+    EXPECT_EQ(j["today"]["available"], 20);
+    EXPECT_TRUE(j["accounts"].empty());
+    auto table = env_->run({"budget", "show", "cli"});
+    EXPECT_NE(table.output.find("per day 20 (today 0 used, 20 left)"), std::string::npos) << table.output;
+
+    for (const std::vector<std::string>& bad :
+         {std::vector<std::string>{"budget", "set", "nope", "--credits", "5"},
+          {"budget", "set", "cli", "--credits", "-5"},
+          {"budget", "set", "cli", "--credits", "none"},
+          {"budget", "set", "cli", "--per-day", "x"},
+          {"budget", "set", "cli", "--per-day", "0"},
+          {"budget", "set", "cli", "--per-day", "81"},
+          {"budget", "set", "cli"}}) {
+        auto r = env_->run(bad);
+        EXPECT_EQ(r.exit_code, 2) << bad[3] << ": " << r.output;
+    }
+    EXPECT_NE(env_->run({"budget", "set", "nope", "--credits", "5"}).output.find("no campaign named 'nope'"),
+              std::string::npos);
+    auto b = row("cli").limits;
+    EXPECT_EQ(b->total, 80);
+    EXPECT_EQ(b->per_day, 20);
+    EXPECT_EQ(b->per_account, 30);
+
+    auto none = env_->run({"budget", "set", "cli", "--per-day", "none"});
+    ASSERT_EQ(none.exit_code, 0) << none.output;
+    EXPECT_NE(none.output.find("per day none, per account 30"), std::string::npos) << none.output;
+    EXPECT_FALSE(row("cli").limits->per_day);
+}
+
 // Four workers, each on its own connection, race to reserve and settle on one budget: the spend
 // never exceeds the budget, nothing is counted twice, and the books close.
 TEST_F(LedgerTest, FourWorkersNeverOverspend) {

@@ -85,6 +85,33 @@ TEST(CampaignEstimate, AWeekQuotaSpreadOverWorkingDaysCanBeTheTighterOne) {
     EXPECT_DOUBLE_EQ(r.working_days, 10.0);
 }
 
+// A day cap of 50 credits on 100 leads of the canonical campaign (several credits per lead on
+// its costliest path) is slower than 2 senders' 160 invites a day: "credits (day cap)" becomes
+// the bottleneck. A per-account cap of 200 with 2 senders bounds the spend at 400.
+TEST(CampaignEstimate, ADayCapIsABottleneckAndAnAccountCapBoundsTheSpend) {
+    campaign c = load(canonical);
+    c.budget_per_day_credits = 50;
+    c.budget_per_account_credits = 200;
+    auto in = one_credit_each(100);
+    in.per_day["invite"] = 80;
+    in.senders = 2;
+    auto r = estimate(c, in);
+    ASSERT_FALSE(r.actions.empty());
+    const auto& cap = r.actions.back();
+    EXPECT_EQ(cap.action, "credits (day cap)");
+    EXPECT_EQ(cap.calls_max, 100 * r.per_lead_max);   // the step credits, not the audience search
+    EXPECT_EQ(cap.per_working_day, 50);
+    EXPECT_DOUBLE_EQ(cap.working_days, 100.0 * static_cast<double>(r.per_lead_max) / 50.0);
+    EXPECT_EQ(r.bottleneck, "credits (day cap)");      // invites: 100 / 160 a day is faster
+    EXPECT_DOUBLE_EQ(r.working_days, cap.working_days);
+    EXPECT_EQ(r.account_cap_credits, 400);
+
+    campaign plain = load(canonical);
+    auto p = estimate(plain, in);
+    EXPECT_EQ(p.account_cap_credits, -1);
+    EXPECT_NE(p.bottleneck, "credits (day cap)");
+}
+
 TEST(CampaignEstimate, NoQuotaMeansNoBottleneck) {
     auto r = estimate(load(canonical), one_credit_each(100));
     EXPECT_TRUE(r.bottleneck.empty());

@@ -289,6 +289,18 @@ INSTANTIATE_TEST_SUITE_P(
                  "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
                  "budget_credits: 0\nsteps: [{id: a, kind: visit}]\n",
                  5, 17, "budget_credits: must be at least 1, not 0"},
+        bad_case{"budget_day_cap_above_budget",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 10\nbudget_per_day_credits: 11\nsteps: [{id: a, kind: visit}]\n",
+                 6, 25, "budget_per_day_credits: 11 is above budget_credits (10)"},
+        bad_case{"budget_account_cap_above_budget",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 10\nbudget_per_account_credits:  12\nsteps: [{id: a, kind: visit}]\n",
+                 6, 30, "budget_per_account_credits: 12 is above budget_credits (10)"},
+        bad_case{"budget_day_cap_zero",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
+                 "budget_credits: 10\nbudget_per_day_credits: 0\nsteps: [{id: a, kind: visit}]\n",
+                 6, 25, "budget_per_day_credits: must be at least 1, not 0"},
         bad_case{"budget_text",
                  "name: t\naccounts: acc_1\naudience: {search: {title: x}}\nschedule: {time_zone: UTC}\n"
                  "budget_credits: lots\nsteps: [{id: a, kind: visit}]\n",
@@ -585,6 +597,26 @@ TEST(loader, defaults) {
     EXPECT_EQ(c.unavailable, on_account_unavailable::wait);
     EXPECT_EQ(c.max_attempts, 5);
     EXPECT_EQ(c.steps[0].next, "");
+}
+
+TEST(loader, budget_caps_are_optional_and_round_trip) {
+    load_result plain = load(head + "  - {id: a, kind: visit}\n");
+    ASSERT_TRUE(plain.value) << all_errors(plain);
+    EXPECT_FALSE(plain.value->budget_per_day_credits);
+    EXPECT_FALSE(plain.value->budget_per_account_credits);
+    // No caps: the canonical form has no cap keys (its digest is what it was before caps existed).
+    EXPECT_FALSE(to_json(*plain.value).contains("budget_per_day_credits"));
+    EXPECT_FALSE(to_json(*plain.value).contains("budget_per_account_credits"));
+
+    load_result capped = load(head + "  - {id: a, kind: visit}\nbudget_per_day_credits: 4\n"
+                                     "budget_per_account_credits: 10\n");
+    ASSERT_TRUE(capped.value) << all_errors(capped);
+    EXPECT_EQ(capped.value->budget_per_day_credits, 4);
+    EXPECT_EQ(capped.value->budget_per_account_credits, 10);  // equal to budget_credits is allowed
+    campaign back = campaign_from_json(to_json(*capped.value));
+    EXPECT_EQ(back.budget_per_day_credits, 4);
+    EXPECT_EQ(back.budget_per_account_credits, 10);
+    EXPECT_EQ(to_json(back), to_json(*capped.value));
 }
 
 TEST(loader, durations_combine_units) {
