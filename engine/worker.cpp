@@ -422,6 +422,8 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
             why = "paused: budget exhausted";
             parked.insert(c.campaign_id);
             break;
+        // These two reasons are matched by schema/queries/engine/wake_budget_waits.sql (a raised
+        // cap wakes the leads waiting for it): keep them in step.
         case ledger::refusal::day_budget:
             until = r.retry_at;
             why = "waiting for the campaign's daily budget (tomorrow, UTC)";
