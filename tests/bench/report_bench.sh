@@ -5,7 +5,7 @@
 # failed, 5 % still live. Prints the median of RUNS timed runs of the funnel query (in psql, so
 # process start-up is not counted) and of the whole CLI command, next to a full scan of the
 # enrollments table (the physical floor of any query that looks at every enrollment) and the
-# same numbers recomputed by such a scan (funnel_recount, migration 0009); the kept counts must
+# same numbers recomputed by such a scan (funnel_recount, migration 0008); the kept counts must
 # equal the recount, or the bench fails.
 #
 # Usage: tests/bench/report_bench.sh [BUILD_DIR]     env: ENROLLMENTS=1000000 RUNS=5

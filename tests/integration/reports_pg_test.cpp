@@ -1,4 +1,4 @@
-// The funnel counts of migration 0009 on a real Postgres: enrollments are inserted, updated
+// The funnel counts of migration 0008 on a real Postgres: enrollments are inserted, updated
 // (milestones, statuses, sender reassignments, credits) and deleted by concurrent writers the way
 // the worker and the inbox write them, and funnel_counts must then equal the numbers recomputed
 // from the enrollments themselves (funnel_recount), pair by pair; the CLI's funnel reads them.

@@ -1,9 +1,9 @@
 -- funnel($1 campaign name): leads found (enrolled or skipped), then how many reached each stage.
--- Reads the campaign's funnel_counts (migration 0009: kept current by triggers on enrollments,
+-- Reads the campaign's funnel_counts (migration 0008: kept current by triggers on enrollments,
 -- a few rows per sender account) instead of scanning its enrollments. The counted facts are the
 -- enrollment milestones (migration 0005), which the settle of each call (intent log) and the
 -- insert of each inbox event write: the numbers are what the API was asked and told, not what
--- the state machine assumed. See funnel_fact_of in 0009 for each stage's definition;
+-- the state machine assumed. See funnel_fact_of in 0008 for each stage's definition;
 -- `SELECT * FROM funnel_recount` recomputes the same numbers from the enrollments.
 WITH c AS (SELECT campaign_id FROM campaigns WHERE name = $1),
 skipped AS (SELECT count(*) AS n FROM skipped_leads s JOIN c USING (campaign_id)),
