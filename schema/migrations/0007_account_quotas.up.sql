@@ -9,7 +9,7 @@
 -- The CHECK enforces the shape the engine reads (engine/account_quotas.hpp), so a hand-written
 -- UPDATE cannot store what the worker would have to ignore: an object whose keys are the five
 -- actions that have quotas, each an object of per_day / per_week, each an integer from 0 to
--- 1,000,000 (the same bounds as the CLI and the admin endpoint).
+-- 1,000,000 (the same bounds as the CLI and the admin endpoint) or null (the default).
 
 CREATE OR REPLACE FUNCTION account_quotas_valid(q jsonb) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$
@@ -23,10 +23,12 @@ LANGUAGE sql IMMUTABLE AS $$
                   SELECT 1
                   FROM jsonb_each(a.o) AS f(field, v)
                   WHERE f.field NOT IN ('per_day', 'per_week')
-                     OR jsonb_typeof(f.v) <> 'number'
-                     -- a CASE, not OR: the cast must not run on 1.5 or 1e3
-                     OR CASE WHEN f.v::text ~ '^[0-9]{1,7}$' THEN f.v::text::integer > 1000000
-                             ELSE true END))
+                     -- null: the default, as if absent
+                     OR NOT (jsonb_typeof(f.v) = 'null'
+                             OR (jsonb_typeof(f.v) = 'number'
+                                 -- a CASE, not AND: the cast must not run on 1.5
+                                 AND CASE WHEN f.v::text ~ '^[0-9]{1,7}$' THEN f.v::text::integer <= 1000000
+                                          ELSE false END))))
 $$;
 
 ALTER TABLE accounts ADD COLUMN IF NOT EXISTS quotas jsonb;

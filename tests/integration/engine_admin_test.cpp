@@ -412,7 +412,9 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     auto accounts = get("/v1/accounts");
     ASSERT_EQ(accounts.status, 200) << accounts.body;
     int seen = 0;
-    for (const auto& a : accounts.body_json()["accounts"]) {
+    const json listed = accounts.body_json();  // named: the loop must not outlive it
+    ASSERT_EQ(listed["accounts"].size(), 2u) << accounts.body;
+    for (const auto& a : listed["accounts"]) {
         const bool own = a["account_id"] == id;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day"], own ? json(40) : json(nullptr)) << a;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day_source"], own ? "override" : "default") << a;
