@@ -423,7 +423,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
             if (act["action"] == "invite") {
                 EXPECT_EQ(act["limit_today"], own ? json(40) : json(nullptr)) << a;
                 EXPECT_EQ(act["limit_week"], own ? json(150) : json(nullptr)) << a;
-                EXPECT_EQ(act["left_today"], own ? json(40) : json(nullptr)) << a;
+                // (other tests of this suite share the key's Redis buckets: count what they used)
+                EXPECT_EQ(act["left_today"], own ? json(40 - act["used_today"].get<int>()) : json(nullptr)) << a;
                 ++seen;
             }
         }
