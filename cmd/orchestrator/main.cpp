@@ -976,7 +976,8 @@ int main(int argc, char** argv) {
             acct_limits->add_option_function<std::string>(
                 flag, [&limits_req, key](const std::string& v) { limits_req.values[key] = v; },
                 "this account's " + act + " quota per " + (field == "per_day" ? "day" : "rolling week") +
-                    " (0.." + std::to_string(orch::engine::quota_value_max) + ")");
+                    " (0.." + std::to_string(orch::engine::quota_value_max) + ")")
+                ->type_name("N");
         }
     }
     acct_limits->add_option("--clear", limits_req.clear, "drop the account's override of ACTION (or all): the default applies")
