@@ -272,6 +272,7 @@ struct admin_server::impl {
     asio::awaitable<reply> campaign_leads(const std::string& name, const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_lead(const std::string& name, const std::string& lead);
     asio::awaitable<reply> accounts();
+    asio::awaitable<reply> account_limits(const std::string& account, const api::request& req, bool put);
     asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_budget_put(const std::string& name, const api::request& req);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
@@ -415,6 +416,12 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             co_return co_await campaign_leads(name, params);
         }
+    } else if (area == "accounts" && seg.size() == 4 && seg[3] == "limits") {
+        const bool put = method == http::verb::put;
+        if (!get && !put) {
+            co_return not_allowed("GET, PUT");
+        }
+        co_return co_await account_limits(seg[2], req, put);
     } else if (seg.size() == 2 && (area == "accounts" || area == "budget" || area == "events")) {
         if (!get) {
             co_return not_allowed("GET");
@@ -879,6 +886,7 @@ asio::awaitable<reply> admin_server::impl::accounts() {
         }
         auto now = std::chrono::system_clock::now();
         auto day = limits::day_in_zone(now, "UTC");
+        const auto defaults = limiter_settings(cfg).actions;
         json out = json::array();
         for (const auto& a : rows) {
             json j = {{"account_id", a.account_id},    {"label", a.label},        {"platform", a.platform},
@@ -886,9 +894,11 @@ asio::awaitable<reply> admin_server::impl::accounts() {
                       {"webhook_id", a.webhook_id},    {"updated_at", a.updated_at},
                       {"live_enrollments", load[a.account_id].first},
                       {"parked_enrollments", load[a.account_id].second}};
+            j["quota_overrides"] = to_json(a.quotas);
+            j["effective_quotas"] = quotas_view(a.quotas, defaults);
             std::optional<limits::account_status> status;
             if (limiter) {
-                status = limiter->status(a.account_id, *day);
+                status = limiter->status(a.account_id, *day, effective(a.quotas, defaults));
             }
             if (!status) {
                 j["limits"] = nullptr;
@@ -919,6 +929,50 @@ asio::awaitable<reply> admin_server::impl::accounts() {
     };
     auto list = co_await on_db(job);
     co_return ok_json({{"accounts", list}});
+}
+
+// GET or PUT /v1/accounts/{id}/limits: the account's own quotas per action (account_quotas.hpp).
+// PUT takes {"invite": {"per_day": 40, "per_week": 150}, "send": null}: each action named is
+// replaced (a missing field: the default), null clears it, others stay. The body is checked
+// before the database is touched; the change is one transaction with the account's row locked.
+asio::awaitable<reply> admin_server::impl::account_limits(const std::string& account, const api::request& req,
+                                                          bool put) {
+    json patch;
+    if (put) {
+        const std::string& text = req.body();
+        if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+            co_return error(http::status::bad_request,
+                            "empty body: send a JSON object of actions, e.g. {\"invite\": {\"per_day\": 40}}");
+        }
+        patch = json::parse(text, nullptr, false);
+        if (patch.is_discarded()) {
+            co_return error(http::status::bad_request, "the body is not valid JSON");
+        }
+        std::string why;
+        if (!apply_patch({}, patch, why)) {
+            co_return error(http::status::unprocessable_entity, why);
+        }
+    }
+    auto job = [this, &account, &patch, put] {
+        return st().change_account_quotas(
+            account, [&patch, put](const quota_overrides& current, std::string& why) -> std::optional<quota_overrides> {
+                return put ? apply_patch(current, patch, why) : std::optional(current);
+            });
+    };
+    auto r = co_await on_db(job);
+    if (!r.found) {
+        co_return error(http::status::not_found, "no account '" + account + "'");
+    }
+    if (!r.error.empty()) {
+        co_return error(http::status::unprocessable_entity, r.error);
+    }
+    if (r.changed) {
+        spdlog::info("admin: account={} quota overrides set to {}", r.account_id, to_json(r.quotas).dump());
+    }
+    co_return ok_json({{"account_id", r.account_id},
+                       {"changed", r.changed},
+                       {"overrides", to_json(r.quotas)},
+                       {"quotas", quotas_view(r.quotas, limiter_settings(cfg).actions)}});
 }
 
 asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, std::string>& params) {

@@ -12,7 +12,9 @@
 //   GET  /v1/campaigns/{name}/versions[/{version}]
 //   GET  /v1/campaigns/{name}/leads?state=&cursor=&limit=&format=csv
 //   GET  /v1/campaigns/{name}/leads/{lead_id}   the lead's timeline and why it waits
-//   GET  /v1/accounts                  status, quotas used and left, cooldowns (Redis buckets)
+//   GET  /v1/accounts                  status, quotas used and left, cooldowns (Redis buckets),
+//                                      each account's effective quotas and own overrides
+//   GET|PUT /v1/accounts/{id}/limits   an account's own quotas per action (account_quotas.hpp)
 //   GET  /v1/budget[?campaign=]        budgets, reserved, spent; the key's balance and drift
 //   GET  /v1/events?type=&limit=       recent inbox events
 //
@@ -21,10 +23,11 @@
 // not open the admin listener at all (it logs why) rather than serve anything unauthenticated.
 //
 // Errors: every bad request gets {"error": {"status", "message", "details"?}} with 400 (bad query
-// parameter, empty body), 401, 404 (no such path, campaign, version or lead), 405 (with Allow),
-// 409 (a state change the campaign's state forbids), 413 (body over admin_body_limit_bytes), 422
-// (an invalid definition, with line:column details; an audience `file:`, which the server cannot
-// read for a remote user). A change is one transaction: a refused request changes nothing. A
+// parameter, empty body, a body that is not JSON), 401, 404 (no such path, campaign, version,
+// lead or account), 405 (with Allow), 409 (a state change the campaign's state forbids), 413 (body
+// over admin_body_limit_bytes), 422 (an invalid definition, with line:column details; an audience
+// `file:`, which the server cannot read for a remote user; a quota value or action that is not
+// one, the message naming the field). A change is one transaction: a refused request changes nothing. A
 // database failure answers 503; anything unexpected 500, logged once; the server keeps running.
 //
 // /metrics: steps run in `worker` processes, so the figures are derived from Postgres at scrape

@@ -24,6 +24,9 @@ struct call_target {
     std::string profile_url;
     std::int64_t campaign_id = 0;
     std::int64_t enrollment_id = 0;
+    // The account's quota overrides as the claim read them (accounts.quotas as JSON text, "" for
+    // none; see engine/account_quotas.hpp), for the limits gate.
+    std::string account_quotas;
 };
 
 // What the shell does besides moving the lead.

@@ -37,7 +37,29 @@ limits::settings limiter_settings(const settings& s) {
     return l;
 }
 
-limits_gate::limits_gate(limits::settings s, bool pacing) : limiter_(std::move(s)), pacing_(pacing) {}
+limits_gate::limits_gate(limits::settings s, bool pacing)
+    : defaults_(s.actions), limiter_(std::move(s)), pacing_(pacing) {}
+
+std::shared_ptr<const effective_quotas> limits_gate::quotas_of(const std::string& account_id,
+                                                               const std::string& text) const {
+    if (text.empty()) {
+        return nullptr;  // the common case: no override, no lock
+    }
+    std::lock_guard lock(quotas_mutex_);
+    auto& entry = quotas_[account_id];
+    if (entry.text != text) {
+        entry.text = text;
+        std::string error;
+        auto parsed = parse_overrides(text, error);
+        if (parsed) {
+            entry.quotas = std::make_shared<const effective_quotas>(effective(*parsed, defaults_));
+        } else {
+            entry.quotas = nullptr;
+            spdlog::error("limits: account={} quota overrides ignored (the defaults hold): {}", account_id, error);
+        }
+    }
+    return entry.quotas;
+}
 
 std::optional<limits::check> limits_gate::make_check(const call_target& target, const cs::campaign& campaign,
                                                      const cs::api_call& call, cs::time_point now) const {
@@ -50,6 +72,9 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
         return std::nullopt;  // the loader only accepts known zones; stay safe
     }
     c.day = *day;
+    if (auto quotas = quotas_of(target.account_id, target.account_quotas); quotas) {
+        c.account_quota = (*quotas)[static_cast<std::size_t>(c.what)];
+    }
     if (auto it = campaign.limits.find(limits::to_string(c.what)); it != campaign.limits.end()) {
         c.campaign_cap = limits::quota{it->second.per_day.value_or(-1), it->second.per_week.value_or(-1)};
     }

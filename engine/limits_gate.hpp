@@ -7,17 +7,21 @@
 // or the account and action), resets hit streaks on success, and gives the quota back for a
 // call that surely had no effect.
 //
-// The quotas: defaults per action from the settings (common practice, see limits.hpp),
-// tightened per campaign by the campaign file's `limits` (action -> per_day / per_week), and
-// shared by every campaign that uses the account. The day is the campaign's local day; pacing
+// The quotas: defaults per action from the settings (common practice, see limits.hpp), replaced
+// per account by the account's overrides (engine/account_quotas.hpp, which the claim reads with
+// each enrollment: call_target::account_quotas), tightened per campaign by the campaign file's
+// `limits` (action -> per_day / per_week), and shared by every campaign that uses the account. The day is the campaign's local day; pacing
 // spreads the day quota over the campaign's working window.
 #pragma once
 
+#include "engine/account_quotas.hpp"
 #include "engine/call_gate.hpp"
 #include "engine/limits/limits.hpp"
 
 #include <map>
+#include <memory>
 #include <mutex>
+#include <unordered_map>
 
 namespace orch::engine {
 
@@ -36,14 +40,27 @@ public:
 
     limits::limiter& limiter() { return limiter_; }
 
+    // The quotas the account's overrides give (`text`: accounts.quotas as the claim read it, ""
+    // for none), nullptr when there are none. Parsed once per distinct (account, text), since the
+    // claim reads the text with every enrollment; an unreadable text is logged once and ignored
+    // (the defaults hold). Thread-safe.
+    std::shared_ptr<const effective_quotas> quotas_of(const std::string& account_id, const std::string& text) const;
+
 private:
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
+    std::array<limits::action_defaults, limits::action_count> defaults_;  // before limiter_ (built from the same settings)
     limits::limiter limiter_;
     bool pacing_ = true;
     std::mutex mutex_;
     std::map<std::int64_t, limits::verdict> taken_;  // per enrollment: the take its call used
+    struct parsed_quotas {
+        std::string text;
+        std::shared_ptr<const effective_quotas> quotas;
+    };
+    mutable std::mutex quotas_mutex_;
+    mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen
 };
 
 // The limiter settings the orchestrator's settings describe.

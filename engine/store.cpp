@@ -240,6 +240,48 @@ std::vector<account_row> store::accounts() {
             out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<bool>(),
                            r[4].as<std::string>(), r[5].as<std::string>(), r[6].as<std::string>(),
                            r[7].as<std::string>(), r[8].as<std::string>()});
+            std::string error;
+            if (auto quotas = parse_overrides(r[9].as<std::string>(), error); quotas) {
+                out.back().quotas = *quotas;
+            } else {
+                // The CHECK of migration 0007 keeps this out; never fail a listing over it.
+                spdlog::error("store: account={} quotas ignored: {}", out.back().account_id, error);
+            }
+        }
+        return out;
+    });
+}
+
+store::quota_change store::change_account_quotas(const std::string& id_or_label, const quota_change_fn& change) {
+    return guarded("accounts/set_quotas", [&] {
+        quota_change out;
+        pqxx::work tx(*conn_);
+        auto r = tx.exec_params(q("accounts/lock_quotas"), id_or_label);
+        if (r.empty()) {
+            return out;
+        }
+        out.found = true;
+        out.account_id = r[0][0].as<std::string>();
+        auto current = parse_overrides(r[0][1].as<std::string>(), out.error);
+        if (!current) {
+            out.error = "the stored quotas of account " + out.account_id + " are unreadable: " + out.error;
+            return out;
+        }
+        out.quotas = *current;
+        auto next = change(*current, out.error);
+        if (!next) {
+            return out;  // refused: the transaction rolls back
+        }
+        out.changed = *next != *current;
+        out.quotas = *next;
+        if (out.changed) {
+            const std::string text = no_overrides(*next) ? std::string() : to_json(*next).dump();
+            tx.exec_params(q("accounts/set_quotas"), out.account_id, text);
+            out.woken = tx.exec_params(q("accounts/wake_quota_waiters"), out.account_id).affected_rows();
+            if (out.woken > 0) {
+                tx.exec(q("engine/notify_wake"));
+            }
+            tx.commit();
         }
         return out;
     });

@@ -6,6 +6,8 @@
 // SQLSTATE when there is one); nothing else escapes.
 #pragma once
 
+#include "engine/account_quotas.hpp"
+
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
 #include <pqxx/transaction>
@@ -45,6 +47,7 @@ struct account_row {
     std::string updated_at;
     std::string last_event;
     std::string label;
+    quota_overrides quotas{};  // per-account quota overrides (migration 0007); none by default
 };
 
 struct lead_input {
@@ -162,6 +165,23 @@ public:
     void set_account_connected(const std::string& account_id, bool connected, const std::string& api_status);
     void set_account_webhook(const std::string& account_id, const std::string& webhook_id);
     void set_account_last_event(const std::string& account_id, const std::string& event_id);
+
+    // ---- per-account quota overrides (engine/account_quotas.hpp) ----
+    struct quota_change {
+        bool found = false;       // false: no account of that id or label; nothing changed
+        std::string account_id;
+        quota_overrides quotas{};  // after the change; as stored when refused
+        std::string error;        // the change was refused (`change` said why); nothing changed
+        bool changed = false;     // a different value was written
+        std::int64_t woken = 0;   // leads waiting for the account's quota made due now
+    };
+    // `change` maps the account's current overrides to the new ones, or returns nullopt with
+    // `error` set to refuse. One transaction with the account's row locked: concurrent changes
+    // apply one after the other. No overrides are stored as NULL. A change also makes the
+    // account's leads that wait for its day or week quota due now (the gate looks again with the
+    // new numbers; accounts/wake_quota_waiters), and notifies idle workers.
+    using quota_change_fn = std::function<std::optional<quota_overrides>(const quota_overrides&, std::string& error)>;
+    quota_change change_account_quotas(const std::string& id_or_label, const quota_change_fn& change);
 
     // ---- campaigns ----
     // Stores a new version when the definition changed (digest differs) and enrolls the leads

@@ -113,6 +113,7 @@ struct claimed {
     std::int64_t enrollment_id = 0;
     std::int64_t campaign_id = 0;
     std::string account_id;
+    std::string account_quotas;  // accounts.quotas as text, "" for none (the limits gate reads it)
     std::string profile_url;
     std::shared_ptr<const cs::campaign> campaign;
     cs::lead_view lead;
@@ -144,6 +145,10 @@ public:
 private:
     std::string text_ = "[";
 };
+
+call_target target_of(const claimed& c) {
+    return {c.account_id, c.profile_url, c.campaign_id, c.enrollment_id, c.account_quotas};
+}
 
 json state_json(const claimed& c, const cs::enrollment_state& s) {
     json j = {{"enrollment_id", c.enrollment_id},
@@ -249,6 +254,7 @@ std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
         c.state.reason = r[11].as<std::string>();
         c.event_cursor = r[12].as<std::int64_t>();
         c.profile_url = r[13].as<std::string>();
+        c.account_quotas = r[15].as<std::string>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
             if (it->is_string() && !it->get<std::string>().empty()) {
@@ -293,7 +299,7 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
         return;
     }
     if (d.call) {
-        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        call_target target = target_of(c);
         auto g = gate->before(target, *c.campaign, *d.call, t);
         if (!g.allowed) {
             auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, t);
@@ -412,7 +418,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
             continue;
         }
         claimed& c = *callers[i];
-        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        call_target target = target_of(c);
         gate->released(target, *c.campaign, *c.call);
         cs::time_point until = t + std::chrono::hours(1);
         std::string why;
@@ -491,7 +497,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
         call_outcome& o = done.outcomes[i];
-        call_target target{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id};
+        call_target target = target_of(c);
         // Once only: a settle retried after a rolled-back transaction must not refund quota or
         // record a cooldown twice (the retry_at it set is kept in the outcome).
         if (!done.gated) {
@@ -593,7 +599,7 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         // not wait for their lease to expire (if this fails too, the lease expiry reconciles them).
         for (auto& c : batch) {
             if (c.call) {
-                gate->released({c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, *c.campaign, *c.call);
+                gate->released(target_of(c), *c.campaign, *c.call);
             }
         }
         settle_alone(conn, pending);
@@ -611,7 +617,7 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             continue;
         }
         next.calls.push_back(i);
-        run->jobs.push_back({{c.account_id, c.profile_url, c.campaign_id, c.enrollment_id}, &*c.call, c.state.attempt});
+        run->jobs.push_back({target_of(c), &*c.call, c.state.attempt});
     }
     if (next.calls.empty()) {
         return true;

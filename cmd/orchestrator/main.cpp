@@ -7,6 +7,8 @@
 //   campaign list|show|pause|resume|cancel NAME
 //   accounts connect|sync            accounts come from the API and are stored locally
 //   accounts list [--format table|json] [--time-zone TZ]   with quotas used/left and cooldowns
+//   accounts limits ACCOUNT [--invite-per-day N] [--invite-per-week N] [--send-per-day N] ...
+//            [--clear ACTION|all] [--format table|json]   an account's own quotas (override or default)
 //   report funnel NAME [--format table|json|csv]
 //   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
 //   budget set CAMPAIGN [--credits N] [--per-day N|none] [--per-account N|none]   a live change
@@ -35,6 +37,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <csignal>
 #include <filesystem>
@@ -203,7 +206,8 @@ int cmd_accounts_sync(const settings& s) {
 
 // Per account and action: the quota used and left today and this week, and any cooldown, from
 // the Redis buckets (limits::limiter::status) with the settings' quotas. "Today" is the day in
-// `time_zone` (the counters follow each campaign's calendar; UTC unless told). Redis unavailable
+// `time_zone` (the counters follow each campaign's calendar; UTC unless told), with the account's
+// own quota overrides (accounts limits) where it has them. Redis unavailable
 // or not configured: the accounts are listed anyway, with the reason the quotas are missing.
 struct account_quotas {
     std::optional<orch::limits::account_status> status;
@@ -250,7 +254,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     } else {
         limits::limiter limiter(ls);
         for (const auto& a : accounts) {
-            auto st = limiter.status(a.account_id, *day);
+            auto st = limiter.status(a.account_id, *day, orch::engine::effective(a.quotas, ls.actions));
             if (!st) {
                 quotas_error = "Redis: no answer from " + orch::engine::redacted(s.redis_url);
                 break;
@@ -265,7 +269,8 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         json out = json::array();
         for (const auto& a : accounts) {
             json j = {{"account_id", a.account_id}, {"label", a.label},          {"status", a.api_status},
-                      {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr}};
+                      {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr},
+                      {"effective_quotas", orch::engine::quotas_view(a.quotas, ls.actions)}};
             if (auto it = quotas.find(a.account_id); it != quotas.end()) {
                 json actions = json::object();
                 for (const auto& st : it->second.actions) {
@@ -287,6 +292,18 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     for (const auto& a : accounts) {
         std::printf("%-24s %-12s %-10s %-10s %s\n", a.account_id.c_str(), a.label.c_str(), a.api_status.c_str(),
                     a.connected ? "yes" : "no", a.webhook_id.c_str());
+        if (!orch::engine::no_overrides(a.quotas)) {
+            std::string text;
+            for (auto act : orch::engine::quota_actions) {
+                const auto& o = a.quotas[static_cast<std::size_t>(act)];
+                if (!o.empty()) {
+                    text += std::string(text.empty() ? "" : ", ") + orch::limits::to_string(act) +
+                            (o.per_day ? " " + std::to_string(*o.per_day) + "/day" : "") +
+                            (o.per_week ? " " + std::to_string(*o.per_week) + "/week" : "");
+                }
+            }
+            std::printf("    own quotas (accounts limits): %s\n", text.c_str());
+        }
         auto it = quotas.find(a.account_id);
         if (it == quotas.end()) {
             continue;
@@ -312,6 +329,88 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     } else {
         std::printf("quotas: today and the rolling week in %s; -: no limit\n", time_zone.c_str());
     }
+    return 0;
+}
+
+// ---- per-account quota overrides (engine/account_quotas.hpp) ----
+// What `accounts limits` was asked to change: per action, the day and week numbers given (as
+// typed, checked before the database is touched) and whether to clear the action.
+struct limits_request {
+    std::map<std::string, std::string> values;  // "invite.per_day" -> "40"
+    std::vector<std::string> clear;             // action names, or "all"
+};
+
+// The change `r` describes, applied to `current`; throws usage_error naming the flag.
+orch::engine::quota_overrides limits_change(const limits_request& r, orch::engine::quota_overrides current) {
+    namespace limits = orch::limits;
+    for (const auto& name : r.clear) {
+        if (name == "all") {
+            current = {};
+            continue;
+        }
+        auto a = limits::parse_action(name);
+        if (!a || !orch::engine::has_quota(*a)) {
+            throw usage_error("--clear: unknown action '" + name + "'; one of invite, send, visit, withdraw, search, all");
+        }
+        current[static_cast<std::size_t>(*a)] = {};
+    }
+    for (const auto& [key, text] : r.values) {
+        auto dot = key.find('.');
+        auto a = *limits::parse_action(key.substr(0, dot));
+        std::string flag = "--" + key.substr(0, dot) + (key.substr(dot + 1) == "per_day" ? "-per-day" : "-per-week");
+        if (std::find(r.clear.begin(), r.clear.end(), key.substr(0, dot)) != r.clear.end()) {
+            throw usage_error(flag + " and --clear " + key.substr(0, dot) + " contradict each other");
+        }
+        std::int64_t n = -1;
+        auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+        if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > orch::engine::quota_value_max) {
+            throw usage_error(flag + ": must be an integer from 0 to " + std::to_string(orch::engine::quota_value_max) +
+                              ", got '" + text + "'");
+        }
+        auto& o = current[static_cast<std::size_t>(a)];
+        (key.substr(dot + 1) == "per_day" ? o.per_day : o.per_week) = n;
+    }
+    return current;
+}
+
+// Sets or clears the quota overrides of one account (named by id or label) and prints its
+// effective quotas per action: the override where there is one, else the settings' default.
+int cmd_accounts_limits(const settings& s, const std::string& account, const limits_request& r,
+                        const std::string& format) {
+    // Check the flags first: a bad one changes nothing and needs no database.
+    limits_change(r, {});
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    auto result = db.change_account_quotas(account, [&r](const orch::engine::quota_overrides& current, std::string&) {
+        return std::optional(limits_change(r, current));
+    });
+    if (!result.found) {
+        throw usage_error("no account '" + account + "' (by id or label; `orchestrator accounts list` shows them)");
+    }
+    if (!result.error.empty()) {
+        throw usage_error(result.error);
+    }
+    const auto defaults = orch::engine::limiter_settings(s).actions;
+    auto view = orch::engine::quotas_view(result.quotas, defaults);
+    if (format == "json") {
+        json doc = {{"account_id", result.account_id}, {"changed", result.changed},
+                    {"overrides", orch::engine::to_json(result.quotas)}, {"quotas", view}};
+        std::cout << doc.dump(2) << "\n";
+        return 0;
+    }
+    auto cell = [](const json& v, const json& source) {
+        return (v.is_null() ? std::string("-") : std::to_string(v.get<std::int64_t>())) + " (" +
+               source.get<std::string>() + ")";
+    };
+    std::printf("account %s%s\n", result.account_id.c_str(),
+                result.changed ? ": quotas changed" : (r.values.empty() && r.clear.empty() ? "" : ": unchanged"));
+    std::printf("  %-10s %-20s %s\n", "action", "per day", "per week");
+    for (auto a : orch::engine::quota_actions) {
+        const auto& q = view[orch::limits::to_string(a)];
+        std::printf("  %-10s %-20s %s\n", orch::limits::to_string(a), cell(q["per_day"], q["per_day_source"]).c_str(),
+                    cell(q["per_week"], q["per_week_source"]).c_str());
+    }
+    std::printf("-: no limit; a campaign file's limits can only lower these for its campaign\n");
     return 0;
 }
 
@@ -952,6 +1051,32 @@ int main(int argc, char** argv) {
     list->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
     list->add_option("--time-zone", time_zone, "the day of the quota counters (default UTC)");
     list->callback([&] { action = [&] { return cmd_accounts_list(load(g, need(true, false, false)), format, time_zone); }; });
+    std::string limits_account;
+    limits_request limits_req;
+    auto* acct_limits = accounts->add_subcommand(
+        "limits", "show or set an account's own quotas per action (override the settings' defaults)");
+    acct_limits->add_option("ACCOUNT", limits_account, "account id or label")->required();
+    for (auto a : orch::engine::quota_actions) {
+        std::string act = orch::limits::to_string(a);
+        for (std::string field : {"per_day", "per_week"}) {
+            std::string flag = "--" + act + (field == "per_day" ? "-per-day" : "-per-week");
+            std::string key = act + "." + field;
+            acct_limits->add_option_function<std::string>(
+                flag, [&limits_req, key](const std::string& v) { limits_req.values[key] = v; },
+                "this account's " + act + " quota per " + (field == "per_day" ? "day" : "rolling week") +
+                    " (0.." + std::to_string(orch::engine::quota_value_max) + ")")
+                ->type_name("N");
+        }
+    }
+    acct_limits->add_option("--clear", limits_req.clear, "drop the account's override of ACTION (or all): the default applies")
+        ->type_name("ACTION")
+        ->allow_extra_args(false);  // one action per --clear: a following ACCOUNT stays positional
+    acct_limits->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    acct_limits->callback([&] {
+        action = [&] {
+            return cmd_accounts_limits(load(g, need(true, false, false)), limits_account, limits_req, format);
+        };
+    });
     accounts->add_subcommand("sync", "refresh accounts and their status from the API")->callback([&] {
         action = [&] { return cmd_accounts_sync(load(g, need(true, false, true))); };
     });

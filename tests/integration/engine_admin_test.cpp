@@ -427,6 +427,87 @@ TEST_F(AdminTest, PutCampaignBudget) {
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'delta'"), "active");
 }
 
+// PUT /v1/accounts/{id}/limits: an account's own quotas. Bad requests (no token, unknown
+// account, not JSON, an unknown action, a bad value) change nothing; a good one is stored, shown
+// by GET /v1/accounts (effective quotas and today's limit from the Redis buckets) and cleared
+// with null.
+TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
+    const std::string id = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    ASSERT_FALSE(id.empty());
+    const std::string path = "/v1/accounts/" + id + "/limits";
+    const std::string good = R"({"invite": {"per_day": 40, "per_week": 150}, "send": null})";
+    auto stored = [&] { return env_->scalar("SELECT quotas::text FROM accounts WHERE account_id = '" + id + "'"); };
+
+    EXPECT_EQ(call("PUT", path, good, "").status, 401);
+    EXPECT_EQ(call("PUT", path, good, "admin-test-token-0123456780").status, 401);
+    auto missing = call("PUT", "/v1/accounts/nobody/limits", good);
+    EXPECT_EQ(missing.status, 404);
+    EXPECT_NE(error_message(missing).find("no account 'nobody'"), std::string::npos);
+    auto not_json = call("PUT", path, "{\"invite\": ");
+    EXPECT_EQ(not_json.status, 400);
+    EXPECT_NE(error_message(not_json).find("not valid JSON"), std::string::npos);
+    EXPECT_EQ(call("PUT", path, "").status, 400);
+    const std::vector<std::pair<std::string, std::string>> invalid = {
+        {R"({"invite": {"per_day": -1}})", "invite.per_day"},
+        {R"({"invite": {"per_day": 1.5}})", "invite.per_day"},
+        {R"({"send": {"per_week": "9"}})", "send.per_week"},
+        {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
+        {R"({"visit": {"per_hour": 1}})", "visit.per_hour"},
+        {R"([1])", "JSON object"},
+    };
+    for (const auto& [body, field] : invalid) {
+        auto r = call("PUT", path, body);
+        EXPECT_EQ(r.status, 422) << body << " " << r.body;
+        EXPECT_NE(error_message(r).find(field), std::string::npos) << body << " " << r.body;
+    }
+    auto wrong_method = call("POST", path, good);
+    EXPECT_EQ(wrong_method.status, 405);
+    EXPECT_EQ(wrong_method.header("allow"), "GET, PUT");
+    EXPECT_EQ(stored(), "") << "a refused request changed the account";
+
+    auto ok = call("PUT", path, good);
+    ASSERT_EQ(ok.status, 200) << ok.body;
+    auto j = ok.body_json();
+    EXPECT_EQ(j["account_id"], id);
+    EXPECT_EQ(j["changed"], true);
+    EXPECT_EQ(j["overrides"], json::parse(R"({"invite": {"per_day": 40, "per_week": 150}})"));
+    EXPECT_EQ(j["quotas"]["invite"]["per_day"], 40);
+    EXPECT_EQ(j["quotas"]["invite"]["per_day_source"], "override");
+    EXPECT_EQ(j["quotas"]["send"]["per_day"], nullptr);  // the test's default: no limit
+    EXPECT_EQ(j["quotas"]["send"]["per_day_source"], "default");
+    EXPECT_EQ(json::parse(stored()), json::parse(R"({"invite": {"per_day": 40, "per_week": 150}})"));
+    EXPECT_EQ(call("PUT", path, good).body_json()["changed"], false);
+    // The same account by label.
+    EXPECT_EQ(get("/v1/accounts/sender-1/limits").body_json()["overrides"]["invite"]["per_day"], 40);
+
+    auto accounts = get("/v1/accounts");
+    ASSERT_EQ(accounts.status, 200) << accounts.body;
+    int seen = 0;
+    const json listed = accounts.body_json();  // named: the loop must not outlive it
+    ASSERT_EQ(listed["accounts"].size(), 2u) << accounts.body;
+    for (const auto& a : listed["accounts"]) {
+        const bool own = a["account_id"] == id;
+        EXPECT_EQ(a["effective_quotas"]["invite"]["per_day"], own ? json(40) : json(nullptr)) << a;
+        EXPECT_EQ(a["effective_quotas"]["invite"]["per_day_source"], own ? "override" : "default") << a;
+        ASSERT_TRUE(a["limits"].is_object()) << a;
+        for (const auto& act : a["limits"]["actions"]) {
+            if (act["action"] == "invite") {
+                EXPECT_EQ(act["limit_today"], own ? json(40) : json(nullptr)) << a;
+                EXPECT_EQ(act["limit_week"], own ? json(150) : json(nullptr)) << a;
+                // (other tests of this suite share the key's Redis buckets: count what they used)
+                EXPECT_EQ(act["left_today"], own ? json(40 - act["used_today"].get<int>()) : json(nullptr)) << a;
+                ++seen;
+            }
+        }
+    }
+    EXPECT_EQ(seen, 2);
+
+    auto cleared = call("PUT", path, R"({"invite": null})");
+    ASSERT_EQ(cleared.status, 200) << cleared.body;
+    EXPECT_EQ(cleared.body_json()["overrides"], json::object());
+    EXPECT_EQ(stored(), "");
+}
+
 TEST_F(AdminTest, ServeRefusesAShortTokenAndATokenFlag) {
     env_->set("ORCH_ADMIN_TOKEN", "short");
     auto r = env_->run({"serve", "--admin-listen", "127.0.0.1:" + std::to_string(free_port())}, 10'000);

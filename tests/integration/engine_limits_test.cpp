@@ -376,6 +376,87 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
     EXPECT_NE(table.output.find("5/5"), std::string::npos) << table.output;
 }
 
+// Per-account overrides (accounts limits): sender-1 may send 3 invitations a day, the others
+// keep the default of 6. Two workers on 36 leads (12 per sender): the sandbox's record shows
+// exactly 3 invitations from sender-1 and 6 from each other sender; `accounts list` shows
+// sender-1's own quota. Raising sender-1's override to 5 while the workers run takes effect at
+// once (its waiting leads are woken, the next claim reads the new quota): exactly 2 more from
+// sender-1, none from the others.
+TEST_F(LimitsTest, AnAccountsOwnQuotaHoldsAndAChangeTakesEffectWithoutARestart) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_INVITE_PER_DAY", "6");
+    env_->set("ORCH_PACING", "false");
+    auto id = [&](const std::string& label) {
+        return env_->scalar("SELECT account_id FROM accounts WHERE label = '" + label + "'");
+    };
+    const std::string a = id("sender-1"), b = id("sender-2"), c = id("sender-3");
+    auto set = env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "3"});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    apply("own", 36, "1s");
+    for (const auto& acct : {a, b, c}) {
+        ASSERT_GE(count("SELECT count(*) FROM enrollments WHERE account_id = '" + acct + "'"), 9) << acct;
+    }
+    auto ws = workers(2, {"--batch-size", "10"});
+    auto steady = [&](int invited) {
+        return [&, invited] {
+            const int k = needed_no_invitation();
+            return count("SELECT count(*) FROM enrollments WHERE status = 'done'") == invited + k &&
+                   count("SELECT count(*) FROM enrollments WHERE reason LIKE '%invite day quota%'") == 36 - invited - k;
+        };
+    };
+    auto states = [&] {
+        return env_->scalar("SELECT string_agg(account_id || ' ' || status || ': ' || reason, E'\\n') FROM enrollments");
+    };
+    bool reached = eventually(steady(15), 60s);
+    if (!reached) {
+        for (auto& w : ws) {
+            w->stop(SIGTERM);
+        }
+        FAIL() << states();
+    }
+    auto sent = invitations_sent();
+    EXPECT_EQ(sent[a], 3);
+    EXPECT_EQ(sent[b], 6);
+    EXPECT_EQ(sent[c], 6);
+    auto log = requests(0);
+    EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                            [&](const auto& r) { return r.action == "invite" && r.account_id == a; }),
+              3);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE account_id = '" + a +
+                    "' AND reason LIKE '%invite day quota of account " + a + "%'"),
+              count("SELECT count(*) FROM enrollments WHERE account_id = '" + a + "'") - 3 -
+                  count("SELECT count(*) FROM enrollments e WHERE account_id = '" + a +
+                        "' AND status = 'done' AND NOT EXISTS (SELECT 1 FROM step_attempts s "
+                        "WHERE s.enrollment_id = e.enrollment_id AND s.call = 'invite')"));
+
+    auto r = env_->run({"accounts", "list", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = json::parse(r.output, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r.output;
+    for (const auto& acct : j["accounts"]) {
+        const auto& invite = acct["quotas"]["actions"]["invite"];
+        const bool own = acct["account_id"] == a;
+        EXPECT_EQ(invite["limit_today"], own ? 3 : 6) << acct.dump();
+        EXPECT_EQ(invite["left_today"], 0) << acct.dump();
+        EXPECT_EQ(acct["effective_quotas"]["invite"]["per_day_source"], own ? "override" : "default") << acct.dump();
+    }
+
+    // Raised while the workers run: the waiting leads of sender-1 are due again and the next
+    // claim reads the new quota.
+    auto raise = env_->run({"accounts", "limits", a, "--invite-per-day", "5"});
+    ASSERT_EQ(raise.exit_code, 0) << raise.output;
+    reached = eventually(steady(17), 60s);
+    for (auto& w : ws) {
+        EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+    }
+    ASSERT_TRUE(reached) << states();
+    sent = invitations_sent();
+    EXPECT_EQ(sent[a], 5);
+    EXPECT_EQ(sent[b], 6);
+    EXPECT_EQ(sent[c], 6);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
 // A budget of 25 credits, 40 leads, 4 workers racing: the sandbox never charges the key more
 // than the budget, the campaign is paused for its budget, and the ledger's posted total equals
 // what the sandbox charged. The audience is a CSV file: no search is charged outside the ledger,

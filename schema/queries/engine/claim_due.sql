@@ -6,6 +6,9 @@
 -- completed campaigns and disconnected accounts are not worked. The campaign and account
 -- conditions are EXISTS filters, not joins, so the plan walks the partial index enrollments_due
 -- in due order and stops after $1 rows (a join made the planner sort every live row).
+-- The outer select joins the claimed rows' accounts by primary key for the account's quota
+-- overrides (migration 0007; '' when none), so an override changed with `accounts limits` or
+-- PUT /v1/accounts/{id}/limits holds from the next claim on, in every worker.
 WITH due AS MATERIALIZED (
     SELECT e.enrollment_id
     FROM enrollments e
@@ -21,8 +24,9 @@ WITH due AS MATERIALIZED (
 SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status::text,
        (extract(epoch FROM e.next_run_at) * 1000)::bigint AS next_run_at_ms,
        e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor,
-       l.profile_url, l.fields::text
+       l.profile_url, l.fields::text, COALESCE(a.quotas::text, '')
 FROM due
 JOIN enrollments e ON e.enrollment_id = due.enrollment_id
 JOIN leads l ON l.lead_id = e.lead_id
+JOIN accounts a ON a.account_id = e.account_id
 ORDER BY e.due_at;
