@@ -1,6 +1,7 @@
 // orch::engine call_gate: the one place where every API call of a step meets the limits.
-// The worker asks before() after the state machine chose a call and before the intent is
-// written; a deferral parks the lead (ev_deferred) until the given time, attempts unchanged.
+// The worker asks before_many() once per batch, after the state machine chose every due call of
+// the batch and before the intents are written; a deferral parks the lead (ev_deferred) until
+// the given time, attempts unchanged.
 // after() is told every outcome (settle credits, record RATE_LIMITED cooldowns).
 //
 // The Redis rate-limit buckets and the Postgres credit ledger (their own issue) implement this
@@ -12,7 +13,9 @@
 #include "engine/executor.hpp"
 
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
 namespace orch::engine {
 
@@ -22,12 +25,31 @@ struct gate_decision {
     std::string reason;             // when !allowed: shown in the lead's timeline
 };
 
+// One call of a batch to ask about (the pointers outlive the before_many call).
+struct gate_request {
+    call_target target;
+    const campaigns::campaign* campaign = nullptr;
+    const campaigns::api_call* call = nullptr;
+};
+
 class call_gate {
 public:
     virtual ~call_gate() = default;
     // Called on a lane thread; implementations are thread-safe.
     virtual gate_decision before(const call_target& target, const campaigns::campaign& campaign,
                                  const campaigns::api_call& call, campaigns::time_point now) = 0;
+    // before() for every call of a batch, in order (a call's decision sees the takes of the
+    // calls before it); one decision per request. Implementations may answer the whole batch in
+    // one round trip; this default asks before() for each.
+    virtual std::vector<gate_decision> before_many(std::span<const gate_request> requests,
+                                                   campaigns::time_point now) {
+        std::vector<gate_decision> out;
+        out.reserve(requests.size());
+        for (const auto& r : requests) {
+            out.push_back(before(r.target, *r.campaign, *r.call, now));
+        }
+        return out;
+    }
     // Returns the earliest time the lead may try again when the outcome put a scope in a
     // cooldown (RATE_LIMITED), else nullopt.
     virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,

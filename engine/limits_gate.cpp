@@ -86,14 +86,38 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
 
 gate_decision limits_gate::before(const call_target& target, const cs::campaign& campaign,
                                   const cs::api_call& call, cs::time_point now) {
-    auto c = make_check(target, campaign, call, now);
-    if (!c) {
-        return {false, now + std::chrono::minutes(5), "unknown time zone " + campaign.schedule.time_zone};
+    const gate_request r{target, &campaign, &call};
+    return before_many(std::span<const gate_request>(&r, 1), now).front();
+}
+
+std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request> requests, cs::time_point now) {
+    std::vector<gate_decision> out(requests.size());
+    std::vector<limits::check> checks;
+    std::vector<std::size_t> asked;  // index in `requests` of each check
+    checks.reserve(requests.size());
+    asked.reserve(requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        const gate_request& r = requests[i];
+        auto c = make_check(r.target, *r.campaign, *r.call, now);
+        if (!c) {
+            out[i] = {false, now + std::chrono::minutes(5), "unknown time zone " + r.campaign->schedule.time_zone};
+            continue;
+        }
+        checks.push_back(std::move(*c));
+        asked.push_back(i);
     }
-    auto v = limiter_.take(*c);
+    std::vector<limits::verdict> verdicts = limiter_.take_many(checks);
+    for (std::size_t k = 0; k < checks.size(); ++k) {
+        out[asked[k]] = decision_of(checks[k], verdicts[k], requests[asked[k]].target.enrollment_id, now);
+    }
+    return out;
+}
+
+gate_decision limits_gate::decision_of(const limits::check& c, const limits::verdict& v,
+                                       std::int64_t enrollment_id, cs::time_point now) {
     if (v.allowed) {
         std::lock_guard lock(mutex_);
-        taken_[target.enrollment_id] = v;
+        taken_[enrollment_id] = v;
         return {};
     }
     std::string why;
@@ -105,19 +129,19 @@ gate_decision limits_gate::before(const call_target& target, const cs::campaign&
         why = "the API key's RATE_LIMITED cooldown";
         break;
     case limits::reason::cooldown_account:
-        why = std::string("the ") + limits::to_string(c->what) + " RATE_LIMITED cooldown of account " + c->account_id;
+        why = std::string("the ") + limits::to_string(c.what) + " RATE_LIMITED cooldown of account " + c.account_id;
         break;
     case limits::reason::day_quota:
-        why = std::string("the ") + limits::to_string(c->what) + " day quota of account " + c->account_id;
+        why = std::string("the ") + limits::to_string(c.what) + " day quota of account " + c.account_id;
         break;
     case limits::reason::week_quota:
-        why = std::string("the ") + limits::to_string(c->what) + " week quota of account " + c->account_id;
+        why = std::string("the ") + limits::to_string(c.what) + " week quota of account " + c.account_id;
         break;
     case limits::reason::campaign_quota:
-        why = std::string("the campaign's ") + limits::to_string(c->what) + " cap on account " + c->account_id;
+        why = std::string("the campaign's ") + limits::to_string(c.what) + " cap on account " + c.account_id;
         break;
     case limits::reason::pacing:
-        why = std::string("the ") + limits::to_string(c->what) + " pacing of account " + c->account_id;
+        why = std::string("the ") + limits::to_string(c.what) + " pacing of account " + c.account_id;
         break;
     case limits::reason::unavailable:
         why = "the rate-limit store (Redis) to come back";

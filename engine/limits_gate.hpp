@@ -1,6 +1,6 @@
 // orch::engine limits_gate: the call gate (call_gate.hpp) backed by the Redis rate-limit
-// buckets of engine/limits. Before each call of a step it takes, in one round trip, the API
-// key's request rate, the (account, action) quota of the local day and rolling week, the
+// buckets of engine/limits. Before each call of a step it takes (one round trip for a whole
+// batch of calls: before_many pipelines them), the API key's request rate, the (account, action) quota of the local day and rolling week, the
 // campaign's cap on that account, the pacing gap and any RATE_LIMITED cooldown; a denial parks
 // the lead until the moment a token frees, with the reason in its timeline ("invite day quota
 // of account X"). After the call it records RATE_LIMITED cooldowns for the whole scope (the key,
@@ -33,6 +33,9 @@ public:
 
     gate_decision before(const call_target& target, const campaigns::campaign& campaign,
                          const campaigns::api_call& call, campaigns::time_point now) override;
+    // The whole batch in one Redis round trip (limiter::take_many).
+    std::vector<gate_decision> before_many(std::span<const gate_request> requests,
+                                           campaigns::time_point now) override;
     std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
                                               const campaigns::api_call& call, const call_outcome& outcome) override;
     void released(const call_target& target, const campaigns::campaign& campaign,
@@ -47,6 +50,8 @@ public:
     std::shared_ptr<const effective_quotas> quotas_of(const std::string& account_id, const std::string& text) const;
 
 private:
+    gate_decision decision_of(const limits::check& c, const limits::verdict& v, std::int64_t enrollment_id,
+                              campaigns::time_point now);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 

@@ -199,7 +199,16 @@ struct worker::impl {
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
     std::vector<claimed> claim(pqxx::work& tx);
-    void advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events);
+    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events,
+                                        cs::time_point t);
+    void take_step(claimed& c, cs::decision d);
+    // A due call of the batch waiting for the gate.
+    struct gated {
+        claimed* c = nullptr;
+        cs::decision d;
+        cs::time_point t;  // when its step was decided
+    };
+    void ask_gate(std::vector<gated>& asking);
     // The ledger's part of a cycle, gathered while the enrollments are written and applied last,
     // just before the commit: the campaign budget rows it locks are then held only for the
     // ledger statements and the commit, not for the whole transaction.
@@ -267,8 +276,12 @@ std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
     return batch;
 }
 
-void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events) {
-    auto t = now();
+// Applies the inbox events of `c`, then decides its due step: a step without a call is taken at
+// once; one with a call is returned, to be taken when the gate allows it (ask_gate, once for
+// the whole batch). nullopt when nothing more is to do now.
+std::optional<cs::decision> worker::impl::advance(claimed& c,
+                                                  const std::vector<std::pair<std::int64_t, std::string>>& events,
+                                                  cs::time_point t) {
     for (const auto& [event_id, kind] : events) {
         c.event_cursor = std::max(c.event_cursor, event_id);
         std::optional<cs::event> e;
@@ -286,34 +299,67 @@ void worker::impl::advance(claimed& c, const std::vector<std::pair<std::int64_t,
         }
     }
     if (cs::is_terminal(c.state.st)) {
-        return;
+        return std::nullopt;
     }
     // A `calling` row reaches us only after its lease expired: the worker that made the call is
     // gone, so the machine reconciles. Other rows run when their time has come.
     if (c.state.st != cs::status::calling && c.state.next_run_at > t) {
-        return;
+        return std::nullopt;
     }
     auto d = cs::decide(*c.campaign, c.lead, c.state, cs::ev_due{}, t);
     if (!d.valid) {
         spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, d.why);
-        return;
+        return std::nullopt;
     }
     if (d.call) {
-        call_target target = target_of(c);
-        auto g = gate->before(target, *c.campaign, *d.call, t);
-        if (!g.allowed) {
-            auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, t);
-            if (deferred.valid) {
-                c.state = deferred.next;
-            }
-            return;
-        }
+        return d;
     }
+    take_step(c, std::move(d));
+    return std::nullopt;
+}
+
+void worker::impl::take_step(claimed& c, cs::decision d) {
     c.before = c.state;
-    c.state = d.next;
-    c.call = d.call;
+    c.state = std::move(d.next);
+    c.call = std::move(d.call);
     if (c.call && !c.call->variant.empty()) {
         c.variant = c.call->variant;
+    }
+}
+
+// One gate round trip for every due call of the batch, in batch order. The allowed calls are
+// taken first (from then on cycle() gives their takes back if the transaction fails), then the
+// denied leads are parked until the gate's time (ev_deferred, attempts unchanged).
+void worker::impl::ask_gate(std::vector<gated>& asking) {
+    if (asking.empty()) {
+        return;
+    }
+    std::vector<gate_request> requests;
+    requests.reserve(asking.size());
+    for (const auto& a : asking) {
+        const claimed& c = *a.c;
+        requests.push_back({target_of(c), &*c.campaign, &*a.d.call});
+    }
+    std::vector<gate_decision> decisions = gate->before_many(requests, now());
+    if (decisions.size() != asking.size()) {
+        spdlog::critical("worker: the gate answered {} decisions for {} calls", decisions.size(), asking.size());
+        std::abort();
+    }
+    for (std::size_t i = 0; i < asking.size(); ++i) {
+        if (decisions[i].allowed) {
+            take_step(*asking[i].c, std::move(asking[i].d));
+        }
+    }
+    for (std::size_t i = 0; i < asking.size(); ++i) {
+        const gate_decision& g = decisions[i];
+        if (g.allowed) {
+            continue;
+        }
+        claimed& c = *asking[i].c;
+        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, asking[i].t);
+        if (deferred.valid) {
+            c.state = deferred.next;
+        }
     }
 }
 
@@ -329,12 +375,17 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
     json lost = json::array();
     json_rows transitions;
     json_rows intents;
+    std::vector<gated> asking;
     for (auto& c : batch) {
-        advance(c, events[c.enrollment_id]);
+        auto t = now();
+        if (auto d = advance(c, events[c.enrollment_id], t); d) {
+            asking.push_back({&c, std::move(*d), t});
+        }
         if (c.was_calling) {
             lost.push_back(c.enrollment_id);
         }
     }
+    ask_gate(asking);
     if (!lost.empty()) {
         post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), lw);
     }

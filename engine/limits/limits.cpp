@@ -298,6 +298,22 @@ struct limiter::impl {
             static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
     }
 
+    // SCRIPT LOAD of `sc` on `c`: nullptr when the connection failed, else the reply (an error
+    // reply when Redis refused). Aborts when Redis names another SHA (the build embedded a script
+    // whose digest we computed wrongly: a bug).
+    detail::reply_ptr load_script(redisContext* c, const script& sc) {
+        detail::reply_ptr load = command(c, {"SCRIPT", "LOAD", std::string(sc.text)});
+        if (load && load->type == REDIS_REPLY_STRING) {
+            if (std::string_view(load->str, load->len) != sc.sha) {
+                spdlog::critical("limits: Redis gave script {} the SHA {}, expected {}", sc.name,
+                                 std::string_view(load->str, load->len), sc.sha);
+                std::abort();
+            }
+            spdlog::info("limits: script {} loaded into Redis (sha {})", sc.name, sc.sha);
+        }
+        return load;
+    }
+
     // EVALSHA of `sc` with `args` (numkeys, keys..., argv...). On NOSCRIPT (a restarted or
     // flushed Redis), SCRIPT LOAD and retry once. nullptr when Redis is unavailable (logged once
     // per outage by the pool).
@@ -310,14 +326,8 @@ struct limiter::impl {
         args.insert(args.begin(), {"EVALSHA", sc.sha});
         detail::reply_ptr r = command(c.get(), args);
         if (r && r->type == REDIS_REPLY_ERROR && std::string_view(r->str, r->len).starts_with("NOSCRIPT")) {
-            detail::reply_ptr load = command(c.get(), {"SCRIPT", "LOAD", std::string(sc.text)});
+            detail::reply_ptr load = load_script(c.get(), sc);
             if (load && load->type == REDIS_REPLY_STRING) {
-                if (std::string_view(load->str, load->len) != sc.sha) {
-                    spdlog::critical("limits: Redis gave script {} the SHA {}, expected {}", sc.name,
-                                     std::string_view(load->str, load->len), sc.sha);
-                    std::abort();
-                }
-                spdlog::info("limits: script {} loaded into Redis (sha {})", sc.name, sc.sha);
                 r = command(c.get(), args);
             } else {
                 r = std::move(load);
@@ -336,6 +346,102 @@ struct limiter::impl {
         pool.release(std::move(c));
         pool.succeeded();
         return r;
+    }
+
+    // One command appended to `c`'s output buffer (sent by the next redisGetReply).
+    static bool append(redisContext* c, const std::vector<std::string>& args) {
+        std::vector<const char*> argv;
+        std::vector<std::size_t> lens;
+        argv.reserve(args.size());
+        lens.reserve(args.size());
+        for (const auto& a : args) {
+            argv.push_back(a.data());
+            lens.push_back(a.size());
+        }
+        return redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()) == REDIS_OK;
+    }
+
+    // The EVALSHAs `commands` (each complete: EVALSHA, sha of `sc`, numkeys, ...) pipelined on one
+    // connection: all appended, then every reply read, so the batch costs one round trip and
+    // Redis runs them in order. Commands that got NOSCRIPT are sent again, in order, after a
+    // SCRIPT LOAD (once). replies[i] is nullptr when command i has no usable reply: Redis
+    // unavailable (every one), the connection failed before its reply was read, or Redis answered
+    // with an error (then the outage starts, as in eval()).
+    std::vector<detail::reply_ptr> eval_many(const script& sc, const std::vector<std::vector<std::string>>& commands) {
+        std::vector<detail::reply_ptr> replies(commands.size());
+        if (commands.empty()) {
+            return replies;
+        }
+        std::string error;
+        detail::context_ptr c = pool.acquire(error);
+        if (!c) {
+            return replies;
+        }
+        std::vector<std::size_t> todo(commands.size());
+        for (std::size_t i = 0; i < todo.size(); ++i) {
+            todo[i] = i;
+        }
+        bool loaded = false;
+        bool broken = false;
+        std::string refused;  // the first error reply
+        while (!todo.empty()) {
+            for (std::size_t i : todo) {
+                if (!append(c.get(), commands[i])) {
+                    broken = true;
+                    break;
+                }
+            }
+            std::vector<std::size_t> noscript;
+            for (std::size_t k = 0; !broken && k < todo.size(); ++k) {
+                void* raw = nullptr;
+                if (redisGetReply(c.get(), &raw) != REDIS_OK || raw == nullptr) {
+                    broken = true;
+                    break;
+                }
+                detail::reply_ptr r(static_cast<redisReply*>(raw));
+                if (r->type == REDIS_REPLY_ERROR) {
+                    std::string_view text(r->str, r->len);
+                    if (!loaded && text.starts_with("NOSCRIPT")) {
+                        noscript.push_back(todo[k]);
+                    } else if (refused.empty()) {
+                        refused = text;
+                    }
+                    continue;
+                }
+                replies[todo[k]] = std::move(r);
+            }
+            todo.clear();
+            if (broken || noscript.empty()) {
+                break;
+            }
+            detail::reply_ptr load = load_script(c.get(), sc);
+            if (!load) {
+                broken = true;
+                break;
+            }
+            if (load->type != REDIS_REPLY_STRING) {
+                if (refused.empty()) {
+                    refused = load->type == REDIS_REPLY_ERROR ? std::string(load->str, load->len)
+                                                              : std::string("unexpected SCRIPT LOAD reply");
+                }
+                break;
+            }
+            loaded = true;
+            todo = std::move(noscript);
+        }
+        if (broken) {
+            std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
+            pool.failed(std::move(c), what);
+            return replies;
+        }
+        if (!refused.empty()) {
+            pool.outage("script " + sc.name + ": " + refused);
+            pool.release(std::move(c));
+            return replies;
+        }
+        pool.release(std::move(c));
+        pool.succeeded();
+        return replies;
     }
 
     verdict unavailable_verdict() const {
@@ -428,36 +534,50 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     };
 }
 
-verdict limiter::take(const check& c) {
-    std::string why;
-    if (!valid_check(c, why)) {
-        spdlog::error("limits: bad check for account '{}' action={}: {}", c.account_id, to_string(c.what), why);
-        verdict v;
-        v.why = reason::bad_input;
-        v.retry_after = std::chrono::milliseconds(impl_->cfg.unavailable_retry_ms);
-        return v;
+verdict limiter::take(const check& c) { return take_many(std::span<const check>(&c, 1)).front(); }
+
+std::vector<verdict> limiter::take_many(std::span<const check> checks) {
+    std::vector<verdict> out(checks.size());
+    std::vector<std::vector<std::string>> commands;
+    std::vector<std::size_t> sent;  // index in `checks` of each command
+    commands.reserve(checks.size());
+    sent.reserve(checks.size());
+    for (std::size_t i = 0; i < checks.size(); ++i) {
+        const check& c = checks[i];
+        std::string why;
+        if (!valid_check(c, why)) {
+            spdlog::error("limits: bad check for account '{}' action={}: {}", c.account_id, to_string(c.what), why);
+            out[i].why = reason::bad_input;
+            out[i].retry_after = std::chrono::milliseconds(impl_->cfg.unavailable_retry_ms);
+            continue;
+        }
+        commands.push_back(take_command(c));
+        sent.push_back(i);
     }
-    std::vector<std::string> args = take_command(c);
-    args.erase(args.begin(), args.begin() + 2);  // EVALSHA and the SHA: eval() adds them
-    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
-    if (!rep) {
-        return impl_->unavailable_verdict();
+    std::vector<detail::reply_ptr> replies = impl_->eval_many(impl_->buckets, commands);
+    for (std::size_t k = 0; k < sent.size(); ++k) {
+        const redisReply* rep = replies[k].get();
+        verdict& v = out[sent[k]];
+        if (rep == nullptr) {
+            v = impl_->unavailable_verdict();
+            continue;
+        }
+        if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
+            impl_->pool.outage("script buckets take: unexpected reply shape");
+            v = impl_->unavailable_verdict();
+            continue;
+        }
+        v.allowed = int_at(rep, 0) == 1;
+        std::int64_t code = int_at(rep, 1);
+        v.why = (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
+        v.retry_after = std::chrono::milliseconds(int_at(rep, 2));
+        std::int64_t streaks = int_at(rep, 3);
+        v.key_streak = (streaks & 1) != 0;
+        v.account_streak = (streaks & 2) != 0;
+        v.used_today = int_at(rep, 4);
+        v.used_week = int_at(rep, 5);
     }
-    if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
-        impl_->pool.outage("script buckets take: unexpected reply shape");
-        return impl_->unavailable_verdict();
-    }
-    verdict v;
-    v.allowed = int_at(rep.get(), 0) == 1;
-    std::int64_t code = int_at(rep.get(), 1);
-    v.why = (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
-    v.retry_after = std::chrono::milliseconds(int_at(rep.get(), 2));
-    std::int64_t streaks = int_at(rep.get(), 3);
-    v.key_streak = (streaks & 1) != 0;
-    v.account_streak = (streaks & 2) != 0;
-    v.used_today = int_at(rep.get(), 4);
-    v.used_week = int_at(rep.get(), 5);
-    return v;
+    return out;
 }
 
 std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, scope where,

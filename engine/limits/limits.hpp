@@ -1,6 +1,6 @@
 // orch::limits: the rate-limit buckets in Redis, shared by every worker process on every host.
 //
-// One check = one round trip: the Lua script schema/redis/buckets.lua (operation "take"; loaded
+// One check = one round trip (and a batch of checks = one round trip: take_many pipelines them): the Lua script schema/redis/buckets.lua (operation "take"; loaded
 // once, called by SHA, reloaded on NOSCRIPT) checks and takes, atomically, everything one API call
 // needs:
 //   - the API key's request rate (GCRA bucket) and the key's cooldown after RATE_LIMITED;
@@ -48,6 +48,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -208,6 +209,18 @@ public:
     // Denied with bad_input (and logged) when the account is empty, the day number is outside
     // [7, 1000000) or day.left outside (0, 26 h].
     verdict take(const check& c);
+
+    // take() for every check of a batch in ONE round trip: the EVALSHAs are pipelined on one
+    // connection and Redis runs them in the order given, so checks of the same account and action
+    // in one batch are counted one after the other exactly as sequential take() calls would be
+    // (quota 5, 8 checks: the first 5 allowed, the last 3 denied). Returns one verdict per check,
+    // in order. A bad check gets bad_input (and is not sent); an empty batch makes no round
+    // trip. After a NOSCRIPT (a flushed or restarted Redis) the script is loaded and the checks
+    // that got NOSCRIPT are sent again, in their order (one or two more round trips). Fail closed
+    // as take(): Redis down or a connection failing before a check's reply was read -> that
+    // check (every check when nothing was sent) is `unavailable`; the checks whose replies were
+    // read keep their verdicts (they were taken).
+    std::vector<verdict> take_many(std::span<const check> checks);
 
     // After a call that took: the API answered RATE_LIMITED. Sets the cooldown of `where`
     // (Retry-After when given, else backoff on the streak) and returns its length, or nullopt

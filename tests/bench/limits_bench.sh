@@ -4,6 +4,8 @@
 #   1. limits_bench: limiter::take with 1 and with 16 concurrent callers (threads sharing one
 #      limiter, each on its own account, every check on the full path: key GCRA bucket, both
 #      cooldowns, day and week counters, campaign cap, pacing): us per check p50/p99, checks/s;
+#      then limiter::take_many with batches of BATCH checks (one pipelined round trip per batch,
+#      as the worker asks per claimed batch), 1 and 16 callers: p50/p99 are per batch there;
 #   2. redis-benchmark replaying the same EVALSHA (same script, keys and arguments) with 1 and 16
 #      connections, and pipelined (16 connections x 16);
 #   3. redis-benchmark running a minimal GCRA script (gcra_reference.lua), pipelined: the ceiling.
@@ -12,13 +14,14 @@
 # Targets (issue 6): one round trip per check, p99 < 1 ms, < 15 us of Redis CPU per check.
 #
 # Usage: tests/bench/limits_bench.sh [BUILD_DIR]
-#   env: DURATION_S=5 (limits_bench runs)  REQUESTS=200000 (redis-benchmark runs)
+#   env: DURATION_S=5 (limits_bench runs)  REQUESTS=200000 (redis-benchmark runs)  BATCH=100
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$repo/build}"
 duration_s="${DURATION_S:-5}"
 requests="${REQUESTS:-200000}"
+batch="${BATCH:-100}"
 work="$(mktemp -d /tmp/orch-limits-bench-XXXXXX)"
 cleanup() {
     "$repo/deploy/dev-services.sh" stop --dir "$work/services" >/dev/null 2>&1 || true
@@ -38,6 +41,7 @@ cpu_s() { cli INFO cpu | tr -d '\r' | awk -F: '/^used_cpu_(sys|user):/ {s += $2}
 script_usec() { cli INFO commandstats | tr -d '\r' | sed -n 's/^cmdstat_evalsha:calls=[0-9]*,usec=\([0-9]*\),.*/\1/p'; }
 
 rows=()
+batch_notes=()
 row() { rows+=("$(printf '| %-50s | %9s | %8s | %8s | %10s | %8s |' "$@")"); }
 
 # 1. The C++ limiter.
@@ -46,6 +50,14 @@ for callers in 1 16; do
     get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
     row "limiter::take, $callers caller(s), 1 round trip each" "$(get checks_per_s)" "$(get p50_us)" "$(get p99_us)" \
         "$(get redis_cpu_us_per_check)" "$(get script_us_per_check)"
+done
+for callers in 1 16; do
+    line="$("$build/bin/limits_bench" --redis-url "$REDIS_URL" --callers "$callers" --duration-s "$duration_s" \
+        --batch "$batch")"
+    get() { echo "$line" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+    row "take_many x$batch, $callers caller(s), p50/p99 per batch" "$(get checks_per_s)" "$(get p50_us)" \
+        "$(get p99_us)" "$(get redis_cpu_us_per_check)" "$(get script_us_per_check)"
+    batch_notes+=("take_many x$batch, $callers caller(s): $(get per_check_us) us per check (p50 of a batch / $batch)")
 done
 
 # 2. and 3. redis-benchmark: the same EVALSHA, then the reference GCRA script.
@@ -80,3 +92,5 @@ printf '| %-50s | %9s | %8s | %8s | %10s | %8s |\n' "run" "checks/s" "p50 us" "p
 printf '| %-50s | %9s | %8s | %8s | %10s | %8s |\n' "" "" "" "" "us/check" "us/check"
 printf '|%s|%s|%s|%s|%s|%s|\n' "$(printf -- '-%.0s' {1..52})" "-----------" "----------" "----------" "------------" "----------"
 printf '%s\n' "${rows[@]}"
+echo
+printf '%s\n' "${batch_notes[@]}"

@@ -646,6 +646,136 @@ TEST_F(LimitsRedis, BadChecksAreRefusedClearly) {
     EXPECT_FALSE(lim.rate_limited(invite("", 1), scope::account_action, std::nullopt));
 }
 
+// ---- take_many: a batch of checks in one pipelined round trip ----
+
+void expect_same_verdict(const verdict& a, const verdict& b, std::size_t i) {
+    EXPECT_EQ(a.allowed, b.allowed) << "check " << i;
+    EXPECT_EQ(a.why, b.why) << "check " << i;
+    EXPECT_EQ(a.used_today, b.used_today) << "check " << i;
+    EXPECT_EQ(a.used_week, b.used_week) << "check " << i;
+    EXPECT_EQ(a.key_streak, b.key_streak) << "check " << i;
+    EXPECT_EQ(a.account_streak, b.account_streak) << "check " << i;
+}
+
+TEST_F(LimitsRedis, TakeManyOnAQuotaBoundaryEqualsSequentialTakes) {
+    limiter lim(base());
+    // Quota 5, a batch of 8 on the same account: evaluated in order, 5 allowed then 3 denied.
+    std::vector<check> batch(8, invite("acc_many", 5));
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), 8u);
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_TRUE(got[i].allowed) << i;
+        EXPECT_EQ(got[i].why, reason::none) << i;
+        EXPECT_EQ(got[i].used_today, static_cast<std::int64_t>(i + 1)) << i;
+    }
+    for (std::size_t i = 5; i < 8; ++i) {
+        EXPECT_FALSE(got[i].allowed) << i;
+        EXPECT_EQ(got[i].why, reason::day_quota) << i;
+        EXPECT_EQ(got[i].retry_after, today.left) << i;
+        EXPECT_EQ(got[i].used_today, 5) << i;
+    }
+    // The same 8 checks as sequential take() calls on a fresh account give the same verdicts.
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        expect_same_verdict(got[i], lim.take(invite("acc_seq", 5)), i);
+    }
+    auto st = lim.status("acc_many", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 5);
+}
+
+TEST_F(LimitsRedis, TakeManyMixesAccountsActionsAndCampaignCapsInOrder) {
+    limiter lim(base());
+    auto batch_of = [](const std::string& prefix) {
+        std::vector<check> b;
+        for (int i = 0; i < 24; ++i) {
+            check c = invite(prefix + std::to_string(i % 3), 4, 6);
+            if (i % 4 == 3) {
+                c.what = action::send;
+                c.account_quota = quota{1, -1};
+            }
+            if (i % 2 == 0) {
+                c.campaign_id = 7;
+                c.campaign_cap = quota{2, -1};
+            }
+            b.push_back(c);
+        }
+        return b;
+    };
+    std::vector<check> batch = batch_of("acc_mix_batch_");
+    std::vector<check> seq = batch_of("acc_mix_seq_");
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), batch.size());
+    int allowed = 0;
+    for (std::size_t i = 0; i < seq.size(); ++i) {
+        expect_same_verdict(got[i], lim.take(seq[i]), i);
+        allowed += got[i].allowed ? 1 : 0;
+    }
+    EXPECT_GT(allowed, 0);
+    EXPECT_LT(allowed, 24);  // caps and quotas denied some: the comparison covered both kinds
+}
+
+TEST_F(LimitsRedis, TakeManyFromManyThreadsNeverExceedsTheQuota) {
+    limiter lim(base());
+    constexpr int threads = 8, batches = 5, batch_size = 10, per_day = 120;
+    std::atomic<int> allowed{0}, wrong{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&] {
+            std::vector<check> batch(batch_size, invite("acc_many_race", per_day));
+            for (int i = 0; i < batches; ++i) {
+                for (const verdict& v : lim.take_many(batch)) {
+                    if (v.allowed) {
+                        ++allowed;
+                    } else if (v.why != reason::day_quota) {
+                        ++wrong;
+                    }
+                }
+            }
+        });
+    }
+    for (auto& th : pool) {
+        th.join();
+    }
+    EXPECT_EQ(allowed.load(), per_day);
+    EXPECT_EQ(wrong.load(), 0);
+}
+
+TEST_F(LimitsRedis, TakeManyRefusesBadChecksAloneAndTakesTheOthers) {
+    limiter lim(base());
+    std::vector<check> batch{invite("acc_many_bad", 10), invite("", 10), invite("acc_many_bad", 10)};
+    batch.push_back(invite("acc_many_bad", 10));
+    batch.back().day.left = 0ms;
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), 4u);
+    EXPECT_TRUE(got[0].allowed);
+    EXPECT_EQ(got[0].used_today, 1);
+    EXPECT_FALSE(got[1].allowed);
+    EXPECT_EQ(got[1].why, reason::bad_input);
+    EXPECT_GT(got[1].retry_after, 0ms);
+    EXPECT_TRUE(got[2].allowed);
+    EXPECT_EQ(got[2].used_today, 2);
+    EXPECT_EQ(got[3].why, reason::bad_input);
+    EXPECT_TRUE(lim.take_many({}).empty());
+    EXPECT_FALSE(lim.unavailable());
+}
+
+TEST_F(LimitsRedis, TakeManyReloadsTheScriptAfterScriptFlush) {
+    limiter lim(base());
+    ASSERT_TRUE(lim.take(invite("acc_many_noscript", 6)).allowed);
+    ASSERT_EQ(cmd({"SCRIPT", "FLUSH"})->type, REDIS_REPLY_STATUS);
+    // Every EVALSHA of the pipeline gets NOSCRIPT; all are sent again, in order, after SCRIPT LOAD.
+    std::vector<check> batch(7, invite("acc_many_noscript", 6));
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), 7u);
+    for (std::size_t i = 0; i < 5; ++i) {
+        EXPECT_TRUE(got[i].allowed) << i;
+        EXPECT_EQ(got[i].used_today, static_cast<std::int64_t>(i + 2)) << i;
+    }
+    EXPECT_EQ(got[5].why, reason::day_quota);
+    EXPECT_EQ(got[6].why, reason::day_quota);
+    EXPECT_FALSE(lim.unavailable());
+}
+
 // ---- Outage: a redis-server of this test's own, stopped and restarted ----
 
 int free_port() {
@@ -728,6 +858,18 @@ TEST(LimitsOutage, ClosedPortFailsClosedAndFast) {
     EXPECT_FALSE(lim.rate_limited(c, scope::key, std::nullopt));
     EXPECT_FALSE(lim.refund(c));
     EXPECT_FALSE(lim.status("acc_down", today));
+    // A batch: every verdict unavailable (a bad check stays bad_input), no connection attempt.
+    std::vector<check> batch(50, c);
+    batch[7].account_id.clear();
+    start = steady_clock::now();
+    std::vector<verdict> got = lim.take_many(batch);
+    EXPECT_LT(steady_clock::now() - start, 100ms);
+    ASSERT_EQ(got.size(), 50u);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_FALSE(got[i].allowed) << i;
+        EXPECT_EQ(got[i].why, i == 7 ? reason::bad_input : reason::unavailable) << i;
+        EXPECT_GT(got[i].retry_after, 0ms) << i;
+    }
 }
 
 TEST(LimitsOutage, RedisStoppedMidRunFailsClosedThenResumesByItself) {
@@ -740,6 +882,7 @@ TEST(LimitsOutage, RedisStoppedMidRunFailsClosedThenResumesByItself) {
     settings s;
     s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
     s.api_key = random_key();
+    s.key_requests_per_s = 0;  // no key rate bucket: only the outage denies
     s.reconnect_interval_ms = 50;
     s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
     limiter lim(s);
@@ -757,10 +900,56 @@ TEST(LimitsOutage, RedisStoppedMidRunFailsClosedThenResumesByItself) {
     }
     EXPECT_TRUE(lim.unavailable());
 
+    std::vector<check> batch(10, c);
+    for (const verdict& v : lim.take_many(batch)) {
+        ASSERT_FALSE(v.allowed);
+        ASSERT_EQ(v.why, reason::unavailable);
+    }
+
     // A new, empty Redis on the same port: the limiter reconnects and reloads its script.
     ASSERT_TRUE(server.start());
     EXPECT_TRUE(eventually([&] { return lim.take(c).allowed; }));
     EXPECT_FALSE(lim.unavailable());
+    // A batch goes through again too (the new Redis has counted one take).
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), 10u);
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i].allowed) << i;
+        EXPECT_EQ(got[i].used_today, static_cast<std::int64_t>(i + 2)) << i;
+    }
+}
+
+TEST(LimitsOutage, RedisStoppedBetweenBatchesFailsTheNextBatchClosed) {
+    if (std::system("command -v redis-server >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "redis-server is not installed";
+    }
+    int port = free_port();
+    own_redis server(port);
+    ASSERT_TRUE(server.start());
+    settings s;
+    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+    s.api_key = random_key();
+    s.key_requests_per_s = 0;
+    s.reconnect_interval_ms = 60'000;
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
+    limiter lim(s);
+    check c;
+    c.account_id = "acc_batch_outage";
+    c.what = action::invite;
+    c.day = today;
+    std::vector<check> batch(20, c);
+    for (const verdict& v : lim.take_many(batch)) {  // a pooled connection, then the server dies
+        ASSERT_TRUE(v.allowed);
+    }
+    server.stop();
+    // The pooled connection is dead: the pipeline fails on it, every check is unavailable.
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), 20u);
+    for (const verdict& v : got) {
+        EXPECT_FALSE(v.allowed);
+        EXPECT_EQ(v.why, reason::unavailable);
+    }
+    EXPECT_TRUE(lim.unavailable());
 }
 
 }  // namespace
