@@ -88,6 +88,9 @@ END $$;
 
 CREATE OR REPLACE FUNCTION funnel_counts_on_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+    IF NOT EXISTS (SELECT FROM new_rows) THEN
+        RETURN NULL;  -- a statement that matched no row (statement triggers fire anyway)
+    END IF;
     PERFORM funnel_counts_add(ARRAY(SELECT funnel_fact_of(n, 1) FROM new_rows n
                                     UNION ALL
                                     SELECT funnel_fact_of(o, -1) FROM old_rows o));
