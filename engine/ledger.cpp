@@ -52,8 +52,8 @@ pqxx::result run(pqxx::transaction_base& tx, std::string_view name, Args&&... ar
 }
 
 // The same as a prepared statement of the connection (pqxx prepares it on first use), for the
-// two large statements run on every batch (apply, reserve_scopes), whose planning costs as much
-// as running them. Their plans are re-made when autovacuum's ANALYZE updates the statistics.
+// statements run on every batch (apply, reserve_scopes, and the lookups and locks before them),
+// whose parsing and planning cost as much as running them. Their plans are re-made when autovacuum's ANALYZE updates the statistics.
 template <typename... Args>
 pqxx::result run_prepared(pqxx::transaction_base& tx, std::string_view name, Args&&... args) {
     try {
@@ -273,7 +273,7 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         scopes = lock_reserve_scopes(tx, pairs, day);
     }
     std::map<std::int64_t, std::pair<std::string, std::int64_t>> earlier;   // attempt -> (state, reserved)
-    for (const auto& r : run(tx, "ledger/find_transfers", id_array(attempt_ids))) {
+    for (const auto& r : run_prepared(tx, "ledger/find_transfers", id_array(attempt_ids))) {
         earlier[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[2].as<std::int64_t>()};
     }
 
@@ -379,7 +379,7 @@ struct pending_transfer {
 
 std::map<std::int64_t, pending_transfer> lock_pending(pqxx::work& tx, const std::vector<std::int64_t>& attempts) {
     std::map<std::int64_t, pending_transfer> out;
-    for (const auto& r : run(tx, "ledger/pending_transfers", id_array(attempts))) {
+    for (const auto& r : run_prepared(tx, "ledger/pending_transfers", id_array(attempts))) {
         auto& p = out[r[1].as<std::int64_t>()];
         p.transfer_id = r[0].as<std::int64_t>();
         p.campaign_id = r[2].as<std::int64_t>();
@@ -429,7 +429,7 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
             }
         }
         std::map<std::int64_t, std::pair<std::string, std::int64_t>> known;
-        for (const auto& r : run(tx, "ledger/find_transfers", id_array(rest))) {
+        for (const auto& r : run_prepared(tx, "ledger/find_transfers", id_array(rest))) {
             known[r[0].as<std::int64_t>()] = {r[1].as<std::string>(), r[3].as<std::int64_t>()};
         }
         std::vector<reserve_request> unreserved;
@@ -465,7 +465,7 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
     }
     std::map<std::int64_t, std::int64_t> left;
     const std::vector<std::int64_t> scope_ids(scope_set.begin(), scope_set.end());
-    for (const auto& r : run(tx, "ledger/lock_available", id_array(scope_ids))) {
+    for (const auto& r : run_prepared(tx, "ledger/lock_available", id_array(scope_ids))) {
         left[r[0].as<std::int64_t>()] = r[1].as<std::int64_t>();
     }
     // Releases first: a charge above its reservation may use what others in the batch give back.
