@@ -117,7 +117,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
                                        std::int64_t enrollment_id, cs::time_point now) {
     if (v.allowed) {
         std::lock_guard lock(mutex_);
-        taken_[enrollment_id] = v;
+        taken_[enrollment_id] = {v, c.day};
         return {};
     }
     std::string why;
@@ -157,19 +157,14 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
 
 std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
                                                 const cs::api_call& call, const call_outcome& outcome) {
-    limits::verdict taken;
-    {
-        std::lock_guard lock(mutex_);
-        auto it = taken_.find(target.enrollment_id);
-        if (it != taken_.end()) {
-            taken = it->second;
-            taken_.erase(it);
-        }
-    }
+    std::optional<taken_call> taken = forget(target.enrollment_id);
     auto now = std::chrono::system_clock::now();
     auto c = make_check(target, campaign, call, now);
     if (!c) {
         return std::nullopt;
+    }
+    if (taken) {
+        c->day = taken->day;  // the day the take counted in, not today
     }
     if (outcome.error_code == "RATE_LIMITED") {
         // The platform refused: nothing happened, so the quota is given back, and the whole
@@ -185,7 +180,7 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         return now + std::chrono::duration_cast<cs::time_point::duration>(*d);
     }
     if (outcome.attempt_outcome == "ok" || outcome.attempt_outcome == "reconciled_present") {
-        limiter_.succeeded(*c, taken);
+        limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});
     } else if (outcome.attempt_outcome == "transient" || outcome.attempt_outcome == "permanent") {
         limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
     }
@@ -193,13 +188,24 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
 }
 
 void limits_gate::released(const call_target& target, const cs::campaign& campaign, const cs::api_call& call) {
-    {
-        std::lock_guard lock(mutex_);
-        taken_.erase(target.enrollment_id);
-    }
+    std::optional<taken_call> taken = forget(target.enrollment_id);
     if (auto c = make_check(target, campaign, call, std::chrono::system_clock::now()); c) {
+        if (taken) {
+            c->day = taken->day;
+        }
         limiter_.refund(*c);
     }
+}
+
+std::optional<limits_gate::taken_call> limits_gate::forget(std::int64_t enrollment_id) {
+    std::lock_guard lock(mutex_);
+    auto it = taken_.find(enrollment_id);
+    if (it == taken_.end()) {
+        return std::nullopt;
+    }
+    taken_call t = it->second;
+    taken_.erase(it);
+    return t;
 }
 
 }  // namespace orch::engine

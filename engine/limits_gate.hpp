@@ -21,6 +21,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 namespace orch::engine {
@@ -59,7 +60,15 @@ private:
     limits::limiter limiter_;
     bool pacing_ = true;
     std::mutex mutex_;
-    std::map<std::int64_t, limits::verdict> taken_;  // per enrollment: the take its call used
+    // Per enrollment: the take its call used, and the local day it counted in (a refund gives
+    // back that day's place, also when the call ends after midnight).
+    struct taken_call {
+        limits::verdict verdict;
+        limits::local_day day;
+    };
+    std::map<std::int64_t, taken_call> taken_;
+    // Removes and returns the take of an enrollment's call, if this gate made it.
+    std::optional<taken_call> forget(std::int64_t enrollment_id);
     struct parsed_quotas {
         std::string text;
         std::shared_ptr<const effective_quotas> quotas;
