@@ -58,25 +58,26 @@ local function slot_count(r, base, d)
     return 0
 end
 
--- Today's count and the 7-day sum of the slots starting at r[base].
+-- Today's count and the 7-day sum of the slots starting at r[base]. A slot holds day d (d*SLOT + n,
+-- n < SLOT) of the week day-6 .. day exactly when its value lies in [(day-6)*SLOT, (day+1)*SLOT),
+-- and no two slots hold the same day, so one range test per slot replaces the per-day decoding.
 local function count(r, base, day)
-    local today, week = 0, 0
-    for d = day - 6, day do
-        local v = r[base + d % 8]
-        local n = v % SLOT
-        if (v - n) / SLOT == d then
-            week = week + n
-            if d == day then today = n end
-        end
+    local lo, top = (day - 6) * SLOT, (day + 1) * SLOT
+    local week = 0
+    for i = base, base + 7 do
+        local v = r[i]
+        if v >= lo and v < top then week = week + v % SLOT end
     end
-    return today, week
+    local v = r[base + day % 8]
+    if v >= top - SLOT and v < top then return v % SLOT, week end
+    return 0, week
 end
 
 -- Campaign id's record (decoded) and its position in the bytes of the campaign records, or nil.
+-- Only the id of the other records is decoded.
 local function find_campaign(tail, id)
     for pos = 1, #tail, CAMP_SIZE do
-        local c = {unpack_struct(CAMP, tail, pos)}
-        if c[1] == id then return c, pos end
+        if unpack_struct('<d', tail, pos) == id then return {unpack_struct(CAMP, tail, pos)}, pos end
     end
     return nil, nil
 end
@@ -156,10 +157,10 @@ if op == 'take' then
         if w > wait then wait, why = w, 5 end
     end
     local capped = campaign > 0 and (camp_day >= 0 or camp_week >= 0)
-    local camp_pos, camp = nil, nil
+    local camp_pos, camp, ctoday = nil, nil, 0
     if capped then
         camp, camp_pos = find_campaign(tail, campaign)
-        local ctoday, cweek = 0, 0
+        local cweek = 0
         if camp then ctoday, cweek = count(camp, 2, day) end
         if camp_day >= 0 and ctoday >= camp_day and day_left > wait then wait, why = day_left, 6 end
         if camp_week >= 0 and cweek >= camp_week then
@@ -183,7 +184,7 @@ if op == 'take' then
     if a[5] < 0 and first_day < 0 then a[5] = day end
     if capped then
         if camp then
-            camp[2 + day % 8] = day * SLOT + slot_count(camp, 2, day) + 1
+            camp[2 + day % 8] = day * SLOT + ctoday + 1
             local record = pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8],
                                 camp[9])
             if #tail == CAMP_SIZE then
