@@ -61,6 +61,15 @@ std::shared_ptr<const effective_quotas> limits_gate::quotas_of(const std::string
     return entry.quotas;
 }
 
+std::chrono::milliseconds window_left(const cs::schedule& schedule, std::chrono::milliseconds since_midnight) {
+    const std::chrono::milliseconds start = std::chrono::minutes(schedule.start_minute);
+    const std::chrono::milliseconds end = std::chrono::minutes(schedule.end_minute);
+    if (since_midnight >= end) {
+        return std::chrono::milliseconds{0};  // after the window: unknown (no call is due then)
+    }
+    return end - std::max(start, since_midnight);
+}
+
 std::optional<limits::check> limits_gate::make_check(const call_target& target, const cs::campaign& campaign,
                                                      const cs::api_call& call, cs::time_point now) const {
     limits::check c;
@@ -80,6 +89,7 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
     }
     if (pacing_) {
         c.working_window = std::chrono::minutes(campaign.schedule.end_minute - campaign.schedule.start_minute);
+        c.window_left = window_left(campaign.schedule, c.day.since_midnight);
     }
     return c;
 }

@@ -77,6 +77,10 @@ private:
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen
 };
 
+// What is left of a campaign's working window at a local time of day: the whole window before
+// it starts, 0 once it has ended (the limiter then paces over the whole window, as without it).
+std::chrono::milliseconds window_left(const campaigns::schedule& schedule, std::chrono::milliseconds since_midnight);
+
 // The limiter settings the orchestrator's settings describe.
 limits::settings limiter_settings(const struct settings& s);
 

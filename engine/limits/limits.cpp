@@ -165,6 +165,7 @@ std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, 
     local_day out;
     out.day = day.time_since_epoch().count();
     out.left = std::max(milliseconds{1}, date::floor<milliseconds>(next - date::floor<milliseconds>(now)));
+    out.since_midnight = date::floor<milliseconds>(local - day);
     return out;
 }
 
@@ -478,7 +479,7 @@ bool valid_check(const check& c, std::string& why) {
         why = "the day number is outside [7, 1000000)";
     } else if (c.day.left.count() <= 0 || c.day.left > std::chrono::hours(26)) {
         why = "the day's remaining time is outside (0, 26 h]";
-    } else if (c.working_window.count() < 0) {
+    } else if (c.working_window.count() < 0 || c.window_left.count() < 0) {
         why = "negative working window";
     } else {
         return true;
@@ -531,6 +532,7 @@ std::vector<std::string> limiter::take_command(const check& c) const {
         std::to_string(s.key_burst),
         std::to_string(s.idle_ttl_ms),
         std::to_string(s.counters_ttl_ms),
+        std::to_string(c.window_left.count()),
     };
 }
 

@@ -130,6 +130,7 @@ std::vector<std::string> validate(const settings& s);
 struct local_day {
     std::int64_t day = 0;                 // days since 1970-01-01 in the time zone
     std::chrono::milliseconds left{0};    // until that day ends (> 0)
+    std::chrono::milliseconds since_midnight{0};  // local time of day (wall clock)
 };
 // nullopt when the time zone is unknown.
 std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, const std::string& time_zone);
@@ -146,6 +147,10 @@ struct check {
     local_day day;
     // Length of the campaign's working window today; 0 = no pacing.
     std::chrono::milliseconds working_window{0};
+    // What is left of today's working window (0 = unknown): the gap after a take is then at most
+    // that time over the calls the day quota still allows, so the quota fits inside the window
+    // (an account that fell behind, e.g. started late in the day, gets shorter gaps).
+    std::chrono::milliseconds window_left{0};
     // The account's first day (ramp-up); nullopt = the day Redis first saw it take this action
     // (the record expires with the counters, so an account idle for 8 days ramps up again).
     // Ramp-up is per (account, action).

@@ -100,7 +100,8 @@ if op == 'take' then
     -- [7] ramp_step, [8] first_day (-1: recorded here), [9] campaign id (0 none), [10] campaign
     -- per_day (-1 none; a campaign's calls are counted only when it has a cap), [11] campaign
     -- per_week, [12] window_ms (0 = no pacing), [13] pace_factor, [14] emission_us (0 = no rate
-    -- bucket), [15] burst, [16] idle_ttl_ms (key scope), [17] counters_ttl_ms (account record)
+    -- bucket), [15] burst, [16] idle_ttl_ms (key scope), [17] counters_ttl_ms (account record),
+    -- [18] window_left_ms (0 = unknown: the gap is window / quota)
     -- Returns {allowed 0|1, reason, wait_ms, streaks (bit 1 key, bit 2 account), used_today, used_week}
     -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
     --          6 campaign_quota, 7 pacing (numbers shared with limits.cpp)
@@ -178,7 +179,16 @@ if op == 'take' then
     end
     a[6 + day % 8] = day * SLOT + today + 1
     if window > 0 and cap > 0 then
-        local gap = window / cap * (ARGV[13] + 0)
+        -- The gap spreads the day quota over the window; with the time left in the window known
+        -- ([18]), at most that time over the calls still allowed today plus one, so the rest of
+        -- the quota fits inside what is left of the window.
+        local base = window / cap
+        local window_left = ARGV[18] + 0
+        if window_left > 0 then
+            local fit = window_left / (max(0, cap - today - 1) + 1)
+            if fit < base then base = fit end
+        end
+        local gap = base * (ARGV[13] + 0)
         a[4] = now + gap - gap % 1
     end
     if a[5] < 0 and first_day < 0 then a[5] = day end

@@ -4,8 +4,10 @@
 // CALLERS threads race for ACCOUNTS accounts (thread t works account t % ACCOUNTS), each take for
 // the invite action with a day quota of QUOTA (no week quota, no ramp-up, no key rate bucket: the
 // quota and pacing alone are measured). With pacing on, the check carries a working window of
-// WINDOW_S seconds: after each take the account waits window / QUOTA * U(0.5, 1.5) (the engine's
-// formula, buckets.lua) before the next; with pacing off, the whole quota may go at once. A denied
+// WINDOW_S seconds and, as the engine's gate passes it, what is left of it at each take: after
+// each take the account waits min(window / QUOTA, left / (takes still allowed + 1)) * U(0.5, 1.5)
+// (the engine's formula, buckets.lua) before the next; with pacing off, the whole quota may go at
+// once. A denied
 // caller sleeps until the verdict's retry_after (capped at the end of the run) and asks again,
 // as the engine's scheduler does. The run lasts the window plus GRACE_S.
 //
@@ -13,8 +15,9 @@
 // used: the engine makes no call after its working window ends), the time of the last one,
 // denials by reason, and violations:
 //   - over quota: more than QUOTA takes allowed for an account;
-//   - pacing: two consecutive allowed takes of an account closer than the minimum gap
-//     floor(window / QUOTA * 0.5) ms. The take happens inside Redis at some instant between the
+//   - pacing: two consecutive allowed takes of an account closer than the minimum gap the first
+//     of them set, floor(min(window / QUOTA, left / (QUOTA - n + 1)) * 0.5) ms where it was the
+//     n-th take and `left` the window left it carried. The take happens inside Redis between the
 //     caller's send and receive, so a pair counts as a violation only when even the widest
 //     reading (receive of the second minus send of the first) is below the minimum.
 // Each run uses a fresh API key tag (its own Redis keys), so runs never share counters.
@@ -102,6 +105,7 @@ options parse(int argc, char** argv) {
 struct take_time {
     double sent_ms = 0;
     double received_ms = 0;
+    double window_left_ms = 0;  // what the check carried (0: unknown)
 };
 
 struct account_log {
@@ -151,7 +155,7 @@ int main(int argc, char** argv) {
     for (int t = 0; t < o.callers; ++t) {
         threads.emplace_back([&, t] {
             const int account = t % o.accounts;
-            const check c = make_check(account);
+            check c = make_check(account);
             auto& log = logs[static_cast<std::size_t>(account)];
             while (!go.load()) {
                 std::this_thread::yield();
@@ -165,12 +169,16 @@ int main(int argc, char** argv) {
                 if (sent >= end) {
                     break;
                 }
+                if (o.pacing) {  // what is left of the window, as the engine's gate computes it
+                    const auto elapsed = std::chrono::duration_cast<milliseconds>(sent - started);
+                    c.window_left = elapsed < window ? window - elapsed : milliseconds(0);
+                }
                 verdict v = lim.take(c);
                 auto received = clock_type::now();
                 {
                     std::lock_guard lock(log.m);
                     if (v.allowed) {
-                        log.allowed.push_back({since(sent), since(received)});
+                        log.allowed.push_back({since(sent), since(received), static_cast<double>(c.window_left.count())});
                     } else {
                         ++log.denied[to_string(v.why)];
                     }
@@ -191,7 +199,8 @@ int main(int argc, char** argv) {
         th.join();
     }
 
-    // floor(window / quota * factor_min) ms: the smallest gap buckets.lua can set.
+    // floor(window / quota * factor_min) ms: the smallest gap buckets.lua sets while the account
+    // keeps pace (one that fell behind gets shorter ones, see the header).
     const double min_gap_ms =
         o.pacing ? std::floor(static_cast<double>(window.count()) / static_cast<double>(o.quota) * s.pacing_factor_min)
                  : 0;
@@ -225,7 +234,13 @@ int main(int argc, char** argv) {
             // The widest reading of the gap between two takes (see the header).
             double widest = log.allowed[i].received_ms - log.allowed[i - 1].sent_ms;
             double nominal = log.allowed[i].sent_ms - log.allowed[i - 1].sent_ms;
-            if (o.pacing && widest < min_gap_ms) {
+            // The gap the earlier take set: it was take number i of the account.
+            double base = static_cast<double>(window.count()) / static_cast<double>(o.quota);
+            const double left = log.allowed[i - 1].window_left_ms;
+            if (left > 0) {
+                base = std::min(base, left / static_cast<double>(std::max<std::int64_t>(0, o.quota - static_cast<std::int64_t>(i)) + 1));
+            }
+            if (o.pacing && widest < std::floor(base * s.pacing_factor_min)) {
                 ++pacing_violations;
             }
             account_smallest = account_smallest < 0 ? nominal : std::min(account_smallest, nominal);

@@ -70,4 +70,18 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     EXPECT_EQ(used(*now), 0);
 }
 
+// The time left in a campaign's working window (09:00-18:00 here) at a local time of day.
+TEST(LimitsGateWindow, WindowLeftIsTheRestOfTodaysWorkingWindow) {
+    cs::schedule s;
+    s.start_minute = 9 * 60;
+    s.end_minute = 18 * 60;
+    using std::chrono::milliseconds;
+    using orch::engine::window_left;
+    EXPECT_EQ(window_left(s, milliseconds(std::chrono::hours(7))), std::chrono::hours(9));  // before: all of it
+    EXPECT_EQ(window_left(s, milliseconds(std::chrono::hours(9))), std::chrono::hours(9));
+    EXPECT_EQ(window_left(s, milliseconds(std::chrono::hours(17) + std::chrono::minutes(30))), std::chrono::minutes(30));
+    EXPECT_EQ(window_left(s, milliseconds(std::chrono::hours(18))), milliseconds(0));  // over: unknown
+    EXPECT_EQ(window_left(s, milliseconds(std::chrono::hours(23))), milliseconds(0));
+}
+
 }  // namespace

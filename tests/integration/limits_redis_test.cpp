@@ -250,6 +250,30 @@ TEST_F(LimitsRedis, PacingSpreadsTheDayQuotaOverTheWorkingWindow) {
     EXPECT_TRUE(lim.take(c).allowed);
 }
 
+// With the time left in the window known, the gap fits the rest of the day quota into it: 20 a
+// day over a 10 s window is one every 500 ms, but with 1 s of the window left and 19 calls still
+// allowed the gap is 1 s / 20 = 50 ms; with the whole window left it stays 500 ms.
+TEST_F(LimitsRedis, PacingFitsTheRestOfTheQuotaIntoWhatIsLeftOfTheWindow) {
+    limiter lim(base());
+    check late = invite("acc_pace_late", 20);
+    late.working_window = 10s;
+    late.window_left = 1s;
+    ASSERT_TRUE(lim.take(late).allowed);
+    verdict v = lim.take(late);
+    ASSERT_EQ(v.why, reason::pacing);
+    EXPECT_GT(v.retry_after, 30ms);
+    EXPECT_LE(v.retry_after, 50ms);
+
+    check early = invite("acc_pace_early", 20);
+    early.working_window = 10s;
+    early.window_left = 10s;
+    ASSERT_TRUE(lim.take(early).allowed);
+    v = lim.take(early);
+    ASSERT_EQ(v.why, reason::pacing);
+    EXPECT_GT(v.retry_after, 300ms);
+    EXPECT_LE(v.retry_after, 500ms);
+}
+
 TEST_F(LimitsRedis, PacingGapsAreRandomWithinTheFactorRange) {
     settings s = base();
     s.pacing_factor_min = 0.5;
