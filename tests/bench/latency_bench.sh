@@ -76,10 +76,18 @@ YAML
         >"$work/serve-$mode.log" 2>&1 &
     local serve=$!
     pids+=("$serve")
+    local hooked=0
     for _ in $(seq 1 200); do
-        [ "$(psql -At "$DATABASE_URL" -c "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL")" = 3 ] && break
+        [ "$(psql -At "$DATABASE_URL" -c "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL")" = 3 ] && { hooked=1; break; }
+        kill -0 "$serve" 2>/dev/null || break
         sleep 0.05
     done
+    # Without serve no acceptance arrives and the worker would wait for the timeouts (an hour).
+    if [ "$hooked" != 1 ] || ! kill -0 "$serve" 2>/dev/null; then
+        echo "latency benchmark: serve did not start or register its webhooks:" >&2
+        tail -n 5 "$work/serve-$mode.log" >&2
+        exit 1
+    fi
     "$orch" worker --exit-when-idle >"$work/worker-$mode.log" 2>&1
     # Pair each acceptance with the message to the same person from the same account.
     ms='(capture("^(?<s>.*)\\.(?<ms>[0-9]+)Z$") | ((.s + "Z") | fromdateiso8601) * 1000 + (.ms | tonumber))'
