@@ -286,17 +286,24 @@ struct limiter::impl {
         buckets.sha = hex_digest(EVP_sha1(), buckets.text);
     }
 
-    static detail::reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
+    // hiredis's argv form of a command: pointers and lengths into `args` (which must outlive it).
+    struct argv_view {
         std::vector<const char*> argv;
         std::vector<std::size_t> lens;
-        argv.reserve(args.size());
-        lens.reserve(args.size());
-        for (const auto& a : args) {
-            argv.push_back(a.data());
-            lens.push_back(a.size());
+        explicit argv_view(const std::vector<std::string>& args) {
+            argv.reserve(args.size());
+            lens.reserve(args.size());
+            for (const auto& a : args) {
+                argv.push_back(a.data());
+                lens.push_back(a.size());
+            }
         }
-        return detail::reply_ptr(
-            static_cast<redisReply*>(redisCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data())));
+        int count() const { return static_cast<int>(argv.size()); }
+    };
+
+    static detail::reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
+        argv_view v(args);
+        return detail::reply_ptr(static_cast<redisReply*>(redisCommandArgv(c, v.count(), v.argv.data(), v.lens.data())));
     }
 
     // SCRIPT LOAD of `sc` on `c`: nullptr when the connection failed, else the reply (an error
@@ -351,15 +358,8 @@ struct limiter::impl {
 
     // One command appended to `c`'s output buffer (sent by the next redisGetReply).
     static bool append(redisContext* c, const std::vector<std::string>& args) {
-        std::vector<const char*> argv;
-        std::vector<std::size_t> lens;
-        argv.reserve(args.size());
-        lens.reserve(args.size());
-        for (const auto& a : args) {
-            argv.push_back(a.data());
-            lens.push_back(a.size());
-        }
-        return redisAppendCommandArgv(c, static_cast<int>(argv.size()), argv.data(), lens.data()) == REDIS_OK;
+        argv_view v(args);
+        return redisAppendCommandArgv(c, v.count(), v.argv.data(), v.lens.data()) == REDIS_OK;
     }
 
     // The EVALSHAs `commands` (each complete: EVALSHA, sha of `sc`, numkeys, ...) pipelined on one
@@ -378,22 +378,22 @@ struct limiter::impl {
         if (!c) {
             return replies;
         }
-        std::vector<std::size_t> todo(commands.size());
-        for (std::size_t i = 0; i < todo.size(); ++i) {
-            todo[i] = i;
+        std::vector<std::size_t> to_send(commands.size());
+        for (std::size_t i = 0; i < to_send.size(); ++i) {
+            to_send[i] = i;
         }
         bool loaded = false;
         bool broken = false;
         std::string refused;  // the first error reply
-        while (!todo.empty()) {
-            for (std::size_t i : todo) {
+        while (!to_send.empty()) {
+            for (std::size_t i : to_send) {
                 if (!append(c.get(), commands[i])) {
                     broken = true;
                     break;
                 }
             }
             std::vector<std::size_t> noscript;
-            for (std::size_t k = 0; !broken && k < todo.size(); ++k) {
+            for (std::size_t k = 0; !broken && k < to_send.size(); ++k) {
                 void* raw = nullptr;
                 if (redisGetReply(c.get(), &raw) != REDIS_OK || raw == nullptr) {
                     broken = true;
@@ -403,15 +403,15 @@ struct limiter::impl {
                 if (r->type == REDIS_REPLY_ERROR) {
                     std::string_view text(r->str, r->len);
                     if (!loaded && text.starts_with("NOSCRIPT")) {
-                        noscript.push_back(todo[k]);
+                        noscript.push_back(to_send[k]);
                     } else if (refused.empty()) {
                         refused = text;
                     }
                     continue;
                 }
-                replies[todo[k]] = std::move(r);
+                replies[to_send[k]] = std::move(r);
             }
-            todo.clear();
+            to_send.clear();
             if (broken || noscript.empty()) {
                 break;
             }
@@ -428,7 +428,7 @@ struct limiter::impl {
                 break;
             }
             loaded = true;
-            todo = std::move(noscript);
+            to_send = std::move(noscript);
         }
         if (broken) {
             std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
