@@ -8,9 +8,11 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace orch::limits {
 
@@ -113,11 +115,12 @@ std::vector<std::string> validate(const settings& s) {
     if (s.api_key.empty()) {
         bad.push_back("limits: api_key is empty");
     }
-    if (!(s.key_requests_per_s >= 0) || s.key_requests_per_s > 1e6) {
-        bad.push_back("limits: key_requests_per_s must be in [0, 1000000]");
+    // The bounds below keep every number of a take inside the width buckets.lua unpacks it with.
+    if (!(s.key_requests_per_s == 0 || (s.key_requests_per_s >= 0.001 && s.key_requests_per_s <= 1e6))) {
+        bad.push_back("limits: key_requests_per_s must be 0 (no rate bucket) or in [0.001, 1000000]");
     }
-    if (s.key_burst < 1) {
-        bad.push_back("limits: key_burst must be >= 1");
+    if (s.key_burst < 1 || s.key_burst > std::numeric_limits<std::int32_t>::max()) {
+        bad.push_back("limits: key_burst must be in [1, 2147483647]");
     }
     for (std::size_t i = 0; i < action_count; ++i) {
         const auto& a = s.actions[i];
@@ -131,14 +134,14 @@ std::vector<std::string> validate(const settings& s) {
     if (s.retry_after_max_ms < 1 || s.retry_after_max_ms > s.counters_ttl_ms) {
         bad.push_back("limits: retry_after_max_ms must be in [1, counters_ttl_ms]");
     }
-    if (!(s.pacing_factor_min >= 0) || !(s.pacing_factor_max >= s.pacing_factor_min) || s.pacing_factor_max > 100) {
-        bad.push_back("limits: pacing factors need 0 <= min <= max <= 100");
+    if (!(s.pacing_factor_min >= 0) || !(s.pacing_factor_max >= s.pacing_factor_min) || s.pacing_factor_max > 8) {
+        bad.push_back("limits: pacing factors need 0 <= min <= max <= 8");
     }
-    if (s.idle_ttl_ms < 1000) {
-        bad.push_back("limits: idle_ttl_ms must be >= 1000");
+    if (s.idle_ttl_ms < 1000 || s.idle_ttl_ms > std::numeric_limits<std::int32_t>::max()) {
+        bad.push_back("limits: idle_ttl_ms must be in [1000, 2147483647]");
     }
-    if (s.counters_ttl_ms < 8LL * 86'400'000) {
-        bad.push_back("limits: counters_ttl_ms must be >= 8 days (the rolling week reads 7)");
+    if (s.counters_ttl_ms < 8LL * 86'400'000 || s.counters_ttl_ms > std::numeric_limits<std::int32_t>::max()) {
+        bad.push_back("limits: counters_ttl_ms must be in [8 days (the rolling week reads 7), 2147483647 ms]");
     }
     if (s.connect_timeout_ms < 1 || s.command_timeout_ms < 1 || s.unavailable_retry_ms < 1 ||
         s.reconnect_interval_ms < 1) {
@@ -481,6 +484,8 @@ bool valid_check(const check& c, std::string& why) {
         why = "the day's remaining time is outside (0, 26 h]";
     } else if (c.working_window.count() < 0 || c.window_left.count() < 0) {
         why = "negative working window";
+    } else if (c.campaign_id >= (std::int64_t{1} << 47) || (c.first_day && *c.first_day >= 8'388'608)) {
+        why = "the campaign id or first day is too large";
     } else {
         return true;
     }
@@ -499,6 +504,25 @@ std::string fixed(double x) {
     std::snprintf(buf, sizeof buf, "%.6f", x);
     return buf;
 }
+
+// The take's numbers, packed as buckets.lua's TAKE_ARGS reads them: little-endian two's-complement
+// integers of `width` bytes (Lua struct's '<iN'), each clamped to what its width holds.
+class take_args {
+public:
+    take_args& put(std::int64_t v, int width) {
+        const std::int64_t hi = (std::int64_t{1} << (8 * width - 1)) - 1;
+        auto u = static_cast<std::uint64_t>(std::clamp(v, -hi - 1, hi));
+        for (int i = 0; i < width; ++i, u >>= 8) {
+            bytes_.push_back(static_cast<char>(u & 0xff));
+        }
+        return *this;
+    }
+    std::string done() { return std::move(bytes_); }
+
+private:
+    std::string bytes_;
+};
+constexpr std::size_t take_args_size = 67;  // buckets.lua's TAKE_ARGS_SIZE
 }  // namespace
 
 std::vector<std::string> limiter::take_command(const check& c) const {
@@ -509,31 +533,30 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
     const std::int64_t emission_us =
         s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
-    return {
-        "EVALSHA",
-        impl_->buckets.sha,
-        "2",
-        impl_->key_key,
-        account_key(impl_->tag, c.account_id, c.what),
-        "take",
-        std::to_string(c.day.day),
-        std::to_string(c.day.left.count()),
-        std::to_string(q.per_day),
-        std::to_string(q.per_week),
-        std::to_string(r.start_per_day),
-        std::to_string(r.step_per_day),
-        std::to_string(c.first_day.value_or(-1)),
-        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
-        std::to_string(c.campaign_id > 0 ? cap.per_day : -1),
-        std::to_string(c.campaign_id > 0 ? cap.per_week : -1),
-        std::to_string(c.working_window.count()),
-        fixed(factor(thread_rng())),
-        std::to_string(emission_us),
-        std::to_string(s.key_burst),
-        std::to_string(s.idle_ttl_ms),
-        std::to_string(s.counters_ttl_ms),
-        std::to_string(c.window_left.count()),
-    };
+    // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
+    // reaches that in a day; valid_check and validate() keep the rest inside their widths.
+    std::string packed = take_args{}
+                             .put(c.day.day, 3)
+                             .put(c.day.left.count(), 4)
+                             .put(q.per_day, 4)
+                             .put(q.per_week, 4)
+                             .put(r.start_per_day, 4)
+                             .put(r.step_per_day, 4)
+                             .put(c.first_day.value_or(-1), 3)
+                             .put(std::max<std::int64_t>(0, c.campaign_id), 6)
+                             .put(c.campaign_id > 0 ? cap.per_day : -1, 4)
+                             .put(c.campaign_id > 0 ? cap.per_week : -1, 4)
+                             .put(c.working_window.count(), 4)
+                             .put(std::llround(factor(thread_rng()) * 1e6), 3)
+                             .put(emission_us, 4)
+                             .put(s.key_burst, 4)
+                             .put(s.idle_ttl_ms, 4)
+                             .put(s.counters_ttl_ms, 4)
+                             .put(c.window_left.count(), 4)
+                             .done();
+    assert(packed.size() == take_args_size);
+    return {"EVALSHA", impl_->buckets.sha, "2", impl_->key_key, account_key(impl_->tag, c.account_id, c.what), "take",
+            std::move(packed)};
 }
 
 verdict limiter::take(const check& c) { return take_many(std::span<const check>(&c, 1)).front(); }

@@ -6,8 +6,10 @@
 // With --batch N (N > 1) each caller calls limiter::take_many with N checks (one pipelined round
 // trip per batch, as the worker does per claimed batch): p50/p99/max are then the latency of one
 // batch, and per_check_us = p50 / N.
-// With --print-command it prints the EVALSHA command of caller 0 (one argument per line) for
-// redis-benchmark to replay, and exits.
+// With --print-command FILE it prints the EVALSHA command of caller 0 for redis-benchmark to
+// replay: every argument but the last one per line on stdout, the last (the packed numbers of
+// the take) into FILE, for redis-benchmark's -x. redis-benchmark cuts an argument at its first
+// zero byte, so the bench's numbers are chosen to pack without one (see bench_check).
 #include "engine/limits/limits.hpp"
 
 #include <hiredis/hiredis.h>
@@ -32,12 +34,12 @@ struct options {
     int callers = 1;
     int batch = 1;
     double duration_s = 5;
-    bool print_command = false;
+    std::string print_command;  // FILE of the packed argument; empty: run the bench
 };
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr, "limits_bench: %s\nusage: limits_bench --redis-url URL [--callers N] [--duration-s S] "
-                         "[--batch N] [--print-command]\n", why);
+                         "[--batch N] [--print-command FILE]\n", why);
     std::exit(2);
 }
 
@@ -60,7 +62,7 @@ options parse(int argc, char** argv) {
         } else if (a == "--duration-s") {
             o.duration_s = std::atof(next().c_str());
         } else if (a == "--print-command") {
-            o.print_command = true;
+            o.print_command = next();
         } else {
             usage(("unknown argument " + a).c_str());
         }
@@ -72,17 +74,25 @@ options parse(int argc, char** argv) {
     return o;
 }
 
-// Nothing ever denies: every check walks and writes the whole script.
+// Nothing ever denies: every check walks and writes the whole script (ramp-up included). Every
+// number is chosen so that its packed bytes hold no zero (see --print-command): "unlimited"
+// quotas are 0x7F7F7F7F (2.1 billion a day: the pacing gap rounds to 0 ms), the day is 0x014FBE,
+// the key's emission interval 0x01010101 us with a burst of as many, so the GCRA state is read
+// and written and never denies within 16 million checks.
+constexpr std::int64_t no_zero_byte = 0x01010101;
+constexpr std::int64_t unlimited = 0x7F7F7F7F;
+
 check bench_check(int caller) {
     check c;
     c.account_id = "bench_acc_" + std::to_string(caller);
     c.what = action::invite;
-    c.campaign_id = 1;
-    c.account_quota = quota{1'000'000'000'000, 1'000'000'000'000};
-    c.campaign_cap = quota{1'000'000'000'000, 1'000'000'000'000};
-    c.day = {20'000, std::chrono::hours{5}};
-    c.working_window = std::chrono::hours{9};
-    c.first_day = 19'000;
+    c.campaign_id = 0x010101010101;
+    c.account_quota = quota{unlimited, unlimited};
+    c.campaign_cap = quota{unlimited, unlimited};
+    c.day = {0x014FBE, std::chrono::milliseconds{0x0112A880}};  // 5 h left
+    c.working_window = std::chrono::milliseconds{0x01EE6280};   // 9 h
+    c.window_left = std::chrono::milliseconds{no_zero_byte};
+    c.first_day = 0x014A3B;
     return c;
 }
 
@@ -90,10 +100,13 @@ settings bench_settings(const std::string& url) {
     settings s;
     s.redis_url = url;
     s.api_key = "bench-api-key";
-    s.key_requests_per_s = 1'000'000;  // the GCRA state is read and written, never denies
-    s.key_burst = 1'000'000'000;
+    s.key_requests_per_s = 1e6 / static_cast<double>(no_zero_byte);
+    s.key_burst = no_zero_byte;
     s.pool_size = 256;
-    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};  // the full quota: pacing gap ~0
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {no_zero_byte, no_zero_byte};
+    s.pacing_factor_min = s.pacing_factor_max = 1.388557;  // 0x152F0D millionths
+    s.idle_ttl_ms = no_zero_byte;                          // 4.7 h
+    s.counters_ttl_ms = 0x29330101;                        // 8 days and 8 s
     return s;
 }
 
@@ -130,9 +143,20 @@ int main(int argc, char** argv) {
     options o = parse(argc, argv);
     settings s = bench_settings(o.redis_url);
     limiter lim(s);
-    if (o.print_command) {
-        for (const auto& a : lim.take_command(bench_check(0))) {
-            std::printf("%s\n", a.c_str());
+    if (!o.print_command.empty()) {
+        auto cmd = lim.take_command(bench_check(0));
+        if (cmd.back().find('\0') != std::string::npos) {
+            std::fprintf(stderr, "limits_bench: the packed argument holds a zero byte: redis-benchmark would cut it\n");
+            return 1;
+        }
+        FILE* f = std::fopen(o.print_command.c_str(), "wb");
+        if (f == nullptr || std::fwrite(cmd.back().data(), 1, cmd.back().size(), f) != cmd.back().size() ||
+            std::fclose(f) != 0) {
+            std::fprintf(stderr, "limits_bench: cannot write %s\n", o.print_command.c_str());
+            return 1;
+        }
+        for (std::size_t i = 0; i + 1 < cmd.size(); ++i) {
+            std::printf("%s\n", cmd[i].c_str());
         }
         return lim.take(bench_check(0)).allowed ? 0 : 1;  // also loads the script
     }

@@ -61,15 +61,27 @@ for callers in 1 16; do
 done
 
 # 2. and 3. redis-benchmark: the same EVALSHA, then the reference GCRA script.
-mapfile -t take_cmd < <("$build/bin/limits_bench" --redis-url "$REDIS_URL" --print-command)
+# The take's last argument is binary (its numbers packed): redis-benchmark reads it from stdin (-x).
+mapfile -t take_cmd < <("$build/bin/limits_bench" --redis-url "$REDIS_URL" --print-command "$work/take.arg")
+[ "${#take_cmd[@]}" -gt 0 ] || { echo "limits_bench --print-command failed" >&2; exit 1; }
 ref_sha="$(cli SCRIPT LOAD "$(cat "$repo/tests/bench/gcra_reference.lua")")"
-bench() {  # label clients pipeline command...
-    local label="$1" clients="$2" pipeline="$3"
-    shift 3
+bench() {  # label clients pipeline stdin-file|- command...
+    local label="$1" clients="$2" pipeline="$3" stdin="$4"
+    shift 4
     cli CONFIG RESETSTAT >/dev/null
     local before after csv
     before="$(cpu_s)"
-    csv="$(redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -P "$pipeline" --csv "$@" 2>/dev/null | tail -n 1)"
+    if [ "$stdin" = - ]; then
+        csv="$(redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -P "$pipeline" --csv "$@" 2>/dev/null | tail -n 1)"
+    else
+        csv="$(redis-benchmark -h 127.0.0.1 -p "$port" -n "$requests" -c "$clients" -P "$pipeline" --csv -x "$@" <"$stdin" 2>/dev/null | tail -n 1)"
+    fi
+    local errors
+    errors="$(cli INFO errorstats | tr -d '\r' | awk -F'count=' '/^errorstat_/ {s += $2} END {print s + 0}')"
+    if [ "$errors" != 0 ]; then
+        echo "$label: Redis answered $errors error(s): $(cli INFO errorstats | tr -d '\r' | tail -n +2 | paste -sd' ')" >&2
+        exit 1
+    fi
     after="$(cpu_s)"
     # "test","rps","avg_latency_ms","min_latency_ms","p50_latency_ms","p95_latency_ms","p99_latency_ms","max_latency_ms"
     local rps p50 p99 cpu script
@@ -80,11 +92,11 @@ bench() {  # label clients pipeline command...
     script="$(awk -v u="$(script_usec)" -v n="$requests" 'BEGIN {printf "%.2f", u / n}')"
     row "$label" "$rps" "$p50" "$p99" "$cpu" "$script"
 }
-bench "redis-benchmark, same EVALSHA, 1 connection" 1 1 "${take_cmd[@]}"
-bench "redis-benchmark, same EVALSHA, 16 connections" 16 1 "${take_cmd[@]}"
-bench "redis-benchmark, same EVALSHA, 16 conn. x16 pipe" 16 16 "${take_cmd[@]}"
-bench "redis-benchmark, reference GCRA, 16 conn. x16 pipe" 16 16 EVALSHA "$ref_sha" 1 bench:gcra 1 1000000000
-bench "redis-benchmark, reference GCRA, 1 connection" 1 1 EVALSHA "$ref_sha" 1 bench:gcra 1 1000000000
+bench "redis-benchmark, same EVALSHA, 1 connection" 1 1 "$work/take.arg" "${take_cmd[@]}"
+bench "redis-benchmark, same EVALSHA, 16 connections" 16 1 "$work/take.arg" "${take_cmd[@]}"
+bench "redis-benchmark, same EVALSHA, 16 conn. x16 pipe" 16 16 "$work/take.arg" "${take_cmd[@]}"
+bench "redis-benchmark, reference GCRA, 16 conn. x16 pipe" 16 16 - EVALSHA "$ref_sha" 1 bench:gcra 1 1000000000
+bench "redis-benchmark, reference GCRA, 1 connection" 1 1 - EVALSHA "$ref_sha" 1 bench:gcra 1 1000000000
 
 echo
 echo "Rate-limit check, $(date -u +%Y-%m-%d), load average $(cut -d' ' -f1-3 /proc/loadavg), $(nproc) cores"
