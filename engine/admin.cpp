@@ -615,6 +615,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"warnings", diag(c.loaded.warnings)}});
     }
     std::vector<lead_input> leads;
+    std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
     if (campaign.who.kind == campaigns::audience::source::search) {
         if (api == nullptr) {
             co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
@@ -627,21 +628,25 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                             "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
         }
         leads = leads_from_search(found->results);
+        charge = audience_charge(campaign, *found, sender);
     } else {
         leads = leads_from_file(campaign);
     }
-    auto apply = [this, &campaign, &text, &c, &leads] {
-        return apply_definition(st(), campaign, text, c.senders, leads, std::chrono::system_clock::now());
+    auto apply = [this, &campaign, &text, &c, &leads, &charge] {
+        return apply_definition(st(), campaign, text, c.senders, leads, charge, std::chrono::system_clock::now());
     };
     auto r = co_await on_db(apply);
-    spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled", campaign.name, r.version,
-                 r.created ? "created" : (r.changed ? "updated" : "unchanged"), r.enrolled);
+    spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled, audience search {} credits{}",
+                 campaign.name, r.version, r.created ? "created" : (r.changed ? "updated" : "unchanged"), r.enrolled,
+                 r.charged, r.paused.empty() ? "" : "; paused: " + r.paused);
     co_return ok_json({{"name", campaign.name},
                        {"result", r.created ? "created" : (r.changed ? "updated" : "unchanged")},
                        {"version", r.version},
                        {"leads", r.leads},
                        {"enrolled", r.enrolled},
                        {"skipped", r.skipped},
+                       {"audience_credits", charge ? json(r.charged) : json(nullptr)},
+                       {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
                        {"warnings", diag(c.loaded.warnings)}},
                       r.created ? http::status::created : http::status::ok);
 }
@@ -1013,6 +1018,10 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
                                      {"spent", c.spent},
                                      {"overrun", c.overrun},
                                      {"shortfall", c.shortfall}});
+            if (!name.empty()) {
+                // One campaign asked for: its spend per action, sender and day, as `budget show`.
+                out.campaigns.back()["spend"] = spend_json(tx, c.campaign_id);
+            }
         }
         out.problems = ledger::check(tx);
         auto reads = tx.exec(std::string(schema::query("credits/summary")));
@@ -1040,8 +1049,8 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
             key["error"] = "the API's balance could not be read: " + outreach::describe(now.error());
         }
         // Drift: between serve's scheduled reads, how much more the API balance moved than the
-        // ledger posted (positive: charges outside campaign budgets, e.g. searches at apply,
-        // webhook monitoring); see migration 0003.
+        // ledger posted (positive: charges outside campaign budgets, e.g. webhook monitoring;
+        // audience searches at apply are booked in the ledger); see migration 0003.
         key["polls"] = r.polls;
         key["drift"] = r.polls.is_null() ? json(nullptr) : r.polls["drift_total"];
     } else {

@@ -1,5 +1,7 @@
 #include "engine/campaign_apply.hpp"
 
+#include "engine/outreach/cost_model.hpp"
+
 namespace orch::engine {
 
 campaigns::load_result check_definition(std::string_view text, const std::string& file_name, store* db,
@@ -42,6 +44,18 @@ outreach::search_people_params audience_search(const campaigns::campaign& c) {
     return p;
 }
 
+std::int64_t search_charge(const campaigns::campaign& c, const outreach::people_page& found) {
+    if (found.meta.credits_consumed) {
+        return *found.meta.credits_consumed;
+    }
+    return outreach::estimate(audience_search(c)).credits;
+}
+
+apply_charge audience_charge(const campaigns::campaign& c, const outreach::people_page& found,
+                             const std::string& sender) {
+    return {sender, "search_people", search_charge(c, found)};
+}
+
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c) {
     std::vector<lead_input> leads;
     for (const auto& row : c.who.leads) {
@@ -73,9 +87,10 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
 
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
-                               std::chrono::system_clock::time_point now, const store::apply_progress& progress) {
+                               const std::optional<apply_charge>& charge, std::chrono::system_clock::time_point now,
+                               const store::apply_progress& progress) {
     return db.apply_campaign(c.name, campaigns::to_json(c), source, c.steps.front().id, leads, senders, now,
-                             progress);
+                             progress, charge);
 }
 
 }  // namespace orch::engine

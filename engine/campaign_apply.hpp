@@ -2,7 +2,7 @@
 // the CLI (`campaign validate|apply FILE`) and the admin endpoint (POST /v1/campaigns), so both
 // enforce the same rules: validation first (nothing is stored on any error), then the audience
 // (the file's rows, or a search_people through the first sender), then one transaction
-// (store::apply_campaign).
+// (store::apply_campaign) that also books the search's charge in the campaign's ledger.
 #pragma once
 
 #include "campaigns/campaigns.hpp"
@@ -33,13 +33,21 @@ std::vector<std::string> sender_ids(store& db, const campaigns::campaign& c);
 
 // The search_people parameters of a search audience.
 outreach::search_people_params audience_search(const campaigns::campaign& c);
+// What the audience search cost: the answer's metadata.credits_consumed, or when it carries none
+// the cost model's charge for the search sent (engine/outreach/cost_model.hpp, rule R2).
+std::int64_t search_charge(const campaigns::campaign& c, const outreach::people_page& found);
+// The audience search as a charge for apply_definition: through `sender`, action search_people.
+apply_charge audience_charge(const campaigns::campaign& c, const outreach::people_page& found,
+                             const std::string& sender);
 // The leads of a file audience (rows the loader read), or of a search's hits.
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);
 std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit>& hits);
 
-// Stores the definition (a new version when it changed) and enrolls `leads`, in one transaction.
+// Stores the definition (a new version when it changed), enrolls `leads` and records `charge`
+// (the audience search's cost, when there was one) in the campaign's ledger, in one transaction.
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
-                               std::chrono::system_clock::time_point now, const store::apply_progress& progress = {});
+                               const std::optional<apply_charge>& charge, std::chrono::system_clock::time_point now,
+                               const store::apply_progress& progress = {});
 
 }  // namespace orch::engine

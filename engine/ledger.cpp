@@ -370,11 +370,13 @@ std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reser
 
 namespace {
 
+using legs_t = std::vector<std::pair<std::int64_t, bool>>;   // scope_id, is the campaign's scope
+
 struct pending_transfer {
     std::int64_t transfer_id = 0;
     std::int64_t campaign_id = 0;
     std::int64_t reserved = 0;
-    std::vector<std::pair<std::int64_t, bool>> legs;   // scope_id, is the campaign's scope
+    legs_t legs;
 };
 
 std::map<std::int64_t, pending_transfer> lock_pending(pqxx::work& tx, const std::vector<std::int64_t>& attempts) {
@@ -396,6 +398,35 @@ struct settle_request {
     std::optional<std::int64_t> credits;   // nullopt: void
     const post_request* post = nullptr;    // for an unreserved charge
 };
+
+// The entries that settle one transfer in each scope it draws from: `actual` posted out of its
+// reservation (post), the rest of the reservation released (release); a charge above the
+// reservation is absorbed from the scope's available balance (`left`, updated) as far as it goes
+// (absorb), the rest posted from funding (overrun). Returns the campaign scope's shortfall.
+std::int64_t settle_legs(write_set& w, std::int64_t transfer_id, std::int64_t reserved, std::int64_t actual,
+                         const legs_t& legs, std::map<std::int64_t, std::int64_t>& left) {
+    const std::int64_t kept = std::min(actual, reserved);
+    const std::int64_t excess = actual - kept;
+    std::int64_t shortfall = 0;
+    for (const auto& [scope, is_campaign] : legs) {
+        if (kept > 0) {
+            w.entries.push_back({transfer_id, 0, scope, "post", "spent", "reserved", kept});
+        }
+        if (reserved > kept) {
+            w.entries.push_back({transfer_id, 0, scope, "release", "available", "reserved", reserved - kept});
+        }
+        std::int64_t absorbed = std::min(excess, left[scope]);
+        left[scope] -= absorbed;
+        if (absorbed > 0) {
+            w.entries.push_back({transfer_id, 0, scope, "absorb", "spent", "available", absorbed});
+        }
+        if (excess > absorbed) {
+            w.entries.push_back({transfer_id, 0, scope, "overrun", "spent", "funding", excess - absorbed});
+            shortfall = is_campaign ? excess - absorbed : shortfall;
+        }
+    }
+    return shortfall;
+}
 
 std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now) {
     std::vector<settlement> out(batch.size());
@@ -491,29 +522,11 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         res.attempt_id = s.attempt_id;
         res.reserved = p.reserved;
         std::int64_t actual = s.credits.value_or(0);
-        std::int64_t kept = std::min(actual, p.reserved);
-        std::int64_t excess = actual - kept;
-        for (const auto& [scope, is_campaign] : p.legs) {
-            if (kept > 0) {
-                w.entries.push_back({p.transfer_id, 0, scope, "post", "spent", "reserved", kept});
-            }
-            if (p.reserved > kept) {
-                w.entries.push_back({p.transfer_id, 0, scope, "release", "available", "reserved", p.reserved - kept});
-            }
-            std::int64_t absorbed = std::min(excess, left[scope]);
-            left[scope] -= absorbed;
-            if (absorbed > 0) {
-                w.entries.push_back({p.transfer_id, 0, scope, "absorb", "spent", "available", absorbed});
-            }
-            if (excess > absorbed) {
-                w.entries.push_back({p.transfer_id, 0, scope, "overrun", "spent", "funding", excess - absorbed});
-                res.shortfall = is_campaign ? excess - absorbed : res.shortfall;
-            }
-        }
+        res.shortfall = settle_legs(w, p.transfer_id, p.reserved, actual, p.legs, left);
         if (s.credits) {
             res.status = settle_status::posted;
             res.posted = actual;
-            res.overrun = excess;
+            res.overrun = actual - std::min(actual, p.reserved);
         } else {
             res.status = settle_status::voided;
         }
@@ -575,6 +588,74 @@ std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std:
 std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
                                           time_point now) {
     return in_transaction(conn, "ledger/void", [&](pqxx::work& tx) { return void_reservations(tx, attempt_ids, now); });
+}
+
+// ---- charges without a step attempt ----
+
+settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
+    if (c.campaign_id <= 0 || c.credits < 0 || c.action.empty()) {
+        throw std::invalid_argument("ledger charge: campaign " + std::to_string(c.campaign_id) + ", credits " +
+                                    std::to_string(c.credits) + ", action '" + c.action +
+                                    "': the campaign id must be positive, credits not negative, the action named");
+    }
+    const std::string day = utc_day(now);
+    const json pairs = json::array({json{{"campaign_id", c.campaign_id}, {"sender", c.sender}}});
+    const pair_key key{c.campaign_id, c.sender};
+    auto campaign_scope = [&key](locked_scopes& s) {
+        std::int64_t id = 0;
+        for (const auto& r : s.by_pair[key]) {
+            id = r.kind == refusal::campaign_budget ? r.scope_id : id;
+        }
+        return id;
+    };
+    // The same scopes, locked in the same order, as a reservation of this call would take.
+    auto scopes = lock_reserve_scopes(tx, pairs, day);
+    if (scopes.missing || campaign_scope(scopes) == 0) {
+        // A campaign with no ledger scope yet gets an empty one: the charge is then a shortfall,
+        // recorded all the same (no credit the API charged is dropped).
+        run(tx, "ledger/ensure_campaign_scope", c.campaign_id);
+        run(tx, "ledger/ensure_scopes", pairs.dump(), day);
+        scopes = lock_reserve_scopes(tx, pairs, day);
+    }
+    const std::int64_t campaign = campaign_scope(scopes);
+    if (campaign == 0) {
+        throw store_error("ledger charge: campaign " + std::to_string(c.campaign_id) +
+                          " has no budget scope after ensure_campaign_scope (a bug: roll back)");
+    }
+    legs_t legs{{campaign, true}};
+    json scope_ids = json::array({campaign});
+    for (const auto& s : scopes.by_pair[key]) {
+        if (s.scope_id != 0 && s.scope_id != campaign) {
+            legs.emplace_back(s.scope_id, false);
+            scope_ids.push_back(s.scope_id);
+        }
+    }
+    const auto transfer_id = run(tx, "ledger/next_transfer_id")[0][0].as<std::int64_t>();
+    write_set w;
+    settlement out;
+    out.status = settle_status::posted;
+    out.posted = c.credits;
+    out.overrun = c.credits;   // nothing was reserved: all of it is above the reservation
+    out.shortfall = settle_legs(w, transfer_id, 0, c.credits, legs, scopes.available);
+    w.new_transfers.push_back({{"transfer_id", transfer_id},
+                               {"attempt_id", nullptr},
+                               {"campaign_id", c.campaign_id},
+                               {"sender", c.sender},
+                               {"action", c.action},
+                               {"day", day},
+                               {"reserved", 0},
+                               {"scopes", scope_ids},
+                               {"state", "posted"},
+                               {"posted", c.credits},
+                               {"overrun", out.overrun},
+                               {"shortfall", out.shortfall}});
+    apply(tx, w);
+    if (out.shortfall > 0) {
+        pause(tx, c.campaign_id,
+              "the API charged " + std::to_string(out.shortfall) + " credits beyond the budget (" + c.action + ": " +
+                  std::to_string(c.credits) + " credits)");
+    }
+    return out;
 }
 
 // ---- budgets ----

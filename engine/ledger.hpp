@@ -149,6 +149,27 @@ std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std:
 std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
                                           time_point now);
 
+// ---- charges without a step attempt ----
+
+// A call the API billed outside the steps, with no step attempt and no reservation before it
+// (the audience search of `campaign apply`).
+struct charge_request {
+    std::int64_t campaign_id = 0;  // > 0; the campaign's budget scope is created when missing
+    std::string sender;            // the account the call went through (per-account caps; "" for none)
+    std::string action;            // what the call was ("search_people"); not empty
+    std::int64_t credits = 0;      // what the API charged (>= 0)
+};
+
+// Records the charge as a transfer posted at once: attempt_id NULL, reserved 0, posted the
+// charge, on `now`'s UTC day, drawing from the same scopes a reservation of it would (the
+// campaign's, and its sender's and the day's caps when set). It goes the way of any charge above
+// its reservation (post()): absorbed from the available balance as far as it goes, the rest a
+// shortfall from funding, and a shortfall in the campaign's own budget pauses the campaign
+// ("budget exhausted: ..."). Every call records one transfer (there is no idempotency key: each
+// call is a charge of its own). Status `posted`; attempt_id 0.
+// Throws std::invalid_argument for a non-positive campaign id, negative credits or no action.
+settlement charge(pqxx::work& tx, const charge_request& c, time_point now);
+
 // ---- reports (views of 0002) ----
 
 struct campaign_budget_row {

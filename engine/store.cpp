@@ -404,6 +404,22 @@ json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::opt
     return {{"today", std::move(today)}, {"accounts", std::move(accounts)}};
 }
 
+json spend_json(pqxx::transaction_base& tx, std::int64_t campaign_id) {
+    static const std::vector<std::pair<const char*, ledger::dimension>> dims = {
+        {"action", ledger::dimension::action}, {"account", ledger::dimension::account}, {"day", ledger::dimension::day}};
+    json spend = json::object();
+    for (const auto& [dim, by] : dims) {
+        json list = json::array();
+        for (const auto& r : ledger::spend(tx, campaign_id, by)) {
+            list.push_back({{dim, r.key}, {"calls", r.calls}, {"pending", r.pending}, {"posted_calls", r.posted_calls},
+                            {"voided", r.voided}, {"reserved_pending", r.reserved_pending},
+                            {"reserved_posted", r.reserved_posted}, {"posted", r.posted}});
+        }
+        spend[std::string("by_") + dim] = std::move(list);
+    }
+    return spend;
+}
+
 std::optional<budget_set_outcome> store::update_campaign_budget(const std::string& name, const budget_update& u,
                                                                 std::chrono::system_clock::time_point now) {
     auto negative = [](const auto& v) { return v && *v && **v < 0; };
@@ -443,7 +459,7 @@ std::optional<budget_set_outcome> store::update_campaign_budget(const std::strin
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                     const std::string& first_step, const std::vector<lead_input>& leads,
                                     const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
-                                    const apply_progress& progress) {
+                                    const apply_progress& progress, const std::optional<apply_charge>& charge) {
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         pqxx::work tx(*conn_);
@@ -509,6 +525,22 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
             }
         }
         out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
+        if (charge) {
+            // Billed whether the definition changed or not (every search sent costs), against
+            // the budget just set: a posted transfer with no step attempt.
+            auto c = ledger::charge(tx, {out.campaign_id, charge->sender, charge->action, charge->credits}, now);
+            out.charged = c.posted;
+            out.shortfall = c.shortfall;
+            if (c.shortfall > 0) {
+                // The budget could not cover it: the ledger paused the campaign (an active one);
+                // its leads, those just enrolled too, leave the claim index as for any pause.
+                auto st = tx.exec_params(q("campaigns/pause_state"), out.campaign_id);
+                if (!st.empty() && st[0][0].as<bool>()) {
+                    out.paused = st[0][1].as<std::string>();
+                    tx.exec_params(q("engine/park_campaign"), out.campaign_id);
+                }
+            }
+        }
         if (out.enrolled > 0) {
             tx.exec(q("engine/notify_wake"));
         }

@@ -55,6 +55,14 @@ struct lead_input {
     json fields = json::object();  // first_name, company, ... (strings)
 };
 
+// A call the API billed while the campaign was applied, outside its steps (the audience
+// search): recorded in the campaign's ledger in the apply's transaction (ledger::charge).
+struct apply_charge {
+    std::string sender;          // the account the call went through
+    std::string action;          // "search_people"
+    std::int64_t credits = 0;    // what the API charged
+};
+
 struct apply_outcome {
     std::int64_t campaign_id = 0;
     int version = 0;
@@ -63,6 +71,9 @@ struct apply_outcome {
     std::int64_t leads = 0;         // leads in the audience
     std::int64_t enrolled = 0;      // new enrollments
     std::int64_t skipped = 0;       // already contacted by another campaign, or do-not-contact
+    std::int64_t charged = 0;       // credits of the apply_charge recorded (0: none)
+    std::int64_t shortfall = 0;     // the part of it the campaign's budget could not cover
+    std::string paused;             // the pause reason when that shortfall paused the campaign
 };
 
 struct funnel_row {
@@ -132,6 +143,13 @@ budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id,
 json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::optional<std::int64_t> per_day,
                   std::optional<std::int64_t> per_account, std::chrono::system_clock::time_point now);
 
+// A campaign's spend from the ledger's views (budget show CAMPAIGN, GET /v1/budget?campaign=):
+// {"by_action": [{"action", "calls", "pending", "posted_calls", "voided", "reserved_pending",
+// "reserved_posted", "posted"}], "by_account": [... "account" ...], "by_day": [... "day" ...]}.
+// Every transfer counts, a step's call or a charge without one (the audience search at apply,
+// action search_people, reserved 0).
+json spend_json(pqxx::transaction_base& tx, std::int64_t campaign_id);
+
 // The API key is out of credits (INSUFFICIENT_CREDITS): pauses every active campaign with a
 // "credits: ..." reason and parks their enrollments. Returns how many campaigns paused.
 std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why);
@@ -187,13 +205,16 @@ public:
     // Stores a new version when the definition changed (digest differs) and enrolls the leads
     // not enrolled yet, each with the sender `assign(i)` chose, all in one transaction. A new
     // version sets the campaign's budget in the credit ledger (engine/ledger.hpp) from its
-    // budget_credits.
+    // budget_credits. `charge` (optional: the audience search's cost) is recorded in the
+    // campaign's ledger after that budget, changed or not (engine/ledger.hpp charge()); a charge
+    // the budget cannot cover pauses the campaign and parks its leads, in the same transaction.
     // `progress` (optional) is told (leads enrolled so far, total) after each chunk of 5,000.
     using apply_progress = std::function<void(std::int64_t done, std::int64_t total)>;
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
                                  const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
-                                 const apply_progress& progress = {});
+                                 const apply_progress& progress = {},
+                                 const std::optional<apply_charge>& charge = std::nullopt);
     std::optional<json> campaign_version(std::int64_t campaign_id, int version);
     std::vector<campaign_row> campaigns();
     bool campaign_exists(const std::string& name);

@@ -444,18 +444,24 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
     return {std::move(*r.value), std::move(*text)};
 }
 
-// The audience as leads: the file's rows, or a search_people through the first sender.
-std::vector<orch::engine::lead_input> audience_leads(const settings& s, const orch::campaigns::campaign& c,
-                                                     const std::string& sender) {
+// The audience as leads: the file's rows, or a search_people through the first sender, with
+// what that search cost (booked in the campaign's ledger by the apply). A failed search costs
+// nothing and stops the apply.
+struct audience {
+    std::vector<orch::engine::lead_input> leads;
+    std::optional<orch::engine::apply_charge> charge;
+};
+audience audience_leads(const settings& s, const orch::campaigns::campaign& c, const std::string& sender) {
     if (c.who.kind == orch::campaigns::audience::source::file) {
-        return orch::engine::leads_from_file(c);
+        return {orch::engine::leads_from_file(c), std::nullopt};
     }
     auto p = orch::engine::audience_search(c);
     auto r = with_client(s, [&](orch::outreach::client& api) { return api.search_people(sender, p); });
     if (!r) {
-        throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()));
+        throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()) +
+                          "; nothing was stored");
     }
-    return orch::engine::leads_from_search(r->results);
+    return {orch::engine::leads_from_search(r->results), orch::engine::audience_charge(c, *r, sender)};
 }
 
 int cmd_campaign_validate(const global_options& g, const std::string& file) {
@@ -489,9 +495,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         in.leads = static_cast<std::int64_t>(c.value.who.leads.size());
     } else {
         in.leads = c.value.who.total_results;
-        orch::outreach::search_people_params p;
-        p.total_results = c.value.who.total_results;
-        in.audience_credits = orch::outreach::estimate(p).credits;
+        // The search as `campaign apply` sends it (its filters and page mode included), at the
+        // price the apply books when the answer carries no metadata.credits_consumed.
+        in.audience_credits = orch::outreach::estimate(orch::engine::audience_search(c.value)).credits;
     }
     for (auto k : {cs::call_kind::check_invitation, cs::call_kind::invite, cs::call_kind::withdraw,
                    cs::call_kind::send, cs::call_kind::visit}) {
@@ -586,7 +592,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
     }
-    auto leads = audience_leads(s, c.value, senders.front());
+    auto [leads, charge] = audience_leads(s, c.value, senders.front());
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << " " << leads.size() << " found\n";
     }
@@ -600,11 +606,17 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
                       << (done == total ? "\n" : "") << std::flush;
         };
     }
-    auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, std::chrono::system_clock::now(),
-                                            bar);
+    auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, charge,
+                                            std::chrono::system_clock::now(), bar);
     std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
+    if (charge) {
+        std::cout << "audience search: " << r.charged << " credits, booked in the campaign's budget\n";
+    }
+    if (!r.paused.empty()) {
+        std::cout << "campaign '" << c.value.name << "' is paused: " << r.paused << "\n";
+    }
     return 0;
 }
 
@@ -791,20 +803,9 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         j["accounts"] = caps["accounts"];
         out.push_back(std::move(j));
     }
-    static const std::vector<std::pair<const char*, ledger::dimension>> dims = {
-        {"action", ledger::dimension::action}, {"account", ledger::dimension::account}, {"day", ledger::dimension::day}};
-    json spend = json::object();
-    if (!name.empty()) {
-        for (const auto& [dim, by] : dims) {
-            json list = json::array();
-            for (const auto& r : ledger::spend(tx, rows[0].campaign_id, by)) {
-                list.push_back({{dim, r.key}, {"calls", r.calls}, {"pending", r.pending}, {"posted_calls", r.posted_calls},
-                                {"voided", r.voided}, {"reserved_pending", r.reserved_pending},
-                                {"reserved_posted", r.reserved_posted}, {"posted", r.posted}});
-            }
-            spend[std::string("by_") + dim] = list;
-        }
-    }
+    // One campaign: its spend per action (the audience search as search_people too), sender and day.
+    static const std::vector<const char*> dims = {"action", "account", "day"};
+    json spend = name.empty() ? json::object() : orch::engine::spend_json(tx, rows[0].campaign_id);
     if (format == "json") {
         json j = name.empty() ? json{{"campaigns", out}} : out[0];
         if (!name.empty()) {
@@ -822,7 +823,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                       << c["reserved"] << "," << c["spent"] << "," << c["overrun"] << "," << c["shortfall"] << ","
                       << c["state"].get<std::string>() << ",,,,,,,\n";
         }
-        for (const auto& [dim, by] : dims) {
+        for (const char* dim : dims) {
             for (const auto& r : name.empty() ? json::array() : spend[std::string("by_") + dim]) {
                 std::cout << dim << "," << name << "," << r[dim].get<std::string>() << ",,,,,,,,,," << r["calls"] << ","
                           << r["pending"] << "," << r["posted_calls"] << "," << r["voided"] << ","
@@ -857,7 +858,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                         static_cast<long long>(a["available"]));
         }
     }
-    for (const auto& [dim, by] : dims) {
+    for (const char* dim : dims) {
         if (name.empty()) {
             break;
         }

@@ -194,10 +194,18 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(c["version"], 1);
     EXPECT_EQ(c["enrolled"], 5);
     EXPECT_EQ(count("enrollments"), "5");
+    // The audience search (5 results: 1 credit) is booked in the campaign's ledger.
+    EXPECT_EQ(c["audience_credits"], 1) << c;
+    EXPECT_TRUE(c["paused"].is_null()) << c;
 
+    // Unchanged, but the search was sent again: booked again.
     auto again = call("POST", "/v1/campaigns", campaign_yaml("alpha", search_audience(5)));
     EXPECT_EQ(again.status, 200);
     EXPECT_EQ(again.body_json()["result"], "unchanged");
+    EXPECT_EQ(again.body_json()["audience_credits"], 1);
+    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || sum(posted) FROM ledger_transfers "
+                           "WHERE attempt_id IS NULL AND action = 'search_people'"),
+              "2 2");
 
     // A bad new version of an existing campaign changes nothing either.
     auto bad = campaign_yaml("alpha", search_audience(5));
@@ -316,7 +324,17 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_TRUE(b["key"]["balance"].is_number_integer()) << b["key"];
     EXPECT_EQ(b["key"]["drift"], 0);  // one read so far: nothing to compare yet
     EXPECT_GE(b["key"]["polls"]["reads"].get<int>(), 1) << b["key"];
-    EXPECT_EQ(get("/v1/budget?campaign=gamma").body_json()["campaigns"].size(), 1u);
+    auto one = get("/v1/budget?campaign=gamma").body_json();
+    ASSERT_EQ(one["campaigns"].size(), 1u);
+    // One campaign: its spend per action, the apply's audience search (4 results: 1 credit) included.
+    const auto& by_action = one["campaigns"][0]["spend"]["by_action"];
+    ASSERT_EQ(by_action.size(), 1u) << one;
+    EXPECT_EQ(by_action[0]["action"], "search_people");
+    EXPECT_EQ(by_action[0]["calls"], 1);
+    EXPECT_EQ(by_action[0]["posted"], 1);
+    EXPECT_EQ(by_action[0]["reserved_posted"], 0);
+    EXPECT_EQ(one["campaigns"][0]["spent"], 1);
+    EXPECT_FALSE(b["campaigns"][0].contains("spend"));   // the list of every campaign: no spend
     EXPECT_EQ(get("/v1/budget?campaign=nope").status, 404);
     EXPECT_EQ(get("/v1/budget?campaign=").status, 400);
 
@@ -375,7 +393,7 @@ TEST_F(AdminTest, PutCampaignBudget) {
     EXPECT_EQ(j["credits"], 200);
     EXPECT_EQ(j["per_day"], 50);
     EXPECT_TRUE(j["per_account"].is_null());
-    EXPECT_EQ(j["available"], 200);
+    EXPECT_EQ(j["available"], 199);   // the audience search at apply spent 1
     EXPECT_EQ(j["resumed"], false);
     EXPECT_EQ(limits(), "200 50 -");
 

@@ -5,6 +5,7 @@
 //
 // Every test uses an API key of its own (the Redis buckets are keyed by the API key's hash), so
 // tests running in parallel (ctest -j2) never share Redis state.
+#include "engine/store.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/process.hpp"
@@ -641,6 +642,113 @@ TEST_F(LimitsTest, APerAccountCapHoldsForEachSender) {
     }
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'per-account'"), "active");
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
+// The campaign of campaign_yaml with a search audience (`total_results` people titled Engineer)
+// instead of a file.
+std::string search_campaign_yaml(const std::string& name, int total_results, std::int64_t budget_credits) {
+    auto yaml = campaign_yaml(name, "unused.csv", "1s", budget_credits);
+    const std::string file_line = "  file: unused.csv\n";
+    yaml.replace(yaml.find(file_line), file_line.size(),
+                 "  search:\n    title: Engineer\n  total_results: " + std::to_string(total_results) + "\n");
+    return yaml;
+}
+
+// The audience search of `campaign apply` is booked in the campaign's ledger (issue 6): after the
+// apply, after an unchanged re-apply (the search is sent again) and after a worker ran the
+// campaign, the ledger's posted total equals what the sandbox charged the key, `budget show`
+// lists the search under search_people, and a balance read (what serve's credit poll records,
+// store::record_credit_read) reports no drift. The funnel counts no step for the search.
+TEST_F(LimitsTest, TheAudienceSearchIsBookedInTheLedgerAndLeavesNoDrift) {
+    start({"--accept-probability", "0"});
+    orch::engine::store db(env_->database_url());
+    auto key_state = [&]() -> json {
+        auto credits = control_json("/control/credits");  // named: the loop must not outlive it
+        for (const auto& k : credits["keys"]) {
+            if (k["key"] == key_) {
+                return k;
+            }
+        }
+        throw std::runtime_error("the sandbox does not know key " + key_);
+    };
+    auto balance = [&] { return key_state()["credits"].get<std::int64_t>(); };
+    auto ledger_posted = [&] {
+        return count("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted'");
+    };
+    EXPECT_EQ(charged(), 0);  // accounts connect costs nothing
+    EXPECT_EQ(db.record_credit_read(balance()).drift, 0);  // the first read: nothing to compare
+
+    auto file = dir_ + "/searched.yaml";
+    std::ofstream(file) << search_campaign_yaml("searched", 25, 1'000);
+    auto r = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t search = charged();
+    ASSERT_GT(search, 0);
+    EXPECT_EQ(key_state()["charged_by_action"]["search_people"], search);
+    EXPECT_NE(r.output.find("audience search: " + std::to_string(search) + " credits"), std::string::npos) << r.output;
+    EXPECT_EQ(ledger_posted(), search);
+    EXPECT_EQ(db.record_credit_read(balance()).drift, 0);
+    auto b = budget_show("searched");
+    EXPECT_EQ(b["spent"], search) << b.dump();
+    EXPECT_EQ(b["available"], 1'000 - search) << b.dump();
+    ASSERT_EQ(b["spend"]["by_action"].size(), 1u) << b.dump();
+    EXPECT_EQ(b["spend"]["by_action"][0]["action"], "search_people");
+    EXPECT_EQ(b["spend"]["by_action"][0]["posted"], search);
+    EXPECT_EQ(b["spend"]["by_action"][0]["reserved_posted"], 0);
+    EXPECT_EQ(b["spend"]["by_account"][0]["account"],
+              env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'"));
+
+    // Unchanged, yet the search went out again and was charged: booked again.
+    auto again = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("unchanged"), std::string::npos) << again.output;
+    EXPECT_EQ(charged(), 2 * search);
+    EXPECT_EQ(ledger_posted(), 2 * search);
+    EXPECT_EQ(db.record_credit_read(balance()).drift, 0);
+
+    // The campaign runs to its end: every credit the key was charged is in the ledger.
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting')"), 0);
+    EXPECT_GT(charged(), 2 * search);
+    EXPECT_EQ(ledger_posted(), charged());
+    EXPECT_EQ(db.record_credit_read(balance()).drift, 0);
+    EXPECT_EQ(count("SELECT count(*) FROM ledger_check"), 0);
+    // The funnel's credits are its steps' calls only; the searches are the ledger's rest.
+    auto f = funnel("searched");
+    EXPECT_EQ(f["credits"].get<std::int64_t>(), charged() - 2 * search) << f.dump();
+    EXPECT_EQ(count("SELECT count(*) FROM step_attempts WHERE call = 'search_people'"), 0);
+}
+
+// A budget smaller than the search's charge: the charge is recorded whole (the ledger still
+// equals the sandbox), the campaign is paused with the shortfall as its reason, its leads are
+// parked, and a worker makes no call for it.
+TEST_F(LimitsTest, ASearchAboveTheBudgetIsRecordedAndPausesTheCampaign) {
+    start({"--accept-probability", "0"});
+    auto file = dir_ + "/tight.yaml";
+    std::ofstream(file) << search_campaign_yaml("tight", 25, 1);
+    auto r = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t search = charged();
+    ASSERT_GT(search, 1) << "25 results should cost more than the 1-credit budget";
+    EXPECT_NE(r.output.find("is paused: budget exhausted:"), std::string::npos) << r.output;
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'tight'"), "paused");
+    EXPECT_EQ(env_->scalar("SELECT pause_reason FROM campaigns WHERE name = 'tight'"),
+              "budget exhausted: the API charged " + std::to_string(search - 1) +
+                  " credits beyond the budget (search_people: " + std::to_string(search) + " credits)");
+    auto b = budget_show("tight");
+    EXPECT_EQ(b["spent"], search) << b.dump();
+    EXPECT_EQ(b["shortfall"], search - 1) << b.dump();
+    EXPECT_EQ(b["available"], 0) << b.dump();
+    EXPECT_EQ(count("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers"), search);
+    EXPECT_GT(count("SELECT count(*) FROM enrollments"), 0);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE due_at <> 'infinity'"), 0);
+
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+    EXPECT_EQ(charged(), search);
+    EXPECT_EQ(count("SELECT count(*) FROM step_attempts"), 0);
+    EXPECT_EQ(count("SELECT count(*) FROM ledger_check"), 0);
 }
 
 // A redis-server of the test's own (not the shared one), with an append-only file so the day

@@ -351,6 +351,179 @@ TEST_F(LedgerTest, AChargeThatWasNeverReservedIsStillRecorded) {
     EXPECT_TRUE(problems().empty());
 }
 
+// A charge with no step attempt (the audience search of `campaign apply`): one transfer posted
+// at once (attempt_id NULL, nothing reserved, action and sender and day as given), absorbed from
+// the available balance; the spend views count it under its action; the books close.
+TEST_F(LedgerTest, AChargeWithNoAttemptIsPostedAtOnce) {
+    auto c = campaign("c1");
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    pqxx::work tx(*conn_);
+    auto s = ledger::charge(tx, {c, "acc-1", "search_people", 3}, t0);
+    tx.commit();
+    EXPECT_EQ(s.status, ledger::settle_status::posted);
+    EXPECT_EQ(s.attempt_id, 0);
+    EXPECT_EQ(s.reserved, 0);
+    EXPECT_EQ(s.posted, 3);
+    EXPECT_EQ(s.overrun, 3);
+    EXPECT_EQ(s.shortfall, 0);
+    pqxx::result t;
+    std::vector<ledger::spend_row> by_action;
+    {
+        pqxx::nontransaction read(*conn_);
+        t = read.exec("SELECT attempt_id IS NULL, state::text, reserved, posted, overrun, shortfall, action, sender, "
+                      "day::text, settled_at IS NOT NULL, cardinality(scopes) FROM ledger_transfers");
+        by_action = ledger::spend(read, c, ledger::dimension::action);
+    }
+    ASSERT_EQ(t.size(), 1u);
+    EXPECT_TRUE(t[0][0].as<bool>());
+    EXPECT_EQ(t[0][1].as<std::string>(), "posted");
+    EXPECT_EQ(t[0][2].as<std::int64_t>(), 0);
+    EXPECT_EQ(t[0][3].as<std::int64_t>(), 3);
+    EXPECT_EQ(t[0][4].as<std::int64_t>(), 3);
+    EXPECT_EQ(t[0][5].as<std::int64_t>(), 0);
+    EXPECT_EQ(t[0][6].as<std::string>(), "search_people");
+    EXPECT_EQ(t[0][7].as<std::string>(), "acc-1");
+    EXPECT_EQ(t[0][8].as<std::string>(), "2026-03-10");
+    EXPECT_TRUE(t[0][9].as<bool>());
+    EXPECT_EQ(t[0][10].as<int>(), 1);   // the campaign's scope only: no caps
+    // Its entries: the whole charge absorbed from `available` into `spent`.
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_entries WHERE kind = 'absorb' AND amount = 3"), 1);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 7);
+    EXPECT_EQ(b.spent, 3);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.state, "active");
+    ASSERT_EQ(by_action.size(), 1u);
+    EXPECT_EQ(by_action[0].key, "search_people");
+    EXPECT_EQ(by_action[0].calls, 1);
+    EXPECT_EQ(by_action[0].posted_calls, 1);
+    EXPECT_EQ(by_action[0].reserved_posted, 0);
+    EXPECT_EQ(by_action[0].posted, 3);
+    EXPECT_TRUE(problems().empty());
+
+    // Each call is a charge of its own (no idempotency key): a second search is a second transfer,
+    // and a search the budget cannot cover is recorded whole: 7 absorbed, 2 a shortfall, paused.
+    pqxx::work again(*conn_);
+    EXPECT_EQ(ledger::charge(again, {c, "acc-1", "search_people", 0}, t0).posted, 0);
+    auto over = ledger::charge(again, {c, "acc-1", "search_people", 9}, t0);
+    again.commit();
+    EXPECT_EQ(over.posted, 9);
+    EXPECT_EQ(over.shortfall, 2);
+    b = row("c1");
+    EXPECT_EQ(b.available, 0);
+    EXPECT_EQ(b.spent, 12);
+    EXPECT_EQ(b.shortfall, 2);
+    EXPECT_EQ(b.state, "paused");
+    EXPECT_EQ(b.pause_reason,
+              "budget exhausted: the API charged 2 credits beyond the budget (search_people: 9 credits)");
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND state = 'posted'"), 3);
+    EXPECT_TRUE(problems().empty());
+    // The shortfall counts as spent when the budget is raised, as for any charge beyond it.
+    auto raised = ledger::set_budget(*conn_, c, {20, {}, {}}, t0);
+    EXPECT_EQ(raised.available, 8);
+    EXPECT_TRUE(raised.resumed);
+    EXPECT_TRUE(problems().empty());
+}
+
+// The charge draws from the caps a reservation of it would (the sender's, the day's), absorbed as
+// far as each goes; beyond a cap is not a shortfall of the campaign (caps never pause it). Bad
+// input is refused and changes nothing.
+TEST_F(LedgerTest, AChargeDrawsFromTheCapsAndRefusesBadInput) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {100, 4, 5}, t0);
+    {
+        pqxx::work tx(*conn_);
+        EXPECT_THROW(ledger::charge(tx, {0, "acc-A", "search_people", 1}, t0), std::invalid_argument);
+        EXPECT_THROW(ledger::charge(tx, {c, "acc-A", "search_people", -1}, t0), std::invalid_argument);
+        EXPECT_THROW(ledger::charge(tx, {c, "acc-A", "", 1}, t0), std::invalid_argument);
+    }
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 0);
+    pqxx::work tx(*conn_);
+    auto s = ledger::charge(tx, {c, "acc-A", "search_people", 6}, t0);
+    tx.commit();
+    EXPECT_EQ(s.shortfall, 0);
+    EXPECT_EQ(scalar("SELECT cardinality(scopes) FROM ledger_transfers"), 3);
+    EXPECT_EQ(scalar("SELECT available FROM ledger_scope_balances WHERE scope = 'account' AND sender = 'acc-A'"), 0);
+    EXPECT_EQ(scalar("SELECT spent FROM ledger_scope_balances WHERE scope = 'account' AND sender = 'acc-A'"), 6);
+    EXPECT_EQ(scalar("SELECT available FROM ledger_scope_balances WHERE scope = 'day'"), 0);
+    EXPECT_EQ(scalar("SELECT spent FROM ledger_scope_balances WHERE scope = 'day'"), 6);
+    auto b = row("c1");
+    EXPECT_EQ(b.available, 94);
+    EXPECT_EQ(b.state, "active");
+    // The sender's cap and today's are used up: its next call waits, another sender's too (day).
+    EXPECT_EQ(reserve_one(c, a[0], 1, "acc-A").why, ledger::refusal::day_budget);
+    EXPECT_TRUE(reserve_one(c, a[1], 1, "acc-B", t0 + hours(13)).reserved);
+    EXPECT_TRUE(problems().empty());
+}
+
+// store::apply_campaign with the audience search's charge: booked in the apply's transaction
+// against the budget the apply set, again on an unchanged re-apply (each search sent costs);
+// a charge the budget cannot cover pauses the campaign and parks its leads; an apply that is
+// refused records nothing. The funnel counts no step for it.
+TEST_F(LedgerTest, CampaignApplyBooksTheAudienceSearch) {
+    orch::engine::store db(env_->database_url());
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1') ON CONFLICT DO NOTHING");
+        tx.commit();
+    }
+    json def = {{"budget_credits", 10}};
+    std::vector<orch::engine::lead_input> leads = {{"https://example.com/in/p1", json::object()},
+                                                   {"https://example.com/in/p2", json::object()}};
+    const orch::engine::apply_charge search{"acc-1", "search_people", 3};
+    auto first = db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0, {}, search);
+    EXPECT_TRUE(first.created);
+    EXPECT_EQ(first.enrolled, 2);
+    EXPECT_EQ(first.charged, 3);
+    EXPECT_EQ(first.shortfall, 0);
+    EXPECT_TRUE(first.paused.empty());
+    EXPECT_EQ(row("searched").available, 7);
+    EXPECT_EQ(row("searched").spent, 3);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people' "
+                     "AND sender = 'acc-1' AND posted = 3"),
+              1);
+
+    auto same = db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0, {}, search);
+    EXPECT_FALSE(same.changed);
+    EXPECT_EQ(same.charged, 3);
+    EXPECT_EQ(row("searched").available, 4);
+    EXPECT_EQ(row("searched").spent, 6);
+
+    // A file audience (no charge) books nothing.
+    EXPECT_EQ(db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0).charged, 0);
+    EXPECT_EQ(row("searched").spent, 6);
+
+    // 6 credits on 4 available: 2 beyond the budget; paused, and its leads leave the claim index.
+    auto over = db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0, {},
+                                  orch::engine::apply_charge{"acc-1", "search_people", 6});
+    EXPECT_EQ(over.charged, 6);
+    EXPECT_EQ(over.shortfall, 2);
+    EXPECT_EQ(over.paused.rfind("budget exhausted:", 0), 0u) << over.paused;
+    auto b = row("searched");
+    EXPECT_EQ(b.state, "paused");
+    EXPECT_EQ(b.spent, 12);
+    EXPECT_EQ(b.available, 0);
+    EXPECT_EQ(b.shortfall, 2);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                     "WHERE c.name = 'searched' AND e.due_at <> 'infinity'"),
+              0);
+    // No step was made: the funnel counts the leads found and no call, no credit.
+    auto f = db.funnel("searched");
+    EXPECT_EQ(f.found, 2);
+    EXPECT_EQ(f.checked, 0);
+    EXPECT_EQ(f.credits, 0);
+    EXPECT_EQ(scalar("SELECT count(*) FROM step_attempts"), 0);
+
+    // Refused (a cancelled campaign): nothing stored, the search's charge included.
+    EXPECT_TRUE(db.set_campaign_state("searched", "cancelled", ""));
+    EXPECT_THROW(db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0, {}, search),
+                 orch::engine::store_error);
+    EXPECT_EQ(row("searched").spent, 12);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 3);
+    EXPECT_TRUE(problems().empty());
+}
+
 TEST_F(LedgerTest, BadInputIsRefusedAndChangesNothing) {
     auto c = campaign("c1");
     auto a = attempts(c, 2);

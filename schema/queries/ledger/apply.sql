@@ -1,7 +1,9 @@
 -- apply($1 JSON new transfers, $2 JSON settled transfers, $3 JSON entries): writes what
 -- engine/ledger.cpp decided under the locks it holds (reserve_scopes / pending_transfers +
 -- lock_available), in one statement:
---   $1 [{attempt_id, campaign_id, sender, action, day, reserved, scopes}] new pending transfers
+--   $1 [{attempt_id, campaign_id, sender, action, day, reserved, scopes}] new pending transfers;
+--      optionally {transfer_id (from next_transfer_id), state, posted, overrun, shortfall} for a
+--      transfer written settled at once (a charge with no step attempt: attempt_id null)
 --   $2 [{transfer_id, state, posted, overrun, shortfall}]           pending -> posted | voided
 --   $3 [{transfer_id | attempt_id, scope_id, kind, debit, credit, amount}] entries (attempt_id
 --      names a transfer of $1; neither: a budget change)
@@ -10,10 +12,16 @@
 -- transaction. Returns the counts the caller asserts: transfers inserted, transfers settled,
 -- accounts updated, accounts that had to be updated.
 WITH nt AS (
-    INSERT INTO ledger_transfers (attempt_id, campaign_id, sender, action, day, reserved, scopes)
-    SELECT x.attempt_id, x.campaign_id, x.sender, x.action, x.day, x.reserved, x.scopes
-    FROM jsonb_to_recordset($1::jsonb) AS x(attempt_id bigint, campaign_id bigint, sender text, action text,
-                                              day date, reserved bigint, scopes bigint[])
+    INSERT INTO ledger_transfers (transfer_id, attempt_id, campaign_id, sender, action, day, state, reserved, scopes,
+                                  posted, overrun, shortfall, settled_at)
+    SELECT COALESCE(x.transfer_id, nextval('ledger_transfers_transfer_id_seq'::regclass)),
+           x.attempt_id, x.campaign_id, x.sender, x.action, x.day,
+           COALESCE(x.state, 'pending')::ledger_transfer_state, x.reserved, x.scopes,
+           x.posted, COALESCE(x.overrun, 0), COALESCE(x.shortfall, 0),
+           CASE WHEN COALESCE(x.state, 'pending') <> 'pending' THEN now() END
+    FROM jsonb_to_recordset($1::jsonb) AS x(transfer_id bigint, attempt_id bigint, campaign_id bigint, sender text,
+                                              action text, day date, reserved bigint, scopes bigint[], state text,
+                                              posted bigint, overrun bigint, shortfall bigint)
     RETURNING transfer_id, attempt_id
 ), st AS (
     UPDATE ledger_transfers t
