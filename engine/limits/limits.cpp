@@ -522,7 +522,7 @@ public:
 private:
     std::string bytes_;
 };
-constexpr std::size_t take_args_size = 67;  // buckets.lua's TAKE_ARGS_SIZE
+constexpr std::size_t take_args_size = 63;  // buckets.lua's TAKE_ARGS_SIZE
 }  // namespace
 
 std::vector<std::string> limiter::take_command(const check& c) const {
@@ -551,11 +551,17 @@ std::vector<std::string> limiter::take_command(const check& c) const {
                              .put(emission_us, 4)
                              .put(s.key_burst, 4)
                              .put(s.idle_ttl_ms, 4)
-                             .put(s.counters_ttl_ms, 4)
                              .put(c.window_left.count(), 4)
                              .done();
     assert(packed.size() == take_args_size);
-    return {"EVALSHA", impl_->buckets.sha, "2", impl_->key_key, account_key(impl_->tag, c.account_id, c.what), "take",
+    return {"EVALSHA",
+            impl_->buckets.sha,
+            "2",
+            impl_->key_key,
+            account_key(impl_->tag, c.account_id, c.what),
+            "take",
+            std::to_string(s.idle_ttl_ms),
+            std::to_string(s.counters_ttl_ms),
             std::move(packed)};
 }
 

@@ -14,7 +14,8 @@
 -- Records are fixed binary layouts of little-endian doubles (struct.pack): one MGET for both
 -- scopes and one SET (with its TTL) per scope, and no field names to build, keep the take at 4
 -- Redis calls (TIME, MGET, 2 SET). All values are integers below 2^53. Times are ms (tat: us).
---   key scope      KEY: tat, until, streak, streak_until
+--   key scope      KEY: tat, until, streak, streak_until, refreshed (when its TTL was last set;
+--                  32-byte records of earlier versions, without it, read as refreshed 0)
 --   account+action ACC: until, streak, streak_until, pace, first (-1 = unknown), slot0..slot7,
 --                  ncamp; then ncamp CAMP records: campaign id, slot0..slot7
 -- A day slot (index day % 8) holds day * 1e9 + count: a slot of another day counts 0, so old
@@ -24,8 +25,8 @@
 -- campaign record is added (so they are bounded by the campaigns of the last week or so).
 -- Every cost here is paid per check, so this script favours few Redis calls and few Lua
 -- function calls (the % operator instead of math.floor, TTLs passed as strings).
-local TAKE_ARGS, TAKE_ARGS_SIZE = '<i3i4i4i4i4i4i3i6i4i4i4i3i4i4i4i4i4', 67
-local KEY = '<dddd'
+local TAKE_ARGS, TAKE_ARGS_SIZE = '<i3i4i4i4i4i4i3i6i4i4i4i3i4i4i4i4', 63
+local KEY, KEY_V1, KEY_SIZE = '<ddddd', '<dddd', 40
 local ACC = '<dddddddddddddd'
 local CAMP = '<ddddddddd'
 local ACC_SIZE, CAMP_SIZE = 14 * 8, 9 * 8
@@ -96,32 +97,39 @@ end
 local op = ARGV[1]
 
 if op == 'take' then
-    -- KEYS[1] key scope, KEYS[2] account+action; ARGV[2] the check's numbers packed as
+    -- KEYS[1] key scope, KEYS[2] account+action; ARGV[2] idle_ttl_ms (key scope) and ARGV[3]
+    -- counters_ttl_ms (account record) as decimal strings, which SET takes as they are (a number
+    -- would be formatted on every call); ARGV[4] the check's numbers packed as
     -- little-endian signed integers (TAKE_ARGS; limiter::take_command packs them): one argument
-    -- unpacked by one C call instead of 17 arguments coerced from decimal strings, which cost
+    -- unpacked by one C call instead of 16 arguments coerced from decimal strings, which cost
     -- Redis more than the rest of the script's arithmetic.
     --   day (i3), day_left_ms (i4), per_day (i4, -1 none), per_week (i4), ramp_start (i4, 0 none),
     --   ramp_step (i4), first_day (i3, -1: recorded here), campaign id (i6, 0 none), campaign
     --   per_day (i4, -1 none; a campaign's calls are counted only when it has a cap), campaign
     --   per_week (i4), window_ms (i4, 0 = no pacing), pace factor (i3, millionths),
     --   emission_us (i4, 0 = no rate bucket), burst (i4), idle_ttl_ms (i4, key scope),
-    --   counters_ttl_ms (i4, account record), window_left_ms (i4, 0 = unknown: the gap is
-    --   window / quota)
+    --   window_left_ms (i4, 0 = unknown: the gap is window / quota)
     -- Returns {allowed 0|1, reason, wait_ms, streaks (bit 1 key, bit 2 account), used_today, used_week}
     -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
     --          6 campaign_quota, 7 pacing (numbers shared with limits.cpp)
-    local packed = ARGV[2]
+    local packed = ARGV[4]
     if #packed ~= TAKE_ARGS_SIZE then error('orch buckets: take arguments are ' .. #packed .. ' bytes, not ' .. TAKE_ARGS_SIZE) end
     local day, day_left, per_day, per_week, ramp_start, ramp_step, first_day, campaign, camp_day, camp_week,
-          window, pace_micro, emission, burst, key_ttl, acc_ttl, window_left = unpack_struct(TAKE_ARGS, packed)
+          window, pace_micro, emission, burst, key_ttl, window_left = unpack_struct(TAKE_ARGS, packed)
     local wait, why = 0, 0
     local raws = redis.call('MGET', KEYS[1], KEYS[2])  -- both records in one call
 
     -- Key scope: request rate (GCRA) and cooldown.
-    local tat, key_until, key_streak, key_streak_until = 0, 0, 0, 0
-    if raws[1] then
-        if #raws[1] ~= 32 then error('orch buckets: bad key record ' .. KEYS[1]) end
-        tat, key_until, key_streak, key_streak_until = unpack_struct(KEY, raws[1])
+    local tat, key_until, key_streak, key_streak_until, refreshed = 0, 0, 0, 0, 0
+    local key_raw = raws[1]
+    if key_raw then
+        if #key_raw == KEY_SIZE then
+            tat, key_until, key_streak, key_streak_until, refreshed = unpack_struct(KEY, key_raw)
+        elseif #key_raw == 32 then
+            tat, key_until, key_streak, key_streak_until = unpack_struct(KEY_V1, key_raw)
+        else
+            error('orch buckets: bad key record ' .. KEYS[1])
+        end
     end
     local new_tat = 0
     if emission > 0 then
@@ -178,9 +186,18 @@ if op == 'take' then
     if wait > 0 then return {0, why, wait, streaks, today, week} end
 
     -- Take.
+    -- A SET with PX costs Redis more than one that keeps the TTL (it also rewrites the expiry for
+    -- propagation), so a record's TTL is set again only when due: the key scope's when half of it
+    -- has passed since it was last set, the account record's on its first take of a day (its TTL
+    -- outlives the week its counters need). Both are set at once on a new record.
     if emission > 0 then
-        redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until), 'PX', key_ttl)
+        if key_raw and (now - refreshed) * 2 < key_ttl then
+            redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until, refreshed), 'KEEPTTL')
+        else
+            redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until, now), 'PX', ARGV[2])
+        end
     end
+    local keep_ttl = raw and today > 0
     a[6 + day % 8] = day * SLOT + today + 1
     if window > 0 and cap > 0 then
         -- The gap spreads the day quota over the window; with the time left in the window known
@@ -218,21 +235,31 @@ if op == 'take' then
             tail = encode_campaigns(live)
         end
     end
-    redis.call('SET', KEYS[2], pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12],
-                                    a[13], a[14]) .. tail, 'PX', acc_ttl)
+    local record = pack(ACC, a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11], a[12], a[13], a[14]) .. tail
+    if keep_ttl then
+        redis.call('SET', KEYS[2], record, 'KEEPTTL')
+    else
+        redis.call('SET', KEYS[2], record, 'PX', ARGV[3])
+    end
     return {1, 0, 0, streaks, today + 1, week + 1}
 end
 
 -- The other operations (not on the hot path) read and write records through these.
 local function load_key(k)
     local raw = redis.call('GET', k)
-    if not raw then return {0, 0, 0, 0} end
-    if #raw ~= 32 then error('orch buckets: bad key record ' .. k) end
-    return {unpack_struct(KEY, raw)}
+    if not raw then return {0, 0, 0, 0, 0} end
+    if #raw == KEY_SIZE then return {unpack_struct(KEY, raw)} end
+    if #raw == 32 then
+        local r = {unpack_struct(KEY_V1, raw)}
+        r[5] = 0  -- (r[5] held unpack's next position)
+        return r
+    end
+    error('orch buckets: bad key record ' .. k)
 end
 
+-- Sets the TTL: the record's refreshed time is now.
 local function save_key(k, r, ttl)
-    redis.call('SET', k, pack(KEY, r[1], r[2], r[3], r[4]), 'PX', ttl)
+    redis.call('SET', k, pack(KEY, r[1], r[2], r[3], r[4], now), 'PX', ttl)
 end
 
 -- The account record's 14 numbers, and its campaign records as bytes.
@@ -301,7 +328,7 @@ if op == 'reset' then
     if ARGV[2] == '1' then
         local r = load_key(KEYS[1])
         if r[3] > 0 then
-            redis.call('SET', KEYS[1], pack(KEY, r[1], r[2], 0, 0), 'KEEPTTL')
+            redis.call('SET', KEYS[1], pack(KEY, r[1], r[2], 0, 0, r[5]), 'KEEPTTL')
         end
     end
     if ARGV[3] == '1' then

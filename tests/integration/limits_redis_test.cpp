@@ -387,7 +387,7 @@ TEST_F(LimitsRedis, DeniedTakesNothing) {
     EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 1);
     // The rate bucket was not charged by the denials: the GCRA state advanced once (1 ms).
     auto key = record(key_scope_key(lim.tag()));
-    ASSERT_EQ(key.size(), 4u);
+    ASSERT_EQ(key.size(), 5u);  // tat, until, streak, streak_until, refreshed
     auto time = cmd({"TIME"});
     double now_us = std::stod(time->element[0]->str) * 1e6 + std::stod(time->element[1]->str);
     EXPECT_LT(key[0] - now_us, 1000.0 + 1.0);
@@ -606,6 +606,73 @@ TEST_F(LimitsRedis, EveryKeyExpiresWhenIdle) {
         std::string key(keys->element[i]->str, keys->element[i]->len);
         EXPECT_GT(pttl(key), 0) << key;
     }
+}
+
+// A take sets a record's TTL again only when due (a SET with PX costs Redis more): the key
+// scope's once half its idle TTL has passed since it was last set, the account record's on its
+// first take of a day. Neither ever expires while in use.
+TEST_F(LimitsRedis, TakesRefreshTheTtlsOnlyWhenDue) {
+    settings s = base();
+    s.key_requests_per_s = 1000;
+    s.key_burst = 1000;
+    s.idle_ttl_ms = 1000;  // the smallest allowed: half of it passes within the test
+    limiter lim(s);
+    check c = invite("acc_refresh", 100);
+    const std::string k = key_scope_key(lim.tag());
+    const std::string a = account_key(lim.tag(), "acc_refresh", action::invite);
+    ASSERT_TRUE(lim.take(c).allowed);
+    const double first_refresh = record(k).at(4);
+    EXPECT_GT(first_refresh, 0);
+    // The account record's TTL is kept by later takes of the same day: shorten it by hand and
+    // see it stay shortened.
+    ASSERT_EQ(cmd({"PEXPIRE", a, "100000"})->integer, 1);
+    ASSERT_TRUE(lim.take(c).allowed);
+    EXPECT_LE(pttl(a), 100'000);
+    EXPECT_GT(pttl(a), 90'000);
+    EXPECT_EQ(record(k).at(4), first_refresh);  // within half the idle TTL: kept
+    // The first take of the next day sets it again.
+    check tomorrow = c;
+    tomorrow.day = {day0 + 1, hours{5}};
+    ASSERT_TRUE(lim.take(tomorrow).allowed);
+    EXPECT_GT(pttl(a), s.counters_ttl_ms - 60'000);
+    // The key scope, taken every 100 ms for 2 s (twice its idle TTL), never expires and is set
+    // again after half of it.
+    bool refreshed = false;
+    for (int i = 0; i < 20; ++i) {
+        std::this_thread::sleep_for(100ms);
+        ASSERT_TRUE(lim.take(tomorrow).allowed) << i;
+        auto key = record(k);
+        ASSERT_EQ(key.size(), 5u) << "the key scope's record expired at take " << i;
+        refreshed = refreshed || key[4] > first_refresh;
+        EXPECT_GT(pttl(k), 0);
+        EXPECT_LE(pttl(k), s.idle_ttl_ms);
+    }
+    EXPECT_TRUE(refreshed);
+}
+
+// A key scope record of the earlier layout (4 doubles, no refreshed time) is read as it was and
+// rewritten in the current one.
+TEST_F(LimitsRedis, KeyRecordsOfTheEarlierLayoutAreRead) {
+    settings s = base();
+    s.key_requests_per_s = 1000;
+    s.key_burst = 1;
+    limiter lim(s);
+    const std::string k = key_scope_key(lim.tag());
+    auto time = cmd({"TIME"});
+    const double now_us = std::stod(time->element[0]->str) * 1e6 + std::stod(time->element[1]->str);
+    // tat 10 s ahead: the rate bucket denies with a wait of about 10 s.
+    auto set = cmd({"EVAL", "return redis.call('SET', KEYS[1], struct.pack('<dddd', ARGV[1], 0, 0, 0), 'PX', 60000)", "1", k,
+                    std::to_string(static_cast<long long>(now_us + 10e6))});
+    ASSERT_TRUE(set && set->type == REDIS_REPLY_STATUS);
+    ASSERT_EQ(cmd({"STRLEN", k})->integer, 32);
+    verdict v = lim.take(invite("acc_old_layout", 100));
+    EXPECT_FALSE(v.allowed);
+    EXPECT_EQ(v.why, reason::rate);
+    EXPECT_GT(v.retry_after, 9s);
+    // A cooldown rewrites it in the current layout.
+    ASSERT_TRUE(lim.rate_limited(invite("acc_old_layout", 100), scope::key, 5ms));
+    EXPECT_EQ(cmd({"STRLEN", k})->integer, 40);
+    EXPECT_EQ(record(k).at(0), static_cast<double>(static_cast<long long>(now_us + 10e6)));
 }
 
 TEST_F(LimitsRedis, DaySlotsAreReusedAfterAWeekAndIdleCampaignsAreDropped) {
