@@ -10,9 +10,11 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <mutex>
 
 namespace orch::limits {
 
@@ -277,6 +279,22 @@ struct limiter::impl {
     std::string key_key;
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
+
+    // take()'s combining queue: callers whose check waits for a round trip, and how many round
+    // trips are under way (up to two, so that Redis has the next batch while a reply is read).
+    // Each waiter sleeps on its own condition variable: a leader wakes the callers of its batch
+    // and the first queued one (the next leader), not every waiter.
+    struct waiting_take {
+        const check* c = nullptr;
+        verdict v;
+        bool sent = false;  // in a leader's batch
+        bool done = false;
+        std::condition_variable wake;
+    };
+    static constexpr int max_takes_in_flight = 2;
+    std::mutex take_mutex;
+    std::vector<waiting_take*> take_queue;
+    int takes_in_flight = 0;
 
     static redis_endpoint endpoint_of(const settings& s) {
         std::string error;
@@ -565,7 +583,51 @@ std::vector<std::string> limiter::take_command(const check& c) const {
             std::move(packed)};
 }
 
-verdict limiter::take(const check& c) { return take_many(std::span<const check>(&c, 1)).front(); }
+verdict limiter::take(const check& c) {
+    impl::waiting_take me;
+    me.c = &c;
+    std::unique_lock lock(impl_->take_mutex);
+    impl_->take_queue.push_back(&me);
+    while (!me.done) {
+        if (me.sent || impl_->takes_in_flight >= impl::max_takes_in_flight) {
+            me.wake.wait(lock);
+            continue;
+        }
+        // Lead one round trip for everything queued (this caller's check among them).
+        ++impl_->takes_in_flight;
+        std::vector<impl::waiting_take*> batch;
+        batch.swap(impl_->take_queue);
+        for (auto* w : batch) {
+            w->sent = true;
+        }
+        lock.unlock();
+        std::vector<check> checks;
+        checks.reserve(batch.size());
+        for (const auto* w : batch) {
+            checks.push_back(*w->c);
+        }
+        std::vector<verdict> verdicts;
+        try {
+            verdicts = take_many(checks);
+        } catch (...) {
+            verdicts.assign(checks.size(), impl_->unavailable_verdict());
+            spdlog::error("limits: a combined take failed with an exception: the batch fails closed");
+        }
+        lock.lock();
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            batch[i]->v = verdicts[i];
+            batch[i]->done = true;
+            if (batch[i] != &me) {
+                batch[i]->wake.notify_one();
+            }
+        }
+        --impl_->takes_in_flight;
+        if (!impl_->take_queue.empty()) {
+            impl_->take_queue.front()->wake.notify_one();
+        }
+    }
+    return me.v;
+}
 
 std::vector<verdict> limiter::take_many(std::span<const check> checks) {
     std::vector<verdict> out(checks.size());

@@ -213,6 +213,11 @@ public:
     // Checks and, when allowed, takes. One EVALSHA round trip (two more after a NOSCRIPT).
     // Denied with bad_input (and logged) when the account is empty, the day number is outside
     // [7, 1000000) or day.left outside (0, 26 h].
+    // Concurrent take() calls on one limiter share round trips: while one caller's round trip is
+    // under way, the checks of the callers that arrive meanwhile queue, and the next of them
+    // sends them all as one take_many (in arrival order). Each check still rides in exactly one
+    // round trip; Redis runs the batch's scripts back to back instead of waiting for a reply
+    // between them, which is what keeps the latency flat with many callers.
     verdict take(const check& c);
 
     // take() for every check of a batch in ONE round trip: the EVALSHAs are pipelined on one

@@ -166,6 +166,44 @@ TEST_F(LimitsRedis, DayQuotaIsNeverExceededByManyThreadsRacing) {
     EXPECT_EQ(inv.used_week, per_day);
 }
 
+// Concurrent take() calls share round trips (limiter::take combines them into take_many
+// batches): every caller still gets the verdict of its own check, and each check is counted
+// exactly once. Each thread takes for its own account (its counts must run 1, 2, ... in its own
+// verdicts) and, in between, for one shared account with a quota smaller than the demand.
+TEST_F(LimitsRedis, ConcurrentTakesGetTheirOwnVerdictsAndCountOnce) {
+    limiter lim(base());
+    constexpr int threads = 16, rounds = 30, shared_quota = 100;
+    std::atomic<int> shared_allowed{0}, misrouted{0};
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+        pool.emplace_back([&, t] {
+            const std::string own = "acc_own_" + std::to_string(t);
+            for (int i = 1; i <= rounds; ++i) {
+                verdict v = lim.take(invite(own, 1000));
+                if (!v.allowed || v.used_today != i) {
+                    ++misrouted;
+                }
+                verdict w = lim.take(invite("acc_shared", shared_quota));
+                if (w.allowed) {
+                    ++shared_allowed;
+                } else if (w.why != reason::day_quota) {
+                    ++misrouted;
+                }
+            }
+        });
+    }
+    for (auto& th : pool) {
+        th.join();
+    }
+    EXPECT_EQ(misrouted.load(), 0);
+    EXPECT_EQ(shared_allowed.load(), shared_quota);
+    for (int t = 0; t < threads; ++t) {
+        auto st = lim.status("acc_own_" + std::to_string(t), today);
+        ASSERT_TRUE(st);
+        EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, rounds) << t;
+    }
+}
+
 TEST_F(LimitsRedis, DayAndRollingWeekRollOverWithTheDayNumber) {
     limiter lim(base());
     auto on = [](std::int64_t day) {
