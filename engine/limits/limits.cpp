@@ -655,6 +655,18 @@ std::vector<verdict> limiter::take_many(std::span<const check> checks) {
             v = impl_->unavailable_verdict();
             continue;
         }
+        if (rep->type == REDIS_REPLY_INTEGER && rep->integer >= 0) {
+            // Allowed, packed as streaks + 4 * used_today + 2^27 * used_week (see buckets.lua).
+            const auto x = static_cast<std::uint64_t>(rep->integer);
+            v.allowed = true;
+            v.why = reason::none;
+            v.retry_after = std::chrono::milliseconds(0);
+            v.key_streak = (x & 1) != 0;
+            v.account_streak = (x & 2) != 0;
+            v.used_today = static_cast<std::int64_t>((x >> 2) & ((std::uint64_t{1} << 25) - 1));
+            v.used_week = static_cast<std::int64_t>(x >> 27);
+            continue;
+        }
         if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 6) {
             impl_->pool.outage("script buckets take: unexpected reply shape");
             v = impl_->unavailable_verdict();
