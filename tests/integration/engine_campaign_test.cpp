@@ -346,11 +346,15 @@ TEST_F(EngineTest, ForgedAndUnsignedWebhooksAreRejectedAndChangeNothing) {
     auto fired = control.post("/control/events",
                               {{"type", "disconnection"}, {"account_id", account}, {"reason", "session expired"}});
     ASSERT_EQ(fired.status, 200) << fired.body;
-    for (int i = 0; i < 200 && env_->scalar("SELECT count(*) FROM events") != "1"; ++i) {
+    // The event is stored first, and the account marked disconnected after it (its own
+    // statement): wait for both, not only the first.
+    const std::string connected = "SELECT connected FROM accounts WHERE account_id = '" + account + "'";
+    for (int i = 0; i < 250 && (env_->scalar("SELECT count(*) FROM events") != "1" || env_->scalar(connected) != "f");
+         ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "1") << receiver->log();
-    EXPECT_EQ(env_->scalar("SELECT connected FROM accounts WHERE account_id = '" + account + "'"), "f");
+    EXPECT_EQ(env_->scalar(connected), "f") << receiver->log();
 }
 
 TEST_F(EngineTest, LostAcceptanceEventsAreCaughtBeforeTheWaitTimesOut) {
