@@ -35,11 +35,12 @@ struct options {
     int batch = 1;
     double duration_s = 5;
     std::string print_command;  // FILE of the packed argument; empty: run the bench
+    bool campaign_cap = true;   // --no-campaign-cap: the check carries no campaign cap
 };
 
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr, "limits_bench: %s\nusage: limits_bench --redis-url URL [--callers N] [--duration-s S] "
-                         "[--batch N] [--print-command FILE]\n", why);
+                         "[--batch N] [--print-command FILE] [--no-campaign-cap]\n", why);
     std::exit(2);
 }
 
@@ -63,6 +64,8 @@ options parse(int argc, char** argv) {
             o.duration_s = std::atof(next().c_str());
         } else if (a == "--print-command") {
             o.print_command = next();
+        } else if (a == "--no-campaign-cap") {
+            o.campaign_cap = false;
         } else {
             usage(("unknown argument " + a).c_str());
         }
@@ -82,13 +85,17 @@ options parse(int argc, char** argv) {
 constexpr std::int64_t no_zero_byte = 0x01010101;
 constexpr std::int64_t unlimited = 0x7F7F7F7F;
 
+bool with_campaign_cap = true;  // the options' campaign_cap (set once in main)
+
 check bench_check(int caller) {
     check c;
     c.account_id = "bench_acc_" + std::to_string(caller);
     c.what = action::invite;
     c.campaign_id = 0x010101010101;
     c.account_quota = quota{unlimited, unlimited};
-    c.campaign_cap = quota{unlimited, unlimited};
+    // Without a cap (-1 fields, 0xFFFFFFFF: no zero byte either) the script skips the campaign's
+    // counters, as for every campaign that sets no per-account limits.
+    c.campaign_cap = with_campaign_cap ? quota{unlimited, unlimited} : quota{-1, -1};
     c.day = {0x014FBE, std::chrono::milliseconds{0x0112A880}};  // 5 h left
     c.working_window = std::chrono::milliseconds{0x01EE6280};   // 9 h
     c.window_left = std::chrono::milliseconds{no_zero_byte};
@@ -141,6 +148,7 @@ redis_cpu read_cpu(redisContext* c) {
 
 int main(int argc, char** argv) {
     options o = parse(argc, argv);
+    with_campaign_cap = o.campaign_cap;
     settings s = bench_settings(o.redis_url);
     limiter lim(s);
     if (!o.print_command.empty()) {
