@@ -88,7 +88,13 @@ sleep 6
 echo
 "$orch" report funnel demo-canonical
 left="$(curl -sS "$OUTREACH_API_URL/v2/credits" -H "x-api-key: $key" | jq -r .data.credits)"
-echo "Credits spent on the API: $((credits - left)) (left: $left), the audience search included"
+# What the API charged, explained: the ledger's posted total (every call and the audience search,
+# each in the campaign's budget) plus the webhook monitoring of the accounts (about 10 credits per
+# account and day, billed to the key by the V2 webhooks of `serve`, no campaign's).
+posted="$(psql "$DATABASE_URL" -tAc "SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted'")"
+monitoring="$(curl -sS "$control/control/credits" | jq --arg k "$key" '[.keys[] | select(.key == $k) | .charged_by_action.monitoring // 0] | add // 0')"
+echo "Credits charged by the API: $((credits - left)) (left: $left) = $posted posted in the campaign's ledger" \
+     "(its calls and the audience search) + $monitoring for webhook monitoring (per account and day, not a campaign's)"
 echo
 "$orch" budget show demo-canonical
 effects="$(curl -sS "$control/control/side-effects")"
@@ -98,3 +104,4 @@ echo "Sandbox side-effect record: $(jq '[.invitations[] | select(.sent > 0)] | l
      "$(jq '.messages | length' <<<"$effects") messages; duplicate invitations: $dup_invites, duplicate messages: $dup_messages"
 echo "Demo took $(( $(date +%s) - started )) s after the build."
 [ "$dup_invites" = 0 ] && [ "$dup_messages" = 0 ] || { echo "demo: duplicates found" >&2; exit 1; }
+[ "$((credits - left))" = "$((posted + monitoring))" ] || { echo "demo: the ledger does not explain the API's charges" >&2; exit 1; }
