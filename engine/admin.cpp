@@ -1030,7 +1030,8 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
                          {"first_at", reads[0][1].as<std::string>()},
                          {"last_at", reads[0][2].as<std::string>()},
                          {"last_balance", reads[0][3].as<std::int64_t>()},
-                         {"drift_total", reads[0][4].as<std::int64_t>()}};
+                         {"drift_total", reads[0][4].as<std::int64_t>()},
+                         {"monitoring_total", reads[0][5].as<std::int64_t>()}};
         }
         return out;
     };
@@ -1049,8 +1050,8 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
             key["error"] = "the API's balance could not be read: " + outreach::describe(now.error());
         }
         // Drift: between serve's scheduled reads, how much more the API balance moved than the
-        // ledger posted (positive: charges outside campaign budgets, e.g. webhook monitoring;
-        // audience searches at apply are booked in the ledger); see migration 0003.
+        // ledger posted plus the expected webhook monitoring (audience searches at apply are
+        // booked in the ledger; monitoring days are counted apart); migrations 0003 and 0009.
         key["polls"] = r.polls;
         key["drift"] = r.polls.is_null() ? json(nullptr) : r.polls["drift_total"];
     } else {

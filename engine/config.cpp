@@ -143,6 +143,10 @@ const std::vector<setting_row>& rows() {
          boolean(&settings::pacing)},
         {"credits_poll_seconds", "", "serve: how often the key's credit balance is read (default 300)",
          number(&settings::credits_poll_seconds, 1, 86'400)},
+        {"monitoring_credits_per_day", "",
+         "serve: credits the API bills per account and UTC day of webhook monitoring, counted apart from "
+         "the drift (default 10)",
+         number(&settings::monitoring_credits_per_day, 0, 1'000'000)},
         {"admin_listen", "", "serve: HOST:PORT of the admin REST endpoint, or off (default 127.0.0.1:8702)",
          text(&settings::admin_listen)},
         {"admin_token", "ORCH_ADMIN_TOKEN",

@@ -48,6 +48,7 @@ struct settings {
     bool ramp_up = true;                      // new accounts start lower and ramp up over days
     bool pacing = true;                       // spread each day quota over the working hours
     std::int64_t credits_poll_seconds = 300;  // serve: how often the key's balance is read
+    std::int64_t monitoring_credits_per_day = 10;  // serve: the API's price of a monitored account-day
     // serve: the admin REST endpoint (engine/admin.hpp), its own listener; "off" disables it.
     std::string admin_listen = "127.0.0.1:8702";
     std::string admin_token;                  // ORCH_ADMIN_TOKEN only (a secret); empty: no admin listener

@@ -62,7 +62,12 @@ struct intake::impl {
     std::unique_ptr<api::http_server> server;
     std::string receiver_path;             // path prefix of webhook_public_url
     std::map<std::string, std::string> secrets;  // account -> signing secret (io thread only)
-    std::set<std::string> ensured;               // accounts with a webhook from this process
+    std::set<std::string> ensured;               // accounts with a webhook from this process (io thread only)
+    // A webhook is being created (the API bills its monitoring at once) and its monitoring day
+    // not yet recorded, or a credit read is under way: each waits for the other, or a read could
+    // see the charge without its day (or the day without its charge) and report it as drift.
+    bool ensuring = false;                       // io thread only
+    bool reading = false;                        // io thread only
     std::atomic<unsigned short> port{0};
     std::atomic<bool> stopping{false};
     std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
@@ -201,6 +206,7 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
     auto account = a.account_id;
     auto job = [this, &account, &id] {
         db->set_account_webhook(account, id);
+        db->record_monitoring_day(account);  // the API bills today's monitoring of the account
         return 0;
     };
     co_await on_db(job);
@@ -214,21 +220,42 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
 }
 
 // Reads the key's balance every credits_poll_seconds: records it with the ledger's drift, warns
-// on drift, and resumes campaigns paused for the key's credits once it has some again.
+// on drift, and resumes campaigns paused for the key's credits once it has some again. Before
+// each read, the accounts this process keeps monitored are recorded for today (UTC), so that a
+// new day's monitoring charge is expected rather than reported as drift.
 asio::awaitable<void> intake::impl::credits_loop() {
     while (!stopping) {
+        while (ensuring && !stopping) {
+            co_await sleep_for(std::chrono::milliseconds(20));
+        }
+        reading = true;
+        std::vector<std::string> monitored(ensured.begin(), ensured.end());
+        if (!monitored.empty()) {
+            auto days = [this, &monitored] {
+                for (const auto& account : monitored) {
+                    db->record_monitoring_day(account);
+                }
+                return 0;
+            };
+            try {
+                co_await on_db(days);
+            } catch (const std::exception& e) {
+                spdlog::error("serve: recording monitored days failed: {}", e.what());
+            }
+        }
         auto r = co_await api->get_credits();
         if (!r) {
             spdlog::warn("serve: reading the key's credits failed: {}", outreach::describe(r.error()));
         } else {
             std::int64_t balance = r->credits;
-            auto job = [this, balance] { return db->record_credit_read(balance); };
+            const std::int64_t price = cfg.monitoring_credits_per_day;
+            auto job = [this, balance, price] { return db->record_credit_read(balance, price); };
             try {
                 auto read = co_await on_db(job);
                 if (read.drift != 0) {
                     spdlog::warn("serve: credit drift {} since the last read: the API balance moved by that much "
-                                 "more than the ledger posted (balance now {})",
-                                 read.drift, balance);
+                                 "more than the ledger posted and the expected webhook monitoring ({}) (balance now {})",
+                                 read.drift, read.monitoring, balance);
                 }
                 if (read.resumed > 0) {
                     spdlog::info("serve: the key has {} credits again: {} campaigns resumed", balance, read.resumed);
@@ -237,6 +264,7 @@ asio::awaitable<void> intake::impl::credits_loop() {
                 spdlog::error("serve: recording the key's credits failed: {}", e.what());
             }
         }
+        reading = false;
         co_await sleep_for(std::chrono::seconds(cfg.credits_poll_seconds));
     }
 }
@@ -247,11 +275,20 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
             auto list = [this] { return db->accounts(); };
             auto accounts = co_await on_db(list);
             for (const auto& a : accounts) {
-                if (ensured.count(a.account_id) == 0 && a.platform == "network" && co_await ensure_one(a)) {
-                    ensured.insert(a.account_id);
+                if (ensured.count(a.account_id) == 0 && a.platform == "network") {
+                    while (reading && !stopping) {
+                        co_await sleep_for(std::chrono::milliseconds(20));
+                    }
+                    ensuring = true;
+                    bool made = co_await ensure_one(a);
+                    ensuring = false;
+                    if (made) {
+                        ensured.insert(a.account_id);
+                    }
                 }
             }
         } catch (const std::exception& e) {
+            ensuring = false;
             spdlog::error("serve: listing accounts failed: {}", e.what());
         }
         co_await sleep_for(std::chrono::seconds(2));  // accounts connected later get theirs too

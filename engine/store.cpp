@@ -198,11 +198,13 @@ std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why) {
     return n;
 }
 
-store::credit_read store::record_credit_read(std::int64_t balance) {
+store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day) {
     return guarded("credits/record_read", [&] {
         pqxx::work tx(*conn_);
         credit_read out;
-        out.drift = tx.exec_params(q("credits/record_read"), balance)[0][0].as<std::int64_t>();
+        auto read = tx.exec_params1(q("credits/record_read"), balance, monitoring_credits_per_day);
+        out.drift = read[0].as<std::int64_t>();
+        out.monitoring = read[1].as<std::int64_t>();
         if (balance > 0) {
             for (const auto& r : tx.exec(q("credits/resume"))) {
                 tx.exec_params(q("engine/unpark"), r[0].as<std::int64_t>(), std::string());
@@ -214,6 +216,14 @@ store::credit_read store::record_credit_read(std::int64_t balance) {
         }
         tx.commit();
         return out;
+    });
+}
+
+void store::record_monitoring_day(const std::string& account_id) {
+    guarded("credits/monitoring_day", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("credits/monitoring_day"), account_id);
+        tx.commit();
     });
 }
 

@@ -230,12 +230,16 @@ public:
 
     // ---- the API key's credits ----
     struct credit_read {
-        std::int64_t drift = 0;     // since the previous read (see migration 0003)
-        std::int64_t resumed = 0;   // campaigns resumed because the key has credits again
+        std::int64_t drift = 0;       // since the previous read (see migrations 0003 and 0009)
+        std::int64_t monitoring = 0;  // expected webhook monitoring charges counted by this read
+        std::int64_t resumed = 0;     // campaigns resumed because the key has credits again
     };
     // Records a balance read from GET /v2/credits; a positive balance resumes the campaigns
-    // paused for the key's credits.
-    credit_read record_credit_read(std::int64_t balance);
+    // paused for the key's credits. The monitoring days recorded since the previous read count
+    // `monitoring_credits_per_day` each as expected charges, apart from the drift.
+    credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
+    // `serve` keeps `account_id` monitored by a V2 webhook today (UTC): the API bills that day.
+    void record_monitoring_day(const std::string& account_id);
 
     // ---- events ----
     // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt

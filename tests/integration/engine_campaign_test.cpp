@@ -556,6 +556,54 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_DOUBLE_EQ(j["calendar_days"].get<double>(), 7.0 + 7.0);
 }
 
+// serve's credit reads expect the webhook monitoring it keeps (the API bills each monitored
+// account once per UTC day): with webhooks created, an audience search and a campaign run in
+// between, every read reports a drift of 0, and the monitoring the reads counted is what the
+// sandbox charged for it.
+TEST_F(EngineTest, WebhookMonitoringIsCountedApartFromTheDrift) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_CREDITS_POLL_SECONDS", "1");
+    auto reads = [&] { return std::stoi(env_->scalar("SELECT count(*) FROM api_credit_reads")); };
+    auto wait_reads = [&](int n) {
+        for (int i = 0; i < 200 && reads() < n; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return reads() >= n;
+    };
+    auto receiver = serve(free_port());
+    ASSERT_TRUE(wait_reads(2)) << receiver->log();
+    auto file = write("monitored.yaml", campaign_yaml("monitored", search_audience(10), "1s", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker"});
+    for (int i = 0; i < 600 && funnel("monitored")["live"] != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(funnel("monitored")["live"], 0) << worker->log();
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+    ASSERT_TRUE(wait_reads(reads() + 2)) << receiver->log();
+
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM api_credit_reads WHERE drift <> 0"), "0")
+        << env_->scalar("SELECT string_agg(read_id || ': balance ' || balance || ', posted ' || ledger_posted || "
+                        "', monitoring ' || monitoring || ', drift ' || drift, '; ' ORDER BY read_id) "
+                        "FROM api_credit_reads")
+        << receiver->log();
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto credits = control.get("/control/credits");
+    ASSERT_EQ(credits.status, 200);
+    std::int64_t charged_monitoring = 0;
+    const json body = credits.body_json();
+    for (const auto& k : body["keys"]) {
+        if (k["key"] == "test-key") {
+            charged_monitoring = k["charged_by_action"].value("monitoring", std::int64_t{0});
+        }
+    }
+    // 3 accounts, one UTC day (two if the test runs across midnight), each counted by a read.
+    const int days = std::stoi(env_->scalar("SELECT count(*) FROM monitoring_days WHERE read_id IS NOT NULL"));
+    EXPECT_TRUE(days == 3 || days == 6) << days;
+    EXPECT_EQ(charged_monitoring, 10 * days) << credits.body;
+    EXPECT_EQ(env_->scalar("SELECT sum(monitoring) FROM api_credit_reads"), std::to_string(charged_monitoring));
+}
+
 // The API key runs out of credits mid-campaign: INSUFFICIENT_CREDITS pauses every campaign of the
 // key with a "credits:" reason (calls that failed cost nothing and spend no attempt of the lead);
 // serve reads the balance every second, and once the key has credits again the campaigns resume
