@@ -6,6 +6,7 @@
 #include "engine/account_quotas.hpp"
 #include "engine/store.hpp"
 #include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -109,12 +110,7 @@ TEST(AccountQuotas, EffectiveQuotasFillUnsetFieldsFromTheDefaults) {
 class AccountQuotasPg : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (orch::test::services_database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         env_ = std::make_unique<orchestrator_env>(1);  // no sandbox: nothing here calls the API
         env_->set("ORCH_INVITE_PER_DAY", "80");
         env_->set("ORCH_INVITE_PER_WEEK", "200");

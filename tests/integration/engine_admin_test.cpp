@@ -4,6 +4,7 @@
 // nothing in the database.
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
 #include "tests/support/sandbox_process.hpp"
 
 #include <gtest/gtest.h>
@@ -51,12 +52,7 @@ std::string search_audience(int n) {
 class AdminTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (orch::test::services_database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{"--accept-probability", "1"});
         env_ = std::make_unique<orchestrator_env>(sandbox_->port());
         for (int i = 1; i <= 2; ++i) {

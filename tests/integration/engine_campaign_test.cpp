@@ -3,6 +3,7 @@
 // test's own. The true numbers come from the sandbox's side-effect record.
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
 #include "tests/support/sandbox_process.hpp"
 
 #include <gtest/gtest.h>
@@ -96,12 +97,7 @@ side_effects read_side_effects(unsigned short control_port) {
 class EngineTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (orch::test::services_database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         dir_ = temp_dir();
     }
     void TearDown() override {

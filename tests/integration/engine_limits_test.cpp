@@ -9,6 +9,7 @@
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/process.hpp"
+#include "tests/support/require_services.hpp"
 #include "tests/support/sandbox_process.hpp"
 
 #include <gtest/gtest.h>
@@ -73,12 +74,7 @@ struct request_entry {
 class LimitsTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (orch::test::services_database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         char tmpl[] = "/tmp/orch-limits-XXXXXX";
         dir_ = mkdtemp(tmpl);
         // A key of this test's own: its Redis buckets are not shared with any other test.

@@ -4,6 +4,7 @@
 #include "engine/ledger.hpp"
 #include "engine/store.hpp"
 #include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -27,12 +28,7 @@ const ledger::time_point t0 = ledger::time_point(std::chrono::seconds(1773144000
 class LedgerTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (orch::test::services_database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         env_ = std::make_unique<orchestrator_env>(1);   // no sandbox: the ledger makes no API call
         conn_ = std::make_unique<pqxx::connection>(env_->database_url());
     }

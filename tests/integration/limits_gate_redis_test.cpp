@@ -1,6 +1,7 @@
 // The limits gate (engine/limits_gate) on a real Redis: what it takes before a call and gives
 // back after it, on the day the take counted in.
 #include "engine/limits_gate.hpp"
+#include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,12 +20,7 @@ class LimitsGateRedis : public ::testing::Test {
 protected:
     void SetUp() override {
         const char* url = std::getenv("REDIS_URL");
-        if (url == nullptr) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "REDIS_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "REDIS_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("REDIS_URL");
         settings_.redis_url = url;
         std::random_device rd;
         settings_.api_key = "gate-test-" + std::to_string(rd()) + "-" + std::to_string(rd());

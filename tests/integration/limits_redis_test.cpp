@@ -2,6 +2,7 @@
 // outage test a redis-server this test starts, stops and restarts on a free port of its own.
 // Each test uses its own random API key, so its keys (one hash tag) never meet another test's.
 #include "engine/limits/limits.hpp"
+#include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
@@ -61,12 +62,7 @@ class LimitsRedis : public ::testing::Test {
 protected:
     void SetUp() override {
         const char* url = std::getenv("REDIS_URL");
-        if (url == nullptr) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "REDIS_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "REDIS_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("REDIS_URL");
         url_ = url;
         std::string error;
         auto ep = parse_redis_url(url_, error);

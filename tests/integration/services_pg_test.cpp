@@ -1,5 +1,7 @@
 // The PostgreSQL started by deploy/dev-services.sh answers through libpqxx, in a schema of the
 // test's own (dropped at the end), with transactions, constraints and SKIP LOCKED claiming.
+#include "tests/support/require_services.hpp"
+
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
@@ -16,12 +18,7 @@ std::string database_url() {
 class PgTest : public ::testing::Test {
 protected:
     void SetUp() override {
-        if (database_url().empty()) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "DATABASE_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "DATABASE_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
         conn_ = std::make_unique<pqxx::connection>(database_url());
         schema_ = "t_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) + "_" +
                   std::to_string(reinterpret_cast<std::uintptr_t>(this) % 100000);

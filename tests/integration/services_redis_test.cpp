@@ -1,5 +1,7 @@
 // The Redis started by deploy/dev-services.sh answers through hiredis, including Lua scripts
 // loaded once and called by SHA (the way the rate-limit buckets will use it).
+#include "tests/support/require_services.hpp"
+
 #include <gtest/gtest.h>
 #include <hiredis/hiredis.h>
 
@@ -18,12 +20,7 @@ class RedisTest : public ::testing::Test {
 protected:
     void SetUp() override {
         const char* url = std::getenv("REDIS_URL");
-        if (url == nullptr) {
-            if (std::getenv("ORCH_REQUIRE_SERVICES")) {
-                FAIL() << "REDIS_URL is not set (start deploy/dev-services.sh)";
-            }
-            GTEST_SKIP() << "REDIS_URL is not set; run through deploy/test.sh";
-        }
+        ORCH_REQUIRE_SERVICE("REDIS_URL");
         // redis://HOST:PORT/DB
         std::string u = url;
         auto host_start = u.find("://") + 3;
