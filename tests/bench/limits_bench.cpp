@@ -12,6 +12,7 @@
 // zero byte, so the bench's numbers are chosen to pack without one (see bench_check).
 #include "engine/limits/limits.hpp"
 
+#include <CLI/CLI.hpp>
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
@@ -38,42 +39,23 @@ struct options {
     bool campaign_cap = true;   // --no-campaign-cap: the check carries no campaign cap
 };
 
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr, "limits_bench: %s\nusage: limits_bench --redis-url URL [--callers N] [--duration-s S] "
-                         "[--batch N] [--print-command FILE] [--no-campaign-cap]\n", why);
-    std::exit(2);
-}
-
+// The options, parsed by CLI11 (ranges checked there); exits with its message on bad ones.
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                usage(("missing value after " + a).c_str());
-            }
-            return argv[++i];
-        };
-        if (a == "--redis-url") {
-            o.redis_url = next();
-        } else if (a == "--callers") {
-            o.callers = std::atoi(next().c_str());
-        } else if (a == "--batch") {
-            o.batch = std::atoi(next().c_str());
-        } else if (a == "--duration-s") {
-            o.duration_s = std::atof(next().c_str());
-        } else if (a == "--print-command") {
-            o.print_command = next();
-        } else if (a == "--no-campaign-cap") {
-            o.campaign_cap = false;
-        } else {
-            usage(("unknown argument " + a).c_str());
-        }
+    CLI::App app{"limits_bench: the cost of a rate-limit check"};
+    app.add_option("--redis-url", o.redis_url, "redis://host:port[/db]")->required();
+    app.add_option("--callers", o.callers)->check(CLI::Range(1, 256));
+    app.add_option("--batch", o.batch, "checks per take_many (1: single take)")->check(CLI::Range(1, 10'000));
+    app.add_option("--duration-s", o.duration_s)->check(CLI::PositiveNumber);
+    app.add_option("--print-command", o.print_command, "print the take's EVALSHA; the packed argument into FILE");
+    bool no_campaign_cap = false;
+    app.add_flag("--no-campaign-cap", no_campaign_cap, "the check carries no campaign cap");
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        std::exit(app.exit(e));
     }
-    if (o.redis_url.empty() || o.callers < 1 || o.callers > 256 || o.batch < 1 || o.batch > 10'000 ||
-        !(o.duration_s > 0)) {
-        usage("bad arguments");
-    }
+    o.campaign_cap = !no_campaign_cap;
     return o;
 }
 

@@ -24,6 +24,7 @@
 // Exit status: 0 when there is no violation (the % used is reported, not enforced).
 #include "engine/limits/limits.hpp"
 
+#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -54,50 +55,27 @@ struct options {
     bool pacing = true;
 };
 
-[[noreturn]] void usage(const char* why) {
-    std::fprintf(stderr,
-                 "quota_saturation_bench: %s\nusage: quota_saturation_bench --redis-url URL [--callers N] "
-                 "[--accounts N] [--quota Q] [--window-s S] [--grace-s S] [--pacing on|off]\n",
-                 why);
-    std::exit(2);
-}
-
+// The options, parsed by CLI11 (ranges checked there); exits with its message on bad ones.
 options parse(int argc, char** argv) {
     options o;
-    for (int i = 1; i < argc; ++i) {
-        std::string a = argv[i];
-        auto next = [&]() -> std::string {
-            if (i + 1 >= argc) {
-                usage(("missing value after " + a).c_str());
-            }
-            return argv[++i];
-        };
-        if (a == "--redis-url") {
-            o.redis_url = next();
-        } else if (a == "--callers") {
-            o.callers = std::atoi(next().c_str());
-        } else if (a == "--accounts") {
-            o.accounts = std::atoi(next().c_str());
-        } else if (a == "--quota") {
-            o.quota = std::atoll(next().c_str());
-        } else if (a == "--window-s") {
-            o.window_s = std::atof(next().c_str());
-        } else if (a == "--grace-s") {
-            o.grace_s = std::atof(next().c_str());
-        } else if (a == "--pacing") {
-            std::string v = next();
-            if (v != "on" && v != "off") {
-                usage("--pacing takes on or off");
-            }
-            o.pacing = v == "on";
-        } else {
-            usage(("unknown argument " + a).c_str());
+    std::string pacing = "on";
+    CLI::App app{"quota_saturation_bench: a saturated day quota raced by CALLERS threads"};
+    app.add_option("--redis-url", o.redis_url, "redis://host:port[/db]")->required();
+    app.add_option("--callers", o.callers)->check(CLI::Range(1, 256));
+    app.add_option("--accounts", o.accounts)->check(CLI::Range(1, 256));
+    app.add_option("--quota", o.quota)->check(CLI::Range(std::int64_t{1}, std::int64_t{100'000}));
+    app.add_option("--window-s", o.window_s)->check(CLI::Range(1.0, 1e6));
+    app.add_option("--grace-s", o.grace_s)->check(CLI::Range(0.0, 1e6));
+    app.add_option("--pacing", pacing)->check(CLI::IsMember({"on", "off"}));
+    try {
+        app.parse(argc, argv);
+        if (o.accounts > o.callers) {
+            throw CLI::ValidationError("--accounts", "must not exceed --callers");
         }
+    } catch (const CLI::ParseError& e) {
+        std::exit(app.exit(e));
     }
-    if (o.redis_url.empty() || o.callers < 1 || o.callers > 256 || o.accounts < 1 || o.accounts > o.callers ||
-        o.quota < 1 || o.quota > 100'000 || !(o.window_s >= 1) || !(o.grace_s >= 0)) {
-        usage("bad arguments");
-    }
+    o.pacing = pacing == "on";
     return o;
 }
 
