@@ -206,7 +206,7 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
     auto account = a.account_id;
     auto job = [this, &account, &id] {
         db->set_account_webhook(account, id);
-        db->record_monitoring_day(account);  // the API bills today's monitoring of the account
+        db->record_monitoring_day({account});  // the API bills today's monitoring of the account
         return 0;
     };
     co_await on_db(job);
@@ -232,9 +232,7 @@ asio::awaitable<void> intake::impl::credits_loop() {
         std::vector<std::string> monitored(ensured.begin(), ensured.end());
         if (!monitored.empty()) {
             auto days = [this, &monitored] {
-                for (const auto& account : monitored) {
-                    db->record_monitoring_day(account);
-                }
+                db->record_monitoring_day(monitored);
                 return 0;
             };
             try {

@@ -219,10 +219,10 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
     });
 }
 
-void store::record_monitoring_day(const std::string& account_id) {
+void store::record_monitoring_day(const std::vector<std::string>& account_ids) {
     guarded("credits/monitoring_day", [&] {
         pqxx::work tx(*conn_);
-        tx.exec_params(q("credits/monitoring_day"), account_id);
+        tx.exec_params(q("credits/monitoring_day"), json(account_ids).dump());
         tx.commit();
     });
 }

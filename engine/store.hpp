@@ -238,8 +238,8 @@ public:
     // paused for the key's credits. The monitoring days recorded since the previous read count
     // `monitoring_credits_per_day` each as expected charges, apart from the drift.
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
-    // `serve` keeps `account_id` monitored by a V2 webhook today (UTC): the API bills that day.
-    void record_monitoring_day(const std::string& account_id);
+    // `serve` keeps these accounts monitored by a V2 webhook today (UTC): the API bills that day.
+    void record_monitoring_day(const std::vector<std::string>& account_ids);
 
     // ---- events ----
     // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt

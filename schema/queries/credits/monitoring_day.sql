@@ -1,5 +1,5 @@
--- monitoring_day($1 account id): records that `serve` keeps the account monitored today (UTC).
--- Idempotent: the API bills an account once per day.
+-- monitoring_day($1 JSON array of account ids): records that `serve` keeps these accounts
+-- monitored today (UTC). Idempotent: the API bills an account once per day.
 INSERT INTO monitoring_days (account_id, day)
-VALUES ($1, (now() AT TIME ZONE 'UTC')::date)
+SELECT a, (now() AT TIME ZONE 'UTC')::date FROM jsonb_array_elements_text($1::jsonb) AS a
 ON CONFLICT (account_id, day) DO NOTHING;
