@@ -7,7 +7,8 @@
 #   deploy/dev-services.sh env    [--dir DIR]   print the export lines of running services
 #
 # DIR (default: $ORCH_SERVICES_DIR, else <repo>/build/dev-services) holds the data, logs, sockets
-# and PID files, so two copies with different DIRs run side by side. Ports are free ones picked
+# and PID files, so two copies with different DIRs run side by side. ORCH_PG_OPTIONS adds server
+# options at start (e.g. "-c shared_preload_libraries=pg_stat_statements" for a profile). Ports are free ones picked
 # at start. PostgreSQL refuses to run as root: when invoked as root, the server runs as the
 # dedicated system user "orch-pg" (created on first use).
 set -euo pipefail
@@ -115,7 +116,7 @@ start_pg() {
     mkdir -p "$root/sock"
     [ "$(id -u)" -ne 0 ] || chown "$pg_user" "$root/sock"
     as_pg "$bin/pg_ctl" -D "$pg_data" -l "$root/postgres.log" -w -t 30 \
-        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$root/sock -c max_connections=200 -c shared_buffers=256MB" \
+        -o "-c listen_addresses=127.0.0.1 -p $port -c unix_socket_directories=$root/sock -c max_connections=200 -c shared_buffers=256MB ${ORCH_PG_OPTIONS:-}" \
         start >/dev/null || { tail -n 20 "$root/postgres.log" >&2; die "PostgreSQL did not start"; }
     echo "$port" > "$dir/pg.port"
     # The database the product uses; created once.

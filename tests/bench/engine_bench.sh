@@ -12,6 +12,8 @@
 # Usage: tests/bench/engine_bench.sh [BUILD_DIR]
 #   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 100 --worker-lanes 2"
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
+#        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
+#        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -22,15 +24,29 @@ work="$(mktemp -d /tmp/orch-engine-bench-XXXXXX)"
 pids=()
 cleanup() {
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
+    [ -z "${KEEP_LOG:-}" ] || cp "$work/services/pg/postgres.log" "$KEEP_LOG" 2>/dev/null || true
     "$repo/deploy/dev-services.sh" stop --dir "$work/services" >/dev/null 2>&1 || true
     rm -rf "$work"
 }
 trap cleanup EXIT
 
+[ -z "${PG_STATEMENTS:-}" ] || export ORCH_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=all -c auto_explain.log_min_duration=${PG_EXPLAIN_MS:-1000000} -c auto_explain.log_nested_statements=on -c auto_explain.log_analyze=on"
 services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
 eval "$services_env"
 admin_url="$DATABASE_URL"
 pgbench_bin="$(ls /usr/lib/postgresql/*/bin/pgbench | sort -V | tail -1)"
+# CPU seconds (user + system) a process has used, with its reaped children (Postgres backends
+# that exited) and its live ones (the other backends).
+ticks=$(getconf CLK_TCK)
+cpu_of() {  # $1 = pid
+    local t=0 c
+    for c in "$1" $(cat "/proc/$1/task/$1/children" 2>/dev/null); do
+        t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$c/stat" 2>/dev/null || echo 0)))
+    done
+    awk -v t="$t" -v k="$ticks" 'BEGIN {printf "%.2f", t / k}'
+}
+pg_pid="$(head -n 1 "$work/services/pg/data/postmaster.pid")"
+redis_pid="$(head -n 1 "$work/services/redis/redis.pid")"
 
 # 1. pgbench ceiling: claim the oldest due rows with SKIP LOCKED and settle them (next state,
 #    next due time) in the same transaction, as the worker does.
@@ -67,6 +83,7 @@ fi
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
     --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
     --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
+sandbox_pid=$!
 pids+=($!)
 for _ in $(seq 1 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
 export OUTREACH_API_URL="http://127.0.0.1:$(jq -r .port "$work/ready.json")" OUTREACH_API_KEY=bench
@@ -112,16 +129,33 @@ FROM leads l WHERE l.canonical_url LIKE 'idle.example/%';
 ANALYZE;
 SQL
     fi
-    local start end total=0 wp=()
+    local start end total=0 wp=() cpu0
+    cpu0="$(cpu_of "$pg_pid") $(cpu_of "$redis_pid") $(cpu_of "$sandbox_pid")"
     start=$(date +%s.%N)
+    local perf_pid=""
+    if [ -n "${PERF_OUT:-}" ] && [ "$n" = 1 ] && [ "$extra" = 0 ]; then
+        perf record -q -a -g -F 499 -o "$PERF_OUT" >/dev/null 2>&1 &
+        perf_pid=$!
+    fi
     for i in $(seq 1 "$n"); do
-        /usr/bin/time -f "maxrss %M" -o "$work/rss-$n-$i" \
+        /usr/bin/time -f "maxrss %M %U %S" -o "$work/rss-$n-$i" \
             "$orch" worker --exit-when-idle --idle-poll-ms 20 $args \
             2>"$work/worker-$n-$i.log" &
         wp+=($!)
     done
     for p in "${wp[@]}"; do wait "$p"; done
     end=$(date +%s.%N)
+    [ -z "$perf_pid" ] || { kill -INT "$perf_pid"; wait "$perf_pid" || true; }
+    # Where the CPU went: Postgres, Redis, the sandbox and the workers, in seconds.
+    read -r p0 r0 s0 <<<"$cpu0"
+    local wcpu=0
+    for i in $(seq 1 "$n"); do
+        wcpu=$(awk -v a="$wcpu" -v f="$work/rss-$n-$i" 'BEGIN {getline l < f; split(l, x, " "); print a + x[3] + x[4]}')
+    done
+    awk -v p0="$p0" -v p1="$(cpu_of "$pg_pid")" -v r0="$r0" -v r1="$(cpu_of "$redis_pid")" -v s0="$s0" \
+        -v s1="$(cpu_of "$sandbox_pid")" -v w="$wcpu" -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
+        'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f\n", wall, p1 - p0, r1 - r0, s1 - s0, w}' \
+        >"$work/cpu-$n-$extra-${#args}"
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
         total=$((total + ${t:-0}))
@@ -129,6 +163,17 @@ SQL
     echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') $(awk '{print $2}' "$work/rss-$n-1")"
 }
 
+if [ "$parts" = throughput ]; then
+    read -r t1 s1 m1 < <(run_workers 1 0)
+    echo "orchestrator, 1 worker process: $t1 transitions in ${s1}s: $(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')/s"
+    cat "$work"/cpu-1-0-*
+    if [ -n "${PG_STATEMENTS:-}" ]; then
+        psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
+            -c "SELECT calls, round(total_exec_time::numeric, 1) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+                FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30"
+    fi
+    exit 0
+fi
 if [ "$parts" = all ]; then
     read -r t1 s1 m1 < <(run_workers 1 0)
     read -r t4 s4 m4 < <(run_workers 4 0)

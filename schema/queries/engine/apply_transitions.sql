@@ -3,6 +3,11 @@
 -- claim_due). Rows that start a call keep a lease so no other worker touches them while the
 -- call is in flight; the rest are released. due_at is the machine's next_run_at; the
 -- engine/wake_pending statement that follows makes rows with unapplied inbox events due now.
+WITH x AS MATERIALIZED (
+    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, step text, status text,
+        next_run_at_ms bigint, attempt integer, reconcile boolean, accepted_seen boolean, reason text,
+        variant text, event_cursor bigint, leased boolean)
+)
 UPDATE enrollments e
 SET step = x.step,
     status = x.status::enrollment_status,
@@ -18,7 +23,6 @@ SET step = x.step,
     lease_expires_at = CASE WHEN x.leased THEN now() + make_interval(secs => $3) END,
     finished_at = CASE WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
     updated_at = now()
-FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, step text, status text, next_run_at_ms bigint,
-                                         attempt integer, reconcile boolean, accepted_seen boolean, reason text,
-                                         variant text, event_cursor bigint, leased boolean)
-WHERE e.enrollment_id = x.enrollment_id;
+FROM x
+-- The rows by primary key (an index scan whatever the statistics say), then matched to x.
+WHERE e.enrollment_id = ANY(ARRAY(SELECT enrollment_id FROM x)) AND e.enrollment_id = x.enrollment_id;

@@ -7,7 +7,7 @@
 WITH closed AS (
     UPDATE step_attempts
     SET outcome = 'uncertain', error = 'outcome lost: the worker stopped before recording it', finished_at = now()
-    WHERE enrollment_id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))
+    WHERE enrollment_id = ANY(translate($1, '[]', '{}')::bigint[])  -- see engine/pending_events
       AND outcome = 'in_flight'
     RETURNING attempt_id, call, reconcile, enrollment_id, started_at
 ), marked AS (

@@ -2,7 +2,7 @@
 -- decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
 -- move, so a late completion after the lease expired (and another worker reconciled) is
 -- dropped; RETURNING says which rows moved.
-WITH x AS (
+WITH x AS MATERIALIZED (
     SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
         error text, credits integer, step text, status text, next_run_at_ms bigint, attempt integer,
         reconcile boolean, accepted_seen boolean, reason text, variant text, call text)
@@ -33,11 +33,16 @@ WITH x AS (
                                  ELSE e.send_uncertain_at END,
         credits = e.credits + x.credits
     FROM x
-    WHERE e.enrollment_id = x.enrollment_id AND e.status = 'calling' AND e.lease_owner = $2
+    -- The rows by primary key (an index scan whatever the statistics say), then matched to x.
+    -- The status is compared as text so that no other index can serve the statement: on a table
+    -- whose statistics lag (a campaign just applied), `status = 'calling'` made the planner AND
+    -- bitmaps of enrollments_due and enrollments_campaign_status, walking every live row.
+    WHERE e.enrollment_id = ANY(ARRAY(SELECT enrollment_id FROM x)) AND e.enrollment_id = x.enrollment_id
+      AND e.status::text = 'calling' AND e.lease_owner = $2
     RETURNING e.enrollment_id
 )
 UPDATE step_attempts a
 SET outcome = x.outcome::attempt_outcome, error = x.error, credits = x.credits, finished_at = now()
 FROM x
-WHERE a.attempt_id = x.attempt_id AND a.outcome = 'in_flight'
+WHERE a.attempt_id = ANY(ARRAY(SELECT attempt_id FROM x)) AND a.attempt_id = x.attempt_id AND a.outcome = 'in_flight'
 RETURNING a.enrollment_id, a.enrollment_id IN (SELECT enrollment_id FROM moved) AS moved;

@@ -4,8 +4,8 @@
 -- the step's deadline; this statement takes a fresh snapshot (READ COMMITTED) and makes such
 -- enrollments due now. Events committed later wake the row themselves (events/wake).
 UPDATE enrollments e SET due_at = now()
-WHERE e.enrollment_id IN (SELECT value::bigint FROM jsonb_array_elements_text($1::jsonb))
-  AND e.status IN ('ready', 'calling', 'waiting')
+WHERE e.enrollment_id = ANY(translate($1, '[]', '{}')::bigint[])  -- see engine/pending_events
+  AND e.status::text IN ('ready', 'calling', 'waiting')  -- as text: see engine/settle
   AND e.due_at > now() AND e.due_at < 'infinity'  -- parked rows wake with engine/unpark
   AND EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
               AND ev.event_id > e.event_cursor);

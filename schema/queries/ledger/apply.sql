@@ -29,7 +29,8 @@ WITH nt AS (
         settled_at = now()
     FROM jsonb_to_recordset($2::jsonb) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
                                               shortfall bigint)
-    WHERE t.transfer_id = x.transfer_id AND t.state = 'pending'
+    WHERE t.transfer_id = ANY(ARRAY(SELECT (s->>'transfer_id')::bigint FROM jsonb_array_elements($2::jsonb) s))
+      AND t.transfer_id = x.transfer_id AND t.state = 'pending'  -- by primary key, whatever the statistics
     RETURNING t.transfer_id
 ), e AS (
     SELECT COALESCE(x.transfer_id, nt.transfer_id) AS transfer_id, x.scope_id, x.kind, x.debit, x.credit, x.amount
