@@ -3,5 +3,5 @@
 -- the API call leaves. Attempt ids come from engine/next_attempt_ids.
 INSERT INTO step_attempts (attempt_id, enrollment_id, step, call, reconcile, attempt, variant, body, worker)
 SELECT x.attempt_id, x.enrollment_id, x.step, x.call, x.reconcile, x.attempt, x.variant, x.body, $2
-FROM jsonb_to_recordset($1::jsonb) AS x(attempt_id bigint, enrollment_id bigint, step text, call text,
+FROM json_to_recordset($1::json) AS x(attempt_id bigint, enrollment_id bigint, step text, call text,
                                          reconcile boolean, attempt integer, variant text, body text);

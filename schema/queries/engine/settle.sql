@@ -3,7 +3,7 @@
 -- move, so a late completion after the lease expired (and another worker reconciled) is
 -- dropped; RETURNING says which rows moved.
 WITH x AS MATERIALIZED (
-    SELECT * FROM jsonb_to_recordset($1::jsonb) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
+    SELECT * FROM json_to_recordset($1::json) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
         error text, credits integer, step text, status text, next_run_at_ms bigint, attempt integer,
         reconcile boolean, accepted_seen boolean, reason text, variant text, call text)
 ), moved AS (

@@ -19,22 +19,25 @@ WITH nt AS (
            COALESCE(x.state, 'pending')::ledger_transfer_state, x.reserved, x.scopes,
            x.posted, COALESCE(x.overrun, 0), COALESCE(x.shortfall, 0),
            CASE WHEN COALESCE(x.state, 'pending') <> 'pending' THEN now() END
-    FROM jsonb_to_recordset($1::jsonb) AS x(transfer_id bigint, attempt_id bigint, campaign_id bigint, sender text,
+    FROM json_to_recordset($1::json) AS x(transfer_id bigint, attempt_id bigint, campaign_id bigint, sender text,
                                               action text, day date, reserved bigint, scopes bigint[], state text,
                                               posted bigint, overrun bigint, shortfall bigint)
     RETURNING transfer_id, attempt_id
+), sx AS MATERIALIZED (
+    SELECT * FROM json_to_recordset($2::json) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
+                                                  shortfall bigint)
 ), st AS (
     UPDATE ledger_transfers t
     SET state = x.state::ledger_transfer_state, posted = x.posted, overrun = x.overrun, shortfall = x.shortfall,
         settled_at = now()
-    FROM jsonb_to_recordset($2::jsonb) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
-                                              shortfall bigint)
-    WHERE t.transfer_id = ANY(ARRAY(SELECT (s->>'transfer_id')::bigint FROM jsonb_array_elements($2::jsonb) s))
-      AND t.transfer_id = x.transfer_id AND t.state = 'pending'  -- by primary key, whatever the statistics
+    FROM sx x
+    -- by primary key (an index scan whatever the statistics say), then matched to x
+    WHERE t.transfer_id = ANY(ARRAY(SELECT transfer_id FROM sx)) AND t.transfer_id = x.transfer_id
+      AND t.state = 'pending'
     RETURNING t.transfer_id
 ), e AS (
     SELECT COALESCE(x.transfer_id, nt.transfer_id) AS transfer_id, x.scope_id, x.kind, x.debit, x.credit, x.amount
-    FROM jsonb_to_recordset($3::jsonb) AS x(transfer_id bigint, attempt_id bigint, scope_id bigint,
+    FROM json_to_recordset($3::json) AS x(transfer_id bigint, attempt_id bigint, scope_id bigint,
                                               kind ledger_entry_kind, debit ledger_account_kind,
                                               credit ledger_account_kind, amount bigint)
     LEFT JOIN nt ON x.transfer_id IS NULL AND nt.attempt_id = x.attempt_id

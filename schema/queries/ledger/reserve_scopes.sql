@@ -7,7 +7,7 @@
 -- ensure_scopes; a campaign without a campaign scope has no budget and reserves nothing).
 WITH x AS (
     SELECT DISTINCT x.campaign_id, x.sender
-    FROM jsonb_to_recordset($1::jsonb) AS x(campaign_id bigint, sender text)
+    FROM json_to_recordset($1::json) AS x(campaign_id bigint, sender text)
 ), want AS (
     SELECT x.campaign_id, x.sender, 'campaign'::ledger_scope_kind AS kind, s.scope_id
     FROM x LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'campaign'
