@@ -1,5 +1,6 @@
 #include "engine/ledger.hpp"
 
+#include "engine/json_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -97,23 +98,28 @@ struct entry {
 };
 
 struct write_set {
-    json new_transfers = json::array();
-    json settled = json::array();
+    json_rows new_transfers;
+    json_rows settled;
     std::vector<entry> entries;
 };
 
+std::optional<std::int64_t> id_or_null(std::int64_t id) {
+    return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
+}
+
 void apply(pqxx::work& tx, const write_set& w) {
-    json entries = json::array();
+    json_rows entries;
     for (const auto& e : w.entries) {
-        entries.push_back({{"transfer_id", e.transfer_id == 0 ? json(nullptr) : json(e.transfer_id)},
-                           {"attempt_id", e.attempt_id == 0 ? json(nullptr) : json(e.attempt_id)},
-                           {"scope_id", e.scope_id},
-                           {"kind", e.kind},
-                           {"debit", e.debit},
-                           {"credit", e.credit},
-                           {"amount", e.amount}});
+        entries.row()
+            .add_or_null("transfer_id", id_or_null(e.transfer_id))
+            .add_or_null("attempt_id", id_or_null(e.attempt_id))
+            .add("scope_id", e.scope_id)
+            .add("kind", e.kind)
+            .add("debit", e.debit)
+            .add("credit", e.credit)
+            .add("amount", e.amount);
     }
-    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.dump(), w.settled.dump(), entries.dump())[0];
+    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.text(), w.settled.text(), entries.text())[0];
     // Pair assertions: every transfer decided under our locks was written, and every account the
     // entries move was there to be updated.
     if (r[0].as<std::size_t>() != w.new_transfers.size() || r[1].as<std::size_t>() != w.settled.size() ||
@@ -178,9 +184,10 @@ struct locked_scopes {
     bool missing = false;                              // an account or day scope to create
 };
 
-locked_scopes lock_reserve_scopes(pqxx::work& tx, const json& pairs, const std::string& day) {
+// pairs: JSON [{campaign_id, sender}].
+locked_scopes lock_reserve_scopes(pqxx::work& tx, const std::string& pairs, const std::string& day) {
     locked_scopes out;
-    for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs.dump(), day)) {
+    for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs, day)) {
         scope_ref s{as_i64(r[3]), scope_refusal(r[2].as<std::string>())};
         out.by_pair[{r[0].as<std::int64_t>(), r[1].as<std::string>()}].push_back(s);
         if (s.scope_id != 0) {
@@ -261,15 +268,16 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         return out;
     }
     const std::string day = utc_day(now);
-    json pairs = json::array();
+    json_rows pair_rows;
     std::vector<std::int64_t> attempt_ids;
     for (const auto& r : batch) {
-        pairs.push_back({{"campaign_id", r.campaign_id}, {"sender", r.sender}});
+        pair_rows.row().add("campaign_id", r.campaign_id).add("sender", r.sender);
         attempt_ids.push_back(r.attempt_id);
     }
+    const std::string pairs = pair_rows.text();
     auto scopes = lock_reserve_scopes(tx, pairs, day);
     if (scopes.missing) {
-        run(tx, "ledger/ensure_scopes", pairs.dump(), day);
+        run(tx, "ledger/ensure_scopes", pairs, day);
         scopes = lock_reserve_scopes(tx, pairs, day);
     }
     std::map<std::int64_t, std::pair<std::string, std::int64_t>> earlier;   // attempt -> (state, reserved)
@@ -317,7 +325,7 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         }
         res.reserved = true;
         res.credits = r.credits;
-        json scope_ids = json::array({campaign->scope_id});   // the campaign's first
+        std::vector<std::int64_t> scope_ids{campaign->scope_id};   // the campaign's first
         for (const auto& s : refs) {
             if (s.scope_id != campaign->scope_id) {
                 scope_ids.push_back(s.scope_id);
@@ -327,13 +335,14 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
                 w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
             }
         }
-        w.new_transfers.push_back({{"attempt_id", r.attempt_id},
-                                   {"campaign_id", r.campaign_id},
-                                   {"sender", r.sender},
-                                   {"action", r.action},
-                                   {"day", day},
-                                   {"reserved", r.credits},
-                                   {"scopes", scope_ids}});
+        w.new_transfers.row()
+            .add("attempt_id", r.attempt_id)
+            .add("campaign_id", r.campaign_id)
+            .add("sender", r.sender)
+            .add("action", r.action)
+            .add("day", day)
+            .add("reserved", r.credits)
+            .add("scopes", scope_ids);
     }
     for (std::size_t i = 0; i < batch.size(); ++i) {
         if (out[i].duplicate || out[i].why == refusal::no_budget) {
@@ -530,11 +539,12 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         } else {
             res.status = settle_status::voided;
         }
-        w.settled.push_back({{"transfer_id", p.transfer_id},
-                             {"state", s.credits ? "posted" : "voided"},
-                             {"posted", s.credits ? json(actual) : json(nullptr)},
-                             {"overrun", res.overrun},
-                             {"shortfall", res.shortfall}});
+        w.settled.row()
+            .add("transfer_id", p.transfer_id)
+            .add("state", s.credits ? "posted" : "voided")
+            .add_or_null("posted", s.credits ? std::optional<std::int64_t>(actual) : std::nullopt)
+            .add("overrun", res.overrun)
+            .add("shortfall", res.shortfall);
         if (res.shortfall > 0) {
             shortfall_of[p.campaign_id] += res.shortfall;
         }
@@ -599,7 +609,9 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
                                     "': the campaign id must be positive, credits not negative, the action named");
     }
     const std::string day = utc_day(now);
-    const json pairs = json::array({json{{"campaign_id", c.campaign_id}, {"sender", c.sender}}});
+    json_rows pair_rows;
+    pair_rows.row().add("campaign_id", c.campaign_id).add("sender", c.sender);
+    const std::string pairs = pair_rows.text();
     const pair_key key{c.campaign_id, c.sender};
     auto campaign_scope = [&key](locked_scopes& s) {
         std::int64_t id = 0;
@@ -614,7 +626,7 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
         // A campaign with no ledger scope yet gets an empty one: the charge is then a shortfall,
         // recorded all the same (no credit the API charged is dropped).
         run(tx, "ledger/ensure_campaign_scope", c.campaign_id);
-        run(tx, "ledger/ensure_scopes", pairs.dump(), day);
+        run(tx, "ledger/ensure_scopes", pairs, day);
         scopes = lock_reserve_scopes(tx, pairs, day);
     }
     const std::int64_t campaign = campaign_scope(scopes);
@@ -623,7 +635,7 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
                           " has no budget scope after ensure_campaign_scope (a bug: roll back)");
     }
     legs_t legs{{campaign, true}};
-    json scope_ids = json::array({campaign});
+    std::vector<std::int64_t> scope_ids{campaign};
     for (const auto& s : scopes.by_pair[key]) {
         if (s.scope_id != 0 && s.scope_id != campaign) {
             legs.emplace_back(s.scope_id, false);
@@ -637,18 +649,19 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
     out.posted = c.credits;
     out.overrun = c.credits;   // nothing was reserved: all of it is above the reservation
     out.shortfall = settle_legs(w, transfer_id, 0, c.credits, legs, scopes.available);
-    w.new_transfers.push_back({{"transfer_id", transfer_id},
-                               {"attempt_id", nullptr},
-                               {"campaign_id", c.campaign_id},
-                               {"sender", c.sender},
-                               {"action", c.action},
-                               {"day", day},
-                               {"reserved", 0},
-                               {"scopes", scope_ids},
-                               {"state", "posted"},
-                               {"posted", c.credits},
-                               {"overrun", out.overrun},
-                               {"shortfall", out.shortfall}});
+    w.new_transfers.row()
+        .add("transfer_id", transfer_id)
+        .add("attempt_id", nullptr)
+        .add("campaign_id", c.campaign_id)
+        .add("sender", c.sender)
+        .add("action", c.action)
+        .add("day", day)
+        .add("reserved", 0)
+        .add("scopes", scope_ids)
+        .add("state", "posted")
+        .add("posted", c.credits)
+        .add("overrun", out.overrun)
+        .add("shortfall", out.shortfall);
     apply(tx, w);
     if (out.shortfall > 0) {
         pause(tx, c.campaign_id,

@@ -2,6 +2,7 @@
 
 #include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
+#include "engine/json_rows.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/store.hpp"
@@ -126,41 +127,22 @@ struct claimed {
     std::int64_t attempt_id = 0;
 };
 
-// A JSON array of row objects for a batch statement, kept as text: each row is serialized as it
-// is added, so a batch of 1,000 rows holds about 250 bytes per row instead of a tree of objects
-// (about 1.5 KB per row), which is most of a worker's memory per in-flight lead.
-class json_rows {
-public:
-    void add(const json& row) {
-        text_ += text_.size() == 1 ? "" : ",";
-        text_ += row.dump();
-    }
-    bool empty() const { return text_.size() == 1; }
-    // The array's text; the rows are moved out (call once).
-    std::string text() {
-        text_ += ']';
-        return std::move(text_);
-    }
-
-private:
-    std::string text_ = "[";
-};
-
 call_target target_of(const claimed& c) {
     return {c.account_id, c.profile_url, c.campaign_id, c.enrollment_id, c.account_quotas};
 }
 
-json state_json(const claimed& c, const cs::enrollment_state& s) {
-    json j = {{"enrollment_id", c.enrollment_id},
-              {"step", s.step},
-              {"status", cs::to_string(s.st)},
-              {"next_run_at_ms", epoch_ms(s.next_run_at)},
-              {"attempt", s.attempt},
-              {"reconcile", s.reconcile},
-              {"accepted_seen", s.accepted_seen},
-              {"reason", s.reason}};
-    j["variant"] = c.variant.empty() ? json(nullptr) : json(c.variant);
-    return j;
+// Opens a row of `rows` with the enrollment's state `s` (the statement adds its own fields).
+json_rows& state_row(json_rows& rows, const claimed& c, const cs::enrollment_state& s) {
+    return rows.row()
+        .add("enrollment_id", c.enrollment_id)
+        .add("step", s.step)
+        .add("status", cs::to_string(s.st))
+        .add("next_run_at_ms", epoch_ms(s.next_run_at))
+        .add("attempt", s.attempt)
+        .add("reconcile", s.reconcile)
+        .add("accepted_seen", s.accepted_seen)
+        .add("reason", s.reason)
+        .add_or_null("variant", c.variant);
 }
 
 }  // namespace
@@ -408,19 +390,17 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
         }
     }
     for (auto& c : batch) {
-        auto row = state_json(c, c.state);
-        row["event_cursor"] = c.event_cursor;
-        row["leased"] = c.call.has_value();
-        transitions.add(row);
+        state_row(transitions, c, c.state).add("event_cursor", c.event_cursor).add("leased", c.call.has_value());
         if (c.call) {
-            intents.add({{"attempt_id", c.attempt_id},
-                               {"enrollment_id", c.enrollment_id},
-                               {"step", c.state.step},
-                               {"call", attempt_call(*c.campaign, c.state.step, *c.call)},
-                               {"reconcile", c.call->reconcile},
-                               {"attempt", c.state.attempt},
-                               {"variant", c.call->variant.empty() ? json(nullptr) : json(c.call->variant)},
-                               {"body", c.call->text}});
+            intents.row()
+                .add("attempt_id", c.attempt_id)
+                .add("enrollment_id", c.enrollment_id)
+                .add("step", c.state.step)
+                .add("call", attempt_call(*c.campaign, c.state.step, *c.call))
+                .add("reconcile", c.call->reconcile)
+                .add("attempt", c.state.attempt)
+                .add_or_null("variant", c.call->variant)
+                .add("body", c.call->text);
         }
     }
     tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
@@ -506,10 +486,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
         c.call.reset();
         c.attempt_id = 0;
         c.variant.clear();
-        auto row = state_json(c, c.state);
-        row["event_cursor"] = c.event_cursor;
-        row["leased"] = false;
-        corrections.add(row);
+        state_row(corrections, c, c.state).add("event_cursor", c.event_cursor).add("leased", false);
     }
     if (!corrections.empty()) {
         tx.exec_params(q("engine/drop_intents"), dropped.dump());
@@ -581,13 +558,12 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         } else {
             posts.emplace_back(c.attempt_id, o.credits);
         }
-        auto row = state_json(c, next);
-        row["attempt_id"] = c.attempt_id;
-        row["outcome"] = o.attempt_outcome;
-        row["error"] = o.error;
-        row["credits"] = o.credits;
-        row["call"] = attempt_call(*c.campaign, c.state.step, *c.call);
-        rows.add(row);
+        state_row(rows, c, next)
+            .add("attempt_id", c.attempt_id)
+            .add("outcome", o.attempt_outcome)
+            .add("error", o.error)
+            .add("credits", o.credits)
+            .add("call", attempt_call(*c.campaign, c.state.step, *c.call));
         touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {
             unavailable[c.account_id] = o.error;
