@@ -130,7 +130,7 @@ ANALYZE;
 SQL
     fi
     local start end total=0 wp=() cpu0
-    cpu0="$(cpu_of "$pg_pid") $(cpu_of "$redis_pid") $(cpu_of "$sandbox_pid")"
+    cpu0="$(cpu_of "$pg_pid") $(cpu_of "$redis_pid") $(cpu_of "$sandbox_pid") $(awk '/^cpu /{print $5 + $6}' /proc/stat)"
     start=$(date +%s.%N)
     local perf_pid=""
     if [ -n "${PERF_OUT:-}" ] && [ "$n" = 1 ] && [ "$extra" = 0 ]; then
@@ -146,15 +146,19 @@ SQL
     for p in "${wp[@]}"; do wait "$p"; done
     end=$(date +%s.%N)
     [ -z "$perf_pid" ] || { kill -INT "$perf_pid"; wait "$perf_pid" || true; }
+    if [ -n "${PG_STATEMENTS:-}" ]; then
+        psql "$DATABASE_URL" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+                                 WHERE n_tup_ins + n_tup_upd > 0 ORDER BY relname" >"$work/tables-$n-$extra"
+    fi
     # Where the CPU went: Postgres, Redis, the sandbox and the workers, in seconds.
-    read -r p0 r0 s0 <<<"$cpu0"
+    read -r p0 r0 s0 idle0 <<<"$cpu0"
     local wcpu=0
     for i in $(seq 1 "$n"); do
         wcpu=$(awk -v a="$wcpu" -v f="$work/rss-$n-$i" 'BEGIN {getline l < f; split(l, x, " "); print a + x[3] + x[4]}')
     done
     awk -v p0="$p0" -v p1="$(cpu_of "$pg_pid")" -v r0="$r0" -v r1="$(cpu_of "$redis_pid")" -v s0="$s0" \
-        -v s1="$(cpu_of "$sandbox_pid")" -v w="$wcpu" -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
-        'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f\n", wall, p1 - p0, r1 - r0, s1 - s0, w}' \
+        -v s1="$(cpu_of "$sandbox_pid")" -v w="$wcpu" -v idle="$(awk -v i="$idle0" -v k="$ticks" '/^cpu /{print ($5 + $6 - i) / k}' /proc/stat)" -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
+        'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f; cores idle %.2f s\n", wall, p1 - p0, r1 - r0, s1 - s0, w, idle}' \
         >"$work/cpu-$n-$extra-${#args}"
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
@@ -168,6 +172,7 @@ if [ "$parts" = throughput ]; then
     echo "orchestrator, 1 worker process: $t1 transitions in ${s1}s: $(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')/s"
     cat "$work"/cpu-1-0-*
     if [ -n "${PG_STATEMENTS:-}" ]; then
+        cat "$work/tables-1-0"
         psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
             -c "SELECT calls, round(total_exec_time::numeric, 1) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
                 FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30"
