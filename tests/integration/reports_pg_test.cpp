@@ -10,8 +10,10 @@
 #include <pqxx/pqxx>
 
 #include <cstdlib>
+#include <memory>
 #include <random>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -93,8 +95,46 @@ TEST_F(FunnelCountsTest, InsertsAreCountedAtOnce) {
     EXPECT_EQ(differences(), "");
 }
 
-// Four writers, each on its own connection (so on its own shard), change the same campaigns'
-// enrollments in random batches, as the worker's settle, the inbox and a reassignment do; some
+// Nine transactions counting the same campaign and senders at once, all open together: each
+// takes shard rows the others do not hold (migration 0011) instead of waiting for them to end.
+// Before, a writer used row pg_backend_pid() % 8, so of nine at least two queued on one row.
+TEST_F(FunnelCountsTest, WritersOfOnePairDoNotWaitForEachOther) {
+    auto a = campaign("a", 90);
+    const std::string url = env_->database_url();
+    // Writer k's rows: its own three of the campaign's leads on acc-1, so all nine count one pair.
+    auto rows = [a](int k) {
+        return " WHERE enrollment_id IN (SELECT enrollment_id FROM enrollments WHERE campaign_id = " +
+               std::to_string(a) + " AND account_id = 'acc-1' ORDER BY enrollment_id OFFSET " +
+               std::to_string(3 * k) + " LIMIT 3)";
+    };
+    std::vector<std::unique_ptr<pqxx::connection>> conns;
+    std::vector<std::unique_ptr<pqxx::work>> open;
+    for (int k = 0; k < 9; ++k) {
+        conns.push_back(std::make_unique<pqxx::connection>(url));
+        open.push_back(std::make_unique<pqxx::work>(*conns.back()));
+        open.back()->exec("SET LOCAL lock_timeout = '3s'");  // a wait for another's row fails the statement
+        open.back()->exec("UPDATE enrollments SET checked_at = now(), credits = credits + 1" + rows(k));
+    }
+    for (auto& tx : open) {
+        tx->commit();
+    }
+    EXPECT_EQ(differences(), "");
+    EXPECT_EQ(env_->scalar("SELECT sum(checked) FROM funnel_counts WHERE campaign_id = " + std::to_string(a)), "27");
+    EXPECT_EQ(env_->scalar("SELECT sum(credits) FROM funnel_counts WHERE campaign_id = " + std::to_string(a)), "27");
+    // Once they committed their shard rows are free again: another writer reuses one instead of
+    // adding more.
+    const auto shard_rows = env_->scalar("SELECT count(*) FROM funnel_counts");
+    {
+        pqxx::work tx(*conns.front());
+        tx.exec("UPDATE enrollments SET invited_at = now()" + rows(0));
+        tx.commit();
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM funnel_counts"), shard_rows);
+    EXPECT_EQ(differences(), "");
+}
+
+// Four writers, each on its own connection, change the same campaigns' enrollments in random
+// batches, as the worker's settle, the inbox and a reassignment do; some
 // transactions roll back. The kept counts equal the recount, and the store's funnel reads them.
 TEST_F(FunnelCountsTest, ConcurrentWritersKeepTheCountsExact) {
     auto a = campaign("a", 400);
