@@ -36,7 +36,8 @@ WITH x AS MATERIALIZED (
     -- The rows by primary key (an index scan whatever the statistics say), then matched to x.
     -- The status is compared as text so that no other index can serve the statement: on a table
     -- whose statistics lag (a campaign just applied), `status = 'calling'` made the planner AND
-    -- bitmaps of enrollments_due and enrollments_campaign_status, walking every live row.
+    -- bitmaps of the partial enrollments_due index and of the (campaign_id, status) index (since
+    -- dropped, migration 0010), walking every live row.
     WHERE e.enrollment_id = ANY(ARRAY(SELECT enrollment_id FROM x)) AND e.enrollment_id = x.enrollment_id
       AND e.status::text = 'calling' AND e.lease_owner = $2
     RETURNING e.enrollment_id
