@@ -4,11 +4,21 @@
 -- reconciliation call is logged. Returns each closed attempt (its credit reservation is posted
 -- in full: the call may have been charged).
 -- A lost send is also the enrollment's send_uncertain_at milestone (migration 0005).
-WITH closed AS (
+-- The attempts are found per enrollment through step_attempts_enrollment (OFFSET 0 keeps the
+-- lookup per id), then updated by primary key: with statistics taken while the table was small,
+-- `enrollment_id = ANY(...)` alone was planned as a scan of the whole intent log.
+WITH lost AS MATERIALIZED (
+    SELECT s.attempt_id
+    FROM unnest(translate($1, '[]', '{}')::bigint[]) AS id(enrollment_id)  -- see engine/pending_events
+    CROSS JOIN LATERAL (
+        SELECT a.attempt_id FROM step_attempts a
+        WHERE a.enrollment_id = id.enrollment_id AND a.outcome = 'in_flight'
+        OFFSET 0
+    ) s
+), closed AS (
     UPDATE step_attempts
     SET outcome = 'uncertain', error = 'outcome lost: the worker stopped before recording it', finished_at = now()
-    WHERE enrollment_id = ANY(translate($1, '[]', '{}')::bigint[])  -- see engine/pending_events
-      AND outcome = 'in_flight'
+    WHERE attempt_id = ANY(ARRAY(SELECT attempt_id FROM lost)) AND outcome = 'in_flight'
     RETURNING attempt_id, call, reconcile, enrollment_id, started_at
 ), marked AS (
     UPDATE enrollments e SET send_uncertain_at = COALESCE(e.send_uncertain_at, c.started_at)

@@ -1,0 +1,147 @@
+// The worker's hot statements reach their rows by primary key whatever the table statistics say.
+//
+// The tables are analyzed while empty (a campaign just applied: autovacuum has not caught up),
+// then filled with thousands of live enrollments, intents in flight, pending transfers and inbox
+// events. With
+// such statistics the planner used to hash-join whole-table scans, or walk every live row of the
+// partial enrollments_due index, for a batch of 100 rows (tests/bench/engine_bench.sh showed it
+// as a quarter of Postgres's CPU); or started from a scan of the inbox (events), analyzed while
+// empty too. Each statement is planned here both ways the worker runs it
+// (custom plans for its first executions, then possibly the generic one) and its plan must not
+// scan those tables.
+#include "schema/schema.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace {
+
+using nlohmann::json;
+using orch::test::orchestrator_env;
+
+constexpr int rows = 5000;
+
+class HotStatementPlans : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        env_ = std::make_unique<orchestrator_env>(1);  // no sandbox: only SQL here
+        conn_ = std::make_unique<pqxx::connection>(env_->database_url());
+        pqxx::work tx(*conn_);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1')");
+        tx.exec("INSERT INTO campaigns (campaign_id, name) VALUES (1, 'c')");
+        tx.exec("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                "VALUES (1, 1, '{}', '', '')");
+        tx.commit();
+        pqxx::nontransaction(*conn_).exec("ANALYZE");  // statistics of empty tables
+        pqxx::work fill(*conn_);
+        fill.exec_params("INSERT INTO leads (canonical_url, profile_url) "
+                         "SELECT 'x/' || g, 'https://x/' || g FROM generate_series(1, $1) g",
+                         rows);
+        fill.exec("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, lease_owner, "
+                  "lease_expires_at) SELECT 1, 1, lead_id, 'acc-1', 'check', 'calling', 'w', now() + interval '1 hour' "
+                  "FROM leads");
+        fill.exec("INSERT INTO step_attempts (attempt_id, enrollment_id, step, call, attempt, worker) "
+                  "SELECT enrollment_id, enrollment_id, 'check', 'check_invitation', 0, 'w' FROM enrollments");
+        fill.exec("INSERT INTO ledger_transfers (transfer_id, attempt_id, campaign_id, action, day, reserved, scopes) "
+                  "SELECT attempt_id, attempt_id, 1, 'check_invitation', current_date, 1, '{1}' FROM step_attempts");
+        fill.exec("INSERT INTO events (source_id, account_id, kind, lead_id, payload) "
+                  "SELECT 'e' || lead_id, 'acc-1', 'other', lead_id, '{}' FROM leads");
+        fill.commit();
+        for (int id = 1000; id < 1100; ++id) {
+            batch_ids_.push_back(id);
+        }
+    }
+
+    // Scans of the big tables in the plan of `sql` run with `args`, e.g. "Seq Scan on enrollments";
+    // empty when it reaches them only through their primary keys (or the other indexes a
+    // statement names on purpose).
+    std::set<std::string> scans(const std::string& mode, const std::string& sql, const std::vector<std::string>& args) {
+        pqxx::work tx(*conn_);
+        tx.exec("SET LOCAL plan_cache_mode = " + mode);
+        tx.exec("DEALLOCATE ALL");  // prepared statements outlive transactions
+        tx.exec("PREPARE hot AS " + sql);
+        std::string call = "EXPLAIN (FORMAT JSON) EXECUTE hot(";
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            call += (i == 0 ? "" : ", ") + tx.quote(args[i]);
+        }
+        call += ")";
+        const json plan = json::parse(tx.exec(call)[0][0].as<std::string>());
+        std::set<std::string> out;
+        std::function<void(const json&)> walk = [&](const json& node) {
+            const std::string type = node.value("Node Type", "");
+            const std::string rel = node.value("Relation Name", "");
+            const std::string index = node.value("Index Name", "");
+            static const std::set<std::string> big = {"enrollments", "step_attempts", "ledger_transfers", "events"};
+            if (big.count(rel) && (type == "Seq Scan" || type == "Sample Scan")) {
+                out.insert(type + " on " + rel);
+            }
+            if (index == "enrollments_due" || index == "enrollments_lead") {
+                out.insert(type + " using " + index);
+            }
+            for (const auto& child : node.value("Plans", json::array())) {
+                walk(child);
+            }
+        };
+        walk(plan[0]["Plan"]);
+        // CTEs and init plans hang under the top node's "Plans" too; nothing else to visit.
+        tx.abort();
+        return out;
+    }
+
+    std::string ids_json() const { return json(batch_ids_).dump(); }
+
+    void expect_keyed(const std::string& name, const std::vector<std::string>& args) {
+        const std::string sql(orch::schema::query(name));
+        for (const char* mode : {"force_custom_plan", "force_generic_plan"}) {
+            EXPECT_EQ(scans(mode, sql, args), std::set<std::string>{}) << name << " (" << mode << ")";
+        }
+    }
+
+    std::unique_ptr<orchestrator_env> env_;
+    std::unique_ptr<pqxx::connection> conn_;
+    std::vector<std::int64_t> batch_ids_;
+};
+
+TEST_F(HotStatementPlans, SettleAndTransitionsUseThePrimaryKeys) {
+    json outcomes = json::array();
+    json transitions = json::array();
+    for (auto id : batch_ids_) {
+        outcomes.push_back({{"enrollment_id", id}, {"attempt_id", id}, {"outcome", "ok"}, {"error", ""},
+                            {"credits", 1}, {"step", "invite"}, {"status", "ready"},
+                            {"next_run_at_ms", 1700000000000}, {"attempt", 0}, {"reconcile", false},
+                            {"accepted_seen", false}, {"reason", ""}, {"variant", nullptr},
+                            {"call", "check_invitation"}});
+        transitions.push_back({{"enrollment_id", id}, {"step", "invite"}, {"status", "calling"},
+                               {"next_run_at_ms", 1700000000000}, {"attempt", 0}, {"reconcile", false},
+                               {"accepted_seen", false}, {"reason", ""}, {"variant", nullptr},
+                               {"event_cursor", 0}, {"leased", true}});
+    }
+    expect_keyed("engine/settle", {outcomes.dump(), "w"});
+    expect_keyed("engine/apply_transitions", {transitions.dump(), "w", "60"});
+}
+
+TEST_F(HotStatementPlans, LookupsByTheBatchIdsUseThePrimaryKey) {
+    expect_keyed("engine/pending_events", {ids_json()});
+    expect_keyed("engine/wake_pending", {ids_json()});
+    expect_keyed("engine/close_lost_attempts", {ids_json()});
+}
+
+TEST_F(HotStatementPlans, LedgerSettlementUsesTheTransfersKey) {
+    json settled = json::array();
+    for (auto id : batch_ids_) {
+        settled.push_back({{"transfer_id", id}, {"state", "posted"}, {"posted", 1}, {"overrun", 0}, {"shortfall", 0}});
+    }
+    expect_keyed("ledger/apply", {"[]", settled.dump(), "[]"});
+}
+
+}  // namespace
