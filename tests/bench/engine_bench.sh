@@ -16,6 +16,9 @@
 #        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time
 #        THROUGHPUT_IDLE=N with PARTS=throughput: N waiting enrollments of another campaign in the table
 #        WORKERS=N         with PARTS=throughput: N worker processes instead of 1
+#        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
+#        KEEP_LOG=FILE     keeps Postgres's log there
+#        PERF_OUT=FILE     a system-wide `perf record -g` of the worker runs of 2. (the last one kept)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -166,7 +169,7 @@ SQL
     awk -v p0="$p0" -v p1="$(cpu_of "$pg_pid")" -v r0="$r0" -v r1="$(cpu_of "$redis_pid")" -v s0="$s0" \
         -v s1="$(cpu_of "$sandbox_pid")" -v w="$wcpu" -v idle="$(awk -v i="$idle0" -v k="$ticks" '/^cpu /{print ($5 + $6 - i) / k}' /proc/stat)" -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
         'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f; cores idle %.2f s\n", wall, p1 - p0, r1 - r0, s1 - s0, w, idle}' \
-        >"$work/cpu-$n-$extra-${#args}"
+        >"$work/cpu-$n-$extra"
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
         total=$((total + ${t:-0}))
@@ -177,7 +180,7 @@ SQL
 if [ "$parts" = throughput ]; then
     read -r t1 s1 m1 < <(run_workers "${WORKERS:-1}" "${THROUGHPUT_IDLE:-0}")
     echo "orchestrator, ${WORKERS:-1} worker process(es): $t1 transitions in ${s1}s: $(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')/s"
-    cat "$work"/cpu-"${WORKERS:-1}"-"${THROUGHPUT_IDLE:-0}"-*
+    cat "$work/cpu-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
     if [ -n "${PG_STATEMENTS:-}" ]; then
         cat "$work/tables-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
         psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
@@ -188,7 +191,9 @@ if [ "$parts" = throughput ]; then
 fi
 if [ "$parts" = all ]; then
     read -r t1 s1 m1 < <(run_workers 1 0)
+    cpu1="$(cat "$work/cpu-1-0")"
     read -r t4 s4 m4 < <(run_workers 4 0)
+    cpu4="$(cat "$work/cpu-4-0")"
     read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
 fi
 # Memory per in-flight lead: the same run with 4 lanes of 1,000 (4,000 leads in flight at once,
@@ -212,6 +217,8 @@ printf '%-58s %12s\n' "pgbench claim+settle, 1 step per transaction (ceiling)" "
 printf '%-58s %12s\n' "pgbench claim+settle, 100 steps per transaction (ceiling)" "$pg_batch/s"
 printf '%-58s %12s\n' "orchestrator, 1 worker process ($t1 transitions in ${s1}s)" "$r1/s"
 printf '%-58s %12s\n' "orchestrator, 4 worker processes ($t4 transitions in ${s4}s)" "$r4/s"
+echo "  1 process:   $cpu1"
+echo "  4 processes: $cpu4"
 printf '%-58s %12s\n' "worker max RSS, $leads leads in the table" "$((m1 / 1024)) MB"
 printf '%-58s %12s\n' "worker max RSS, + ${IDLE_ENROLLMENTS:-1000000} waiting enrollments ($(awk -v t="$tm" -v s="$sm" 'BEGIN {print int(t / s)}')/s)" "$((mm / 1024)) MB"
 printf '%-58s %12s\n' "worker max RSS, 200 / 4,000 leads in flight (300 ms calls)" "$((msmall / 1024)) / $((mbig / 1024)) MB"
