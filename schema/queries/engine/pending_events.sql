@@ -4,7 +4,7 @@
 -- primary key is an index scan whatever the table's statistics say; a join with a set-returning
 -- function (estimated at 100 rows) made the planner scan the whole table when it was small or
 -- its statistics stale (3 ms of a 4 ms statement in tests/bench/engine_bench.sh). Every hot
--- statement below reaches its rows the same way.
+-- statement of the worker reaches its rows the same way (tests/integration/engine_plans_pg_test).
 -- The events are looked up per enrollment (events_lead), never the other way round: OFFSET 0
 -- keeps the planner from turning the lateral subquery into a join it could start from a scan of
 -- the inbox.
