@@ -583,6 +583,11 @@ TEST_F(EngineTest, WebhookMonitoringIsCountedApartFromTheDrift) {
                         "', monitoring ' || monitoring || ', drift ' || drift, '; ' ORDER BY read_id) "
                         "FROM api_credit_reads")
         << receiver->log();
+    // A read takes the posted total from the campaigns' spent balances, not from a scan of the
+    // transfers; after the worker stopped, the last read's total is every posted transfer's sum.
+    EXPECT_EQ(env_->scalar("SELECT ledger_posted FROM api_credit_reads ORDER BY read_id DESC LIMIT 1"),
+              env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted'"));
+    EXPECT_NE(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted'"), "0");
     http_client control("127.0.0.1", sandbox_->control_port());
     auto credits = control.get("/control/credits");
     ASSERT_EQ(credits.status, 200);
