@@ -35,7 +35,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ -z "${PG_STATEMENTS:-}" ] || export ORCH_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=all -c auto_explain.log_min_duration=${PG_EXPLAIN_MS:-1000000} -c auto_explain.log_nested_statements=on -c auto_explain.log_analyze=on"
+[ -z "${PG_STATEMENTS:-}" ] || export ORCH_PG_OPTIONS="-c shared_preload_libraries=pg_stat_statements,auto_explain -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on -c auto_explain.log_min_duration=${PG_EXPLAIN_MS:-1000000} -c auto_explain.log_nested_statements=on -c auto_explain.log_analyze=on"
 services_env="$("$repo/deploy/dev-services.sh" start --dir "$work/services")"  # a failed start stops the script
 eval "$services_env"
 admin_url="$DATABASE_URL"
@@ -184,7 +184,7 @@ if [ "$parts" = throughput ]; then
     if [ -n "${PG_STATEMENTS:-}" ]; then
         cat "$work/tables-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
         psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
-            -c "SELECT calls, round(total_exec_time::numeric, 1) AS ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+            -c "SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric, 1) AS plan_ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
                 FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30"
     fi
     exit 0
