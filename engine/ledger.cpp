@@ -120,14 +120,16 @@ void apply(pqxx::work& tx, const write_set& w) {
             .add("amount", e.amount);
     }
     auto r = run_prepared(tx, "ledger/apply", w.new_transfers.text(), w.settled.text(), entries.text())[0];
-    // Pair assertions: every transfer decided under our locks was written, and every account the
-    // entries move was there to be updated.
+    // Pair assertions: every transfer decided under our locks was written (a transfer naming a step
+    // attempt with no intent row is not), and every account the entries move was there to be
+    // updated.
     if (r[0].as<std::size_t>() != w.new_transfers.size() || r[1].as<std::size_t>() != w.settled.size() ||
         r[2].as<std::int64_t>() != r[3].as<std::int64_t>()) {
         throw store_error("ledger/apply: wrote " + r[0].as<std::string>() + " of " +
                           std::to_string(w.new_transfers.size()) + " transfers, settled " + r[1].as<std::string>() +
                           " of " + std::to_string(w.settled.size()) + ", updated " + r[2].as<std::string>() + " of " +
-                          r[3].as<std::string>() + " accounts (a bug: the transaction must be rolled back)");
+                          r[3].as<std::string>() + " accounts (a transfer's step attempt is missing, or a bug: "
+                          "the transaction must be rolled back)");
     }
 }
 

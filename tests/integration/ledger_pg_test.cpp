@@ -534,9 +534,14 @@ TEST_F(LedgerTest, BadInputIsRefusedAndChangesNothing) {
     auto other = campaign("c2");
     auto b = attempts(other, 1);
     EXPECT_EQ(reserve_one(other, b[0], 1).why, ledger::refusal::no_budget);
-    // An attempt id with no intent row: the deferred foreign key refuses the commit.
+    // An attempt id with no intent row: the ledger writes no transfer for it and refuses the
+    // batch, with the valid reservation next to it.
     EXPECT_THROW(reserve_one(c, 999999, 1), orch::engine::store_error);
+    EXPECT_THROW(ledger::reserve(*conn_, {{a[1], c, "acc-1", "invite", 1}, {999999, c, "acc-1", "invite", 1}}, t0),
+                 orch::engine::store_error);
     EXPECT_EQ(row("c1").available, 10);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 0);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_entries WHERE transfer_id IS NOT NULL"), 0);
     // The database itself refuses an overdraft, whatever the C++ computes.
     pqxx::work tx(*conn_);
     EXPECT_THROW(tx.exec("UPDATE ledger_accounts SET balance = balance - 11 WHERE kind = 'available'"),
@@ -594,6 +599,22 @@ TEST_F(LedgerTest, PerDayCaps) {
                   .as<std::int64_t>(),
               1);
     EXPECT_TRUE(ledger::check(tx).empty());
+}
+
+// No foreign key ties a transfer to its step attempt (the apply statement checks it instead, at
+// a lower cost per call): ledger_check lists a transfer whose attempt row has gone.
+TEST_F(LedgerTest, CheckListsATransferWhoseAttemptIsGone) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[0], 1).reserved);
+    ASSERT_TRUE(reserve_one(c, a[1], 1).reserved);
+    EXPECT_TRUE(problems().empty());
+    scalar("DELETE FROM step_attempts WHERE attempt_id = " + std::to_string(a[1]));
+    auto found = problems();
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].rfind("attempt: scope ", 0), 0u) << found[0];
+    EXPECT_NE(found[0].find("transfers without their step attempt is 1, should be 0"), std::string::npos) << found[0];
 }
 
 TEST_F(LedgerTest, ViewsAndBudgetShow) {

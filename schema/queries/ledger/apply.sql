@@ -22,6 +22,11 @@ WITH nt AS (
     FROM json_to_recordset($1::json) AS x(transfer_id bigint, attempt_id bigint, campaign_id bigint, sender text,
                                               action text, day date, reserved bigint, scopes bigint[], state text,
                                               posted bigint, overrun bigint, shortfall bigint)
+    -- A transfer for a step attempt is written only when that attempt's intent row exists (looked
+    -- up by primary key, row by row); the caller then finds fewer transfers written than it asked
+    -- for and refuses the batch. This replaced a foreign key (migration 0012).
+    LEFT JOIN LATERAL (SELECT true AS found FROM step_attempts a WHERE a.attempt_id = x.attempt_id OFFSET 0) k ON true
+    WHERE x.attempt_id IS NULL OR k.found
     RETURNING transfer_id, attempt_id
 ), sx AS MATERIALIZED (
     SELECT * FROM json_to_recordset($2::json) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
@@ -41,6 +46,8 @@ WITH nt AS (
                                               kind ledger_entry_kind, debit ledger_account_kind,
                                               credit ledger_account_kind, amount bigint)
     LEFT JOIN nt ON x.transfer_id IS NULL AND nt.attempt_id = x.attempt_id
+    -- the entries of a transfer that was not written are not written either
+    WHERE x.transfer_id IS NOT NULL OR x.attempt_id IS NULL OR nt.transfer_id IS NOT NULL
 ), ent AS (
     INSERT INTO ledger_entries (transfer_id, scope_id, kind, debit, credit, amount)
     SELECT transfer_id, scope_id, kind, debit, credit, amount FROM e
