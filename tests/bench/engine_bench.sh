@@ -13,7 +13,7 @@
 #   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 200 --worker-lanes 2"
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 #        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
-#        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time
+#        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time; the WAL records written, by kind and relation
 #        THROUGHPUT_IDLE=N with PARTS=throughput: N waiting enrollments of another campaign in the table
 #        WORKERS=N         with PARTS=throughput: N worker processes instead of 1
 #        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
@@ -104,6 +104,7 @@ run_workers() {  # $1 = worker processes, $2 = extra idle enrollments, $3 = work
     psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null
+    [ -z "${BENCH_SQL:-}" ] || psql -q "$DATABASE_URL" -c "$BENCH_SQL" >/dev/null
     for i in 1 2 3 4; do "$orch" accounts connect --login-token "bench-$n-$i" --label "sender-$i" >/dev/null; done
     curl -sS "$control/control/people?offset=0&limit=$leads" |
         jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
@@ -140,6 +141,8 @@ SQL
     local start end total=0 wp=() cpu0
     # A backend ends a moment after its client disconnects: its CPU must not land in the run's.
     sleep 0.5
+    local lsn0=""
+    [ -z "${PG_STATEMENTS:-}" ] || lsn0="$(psql -At "$DATABASE_URL" -c "SELECT pg_stat_reset_shared('wal')" -c "SELECT pg_current_wal_insert_lsn()" | tail -1)"
     cpu0="$(cpu_of "$pg_pid") $(cpu_of "$redis_pid") $(cpu_of "$sandbox_pid") $(awk '/^cpu /{print $5 + $6}' /proc/stat)"
     start=$(date +%s.%N)
     local perf_pid=""
@@ -156,20 +159,36 @@ SQL
     for p in "${wp[@]}"; do wait "$p"; done
     end=$(date +%s.%N)
     [ -z "$perf_pid" ] || { kill -INT "$perf_pid"; wait "$perf_pid" || true; }
-    if [ -n "${PG_STATEMENTS:-}" ]; then
-        psql "$DATABASE_URL" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
-                                 WHERE n_tup_ins + n_tup_upd > 0 ORDER BY relname" >"$work/tables-$n-$extra"
-    fi
-    # Where the CPU went: Postgres, Redis, the sandbox and the workers, in seconds.
+    # Where the CPU went: Postgres, Redis, the sandbox and the workers, in seconds (read before
+    # the diagnostics below add their own).
     read -r p0 r0 s0 idle0 <<<"$cpu0"
-    local wcpu=0
+    local p1 r1 s1 idle wcpu=0
+    p1="$(cpu_of "$pg_pid")" r1="$(cpu_of "$redis_pid")" s1="$(cpu_of "$sandbox_pid")"
+    idle="$(awk -v i="$idle0" -v k="$ticks" '/^cpu /{print ($5 + $6 - i) / k}' /proc/stat)"
     for i in $(seq 1 "$n"); do
         wcpu=$(awk -v a="$wcpu" -v f="$work/rss-$n-$i" 'BEGIN {getline l < f; split(l, x, " "); print a + x[3] + x[4]}')
     done
-    awk -v p0="$p0" -v p1="$(cpu_of "$pg_pid")" -v r0="$r0" -v r1="$(cpu_of "$redis_pid")" -v s0="$s0" \
-        -v s1="$(cpu_of "$sandbox_pid")" -v w="$wcpu" -v idle="$(awk -v i="$idle0" -v k="$ticks" '/^cpu /{print ($5 + $6 - i) / k}' /proc/stat)" -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
+    awk -v p0="$p0" -v p1="$p1" -v r0="$r0" -v r1="$r1" -v s0="$s0" -v s1="$s1" -v w="$wcpu" -v idle="$idle" \
+        -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
         'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f; cores idle %.2f s\n", wall, p1 - p0, r1 - r0, s1 - s0, w, idle}' \
         >"$work/cpu-$n-$extra"
+    if [ -n "${PG_STATEMENTS:-}" ]; then
+        local lsn1 waldump
+        lsn1="$(psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_insert_lsn()")"
+        waldump="$(dirname "$pgbench_bin")/pg_waldump"
+        psql "$DATABASE_URL" -c "SELECT wal_records, wal_fpi, wal_bytes, round(wal_bytes / $(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work"/worker-$n-*.log | awk '{t += $1} END {print t}')::numeric) AS bytes_per_transition FROM pg_stat_wal" >"$work/wal-$n-$extra"
+        # The run's WAL records by kind, then the commonest kinds by relation: the write work.
+        "$waldump" --stats=record -p "$work/services/pg/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null |
+            sort -t '(' -k2 -rn | awk 'NR <= 16' >>"$work/wal-$n-$extra" || true
+        "$waldump" -p "$work/services/pg/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null |
+            sed -n 's/.*desc: \([A-Z_]*\).*blkref #0: rel [0-9]*\/[0-9]*\/\([0-9]*\).*/\1 \2/p' |
+            sort | uniq -c | sort -rn | awk 'NR <= 20 {printf "(%s, %s, %s),", $1, "\x27" $2 "\x27", $3}' |
+            sed 's/,$//' >"$work/kinds"
+        [ ! -s "$work/kinds" ] || psql "$DATABASE_URL" -c "SELECT r.records, r.kind, c.relname FROM (VALUES $(cat "$work/kinds")) AS r(records, kind, node)
+                                                        LEFT JOIN pg_class c ON c.relfilenode = r.node ORDER BY r.records DESC" >>"$work/wal-$n-$extra"
+        psql "$DATABASE_URL" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
+                                 WHERE n_tup_ins + n_tup_upd > 0 ORDER BY relname" >"$work/tables-$n-$extra"
+    fi
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
         total=$((total + ${t:-0}))
@@ -182,7 +201,7 @@ if [ "$parts" = throughput ]; then
     echo "orchestrator, ${WORKERS:-1} worker process(es): $t1 transitions in ${s1}s: $(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')/s"
     cat "$work/cpu-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
     if [ -n "${PG_STATEMENTS:-}" ]; then
-        cat "$work/tables-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
+        cat "$work/wal-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}" "$work/tables-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
         psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
             -c "SELECT calls, round(total_exec_time::numeric, 1) AS ms, round(total_plan_time::numeric, 1) AS plan_ms, rows, left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
                 FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 30"
