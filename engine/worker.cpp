@@ -403,13 +403,10 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
                 .add("body", c.call->text);
         }
     }
-    // The intents first: their foreign key check then finds each enrollment row still under the
-    // claim's FOR UPDATE lock and has nothing to write. After apply_transitions it would lock the
-    // row's new version, one more WAL record per call.
+    tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
     if (!intents.empty()) {
         tx.exec_prepared("engine/insert_intents", intents.text(), cfg.worker_id);
     }
-    tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
     stats.transitions += batch.size();
 }
 

@@ -1,8 +1,6 @@
 -- Fewer writes per call on the worker's hot path. Measured with tests/bench/engine_bench.sh
 -- (PG_STATEMENTS=1 prints the run's WAL records by kind and relation): each API call cost about 35
--- WAL records, 56 % of them index inserts and 17 % row locks. After this migration (and the worker
--- inserting its intent rows before it moves the enrollments; see engine/worker.cpp start_calls)
--- about 26.
+-- WAL records, 56 % of them index inserts and 17 % row locks; after this migration, about 27.
 --
 -- 1. step_attempts and ledger_transfers keep half of each new page free (was 30 %, migration
 --    0010). Each row is updated once, soon after its insert (the call's outcome, the settlement):

@@ -19,6 +19,7 @@
 #        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
 #        KEEP_LOG=FILE     keeps Postgres's log there
 #        PERF_OUT=FILE     a system-wide `perf record -g` of the worker runs of 2. (the last one kept)
+#        BENCH_SQL=SQL     run on each run's database after its migration (schema experiments)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
