@@ -1,6 +1,8 @@
 #include "engine/ledger.hpp"
 
+#include "engine/batch_rows.hpp"
 #include "engine/json_rows.hpp"
+#include "engine/record_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -98,8 +100,8 @@ struct entry {
 };
 
 struct write_set {
-    json_rows new_transfers;
-    json_rows settled;
+    record_rows new_transfers{batch_rows::transfer};
+    record_rows settled{batch_rows::settled};
     std::vector<entry> entries;
 };
 
@@ -108,7 +110,7 @@ std::optional<std::int64_t> id_or_null(std::int64_t id) {
 }
 
 void apply(pqxx::work& tx, const write_set& w) {
-    json_rows entries;
+    record_rows entries(batch_rows::entry);
     for (const auto& e : w.entries) {
         entries.row()
             .add_or_null("transfer_id", id_or_null(e.transfer_id))

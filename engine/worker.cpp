@@ -2,7 +2,8 @@
 
 #include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
-#include "engine/json_rows.hpp"
+#include "engine/batch_rows.hpp"
+#include "engine/record_rows.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/store.hpp"
@@ -132,7 +133,7 @@ call_target target_of(const claimed& c) {
 }
 
 // Opens a row of `rows` with the enrollment's state `s` (the statement adds its own fields).
-json_rows& state_row(json_rows& rows, const claimed& c, const cs::enrollment_state& s) {
+record_rows& state_row(record_rows& rows, const claimed& c, const cs::enrollment_state& s) {
     return rows.row()
         .add("enrollment_id", c.enrollment_id)
         .add("step", s.step)
@@ -355,8 +356,8 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
         events[r[0].as<std::int64_t>()].emplace_back(r[1].as<std::int64_t>(), r[2].as<std::string>());
     }
     json lost = json::array();
-    json_rows transitions;
-    json_rows intents;
+    record_rows transitions(batch_rows::transition);
+    record_rows intents(batch_rows::intent);
     std::vector<gated> asking;
     for (auto& c : batch) {
         auto t = now();
@@ -440,7 +441,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
     }
     auto results = ledger::reserve(tx, lw.reserves, t);
     auto& callers = lw.reservers;
-    json_rows corrections;
+    record_rows corrections(batch_rows::transition);
     json dropped = json::array();
     std::set<std::int64_t> parked;
     for (std::size_t i = 0; i < callers.size(); ++i) {
@@ -516,7 +517,7 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
 }
 
 void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw) {
-    json_rows rows;
+    record_rows rows(batch_rows::settle);
     auto& posts = lw.posts;
     auto& voids = lw.voids;
     std::map<std::string, std::string> unavailable;  // account -> the error that said so

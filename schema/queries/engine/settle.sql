@@ -1,11 +1,9 @@
--- settle($1 JSON array of outcomes, $2 worker id): records each call's outcome and the state
+-- settle($1 outcomes, worker_settle_row[]; $2 worker id): records each call's outcome and the state
 -- decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
 -- move, so a late completion after the lease expired (and another worker reconciled) is
 -- dropped; RETURNING says which rows moved.
 WITH x AS MATERIALIZED (
-    SELECT * FROM json_to_recordset($1::json) AS x(enrollment_id bigint, attempt_id bigint, outcome text,
-        error text, credits integer, step text, status text, next_run_at_ms bigint, attempt integer,
-        reconcile boolean, accepted_seen boolean, reason text, variant text, call text)
+    SELECT * FROM rows_of($1::worker_settle_row[])
 ), moved AS (
     UPDATE enrollments e
     SET step = x.step,

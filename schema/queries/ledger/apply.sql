@@ -1,12 +1,13 @@
--- apply($1 JSON new transfers, $2 JSON settled transfers, $3 JSON entries): writes what
--- engine/ledger.cpp decided under the locks it holds (reserve_scopes / pending_transfers +
--- lock_available), in one statement:
---   $1 [{attempt_id, campaign_id, sender, action, day, reserved, scopes}] new pending transfers;
---      optionally {transfer_id (from next_transfer_id), state, posted, overrun, shortfall} for a
---      transfer written settled at once (a charge with no step attempt: attempt_id null)
---   $2 [{transfer_id, state, posted, overrun, shortfall}]           pending -> posted | voided
---   $3 [{transfer_id | attempt_id, scope_id, kind, debit, credit, amount}] entries (attempt_id
---      names a transfer of $1; neither: a budget change)
+-- apply($1 new transfers, $2 settled transfers, $3 entries; arrays of the row types of migration
+-- 0013): writes what engine/ledger.cpp decided under the locks it holds (reserve_scopes /
+-- pending_transfers + lock_available), in one statement:
+--   $1 ledger_transfer_row: {attempt_id, campaign_id, sender, action, day, reserved, scopes} new
+--      pending transfers; with {transfer_id (from next_transfer_id), state, posted, overrun,
+--      shortfall} a transfer written settled at once (a charge with no step attempt: attempt_id
+--      null)
+--   $2 ledger_settled_row: {transfer_id, state, posted, overrun, shortfall}  pending -> posted | voided
+--   $3 ledger_entry_row: {transfer_id | attempt_id, scope_id, kind, debit, credit, amount} entries
+--      (attempt_id names a transfer of $1; neither: a budget change)
 -- Account balances move by the net of the entries written, from the same rows, so a balance is
 -- always the sum of its entries; the CHECK constraints refuse any overdraft and abort the
 -- transaction. Returns the counts the caller asserts: transfers inserted, transfers settled,
@@ -19,9 +20,7 @@ WITH nt AS (
            COALESCE(x.state, 'pending')::ledger_transfer_state, x.reserved, x.scopes,
            x.posted, COALESCE(x.overrun, 0), COALESCE(x.shortfall, 0),
            CASE WHEN COALESCE(x.state, 'pending') <> 'pending' THEN now() END
-    FROM json_to_recordset($1::json) AS x(transfer_id bigint, attempt_id bigint, campaign_id bigint, sender text,
-                                              action text, day date, reserved bigint, scopes bigint[], state text,
-                                              posted bigint, overrun bigint, shortfall bigint)
+    FROM rows_of($1::ledger_transfer_row[]) AS x
     -- A transfer for a step attempt is written only when that attempt's intent row exists (looked
     -- up by primary key, row by row); the caller then finds fewer transfers written than it asked
     -- for and refuses the batch. This replaced a foreign key (migration 0012).
@@ -29,8 +28,7 @@ WITH nt AS (
     WHERE x.attempt_id IS NULL OR k.found
     RETURNING transfer_id, attempt_id
 ), sx AS MATERIALIZED (
-    SELECT * FROM json_to_recordset($2::json) AS x(transfer_id bigint, state text, posted bigint, overrun bigint,
-                                                  shortfall bigint)
+    SELECT * FROM rows_of($2::ledger_settled_row[])
 ), st AS (
     UPDATE ledger_transfers t
     SET state = x.state::ledger_transfer_state, posted = x.posted, overrun = x.overrun, shortfall = x.shortfall,
@@ -42,9 +40,7 @@ WITH nt AS (
     RETURNING t.transfer_id
 ), e AS (
     SELECT COALESCE(x.transfer_id, nt.transfer_id) AS transfer_id, x.scope_id, x.kind, x.debit, x.credit, x.amount
-    FROM json_to_recordset($3::json) AS x(transfer_id bigint, attempt_id bigint, scope_id bigint,
-                                              kind ledger_entry_kind, debit ledger_account_kind,
-                                              credit ledger_account_kind, amount bigint)
+    FROM rows_of($3::ledger_entry_row[]) AS x
     LEFT JOIN nt ON x.transfer_id IS NULL AND nt.attempt_id = x.attempt_id
     -- the entries of a transfer that was not written are not written either
     WHERE x.transfer_id IS NOT NULL OR x.attempt_id IS NULL OR nt.transfer_id IS NOT NULL

@@ -1,0 +1,32 @@
+// The fields of the hot batch statements' row types (migration 0013), in the types' order, for
+// record_rows writers. engine_rows_pg_test holds each list equal to its type in the database.
+#pragma once
+
+#include <array>
+#include <string_view>
+
+namespace orch::engine::batch_rows {
+
+// engine/apply_transitions: worker_transition_row (the enrollment's state as decide() left it,
+// then the statement's own fields)
+inline constexpr std::array<std::string_view, 11> transition{
+    "enrollment_id", "step",   "status", "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
+    "reason",        "variant", "event_cursor", "leased"};
+// engine/settle: worker_settle_row (the same state, then the call's outcome)
+inline constexpr std::array<std::string_view, 14> settle{
+    "enrollment_id", "step",    "status",     "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
+    "reason",        "variant", "attempt_id", "outcome",        "error",   "credits",   "call"};
+// engine/insert_intents: worker_intent_row
+inline constexpr std::array<std::string_view, 8> intent{"attempt_id", "enrollment_id", "step",    "call",
+                                                        "reconcile",  "attempt",       "variant", "body"};
+// ledger/apply $1: ledger_transfer_row
+inline constexpr std::array<std::string_view, 12> transfer{"transfer_id", "attempt_id", "campaign_id", "sender",
+                                                           "action",      "day",        "reserved",    "scopes",
+                                                           "state",       "posted",     "overrun",     "shortfall"};
+// ledger/apply $2: ledger_settled_row
+inline constexpr std::array<std::string_view, 5> settled{"transfer_id", "state", "posted", "overrun", "shortfall"};
+// ledger/apply $3: ledger_entry_row
+inline constexpr std::array<std::string_view, 7> entry{"transfer_id", "attempt_id", "scope_id", "kind",
+                                                       "debit",       "credit",     "amount"};
+
+}  // namespace orch::engine::batch_rows

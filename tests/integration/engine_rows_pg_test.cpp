@@ -1,0 +1,144 @@
+// The batch row types of migration 0013 against their writers: engine/batch_rows.hpp lists each
+// type's fields in the type's order, and what record_rows writes reads back, through Postgres's
+// own array and row input, as exactly the values written (text that needs escaping, NULL next
+// to empty text, extreme integers, arrays, invalid UTF-8 and NUL bytes replaced).
+#include "engine/batch_rows.hpp"
+#include "engine/record_rows.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace {
+
+using orch::engine::record_rows;
+namespace batch_rows = orch::engine::batch_rows;
+using orch::test::orchestrator_env;
+
+class BatchRows : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        env_ = std::make_unique<orchestrator_env>(1);
+        conn_ = std::make_unique<pqxx::connection>(env_->database_url());
+    }
+
+    std::vector<std::string> type_fields(const std::string& type) {
+        pqxx::nontransaction tx(*conn_);
+        std::vector<std::string> out;
+        for (const auto& r : tx.exec_params("SELECT a.attname FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid "
+                                            "WHERE t.typname = $1 AND a.attnum > 0 AND NOT a.attisdropped "
+                                            "ORDER BY a.attnum",
+                                            type)) {
+            out.push_back(r[0].as<std::string>());
+        }
+        return out;
+    }
+
+    static std::vector<std::string> names(std::span<const std::string_view> fields) {
+        return {fields.begin(), fields.end()};
+    }
+
+    std::unique_ptr<orchestrator_env> env_;
+    std::unique_ptr<pqxx::connection> conn_;
+};
+
+TEST_F(BatchRows, EachWriterListsItsTypesFieldsInOrder) {
+    EXPECT_EQ(type_fields("worker_transition_row"), names(batch_rows::transition));
+    EXPECT_EQ(type_fields("worker_settle_row"), names(batch_rows::settle));
+    EXPECT_EQ(type_fields("worker_intent_row"), names(batch_rows::intent));
+    EXPECT_EQ(type_fields("ledger_transfer_row"), names(batch_rows::transfer));
+    EXPECT_EQ(type_fields("ledger_settled_row"), names(batch_rows::settled));
+    EXPECT_EQ(type_fields("ledger_entry_row"), names(batch_rows::entry));
+}
+
+TEST_F(BatchRows, WhatIsWrittenReadsBackAsWritten) {
+    const std::vector<std::string> texts = {
+        "plain",
+        "",
+        "NULL",
+        R"(quote " and backslash \ and \" both)",
+        "commas, (parens) {braces} [brackets]",
+        "  leading and trailing spaces  ",
+        "tab\tnewline\nreturn\r",
+        "accents: é ü 日本語 😀",
+        "\\\\\\\"\"\"",
+    };
+    record_rows rows(batch_rows::settle);
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        rows.row()
+            .add("enrollment_id", static_cast<std::int64_t>(i))
+            .add("step", texts[i])
+            .add("next_run_at_ms", i % 2 == 0 ? std::numeric_limits<std::int64_t>::max()
+                                               : std::numeric_limits<std::int64_t>::min())
+            .add("reconcile", i % 2 == 0)
+            .add_or_null("variant", texts[i])   // "" is written as NULL
+            .add("error", texts[i]);
+    }
+    pqxx::nontransaction tx(*conn_);
+    auto r = tx.exec_params("SELECT enrollment_id, step, status IS NULL, next_run_at_ms, reconcile, variant IS NULL, "
+                            "COALESCE(variant, ''), error, call IS NULL FROM unnest($1::worker_settle_row[]) "
+                            "WITH ORDINALITY AS x ORDER BY ordinality",
+                            rows.text());
+    ASSERT_EQ(r.size(), texts.size());
+    for (std::size_t i = 0; i < texts.size(); ++i) {
+        const auto row = r[static_cast<pqxx::result::size_type>(i)];
+        EXPECT_EQ(row[0].as<std::int64_t>(), static_cast<std::int64_t>(i));
+        EXPECT_EQ(row[1].as<std::string>(), texts[i]) << i;
+        EXPECT_TRUE(row[2].as<bool>()) << i;   // not added: NULL
+        EXPECT_EQ(row[3].as<std::int64_t>(), i % 2 == 0 ? std::numeric_limits<std::int64_t>::max()
+                                                        : std::numeric_limits<std::int64_t>::min());
+        EXPECT_EQ(row[4].as<bool>(), i % 2 == 0);
+        EXPECT_EQ(row[5].as<bool>(), texts[i].empty()) << i;
+        EXPECT_EQ(row[6].as<std::string>(), texts[i]) << i;
+        EXPECT_EQ(row[7].as<std::string>(), texts[i]) << i;   // "" stays "", not NULL
+        EXPECT_TRUE(row[8].as<bool>()) << i;
+    }
+}
+
+TEST_F(BatchRows, ArraysEnumsAndSkippedLeadingFieldsReadBack) {
+    record_rows transfers(batch_rows::transfer);
+    transfers.row().add("attempt_id", 7).add("day", "2026-03-10").add("scopes", std::vector<std::int64_t>{3, 1, 2});
+    transfers.row().add("transfer_id", 9).add("scopes", std::vector<std::int64_t>{}).add("shortfall", -4);
+    record_rows entries(batch_rows::entry);
+    entries.row().add("scope_id", 1).add("kind", "reserve").add("debit", "reserved").add("credit", "available");
+    pqxx::nontransaction tx(*conn_);
+    auto r = tx.exec_params("SELECT transfer_id IS NULL, attempt_id, day::text, scopes::text, shortfall "
+                            "FROM unnest($1::ledger_transfer_row[]) WITH ORDINALITY AS x ORDER BY ordinality",
+                            transfers.text());
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_TRUE(r[0][0].as<bool>());
+    EXPECT_EQ(r[0][1].as<std::int64_t>(), 7);
+    EXPECT_EQ(r[0][2].as<std::string>(), "2026-03-10");
+    EXPECT_EQ(r[0][3].as<std::string>(), "{3,1,2}");
+    EXPECT_TRUE(r[0][4].is_null());
+    EXPECT_FALSE(r[1][0].as<bool>());
+    EXPECT_EQ(r[1][3].as<std::string>(), "{}");
+    EXPECT_EQ(r[1][4].as<std::int64_t>(), -4);
+    auto e = tx.exec_params("SELECT kind::text, debit::text, credit::text FROM unnest($1::ledger_entry_row[])",
+                            entries.text());
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0][0].as<std::string>(), "reserve");
+    EXPECT_EQ(e[0][1].as<std::string>(), "reserved");
+    EXPECT_EQ(e[0][2].as<std::string>(), "available");
+}
+
+TEST_F(BatchRows, InvalidUtf8AndNulBytesAreReplacedNotRefused) {
+    record_rows rows(batch_rows::settle);
+    rows.row().add("error", std::string("bad \xff byte and a \0 nul", 22));
+    pqxx::nontransaction tx(*conn_);
+    auto r = tx.exec_params("SELECT error FROM unnest($1::worker_settle_row[])", rows.text());
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0][0].as<std::string>(), "bad \xEF\xBF\xBD byte and a \xEF\xBF\xBD nul");
+}
+
+}  // namespace
