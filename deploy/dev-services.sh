@@ -141,14 +141,18 @@ start_redis() {
 wait_ready() {
     local bin i
     bin="$(pg_bin)"
-    for i in $(seq 1 100); do
-        if "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$dir/pg.port")" &&
-           [ "$(redis-cli -h 127.0.0.1 -p "$(cat "$dir/redis.port")" ping 2>/dev/null)" = "PONG" ]; then
+    local pg_ok=no redis_ok=no
+    # 60 s, and which one did not answer: the 10 s this used to wait ran out once on a busy machine,
+    # with no word of which service was late.
+    for i in $(seq 1 600); do
+        "$bin/pg_isready" -q -h 127.0.0.1 -p "$(cat "$dir/pg.port")" && pg_ok=yes || pg_ok=no
+        [ "$(redis-cli -h 127.0.0.1 -p "$(cat "$dir/redis.port")" ping 2>/dev/null)" = "PONG" ] && redis_ok=yes || redis_ok=no
+        if [ "$pg_ok" = yes ] && [ "$redis_ok" = yes ]; then
             return 0
         fi
         sleep 0.1
     done
-    die "services did not answer within 10 s (logs in $dir)"
+    die "services did not answer within 60 s (PostgreSQL answered: $pg_ok, Redis answered: $redis_ok; logs in $dir)"
 }
 
 print_env() {
