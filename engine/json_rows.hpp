@@ -1,14 +1,12 @@
-// orch::engine::json_rows: a JSON array of flat objects, written straight to text, for the batch
-// statements' parameters (read in SQL with json_to_recordset).
+// orch::engine::json_rows: a JSON array of flat objects, written straight to text, for small
+// batch parameters read in SQL with json_to_recordset (the ledger's (campaign, sender) pairs).
+// The hot batches (transitions, intents, settles, transfers, entries) are arrays of row types
+// instead (record_rows.hpp), cheaper for Postgres to read.
 //
-// The worker writes several such rows per call (its transitions, intents, settles, and the
-// ledger's transfers and entries). Building each as an nlohmann object (a std::map of keys and
-// values) and dumping it took about a fifth of the worker's CPU (perf, tests/bench/engine_bench.sh).
-// Here a row costs the appends of its text, and a batch waiting for its statement holds about 250
-// bytes per row (a tree of objects held about 1.5 KB, most of a worker's memory per in-flight
-// lead). Keys are the caller's literal identifiers and are not
-// escaped; string values are: plain ASCII as is, anything else through nlohmann's serializer
-// (invalid UTF-8, say from an API error message, is replaced rather than thrown on).
+// A row costs the appends of its text (an nlohmann object per row, a std::map, cost far more).
+// Keys are the caller's literal identifiers and are not escaped; string values are: plain ASCII
+// as is, anything else through nlohmann's serializer (invalid UTF-8 is replaced rather than
+// thrown on).
 #pragma once
 
 #include <nlohmann/json.hpp>
