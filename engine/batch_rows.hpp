@@ -25,6 +25,8 @@ inline constexpr std::array<std::string_view, 12> transfer{"transfer_id", "attem
                                                            "state",       "posted",     "overrun",     "shortfall"};
 // ledger/apply $2: ledger_settled_row
 inline constexpr std::array<std::string_view, 5> settled{"transfer_id", "state", "posted", "overrun", "shortfall"};
+// ledger/reserve_scopes and ledger/ensure_scopes: ledger_pair_row
+inline constexpr std::array<std::string_view, 2> pair{"campaign_id", "sender"};
 // ledger/apply $3: ledger_entry_row
 inline constexpr std::array<std::string_view, 7> entry{"transfer_id", "attempt_id", "scope_id", "kind",
                                                        "debit",       "credit",     "amount"};

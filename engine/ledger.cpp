@@ -1,7 +1,6 @@
 #include "engine/ledger.hpp"
 
 #include "engine/batch_rows.hpp"
-#include "engine/json_rows.hpp"
 #include "engine/record_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -188,7 +187,7 @@ struct locked_scopes {
     bool missing = false;                              // an account or day scope to create
 };
 
-// pairs: JSON [{campaign_id, sender}].
+// pairs: ledger_pair_row[] text (record_rows of batch_rows::pair).
 locked_scopes lock_reserve_scopes(pqxx::work& tx, const std::string& pairs, const std::string& day) {
     locked_scopes out;
     for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs, day)) {
@@ -272,7 +271,7 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         return out;
     }
     const std::string day = utc_day(now);
-    json_rows pair_rows;
+    record_rows pair_rows(batch_rows::pair);
     std::vector<std::int64_t> attempt_ids;
     for (const auto& r : batch) {
         pair_rows.row().add("campaign_id", r.campaign_id).add("sender", r.sender);
@@ -613,7 +612,7 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
                                     "': the campaign id must be positive, credits not negative, the action named");
     }
     const std::string day = utc_day(now);
-    json_rows pair_rows;
+    record_rows pair_rows(batch_rows::pair);
     pair_rows.row().add("campaign_id", c.campaign_id).add("sender", c.sender);
     const std::string pairs = pair_rows.text();
     const pair_key key{c.campaign_id, c.sender};

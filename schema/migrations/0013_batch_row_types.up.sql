@@ -34,6 +34,9 @@ DO $$ BEGIN
         transfer_id bigint, attempt_id bigint, scope_id bigint, kind ledger_entry_kind, debit ledger_account_kind,
         credit ledger_account_kind, amount bigint);
 EXCEPTION WHEN duplicate_object THEN NULL; END $$;
+DO $$ BEGIN
+    CREATE TYPE ledger_pair_row AS (campaign_id bigint, sender text);
+EXCEPTION WHEN duplicate_object THEN NULL; END $$;
 
 -- The statements read a batch with rows_of($1::<row type>[]), not unnest: a prepared statement's
 -- generic plan sees the array as a parameter, and unnest's estimate for it is 10 rows. With 10,

@@ -59,6 +59,7 @@ TEST_F(BatchRows, EachWriterListsItsTypesFieldsInOrder) {
     EXPECT_EQ(type_fields("ledger_transfer_row"), names(batch_rows::transfer));
     EXPECT_EQ(type_fields("ledger_settled_row"), names(batch_rows::settled));
     EXPECT_EQ(type_fields("ledger_entry_row"), names(batch_rows::entry));
+    EXPECT_EQ(type_fields("ledger_pair_row"), names(batch_rows::pair));
 }
 
 TEST_F(BatchRows, WhatIsWrittenReadsBackAsWritten) {

@@ -1,11 +1,11 @@
--- ensure_scopes($1 JSON [{campaign_id, sender}], $2 UTC day 'YYYY-MM-DD'): creates the account
+-- ensure_scopes($1 ledger_pair_row[] {campaign_id, sender}, $2 UTC day 'YYYY-MM-DD'): creates the account
 -- and day scopes those campaigns' caps call for and do not have yet, each funded with its cap
 -- (a grant entry). The budget rows are read FOR SHARE so a concurrent set_budget either commits
 -- first (the new cap is used) or sees the new scope when it lists the campaign's scopes.
 -- ON CONFLICT DO NOTHING: a concurrent creator of the same scope wins, nothing is funded twice.
 WITH x AS (
     SELECT DISTINCT x.campaign_id, x.sender
-    FROM jsonb_to_recordset($1::jsonb) AS x(campaign_id bigint, sender text)
+    FROM rows_of($1::ledger_pair_row[]) AS x
 ), b AS (
     SELECT campaign_id, per_account, per_day FROM ledger_budgets
     WHERE campaign_id IN (SELECT campaign_id FROM x)

@@ -1,4 +1,4 @@
--- reserve_scopes($1 JSON [{campaign_id, sender}], $2 UTC day 'YYYY-MM-DD'): for each (campaign,
+-- reserve_scopes($1 ledger_pair_row[] {campaign_id, sender}, $2 UTC day 'YYYY-MM-DD'): for each (campaign,
 -- sender), the scopes a reservation draws from — the campaign, and the sender account and the
 -- day when the campaign has those caps — with each scope's available balance, locked FOR UPDATE
 -- for the rest of the transaction. Locks are taken in scope_id order (LockRows runs above the
@@ -7,7 +7,7 @@
 -- ensure_scopes; a campaign without a campaign scope has no budget and reserves nothing).
 WITH x AS (
     SELECT DISTINCT x.campaign_id, x.sender
-    FROM json_to_recordset($1::json) AS x(campaign_id bigint, sender text)
+    FROM rows_of($1::ledger_pair_row[]) AS x
 ), want AS (
     SELECT x.campaign_id, x.sender, 'campaign'::ledger_scope_kind AS kind, s.scope_id
     FROM x LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'campaign'
