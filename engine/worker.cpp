@@ -1,11 +1,11 @@
 #include "engine/worker.hpp"
 
+#include "engine/batch_rows.hpp"
 #include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
-#include "engine/batch_rows.hpp"
-#include "engine/record_rows.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
+#include "engine/record_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 

@@ -35,10 +35,10 @@ protected:
     std::vector<std::string> type_fields(const std::string& type) {
         pqxx::nontransaction tx(*conn_);
         std::vector<std::string> out;
-        for (const auto& r : tx.exec_params("SELECT a.attname FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid "
-                                            "WHERE t.typname = $1 AND a.attnum > 0 AND NOT a.attisdropped "
-                                            "ORDER BY a.attnum",
-                                            type)) {
+        const char* sql =
+            "SELECT a.attname FROM pg_type t JOIN pg_attribute a ON a.attrelid = t.typrelid "
+            "WHERE t.typname = $1 AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum";
+        for (const auto& r : tx.exec_params(sql, type)) {
             out.push_back(r[0].as<std::string>());
         }
         return out;

@@ -1,10 +1,11 @@
--- apply_transitions($1 transitions, worker_transition_row[]; $2 worker id; $3 lease seconds): writes the
--- state decide() chose for each enrollment claimed in this transaction (rows are locked by
--- claim_due). Rows that start a call keep a lease so no other worker touches them while the
+-- apply_transitions($1 transitions, worker_transition_row[]; $2 worker id; $3 lease seconds):
+-- writes the state decide() chose for each enrollment claimed in this transaction (rows are
+-- locked by claim_due). Rows that start a call keep a lease so no other worker touches them while the
 -- call is in flight; the rest are released. due_at is the machine's next_run_at; the
 -- engine/wake_pending statement that follows makes rows with unapplied inbox events due now.
 -- The batch arrives as an array of rows (migration 0013, engine/record_rows.hpp), read field by
--- field with each type's input function; the other hot statements read their batches the same way.
+-- field with each type's input function, through rows_of (unnest with a batch-sized estimate);
+-- the other hot statements read their batches the same way.
 WITH x AS MATERIALIZED (
     SELECT * FROM rows_of($1::worker_transition_row[])
 )

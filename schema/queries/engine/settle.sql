@@ -1,5 +1,5 @@
--- settle($1 outcomes, worker_settle_row[]; $2 worker id): records each call's outcome and the state
--- decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
+-- settle($1 outcomes, worker_settle_row[]; $2 worker id): records each call's outcome and the
+-- state decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
 -- move, so a late completion after the lease expired (and another worker reconciled) is
 -- dropped; RETURNING says which rows moved.
 WITH x AS MATERIALIZED (
