@@ -99,7 +99,7 @@ public:
     std::string text() const {
         std::string out = "{" + text_;
         if (open_) {
-            out += nulls_to_end();
+            out.append(commas_to(fields_.size()), ',');
             out += ")\"";
         }
         return out + "}";
@@ -119,26 +119,17 @@ private:
             throw std::logic_error("record_rows: field " + std::string(name) +
                                    " is unknown or out of order (fields are written in the row type's order)");
         }
-        for (std::size_t j = next_; j <= i; ++j) {
-            if (j > 0) {
-                text_ += ',';
-            }
-        }
+        text_.append(commas_to(i + 1), ',');
         next_ = i + 1;
     }
-    // The separators of the fields not written, to the row's end.
-    std::string nulls_to_end() const {
-        std::string out;
-        for (std::size_t j = next_; j < fields_.size(); ++j) {
-            if (j > 0) {
-                out += ',';
-            }
-        }
-        return out;
+    // The commas in front of fields next_ .. end - 1 (one before each field but the first).
+    std::size_t commas_to(std::size_t end) const {
+        const std::size_t from = next_ == 0 ? 1 : next_;
+        return end > from ? end - from : 0;
     }
     void close_row() {
         if (open_) {
-            text_ += nulls_to_end();
+            text_.append(commas_to(fields_.size()), ',');
             text_ += ")\"";
             open_ = false;
         }
