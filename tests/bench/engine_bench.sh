@@ -13,7 +13,8 @@
 #   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 200 --worker-lanes 3"
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 #        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
-#        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time; the WAL records written, by kind and relation
+#        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time,
+#                          and the WAL records written, by kind and relation
 #        THROUGHPUT_IDLE=N with PARTS=throughput: N waiting enrollments of another campaign in the table
 #        WORKERS=N         with PARTS=throughput: N worker processes instead of 1
 #        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
@@ -173,11 +174,15 @@ SQL
         -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
         'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f; cores idle %.2f s\n", wall, p1 - p0, r1 - r0, s1 - s0, w, idle}' \
         >"$work/cpu-$n-$extra"
+    for i in $(seq 1 "$n"); do
+        t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
+        total=$((total + ${t:-0}))
+    done
     if [ -n "${PG_STATEMENTS:-}" ]; then
         local lsn1 waldump
         lsn1="$(psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_insert_lsn()")"
         waldump="$(dirname "$pgbench_bin")/pg_waldump"
-        psql "$DATABASE_URL" -c "SELECT wal_records, wal_fpi, wal_bytes, round(wal_bytes / $(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work"/worker-$n-*.log | awk '{t += $1} END {print t}')::numeric) AS bytes_per_transition FROM pg_stat_wal" >"$work/wal-$n-$extra"
+        psql "$DATABASE_URL" -c "SELECT wal_records, wal_fpi, wal_bytes, round(wal_bytes / GREATEST($total, 1)::numeric) AS bytes_per_transition FROM pg_stat_wal" >"$work/wal-$n-$extra"
         # The run's WAL records by kind, then the commonest kinds by relation: the write work.
         "$waldump" --stats=record -p "$work/services/pg/data/pg_wal" -s "$lsn0" -e "$lsn1" 2>/dev/null |
             sort -t '(' -k2 -rn | awk 'NR <= 16' >>"$work/wal-$n-$extra" || true
@@ -190,10 +195,6 @@ SQL
         psql "$DATABASE_URL" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
                                  WHERE n_tup_ins + n_tup_upd > 0 ORDER BY relname" >"$work/tables-$n-$extra"
     fi
-    for i in $(seq 1 "$n"); do
-        t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
-        total=$((total + ${t:-0}))
-    done
     echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') $(awk '{print $2}' "$work/rss-$n-1")"
 }
 
