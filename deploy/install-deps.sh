@@ -10,6 +10,8 @@ packages=(
     libboost1.81-dev libboost-url1.81-dev
     nlohmann-json3-dev libpqxx-dev libhiredis-dev libspdlog-dev libfmt-dev libyaml-cpp-dev
     libcli11-dev libssl-dev
+    # the allocator of orchestrator and outreach-sandbox
+    libjemalloc-dev
     # JSON Schema validation of campaign files, time zones for working hours, /metrics
     libvalijson-dev libhowardhinnant-date-dev tzdata prometheus-cpp-dev
     libgtest-dev libgmock-dev libbenchmark-dev
