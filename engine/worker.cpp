@@ -443,6 +443,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
     auto& callers = lw.reservers;
     record_rows corrections(batch_rows::transition);
     json dropped = json::array();
+    json corrected = json::array();
     std::set<std::int64_t> parked;
     for (std::size_t i = 0; i < callers.size(); ++i) {
         const auto& r = results[i];
@@ -484,6 +485,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
             c.state.next_run_at = until;
         }
         dropped.push_back(c.attempt_id);
+        corrected.push_back(c.enrollment_id);
         c.call.reset();
         c.attempt_id = 0;
         c.variant.clear();
@@ -492,6 +494,8 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
     if (!corrections.empty()) {
         tx.exec_params(q("engine/drop_intents"), dropped.dump());
         tx.exec_prepared("engine/apply_transitions", corrections.text(), cfg.worker_id, cfg.lease_seconds);
+        // cycle() ran wake_pending before the ledger; these rows were written again since.
+        tx.exec_prepared("engine/wake_pending", corrected.dump());
     }
     // After the corrections, so that the refused rows are parked too.
     for (auto campaign_id : parked) {
@@ -596,8 +600,8 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
 }
 
 // One transaction: settle the previous batch's calls (if any), claim and start the next batch,
-// then wake_pending over every row written (its fresh snapshot catches inbox events committed
-// while those statements ran). Returns whether a batch was claimed.
+// wake_pending over every row written (its fresh snapshot catches inbox events committed while
+// those statements ran), then the ledger. Returns whether a batch was claimed.
 bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending) {
     std::vector<claimed> batch;
     try {
@@ -616,10 +620,14 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
                 }
             }
         }
-        finish_ledger(tx, lw);
+        // wake_pending before the ledger: the ledger statements lock the campaigns' balance rows,
+        // which every lane and worker process of a campaign needs, until this transaction ends, so
+        // they come last. An event committed after wake_pending's snapshot is covered as before:
+        // its writer's events/wake waits for these rows' locks and then sees what was committed.
         if (!touched.empty()) {
             tx.exec_prepared("engine/wake_pending", touched.dump());
         }
+        finish_ledger(tx, lw);
         tx.commit();
     } catch (...) {
         // The claim rolled back: the rate-limit takes of its calls (Redis is not rolled back)
