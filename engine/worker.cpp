@@ -39,10 +39,9 @@ namespace {
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
 // The hot-path statements, prepared once per lane connection (parsed and planned once).
-constexpr const char* hot_statements[] = {"engine/claim_due",       "engine/pending_events",
-                                          "engine/apply_transitions", "engine/wake_pending",
-                                          "engine/insert_intents",   "engine/close_lost_attempts",
-                                          "engine/settle",          "engine/next_attempt_ids"};
+constexpr const char* hot_statements[] = {"engine/claim_pick",     "engine/claim_due",          "engine/pending_events",
+                                          "engine/apply_transitions", "engine/wake_pending",   "engine/insert_intents",
+                                          "engine/close_lost_attempts", "engine/settle",       "engine/next_attempt_ids"};
 
 void prepare_hot_statements(pqxx::connection& conn) {
     for (const char* name : hot_statements) {
@@ -228,7 +227,18 @@ struct worker::impl {
 
 std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
     std::vector<claimed> batch;
-    const auto rows = tx.exec_prepared("engine/claim_due", cfg.batch_size);
+    // Pick, then lock (schema/queries/engine/claim_pick.sql says why): the pick's row locks,
+    // among them locks on rows other claims leased meanwhile, end with its savepoint.
+    tx.exec0("SAVEPOINT claim_pick");
+    std::string ids = "{";
+    for (const auto& r : tx.exec_prepared("engine/claim_pick", cfg.batch_size)) {
+        ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
+    }
+    tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
+    if (ids.size() == 1) {
+        return batch;
+    }
+    const auto rows = tx.exec_prepared("engine/claim_due", ids + "}");
     batch.reserve(rows.size());
     for (const auto& r : rows) {
         claimed c;

@@ -159,6 +159,11 @@ TEST_F(HotStatementPlans, SettleAndTransitionsUseThePrimaryKeys) {
 }
 
 TEST_F(HotStatementPlans, LookupsByTheBatchIdsUseThePrimaryKey) {
+    std::string picked = "{";
+    for (auto id : batch_ids_) {
+        picked += (picked.size() > 1 ? "," : "") + std::to_string(id);
+    }
+    expect_keyed("engine/claim_due", {picked + "}"});
     expect_keyed("engine/pending_events", {ids_json()});
     expect_keyed("engine/wake_pending", {ids_json()});
     expect_keyed("engine/close_lost_attempts", {ids_json()});
@@ -170,6 +175,62 @@ TEST_F(HotStatementPlans, LedgerSettlementUsesTheTransfersKey) {
         settled.row().add("transfer_id", id).add("state", "posted").add("posted", 1).add("overrun", 0).add("shortfall", 0);
     }
     expect_keyed("ledger/apply", {"{}", settled.text(), "{}"});
+}
+
+// The claim in two statements (schema/queries/engine/claim_pick.sql): the pick's locks end with
+// its savepoint, and claim_due locks only the picked rows that are still due under its own
+// snapshot, skipping those another transaction holds.
+TEST_F(HotStatementPlans, AClaimLocksOnlyThePickedRowsStillDue) {
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("UPDATE enrollments SET status = 'ready', lease_owner = NULL, lease_expires_at = NULL, "
+                "due_at = now() - interval '1 minute' * enrollment_id WHERE enrollment_id <= 10");
+        tx.commit();
+    }
+    pqxx::connection other(env_->database_url());
+    auto lockable = [&](std::int64_t id) {  // can another transaction lock the row right now?
+        pqxx::work tx(other);
+        try {
+            tx.exec_params("SELECT 1 FROM enrollments WHERE enrollment_id = $1 FOR UPDATE NOWAIT", id);
+            return true;
+        } catch (const pqxx::sql_error& e) {
+            EXPECT_EQ(e.sqlstate(), "55P03") << e.what();  // lock_not_available
+            return false;
+        }
+    };
+
+    pqxx::work claim(*conn_);
+    claim.exec("SAVEPOINT claim_pick");
+    std::vector<std::int64_t> picked;
+    for (const auto& r : claim.exec_params(std::string(orch::schema::query("engine/claim_pick")), 5)) {
+        picked.push_back(r[0].as<std::int64_t>());
+    }
+    // the five that have been due longest, oldest first
+    EXPECT_EQ(picked, (std::vector<std::int64_t>{10, 9, 8, 7, 6}));
+    EXPECT_FALSE(lockable(10));  // the pick holds its rows until the savepoint ends...
+    claim.exec("ROLLBACK TO SAVEPOINT claim_pick");
+    EXPECT_TRUE(lockable(10));   // ...and no longer after
+    EXPECT_TRUE(lockable(1));    // a due row it did not pick was never held
+
+    // Meanwhile another worker leases one picked row (committed) and holds another.
+    {
+        pqxx::work tx(other);
+        tx.exec("UPDATE enrollments SET status = 'calling', lease_owner = 'other', "
+                "lease_expires_at = now() + interval '1 hour' WHERE enrollment_id = 9");
+        tx.commit();
+    }
+    pqxx::work holder(other);
+    holder.exec("SELECT 1 FROM enrollments WHERE enrollment_id = 8 FOR UPDATE");
+
+    std::set<std::int64_t> claimed;
+    for (const auto& r : claim.exec_params(std::string(orch::schema::query("engine/claim_due")), "{10,9,8,7,6}")) {
+        claimed.insert(r[0].as<std::int64_t>());
+    }
+    EXPECT_EQ(claimed, (std::set<std::int64_t>{10, 7, 6}));
+    holder.abort();
+    EXPECT_TRUE(lockable(9));    // leased by the other worker: neither returned nor locked
+    EXPECT_FALSE(lockable(10));  // claimed: held until the claim's transaction ends
+    claim.abort();
 }
 
 }  // namespace

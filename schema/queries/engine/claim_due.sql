@@ -1,13 +1,15 @@
--- claim_due($1 limit): locks up to $1 due enrollments for this transaction and returns those
--- that may run now.
+-- claim_due($1 enrollment ids from engine/claim_pick, a bigint array literal '{1,2}'): locks
+-- those of them still due for this transaction and returns those that may run now.
 -- FOR UPDATE SKIP LOCKED in a materialised CTE: concurrent workers take disjoint sets without
--- waiting on each other, and the set is evaluated once. A row whose lease has not expired is
--- being called by a live worker and is left alone; an expired lease means that worker died, and
--- the row (status calling) is reconciled by whoever claims it next.
--- The claim itself reads nothing but the partial index enrollments_due, in due order, and stops
--- after $1 rows: any per-row check of another table there (the campaign's state, the account's
--- connection) made the planner scan and sort every due row instead (measured: 12-15 ms for a
--- batch of 100 out of 2,667 due, against 0.7 ms for the index walk).
+-- waiting on each other, and the set is evaluated once. The WHERE clause is claim_pick's, checked
+-- again under this statement's snapshot: a row another worker claimed in between is left alone.
+-- A row whose lease has not expired is being called by a live worker and is left alone; an
+-- expired lease means that worker died, and the row (status calling) is reconciled by whoever
+-- claims it next.
+-- The rows by primary key: any per-row check of another table in the due-order walk (the
+-- campaign's state, the account's connection) made the planner scan and sort every due row
+-- instead (measured: 12-15 ms for a batch of 100 out of 2,667 due, against 0.7 ms for the index
+-- walk), so those checks come after the lock, on the picked rows only.
 -- Paused, cancelled and completed campaigns and disconnected accounts are not worked: their live
 -- rows are parked (due_at 'infinity') when that happens, so they are rarely claimed at all; a row
 -- that still is (it was locked by another worker when its campaign was parked) is parked here
@@ -19,11 +21,13 @@ WITH due AS MATERIALIZED (
     SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status,
            e.next_run_at, e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor, e.due_at
     FROM enrollments e
-    WHERE e.status IN ('ready', 'calling', 'waiting')
+    -- status as text: the partial enrollments_due index must not serve this statement (see
+    -- engine/settle); the rows come by primary key
+    WHERE e.enrollment_id = ANY($1::bigint[])
+      AND e.status::text IN ('ready', 'calling', 'waiting')
       AND e.due_at <= now()
       AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
     ORDER BY e.due_at
-    LIMIT $1
     FOR UPDATE OF e SKIP LOCKED
 ),
 claimed AS MATERIALIZED (
