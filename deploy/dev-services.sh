@@ -47,12 +47,19 @@ as_pg() {
     fi
 }
 
-port_free() { [ -z "$(ss -Htln "sport = :$1" 2>/dev/null)" ]; }
+# Free: no socket of any state uses it (a client connection's local port blocks a bind as much
+# as a listener does).
+port_free() { [ -z "$(ss -Htan "sport = :$1" 2>/dev/null)" ]; }
 
+# Below the kernel's ephemeral range (ip_local_port_range, 32768-60999 by default), where every
+# outgoing connection takes its local port: a port picked there could be taken by one between
+# this check and the server's bind (seen: "could not bind ... Address already in use").
 free_port() {
-    local p i
+    local p i low
+    low=$(awk '{print $1}' /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+    [ "$low" -gt 21000 ] || low=32768
     for i in $(seq 1 200); do
-        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % 40000 ))
+        p=$(( 20000 + (RANDOM * 32768 + RANDOM) % (low - 20000) ))
         if port_free "$p"; then echo "$p"; return 0; fi
     done
     die "no free port found"
