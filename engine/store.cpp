@@ -436,6 +436,23 @@ std::optional<budget_set_outcome> store::update_campaign_budget(const std::strin
     if ((u.credits && *u.credits < 0) || negative(u.per_day) || negative(u.per_account)) {
         throw budget_update_error("budgets cannot be negative");
     }
+    // A worker that pauses the campaign (its budget ran out) holds the campaign's ledger rows and
+    // then updates the campaign's row; this holds the campaign's row and then locks the ledger rows.
+    // Postgres breaks such a deadlock by aborting one side; when it is this one, it runs again.
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return set_budget_once(name, u, now);
+        } catch (const store_error& e) {
+            if (e.sqlstate != "40P01" || attempt == 3) {
+                throw;
+            }
+            spdlog::warn("budget set: {} (try {} of 3, again)", e.what(), attempt);
+        }
+    }
+}
+
+std::optional<budget_set_outcome> store::set_budget_once(const std::string& name, const budget_update& u,
+                                                         std::chrono::system_clock::time_point now) {
     return guarded("campaigns/set_budget", [&]() -> std::optional<budget_set_outcome> {
         pqxx::work tx(*conn_);
         // find locks the campaign's row (FOR UPDATE), as apply does: a concurrent apply of its

@@ -249,6 +249,9 @@ public:
                                              const json& payload);
 
 private:
+    // One try of update_campaign_budget (which retries it after a deadlock).
+    std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
+                                                      std::chrono::system_clock::time_point now);
     std::unique_ptr<pqxx::connection> conn_;
 };
 
