@@ -108,7 +108,9 @@ std::optional<std::int64_t> id_or_null(std::int64_t id) {
     return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
 }
 
-void apply(pqxx::work& tx, const write_set& w) {
+// held: the fast path (ledger.hpp, held_balances): the balance changes are added there instead of
+// written.
+void apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
     record_rows entries(batch_rows::entry);
     for (const auto& e : w.entries) {
         entries.row()
@@ -120,7 +122,14 @@ void apply(pqxx::work& tx, const write_set& w) {
             .add("credit", e.credit)
             .add("amount", e.amount);
     }
-    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.text(), w.settled.text(), entries.text())[0];
+    if (held != nullptr) {
+        for (const auto& e : w.entries) {
+            held->delta[{e.scope_id, e.debit}] += e.amount;
+            held->delta[{e.scope_id, e.credit}] -= e.amount;
+        }
+    }
+    auto r = run_prepared(tx, "ledger/apply", w.new_transfers.text(), w.settled.text(), entries.text(),
+                          held != nullptr)[0];
     // Pair assertions: every transfer decided under our locks was written (a transfer naming a step
     // attempt with no intent row is not), and every account the entries move was there to be
     // updated.
@@ -187,8 +196,11 @@ struct locked_scopes {
     bool missing = false;                              // an account or day scope to create
 };
 
-// pairs: ledger_pair_row[] text (record_rows of batch_rows::pair).
-locked_scopes lock_reserve_scopes(pqxx::work& tx, const std::string& pairs, const std::string& day) {
+std::vector<std::pair<std::int64_t, std::int64_t>> lock_available(pqxx::work& tx, const std::vector<std::int64_t>& ids);
+
+// pairs: ledger_pair_row[] text (record_rows of batch_rows::pair). lock: lock the scopes'
+// available accounts and take their balances from the lock (else as read, for the fast path).
+locked_scopes lock_reserve_scopes(pqxx::work& tx, const std::string& pairs, const std::string& day, bool lock = true) {
     locked_scopes out;
     for (const auto& r : run_prepared(tx, "ledger/reserve_scopes", pairs, day)) {
         scope_ref s{as_i64(r[3]), scope_refusal(r[2].as<std::string>())};
@@ -198,6 +210,24 @@ locked_scopes lock_reserve_scopes(pqxx::work& tx, const std::string& pairs, cons
         } else if (s.kind != refusal::campaign_budget) {
             out.missing = true;
         }
+    }
+    if (lock && !out.available.empty()) {
+        std::vector<std::int64_t> ids;
+        for (const auto& [id, balance] : out.available) {
+            ids.push_back(id);
+        }
+        for (const auto& [id, balance] : lock_available(tx, ids)) {
+            out.available[id] = balance;
+        }
+    }
+    return out;
+}
+
+// The available balances of those scopes, locked FOR UPDATE in scope_id order.
+std::vector<std::pair<std::int64_t, std::int64_t>> lock_available(pqxx::work& tx, const std::vector<std::int64_t>& ids) {
+    std::vector<std::pair<std::int64_t, std::int64_t>> out;
+    for (const auto& r : run_prepared(tx, "ledger/lock_available", id_array(ids))) {
+        out.emplace_back(r[0].as<std::int64_t>(), r[1].as<std::int64_t>());
     }
     return out;
 }
@@ -264,7 +294,10 @@ std::string_view to_string(settle_status s) {
     return "?";
 }
 
-std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now) {
+namespace {
+
+std::vector<reservation> reserve_batch(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
+                                       held_balances* held) {
     validate(batch);
     std::vector<reservation> out(batch.size());
     if (batch.empty()) {
@@ -278,8 +311,11 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         attempt_ids.push_back(r.attempt_id);
     }
     const std::string pairs = pair_rows.text();
-    auto scopes = lock_reserve_scopes(tx, pairs, day);
+    auto scopes = lock_reserve_scopes(tx, pairs, day, held == nullptr);
     if (scopes.missing) {
+        if (held != nullptr) {
+            throw needs_locks("ledger reserve: a budget scope is still to be created");
+        }
         run(tx, "ledger/ensure_scopes", pairs, day);
         scopes = lock_reserve_scopes(tx, pairs, day);
     }
@@ -359,8 +395,16 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
         }
         out[i].available = scope == 0 ? 0 : left[scope];
     }
+    if (held != nullptr) {
+        for (const auto& r : out) {
+            if (!r.reserved) {
+                throw needs_locks("ledger reserve: attempt " + std::to_string(r.attempt_id) +
+                                  " is refused or was settled before; decided under locks");
+            }
+        }
+    }
     if (!w.new_transfers.empty()) {
-        apply(tx, w);
+        apply(tx, w, held);
     }
     for (const auto& [campaign_id, r] : first_refusal) {
         std::int64_t have = 0;
@@ -372,6 +416,53 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
                   ") needs up to " + std::to_string(r->credits));
     }
     return out;
+}
+
+}  // namespace
+
+std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now) {
+    return reserve_batch(tx, batch, now, nullptr);
+}
+
+std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
+                                 held_balances& held) {
+    return reserve_batch(tx, batch, now, &held);
+}
+
+void apply_balances(pqxx::work& tx, const held_balances& held) {
+    std::vector<std::int64_t> ids;
+    std::string scopes = "{", kinds = "{", deltas = "{";
+    for (const auto& [key, delta] : held.delta) {
+        if (delta == 0) {
+            continue;
+        }
+        if (ids.empty() || ids.back() != key.first) {
+            ids.push_back(key.first);   // the map is ordered by scope_id
+        }
+        const char* sep = scopes.size() > 1 ? "," : "";
+        scopes += sep + std::to_string(key.first);
+        kinds += sep + key.second;
+        deltas += sep + std::to_string(delta);
+    }
+    if (ids.empty()) {
+        return;
+    }
+    // The locks first, in scope_id order like every writer's, then the change.
+    lock_available(tx, ids);
+    std::size_t rows = 0;
+    const std::size_t want = std::count(scopes.begin(), scopes.end(), ',') + 1;
+    try {
+        tx.conn().prepare("ledger/apply_balances", q("ledger/apply_balances"));
+        rows = tx.exec_prepared("ledger/apply_balances", scopes + "}", kinds + "}", deltas + "}").affected_rows();
+    } catch (const pqxx::check_violation& e) {
+        throw needs_locks(std::string("ledger/apply_balances: a balance would go below zero: ") + e.what());
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error("ledger/apply_balances");
+    }
+    if (rows != want) {
+        throw store_error("ledger/apply_balances: updated " + std::to_string(rows) + " of " + std::to_string(want) +
+                          " accounts (a bug: the transaction must be rolled back)");
+    }
 }
 
 std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now) {
@@ -440,7 +531,8 @@ std::int64_t settle_legs(write_set& w, std::int64_t transfer_id, std::int64_t re
     return shortfall;
 }
 
-std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now) {
+std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now,
+                                     held_balances* held = nullptr) {
     std::vector<settlement> out(batch.size());
     std::set<std::int64_t> seen;
     std::vector<std::int64_t> attempts;
@@ -462,6 +554,17 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         return out;
     }
     auto pending = lock_pending(tx, attempts);
+    if (held != nullptr) {
+        if (pending.size() < batch.size()) {
+            throw needs_locks("ledger settle: an attempt was settled before, or never reserved");
+        }
+        for (const auto& s : batch) {
+            if (s.credits.value_or(0) > pending[s.attempt_id].reserved) {
+                throw needs_locks("ledger settle: attempt " + std::to_string(s.attempt_id) +
+                                  " was charged above its reservation");
+            }
+        }
+    }
     if (pending.size() < batch.size()) {
         // Already settled, or never reserved: an unreserved charge is recorded under a
         // reservation of 0 made now, so no credit the API charged is dropped.
@@ -507,9 +610,11 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         }
     }
     std::map<std::int64_t, std::int64_t> left;
-    const std::vector<std::int64_t> scope_ids(scope_set.begin(), scope_set.end());
-    for (const auto& r : run_prepared(tx, "ledger/lock_available", id_array(scope_ids))) {
-        left[r[0].as<std::int64_t>()] = r[1].as<std::int64_t>();
+    if (held == nullptr) {
+        // On the fast path no charge is above its reservation: the balances are not needed.
+        for (const auto& [id, balance] : lock_available(tx, {scope_set.begin(), scope_set.end()})) {
+            left[id] = balance;
+        }
     }
     // Releases first: a charge above its reservation may use what others in the batch give back.
     for (const auto& s : batch) {
@@ -553,12 +658,26 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         }
     }
     if (!w.settled.empty()) {
-        apply(tx, w);
+        apply(tx, w, held);
     }
     for (const auto& [campaign_id, credits] : shortfall_of) {
         pause(tx, campaign_id, "the API charged " + std::to_string(credits) + " credits beyond the budget");
     }
     return out;
+}
+
+// Posts first, then voids (the order of settle()'s results).
+std::vector<settle_request> settle_requests(const std::vector<post_request>& posts,
+                                            const std::vector<std::int64_t>& voids) {
+    std::vector<settle_request> s;
+    s.reserve(posts.size() + voids.size());
+    for (const auto& p : posts) {
+        s.push_back({p.attempt_id, p.credits, &p});
+    }
+    for (auto a : voids) {
+        s.push_back({a, std::nullopt, nullptr});
+    }
+    return s;
 }
 
 }  // namespace
@@ -574,15 +693,12 @@ std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& ba
 
 std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
                                const std::vector<std::int64_t>& voids, time_point now) {
-    std::vector<settle_request> s;
-    s.reserve(posts.size() + voids.size());
-    for (const auto& p : posts) {
-        s.push_back({p.attempt_id, p.credits, &p});
-    }
-    for (auto a : voids) {
-        s.push_back({a, std::nullopt, nullptr});
-    }
-    return settle_batch(tx, s, now);
+    return settle_batch(tx, settle_requests(posts, voids), now);
+}
+
+std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                               const std::vector<std::int64_t>& voids, time_point now, held_balances& held) {
+    return settle_batch(tx, settle_requests(posts, voids), now, &held);
 }
 
 std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_request>& batch, time_point now) {

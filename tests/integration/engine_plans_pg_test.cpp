@@ -174,7 +174,7 @@ TEST_F(HotStatementPlans, LedgerSettlementUsesTheTransfersKey) {
     for (auto id : batch_ids_) {
         settled.row().add("transfer_id", id).add("state", "posted").add("posted", 1).add("overrun", 0).add("shortfall", 0);
     }
-    expect_keyed("ledger/apply", {"{}", settled.text(), "{}"});
+    expect_keyed("ledger/apply", {"{}", settled.text(), "{}", "false"});
 }
 
 // The claim in two statements (schema/queries/engine/claim_pick.sql): the pick's locks end with

@@ -806,6 +806,141 @@ TEST_F(LedgerTest, BudgetSetCommand) {
 
 // Four workers, each on its own connection, race to reserve and settle on one budget: the spend
 // never exceeds the budget, nothing is counted twice, and the books close.
+// ---- the worker's fast path (ledger.hpp, held_balances) ----
+
+// What a worker cycle does: a savepoint, the fast path, and on needs_locks a rollback to the
+// savepoint and the locked functions. Returns whether the fast path held.
+bool fast_or_locked(pqxx::work& tx, const std::vector<ledger::post_request>& posts,
+                    const std::vector<std::int64_t>& voids, const std::vector<ledger::reserve_request>& reserves,
+                    std::vector<ledger::reservation>* reserved = nullptr) {
+    tx.exec("SAVEPOINT fast");
+    try {
+        ledger::held_balances held;
+        ledger::settle(tx, posts, voids, t0, held);
+        auto r = ledger::reserve(tx, reserves, t0, held);
+        ledger::apply_balances(tx, held);
+        tx.exec("RELEASE SAVEPOINT fast");
+        if (reserved != nullptr) {
+            *reserved = r;
+        }
+        return true;
+    } catch (const ledger::needs_locks&) {
+        tx.exec("ROLLBACK TO SAVEPOINT fast");
+    }
+    ledger::settle(tx, posts, voids, t0);
+    auto r = ledger::reserve(tx, reserves, t0);
+    if (reserved != nullptr) {
+        *reserved = r;
+    }
+    return false;
+}
+
+TEST_F(LedgerTest, TheFastPathWritesWhatTheLockedPathWrites) {
+    auto c = campaign("fast");
+    auto a = attempts(c, 3);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    {
+        pqxx::work tx(*conn_);
+        std::vector<ledger::reservation> got;
+        EXPECT_TRUE(fast_or_locked(tx, {}, {}, {{a[0], c, "acc-1", "invite", 10}, {a[1], c, "acc-1", "invite", 20}},
+                                   &got));
+        ASSERT_EQ(got.size(), 2u);
+        EXPECT_TRUE(got[0].reserved && got[1].reserved);
+        tx.commit();
+    }
+    auto b = row("fast");
+    EXPECT_EQ(b.available, 70);
+    EXPECT_EQ(b.reserved, 30);
+    {
+        // a0 charged 4 of its 10, a1 voided, a2 reserved: in one cycle
+        pqxx::work tx(*conn_);
+        EXPECT_TRUE(fast_or_locked(tx, {{a[0], 4}}, {a[1]}, {{a[2], c, "acc-1", "invite", 5}}));
+        tx.commit();
+    }
+    b = row("fast");
+    EXPECT_EQ(b.available, 100 - 4 - 5);
+    EXPECT_EQ(b.reserved, 5);
+    EXPECT_EQ(b.spent, 4);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE state = 'posted'"), 1);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers WHERE state = 'voided'"), 1);
+    EXPECT_EQ(problems(), std::vector<std::string>{});   // every balance is the sum of its entries
+}
+
+// A refusal, a charge above its reservation and an attempt settled before are decided under
+// locks: the fast path gives way, its writes are rolled back with the savepoint, and the
+// transaction goes on.
+TEST_F(LedgerTest, TheFastPathLeavesDecisionsToTheLockedPath) {
+    auto c = campaign("decide");
+    auto a = attempts(c, 4);
+    ledger::set_budget(*conn_, c, {30, {}, {}}, t0);
+    {
+        pqxx::work tx(*conn_);
+        EXPECT_TRUE(fast_or_locked(tx, {}, {}, {{a[0], c, "acc-1", "invite", 10}, {a[1], c, "acc-1", "invite", 10}}));
+        tx.commit();
+    }
+    {
+        // a0 charged 15 of its 10: an overrun, absorbed from what is available
+        pqxx::work tx(*conn_);
+        EXPECT_FALSE(fast_or_locked(tx, {{a[0], 15}}, {}, {}));
+        tx.commit();
+    }
+    auto b = row("decide");
+    EXPECT_EQ(b.spent, 15);
+    EXPECT_EQ(b.available, 30 - 15 - 10);
+    {
+        // a0 again (settled before), and a2 asking for more than is left
+        pqxx::work tx(*conn_);
+        std::vector<ledger::reservation> got;
+        EXPECT_FALSE(fast_or_locked(tx, {{a[0], 15}}, {}, {{a[2], c, "acc-1", "invite", 6}}, &got));
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_FALSE(got[0].reserved);
+        EXPECT_EQ(got[0].why, ledger::refusal::campaign_budget);
+        tx.commit();
+    }
+    b = row("decide");
+    EXPECT_EQ(b.spent, 15);   // not twice
+    EXPECT_EQ(b.reserved, 10);
+    EXPECT_EQ(b.available, 5);
+    EXPECT_EQ(state(c).rfind("paused budget exhausted:", 0), 0u) << state(c);
+    EXPECT_EQ(problems(), std::vector<std::string>{});
+}
+
+// Two cycles read the same balance without locks and each reserves most of it: the second's
+// apply_balances waits for the first to commit, is refused by the CHECK constraints, and the
+// locked path then refuses its reservation. Nothing is overspent.
+TEST_F(LedgerTest, AnOverdraftFoundAtTheEndIsDecidedAgainUnderLocks) {
+    auto c = campaign("late");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    pqxx::work first(*conn_);
+    first.exec("SAVEPOINT fast");
+    ledger::held_balances held;
+    ASSERT_TRUE(ledger::reserve(first, {{a[0], c, "acc-1", "invite", 8}}, t0, held).at(0).reserved);
+    ledger::apply_balances(first, held);   // holds the campaign's rows until `first` ends
+
+    std::atomic<bool> done{false};
+    bool second_fast = true;
+    std::vector<ledger::reservation> got;
+    std::thread second([&] {
+        pqxx::connection conn(env_->database_url());
+        pqxx::work tx(conn);
+        second_fast = fast_or_locked(tx, {}, {}, {{a[1], c, "acc-1", "invite", 8}}, &got);
+        tx.commit();
+        done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(done.load());   // waiting for the rows `first` holds
+    first.commit();
+    second.join();
+    EXPECT_FALSE(second_fast);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_FALSE(got[0].reserved);
+    auto b = row("late");
+    EXPECT_EQ(b.reserved, 8);
+    EXPECT_EQ(b.available, 2);
+    EXPECT_EQ(problems(), std::vector<std::string>{});
+}
+
 TEST_F(LedgerTest, FourWorkersNeverOverspend) {
     auto c = campaign("race");
     const std::int64_t budget = 1000;

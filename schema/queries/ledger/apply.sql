@@ -8,10 +8,12 @@
 --   $2 ledger_settled_row: {transfer_id, state, posted, overrun, shortfall}  pending -> posted | voided
 --   $3 ledger_entry_row: {transfer_id | attempt_id, scope_id, kind, debit, credit, amount} entries
 --      (attempt_id names a transfer of $1; neither: a budget change)
+--   $4 boolean: true on the worker's fast path (engine/ledger.hpp, held_balances), where the caller
+--      moves the balances later in the transaction with apply_balances, from the same entries
 -- Account balances move by the net of the entries written, from the same rows, so a balance is
 -- always the sum of its entries; the CHECK constraints refuse any overdraft and abort the
 -- transaction. Returns the counts the caller asserts: transfers inserted, transfers settled,
--- accounts updated, accounts that had to be updated.
+-- accounts updated, accounts that had to be updated (0 and 0 with $4).
 WITH nt AS (
     INSERT INTO ledger_transfers (transfer_id, attempt_id, campaign_id, sender, action, day, state, reserved, scopes,
                                   posted, overrun, shortfall, settled_at)
@@ -53,7 +55,7 @@ WITH nt AS (
           UNION ALL
           SELECT scope_id, credit, -amount FROM e) m
     GROUP BY scope_id, kind
-    HAVING sum(delta) <> 0
+    HAVING sum(delta) <> 0 AND NOT $4::boolean
 ), bal AS (
     UPDATE ledger_accounts a SET balance = a.balance + d.delta
     FROM d WHERE a.scope_id = d.scope_id AND a.kind = d.kind

@@ -1,8 +1,10 @@
 -- reserve_scopes($1 ledger_pair_row[] {campaign_id, sender}, $2 UTC day 'YYYY-MM-DD'): for each (campaign,
 -- sender), the scopes a reservation draws from — the campaign, and the sender account and the
--- day when the campaign has those caps — with each scope's available balance, locked FOR UPDATE
--- for the rest of the transaction. Locks are taken in scope_id order (LockRows runs above the
--- sort) by every ledger writer, so concurrent batches wait for each other and never deadlock.
+-- day when the campaign has those caps — with each scope's available balance as read, not
+-- locked: engine/ledger.cpp then locks them with lock_available (in scope_id order, the order of
+-- every ledger writer, so concurrent batches wait for each other and never deadlock) and decides
+-- from the balances the lock returns; the worker's fast path decides from these and lets
+-- apply_balances and the CHECK constraints have the last word (engine/ledger.hpp).
 -- scope_id 0: the scope does not exist yet (account and day scopes are created on first use by
 -- ensure_scopes; a campaign without a campaign scope has no budget and reserves nothing).
 WITH x AS (
@@ -19,12 +21,10 @@ WITH x AS (
     SELECT x.campaign_id, x.sender, 'day', s.scope_id
     FROM x JOIN ledger_budgets b ON b.campaign_id = x.campaign_id AND b.per_day IS NOT NULL
     LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'day' AND s.day = $2::date
-), locked AS MATERIALIZED (
+), available AS MATERIALIZED (
     SELECT a.scope_id, a.balance
     FROM ledger_accounts a
     WHERE a.kind = 'available' AND a.scope_id IN (SELECT scope_id FROM want)
-    ORDER BY a.scope_id
-    FOR UPDATE
 )
 SELECT w.campaign_id, w.sender, w.kind::text, COALESCE(w.scope_id, 0), COALESCE(l.balance, 0)
-FROM want w LEFT JOIN locked l ON l.scope_id = w.scope_id;
+FROM want w LEFT JOIN available l ON l.scope_id = w.scope_id;
