@@ -18,6 +18,8 @@
 // lock_available), decide here from the locked balances, then write transfers, entries and the
 // balance changes in one statement (apply). The decision is C++; the guarantee is the database's:
 // the rows stay locked until the transaction ends and the CHECK constraints refuse any overdraft.
+// The worker's fast path (ledger.hpp, held_balances) reads instead of locking, writes the same
+// transfers and entries, and moves the balances last (apply_balances).
 
 namespace orch::engine::ledger {
 

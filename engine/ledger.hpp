@@ -8,7 +8,9 @@
 // A transfer is unique per step attempt (step_attempts.attempt_id): a second reserve, post or
 // void of the same attempt changes nothing. No balance can go below zero: the database refuses it
 // (CHECK constraints), and every writer locks the budget rows it draws from (FOR UPDATE, in one
-// order), so concurrent workers never overspend and never deadlock on each other.
+// order) before it moves them, so concurrent workers never overspend. The functions below lock
+// first and decide from the locked balances; the worker's fast path (held_balances, further
+// down) decides from balances read without locks and locks only for its last statement.
 //
 // The batch functions take the caller's open transaction (the worker reserves in its claim
 // transaction, atomic with the intent rows, and posts/voids in its settle transaction); the
