@@ -455,7 +455,7 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
                                                          std::chrono::system_clock::time_point now) {
     return guarded("campaigns/set_budget", [&]() -> std::optional<budget_set_outcome> {
         pqxx::work tx(*conn_);
-        // find locks the campaign's row (FOR UPDATE), as apply does: a concurrent apply of its
+        // find locks the campaign's row (FOR NO KEY UPDATE), as apply does: a concurrent apply of its
         // file and this change are ordered, so neither undoes half of the other.
         auto found = tx.exec_params(q("campaigns/find"), name);
         if (found.empty()) {

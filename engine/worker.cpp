@@ -26,7 +26,6 @@
 #include <thread>
 
 #ifdef __GLIBC__
-#include <malloc.h>
 #endif
 
 namespace orch::engine {
@@ -228,18 +227,26 @@ struct worker::impl {
 
 std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
     std::vector<claimed> batch;
+    pqxx::result rows;
     // Pick, then lock (schema/queries/engine/claim_pick.sql says why): the pick's row locks,
-    // among them locks on rows other claims leased meanwhile, end with its savepoint.
-    tx.exec0("SAVEPOINT claim_pick");
-    std::string ids = "{";
-    for (const auto& r : tx.exec_prepared("engine/claim_pick", cfg.batch_size)) {
-        ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
+    // among them locks on rows other claims leased meanwhile, end with its savepoint, which is
+    // then released so that the rest of the cycle runs in the transaction itself. Between the two
+    // statements a concurrent claim may pick and lock the same rows, and claim_due skips them; a
+    // pick may also find only rows to park. Either way the lane picks again (a few times) rather
+    // than idle while rows are due.
+    for (int round = 0; round < 3 && rows.empty(); ++round) {
+        tx.exec0("SAVEPOINT claim_pick");
+        std::string ids = "{";
+        for (const auto& r : tx.exec_prepared("engine/claim_pick", cfg.batch_size)) {
+            ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
+        }
+        tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
+        tx.exec0("RELEASE SAVEPOINT claim_pick");
+        if (ids.size() == 1) {
+            return batch;
+        }
+        rows = tx.exec_prepared("engine/claim_due", ids + "}");
     }
-    tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
-    if (ids.size() == 1) {
-        return batch;
-    }
-    const auto rows = tx.exec_prepared("engine/claim_due", ids + "}");
     batch.reserve(rows.size());
     for (const auto& r : rows) {
         claimed c;
@@ -842,16 +849,6 @@ const worker_stats& worker::stats() const { return impl_->stats; }
 
 int worker::run(bool exit_when_idle) {
     auto& m = *impl_;
-#ifdef __GLIBC__
-    // glibc gives each thread that allocates its own heap arena (up to 8 per core), and memory
-    // freed in one is not reused by the others: with a few lanes and the I/O thread the peak
-    // grows by about half again. Two arenas keep it close to what is live (measured in
-    // tests/bench/engine_bench.sh); each thread's cache still serves most allocations without a
-    // lock. MALLOC_ARENA_MAX in the environment still decides when set.
-    if (std::getenv("MALLOC_ARENA_MAX") == nullptr) {
-        mallopt(M_ARENA_MAX, 2);
-    }
-#endif
     {
         store s(m.cfg.database_url);
         s.require_current();

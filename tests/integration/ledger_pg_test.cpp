@@ -804,8 +804,6 @@ TEST_F(LedgerTest, BudgetSetCommand) {
     EXPECT_FALSE(row("cli").limits->per_day);
 }
 
-// Four workers, each on its own connection, race to reserve and settle on one budget: the spend
-// never exceeds the budget, nothing is counted twice, and the books close.
 // ---- the worker's fast path (ledger.hpp, held_balances) ----
 
 // What a worker cycle does: a savepoint, the fast path, and on needs_locks a rollback to the
@@ -888,18 +886,24 @@ TEST_F(LedgerTest, TheFastPathLeavesDecisionsToTheLockedPath) {
     EXPECT_EQ(b.spent, 15);
     EXPECT_EQ(b.available, 30 - 15 - 10);
     {
-        // a0 again (settled before), and a2 asking for more than is left
+        // a0 again: settled before
+        pqxx::work tx(*conn_);
+        EXPECT_FALSE(fast_or_locked(tx, {{a[0], 15}}, {}, {}));
+        tx.commit();
+    }
+    {
+        // a2 asking for more than is left, with a1's settle in the same cycle
         pqxx::work tx(*conn_);
         std::vector<ledger::reservation> got;
-        EXPECT_FALSE(fast_or_locked(tx, {{a[0], 15}}, {}, {{a[2], c, "acc-1", "invite", 6}}, &got));
+        EXPECT_FALSE(fast_or_locked(tx, {{a[1], 10}}, {}, {{a[2], c, "acc-1", "invite", 6}}, &got));
         ASSERT_EQ(got.size(), 1u);
         EXPECT_FALSE(got[0].reserved);
         EXPECT_EQ(got[0].why, ledger::refusal::campaign_budget);
         tx.commit();
     }
     b = row("decide");
-    EXPECT_EQ(b.spent, 15);   // not twice
-    EXPECT_EQ(b.reserved, 10);
+    EXPECT_EQ(b.spent, 15 + 10);   // a0 not twice; a1 posted by the locked path
+    EXPECT_EQ(b.reserved, 0);
     EXPECT_EQ(b.available, 5);
     EXPECT_EQ(state(c).rfind("paused budget exhausted:", 0), 0u) << state(c);
     EXPECT_EQ(problems(), std::vector<std::string>{});
@@ -941,6 +945,8 @@ TEST_F(LedgerTest, AnOverdraftFoundAtTheEndIsDecidedAgainUnderLocks) {
     EXPECT_EQ(problems(), std::vector<std::string>{});
 }
 
+// Four workers, each on its own connection, race to reserve and settle on one budget: the spend
+// never exceeds the budget, nothing is counted twice, and the books close.
 TEST_F(LedgerTest, FourWorkersNeverOverspend) {
     auto c = campaign("race");
     const std::int64_t budget = 1000;

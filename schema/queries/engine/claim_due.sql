@@ -2,7 +2,10 @@
 -- those of them still due for this transaction and returns those that may run now.
 -- FOR UPDATE SKIP LOCKED in a materialised CTE: concurrent workers take disjoint sets without
 -- waiting on each other, and the set is evaluated once. The WHERE clause is claim_pick's, checked
--- again under this statement's snapshot: a row another worker claimed in between is left alone.
+-- again under this statement's snapshot: a row another worker claimed and committed before it is
+-- left alone. (One committed while this statement runs is not returned but stays locked to the
+-- end of the transaction, as with any FOR UPDATE in READ COMMITTED; the window is this short
+-- statement over the picked ids, not a walk of the due index.)
 -- A row whose lease has not expired is being called by a live worker and is left alone; an
 -- expired lease means that worker died, and the row (status calling) is reconciled by whoever
 -- claims it next.

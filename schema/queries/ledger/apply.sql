@@ -1,6 +1,7 @@
 -- apply($1 new transfers, $2 settled transfers, $3 entries; arrays of the row types of migration
--- 0013): writes what engine/ledger.cpp decided under the locks it holds (reserve_scopes /
--- pending_transfers + lock_available), in one statement:
+-- 0013): writes what engine/ledger.cpp decided under the locks it holds (pending_transfers and
+-- lock_available), or on the worker's fast path from balances read without locks ($4), in one
+-- statement:
 --   $1 ledger_transfer_row: {attempt_id, campaign_id, sender, action, day, reserved, scopes} new
 --      pending transfers; with {transfer_id (from next_transfer_id), state, posted, overrun,
 --      shortfall} a transfer written settled at once (a charge with no step attempt: attempt_id
