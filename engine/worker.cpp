@@ -25,9 +25,6 @@
 #include <mutex>
 #include <thread>
 
-#ifdef __GLIBC__
-#endif
-
 namespace orch::engine {
 
 namespace asio = boost::asio;
@@ -38,9 +35,11 @@ namespace {
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
 // The hot-path statements, prepared once per lane connection (parsed and planned once).
-constexpr const char* hot_statements[] = {"engine/claim_pick",     "engine/claim_due",          "engine/pending_events",
-                                          "engine/apply_transitions", "engine/wake_pending",   "engine/insert_intents",
-                                          "engine/close_lost_attempts", "engine/settle",       "engine/next_attempt_ids"};
+constexpr const char* hot_statements[] = {
+    "engine/claim_pick",         "engine/claim_due",    "engine/pending_events",
+    "engine/apply_transitions",  "engine/wake_pending", "engine/insert_intents",
+    "engine/close_lost_attempts", "engine/settle",      "engine/next_attempt_ids",
+};
 
 void prepare_hot_statements(pqxx::connection& conn) {
     for (const char* name : hot_statements) {
