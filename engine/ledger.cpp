@@ -822,7 +822,7 @@ budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget&
                                          : b.per_day;
         campaign_scope = kind == "campaign" ? id : campaign_scope;
     }
-    run(tx, "ledger/lock_available", id_array(ids));
+    lock_available(tx, ids);
     write_set w;
     budget_change out;
     for (const auto& r : run(tx, "ledger/scope_accounts", id_array(ids))) {
