@@ -12,10 +12,12 @@ namespace orch::engine::batch_rows {
 inline constexpr std::array<std::string_view, 11> transition{
     "enrollment_id", "step",   "status", "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
     "reason",        "variant", "event_cursor", "leased"};
-// engine/settle: worker_settle_row (the same state, then the call's outcome)
-inline constexpr std::array<std::string_view, 14> settle{
+// engine/settle: worker_settle_row (the same state, then the call's outcome; then, for a row whose
+// next step starts in the same cycle, its event cursor and lease: migration 0014)
+inline constexpr std::array<std::string_view, 16> settle{
     "enrollment_id", "step",    "status",     "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
-    "reason",        "variant", "attempt_id", "outcome",        "error",   "credits",   "call"};
+    "reason",        "variant", "attempt_id", "outcome",        "error",   "credits",   "call",
+    "event_cursor",  "leased"};
 // engine/insert_intents: worker_intent_row
 inline constexpr std::array<std::string_view, 8> intent{"attempt_id", "enrollment_id", "step",    "call",
                                                         "reconcile",  "attempt",       "variant", "body"};

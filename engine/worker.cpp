@@ -39,6 +39,7 @@ constexpr const char* hot_statements[] = {
     "engine/claim_pick",         "engine/claim_due",    "engine/pending_events",
     "engine/apply_transitions",  "engine/wake_pending", "engine/insert_intents",
     "engine/close_lost_attempts", "engine/settle",      "engine/next_attempt_ids",
+    "engine/chain_hold",
 };
 
 void prepare_hot_statements(pqxx::connection& conn) {
@@ -178,7 +179,7 @@ struct worker::impl {
 
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
-    std::vector<claimed> claim(pqxx::work& tx);
+    std::vector<claimed> claim(pqxx::work& tx, std::int64_t limit);
     std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events,
                                         cs::time_point t);
     void take_step(claimed& c, cs::decision d);
@@ -198,11 +199,22 @@ struct worker::impl {
         std::vector<ledger::reserve_request> reserves;
         std::vector<claimed*> reservers;  // parallel to reserves
     };
-    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledger_work& lw);
+    // A settled call whose next step is due at once and starts in the same cycle (settle, chain):
+    // its outcome, written by engine/settle together with that step's state.
+    struct held_settle {
+        std::int64_t attempt_id = 0;
+        std::string outcome;
+        std::string error;
+        std::string call;
+        std::int64_t credits = 0;
+    };
+    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
+                     ledger_work& lw);
     bool fast_ledger(pqxx::work& tx, ledger_work& lw);
     void finish_ledger(pqxx::work& tx, ledger_work& lw);
     void post_lost(const pqxx::result& lost, ledger_work& lw);
-    void settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw);
+    void settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw,
+                std::vector<claimed>* chain = nullptr, std::vector<held_settle>* held = nullptr);
     bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending);
     // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
     struct call_run {
@@ -224,7 +236,7 @@ struct worker::impl {
     void lane(int index);
 };
 
-std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
+std::vector<claimed> worker::impl::claim(pqxx::work& tx, std::int64_t limit) {
     std::vector<claimed> batch;
     pqxx::result rows;
     // Pick, then lock (schema/queries/engine/claim_pick.sql says why): the pick's row locks,
@@ -236,7 +248,7 @@ std::vector<claimed> worker::impl::claim(pqxx::work& tx) {
     for (int round = 0; round < 3 && rows.empty(); ++round) {
         tx.exec0("SAVEPOINT claim_pick");
         std::string ids = "{";
-        for (const auto& r : tx.exec_prepared("engine/claim_pick", cfg.batch_size)) {
+        for (const auto& r : tx.exec_prepared("engine/claim_pick", limit)) {
             ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
         }
         tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
@@ -363,7 +375,11 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
     }
 }
 
-void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledger_work& lw) {
+// batch[0, held.size()) are rows settled in this cycle whose next step starts now (settle, chain):
+// engine/settle writes them with their outcome; the claimed rows after them go to
+// engine/apply_transitions.
+void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
+                               ledger_work& lw) {
     json ids = json::array();
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
@@ -407,8 +423,22 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
             lw.reservers.push_back(&c);
         }
     }
-    for (auto& c : batch) {
-        state_row(transitions, c, c.state).add("event_cursor", c.event_cursor).add("leased", c.call.has_value());
+    record_rows settles(batch_rows::settle);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        claimed& c = batch[i];
+        if (i < held.size()) {
+            const held_settle& h = held[i];
+            state_row(settles, c, c.state)
+                .add("attempt_id", h.attempt_id)
+                .add("outcome", h.outcome)
+                .add("error", h.error)
+                .add("credits", h.credits)
+                .add("call", h.call)
+                .add("event_cursor", c.event_cursor)
+                .add("leased", c.call.has_value());
+        } else {
+            state_row(transitions, c, c.state).add("event_cursor", c.event_cursor).add("leased", c.call.has_value());
+        }
         if (c.call) {
             intents.row()
                 .add("attempt_id", c.attempt_id)
@@ -421,7 +451,12 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, ledg
                 .add("body", c.call->text);
         }
     }
-    tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
+    if (!settles.empty()) {
+        tx.exec_prepared("engine/settle", settles.text(), cfg.worker_id, cfg.lease_seconds);
+    }
+    if (!transitions.empty()) {
+        tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
+    }
     if (!intents.empty()) {
         tx.exec_prepared("engine/insert_intents", intents.text(), cfg.worker_id);
     }
@@ -570,13 +605,22 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
     }
 }
 
-void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw) {
-    record_rows rows(batch_rows::settle);
+// Records the outcomes of `done`'s calls and the states decide() chose after them, and the
+// ledger's part (posts and voids, applied by finish_ledger). With `chain` (the cycle's own settle,
+// not settle_alone): a row whose next step is due at once and that this worker still holds
+// (engine/chain_hold) is not released to be claimed again; a copy joins `chain` with that state,
+// its outcome in `held`, and start_calls starts the step and writes both in one row version. Not
+// when the batch paused an account or the key's credits: those rows are parked first, as before.
+void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw,
+                          std::vector<claimed>* chain, std::vector<held_settle>* held) {
     auto& posts = lw.posts;
     auto& voids = lw.voids;
     std::map<std::string, std::string> unavailable;  // account -> the error that said so
     std::string out_of_credits;
     auto t = now();
+    std::vector<cs::enrollment_state> nexts;
+    nexts.reserve(done.calls.size());
+    std::string due_now = "{";  // ids of the rows whose next step is due at once
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         claimed& c = done.batch[done.calls[i]];
         call_outcome& o = done.outcomes[i];
@@ -592,6 +636,9 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         cs::enrollment_state next = c.state;
         if (d.valid) {
             next = d.next;
+            if (!cs::is_terminal(next.st) && next.st != cs::status::calling && next.next_run_at <= t) {
+                due_now += (due_now.size() > 1 ? "," : "") + std::to_string(c.enrollment_id);
+            }
         } else {
             spdlog::error("worker: enrollment={} result refused by the state machine: {}", c.enrollment_id, d.why);
             next.st = cs::status::failed;
@@ -599,6 +646,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
             next.reconcile = false;
             next.reason = "internal: " + d.why;
         }
+        nexts.push_back(std::move(next));
         // The ledger: what the API charged is posted (the rest of the reservation released); a
         // call that may have been charged without our knowing posts its whole reservation; a
         // failure that cost nothing voids it.
@@ -613,13 +661,6 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         } else {
             posts.emplace_back(c.attempt_id, o.credits);
         }
-        state_row(rows, c, next)
-            .add("attempt_id", c.attempt_id)
-            .add("outcome", o.attempt_outcome)
-            .add("error", o.error)
-            .add("credits", o.credits)
-            .add("call", attempt_call(*c.campaign, c.state.step, *c.call));
-        touched.push_back(c.enrollment_id);
         if (o.consequence == call_consequence::pause_account) {
             unavailable[c.account_id] = o.error;
         } else if (o.consequence == call_consequence::pause_budget) {
@@ -631,8 +672,39 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         }
     }
     done.gated = true;
+    std::set<std::int64_t> holding;
+    if (chain != nullptr && held != nullptr && !stopping && unavailable.empty() && out_of_credits.empty() &&
+        due_now.size() > 1) {
+        for (const auto& r : tx.exec_prepared("engine/chain_hold", due_now + "}", cfg.worker_id)) {
+            holding.insert(r[0].as<std::int64_t>());
+        }
+    }
+    record_rows rows(batch_rows::settle);
+    for (std::size_t i = 0; i < done.calls.size(); ++i) {
+        const claimed& c = done.batch[done.calls[i]];
+        const call_outcome& o = done.outcomes[i];
+        std::string call = attempt_call(*c.campaign, c.state.step, *c.call);
+        touched.push_back(c.enrollment_id);
+        if (holding.count(c.enrollment_id) != 0) {
+            // A copy: `done` stays whole for settle_alone if this transaction fails.
+            claimed next = c;
+            next.state = nexts[i];
+            next.was_calling = false;
+            next.call.reset();
+            next.attempt_id = 0;
+            held->push_back({c.attempt_id, o.attempt_outcome, o.error, std::move(call), o.credits});
+            chain->push_back(std::move(next));
+            continue;
+        }
+        state_row(rows, c, nexts[i])
+            .add("attempt_id", c.attempt_id)
+            .add("outcome", o.attempt_outcome)
+            .add("error", o.error)
+            .add("credits", o.credits)
+            .add("call", call);
+    }
     if (!rows.empty()) {
-        tx.exec_prepared("engine/settle", rows.text(), cfg.worker_id);
+        tx.exec_prepared("engine/settle", rows.text(), cfg.worker_id, cfg.lease_seconds);
     }
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
@@ -647,27 +719,31 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
     }
     stats.transitions += done.calls.size();
     stats.calls += done.calls.size();
+    stats.chained += holding.size();
 }
 
 // One transaction: settle the previous batch's calls (if any), claim and start the next batch,
 // wake_pending over every row written (its fresh snapshot catches inbox events committed while
 // those statements ran), then the ledger. Returns whether a batch was claimed.
 bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending) {
-    std::vector<claimed> batch;
+    std::vector<claimed> batch;  // the settled rows that go on at once (held), then the claimed ones
     try {
         pqxx::work tx(conn);
         json touched = json::array();
         ledger_work lw;
+        std::vector<held_settle> held;
         if (pending) {
-            settle(tx, *pending, touched, lw);
+            settle(tx, *pending, touched, lw, &batch, &held);
         }
-        if (!stopping) {
-            batch = claim(tx);
-            if (!batch.empty()) {
-                start_calls(tx, batch, lw);
-                for (const auto& c : batch) {
-                    touched.push_back(c.enrollment_id);
-                }
+        const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
+        if (!stopping && room > 0) {
+            auto more = claim(tx, room);
+            batch.insert(batch.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+        }
+        if (!batch.empty()) {
+            start_calls(tx, batch, held, lw);
+            for (std::size_t i = held.size(); i < batch.size(); ++i) {
+                touched.push_back(batch[i].enrollment_id);
             }
         }
         // wake_pending before the ledger: the ledger statements lock the campaigns' balance rows,
@@ -900,9 +976,10 @@ int worker::run(bool exit_when_idle) {
     guard.reset();
     m.io.stop();
     net.join();
-    spdlog::info("worker: {} stopped after {} transitions, {} calls; ledger writes: {} on the fast path, {} under locks",
-                 m.cfg.worker_id, m.stats.transitions.load(), m.stats.calls.load(), m.stats.ledger_fast.load(),
-                 m.stats.ledger_locked.load());
+    spdlog::info("worker: {} stopped after {} transitions, {} calls ({} settled together with the next step's "
+                 "start); ledger writes: {} on the fast path, {} under locks",
+                 m.cfg.worker_id, m.stats.transitions.load(), m.stats.calls.load(), m.stats.chained.load(),
+                 m.stats.ledger_fast.load(), m.stats.ledger_locked.load());
     return m.failed ? 1 : 0;
 }
 

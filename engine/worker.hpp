@@ -28,8 +28,9 @@
 namespace orch::engine {
 
 struct worker_stats {
-    std::atomic<std::uint64_t> transitions{0};   // enrollment states written
+    std::atomic<std::uint64_t> transitions{0};   // transitions committed: each claimed row's, each call's settle
     std::atomic<std::uint64_t> calls{0};         // API calls completed
+    std::atomic<std::uint64_t> chained{0};       // settled calls whose next step started in the same write
     std::atomic<std::uint64_t> cycles{0};
     std::atomic<std::uint64_t> ledger_fast{0};     // cycles whose ledger writes took the fast path
     std::atomic<std::uint64_t> ledger_locked{0};   // ... that fell back to the locked path

@@ -19,6 +19,7 @@
 #include <fstream>
 #include <map>
 #include <random>
+#include <regex>
 #include <set>
 #include <thread>
 
@@ -184,6 +185,12 @@ TEST_F(EngineTest, CanonicalCampaignCompletesWithTheSandboxsCounts) {
     EXPECT_EQ(f["accepted"], truth.accepted);
     EXPECT_GE(f["messaged"].get<int>(), truth.accepted);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'in_flight'"), "0");
+    // A check that found no invitation went on to its invite in the same cycle, written with the
+    // check's outcome (engine/chain_hold): the counts above hold with it.
+    std::smatch chained;
+    const std::string log = worker->log();
+    ASSERT_TRUE(std::regex_search(log, chained, std::regex(R"(calls \((\d+) settled together)"))) << log;
+    EXPECT_GT(std::stoi(chained[1].str()), 0) << log;
 
     // The reports (views of migration 0004) against the sandbox's record, per sender account.
     http_client control("127.0.0.1", sandbox_->control_port());

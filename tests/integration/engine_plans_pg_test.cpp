@@ -154,7 +154,7 @@ TEST_F(HotStatementPlans, SettleAndTransitionsUseThePrimaryKeys) {
             .add("event_cursor", 0)
             .add("leased", true);
     }
-    expect_keyed("engine/settle", {outcomes.text(), "w"});
+    expect_keyed("engine/settle", {outcomes.text(), "w", "60"});
     expect_keyed("engine/apply_transitions", {transitions.text(), "w", "60"});
 }
 
@@ -164,6 +164,7 @@ TEST_F(HotStatementPlans, LookupsByTheBatchIdsUseThePrimaryKey) {
         picked += (picked.size() > 1 ? "," : "") + std::to_string(id);
     }
     expect_keyed("engine/claim_due", {picked + "}"});
+    expect_keyed("engine/chain_hold", {picked + "}", "w"});
     expect_keyed("engine/pending_events", {ids_json()});
     expect_keyed("engine/wake_pending", {ids_json()});
     expect_keyed("engine/close_lost_attempts", {ids_json()});
@@ -231,6 +232,45 @@ TEST_F(HotStatementPlans, AClaimLocksOnlyThePickedRowsStillDue) {
     EXPECT_TRUE(lockable(9));    // leased by the other worker: neither returned nor locked
     EXPECT_FALSE(lockable(10));  // claimed: held until the claim's transaction ends
     claim.abort();
+}
+
+// A settled call's next step starts in the same cycle only on a row this worker still holds
+// (`calling` under its lease) of an active campaign and a connected account; such rows are locked
+// for the cycle's transaction (schema/queries/engine/chain_hold.sql).
+TEST_F(HotStatementPlans, ChainHoldTakesOnlyRowsThisWorkerHoldsAndMayWork) {
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("UPDATE enrollments SET lease_owner = 'other' WHERE enrollment_id = 2");
+        tx.exec("UPDATE enrollments SET status = 'ready', lease_owner = NULL, lease_expires_at = NULL "
+                "WHERE enrollment_id = 3");
+        tx.commit();
+    }
+    const std::string sql(orch::schema::query("engine/chain_hold"));
+    auto held = [&](pqxx::work& tx) {
+        std::set<std::int64_t> out;
+        for (const auto& r : tx.exec_params(sql, "{1,2,3,4}", "w")) {
+            out.insert(r[0].as<std::int64_t>());
+        }
+        return out;
+    };
+    pqxx::connection other(env_->database_url());
+    {
+        pqxx::work tx(*conn_);
+        EXPECT_EQ(held(tx), (std::set<std::int64_t>{1, 4}));
+        pqxx::work probe(other);
+        EXPECT_THROW(probe.exec("SELECT 1 FROM enrollments WHERE enrollment_id = 4 FOR UPDATE NOWAIT"),
+                     pqxx::sql_error);  // held until the cycle's transaction ends
+    }
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("UPDATE campaigns SET state = 'paused', pause_reason = 'test' WHERE campaign_id = 1");
+        EXPECT_EQ(held(tx), std::set<std::int64_t>{});  // a paused campaign's leads are released
+    }
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("UPDATE accounts SET connected = false WHERE account_id = 'acc-1'");
+        EXPECT_EQ(held(tx), std::set<std::int64_t>{});  // so are an unavailable sender's
+    }
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
--- settle($1 outcomes, worker_settle_row[]; $2 worker id): records each call's outcome and the
--- state decide() chose after it. Compare-and-set: only rows still `calling` under this worker's lease
--- move, so a late completion after the lease expired (and another worker reconciled) is
--- dropped; RETURNING says which rows moved.
+-- settle($1 outcomes, worker_settle_row[]; $2 worker id; $3 lease seconds): records each call's
+-- outcome and the state decide() chose after it. Compare-and-set: only rows still `calling` under
+-- this worker's lease move, so a late completion after the lease expired (and another worker
+-- reconciled) is dropped; RETURNING says which rows moved.
+-- A row whose next step the cycle started at once (engine/chain_hold locked it first) arrives with
+-- that step's state, `leased` and its event cursor: outcome and next call in one row version.
 WITH x AS MATERIALIZED (
     SELECT * FROM rows_of($1::worker_settle_row[])
 ), moved AS (
@@ -15,8 +17,9 @@ WITH x AS MATERIALIZED (
         accepted_seen = x.accepted_seen,
         reason = x.reason,
         variant = COALESCE(x.variant, e.variant),
-        lease_owner = NULL,
-        lease_expires_at = NULL,
+        event_cursor = COALESCE(x.event_cursor, e.event_cursor),
+        lease_owner = CASE WHEN x.leased THEN $2 END,
+        lease_expires_at = CASE WHEN x.leased THEN now() + make_interval(secs => $3) END,
         finished_at = CASE WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
         updated_at = now(),
         -- milestones (migration 0005); `call` is the action the attempt was about
