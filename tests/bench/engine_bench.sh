@@ -4,13 +4,16 @@
 #      due rows, one step per transaction and 100 steps per transaction;
 #   2. `orchestrator worker` moving N leads through check_invitation -> invite -> end against
 #      the sandbox at zero latency, with 1 worker process and with 4, synchronous_commit on.
-# A "step transition" is one committed change of an enrollment's state (the worker's own count:
-# the claim-time write of each due step and the settle of each call).
+# A "step transition" is one committed transition of an enrollment's state machine (the worker's
+# own count: the claim-time step of each due enrollment and the settle of each call; a call whose
+# next step is due at once has its settle and that step's start written in one row version, both
+# counted, and the run prints how many calls went so, with the calls per second).
 #
 #   3. the worker's peak memory (GNU time), without and with IDLE_ENROLLMENTS waiting enrollments.
 #
 # Usage: tests/bench/engine_bench.sh [BUILD_DIR]
-#   env: LEADS=4000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 200 --worker-lanes 3"
+#   env: LEADS=20000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 500 --worker-lanes 2"
+#        (the sandbox's world holds max(LEADS, 10000) people)
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 #        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
 #        PG_STATEMENTS=1   with PARTS=throughput: the statements that took most of Postgres's time,
@@ -25,7 +28,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$repo/build}"
-leads="${LEADS:-4000}"
+leads="${LEADS:-20000}"
 seconds="${PGBENCH_SECONDS:-10}"
 work="$(mktemp -d /tmp/orch-engine-bench-XXXXXX)"
 pids=()
@@ -89,6 +92,7 @@ fi
 # 2. The orchestrator against the sandbox at zero latency.
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
     --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
+    --world-people "$(( leads > 10000 ? leads : 10000 ))" \
     --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
 sandbox_pid=$!
 pids+=($!)
@@ -102,7 +106,7 @@ export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_
        ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
 
 run_workers() {  # $1 = worker processes, $2 = extra idle enrollments, $3 = worker args; prints "transitions seconds max_rss_kb"
-    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 200 --worker-lanes 3}}" db="bench_$1_$2"; db="${db}_${#args}"
+    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 500 --worker-lanes 2}}" db="bench_$1_$2"; db="${db}_${#args}"
     psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null
@@ -174,10 +178,17 @@ SQL
         -v wall="$(awk -v a="$start" -v b="$end" 'BEGIN {print b - a}')" \
         'BEGIN {printf "cpu seconds in %.2f s: postgres %.2f, redis %.2f, sandbox %.2f, workers %.2f; cores idle %.2f s\n", wall, p1 - p0, r1 - r0, s1 - s0, w, idle}' \
         >"$work/cpu-$n-$extra"
+    local calls=0 chained=0 c k
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
-        total=$((total + ${t:-0}))
+        c=$(sed -n 's/.*transitions, \([0-9]*\) calls.*/\1/p' "$work/worker-$n-$i.log")
+        k=$(sed -n 's/.* calls (\([0-9]*\) settled together.*/\1/p' "$work/worker-$n-$i.log")
+        total=$((total + ${t:-0})) calls=$((calls + ${c:-0})) chained=$((chained + ${k:-0}))
     done
+    # Two transitions per call (its claim-time step and its settle); a call whose next step was
+    # due at once had that step started in the same row version as its settle (both counted).
+    echo "$calls API calls ($(awk -v c="$calls" -v a="$start" -v b="$end" 'BEGIN {printf "%d", c / (b - a)}')/s), $chained of them settled in the same row version that started the lead's next call" \
+        >"$work/calls-$n-$extra"
     if [ -n "${PG_STATEMENTS:-}" ]; then
         local lsn1 waldump
         lsn1="$(psql -At "$DATABASE_URL" -c "SELECT pg_current_wal_insert_lsn()")"
@@ -201,7 +212,7 @@ SQL
 if [ "$parts" = throughput ]; then
     read -r t1 s1 m1 < <(run_workers "${WORKERS:-1}" "${THROUGHPUT_IDLE:-0}")
     echo "orchestrator, ${WORKERS:-1} worker process(es): $t1 transitions in ${s1}s: $(awk -v t="$t1" -v s="$s1" 'BEGIN {print int(t / s)}')/s"
-    cat "$work/cpu-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
+    cat "$work/calls-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}" "$work/cpu-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
     if [ -n "${PG_STATEMENTS:-}" ]; then
         cat "$work/wal-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}" "$work/tables-${WORKERS:-1}-${THROUGHPUT_IDLE:-0}"
         psql -q "$admin_url" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" \
@@ -212,9 +223,9 @@ if [ "$parts" = throughput ]; then
 fi
 if [ "$parts" = all ]; then
     read -r t1 s1 m1 < <(run_workers 1 0)
-    cpu1="$(cat "$work/cpu-1-0")"
+    cpu1="$(cat "$work/cpu-1-0")" calls1="$(cat "$work/calls-1-0")"
     read -r t4 s4 m4 < <(run_workers 4 0)
-    cpu4="$(cat "$work/cpu-4-0")"
+    cpu4="$(cat "$work/cpu-4-0")" calls4="$(cat "$work/calls-4-0")"
     read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
 fi
 # Memory per in-flight lead: the same run with 4 lanes of 1,000 (4,000 leads in flight at once,
@@ -238,8 +249,10 @@ printf '%-58s %12s\n' "pgbench claim+settle, 1 step per transaction (ceiling)" "
 printf '%-58s %12s\n' "pgbench claim+settle, 100 steps per transaction (ceiling)" "$pg_batch/s"
 printf '%-58s %12s\n' "orchestrator, 1 worker process ($t1 transitions in ${s1}s)" "$r1/s"
 printf '%-58s %12s\n' "orchestrator, 4 worker processes ($t4 transitions in ${s4}s)" "$r4/s"
-echo "  1 process:   $cpu1"
-echo "  4 processes: $cpu4"
+echo "  1 process:   $calls1"
+echo "               $cpu1"
+echo "  4 processes: $calls4"
+echo "               $cpu4"
 printf '%-58s %12s\n' "worker max RSS, $leads leads in the table" "$((m1 / 1024)) MB"
 printf '%-58s %12s\n' "worker max RSS, + ${IDLE_ENROLLMENTS:-1000000} waiting enrollments ($(awk -v t="$tm" -v s="$sm" 'BEGIN {print int(t / s)}')/s)" "$((mm / 1024)) MB"
 printf '%-58s %12s\n' "worker max RSS, 200 / 4,000 leads in flight (300 ms calls)" "$((msmall / 1024)) / $((mbig / 1024)) MB"
