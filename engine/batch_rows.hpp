@@ -12,8 +12,8 @@ namespace orch::engine::batch_rows {
 inline constexpr std::array<std::string_view, 11> transition{
     "enrollment_id", "step",   "status", "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
     "reason",        "variant", "event_cursor", "leased"};
-// engine/settle: worker_settle_row (the same state, then the call's outcome; then, for a row whose
-// next step starts in the same cycle, its event cursor and lease: migration 0014)
+// engine/settle: worker_settle_row_v2 (the same state, then the call's outcome; then, for a row
+// whose next step was decided in the same cycle, its event cursor and lease: migration 0014)
 inline constexpr std::array<std::string_view, 16> settle{
     "enrollment_id", "step",    "status",     "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
     "reason",        "variant", "attempt_id", "outcome",        "error",   "credits",   "call",

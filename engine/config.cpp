@@ -95,7 +95,7 @@ const std::vector<setting_row>& rows() {
          text(&settings::webhook_listen)},
         {"webhook_public_url", "", "serve: public URL of the receiver; empty = hosted mode (SSE + polling)",
          text(&settings::webhook_public_url)},
-        {"worker_id", "", "worker: name in leases and the intent log (default host-pid)", text(&settings::worker_id)},
+        {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)", text(&settings::worker_id)},
         {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
          number(&settings::worker_lanes, 1, 64)},
         {"batch_size", "", "worker: enrollments claimed per transaction (default 50)",

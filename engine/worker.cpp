@@ -208,14 +208,29 @@ struct worker::impl {
         std::string call;
         std::int64_t credits = 0;
     };
+    // One transaction's work: the lease owner it writes (the lane's), its ledger part, and what it
+    // counts, added to `stats` once it commits.
+    struct cycle_work {
+        const std::string& owner;
+        ledger_work lw;
+        std::uint64_t transitions = 0;
+        std::uint64_t calls = 0;
+        std::uint64_t chained = 0;
+        void committed(worker_stats& stats) const {
+            stats.transitions += transitions;
+            stats.calls += calls;
+            stats.chained += chained;
+        }
+    };
     void start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
-                     ledger_work& lw);
+                     cycle_work& w);
     bool fast_ledger(pqxx::work& tx, ledger_work& lw);
-    void finish_ledger(pqxx::work& tx, ledger_work& lw);
+    void finish_ledger(pqxx::work& tx, cycle_work& w);
     void post_lost(const pqxx::result& lost, ledger_work& lw);
-    void settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw,
+    void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                 std::vector<claimed>* chain = nullptr, std::vector<held_settle>* held = nullptr);
-    bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending);
+    bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
+               const std::string& owner);
     // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
     struct call_run {
         struct job {
@@ -229,7 +244,7 @@ struct worker::impl {
         std::mt19937_64* rng = nullptr;                   // the lane's; the lane waits meanwhile
     };
     asio::awaitable<void> run_calls(std::shared_ptr<call_run> run);
-    void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending);
+    void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner);
     std::uint64_t wake_seen();
     void idle_wait(std::uint64_t seen);
     void listen();
@@ -375,11 +390,12 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
     }
 }
 
-// batch[0, held.size()) are rows settled in this cycle whose next step starts now (settle, chain):
-// engine/settle writes them with their outcome; the claimed rows after them go to
+// batch[0, held.size()) are rows settled in this cycle whose next step is decided now (settle,
+// chain): engine/settle writes them with their outcome; the claimed rows after them go to
 // engine/apply_transitions.
 void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
-                               ledger_work& lw) {
+                               cycle_work& w) {
+    ledger_work& lw = w.lw;
     json ids = json::array();
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
@@ -452,15 +468,15 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cons
         }
     }
     if (!settles.empty()) {
-        tx.exec_prepared("engine/settle", settles.text(), cfg.worker_id, cfg.lease_seconds);
+        tx.exec_prepared("engine/settle", settles.text(), w.owner, cfg.lease_seconds);
     }
     if (!transitions.empty()) {
-        tx.exec_prepared("engine/apply_transitions", transitions.text(), cfg.worker_id, cfg.lease_seconds);
+        tx.exec_prepared("engine/apply_transitions", transitions.text(), w.owner, cfg.lease_seconds);
     }
     if (!intents.empty()) {
-        tx.exec_prepared("engine/insert_intents", intents.text(), cfg.worker_id);
+        tx.exec_prepared("engine/insert_intents", intents.text(), w.owner);
     }
-    stats.transitions += batch.size();
+    w.transitions += batch.size();
 }
 
 // The ledger's fast path (engine/ledger.hpp, held_balances): the campaigns' balance rows are
@@ -498,7 +514,8 @@ bool worker::impl::fast_ledger(pqxx::work& tx, ledger_work& lw) {
 // from its campaign's budget (atomic with its intent row). A refused call is not made: its intent
 // row is dropped, its rate-limit take given back, and the lead waits (a campaign out of budget
 // is paused by the ledger and parked here; a day cap waits for the next day).
-void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
+void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
+    ledger_work& lw = w.lw;
     if (fast_ledger(tx, lw)) {
         return;
     }
@@ -578,7 +595,7 @@ void worker::impl::finish_ledger(pqxx::work& tx, ledger_work& lw) {
     }
     if (!corrections.empty()) {
         tx.exec_params(q("engine/drop_intents"), dropped.dump());
-        tx.exec_prepared("engine/apply_transitions", corrections.text(), cfg.worker_id, cfg.lease_seconds);
+        tx.exec_prepared("engine/apply_transitions", corrections.text(), w.owner, cfg.lease_seconds);
         // cycle() ran wake_pending before the ledger; these rows were written again since.
         tx.exec_prepared("engine/wake_pending", corrected.dump());
     }
@@ -607,14 +624,15 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
 
 // Records the outcomes of `done`'s calls and the states decide() chose after them, and the
 // ledger's part (posts and voids, applied by finish_ledger). With `chain` (the cycle's own settle,
-// not settle_alone): a row whose next step is due at once and that this worker still holds
+// not settle_alone): a row whose next step is due at once and that this lane still holds
 // (engine/chain_hold) is not released to be claimed again; a copy joins `chain` with that state,
-// its outcome in `held`, and start_calls starts the step and writes both in one row version. Not
-// when the batch paused an account or the key's credits: those rows are parked first, as before.
-void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger_work& lw,
+// its outcome in `held`, and start_calls decides the step and writes both in one row version. Not
+// when a call of the batch found its account unavailable or the key out of credits (the settle
+// then parks rows, as before), nor when the worker was asked to stop before this settle.
+void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                           std::vector<claimed>* chain, std::vector<held_settle>* held) {
-    auto& posts = lw.posts;
-    auto& voids = lw.voids;
+    auto& posts = w.lw.posts;
+    auto& voids = w.lw.voids;
     std::map<std::string, std::string> unavailable;  // account -> the error that said so
     std::string out_of_credits;
     auto t = now();
@@ -675,7 +693,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
     std::set<std::int64_t> holding;
     if (chain != nullptr && held != nullptr && !stopping && unavailable.empty() && out_of_credits.empty() &&
         due_now.size() > 1) {
-        for (const auto& r : tx.exec_prepared("engine/chain_hold", due_now + "}", cfg.worker_id)) {
+        for (const auto& r : tx.exec_prepared("engine/chain_hold", due_now + "}", w.owner)) {
             holding.insert(r[0].as<std::int64_t>());
         }
     }
@@ -704,7 +722,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
             .add("call", call);
     }
     if (!rows.empty()) {
-        tx.exec_prepared("engine/settle", rows.text(), cfg.worker_id, cfg.lease_seconds);
+        tx.exec_prepared("engine/settle", rows.text(), w.owner, cfg.lease_seconds);
     }
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
@@ -717,23 +735,24 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, ledger
         spdlog::warn("worker: the API key is out of credits ({}): {} campaigns paused until serve reads a "
                      "positive balance", out_of_credits, n);
     }
-    stats.transitions += done.calls.size();
-    stats.calls += done.calls.size();
-    stats.chained += holding.size();
+    w.transitions += done.calls.size();
+    w.calls += done.calls.size();
+    w.chained += holding.size();
 }
 
 // One transaction: settle the previous batch's calls (if any), claim and start the next batch,
 // wake_pending over every row written (its fresh snapshot catches inbox events committed while
 // those statements ran), then the ledger. Returns whether a batch was claimed.
-bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending) {
+bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
+                         const std::string& owner) {
     std::vector<claimed> batch;  // the settled rows that go on at once (held), then the claimed ones
     try {
         pqxx::work tx(conn);
         json touched = json::array();
-        ledger_work lw;
+        cycle_work w{owner, {}};
         std::vector<held_settle> held;
         if (pending) {
-            settle(tx, *pending, touched, lw, &batch, &held);
+            settle(tx, *pending, touched, w, &batch, &held);
         }
         const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
         if (!stopping && room > 0) {
@@ -741,7 +760,7 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             batch.insert(batch.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
         }
         if (!batch.empty()) {
-            start_calls(tx, batch, held, lw);
+            start_calls(tx, batch, held, w);
             for (std::size_t i = held.size(); i < batch.size(); ++i) {
                 touched.push_back(batch[i].enrollment_id);
             }
@@ -753,8 +772,9 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         if (!touched.empty()) {
             tx.exec_prepared("engine/wake_pending", touched.dump());
         }
-        finish_ledger(tx, lw);
+        finish_ledger(tx, w);
         tx.commit();
+        w.committed(stats);
     } catch (...) {
         // The claim rolled back: the rate-limit takes of its calls (Redis is not rolled back)
         // are given back. The settle rolled back with it: try it on its own so finished calls do
@@ -764,7 +784,7 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
                 gate->released(target_of(c), *c.campaign, *c.call);
             }
         }
-        settle_alone(conn, pending);
+        settle_alone(conn, pending, owner);
         throw;
     }
     pending.reset();
@@ -822,18 +842,19 @@ asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
     }
 }
 
-void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending) {
+void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner) {
     if (!pending) {
         return;
     }
     try {
         pqxx::work tx(conn);
         json touched = json::array();
-        ledger_work lw;
-        settle(tx, *pending, touched, lw);
-        finish_ledger(tx, lw);
+        cycle_work w{owner, {}};
+        settle(tx, *pending, touched, w);
+        finish_ledger(tx, w);
         tx.exec_prepared("engine/wake_pending", touched.dump());
         tx.commit();
+        w.committed(stats);
     } catch (const std::exception& e) {
         spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
                       pending->calls.size(), e.what());
@@ -884,6 +905,9 @@ void worker::impl::listen() {
 
 void worker::impl::lane(int index) {
     std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
+    // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
+    // settle over (or go on from) a row another lane of this worker has claimed since.
+    const std::string owner = cfg.worker_id + "/" + std::to_string(index);
     std::unique_ptr<pqxx::connection> conn;
     std::optional<unsettled> pending;
     while (!stopping || pending) {
@@ -893,7 +917,7 @@ void worker::impl::lane(int index) {
                 prepare_hot_statements(*conn);
             }
             auto seen = wake_seen();
-            bool worked = cycle(*conn, rng, pending);
+            bool worked = cycle(*conn, rng, pending, owner);
             ++stats.cycles;
             if (!worked && !stopping) {
                 idle_wait(seen);
@@ -976,8 +1000,8 @@ int worker::run(bool exit_when_idle) {
     guard.reset();
     m.io.stop();
     net.join();
-    spdlog::info("worker: {} stopped after {} transitions, {} calls ({} settled together with the next step's "
-                 "start); ledger writes: {} on the fast path, {} under locks",
+    spdlog::info("worker: {} stopped after {} transitions, {} calls ({} went on to their next step in the cycle "
+                 "that settled them); ledger writes: {} on the fast path, {} under locks",
                  m.cfg.worker_id, m.stats.transitions.load(), m.stats.calls.load(), m.stats.chained.load(),
                  m.stats.ledger_fast.load(), m.stats.ledger_locked.load());
     return m.failed ? 1 : 0;

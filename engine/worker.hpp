@@ -6,10 +6,11 @@
 // LISTEN orch_wake that wakes idle lanes at once when an event, an apply, a resume or a
 // reconnect made work due. A lane's cycle is one transaction:
 //   1. settle the previous batch's calls: each outcome and the state decide() chose after it, as
-//      a compare-and-set on (calling, lease owner);
-//   2. claim up to batch_size due enrollments (FOR UPDATE SKIP LOCKED), apply their inbox events
-//      and the due step through campaigns::decide, write every new state and, for each API
-//      call, the intent row with a lease on the enrollment -> commit;
+//      a compare-and-set on (calling, lease owner: the lane's, "<worker_id>/<lane>"); a row whose
+//      next step is due at once stays with the lane (engine/chain_hold) and goes on in step 2;
+//   2. claim due enrollments (FOR UPDATE SKIP LOCKED) up to batch_size with those, apply their
+//      inbox events and the due step through campaigns::decide, write every new state and, for
+//      each API call, the intent row with a lease on the enrollment -> commit;
 //   then run the calls concurrently on the network thread and loop. (If the transaction fails,
 //   the settle is retried alone so finished calls do not wait for their lease.)
 // A worker killed anywhere leaves enrollments either untouched, or `calling` with an intent and a
@@ -28,9 +29,9 @@
 namespace orch::engine {
 
 struct worker_stats {
-    std::atomic<std::uint64_t> transitions{0};   // transitions committed: each claimed row's, each call's settle
+    std::atomic<std::uint64_t> transitions{0};   // committed: each claimed row's step, each call's settle
     std::atomic<std::uint64_t> calls{0};         // API calls completed
-    std::atomic<std::uint64_t> chained{0};       // settled calls whose next step started in the same write
+    std::atomic<std::uint64_t> chained{0};       // settled calls whose next step was decided in the same cycle
     std::atomic<std::uint64_t> cycles{0};
     std::atomic<std::uint64_t> ledger_fast{0};     // cycles whose ledger writes took the fast path
     std::atomic<std::uint64_t> ledger_locked{0};   // ... that fell back to the locked path

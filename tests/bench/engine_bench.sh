@@ -182,12 +182,13 @@ SQL
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$n-$i.log")
         c=$(sed -n 's/.*transitions, \([0-9]*\) calls.*/\1/p' "$work/worker-$n-$i.log")
-        k=$(sed -n 's/.* calls (\([0-9]*\) settled together.*/\1/p' "$work/worker-$n-$i.log")
+        k=$(sed -n 's/.* calls (\([0-9]*\) went on.*/\1/p' "$work/worker-$n-$i.log")
         total=$((total + ${t:-0})) calls=$((calls + ${c:-0})) chained=$((chained + ${k:-0}))
     done
     # Two transitions per call (its claim-time step and its settle); a call whose next step was
-    # due at once had that step started in the same row version as its settle (both counted).
-    echo "$calls API calls ($(awk -v c="$calls" -v a="$start" -v b="$end" 'BEGIN {printf "%d", c / (b - a)}')/s), $chained of them settled in the same row version that started the lead's next call" \
+    # due at once had that step decided in the cycle that settled it, and a next call written in the
+    # same row version as the settle (both transitions counted).
+    echo "$calls API calls ($(awk -v c="$calls" -v a="$start" -v b="$end" 'BEGIN {printf "%d", c / (b - a)}')/s), $chained of them went on to the lead's next step in the cycle that settled them" \
         >"$work/calls-$n-$extra"
     if [ -n "${PG_STATEMENTS:-}" ]; then
         local lsn1 waldump

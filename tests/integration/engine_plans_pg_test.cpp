@@ -234,13 +234,14 @@ TEST_F(HotStatementPlans, AClaimLocksOnlyThePickedRowsStillDue) {
     claim.abort();
 }
 
-// A settled call's next step starts in the same cycle only on a row this worker still holds
-// (`calling` under its lease) of an active campaign and a connected account; such rows are locked
+// A settled call's next step is decided in the same cycle only on a row the lane still holds
+// (`calling` under its unexpired lease) of an active campaign and a connected account; such rows are locked
 // for the cycle's transaction (schema/queries/engine/chain_hold.sql).
 TEST_F(HotStatementPlans, ChainHoldTakesOnlyRowsThisWorkerHoldsAndMayWork) {
     {
         pqxx::work tx(*conn_);
         tx.exec("UPDATE enrollments SET lease_owner = 'other' WHERE enrollment_id = 2");
+        tx.exec("UPDATE enrollments SET lease_expires_at = now() - interval '1 second' WHERE enrollment_id = 5");
         tx.exec("UPDATE enrollments SET status = 'ready', lease_owner = NULL, lease_expires_at = NULL "
                 "WHERE enrollment_id = 3");
         tx.commit();
@@ -248,7 +249,7 @@ TEST_F(HotStatementPlans, ChainHoldTakesOnlyRowsThisWorkerHoldsAndMayWork) {
     const std::string sql(orch::schema::query("engine/chain_hold"));
     auto held = [&](pqxx::work& tx) {
         std::set<std::int64_t> out;
-        for (const auto& r : tx.exec_params(sql, "{1,2,3,4}", "w")) {
+        for (const auto& r : tx.exec_params(sql, "{1,2,3,4,5}", "w")) {
             out.insert(r[0].as<std::int64_t>());
         }
         return out;
@@ -256,7 +257,7 @@ TEST_F(HotStatementPlans, ChainHoldTakesOnlyRowsThisWorkerHoldsAndMayWork) {
     pqxx::connection other(env_->database_url());
     {
         pqxx::work tx(*conn_);
-        EXPECT_EQ(held(tx), (std::set<std::int64_t>{1, 4}));
+        EXPECT_EQ(held(tx), (std::set<std::int64_t>{1, 4}));  // not 5: its lease expired, claims may take it
         pqxx::work probe(other);
         EXPECT_THROW(probe.exec("SELECT 1 FROM enrollments WHERE enrollment_id = 4 FOR UPDATE NOWAIT"),
                      pqxx::sql_error);  // held until the cycle's transaction ends

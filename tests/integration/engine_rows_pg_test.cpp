@@ -54,7 +54,7 @@ protected:
 
 TEST_F(BatchRows, EachWriterListsItsTypesFieldsInOrder) {
     EXPECT_EQ(type_fields("worker_transition_row"), names(batch_rows::transition));
-    EXPECT_EQ(type_fields("worker_settle_row"), names(batch_rows::settle));
+    EXPECT_EQ(type_fields("worker_settle_row_v2"), names(batch_rows::settle));
     EXPECT_EQ(type_fields("worker_intent_row"), names(batch_rows::intent));
     EXPECT_EQ(type_fields("ledger_transfer_row"), names(batch_rows::transfer));
     EXPECT_EQ(type_fields("ledger_settled_row"), names(batch_rows::settled));
@@ -87,7 +87,7 @@ TEST_F(BatchRows, WhatIsWrittenReadsBackAsWritten) {
     }
     pqxx::nontransaction tx(*conn_);
     auto r = tx.exec_params("SELECT enrollment_id, step, status IS NULL, next_run_at_ms, reconcile, variant IS NULL, "
-                            "COALESCE(variant, ''), error, call IS NULL FROM unnest($1::worker_settle_row[]) "
+                            "COALESCE(variant, ''), error, call IS NULL FROM unnest($1::worker_settle_row_v2[]) "
                             "WITH ORDINALITY AS x ORDER BY ordinality",
                             rows.text());
     ASSERT_EQ(r.size(), texts.size());
@@ -137,7 +137,7 @@ TEST_F(BatchRows, InvalidUtf8AndNulBytesAreReplacedNotRefused) {
     record_rows rows(batch_rows::settle);
     rows.row().add("error", std::string("bad \xff byte and a \0 nul", 22));
     pqxx::nontransaction tx(*conn_);
-    auto r = tx.exec_params("SELECT error FROM unnest($1::worker_settle_row[])", rows.text());
+    auto r = tx.exec_params("SELECT error FROM unnest($1::worker_settle_row_v2[])", rows.text());
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0][0].as<std::string>(), "bad \xEF\xBF\xBD byte and a \xEF\xBF\xBD nul");
 }

@@ -1,6 +1,7 @@
--- apply_transitions($1 transitions, worker_transition_row[]; $2 worker id; $3 lease seconds):
--- writes the state decide() chose for each enrollment claimed in this transaction (rows are
--- locked by claim_due). Rows that start a call keep a lease so no other worker touches them while the
+-- apply_transitions($1 transitions, worker_transition_row[]; $2 lease owner (the lane's); $3 lease
+-- seconds): writes the state decide() chose for each enrollment claimed in this transaction (rows
+-- locked by claim_due), and the corrections of refused reservations (rows locked by claim_due or
+-- engine/chain_hold). Rows that start a call keep a lease so no other worker touches them while the
 -- call is in flight; the rest are released. due_at is the machine's next_run_at; the
 -- engine/wake_pending statement that follows makes rows with unapplied inbox events due now.
 -- The batch arrives as an array of rows (migration 0013, engine/record_rows.hpp), read field by
