@@ -12,7 +12,7 @@
 #   3. the worker's peak memory (GNU time), without and with IDLE_ENROLLMENTS waiting enrollments.
 #
 # Usage: tests/bench/engine_bench.sh [BUILD_DIR]
-#   env: LEADS=20000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 500 --worker-lanes 2"
+#   env: LEADS=20000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 500 --worker-lanes 3"
 #        (the sandbox's world holds max(LEADS, 10000) people)
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 #        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
@@ -106,7 +106,7 @@ export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_
        ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
 
 run_workers() {  # $1 = worker processes, $2 = extra idle enrollments, $3 = worker args; prints "transitions seconds max_rss_kb"
-    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 500 --worker-lanes 2}}" db="bench_$1_$2"; db="${db}_${#args}"
+    local n=$1 extra=${2:-0} args="${3:-${WORKER_ARGS:---batch-size 500 --worker-lanes 3}}" db="bench_$1_$2"; db="${db}_${#args}"
     psql -q "$admin_url" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db"
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null
