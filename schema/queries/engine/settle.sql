@@ -11,7 +11,10 @@ WITH x AS MATERIALIZED (
     SET step = x.step,
         status = x.status::enrollment_status,
         next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
-        due_at = to_timestamp(x.next_run_at_ms / 1000.0),
+        -- A row that goes on to its next call keeps its due_at: a calling row's is already past (its
+        -- call's start; claims take it only once its lease expired), and an update that changes no
+        -- indexed column can be a heap-only (HOT) one, writing none of the table's four indexes.
+        due_at = CASE WHEN x.leased THEN e.due_at ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
         attempt = x.attempt,
         reconcile = x.reconcile,
         accepted_seen = x.accepted_seen,
