@@ -199,8 +199,8 @@ struct worker::impl {
         std::vector<ledger::reserve_request> reserves;
         std::vector<claimed*> reservers;  // parallel to reserves
     };
-    // A settled call whose next step is due at once and starts in the same cycle (settle, chain):
-    // its outcome, written by engine/settle together with that step's state.
+    // A settled call whose next step is due at once and is decided in the same cycle (settle,
+    // chain): its outcome, written by engine/settle together with that step's state.
     struct held_settle {
         std::int64_t attempt_id = 0;
         std::string outcome;
