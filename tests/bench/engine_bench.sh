@@ -6,8 +6,9 @@
 #      the sandbox at zero latency, with 1 worker process and with 4, synchronous_commit on.
 # A "step transition" is one committed transition of an enrollment's state machine (the worker's
 # own count: the claim-time step of each due enrollment and the settle of each call; a call whose
-# next step is due at once has its settle and that step's start written in one row version, both
-# counted, and the run prints how many calls went so, with the calls per second).
+# next step is due at once has that step decided in the cycle that settles it, and its next call
+# written in one row version with the settle, both counted; the run prints how many calls went
+# so, with the calls per second).
 #
 #   3. the worker's peak memory (GNU time), without and with IDLE_ENROLLMENTS waiting enrollments.
 #
