@@ -1,7 +1,7 @@
 -- settle($1 outcomes, worker_settle_row_v2[]; $2 lease owner (the lane's); $3 lease seconds):
 -- records each call's outcome and the state decide() chose after it. Compare-and-set: only rows
--- still `calling` under this lane's lease move, so a late completion after the lease expired (and another worker
--- reconciled) is dropped; RETURNING says which rows moved.
+-- still `calling` under this lane's lease move, so a late completion after the lease expired (and
+-- another worker reconciled) is dropped; RETURNING says which rows moved.
 -- A row whose next step the cycle decided at once (engine/chain_hold locked it first) arrives with
 -- that step's state, `leased` and its event cursor: outcome and next call in one row version.
 WITH x AS MATERIALIZED (
