@@ -434,6 +434,7 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
 void apply_balances(pqxx::work& tx, const held_balances& held) {
     std::vector<std::int64_t> ids;
     std::string scopes = "{", kinds = "{", deltas = "{";
+    std::size_t want = 0;   // accounts to move
     for (const auto& [key, delta] : held.delta) {
         if (delta == 0) {
             continue;
@@ -441,7 +442,7 @@ void apply_balances(pqxx::work& tx, const held_balances& held) {
         if (ids.empty() || ids.back() != key.first) {
             ids.push_back(key.first);   // the map is ordered by scope_id
         }
-        const char* sep = scopes.size() > 1 ? "," : "";
+        const char* sep = want++ == 0 ? "" : ",";
         scopes += sep + std::to_string(key.first);
         kinds += sep + key.second;
         deltas += sep + std::to_string(delta);
@@ -452,14 +453,13 @@ void apply_balances(pqxx::work& tx, const held_balances& held) {
     // The locks first, in scope_id order like every writer's, then the change.
     lock_available(tx, ids);
     std::size_t rows = 0;
-    const std::size_t want = std::count(scopes.begin(), scopes.end(), ',') + 1;
     try {
-        tx.conn().prepare("ledger/apply_balances", q("ledger/apply_balances"));
-        rows = tx.exec_prepared("ledger/apply_balances", scopes + "}", kinds + "}", deltas + "}").affected_rows();
-    } catch (const pqxx::check_violation& e) {
-        throw needs_locks(std::string("ledger/apply_balances: a balance would go below zero: ") + e.what());
-    } catch (const pqxx::failure&) {
-        rethrow_as_store_error("ledger/apply_balances");
+        rows = run_prepared(tx, "ledger/apply_balances", scopes + "}", kinds + "}", deltas + "}").affected_rows();
+    } catch (const store_error& e) {
+        if (e.sqlstate == "23514") {   // check_violation: the fast path's read was stale
+            throw needs_locks(std::string("ledger/apply_balances: a balance would go below zero: ") + e.what());
+        }
+        throw;
     }
     if (rows != want) {
         throw store_error("ledger/apply_balances: updated " + std::to_string(rows) + " of " + std::to_string(want) +
