@@ -109,6 +109,16 @@ private:
     std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> cache_;
 };
 
+// A call settled in this cycle whose row goes on to its next step at once (settle, chain): its
+// outcome, written by engine/settle together with that step's state.
+struct settled_call {
+    std::int64_t attempt_id = 0;
+    std::string outcome;
+    std::string error;
+    std::string call;
+    std::int64_t credits = 0;
+};
+
 struct claimed {
     std::int64_t enrollment_id = 0;
     std::int64_t campaign_id = 0;
@@ -124,6 +134,7 @@ struct claimed {
     std::optional<cs::api_call> call;
     std::string variant;
     std::int64_t attempt_id = 0;
+    std::optional<settled_call> settled;  // set: not claimed but held on from this cycle's settle
 };
 
 call_target target_of(const claimed& c) {
@@ -199,15 +210,6 @@ struct worker::impl {
         std::vector<ledger::reserve_request> reserves;
         std::vector<claimed*> reservers;  // parallel to reserves
     };
-    // A settled call whose next step is due at once and is decided in the same cycle (settle,
-    // chain): its outcome, written by engine/settle together with that step's state.
-    struct held_settle {
-        std::int64_t attempt_id = 0;
-        std::string outcome;
-        std::string error;
-        std::string call;
-        std::int64_t credits = 0;
-    };
     // One transaction's work: the lease owner it writes (the lane's), its ledger part, and what it
     // counts, added to `stats` once it commits.
     struct cycle_work {
@@ -222,13 +224,12 @@ struct worker::impl {
             stats.chained += chained;
         }
     };
-    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
-                     cycle_work& w);
+    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w);
     bool fast_ledger(pqxx::work& tx, ledger_work& lw);
     void finish_ledger(pqxx::work& tx, cycle_work& w);
     void post_lost(const pqxx::result& lost, ledger_work& lw);
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
-                std::vector<claimed>* chain = nullptr, std::vector<held_settle>* held = nullptr);
+                std::vector<claimed>* chain = nullptr);
     bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
                const std::string& owner);
     // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
@@ -390,11 +391,9 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
     }
 }
 
-// batch[0, held.size()) are rows settled in this cycle whose next step is decided now (settle,
-// chain): engine/settle writes them with their outcome; the claimed rows after them go to
-// engine/apply_transitions.
-void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, const std::vector<held_settle>& held,
-                               cycle_work& w) {
+// Rows settled in this cycle whose next step is decided now (claimed::settled) are written by
+// engine/settle with their outcome; the claimed rows by engine/apply_transitions.
+void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w) {
     ledger_work& lw = w.lw;
     json ids = json::array();
     for (const auto& c : batch) {
@@ -440,10 +439,9 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cons
         }
     }
     record_rows settles(batch_rows::settle);
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        claimed& c = batch[i];
-        if (i < held.size()) {
-            const held_settle& h = held[i];
+    for (auto& c : batch) {
+        if (c.settled) {
+            const settled_call& h = *c.settled;
             state_row(settles, c, c.state)
                 .add("attempt_id", h.attempt_id)
                 .add("outcome", h.outcome)
@@ -625,12 +623,13 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
 // Records the outcomes of `done`'s calls and the states decide() chose after them, and the
 // ledger's part (posts and voids, applied by finish_ledger). With `chain` (the cycle's own settle,
 // not settle_alone): a row whose next step is due at once and that this lane still holds
-// (engine/chain_hold) is not released to be claimed again; a copy joins `chain` with that state,
-// its outcome in `held`, and start_calls decides the step and writes both in one row version. Not
-// when a call of the batch found its account unavailable or the key out of credits (the settle
-// then parks rows, as before), nor when the worker was asked to stop before this settle.
+// (engine/chain_hold) is not released to be claimed again; a copy joins `chain` with that state
+// and its outcome (claimed::settled), and start_calls decides the step and writes both in one row
+// version. Not when a call of the batch found its account unavailable or the key out of credits
+// (the settle then parks rows, as before), nor when the worker was asked to stop before this
+// settle.
 void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
-                          std::vector<claimed>* chain, std::vector<held_settle>* held) {
+                          std::vector<claimed>* chain) {
     auto& posts = w.lw.posts;
     auto& voids = w.lw.voids;
     std::map<std::string, std::string> unavailable;  // account -> the error that said so
@@ -691,7 +690,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
     }
     done.gated = true;
     std::set<std::int64_t> holding;
-    if (chain != nullptr && held != nullptr && !stopping && unavailable.empty() && out_of_credits.empty() &&
+    if (chain != nullptr && !stopping && unavailable.empty() && out_of_credits.empty() &&
         due_now.size() > 1) {
         for (const auto& r : tx.exec_prepared("engine/chain_hold", due_now + "}", w.owner)) {
             holding.insert(r[0].as<std::int64_t>());
@@ -710,7 +709,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             next.was_calling = false;
             next.call.reset();
             next.attempt_id = 0;
-            held->push_back({c.attempt_id, o.attempt_outcome, o.error, std::move(call), o.credits});
+            next.settled = settled_call{c.attempt_id, o.attempt_outcome, o.error, std::move(call), o.credits};
             chain->push_back(std::move(next));
             continue;
         }
@@ -745,14 +744,13 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
 // those statements ran), then the ledger. Returns whether a batch was claimed.
 bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
                          const std::string& owner) {
-    std::vector<claimed> batch;  // the settled rows that go on at once (held), then the claimed ones
+    std::vector<claimed> batch;  // the settled rows that go on at once (claimed::settled), then the claimed ones
     try {
         pqxx::work tx(conn);
         json touched = json::array();
         cycle_work w{owner, {}};
-        std::vector<held_settle> held;
         if (pending) {
-            settle(tx, *pending, touched, w, &batch, &held);
+            settle(tx, *pending, touched, w, &batch);
         }
         const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
         if (!stopping && room > 0) {
@@ -760,9 +758,11 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             batch.insert(batch.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
         }
         if (!batch.empty()) {
-            start_calls(tx, batch, held, w);
-            for (std::size_t i = held.size(); i < batch.size(); ++i) {
-                touched.push_back(batch[i].enrollment_id);
+            start_calls(tx, batch, w);
+            for (const auto& c : batch) {
+                if (!c.settled) {   // settle() touched the others
+                    touched.push_back(c.enrollment_id);
+                }
             }
         }
         // wake_pending before the ledger: the ledger statements lock the campaigns' balance rows,
