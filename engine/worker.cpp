@@ -13,16 +13,17 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/use_future.hpp>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
 #include <condition_variable>
 #include <cstdlib>
+#include <exception>
 #include <future>
 #include <map>
-#include <set>
 #include <mutex>
+#include <optional>
+#include <set>
 #include <thread>
 
 namespace orch::engine {
@@ -240,9 +241,15 @@ struct worker::impl {
             int attempt = 0;
         };
         std::vector<job> jobs;
-        std::vector<std::promise<call_outcome>> results;  // parallel to jobs
-        std::size_t next = 0;                             // touched on the I/O thread only
-        std::mt19937_64* rng = nullptr;                   // the lane's; the lane waits meanwhile
+        // Parallel to jobs. Written on the I/O thread; the lane reads them after `done`.
+        std::vector<std::optional<call_outcome>> results;
+        std::vector<std::exception_ptr> failures;
+        std::size_t next = 0;       // touched on the I/O thread only
+        std::size_t remaining = 0;  // touched on the I/O thread only
+        // Set by the last call to finish: the lane wakes once per batch, not once per call (a
+        // future per call cost a futex wake-up and a context switch per call).
+        std::promise<void> done;
+        std::mt19937_64* rng = nullptr;  // the lane's; the lane waits meanwhile
     };
     asio::awaitable<void> run_calls(std::shared_ptr<call_run> run);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner);
@@ -808,20 +815,22 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
     // beyond them would only wait for a connection, holding its coroutine frames meanwhile (about
     // 4 KB each), so the others wait in the queue as plain rows.
     run->results.resize(run->jobs.size());
-    std::vector<std::future<call_outcome>> futures;
-    futures.reserve(run->jobs.size());
-    for (auto& r : run->results) {
-        futures.push_back(r.get_future());
-    }
+    run->failures.resize(run->jobs.size());
+    run->remaining = run->jobs.size();
+    std::future<void> done = run->done.get_future();
     run->rng = &rng;
     const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
     const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
     for (std::size_t k = 0; k < std::min(share, run->jobs.size()); ++k) {
         asio::co_spawn(io, run_calls(run), asio::detached);
     }
-    next.outcomes.reserve(futures.size());
-    for (auto& f : futures) {
-        next.outcomes.push_back(f.get());
+    done.get();
+    next.outcomes.reserve(run->jobs.size());
+    for (std::size_t i = 0; i < run->jobs.size(); ++i) {
+        if (run->failures[i]) {
+            std::rethrow_exception(run->failures[i]);
+        }
+        next.outcomes.push_back(std::move(*run->results[i]));
     }
     next.batch = std::move(batch);
     pending = std::move(next);
@@ -835,9 +844,12 @@ asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
         const auto& job = run->jobs[i];
         try {
             call_outcome o = co_await execute(*api, job.target, *job.call, backoff, job.attempt, clock, *run->rng);
-            run->results[i].set_value(std::move(o));
+            run->results[i] = std::move(o);
         } catch (...) {
-            run->results[i].set_exception(std::current_exception());
+            run->failures[i] = std::current_exception();
+        }
+        if (--run->remaining == 0) {
+            run->done.set_value();
         }
     }
 }

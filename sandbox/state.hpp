@@ -191,7 +191,7 @@ struct account_state {
     time_point updated_at{};
     person self;                      // the account owner's own profile (get_me)
     std::unordered_map<person_id, relation> relations;
-    std::vector<time_point> invitations_sent_at;    // for the weekly cap
+    std::deque<time_point> invitations_sent_at;     // for the weekly cap; oldest first
     std::unordered_map<person_id, std::size_t> conversation_by_person;
     std::vector<conversation> conversations;
     std::map<std::string, int> requests_today;      // action -> count, reset each UTC day

@@ -24,6 +24,7 @@
 #        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
 #        KEEP_LOG=FILE     keeps Postgres's log there
 #        PERF_OUT=FILE     a system-wide `perf record -g` of the worker runs of 2. (the last one kept)
+#        PERF_ARGS=ARGS    perf record's sampling options instead of "-g -F 499" (e.g. "--call-graph dwarf -F 199")
 #        BENCH_SQL=SQL     run on each run's database after its migration (schema experiments)
 set -euo pipefail
 
@@ -154,7 +155,7 @@ SQL
     start=$(date +%s.%N)
     local perf_pid=""
     if [ -n "${PERF_OUT:-}" ] && [ "$n" = 1 ]; then
-        perf record -q -a -g -F 499 -o "$PERF_OUT" >/dev/null 2>&1 &
+        perf record -q -a ${PERF_ARGS:--g -F 499} -o "$PERF_OUT" >/dev/null 2>&1 &
         perf_pid=$!
     fi
     for i in $(seq 1 "$n"); do

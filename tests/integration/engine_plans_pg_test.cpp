@@ -87,7 +87,8 @@ protected:
             if (big.count(rel) && (type == "Seq Scan" || type == "Sample Scan")) {
                 out.insert(type + " on " + rel);
             }
-            if (index == "enrollments_due" || index == "enrollments_lead") {
+            if (index == "enrollments_due" || index == "enrollments_lead" ||
+                index == "enrollments_campaign_id_lead_id_key") {
                 out.insert(type + " using " + index);
             }
             // A batch read again for every row of the other side: a nested loop whose inner side
