@@ -1,8 +1,10 @@
 -- wake_pending($1 JSON array of enrollment ids): run right after apply_transitions/settle in
--- the same transaction. An inbox event committed while those statements ran (their snapshot
--- could not see it, and they overwrote the wake its writer had set) would otherwise sleep until
--- the step's deadline; this statement takes a fresh snapshot (READ COMMITTED) and makes such
--- enrollments due now. Events committed later wake the row themselves (events/wake).
+-- the same transaction, over the rows they released (a row left leased for its call is not claimed
+-- before its settle, which runs this again). An inbox event committed while those statements ran
+-- (their snapshot could not see it, and they overwrote the wake its writer had set) would
+-- otherwise sleep until the step's deadline; this statement takes a fresh snapshot (READ
+-- COMMITTED) and makes such enrollments due now. Events committed later wake the row themselves
+-- (events/wake).
 UPDATE enrollments e SET due_at = now()
 WHERE e.enrollment_id = ANY(translate($1, '[]', '{}')::bigint[])  -- see engine/pending_events
   AND e.status::text IN ('ready', 'calling', 'waiting')  -- as text: see engine/settle
