@@ -39,6 +39,12 @@ std::string q(std::string_view name) { return std::string(schema::query(name)); 
         throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
     } catch (const pqxx::broken_connection& e) {
         throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
+    } catch (const pqxx::deadlock_detected& e) {
+        // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
+        // that store_error::retryable() and the deadlock retries test is restored from the type.
+        throw store_error(std::string(what) + ": " + e.what(), "40P01");
+    } catch (const pqxx::serialization_failure& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40001");
     } catch (const pqxx::failure& e) {
         throw store_error(std::string(what) + ": " + e.what());
     }

@@ -26,6 +26,12 @@ auto guarded(const char* what, F&& fn) -> decltype(fn()) {
         throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
     } catch (const pqxx::broken_connection& e) {
         throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
+    } catch (const pqxx::deadlock_detected& e) {
+        // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
+        // that store_error::retryable() and the deadlock retries test is restored from the type.
+        throw store_error(std::string(what) + ": " + e.what(), "40P01");
+    } catch (const pqxx::serialization_failure& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40001");
     } catch (const pqxx::failure& e) {
         throw store_error(std::string(what) + ": " + e.what());
     }
@@ -46,6 +52,25 @@ std::string sha256_hex(const std::string& text) {
 
 std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+// Runs `once` (one transaction) again when Postgres aborted it to break a deadlock, up to three
+// tries in all. Campaign apply and `budget set` lock the campaign's row and then its ledger rows;
+// a worker that pauses the campaign (its budget ran out) holds the ledger rows and then updates
+// the campaign's row. Postgres aborts one side; when it is this one, nothing was written, and the
+// operator should not have to run the command again.
+template <typename F>
+auto again_after_deadlock(const char* what, F&& once) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return once();
+        } catch (const store_error& e) {
+            if (e.sqlstate != "40P01" || attempt == 3) {
+                throw;
+            }
+            spdlog::warn("{}: {} (try {} of 3, again)", what, e.what(), attempt);
+        }
+    }
 }
 
 }  // namespace
@@ -436,19 +461,7 @@ std::optional<budget_set_outcome> store::update_campaign_budget(const std::strin
     if ((u.credits && *u.credits < 0) || negative(u.per_day) || negative(u.per_account)) {
         throw budget_update_error("budgets cannot be negative");
     }
-    // A worker that pauses the campaign (its budget ran out) holds the campaign's ledger rows and
-    // then updates the campaign's row; this holds the campaign's row and then locks the ledger rows.
-    // Postgres breaks such a deadlock by aborting one side; when it is this one, it runs again.
-    for (int attempt = 1;; ++attempt) {
-        try {
-            return set_budget_once(name, u, now);
-        } catch (const store_error& e) {
-            if (e.sqlstate != "40P01" || attempt == 3) {
-                throw;
-            }
-            spdlog::warn("budget set: {} (try {} of 3, again)", e.what(), attempt);
-        }
-    }
+    return again_after_deadlock("budget set", [&] { return set_budget_once(name, u, now); });
 }
 
 std::optional<budget_set_outcome> store::set_budget_once(const std::string& name, const budget_update& u,
@@ -487,6 +500,15 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
                                     const std::string& first_step, const std::vector<lead_input>& leads,
                                     const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                     const apply_progress& progress, const std::optional<apply_charge>& charge) {
+    return again_after_deadlock("campaign apply", [&] {
+        return apply_once(name, canonical, source, first_step, leads, accounts, now, progress, charge);
+    });
+}
+
+apply_outcome store::apply_once(const std::string& name, const json& canonical, const std::string& source,
+                                const std::string& first_step, const std::vector<lead_input>& leads,
+                                const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
+                                const apply_progress& progress, const std::optional<apply_charge>& charge) {
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         pqxx::work tx(*conn_);

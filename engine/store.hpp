@@ -209,6 +209,7 @@ public:
     // campaign's ledger after that budget, changed or not (engine/ledger.hpp charge()); a charge
     // the budget cannot cover pauses the campaign and parks its leads, in the same transaction.
     // `progress` (optional) is told (leads enrolled so far, total) after each chunk of 5,000.
+    // Runs again (three tries in all) when Postgres aborts it to break a deadlock with a worker.
     using apply_progress = std::function<void(std::int64_t done, std::int64_t total)>;
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
@@ -249,6 +250,11 @@ public:
                                              const json& payload);
 
 private:
+    // One try of apply_campaign (which retries it after a deadlock; `progress` then starts over).
+    apply_outcome apply_once(const std::string& name, const json& canonical, const std::string& source,
+                             const std::string& first_step, const std::vector<lead_input>& leads,
+                             const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
+                             const apply_progress& progress, const std::optional<apply_charge>& charge);
     // One try of update_campaign_budget (which retries it after a deadlock).
     std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
                                                       std::chrono::system_clock::time_point now);

@@ -12,6 +12,8 @@
 
 #include <atomic>
 #include <cstdlib>
+#include <exception>
+#include <functional>
 #include <random>
 #include <thread>
 
@@ -689,6 +691,75 @@ TEST_F(LedgerTest, CampaignApplySetsAndRaisesTheBudget) {
     EXPECT_TRUE(db.apply_campaign("applied", def, "v2", "check", {}, {}, t0).changed);
     EXPECT_EQ(row("applied").available, 25);
     EXPECT_EQ(row("applied").limits->total, 25);
+}
+
+// A worker that pauses a campaign holds its ledger rows and then updates its row; campaign apply
+// and `budget set` hold the campaign's row and then lock its ledger rows. Here another connection
+// plays the worker: it holds the ledger rows, the store call waits for them, then the connection
+// updates the campaign's row. Postgres aborts the store's transaction (it waited first, so its
+// deadlock check runs first), and the store runs it again once the "worker" has committed.
+TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
+    orch::engine::store db(env_->database_url());
+    json def = {{"budget_credits", 10}};
+    auto id = db.apply_campaign("racing", def, "v1", "check", {}, {}, t0).campaign_id;
+    pqxx::connection worker(env_->database_url());
+    // Postgres's count of deadlocks broken in this database (its statistics reach other backends
+    // within a second or so).
+    auto deadlocks = [&] {
+        return scalar("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
+    };
+    auto race = [&](const std::function<void()>& store_call) {
+        const auto before = deadlocks();
+        pqxx::work w(worker);
+        w.exec_params("SELECT 1 FROM ledger_budgets WHERE campaign_id = $1 FOR UPDATE", id);
+        w.exec_params("SELECT 1 FROM ledger_accounts a JOIN ledger_scopes s ON s.scope_id = a.scope_id "
+                      "WHERE s.campaign_id = $1 FOR UPDATE OF a",
+                      id);
+        std::exception_ptr failed;
+        std::thread call([&] {
+            try {
+                store_call();
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        });
+        // The store call is waiting for the ledger rows once its backend shows a lock wait.
+        pqxx::connection probe(env_->database_url());
+        for (int i = 0; i < 200; ++i) {
+            pqxx::nontransaction p(probe);
+            if (p.exec("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
+                    .size() > 0) {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+        w.exec_params("UPDATE campaigns SET pause_reason = pause_reason WHERE campaign_id = $1", id);
+        w.commit();
+        call.join();
+        if (failed) {
+            std::rethrow_exception(failed);
+        }
+        // The race really ended in a deadlock (and not, say, in the store call not waiting at all).
+        for (int i = 0; i < 100 && deadlocks() == before; ++i) {
+            pqxx::nontransaction(*conn_).exec("SELECT pg_stat_clear_snapshot()");
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        EXPECT_EQ(deadlocks(), before + 1);
+    };
+    def["budget_credits"] = 20;
+    orch::engine::apply_outcome applied;
+    ASSERT_NO_THROW(race([&] { applied = db.apply_campaign("racing", def, "v2", "check", {}, {}, t0); }));
+    EXPECT_TRUE(applied.changed);
+    EXPECT_EQ(applied.version, 2);
+    EXPECT_EQ(row("racing").available, 20);
+
+    std::optional<orch::engine::budget_set_outcome> set;
+    ASSERT_NO_THROW(race([&] {
+        set = db.update_campaign_budget("racing", {std::optional<std::int64_t>(30), std::nullopt, std::nullopt}, t0);
+    }));
+    ASSERT_TRUE(set);
+    EXPECT_EQ(row("racing").available, 30);
+    EXPECT_TRUE(problems().empty());
 }
 
 // The file is the source of truth at apply: its caps are set, a cap the new version drops is
