@@ -32,6 +32,10 @@ auto guarded(const char* what, F&& fn) -> decltype(fn()) {
         throw store_error(std::string(what) + ": " + e.what(), "40P01");
     } catch (const pqxx::serialization_failure& e) {
         throw store_error(std::string(what) + ": " + e.what(), "40001");
+    } catch (const pqxx::statement_completion_unknown& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40003");
+    } catch (const pqxx::transaction_rollback& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40000");
     } catch (const pqxx::failure& e) {
         throw store_error(std::string(what) + ": " + e.what());
     }

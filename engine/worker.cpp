@@ -717,7 +717,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             next.attempt_id = 0;
             next.settled = settled_call{c.attempt_id, o.attempt_outcome, o.error, std::move(call), o.credits};
             chain->push_back(std::move(next));
-            continue;   // the cycle decides whether wake_pending is needed (below, cycle)
+            continue;   // cycle() passes it to wake_pending if its next step starts no call
         }
         touched.push_back(c.enrollment_id);
         state_row(rows, c, nexts[i])
@@ -766,11 +766,14 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         }
         if (!batch.empty()) {
             start_calls(tx, batch, w);
-            // Rows written leased (a call starts) are left out: claims do not take them until
-            // their lease expires, and their settle (or the claim after an expired lease, through
-            // engine/pending_events) applies any event meanwhile; waking them only wrote them
-            // again, or probed the inbox for nothing (about 2 % of Postgres's time in
-            // tests/bench/engine_bench.sh).
+            // Rows written leased (a call starts) are left out. An event's writer (events/wake)
+            // waits for this transaction's lock on the row, so an event for such a row committed
+            // before engine/pending_events read it, or wakes the row after this commit; either
+            // way the row is not claimed before its lease ends, and the cycle that settles it
+            // releases it through this statement, or decides its next step after reading the
+            // inbox again (engine/pending_events), as the claim after an expired lease does.
+            // Waking leased rows only probed the inbox for nothing (about 2 % of Postgres's time
+            // in tests/bench/engine_bench.sh).
             for (const auto& c : batch) {
                 if (!c.call) {
                     touched.push_back(c.enrollment_id);

@@ -723,19 +723,34 @@ TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
                 failed = std::current_exception();
             }
         });
-        // The store call is waiting for the ledger rows once its backend shows a lock wait.
-        pqxx::connection probe(env_->database_url());
-        for (int i = 0; i < 200; ++i) {
-            pqxx::nontransaction p(probe);
-            if (p.exec("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND datname = current_database()")
-                    .size() > 0) {
-                break;
+        // The store call is waiting for the ledger rows once a backend other than the worker's shows
+        // a lock wait; then the "worker" waits for the campaign's row. Whatever goes wrong here,
+        // the store call is let go (the worker's transaction ends) and joined before the test fails.
+        bool saw_wait = false;
+        try {
+            pqxx::connection probe(env_->database_url());
+            for (int i = 0; i < 1500 && !saw_wait; ++i) {
+                pqxx::nontransaction p(probe);
+                saw_wait = !p.exec_params("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                          "AND datname = current_database() AND pid <> $1",
+                                          worker.backendpid())
+                                .empty();
+                if (!saw_wait) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
             }
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+            w.exec_params("UPDATE campaigns SET pause_reason = pause_reason WHERE campaign_id = $1", id);
+            w.commit();
+        } catch (const std::exception& e) {
+            try {
+                w.abort();
+            } catch (...) {
+            }
+            call.join();
+            FAIL() << "the race did not go as planned (was the \"worker\" side the one aborted?): " << e.what();
         }
-        w.exec_params("UPDATE campaigns SET pause_reason = pause_reason WHERE campaign_id = $1", id);
-        w.commit();
         call.join();
+        EXPECT_TRUE(saw_wait) << "the store call never waited for the ledger rows";
         if (failed) {
             std::rethrow_exception(failed);
         }

@@ -1,6 +1,7 @@
 -- wake_pending($1 JSON array of enrollment ids): run right after apply_transitions/settle in
 -- the same transaction, over the rows they released (a row left leased for its call is not claimed
--- before its settle, which runs this again). An inbox event committed while those statements ran
+-- before the cycle that settles it, which releases it through this statement or reads its inbox
+-- again, engine/pending_events). An inbox event committed while those statements ran
 -- (their snapshot could not see it, and they overwrote the wake its writer had set) would
 -- otherwise sleep until the step's deadline; this statement takes a fresh snapshot (READ
 -- COMMITTED) and makes such enrollments due now. Events committed later wake the row themselves
