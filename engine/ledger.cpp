@@ -29,28 +29,15 @@ using json = nlohmann::json;
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-[[noreturn]] void rethrow_as_store_error(std::string_view what) {
+// store_error naming `what`; a refused CHECK says it broke a ledger rule.
+[[noreturn]] void rethrow_ledger_error(std::string_view what) {
     try {
         throw;
     } catch (const pqxx::check_violation& e) {
         throw store_error(std::string(what) + ": the database refused a write that breaks a ledger rule: " + e.what(),
                           e.sqlstate());
-    } catch (const pqxx::sql_error& e) {
-        throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
-    } catch (const pqxx::broken_connection& e) {
-        throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
-    } catch (const pqxx::deadlock_detected& e) {
-        // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
-        // that store_error::retryable() and the deadlock retries test is restored from the type.
-        throw store_error(std::string(what) + ": " + e.what(), "40P01");
-    } catch (const pqxx::serialization_failure& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40001");
-    } catch (const pqxx::statement_completion_unknown& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40003");
-    } catch (const pqxx::transaction_rollback& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40000");
-    } catch (const pqxx::failure& e) {
-        throw store_error(std::string(what) + ": " + e.what());
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
     }
 }
 
@@ -61,7 +48,7 @@ pqxx::result run(pqxx::transaction_base& tx, std::string_view name, Args&&... ar
     try {
         return tx.exec_params(q(name), std::forward<Args>(args)...);
     } catch (const pqxx::failure&) {
-        rethrow_as_store_error(name);
+        rethrow_ledger_error(name);
     }
 }
 
@@ -75,7 +62,7 @@ pqxx::result run_prepared(pqxx::transaction_base& tx, std::string_view name, Arg
         tx.conn().prepare(id, q(name));
         return tx.exec_prepared(id, std::forward<Args>(args)...);
     } catch (const pqxx::failure&) {
-        rethrow_as_store_error(name);
+        rethrow_ledger_error(name);
     }
 }
 
@@ -88,7 +75,7 @@ auto in_transaction(pqxx::connection& conn, std::string_view what, F&& fn) -> de
         tx.commit();
         return out;
     } catch (const pqxx::failure&) {
-        rethrow_as_store_error(what);
+        rethrow_ledger_error(what);
     }
 }
 

@@ -22,22 +22,8 @@ template <typename F>
 auto guarded(const char* what, F&& fn) -> decltype(fn()) {
     try {
         return fn();
-    } catch (const pqxx::sql_error& e) {
-        throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
-    } catch (const pqxx::broken_connection& e) {
-        throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
-    } catch (const pqxx::deadlock_detected& e) {
-        // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
-        // that store_error::retryable() and the deadlock retries test is restored from the type.
-        throw store_error(std::string(what) + ": " + e.what(), "40P01");
-    } catch (const pqxx::serialization_failure& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40001");
-    } catch (const pqxx::statement_completion_unknown& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40003");
-    } catch (const pqxx::transaction_rollback& e) {
-        throw store_error(std::string(what) + ": " + e.what(), "40000");
-    } catch (const pqxx::failure& e) {
-        throw store_error(std::string(what) + ": " + e.what());
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
     }
 }
 
@@ -78,6 +64,28 @@ auto again_after_deadlock(const char* what, F&& once) {
 }
 
 }  // namespace
+
+void rethrow_as_store_error(std::string_view what) {
+    try {
+        throw;
+    } catch (const pqxx::sql_error& e) {
+        throw store_error(std::string(what) + ": " + e.what(), e.sqlstate());
+    } catch (const pqxx::broken_connection& e) {
+        throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
+    } catch (const pqxx::deadlock_detected& e) {
+        // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
+        // that store_error::retryable() and the deadlock retries test is restored from the type.
+        throw store_error(std::string(what) + ": " + e.what(), "40P01");
+    } catch (const pqxx::serialization_failure& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40001");
+    } catch (const pqxx::statement_completion_unknown& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40003");
+    } catch (const pqxx::transaction_rollback& e) {
+        throw store_error(std::string(what) + ": " + e.what(), "40000");
+    } catch (const pqxx::failure& e) {
+        throw store_error(std::string(what) + ": " + e.what());
+    }
+}
 
 bool store_error::retryable() const {
     // 40001 serialization_failure, 40P01 deadlock_detected, class 08 connection exceptions,

@@ -19,6 +19,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace orch::engine {
@@ -32,6 +33,10 @@ struct store_error : std::runtime_error {
     // Serialization failure, deadlock, lost connection: worth retrying the transaction.
     bool retryable() const;
 };
+
+// Called inside a catch handler of a pqxx::failure: rethrows it as a store_error naming `what`,
+// with its SQLSTATE (08006 for a lost connection).
+[[noreturn]] void rethrow_as_store_error(std::string_view what);
 
 // Canonical form of a profile URL, the key that deduplicates leads across campaigns:
 // lower case, no scheme, no "www.", no query or fragment, no trailing slash.
