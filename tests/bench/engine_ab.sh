@@ -37,7 +37,7 @@ run() {  # $1 = A|B, $2 = build dir, $3 = BENCH_SQL for this side
 
 echo "A = $a"
 echo "B = $b"
-for r in $(seq 1 "$rounds"); do
+for _ in $(seq 1 "$rounds"); do
     run A "$a" "${BENCH_SQL_A:-}"
     run B "$b" "${BENCH_SQL_B:-}"
 done
