@@ -156,6 +156,16 @@ record_rows& state_row(record_rows& rows, const claimed& c, const cs::enrollment
         .add_or_null("variant", c.variant);
 }
 
+// An engine/settle row: the state, then the call's outcome.
+record_rows& settle_row(record_rows& rows, const claimed& c, const cs::enrollment_state& s, const settled_call& h) {
+    return state_row(rows, c, s)
+        .add("attempt_id", h.attempt_id)
+        .add("outcome", h.outcome)
+        .add("error", h.error)
+        .add("credits", h.credits)
+        .add("call", h.call);
+}
+
 }  // namespace
 
 struct worker::impl {
@@ -448,13 +458,7 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycl
     record_rows settles(batch_rows::settle);
     for (auto& c : batch) {
         if (c.settled) {
-            const settled_call& h = *c.settled;
-            state_row(settles, c, c.state)
-                .add("attempt_id", h.attempt_id)
-                .add("outcome", h.outcome)
-                .add("error", h.error)
-                .add("credits", h.credits)
-                .add("call", h.call)
+            settle_row(settles, c, c.state, *c.settled)
                 .add("event_cursor", c.event_cursor)
                 .add("leased", c.call.has_value());
         } else {
@@ -707,7 +711,8 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         const claimed& c = done.batch[done.calls[i]];
         const call_outcome& o = done.outcomes[i];
-        std::string call = attempt_call(*c.campaign, c.state.step, *c.call);
+        settled_call h{c.attempt_id, o.attempt_outcome, o.error, attempt_call(*c.campaign, c.state.step, *c.call),
+                       o.credits};
         if (holding.count(c.enrollment_id) != 0) {
             // A copy: `done` stays whole for settle_alone if this transaction fails.
             claimed next = c;
@@ -715,17 +720,12 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             next.was_calling = false;
             next.call.reset();
             next.attempt_id = 0;
-            next.settled = settled_call{c.attempt_id, o.attempt_outcome, o.error, std::move(call), o.credits};
+            next.settled = std::move(h);
             chain->push_back(std::move(next));
             continue;   // cycle() passes it to wake_pending if its next step starts no call
         }
         touched.push_back(c.enrollment_id);
-        state_row(rows, c, nexts[i])
-            .add("attempt_id", c.attempt_id)
-            .add("outcome", o.attempt_outcome)
-            .add("error", o.error)
-            .add("credits", o.credits)
-            .add("call", call);
+        settle_row(rows, c, nexts[i], h);
     }
     if (!rows.empty()) {
         tx.exec_prepared("engine/settle", rows.text(), w.owner, cfg.lease_seconds);
