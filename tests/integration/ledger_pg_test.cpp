@@ -699,10 +699,18 @@ TEST_F(LedgerTest, CampaignApplySetsAndRaisesTheBudget) {
 // updates the campaign's row. Postgres aborts the store's transaction (it waited first, so its
 // deadlock check runs first), and the store runs it again once the "worker" has committed.
 TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
+    // Postgres looks for a deadlock once, deadlock_timeout after a backend began to wait, and
+    // aborts the backend that finds it. The store's sessions look after 3 s (its call begins to
+    // wait first; the "worker" below has 3 s to close the cycle, plenty on a loaded machine),
+    // the worker's after 60 s: the store's call is always the one aborted.
+    pqxx::nontransaction(*conn_).exec(std::string("ALTER DATABASE ") + conn_->dbname() +
+                                      " SET deadlock_timeout = '3s'");
     orch::engine::store db(env_->database_url());
     json def = {{"budget_credits", 10}};
     auto id = db.apply_campaign("racing", def, "v1", "check", {}, {}, t0).campaign_id;
     pqxx::connection worker(env_->database_url());
+    pqxx::nontransaction(worker).exec("SET deadlock_timeout = '60s'");
+    pqxx::connection probe(env_->database_url());
     // Postgres's count of deadlocks broken in this database (its statistics reach other backends
     // within a second or so).
     auto deadlocks = [&] {
@@ -728,7 +736,6 @@ TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
         // the store call is let go (the worker's transaction ends) and joined before the test fails.
         bool saw_wait = false;
         try {
-            pqxx::connection probe(env_->database_url());
             for (int i = 0; i < 1500 && !saw_wait; ++i) {
                 pqxx::nontransaction p(probe);
                 saw_wait = !p.exec_params("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
