@@ -16,6 +16,12 @@
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
 #include <condition_variable>
 #include <cstdlib>
 #include <exception>
@@ -24,6 +30,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <system_error>
 #include <thread>
 
 namespace orch::engine {
@@ -96,7 +103,7 @@ public:
         if (it != cache_.end()) {
             return it->second;
         }
-        auto r = tx.exec_params(q("campaigns/get_version"), id, version);
+        auto r = tx.exec_params(q("engine/campaign_definition"), id, version);
         if (r.empty()) {
             throw store_error("campaign " + std::to_string(id) + " version " + std::to_string(version) + " missing");
         }
@@ -184,6 +191,10 @@ struct worker::impl {
     std::mutex wake_mutex;
     std::condition_variable wake_cv;
     std::uint64_t wake_seq = 0;
+    // Readable once a stop is requested: the wake-up listener waits on it next to its Postgres
+    // socket, so a stop never waits out the listener's poll interval (it did, up to 200 ms, and 1 s
+    // while the listener reconnected).
+    int stop_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
     // A batch whose calls have returned and wait to be settled: settled in the same transaction
     // that claims the lane's next batch (one commit per cycle, not two).
@@ -195,8 +206,27 @@ struct worker::impl {
     };
 
     explicit impl(settings s) : cfg(std::move(s)) {
+        if (stop_fd < 0) {
+            throw std::system_error(errno, std::generic_category(), "worker: eventfd");
+        }
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
+    }
+    ~impl() { ::close(stop_fd); }
+    impl(const impl&) = delete;
+    impl& operator=(const impl&) = delete;
+
+    // Stops claiming: idle lanes, the listener and the exit-when-idle poll wake at once.
+    void stop() {
+        stopping = true;
+        wake_cv.notify_all();
+        std::uint64_t one = 1;
+        [[maybe_unused]] auto n = ::write(stop_fd, &one, sizeof one);
+    }
+    // Waits until `fd` (if >= 0) is readable, a stop is requested, or `timeout_ms` passed.
+    void wait_readable_or_stop(int fd, int timeout_ms) const {
+        std::array<pollfd, 2> fds{{{stop_fd, POLLIN, 0}, {fd, POLLIN, 0}}};
+        ::poll(fds.data(), fd < 0 ? 1 : 2, timeout_ms);
     }
 
     static cs::time_point now() { return std::chrono::system_clock::now(); }
@@ -696,7 +726,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
         } else if (o.consequence == call_consequence::stop_everything) {
             spdlog::critical("worker: the API refuses this key or TLS setup ({}); stopping", o.error);
             failed = true;
-            stopping = true;
+            stop();
         }
     }
     done.gated = true;
@@ -913,12 +943,14 @@ void worker::impl::listen() {
             pqxx::connection conn(cfg.database_url);
             receiver r(conn, *this);
             while (!stopping) {
-                conn.await_notification(0, 200'000);
+                // A broken connection makes the socket readable too; get_notifs() then throws.
+                wait_readable_or_stop(conn.sock(), 60'000);
+                conn.get_notifs();
             }
         } catch (const std::exception& e) {
             spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
                          e.what(), cfg.idle_poll_ms);
-            std::this_thread::sleep_for(std::chrono::seconds(1));
+            wait_readable_or_stop(-1, 1000);
         }
     }
 }
@@ -960,10 +992,7 @@ void worker::impl::lane(int index) {
 worker::worker(settings s) : impl_(std::make_unique<impl>(std::move(s))) {}
 worker::~worker() = default;
 
-void worker::request_stop() {
-    impl_->stopping = true;
-    impl_->wake_cv.notify_all();
-}
+void worker::request_stop() { impl_->stop(); }
 const worker_stats& worker::stats() const { return impl_->stats; }
 
 int worker::run(bool exit_when_idle) {
@@ -1004,11 +1033,10 @@ int worker::run(bool exit_when_idle) {
         while (!m.stopping) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
             // the run (the demo's, a benchmark's) close to when the last lead finished.
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+            m.wait_readable_or_stop(-1, 20);
             pqxx::nontransaction tx(s.connection());
             if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
-                m.stopping = true;
-                m.wake_cv.notify_all();
+                m.stop();
             }
         }
     }
