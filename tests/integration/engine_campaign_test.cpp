@@ -1,12 +1,14 @@
 // End-to-end tests of the campaign engine: the real `orchestrator` binary (migrate, accounts,
 // campaign apply, worker, serve) against the real sandbox and a real Postgres database of the
 // test's own. The true numbers come from the sandbox's side-effect record.
+#include "schema/schema.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 #include "tests/support/sandbox_process.hpp"
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -263,6 +265,21 @@ TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
                         write("b.yaml", campaign_yaml("second", "  file: second.csv\n", "1s", {"sender-2"}))});
     ASSERT_EQ(b.exit_code, 0) << b.output;
     EXPECT_NE(b.output.find("5 enrolled, 5 skipped"), std::string::npos) << b.output;
+    {
+        // The version keeps its lead list; the definition a worker runs leaves it out (and only it).
+        pqxx::connection conn(env_->database_url());
+        pqxx::nontransaction tx(conn);
+        auto id = tx.exec("SELECT campaign_id FROM campaigns WHERE name = 'first'")[0][0].as<std::int64_t>();
+        auto stored = json::parse(
+            tx.exec_params("SELECT definition::text FROM campaign_versions WHERE campaign_id = $1 AND version = 1", id)[0][0]
+                .as<std::string>());
+        auto run = json::parse(
+            tx.exec_params(std::string(orch::schema::query("engine/campaign_definition")), id, 1)[0][0].as<std::string>());
+        EXPECT_EQ(stored["audience"]["leads"].size(), 10u);
+        EXPECT_EQ(run["audience"]["leads"], json::array());
+        stored["audience"]["leads"] = json::array();
+        EXPECT_EQ(run, stored);
+    }
 
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
