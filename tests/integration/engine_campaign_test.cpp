@@ -270,11 +270,10 @@ TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
         pqxx::connection conn(env_->database_url());
         pqxx::nontransaction tx(conn);
         auto id = tx.exec("SELECT campaign_id FROM campaigns WHERE name = 'first'")[0][0].as<std::int64_t>();
-        auto stored = json::parse(
-            tx.exec_params("SELECT definition::text FROM campaign_versions WHERE campaign_id = $1 AND version = 1", id)[0][0]
-                .as<std::string>());
-        auto run = json::parse(
-            tx.exec_params(std::string(orch::schema::query("engine/campaign_definition")), id, 1)[0][0].as<std::string>());
+        const char* stored_sql = "SELECT definition::text FROM campaign_versions WHERE campaign_id = $1 AND version = 1";
+        auto stored = json::parse(tx.exec_params(stored_sql, id)[0][0].as<std::string>());
+        std::string run_sql(orch::schema::query("engine/campaign_definition"));
+        auto run = json::parse(tx.exec_params(run_sql, id, 1)[0][0].as<std::string>());
         EXPECT_EQ(stored["audience"]["leads"].size(), 10u);
         EXPECT_EQ(run["audience"]["leads"], json::array());
         stored["audience"]["leads"] = json::array();
