@@ -13,7 +13,7 @@
 #   3. the worker's peak memory (GNU time), without and with IDLE_ENROLLMENTS waiting enrollments.
 #
 # Usage: tests/bench/engine_bench.sh [BUILD_DIR]
-#   env: LEADS=20000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 500 --worker-lanes 3"
+#   env: LEADS=50000 PGBENCH_SECONDS=10 IDLE_ENROLLMENTS=1000000 WORKER_ARGS="--batch-size 500 --worker-lanes 3"
 #        (the sandbox's world holds max(LEADS, 10000) people)
 #        PARTS=memory  only the memory per in-flight lead (3.; for quick iterations)
 #        PARTS=throughput  only 2. with 1 worker process, and where its CPU went (for quick iterations)
@@ -30,7 +30,10 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 build="${1:-$repo/build}"
-leads="${LEADS:-20000}"
+# 50,000 leads (the most one campaign file takes): 200,000 transitions, about as long as
+# pgbench's 10 s, so that the worker's start and last batches weigh as little as pgbench's
+# connections do (with 20,000, a 4 s run, they were some tenth of it).
+leads="${LEADS:-50000}"
 seconds="${PGBENCH_SECONDS:-10}"
 work="$(mktemp -d /tmp/orch-engine-bench-XXXXXX)"
 pids=()
