@@ -943,9 +943,11 @@ void worker::impl::listen() {
             pqxx::connection conn(cfg.database_url);
             receiver r(conn, *this);
             while (!stopping) {
-                // A broken connection makes the socket readable too; get_notifs() then throws.
-                wait_readable_or_stop(conn.sock(), 60'000);
+                // Notifications libpq already read (with LISTEN's answer, say) first: the socket
+                // does not show them. A broken connection makes the socket readable too, and
+                // get_notifs() then throws.
                 conn.get_notifs();
+                wait_readable_or_stop(conn.sock(), 60'000);
             }
         } catch (const std::exception& e) {
             spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
