@@ -610,17 +610,6 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
     });
 }
 
-std::optional<json> store::campaign_version(std::int64_t campaign_id, int version) {
-    return guarded("campaigns/get_version", [&]() -> std::optional<json> {
-        pqxx::nontransaction tx(*conn_);
-        auto r = tx.exec_params(q("campaigns/get_version"), campaign_id, version);
-        if (r.empty()) {
-            return std::nullopt;
-        }
-        return json::parse(r[0][0].as<std::string>());
-    });
-}
-
 std::vector<campaign_row> store::campaigns() {
     return guarded("campaigns/list", [&] {
         pqxx::nontransaction tx(*conn_);

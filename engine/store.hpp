@@ -221,7 +221,6 @@ public:
                                  const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                  const apply_progress& progress = {},
                                  const std::optional<apply_charge>& charge = std::nullopt);
-    std::optional<json> campaign_version(std::int64_t campaign_id, int version);
     std::vector<campaign_row> campaigns();
     bool campaign_exists(const std::string& name);
     // pause/resume/cancel/complete; false when no such campaign.
