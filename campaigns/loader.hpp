@@ -58,6 +58,9 @@ struct template_field {
     bool has_default = false;
 };
 std::vector<template_field> template_fields(const text_template& t);
+// The lead fields any of the campaign's templates (invitation notes, message variants) reads,
+// sorted, each once.
+std::vector<std::string> fields_used(const campaign& c);
 // Renders with the lead's fields; a missing field without default renders as "" (the loader
 // guarantees this cannot happen for a validated campaign).
 std::string render(const text_template& t, const std::map<std::string, std::string>& fields);

@@ -88,6 +88,26 @@ std::vector<template_field> template_fields(const text_template& t) {
     return fields;
 }
 
+std::vector<std::string> fields_used(const campaign& c) {
+    std::vector<std::string> names;
+    auto add = [&](const text_template& t) {
+        for (const detail::placeholder& p : detail::parse_template(t.source).placeholders) {
+            names.push_back(p.name);
+        }
+    };
+    for (const auto& s : c.steps) {
+        if (s.note) {
+            add(*s.note);
+        }
+        for (const auto& v : s.variants) {
+            add(v.text);
+        }
+    }
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
 std::string render(const text_template& t, const std::map<std::string, std::string>& fields) {
     std::string out;
     std::size_t copied = 0;

@@ -1,5 +1,6 @@
 #include "engine/worker.hpp"
 
+#include "campaigns/loader.hpp"
 #include "engine/batch_rows.hpp"
 #include "engine/call_gate.hpp"
 #include "engine/executor.hpp"
@@ -93,10 +94,17 @@ std::string attempt_call(const cs::campaign& c, const std::string& step_id, cons
     return cs::to_string(call.kind);
 }
 
+// A stored campaign version, and the lead fields its templates read: the only ones a claimed
+// lead keeps (a file's other columns, the profile URL among them, are not copied per lead).
+struct cached_campaign {
+    std::shared_ptr<const cs::campaign> campaign;
+    std::set<std::string, std::less<>> fields;
+};
+
 // Cache of campaign versions: definitions never change once stored.
 class campaign_cache {
 public:
-    std::shared_ptr<const cs::campaign> get(pqxx::work& tx, std::int64_t id, int version) {
+    std::shared_ptr<const cached_campaign> get(pqxx::work& tx, std::int64_t id, int version) {
         std::lock_guard lock(mutex_);
         auto key = std::make_pair(id, version);
         auto it = cache_.find(key);
@@ -107,14 +115,18 @@ public:
         if (r.empty()) {
             throw store_error("campaign " + std::to_string(id) + " version " + std::to_string(version) + " missing");
         }
-        auto c = std::make_shared<const cs::campaign>(cs::campaign_from_json(json::parse(r[0][0].as<std::string>())));
+        auto c = std::make_shared<cached_campaign>();
+        c->campaign = std::make_shared<const cs::campaign>(cs::campaign_from_json(json::parse(r[0][0].as<std::string>())));
+        for (auto& f : cs::fields_used(*c->campaign)) {
+            c->fields.insert(std::move(f));
+        }
         cache_.emplace(key, c);
         return c;
     }
 
 private:
     std::mutex mutex_;
-    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> cache_;
+    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cached_campaign>> cache_;
 };
 
 // A call settled in this cycle whose row goes on to its next step at once (settle, chain): its
@@ -138,11 +150,14 @@ struct claimed {
     cs::enrollment_state state;
     std::int64_t event_cursor = 0;
     bool was_calling = false;
-    cs::enrollment_state before;  // the state before the due step chose its call
+    // The state before the due step chose its call (the ledger's refusal goes back to it). This
+    // and `settled` are needed only in the cycle that sets them and are dropped at its end: a
+    // row's memory while its call runs is a worker's memory per in-flight lead.
+    std::shared_ptr<const cs::enrollment_state> before;
     std::optional<cs::api_call> call;
     std::string variant;
     std::int64_t attempt_id = 0;
-    std::optional<settled_call> settled;  // set: not claimed but held on from this cycle's settle
+    std::shared_ptr<const settled_call> settled;  // set: not claimed but held on from this cycle's settle
 };
 
 call_target target_of(const claimed& c) {
@@ -203,6 +218,27 @@ struct worker::impl {
         std::vector<std::size_t> calls;  // indexes into batch, in the order of outcomes
         std::vector<call_outcome> outcomes;
         bool gated = false;  // the gate has been told the outcomes (Redis is not rolled back)
+        // What the cycle's settle wrote, as settle_alone writes it again if that transaction
+        // fails: every call's row released (those the cycle held on to its next step too).
+        // Set, the batch and outcomes above are let go before the cycle claims its next batch
+        // (the rows that go on are moved into it): a lane holds one batch of rows at a time, not
+        // two (about 0.5 KB per in-flight lead, tests/bench/engine_bench.sh's memory part).
+        struct replay {
+            std::string rows;       // engine/settle's rows, those not held on
+            std::string held_rows;  // engine/settle's rows, those held on
+            json touched = json::array();
+            std::vector<ledger::post_request> posts;
+            std::vector<std::int64_t> voids;
+            std::map<std::string, std::string> unavailable;  // account -> the error that said so
+            std::string out_of_credits;
+            std::size_t calls = 0;
+        };
+        std::optional<replay> again;
+        void let_go() {
+            std::vector<claimed>().swap(batch);
+            std::vector<std::size_t>().swap(calls);
+            std::vector<call_outcome>().swap(outcomes);
+        }
     };
 
     explicit impl(settings s) : cfg(std::move(s)) {
@@ -231,7 +267,7 @@ struct worker::impl {
 
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
-    std::vector<claimed> claim(pqxx::work& tx, std::int64_t limit);
+    void claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch);
     std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events,
                                         cs::time_point t);
     void take_step(claimed& c, cs::decision d);
@@ -271,18 +307,15 @@ struct worker::impl {
     void post_lost(const pqxx::result& lost, ledger_work& lw);
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                 std::vector<claimed>* chain = nullptr);
+    void write_settle(pqxx::work& tx, const unsettled::replay& r, bool held_too, cycle_work& w);
     bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
                const std::string& owner);
     // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
     struct call_run {
-        struct job {
-            call_target target;
-            const cs::api_call* call = nullptr;
-            int attempt = 0;
-        };
-        std::vector<job> jobs;
-        // Parallel to jobs. Written on the I/O thread; the lane reads them after `done`.
-        std::vector<std::optional<call_outcome>> results;
+        std::vector<const claimed*> jobs;  // the batch's rows with a call (the batch outlives the run)
+        // Parallel to jobs. Written on the I/O thread; the lane reads them after `done` (and
+        // takes the vector: a failed call rethrows its failure instead).
+        std::vector<call_outcome> results;
         std::vector<std::exception_ptr> failures;
         std::size_t next = 0;       // touched on the I/O thread only
         std::size_t remaining = 0;  // touched on the I/O thread only
@@ -299,8 +332,8 @@ struct worker::impl {
     void lane(int index);
 };
 
-std::vector<claimed> worker::impl::claim(pqxx::work& tx, std::int64_t limit) {
-    std::vector<claimed> batch;
+// Appends the claimed rows to `batch`.
+void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch) {
     pqxx::result rows;
     // Pick, then lock (schema/queries/engine/claim_pick.sql says why): the pick's row locks,
     // among them locks on rows other claims leased meanwhile, end with its savepoint, which is
@@ -317,16 +350,17 @@ std::vector<claimed> worker::impl::claim(pqxx::work& tx, std::int64_t limit) {
         tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
         tx.exec0("RELEASE SAVEPOINT claim_pick");
         if (ids.size() == 1) {
-            return batch;
+            return;
         }
         rows = tx.exec_prepared("engine/claim_due", ids + "}");
     }
-    batch.reserve(rows.size());
+    batch.reserve(batch.size() + rows.size());
     for (const auto& r : rows) {
         claimed c;
         c.enrollment_id = r[0].as<std::int64_t>();
         c.campaign_id = r[1].as<std::int64_t>();
-        c.campaign = cache.get(tx, c.campaign_id, r[2].as<int>());
+        auto cached = cache.get(tx, c.campaign_id, r[2].as<int>());
+        c.campaign = cached->campaign;
         c.lead.key = std::to_string(r[3].as<std::int64_t>());
         c.account_id = r[4].as<std::string>();
         c.state.step = r[5].as<std::string>();
@@ -341,14 +375,13 @@ std::vector<claimed> worker::impl::claim(pqxx::work& tx, std::int64_t limit) {
         c.account_quotas = r[15].as<std::string>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
-            if (it->is_string() && !it->get<std::string>().empty()) {
-                c.lead.fields[it.key()] = it->get<std::string>();
+            if (it->is_string() && !it->get_ref<const std::string&>().empty() && cached->fields.contains(it.key())) {
+                c.lead.fields.emplace(it.key(), it->get<std::string>());
             }
         }
         c.was_calling = c.state.st == cs::status::calling;
         batch.push_back(std::move(c));
     }
-    return batch;
 }
 
 // Applies the inbox events of `c`, then decides its due step: a step without a call is taken at
@@ -394,7 +427,7 @@ std::optional<cs::decision> worker::impl::advance(claimed& c,
 }
 
 void worker::impl::take_step(claimed& c, cs::decision d) {
-    c.before = c.state;
+    c.before = std::make_shared<const cs::enrollment_state>(c.state);
     c.state = std::move(d.next);
     c.call = std::move(d.call);
     if (c.call && !c.call->variant.empty()) {
@@ -618,11 +651,11 @@ void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
             why = "the campaign has no budget in the ledger (apply it again)";
             break;
         }
-        auto d = cs::decide(*c.campaign, c.lead, c.before, cs::ev_deferred{until, why}, t);
+        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why}, t);
         if (d.valid) {
             c.state = d.next;
         } else {
-            c.state = c.before;  // e.g. a reconciliation found after a crash: keep it, later
+            c.state = *c.before;  // e.g. a reconciliation found after a crash: keep it, later
             c.state.next_run_at = until;
         }
         dropped.push_back(c.attempt_id);
@@ -737,43 +770,79 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             holding.insert(r[0].as<std::int64_t>());
         }
     }
+    unsettled::replay r;
     record_rows rows(batch_rows::settle);
+    record_rows held_rows(batch_rows::settle);
+    std::vector<settled_call> held_calls;  // parallel to the held rows
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         const claimed& c = done.batch[done.calls[i]];
         const call_outcome& o = done.outcomes[i];
         settled_call h{c.attempt_id, o.attempt_outcome, o.error, attempt_call(*c.campaign, c.state.step, *c.call),
                        o.credits};
+        r.touched.push_back(c.enrollment_id);
         if (holding.count(c.enrollment_id) != 0) {
-            // A copy: `done` stays whole for settle_alone if this transaction fails.
-            claimed next = c;
-            next.state = nexts[i];
-            next.was_calling = false;
-            next.call.reset();
-            next.attempt_id = 0;
-            next.settled = std::move(h);
-            chain->push_back(std::move(next));
+            settle_row(held_rows, c, nexts[i], h);
+            held_calls.push_back(std::move(h));
             continue;   // cycle() passes it to wake_pending if its next step starts no call
         }
         touched.push_back(c.enrollment_id);
         settle_row(rows, c, nexts[i], h);
     }
-    if (!rows.empty()) {
-        tx.exec_prepared("engine/settle", rows.text(), w.owner, cfg.lease_seconds);
+    r.rows = rows.text();
+    r.held_rows = held_rows.text();
+    r.posts = posts;
+    r.voids = voids;
+    r.unavailable = std::move(unavailable);
+    r.out_of_credits = std::move(out_of_credits);
+    r.calls = done.calls.size();
+    if (chain != nullptr) {
+        done.again = std::move(r);
+        // The held rows go on in the cycle's batch; `done` is let go after this (the replay
+        // above stands for it if the transaction fails).
+        std::size_t k = 0;
+        for (std::size_t i = 0; i < done.calls.size(); ++i) {
+            claimed& c = done.batch[done.calls[i]];
+            if (holding.count(c.enrollment_id) == 0) {
+                continue;
+            }
+            claimed next = std::move(c);
+            next.state = std::move(nexts[i]);
+            next.was_calling = false;
+            next.call.reset();
+            next.attempt_id = 0;
+            next.settled = std::make_shared<const settled_call>(std::move(held_calls[k++]));
+            chain->push_back(std::move(next));
+        }
+        write_settle(tx, *done.again, false, w);
+    } else {
+        write_settle(tx, r, true, w);  // nothing is held without a chain
+    }
+    w.chained += holding.size();
+}
+
+// engine/settle over `r`'s rows (with `held_too`, the held ones as well: released), then what the
+// calls found (accounts unavailable, the key out of credits). Counts the calls in `w`; the
+// caller adds the posts and voids to its ledger work.
+void worker::impl::write_settle(pqxx::work& tx, const unsettled::replay& r, bool held_too, cycle_work& w) {
+    if (!r.rows.empty()) {
+        tx.exec_prepared("engine/settle", r.rows, w.owner, cfg.lease_seconds);
+    }
+    if (held_too && !r.held_rows.empty()) {
+        tx.exec_prepared("engine/settle", r.held_rows, w.owner, cfg.lease_seconds);
     }
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
-    for (const auto& [account, error] : unavailable) {
+    for (const auto& [account, error] : r.unavailable) {
         auto moved = account_unavailable(tx, account, "INACTIVE");
         spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders", account, error, moved);
     }
-    if (!out_of_credits.empty()) {
-        auto n = pause_for_credits(tx, "the API key is out of credits (" + out_of_credits + ")");
+    if (!r.out_of_credits.empty()) {
+        auto n = pause_for_credits(tx, "the API key is out of credits (" + r.out_of_credits + ")");
         spdlog::warn("worker: the API key is out of credits ({}): {} campaigns paused until serve reads a "
-                     "positive balance", out_of_credits, n);
+                     "positive balance", r.out_of_credits, n);
     }
-    w.transitions += done.calls.size();
-    w.calls += done.calls.size();
-    w.chained += holding.size();
+    w.transitions += r.calls;
+    w.calls += r.calls;
 }
 
 // One transaction: settle the previous batch's calls (if any), claim and start the next batch,
@@ -788,11 +857,11 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         cycle_work w{owner, {}};
         if (pending) {
             settle(tx, *pending, touched, w, &batch);
+            pending->let_go();
         }
         const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
         if (!stopping && room > 0) {
-            auto more = claim(tx, room);
-            batch.insert(batch.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+            claim(tx, room, batch);
         }
         if (!batch.empty()) {
             start_calls(tx, batch, w);
@@ -820,6 +889,10 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         finish_ledger(tx, w);
         tx.commit();
         w.committed(stats);
+        for (auto& c : batch) {
+            c.before.reset();
+            c.settled.reset();
+        }
     } catch (...) {
         // The claim rolled back: the rate-limit takes of its calls (Redis is not rolled back)
         // are given back. The settle rolled back with it: try it on its own so finished calls do
@@ -844,7 +917,7 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             continue;
         }
         next.calls.push_back(i);
-        run->jobs.push_back({target_of(c), &*c.call, c.state.attempt});
+        run->jobs.push_back(&c);
     }
     if (next.calls.empty()) {
         return true;
@@ -863,13 +936,12 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         asio::co_spawn(io, run_calls(run), asio::detached);
     }
     done.get();
-    next.outcomes.reserve(run->jobs.size());
-    for (std::size_t i = 0; i < run->jobs.size(); ++i) {
-        if (run->failures[i]) {
-            std::rethrow_exception(run->failures[i]);
+    for (const auto& failure : run->failures) {
+        if (failure) {
+            std::rethrow_exception(failure);
         }
-        next.outcomes.push_back(std::move(*run->results[i]));
     }
+    next.outcomes = std::move(run->results);
     next.batch = std::move(batch);
     pending = std::move(next);
     return true;
@@ -879,9 +951,12 @@ asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
     std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
     while (run->next < run->jobs.size()) {
         const std::size_t i = run->next++;
-        const auto& job = run->jobs[i];
+        const claimed& job = *run->jobs[i];
+        // Built per call rather than held per job: the copies of its strings live while the call
+        // runs, not while the batch waits.
+        const call_target target = target_of(job);
         try {
-            call_outcome o = co_await execute(*api, job.target, *job.call, backoff, job.attempt, clock, *run->rng);
+            call_outcome o = co_await execute(*api, target, *job.call, backoff, job.state.attempt, clock, *run->rng);
             run->results[i] = std::move(o);
         } catch (...) {
             run->failures[i] = std::current_exception();
@@ -900,14 +975,22 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>
         pqxx::work tx(conn);
         json touched = json::array();
         cycle_work w{owner, {}};
-        settle(tx, *pending, touched, w);
+        if (pending->again) {
+            const auto& r = *pending->again;
+            write_settle(tx, r, true, w);
+            w.lw.posts = r.posts;
+            w.lw.voids = r.voids;
+            touched = r.touched;
+        } else {
+            settle(tx, *pending, touched, w);
+        }
         finish_ledger(tx, w);
         tx.exec_prepared("engine/wake_pending", touched.dump());
         tx.commit();
         w.committed(stats);
     } catch (const std::exception& e) {
         spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
-                      pending->calls.size(), e.what());
+                      pending->again ? pending->again->calls : pending->calls.size(), e.what());
     }
     pending.reset();
 }

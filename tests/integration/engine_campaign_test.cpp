@@ -290,6 +290,44 @@ TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
     EXPECT_EQ(funnel("second")["skipped"], 5);
 }
 
+// A cycle settles the calls of the lane's last batch and starts the next one in one
+// transaction. When that transaction fails after the settle (here: the intent log refuses the
+// next batch's intents once), the settle is written again on its own, so the calls already made
+// are recorded at once rather than after their leases expire (and reconciled). The lane lets
+// its last batch go once the settle is written: the settle written again comes from what that
+// settle recorded, the rows held on to their next step included.
+TEST_F(EngineTest, AFailedCycleStillSettlesTheCallsOfTheBatchBefore) {
+    start({"--accept-probability", "0"});
+    auto applied = env_->run({"campaign", "apply",
+                              write("fault.yaml", campaign_yaml("fault", search_audience(12), "1s", {"sender-1"}))});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    {
+        pqxx::connection conn(env_->database_url());
+        pqxx::nontransaction tx(conn);
+        // A sequence is not rolled back with the failed transaction: the fault fires once, on the
+        // second batch of intents (the first cycle's are the 4 checks; the second cycle's, the
+        // 4 invitations that follow them and the next 4 checks).
+        tx.exec("CREATE SEQUENCE fault_seq");
+        tx.exec("CREATE FUNCTION fault() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN "
+                "IF nextval('fault_seq') = 2 THEN RAISE EXCEPTION 'injected fault'; END IF; RETURN NULL; END $$");
+        tx.exec("CREATE TRIGGER fault AFTER INSERT ON step_attempts FOR EACH STATEMENT EXECUTE FUNCTION fault()");
+    }
+    // Leases far longer than the test: a call left unsettled would hold its lead past the deadline.
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--batch-size", "4", "--worker-lanes", "1",
+                               "--lease-seconds", "600"});
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+    EXPECT_NE(worker->log().find("injected fault"), std::string::npos) << worker->log();
+    EXPECT_EQ(worker->log().find("settling"), std::string::npos) << worker->log();
+
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.invited_people, 12);
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE reconcile"), "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE call = 'invite'"), "12");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome IS DISTINCT FROM 'ok'"), "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status <> 'done'"), "0");
+}
+
 TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
     // Lost responses after the side effect exercise the reconciliation path on top of the kills.
     start({"--accept-probability", "0.6", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "400",

@@ -26,6 +26,21 @@ TEST(template_fields, none_and_malformed) {
     EXPECT_TRUE(template_fields({"{{ }} {{1abc}} {{a-b}} {{open"}).empty());
 }
 
+TEST(fields_used, every_note_and_variant_once_sorted) {
+    campaign c;
+    step invite;
+    invite.kind = step_kind::invite;
+    invite.note = text_template{"Hi {{first_name}} from {{company|your team}}"};
+    step quiet;
+    quiet.kind = step_kind::invite;  // no note
+    step send;
+    send.kind = step_kind::send;
+    send.variants = {{"A", {"{{first_name}}, {{headline}}?"}}, {"B", {"{{ title }} {{first_name}}"}}};
+    c.steps = {invite, quiet, send};
+    EXPECT_EQ(fields_used(c), (std::vector<std::string>{"company", "first_name", "headline", "title"}));
+    EXPECT_TRUE(fields_used(campaign{}).empty());
+}
+
 TEST(render, values_defaults_and_missing) {
     std::map<std::string, std::string> fields = {{"first_name", "Ada"}, {"company", ""}};
     EXPECT_EQ(render({"Hi {{first_name}}!"}, fields), "Hi Ada!");
