@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Benchmark of the campaign engine (not a CTest test). In one run, on the same Postgres:
 #   1. the ceiling: pgbench running the equivalent claim-and-settle transactions on a table of
-#      due rows, one step per transaction and 100 steps per transaction;
+#      due rows, one step per transaction and 100 steps per transaction (the batched one again
+#      after the worker runs of 2., and the ratio taken against the mean of the two);
 #   2. `orchestrator worker` moving N leads through check_invitation -> invite -> end against
 #      the sandbox at zero latency, with 1 worker process and with 4, synchronous_commit on.
 # A "step transition" is one committed transition of an enrollment's state machine (the worker's
@@ -232,6 +233,10 @@ if [ "$parts" = all ]; then
     cpu1="$(cat "$work/cpu-1-0")" calls1="$(cat "$work/calls-1-0")"
     read -r t4 s4 m4 < <(run_workers 4 0)
     cpu4="$(cat "$work/cpu-4-0")" calls4="$(cat "$work/calls-4-0")"
+    # The ceiling again after the worker runs: this VM's speed moves by 15 % and more from one
+    # minute to the next, so the ratio is taken against the mean of the two (one run of 2026-11-23
+    # gave 27.7 % against the ceiling measured before it, two others 22.2 and 23.7 %).
+    pg_batch_after="$(pgbench_steps "$work/batch.sql")"
     read -r tm sm mm < <(run_workers 1 "${IDLE_ENROLLMENTS:-1000000}")
 fi
 # Memory per in-flight lead: the same run with 4 lanes of 1,000 (4,000 leads in flight at once,
@@ -253,6 +258,8 @@ r4=$(awk -v t="$t4" -v s="$s4" 'BEGIN {print int(t / s)}')
 echo "engine benchmark: $leads leads, check_invitation -> invite, sandbox at zero latency, 2 cores, synchronous_commit on"
 printf '%-58s %12s\n' "pgbench claim+settle, 1 step per transaction (ceiling)" "$pg_one/s"
 printf '%-58s %12s\n' "pgbench claim+settle, 100 steps per transaction (ceiling)" "$pg_batch/s"
+printf '%-58s %12s\n' "  the same after the worker runs below" "$pg_batch_after/s"
+pg_batch_mean=$(( (pg_batch + pg_batch_after) / 2 ))
 printf '%-58s %12s\n' "orchestrator, 1 worker process ($t1 transitions in ${s1}s)" "$r1/s"
 printf '%-58s %12s\n' "orchestrator, 4 worker processes ($t4 transitions in ${s4}s)" "$r4/s"
 echo "  1 process:   $calls1"
@@ -265,5 +272,5 @@ printf '%-58s %12s\n' "worker max RSS, 200 / 4,000 leads in flight (300 ms calls
 printf '%-58s %12s\n' "memory per in-flight lead (difference / 3,800)" "$per_lead KB"
 echo "(memory targets: < 4 KB per in-flight lead, flat < 150 MB with 1,000,000 enrollments)"
 best=$(( r1 > r4 ? r1 : r4 ))
-echo "best / batched pgbench: $(awk -v a="$best" -v b="$pg_batch" 'BEGIN {printf "%.1f %%", 100 * a / b}')" \
+echo "best / batched pgbench (the mean of before and after, $pg_batch_mean/s): $(awk -v a="$best" -v b="$pg_batch_mean" 'BEGIN {printf "%.1f %%", 100 * a / b}')" \
      "(targets: >= 10,000 transitions/s and >= 25 % of the batched ceiling)"
