@@ -91,8 +91,8 @@ std::vector<template_field> template_fields(const text_template& t) {
 std::vector<std::string> fields_used(const campaign& c) {
     std::vector<std::string> names;
     auto add = [&](const text_template& t) {
-        for (const detail::placeholder& p : detail::parse_template(t.source).placeholders) {
-            names.push_back(p.name);
+        for (auto& f : template_fields(t)) {
+            names.push_back(std::move(f.name));
         }
     };
     for (const auto& s : c.steps) {

@@ -779,7 +779,9 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
         const call_outcome& o = done.outcomes[i];
         settled_call h{c.attempt_id, o.attempt_outcome, o.error, attempt_call(*c.campaign, c.state.step, *c.call),
                        o.credits};
-        r.touched.push_back(c.enrollment_id);
+        if (chain != nullptr) {
+            r.touched.push_back(c.enrollment_id);
+        }
         if (holding.count(c.enrollment_id) != 0) {
             settle_row(held_rows, c, nexts[i], h);
             held_calls.push_back(std::move(h));
@@ -790,12 +792,14 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
     }
     r.rows = rows.text();
     r.held_rows = held_rows.text();
-    r.posts = posts;
-    r.voids = voids;
     r.unavailable = std::move(unavailable);
     r.out_of_credits = std::move(out_of_credits);
     r.calls = done.calls.size();
     if (chain != nullptr) {
+        // What settle_alone needs besides the rows (the posts and voids stay in `w` for this
+        // transaction's ledger).
+        r.posts = posts;
+        r.voids = voids;
         done.again = std::move(r);
         // The held rows go on in the cycle's batch; `done` is let go after this (the replay
         // above stands for it if the transaction fails).
