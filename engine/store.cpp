@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <random>
+#include <thread>
 
 namespace orch::engine {
 
@@ -49,8 +51,12 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
 // a worker that pauses the campaign (its budget ran out) holds the ledger rows and then updates
 // the campaign's row. Postgres aborts one side; when it is this one, nothing was written, and the
 // operator should not have to run the command again.
+// The next try waits a moment first (50-150 ms, then twice that): the transaction that won has just
+// been let go and still has its last statements to run; a try at once could take the campaign's
+// row before it and deadlock with it again (seen under load in ledger_pg_test).
 template <typename F>
 auto again_after_deadlock(const char* what, F&& once) {
+    thread_local std::mt19937 rng(std::random_device{}());
     for (int attempt = 1;; ++attempt) {
         try {
             return once();
@@ -59,6 +65,8 @@ auto again_after_deadlock(const char* what, F&& once) {
                 throw;
             }
             spdlog::warn("{}: {} (try {} of 3, again)", what, e.what(), attempt);
+            std::this_thread::sleep_for(std::chrono::milliseconds(
+                attempt * std::uniform_int_distribution<int>(50, 150)(rng)));
         }
     }
 }
