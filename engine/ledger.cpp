@@ -18,8 +18,9 @@
 // lock_available), decide here from the locked balances, then write transfers, entries and the
 // balance changes in one statement (apply). The decision is C++; the guarantee is the database's:
 // the rows stay locked until the transaction ends and the CHECK constraints refuse any overdraft.
-// The worker's fast path (ledger.hpp, held_balances) reads instead of locking, writes the same
-// transfers and entries, and moves the balances last (apply_balances).
+// The worker's fast path (ledger.hpp, held_balances) reads instead of locking (balances and the
+// transfers it settles; apply's UPDATE settles a transfer only while it is still pending), writes
+// the same transfers and entries, and moves the balances last (apply_balances).
 
 namespace orch::engine::ledger {
 
@@ -129,6 +130,12 @@ void apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
     }
     auto r = run_prepared(tx, "ledger/apply", w.new_transfers.text(), w.settled.text(), entries.text(),
                           held != nullptr)[0];
+    // On the fast path the transfers to settle were read without a lock: one that another
+    // transaction settled since is left as it is by the UPDATE, and the locked path decides again.
+    if (held != nullptr && r[1].as<std::size_t>() < w.settled.size()) {
+        throw needs_locks("ledger/apply: " + std::to_string(w.settled.size() - r[1].as<std::size_t>()) +
+                          " transfer(s) settled by another transaction since they were read");
+    }
     // Pair assertions: every transfer decided under our locks was written (a transfer naming a step
     // attempt with no intent row is not), and every account the entries move was there to be
     // updated.
@@ -481,9 +488,13 @@ struct pending_transfer {
     legs_t legs;
 };
 
-std::map<std::int64_t, pending_transfer> lock_pending(pqxx::work& tx, const std::vector<std::int64_t>& attempts) {
+// The pending transfers of those attempts, locked; or, on the fast path (`lock` false), read only:
+// ledger/apply then settles each one only if it is still pending, and counts them.
+std::map<std::int64_t, pending_transfer> pending_of(pqxx::work& tx, const std::vector<std::int64_t>& attempts,
+                                                    bool lock) {
     std::map<std::int64_t, pending_transfer> out;
-    for (const auto& r : run_prepared(tx, "ledger/pending_transfers", id_array(attempts))) {
+    for (const auto& r :
+         run_prepared(tx, lock ? "ledger/pending_transfers" : "ledger/read_pending", id_array(attempts))) {
         auto& p = out[r[1].as<std::int64_t>()];
         p.transfer_id = r[0].as<std::int64_t>();
         p.campaign_id = r[2].as<std::int64_t>();
@@ -552,7 +563,7 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
     if (batch.empty()) {
         return out;
     }
-    auto pending = lock_pending(tx, attempts);
+    auto pending = pending_of(tx, attempts, held == nullptr);
     if (held != nullptr) {
         if (pending.size() < batch.size()) {
             throw needs_locks("ledger settle: an attempt was settled before, or never reserved");
@@ -597,7 +608,7 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
             for (const auto& u : unreserved) {
                 ids.push_back(u.attempt_id);
             }
-            for (auto& [a, p] : lock_pending(tx, ids)) {
+            for (auto& [a, p] : pending_of(tx, ids, true)) {
                 pending.emplace(a, std::move(p));
             }
         }

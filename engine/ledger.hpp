@@ -112,9 +112,12 @@ std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reser
 // and entries, and hold the balance changes back; apply_balances() then locks the rows (the same
 // order as every writer) and moves the balances, as the transaction's last statement, so the
 // rows are held only from there to the commit. The CHECK constraints still refuse an overdraft.
+// The transfers to settle are read without a lock too (what a settle reads of them never changes);
+// ledger/apply settles each only while it is still pending, under the row's lock.
 // A decision that depends on the exact balance is never taken on an unlocked read: a refusal, a
 // charge above its reservation, a scope still to create, an attempt already settled or never
-// reserved — and an overdraft refused by apply_balances — throw needs_locks. The caller then
+// reserved, a transfer settled by another transaction since it was read — and an overdraft
+// refused by apply_balances — throw needs_locks. The caller then
 // rolls back to a savepoint taken before and does the same work with the functions above.
 struct held_balances {
     std::map<std::pair<std::int64_t, std::string>, std::int64_t> delta;   // (scope_id, account kind) -> change

@@ -1038,6 +1038,46 @@ TEST_F(LedgerTest, AnOverdraftFoundAtTheEndIsDecidedAgainUnderLocks) {
     EXPECT_EQ(problems(), std::vector<std::string>{});
 }
 
+// Two cycles settle the same call on the fast path, which reads the transfer without a lock: the
+// second's write waits for the first to commit, then finds the transfer no longer pending and gives
+// way; the locked path then sees it settled. The charge is spent once.
+TEST_F(LedgerTest, ATransferSettledSinceItWasReadIsDecidedAgainUnderLocks) {
+    auto c = campaign("twice");
+    auto a = attempts(c, 1);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    {
+        pqxx::work tx(*conn_);
+        EXPECT_TRUE(fast_or_locked(tx, {}, {}, {{a[0], c, "acc-1", "invite", 6}}));
+        tx.commit();
+    }
+    pqxx::work first(*conn_);
+    first.exec("SAVEPOINT fast");
+    ledger::held_balances held;
+    ASSERT_EQ(ledger::settle(first, {{a[0], 4}}, {}, t0, held).at(0).status, ledger::settle_status::posted);
+    ledger::apply_balances(first, held);   // holds the transfer and the campaign's rows until `first` ends
+
+    std::atomic<bool> done{false};
+    bool second_fast = true;
+    std::thread second([&] {
+        pqxx::connection conn(env_->database_url());
+        pqxx::work tx(conn);
+        second_fast = fast_or_locked(tx, {{a[0], 4}}, {}, {});
+        tx.commit();
+        done = true;
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_FALSE(done.load());   // its read saw the transfer pending; its write waits for `first`
+    first.commit();
+    second.join();
+    EXPECT_FALSE(second_fast);
+    auto b = row("twice");
+    EXPECT_EQ(b.spent, 4);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.available, 6);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_entries WHERE kind = 'post'"), 1);
+    EXPECT_EQ(problems(), std::vector<std::string>{});
+}
+
 // Four workers, each on its own connection, race to reserve and settle on one budget: the spend
 // never exceeds the budget, nothing is counted twice, and the books close.
 TEST_F(LedgerTest, FourWorkersNeverOverspend) {
