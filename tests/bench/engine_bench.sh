@@ -72,7 +72,7 @@ redis_pid="$(head -n 1 "$work/services/redis/redis.pid")"
 #    100 (a claim of up to 100 rows, their settle), and again after the worker runs of 2. (the ratio
 #    is taken against the mean of the two).
 #    Also measured, as a stricter reference: claim and settle merged into one transaction, which no
-#    worker can do (its call comes between them); it does about 1.5 times the steps of the two.
+#    worker can do (its call comes between them); it does 1.5–1.7 times the steps of the two.
 psql -q "$admin_url" <<'SQL'
 DROP TABLE IF EXISTS bench_steps;
 CREATE TABLE bench_steps (id bigserial PRIMARY KEY, due timestamptz NOT NULL, state int NOT NULL DEFAULT 0,
