@@ -697,9 +697,10 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
 // Records the outcomes of `done`'s calls and the states decide() chose after them, and the
 // ledger's part (posts and voids, applied by finish_ledger). With `chain` (the cycle's own settle,
 // not settle_alone): a row whose next step is due at once and that this lane still holds
-// (engine/chain_hold) is not released to be claimed again; a copy joins `chain` with that state
-// and its outcome (claimed::settled), and start_calls decides the step and writes both in one row
-// version. Not when a call of the batch found its account unavailable or the key out of credits
+// (engine/chain_hold) is not released to be claimed again; it moves from `done` to `chain` with
+// that state and its outcome (claimed::settled), and start_calls decides the step and writes both
+// in one row version (`done` keeps what settle_alone needs to write the settle again,
+// unsettled::replay, should the cycle's transaction fail). Not when a call of the batch found its account unavailable or the key out of credits
 // (the settle then parks rows, as before), nor when the worker was asked to stop before this
 // settle.
 void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
