@@ -8,6 +8,8 @@
 
 #include <date/date.h>
 
+#include <set>
+
 namespace orch::campaigns {
 
 namespace {
@@ -101,7 +103,40 @@ std::optional<call_kind> reconcile_call(step_kind k) {
     }
 }
 
-api_call make_call(const step& s, const lead_view& lead, bool reconcile) {
+// Whether a send step can come after another send step (so a message already went out): a
+// follow-up, which a stop_on_reply campaign sends only after confirming no reply came.
+bool follows_send(const campaign& c, const std::string& id) {
+    std::vector<const std::string*> todo;
+    std::set<std::string> seen;
+    for (const auto& st : c.steps) {
+        if (st.kind == step_kind::send) {
+            todo.push_back(&st.id);
+        }
+    }
+    while (!todo.empty()) {
+        const std::string& from = *todo.back();
+        todo.pop_back();
+        const step* st = find_step(c, from);
+        if (st == nullptr) {
+            continue;
+        }
+        for (const std::string* to : {&st->next, &st->on_accepted, &st->on_pending, &st->on_no_invitation,
+                                      &st->on_timeout}) {
+            if (to->empty()) {
+                continue;
+            }
+            if (*to == id) {
+                return true;
+            }
+            if (seen.insert(*to).second) {
+                todo.push_back(to);
+            }
+        }
+    }
+    return false;
+}
+
+api_call make_call(const campaign& c, const step& s, const lead_view& lead, bool reconcile) {
     api_call call;
     call.reconcile = reconcile;
     call.kind = *(reconcile ? reconcile_call(s.kind) : step_call(s.kind));
@@ -113,16 +148,17 @@ api_call make_call(const step& s, const lead_view& lead, bool reconcile) {
         const message_variant& v = choose_variant(s, lead);
         call.text = render(v.text, lead.fields);
         call.variant = v.name;
+        call.confirm_no_reply = !reconcile && c.stop_on_reply && follows_send(c, s.id);
     }
     return call;
 }
 
-decision start_call(const step& s, const lead_view& lead, enrollment_state next, bool reconcile,
-                    time_point now) {
+decision start_call(const campaign& c, const step& s, const lead_view& lead, enrollment_state next,
+                    bool reconcile, time_point now) {
     next.st = status::calling;
     next.reconcile = reconcile;
     next.next_run_at = now;
-    api_call call = make_call(s, lead, reconcile);
+    api_call call = make_call(c, s, lead, reconcile);
     std::string why = std::string(reconcile ? "reconcile with " : "call ") + to_string(call.kind);
     return moved(std::move(next), std::move(why), std::move(call));
 }
@@ -145,7 +181,7 @@ decision due_ready(const campaign& c, const lead_view& lead, const enrollment_st
         if (s.accepted_seen) {
             return moved(enter(c, current.next, now, true), "accepted");
         }
-        return start_call(current, lead, s, false, now);
+        return start_call(c, current, lead, s, false, now);
     default:
         break;
     }
@@ -156,7 +192,7 @@ decision due_ready(const campaign& c, const lead_view& lead, const enrollment_st
         std::string why = "outside working hours until " + format_time(next.next_run_at);
         return moved(std::move(next), std::move(why));
     }
-    return start_call(current, lead, s, false, now);
+    return start_call(c, current, lead, s, false, now);
 }
 
 // Due while calling: the outcome of the call was never recorded (a crash), or a reconciliation
@@ -164,12 +200,12 @@ decision due_ready(const campaign& c, const lead_view& lead, const enrollment_st
 decision due_calling(const campaign& c, const lead_view& lead, const enrollment_state& s, time_point now) {
     const step& current = current_step(c, s);
     if (reconcile_call(current.kind)) {
-        return start_call(current, lead, s, true, now);
+        return start_call(c, current, lead, s, true, now);
     }
     if (current.kind == step_kind::visit) {
         return moved(enter(c, current.next, now, s.accepted_seen), "visit not reconciled: counted as done");
     }
-    return start_call(current, lead, s, false, now);  // read-only: simply ask again
+    return start_call(c, current, lead, s, false, now);  // read-only: simply ask again
 }
 
 decision on_due(const campaign& c, const lead_view& lead, const enrollment_state& s, time_point now) {
@@ -189,7 +225,7 @@ decision on_due(const campaign& c, const lead_view& lead, const enrollment_state
         if (s.accepted_seen) {
             return moved(enter(c, current.next, now, true), "accepted");
         }
-        return start_call(current, lead, s, false, now);  // confirm before timing out
+        return start_call(c, current, lead, s, false, now);  // confirm before timing out
     }
     default:
         return invalid(s, std::string("due in terminal status ") + to_string(s.st));
@@ -246,6 +282,17 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
             return moved(enter(c, current.next, now, true), "accepted (found by the timeout check)");
         }
         return moved(enter(c, current.on_timeout, now, false), "timed out");
+    }
+    if (current.kind == step_kind::send && r.reply_found) {
+        // The follow-up was not sent: the read before it found the lead's reply.
+        if (!c.stop_on_reply) {
+            return invalid(s, "a reply found before a send of a campaign without stop_on_reply");
+        }
+        enrollment_state next = s;
+        next.st = status::replied;
+        next.reconcile = false;
+        next.reason = "the lead replied (found before the follow-up, which was not sent)";
+        return moved(std::move(next), "replied before the follow-up");
     }
     return moved(enter(c, current.next, now, s.accepted_seen), "done");
 }

@@ -95,6 +95,9 @@ struct api_call {
                            // get_conversation reconciliation: the text to look for
     std::string variant;   // message variant name for send ("" otherwise)
     bool reconcile = false;  // true: read-only check whether the interrupted call took effect
+    // send: a follow-up of a stop_on_reply campaign. The executor first reads the conversation
+    // and does not send when the lead's last message is newer than ours.
+    bool confirm_no_reply = false;
 };
 
 // The lead as templates and variant choice see it.
@@ -132,6 +135,7 @@ struct ev_result {
     result_kind kind = result_kind::ok;
     std::optional<invitation> invitation_state;     // check_invitation ok (and invite/withdraw reconcile)
     bool message_found = false;                     // get_conversation ok: the sent text is there
+    bool reply_found = false;                       // send with confirm_no_reply: not sent, the lead replied
     time_point retry_at{};                          // transient
     std::string reason;                             // transient / permanent: the error, for the record
 };

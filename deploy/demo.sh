@@ -56,6 +56,8 @@ orch="$build/bin/orchestrator"
 # Redis buckets, the RATE_LIMITED cooldowns and the credit ledger are all in the path regardless.
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_VISIT_PER_DAY=-1 \
        ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=600000 ORCH_KEY_BURST=1000
+# The key that encrypts webhook signing secrets in the database: a fresh one per demo run.
+export ORCH_SECRET_KEY="${ORCH_SECRET_KEY:-$(openssl rand -hex 32)}"
 "$orch" migrate
 
 # 2. Three sender accounts, by label.

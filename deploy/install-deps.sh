@@ -17,7 +17,7 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev
     postgresql postgresql-contrib redis-server redis-tools
     # tools the tests and benchmarks drive
-    wrk curl jq procps iproute2 util-linux time
+    wrk curl jq procps iproute2 util-linux time openssl
 )
 
 # The OpenAPI linter of the admin endpoint's description (tests: openapi_lint), pinned, from the

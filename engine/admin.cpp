@@ -214,6 +214,7 @@ struct admin_server::impl {
     prometheus::Gauge* backlog = nullptr;
     prometheus::Gauge* event_lag = nullptr;
     prometheus::Family<prometheus::Gauge>* ledger_credits = nullptr;
+    prometheus::Family<prometheus::Gauge>* intake_events = nullptr;
     std::int64_t watermark = 0;
 
 
@@ -233,6 +234,11 @@ struct admin_server::impl {
                          .Help("Age of the oldest recent inbox event a live enrollment has not applied")
                          .Register(*registry)
                          .Add({});
+        intake_events = &BuildGauge()
+                             .Name("orch_intake_events")
+                             .Help("Event intake: quarantined events (verified, unreadable), stored events of unknown "
+                                   "types, and accounts whose events health is degraded (state)")
+                             .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
 
@@ -276,6 +282,7 @@ struct admin_server::impl {
     asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_budget_put(const std::string& name, const api::request& req);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> events_quarantine(const std::map<std::string, std::string>& params);
 
     void scrape();  // a db thread, under scrape_mutex
     std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
@@ -422,6 +429,11 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             co_return not_allowed("GET, PUT");
         }
         co_return co_await account_limits(seg[2], req, put);
+    } else if (seg.size() == 3 && area == "events" && seg[2] == "quarantine") {
+        if (!get) {
+            co_return not_allowed("GET");
+        }
+        co_return co_await events_quarantine(params);
     } else if (seg.size() == 2 && (area == "accounts" || area == "budget" || area == "events")) {
         if (!get) {
             co_return not_allowed("GET");
@@ -463,8 +475,53 @@ asio::awaitable<reply> admin_server::impl::readyz() {
     } else {
         checks["redis"] = "not checked";
     }
+    // Events health (engine/intake.hpp): degraded does not make the replica unready (a load
+    // balancer should keep sending it deliveries), it is reported beside the checks.
+    auto quiet = [this] {
+        pqxx::nontransaction tx(st().connection());
+        json out = json::array();
+        for (const auto& r : tx.exec_params(q("intake/events_health"), cfg.events_quiet_seconds)) {
+            out.push_back({{"account_id", r[0].as<std::string>()}, {"last_event_at", r[1].as<std::string>()},
+                           {"pending_invitations", r[2].as<std::int64_t>()}});
+        }
+        return out;
+    };
+    bool degraded = false;
+    if (checks["postgres"] == "ok") {
+        try {
+            auto quiet_accounts = co_await on_db(quiet);
+            degraded = !quiet_accounts.empty();
+            checks["events"] = degraded ? json{{"status", "degraded"}, {"quiet_accounts", quiet_accounts}}
+                                        : json("ok");
+        } catch (const std::exception& e) {
+            checks["events"] = std::string("not checked: ") + e.what();
+        }
+    }
+    // The API probe takes a token of the key's request bucket like every other call, and is
+    // skipped while the key is cooling down after a 429.
+    bool may_probe = true;
+    if (limiter && api != nullptr) {
+        auto take = [this] {
+            limits::check c;
+            c.account_id = "~serve";
+            c.what = limits::action::check_invitation;
+            c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+            return limiter->take(c);
+        };
+        try {
+            auto v = co_await on_db(take);
+            may_probe = v.allowed;
+            if (!may_probe) {
+                checks["api"] = std::string("not checked: ") + limits::to_string(v.why);
+            }
+        } catch (const std::exception&) {
+            may_probe = true;
+        }
+    }
     if (api == nullptr) {
         checks["api"] = "not configured";
+    } else if (!may_probe) {
+        // the bucket said no: not a failure of the API
     } else {
         outreach::call_options o;
         o.total_timeout_ms = 2'000;
@@ -476,7 +533,7 @@ asio::awaitable<reply> admin_server::impl::readyz() {
             ready = false;
         }
     }
-    co_return ok_json({{"status", ready ? "ready" : "not ready"}, {"checks", checks}},
+    co_return ok_json({{"status", !ready ? "not ready" : degraded ? "degraded" : "ready"}, {"checks", checks}},
                       ready ? http::status::ok : http::status::service_unavailable);
 }
 
@@ -506,6 +563,10 @@ void admin_server::impl::scrape() {
     ledger_credits->Add({{"balance", "available"}}).Set(g[2].as<double>());
     ledger_credits->Add({{"balance", "reserved"}}).Set(g[3].as<double>());
     ledger_credits->Add({{"balance", "spent"}}).Set(g[4].as<double>());
+    auto ev = tx.exec_params(q("admin/metrics_intake"), cfg.events_quiet_seconds)[0];
+    intake_events->Add({{"state", "quarantined"}}).Set(ev[0].as<double>());
+    intake_events->Add({{"state", "unknown_type"}}).Set(ev[1].as<double>());
+    intake_events->Add({{"state", "quiet_accounts"}}).Set(ev[2].as<double>());
 }
 
 asio::awaitable<reply> admin_server::impl::metrics() {
@@ -616,19 +677,25 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
+    json search = nullptr;                // how the audience search went
     if (campaign.who.kind == campaigns::audience::source::search) {
         if (api == nullptr) {
             co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
         }
-        auto params = audience_search(campaign);
         const auto& sender = c.senders.front();
-        auto found = co_await api->search_people(sender, params);
+        auto found = co_await search_audience(*api, sender, campaign,
+                                              limiter ? search_gate(*limiter, sender) : page_gate{});
         if (!found) {
             co_return error(http::status::bad_gateway,
                             "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
         }
-        leads = leads_from_search(found->results);
-        charge = audience_charge(campaign, *found, sender);
+        leads = leads_from_search(found->people);
+        charge = audience_charge(*found, sender);
+        search = json{{"found", found->people.size()},
+                      {"asked", found->asked},
+                      {"available", found->available ? json(*found->available) : json(nullptr)},
+                      {"calls", found->calls},
+                      {"stopped", found->stopped.empty() ? json(nullptr) : json(found->stopped)}};
     } else {
         leads = leads_from_file(campaign);
     }
@@ -646,6 +713,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                        {"enrolled", r.enrolled},
                        {"skipped", r.skipped},
                        {"audience_credits", charge ? json(r.charged) : json(nullptr)},
+                       {"audience_search", search},
                        {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
                        {"warnings", diag(c.loaded.warnings)}},
                       r.created ? http::status::created : http::status::ok);
@@ -1169,6 +1237,14 @@ asio::awaitable<reply> admin_server::impl::events(const std::map<std::string, st
     };
     auto list = co_await on_db(job);
     co_return ok_json({{"events", list}});
+}
+
+// Events that passed verification but could not be read (engine/intake.hpp), newest first.
+asio::awaitable<reply> admin_server::impl::events_quarantine(const std::map<std::string, std::string>& params) {
+    const std::int64_t limit = int_param(params, "limit", 50, 1, 500);
+    auto job = [this, limit] { return st().quarantined_events(limit); };
+    auto list = co_await on_db(job);
+    co_return ok_json({{"quarantined", list}});
 }
 
 admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)

@@ -59,6 +59,19 @@ public:
     // give back what before() took.
     virtual void released(const call_target& target, const campaigns::campaign& campaign,
                           const campaigns::api_call& call) = 0;
+    // At send time, just before a call leaves (before() ran when its batch was claimed): when a
+    // cooldown or an unavailable account seen since then holds it, the time to look again, and
+    // the call is not sent. Must not block on I/O in the common case. Default: never held.
+    virtual std::optional<campaigns::time_point> hold(const call_target& /*target*/,
+                                                      const campaigns::api_call& /*call*/,
+                                                      campaigns::time_point /*now*/) {
+        return std::nullopt;
+    }
+    // Right after a call's answer, before any further call leaves this process: a RATE_LIMITED
+    // answer closes its scope (for this process at once, for the others through the shared
+    // store), an unavailable account holds its queued calls. Default: nothing (after() will do).
+    virtual void answered(const call_target& /*target*/, const campaigns::campaign& /*campaign*/,
+                          const campaigns::api_call& /*call*/, const call_outcome& /*outcome*/) {}
 };
 
 class open_gate final : public call_gate {

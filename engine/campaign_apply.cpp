@@ -2,6 +2,8 @@
 
 #include "engine/outreach/cost_model.hpp"
 
+#include <set>
+
 namespace orch::engine {
 
 campaigns::load_result check_definition(std::string_view text, const std::string& file_name, store* db,
@@ -44,16 +46,90 @@ outreach::search_people_params audience_search(const campaigns::campaign& c) {
     return p;
 }
 
-std::int64_t search_charge(const campaigns::campaign& c, const outreach::people_page& found) {
-    if (found.meta.credits_consumed) {
-        return *found.meta.credits_consumed;
+namespace {
+constexpr std::int64_t people_per_page = 50;  // V1's page size (api-facts 2.1)
+constexpr int search_calls_max = 1'000;       // 50,000 people (the spec's maximum) at 50 a call
+}  // namespace
+
+boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
+                                                                         const std::string& sender,
+                                                                         const campaigns::campaign& c,
+                                                                         page_gate before_page) {
+    audience_found out;
+    auto base = audience_search(c);
+    out.asked = base.total_results.value_or(10);
+    std::set<std::string> seen;
+    std::int64_t next_page = 1;
+    while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
+        if (before_page) {
+            if (auto refused = before_page()) {
+                if (out.calls == 0) {
+                    outreach::error e;
+                    e.kind = outreach::error_kind::cancelled;
+                    e.what_to_do = outreach::disposition::retry_later;
+                    e.code = "NOT_SENT";
+                    e.message = "the audience search was not sent: " + *refused;
+                    co_return e;
+                }
+                out.stopped = *refused;
+                break;
+            }
+        }
+        auto p = base;
+        if (out.calls > 0) {
+            p.start_page = next_page;
+            p.total_results = out.asked - static_cast<std::int64_t>(out.people.size());
+        }
+        auto page = co_await api.search_people(sender, p);
+        if (!page) {
+            if (out.calls == 0) {
+                co_return page.error();
+            }
+            out.stopped = "page " + std::to_string(out.calls + 1) + " failed: " + outreach::describe(page.error());
+            break;
+        }
+        ++out.calls;
+        out.credits += page->meta.credits_consumed ? *page->meta.credits_consumed : outreach::estimate(p).credits;
+        if (page->total_available_results) {
+            out.available = page->total_available_results;
+        }
+        std::size_t fresh = 0;
+        for (auto& hit : page->results) {
+            if (seen.insert(hit.profile_url.empty() ? hit.public_id : hit.profile_url).second) {
+                out.people.push_back(std::move(hit));
+                ++fresh;
+            }
+        }
+        bool more = page->has_more.value_or(false) || page->next_start_page.has_value();
+        if (!more || fresh == 0) {
+            break;  // everything at once, the end, or a server that repeats itself
+        }
+        next_page = page->next_start_page.value_or(
+            1 + static_cast<std::int64_t>(out.people.size()) / people_per_page);
     }
-    return outreach::estimate(audience_search(c)).credits;
+    if (static_cast<std::int64_t>(out.people.size()) > out.asked) {
+        out.people.resize(static_cast<std::size_t>(out.asked));
+    }
+    co_return out;
 }
 
-apply_charge audience_charge(const campaigns::campaign& c, const outreach::people_page& found,
-                             const std::string& sender) {
-    return {sender, "search_people", search_charge(c, found)};
+page_gate search_gate(limits::limiter& limiter, const std::string& sender) {
+    return [&limiter, sender]() -> std::optional<std::string> {
+        limits::check c;
+        c.account_id = sender;
+        c.what = limits::action::search;
+        c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+        auto v = limiter.take(c);
+        if (v.allowed) {
+            return std::nullopt;
+        }
+        return std::string("the rate-limit bucket refused it (") + limits::to_string(v.why) + ", retry in " +
+               std::to_string((v.retry_after.count() + 999) / 1000) + " s)";
+    };
+}
+
+apply_charge audience_charge(const audience_found& found, const std::string& sender) {
+    return {sender, "search_people", found.credits};
 }
 
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c) {

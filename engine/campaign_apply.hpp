@@ -6,8 +6,12 @@
 #pragma once
 
 #include "campaigns/campaigns.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/outreach/client.hpp"
 #include "engine/outreach/types.hpp"
 #include "engine/store.hpp"
+
+#include <boost/asio/awaitable.hpp>
 
 #include <chrono>
 #include <functional>
@@ -33,12 +37,29 @@ std::vector<std::string> sender_ids(store& db, const campaigns::campaign& c);
 
 // The search_people parameters of a search audience.
 outreach::search_people_params audience_search(const campaigns::campaign& c);
-// What the audience search cost: the answer's metadata.credits_consumed, or when it carries none
-// the cost model's charge for the search sent (engine/outreach/cost_model.hpp, rule R2).
-std::int64_t search_charge(const campaigns::campaign& c, const outreach::people_page& found);
-// The audience search as a charge for apply_definition: through `sender`, action search_people.
-apply_charge audience_charge(const campaigns::campaign& c, const outreach::people_page& found,
-                             const std::string& sender);
+// The whole audience of a search: search_people pages until `total_results` people or the end
+// (a server may cap the people per call; each further page starts at the page the last named,
+// else the page after those read, at 50 people a page as in V1). `before_page` (may be empty) is
+// asked before each call and returns a reason when the call must not go out (the search bucket).
+// A failure after some pages keeps what was found (the API billed those pages) and says why.
+struct audience_found {
+    std::vector<outreach::person_hit> people;
+    std::int64_t asked = 0;            // total_results of the campaign's search
+    std::optional<std::int64_t> available;  // total_available_results, when the server says
+    std::int64_t credits = 0;          // what the pages cost (metadata, else the cost model)
+    int calls = 0;
+    std::string stopped;               // why it stopped short of `asked` ("" when it did not)
+};
+using page_gate = std::function<std::optional<std::string>()>;
+boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
+                                                                         const std::string& sender,
+                                                                         const campaigns::campaign& c,
+                                                                         page_gate before_page = {});
+apply_charge audience_charge(const audience_found& found, const std::string& sender);
+// The search bucket of `sender` (the day quota and the key's rate and cooldowns) as a page gate:
+// it takes a token per page and refuses, with the reason, when the bucket says no.
+page_gate search_gate(limits::limiter& limiter, const std::string& sender);
+
 // The leads of a file audience (rows the loader read), or of a search's hits.
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);
 std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit>& hits);

@@ -54,6 +54,14 @@ struct settings {
     std::string admin_token;                  // ORCH_ADMIN_TOKEN only (a secret); empty: no admin listener
     std::int64_t admin_body_limit_bytes = 1024 * 1024;  // larger request bodies get 413
     std::int64_t admin_db_connections = 4;               // threads running the admin's queries
+    // serve: the key that encrypts webhook signing secrets at rest (ORCH_SECRET_KEY only, a
+    // secret; >= 32 characters). Required for custom-mode webhooks (webhook_public_url set).
+    std::string secret_key;
+    // serve: an account with pending invitations and no event for this long is reported as
+    // degraded events health (/readyz, metric, a warning).
+    std::int64_t events_quiet_seconds = 3'600;
+    // serve: how often the leader runs the catch-up sweep (and after any gap in intake).
+    std::int64_t sweep_seconds = 900;
 };
 
 // Where each setting may come from. `file_text` is the YAML text of --config (empty: none);

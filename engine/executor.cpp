@@ -153,8 +153,44 @@ asio::awaitable<void> withdraw(outreach::client& api, const call_target& t, call
     (void)absorb(r, out, ctx);
 }
 
+// The read before a follow-up of a stop_on_reply campaign: the last 10 messages of the
+// conversation (get_conversation, 1 credit per 10 results: 1 credit a follow-up) show whether
+// the lead wrote after our last message. True when the send may go out.
+constexpr std::int64_t reply_check_count = 10;
+
+asio::awaitable<bool> no_reply_since_ours(outreach::client& api, const call_target& t, call_outcome& out,
+                                          const context& ctx) {
+    outreach::get_conversation_params p;
+    p.profile_url = t.profile_url;
+    p.count = reply_check_count;
+    auto r = co_await api.get_conversation(t.account_id, p);
+    if (!r) {
+        if (r.error().what_to_do == outreach::disposition::give_up) {
+            co_return true;  // no conversation: nobody replied
+        }
+        out = from_error(r.error(), std::move(out), ctx);
+        co_return false;
+    }
+    out.credits += credits_of(*r);
+    std::optional<campaigns::time_point> ours, theirs;
+    for (const auto& m : r->messages) {
+        auto& latest = m.from_me.value_or(false) ? ours : theirs;
+        if (m.at && (!latest || *m.at > *latest)) {
+            latest = m.at;
+        }
+    }
+    if (theirs && (!ours || *theirs > *ours)) {
+        out.event.reply_found = true;
+        co_return false;
+    }
+    co_return true;
+}
+
 asio::awaitable<void> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
                            call_outcome& out, const context& ctx) {
+    if (call.confirm_no_reply && !co_await no_reply_since_ours(api, t, out, ctx)) {
+        co_return;  // a reply (the event says so) or a failed read (the outcome says so)
+    }
     outreach::send_message_params p;
     p.profile_url = t.profile_url;
     p.message_text = call.text;
@@ -205,7 +241,11 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call) {
     case call_kind::withdraw:
         return one("network", "check_invitation") + one("network", "withdraw");  // the id first
     case call_kind::send:
-        return one("messages", "send");
+        return one("messages", "send") +
+               (call.confirm_no_reply ? outreach::estimate_v2("messages", "get_conversation",
+                                                             outreach::json{{"count", reply_check_count}})
+                                            .credits
+                                      : 0);
     case call_kind::visit:
         return one("profiles", "visit");
     case call_kind::get_conversation: {

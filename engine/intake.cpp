@@ -2,9 +2,16 @@
 
 #include "api/http_server.hpp"
 #include "engine/admin.hpp"
+#include "engine/ledger.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/outreach/signature.hpp"
+#include "engine/secret_box.hpp"
 #include "engine/store.hpp"
+#include "engine/text_safety.hpp"
+#include "engine/time_format.hpp"
+#include "schema/schema.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -14,6 +21,7 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
 #include <openssl/evp.h>
+#include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
 
 #include <future>
@@ -26,6 +34,21 @@ namespace asio = boost::asio;
 namespace http = boost::beast::http;
 
 namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+// The advisory lock the leading replica holds for as long as its session lives.
+constexpr std::int64_t leader_lock_key = 0x6f72636853727665;  // "orchSrve"
+constexpr auto leader_check = std::chrono::seconds(2);
+// The event filter of every webhook: what the engine acts on (api-facts 1.1). Servers that only
+// take the documented filter names refuse `disconnection` in the list; they get `all`.
+const std::vector<std::string> wanted_events = {"message_received", "accepted_invitation", "disconnection"};
+constexpr int poll_pages_max = 50;
+constexpr std::int64_t poll_limit = 200;
+// A sweep reads list_sent (1 credit per 10 invitations) instead of one check_invitation per lead
+// (1 credit each) when the account has more pending leads than this.
+constexpr std::size_t list_sent_above = 10;
+constexpr std::int64_t list_page = 100;
 
 std::string digest_hex(std::string_view text) {
     unsigned char md[EVP_MAX_MD_SIZE];
@@ -40,14 +63,43 @@ std::string digest_hex(std::string_view text) {
     return out;
 }
 
+// The dedupe key of an event that carries no id of its own in its body, on a channel that gives
+// none either: its content, so the same event seen on the stream and then by polling is stored
+// once whatever bytes each channel used.
+std::string content_key(const outreach::webhook_event& ev, const std::string& account) {
+    std::string key = account + "|" + ev.type_name + "|" + ev.sender_profile_url + "|" + ev.message_text + "|" +
+                      ev.conversation_id + "|" + ev.message_id + "|" + ev.reason;
+    for (const auto& c : ev.connections) {
+        key += "|" + c.profile_url + "|" + c.public_identifier;
+    }
+    auto when = ev.occurred_at ? ev.occurred_at : ev.timestamp;
+    if (when) {
+        key += "|" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        when->time_since_epoch()).count());
+    }
+    return digest_hex(key);
+}
+
+api::response json_reply(const api::request& req, http::status status, const json& body) {
+    return api::json_response(req.version(), req.keep_alive(), status, body.dump());
+}
+
 api::response error_response(const api::request& req, http::status status, const std::string& message) {
-    return api::json_response(req.version(), req.keep_alive(), status,
-                              json{{"error", {{"status", static_cast<int>(status)}, {"message", message}}}}.dump());
+    return json_reply(req, status, json{{"error", {{"status", static_cast<int>(status)}, {"message", message}}}});
 }
 
 asio::awaitable<void> sleep_for(std::chrono::milliseconds d) {
     asio::steady_timer t(co_await asio::this_coro::executor, d);
     co_await t.async_wait(asio::use_awaitable);
+}
+
+
+// The person an event names, as the inbox resolves it: the profile URL, else "/in/<public id>".
+std::string person_key(const std::string& url, const std::string& public_id) {
+    if (!url.empty()) {
+        return url;
+    }
+    return public_id.empty() ? std::string() : "/in/" + public_id;
 }
 
 }  // namespace
@@ -57,12 +109,23 @@ struct intake::impl {
     intake_stats stats;
     asio::io_context io{1};
     asio::thread_pool db_pool{1};          // the store is blocking: it lives on its own thread
+    asio::thread_pool lock_pool{1};        // the leader lock's connection (its checks never queue behind queries)
+    asio::thread_pool gate_pool{1};        // the Redis buckets (blocking hiredis)
     std::unique_ptr<store> db;             // touched only from db_pool
+    std::unique_ptr<pqxx::connection> lock_conn;  // lock_pool only
+    bool lock_held = false;                // lock_pool only
+    std::unique_ptr<limits::limiter> limiter;     // gate_pool only
     std::optional<outreach::client> api;
     std::unique_ptr<api::http_server> server;
     std::string receiver_path;             // path prefix of webhook_public_url
-    std::map<std::string, std::string> secrets;  // account -> signing secret (io thread only)
-    std::set<std::string> ensured;               // accounts with a webhook from this process (io thread only)
+    std::optional<secret_box> box;
+    // Receivers: account -> signing secret, as the leader stored it (io thread only).
+    std::map<std::string, std::string> secrets;
+    std::chrono::steady_clock::time_point secrets_read{};
+    // Leader only (io thread): accounts whose webhook is confirmed, and their hosted loops.
+    std::set<std::string> ensured;
+    std::map<std::string, std::shared_ptr<std::atomic<bool>>> hosted;
+    std::uint64_t term = 0;                // increments each time this replica takes the lead
     // A webhook is being created (the API bills its monitoring at once) and its monitoring day
     // not yet recorded, or a credit read is under way: each waits for the other, or a read could
     // see the charge without its day (or the day without its charge) and report it as drift.
@@ -72,27 +135,110 @@ struct intake::impl {
     std::atomic<bool> stopping{false};
     std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
 
-    explicit impl(settings s) : cfg(std::move(s)) {}
+    explicit impl(settings s) : cfg(std::move(s)) {
+        if (!cfg.secret_key.empty()) {
+            box.emplace(cfg.secret_key);
+        }
+    }
 
-    // Runs `f` on the database thread. `f` is a named local of the caller (it outlives the
-    // suspension); GCC 12 destroys some temporaries of a co_await expression twice, so no
-    // closure with non-trivial captures is ever a temporary there.
+    bool custom_mode() const { return !cfg.webhook_public_url.empty(); }
+    bool leading() const { return stats.leader.load(); }
+
+    // Runs `f` on `pool`. `f` is a named local of the caller (it outlives the suspension); GCC 12
+    // destroys some temporaries of a co_await expression twice, so no closure with non-trivial
+    // captures is ever a temporary there.
+    template <typename F>
+    asio::awaitable<std::invoke_result_t<F>> on(asio::thread_pool& pool, const F& f) {
+        co_return co_await asio::co_spawn(
+            pool, [&f]() -> asio::awaitable<std::invoke_result_t<F>> { co_return f(); }, asio::use_awaitable);
+    }
     template <typename F>
     asio::awaitable<std::invoke_result_t<F>> on_db(const F& f) {
-        co_return co_await asio::co_spawn(
-            db_pool, [&f]() -> asio::awaitable<std::invoke_result_t<F>> { co_return f(); }, asio::use_awaitable);
+        co_return co_await on(db_pool, f);
     }
+
+    // ---- the shared gate: serve's calls take the key's request bucket and honour cooldowns ----
+
+    limits::check gate_check(const std::string& account, limits::action what) const {
+        limits::check c;
+        c.account_id = account.empty() ? std::string("~serve") : account;
+        c.what = what;
+        c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+        return c;
+    }
+
+    // Waits until the buckets allow a call of `what` on `account` (bounded: after 10 minutes
+    // of refusals it goes ahead refused, logged, rather than stall intake forever).
+    asio::awaitable<limits::verdict> pass_gate(const limits::check& c) {
+        auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(10);
+        while (!stopping) {
+            auto take = [this, &c] { return limiter->take(c); };
+            limits::verdict v = co_await on(gate_pool, take);
+            if (v.allowed || v.why == limits::reason::bad_input) {
+                co_return v;
+            }
+            if (std::chrono::steady_clock::now() > deadline) {
+                spdlog::warn("serve: the gate refused a call on account={} for 10 minutes ({}); going ahead",
+                             log_text(c.account_id), limits::to_string(v.why));
+                co_return v;
+            }
+            auto wait = std::clamp(v.retry_after, std::chrono::milliseconds(50), std::chrono::milliseconds(30'000));
+            co_await sleep_for(wait);
+        }
+        co_return limits::verdict{};
+    }
+
+    // After a gated call: a 429 closes the key's bucket for everyone (Retry-After when given).
+    template <typename R>
+    asio::awaitable<void> after_gate(const limits::check& c, const limits::verdict& v, const R& r) {
+        if (!r && r.error().code == "RATE_LIMITED") {
+            std::optional<std::chrono::milliseconds> ra;
+            if (r.error().retry_after_s) {
+                ra = std::chrono::seconds(*r.error().retry_after_s);
+            }
+            auto scope = c.account_id == "~serve" ? limits::scope::key : limits::scope::account_action;
+            auto job = [this, &c, scope, ra] { return limiter->rate_limited(c, scope, ra); };
+            auto until = co_await on(gate_pool, job);
+            spdlog::warn("serve: RATE_LIMITED on account={}: cooldown {} ms written for every process",
+                         log_text(c.account_id), until ? until->count() : -1);
+            if (scope == limits::scope::account_action) {
+                auto key_job = [this, &c, ra] { return limiter->rate_limited(c, limits::scope::key, ra); };
+                co_await on(gate_pool, key_job);
+            }
+        } else if (r && (v.key_streak || v.account_streak)) {
+            auto job = [this, &c, &v] {
+                limiter->succeeded(c, v);
+                return 0;
+            };
+            co_await on(gate_pool, job);
+        }
+    }
+
+    // Runs `call` (a callable returning an awaitable result) through the gate.
+    template <typename Call>
+    auto gated(const std::string& account, limits::action what, Call call)
+        -> asio::awaitable<typename std::invoke_result_t<Call>::value_type> {
+        auto c = gate_check(account, what);
+        auto v = co_await pass_gate(c);
+        auto r = co_await call();
+        co_await after_gate(c, v, r);
+        co_return r;
+    }
+
+    // ---- the inbox ----
 
     // Stores one parsed event in the inbox (db thread). Returns how many rows were new.
     int store_event(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
         int added = 0;
-        auto put = [&](const std::string& id, const char* kind, const std::string& url) {
-            added += db->insert_event(id, account, kind, url, ev.raw).has_value() ? 1 : 0;
+        auto put = [&](const std::string& id, const char* kind, const std::string& person) {
+            added += db->insert_event(id, account, kind, person, ev.raw).has_value() ? 1 : 0;
         };
         switch (ev.type) {
         case outreach::event_type::accepted_invitation:
             for (std::size_t i = 0; i < ev.connections.size(); ++i) {
-                put(source_id + "#" + std::to_string(i), "accepted_invitation", ev.connections[i].profile_url);
+                const auto& c = ev.connections[i];
+                put(source_id + "#" + std::to_string(i), "accepted_invitation",
+                    person_key(c.profile_url, c.public_identifier));
             }
             break;
         case outreach::event_type::message:
@@ -101,7 +247,8 @@ struct intake::impl {
         case outreach::event_type::disconnection:
             put(source_id, "disconnection", "");
             db->set_account_connected(account, false, "DISCONNECTED");
-            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", account, ev.reason);
+            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", log_text(account),
+                         log_text(ev.reason));
             break;
         case outreach::event_type::unknown:
             put(source_id, "other", "");
@@ -113,6 +260,11 @@ struct intake::impl {
     asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
                                const std::string& account) {
         ++stats.received;
+        if (ev.type == outreach::event_type::unknown) {
+            ++stats.unknown_types;
+            spdlog::debug("serve: account={} event of unknown type '{}' stored as other", log_text(account),
+                          log_text(ev.type_name));
+        }
         auto job = [this, &ev, &source_id, &account] { return store_event(ev, source_id, account); };
         int added = co_await on_db(job);
         if (added > 0) {
@@ -122,20 +274,81 @@ struct intake::impl {
         }
     }
 
+    // Keeps a verified event that could not be read (db thread via on_db). Logged once: only when
+    // it is new.
+    asio::awaitable<void> quarantine(const std::string& source_id, const std::string& account, const char* channel,
+                                     const std::string& reason, const std::string& body) {
+        ++stats.received;
+        auto job = [this, &source_id, &account, channel, &reason, &body] {
+            pqxx::work tx(db->connection());
+            auto r = tx.exec_params(q("intake/quarantine"), source_id, account, channel, reason,
+                                    pqxx::binarystring(body));
+            tx.commit();
+            return !r.empty();
+        };
+        bool fresh = co_await on_db(job);
+        if (fresh) {
+            ++stats.quarantined;
+            spdlog::error("serve: account={} {} event {} quarantined: {} (see `orchestrator events quarantine`)",
+                          log_text(account), channel, log_text(source_id), log_text(reason));
+        }
+    }
+
+    // ---- receivers ----
+
+    // The account's secret as the leader stored it; re-read from Postgres at most once a second
+    // (a webhook another replica just created, or a secret it rotated).
+    asio::awaitable<void> refresh_secrets(bool force) {
+        auto now = std::chrono::steady_clock::now();
+        if (!force && now - secrets_read < std::chrono::seconds(1)) {
+            co_return;
+        }
+        secrets_read = now;
+        if (!box) {
+            co_return;
+        }
+        auto job = [this] {
+            std::map<std::string, std::string> out;
+            pqxx::nontransaction tx(db->connection());
+            for (const auto& row : tx.exec(q("intake/secrets"))) {
+                pqxx::binarystring sealed(row[1]);
+                if (auto plain = box->open(sealed.str())) {
+                    out[row[0].as<std::string>()] = std::move(*plain);
+                }
+            }
+            return out;
+        };
+        try {
+            secrets = co_await on_db(job);
+        } catch (const std::exception& e) {
+            spdlog::error("serve: reading webhook secrets failed: {}", e.what());
+        }
+    }
+
     asio::awaitable<api::handler_result> receive(api::request& req);
+
+    // ---- leader ----
+    asio::awaitable<void> leader_loop();
+    bool hold_lock();  // lock_pool
     asio::awaitable<void> ensure_webhooks();
-    asio::awaitable<void> credits_loop();
     asio::awaitable<bool> ensure_one(const account_row& a);
-    asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id, std::string last);
-    asio::awaitable<std::string> poll_round(const std::string& account, const std::string& webhook_id,
-                                            const std::string& after);
+    asio::awaitable<bool> confirm_active(const std::string& account, const std::string& id, bool active_now);
+    asio::awaitable<void> credits_loop();
+    asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id,
+                                      std::shared_ptr<std::atomic<bool>> stop);
+    asio::awaitable<bool> poll_round(const std::string& account, const std::string& webhook_id);
+    asio::awaitable<void> sweep_loop();
+    asio::awaitable<void> sweep_account(const std::string& account, const std::string& gap);
+    asio::awaitable<void> health_loop();
+    void stop_hosted();
 };
+
+// ---- receiving custom-mode deliveries (any replica) ----
 
 asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     auto target = std::string(req.target());
     if (target == "/healthz") {
-        co_return api::handler_result::reply(api::json_response(req.version(), req.keep_alive(), http::status::ok,
-                                                                R"({"status":"ok"})"));
+        co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
     }
     if (target.rfind(receiver_path + "/", 0) != 0) {
         co_return api::handler_result::reply(error_response(req, http::status::not_found, "no such path"));
@@ -144,79 +357,328 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         co_return api::handler_result::reply(error_response(req, http::status::method_not_allowed, "POST only"));
     }
     std::string account = target.substr(receiver_path.size() + 1);
-    auto secret = secrets.find(account);
-    if (secret == secrets.end()) {
+    co_await refresh_secrets(false);
+    auto verify = [&] {
+        auto secret = secrets.find(account);
+        if (secret == secrets.end()) {
+            return std::optional<outreach::signature_check>();
+        }
+        return std::optional(outreach::verify_webhook(secret->second, req["X-Service-Timestamp"],
+                                                      req["X-Service-Signature"], req.body(),
+                                                      std::chrono::system_clock::now()));
+    };
+    auto check = verify();
+    if (!check || *check == outreach::signature_check::mismatch) {
+        // A webhook created, or a secret rotated, by the leader since the last read.
+        co_await refresh_secrets(true);
+        check = verify();
+    }
+    if (!check) {
         ++stats.rejected;
         co_return api::handler_result::reply(error_response(req, http::status::not_found, "unknown account"));
     }
-    auto check = outreach::verify_webhook(secret->second, req["X-Service-Timestamp"], req["X-Service-Signature"],
-                                          req.body(), std::chrono::system_clock::now());
-    if (check != outreach::signature_check::valid) {
+    if (*check != outreach::signature_check::valid) {
         ++stats.rejected;
-        spdlog::warn("serve: rejected delivery for account={}: signature {}", account, outreach::to_string(check));
+        spdlog::warn("serve: rejected delivery for account={}: signature {}", log_text(account),
+                     outreach::to_string(*check));
         co_return api::handler_result::reply(
-            error_response(req, http::status::unauthorized, std::string("signature ") +
-                                                                 std::string(outreach::to_string(check))));
+            error_response(req, http::status::unauthorized,
+                           std::string("signature ") + std::string(outreach::to_string(*check))));
     }
+    // Verified. From here on, nothing is refused: what cannot be read is quarantined.
+    std::string header_id = std::string(req["X-Service-Event-Id"]);
     auto ev = outreach::parse_webhook_event(std::string_view(req.body()));
+    std::string problem;
     if (!ev) {
-        ++stats.rejected;
-        co_return api::handler_result::reply(
-            error_response(req, http::status::bad_request, "not an event: " + ev.error().message));
-    }
-    if (!ev->account_id.empty() && ev->account_id != account) {
-        ++stats.rejected;
-        co_return api::handler_result::reply(error_response(
-            req, http::status::bad_request, "event for account " + ev->account_id + " posted to " + account));
-    }
-    std::string source = std::string(req["X-Service-Event-Id"]);
-    if (source.empty()) {
-        source = digest_hex(req.body());
+        problem = ev.error().message;
+    } else if (!ev->account_id.empty() && ev->account_id != account) {
+        problem = "event for account " + ev->account_id + " posted to " + account;
     }
     try {
+        if (!problem.empty()) {
+            // The body's id when it is JSON with one, so a redelivery is quarantined once.
+            json body = json::parse(req.body(), nullptr, false);
+            std::string id = body.is_object() && body.contains("event_id") && body["event_id"].is_string()
+                                 ? body["event_id"].get<std::string>()
+                                 : (header_id.empty() ? digest_hex(req.body()) : header_id);
+            co_await quarantine(id, account, "webhook", problem, req.body());
+            co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "quarantined"}}));
+        }
+        std::string source = !ev->event_id.empty() ? ev->event_id
+                             : !header_id.empty()  ? header_id
+                                                   : digest_hex(req.body());
         co_await take(*ev, source, account);
     } catch (const std::exception& e) {
         // Not stored: answer 503 so the API delivers it again.
-        spdlog::error("serve: could not store event for account={}: {}", account, e.what());
+        spdlog::error("serve: could not store event for account={}: {}", log_text(account), e.what());
         co_return api::handler_result::reply(
             error_response(req, http::status::service_unavailable, "event not stored, retry"));
     }
-    co_return api::handler_result::reply(
-        api::json_response(req.version(), req.keep_alive(), http::status::ok, R"({"status":"ok"})"));
+    co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
+}
+
+// ---- leadership ----
+
+bool intake::impl::hold_lock() {
+    try {
+        if (!lock_conn || !lock_conn->is_open()) {
+            lock_conn.reset();
+            lock_held = false;
+            lock_conn = std::make_unique<pqxx::connection>(cfg.database_url);
+        }
+        pqxx::nontransaction tx(*lock_conn);
+        if (!lock_held) {
+            lock_held = tx.exec_params1("SELECT pg_try_advisory_lock($1)", leader_lock_key)[0].as<bool>();
+        } else {
+            tx.exec("SELECT 1");  // the session (and with it the lock) is still alive
+        }
+        return lock_held;
+    } catch (const std::exception& e) {
+        lock_conn.reset();
+        lock_held = false;
+        return false;
+    }
+}
+
+void intake::impl::stop_hosted() {
+    for (auto& [account, flag] : hosted) {
+        *flag = true;
+    }
+    hosted.clear();
+    ensured.clear();
+}
+
+asio::awaitable<void> intake::impl::leader_loop() {
+    while (!stopping) {
+        auto job = [this] { return hold_lock(); };
+        bool held = co_await on(lock_pool, job);
+        if (held && !leading()) {
+            ++term;
+            stats.leader = true;
+            spdlog::info("serve: this replica leads (webhooks, streams, credits, sweeps)");
+            // Intake may have missed events while no replica led: every account gets a sweep.
+            auto gap = [this] {
+                pqxx::work tx(db->connection());
+                tx.exec_params(q("intake/gap"), "");
+                tx.commit();
+                return 0;
+            };
+            try {
+                co_await on_db(gap);
+            } catch (const std::exception& e) {
+                spdlog::error("serve: marking the intake gap failed: {}", e.what());
+            }
+        } else if (!held && leading()) {
+            stats.leader = false;
+            stop_hosted();
+            spdlog::warn("serve: this replica lost the lead; it stops managing webhooks and sweeping");
+        }
+        co_await sleep_for(leader_check);
+    }
+}
+
+// ---- webhook lifecycle (leader) ----
+
+// Reads the webhook back, starts it when it is not active, and confirms with the list.
+asio::awaitable<bool> intake::impl::confirm_active(const std::string& account, const std::string& id,
+                                                   bool active_now) {
+    if (!active_now) {
+        auto start = [this, &id] { return api->start_webhook(id); };
+        auto started = co_await gated(account, limits::action::check_invitation, start);
+        if (!started) {
+            spdlog::error("serve: account={} webhook={} not started: {}", log_text(account), log_text(id),
+                          outreach::describe(started.error()));
+            co_return false;
+        }
+    }
+    auto list = [this] { return api->list_webhooks(); };
+    auto listed = co_await gated(account, limits::action::check_invitation, list);
+    if (!listed) {
+        spdlog::warn("serve: account={} webhook={}: the list could not confirm it: {}", log_text(account),
+                     log_text(id), outreach::describe(listed.error()));
+        co_return active_now;  // the create/start reply is all we know
+    }
+    for (const auto& w : listed->webhooks) {
+        if (w.webhook_id == id) {
+            if (w.is_active.value_or(true)) {
+                co_return true;
+            }
+            spdlog::error("serve: account={} webhook={} is listed inactive after /start", log_text(account),
+                          log_text(id));
+            co_return false;
+        }
+    }
+    spdlog::error("serve: account={} webhook={} is missing from the list", log_text(account), log_text(id));
+    co_return false;
 }
 
 asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
-    if (!a.webhook_id.empty()) {
-        (void)co_await api->delete_webhook(a.webhook_id);  // a stale one from an earlier run
+    const bool custom = custom_mode();
+    const std::string mode = custom ? "custom" : "hosted";
+    const std::string url = custom ? cfg.webhook_public_url + "/" + a.account_id : std::string();
+    const std::string account = a.account_id;
+    struct stored_webhook {
+        std::string id, mode, url;
+        std::optional<std::string> sealed;
+    };
+    auto read = [this, &account] {
+        stored_webhook w;
+        pqxx::nontransaction tx(db->connection());
+        auto r = tx.exec_params(q("intake/webhook_get"), account);
+        if (!r.empty()) {
+            w.id = r[0][0].as<std::string>();
+            w.mode = r[0][1].as<std::string>();
+            w.url = r[0][2].as<std::string>();
+            if (!r[0][3].is_null()) {
+                w.sealed = std::string(pqxx::binarystring(r[0][3]).str());
+            }
+        }
+        return w;
+    };
+    stored_webhook old = co_await on_db(read);
+    std::string id;
+    std::string secret;
+    bool active = false;
+
+    // Reuse what an earlier run (or another replica) set up, when it is still there as wanted.
+    if (!old.id.empty() && old.mode == mode && old.url == url) {
+        auto get = [this, &old] { return api->get_webhook(old.id); };
+        auto got = co_await gated(account, limits::action::check_invitation, get);
+        if (got) {
+            id = old.id;
+            active = got->webhook.is_active.value_or(false);
+            if (custom) {
+                std::optional<std::string> plain = old.sealed && box ? box->open(*old.sealed) : std::nullopt;
+                if (plain && got->webhook.signature_enabled.value_or(true)) {
+                    secret = *plain;
+                } else {
+                    // The stored secret is lost (another key, altered, never stored) or signing
+                    // is off: a new secret, shown once, replaces it.
+                    auto rotate = [this, &id] { return api->rotate_webhook_secret(id); };
+                    auto rotated = co_await gated(account, limits::action::check_invitation, rotate);
+                    if (!rotated) {
+                        spdlog::error("serve: account={} webhook={}: its secret could not be recovered by rotation: {}",
+                                      log_text(account), log_text(id), outreach::describe(rotated.error()));
+                        co_return false;
+                    }
+                    secret = rotated->secret;
+                    spdlog::warn("serve: account={} webhook={}: stored secret unusable; rotated", log_text(account),
+                                 log_text(id));
+                }
+            }
+        } else if (got.error().http_status == 404) {
+            spdlog::warn("serve: account={} webhook={} is gone; creating another", log_text(account),
+                         log_text(old.id));
+        } else {
+            spdlog::error("serve: account={} webhook={} could not be read: {}", log_text(account), log_text(old.id),
+                          outreach::describe(got.error()));
+            co_return false;
+        }
+    } else if (!old.id.empty()) {
+        // Another mode or URL than this configuration wants: replace it.
+        auto del = [this, &old] { return api->delete_webhook(old.id); };
+        (void)co_await gated(account, limits::action::check_invitation, del);
     }
-    outreach::webhook_create_params p;
-    p.account_id = a.account_id;
-    p.events = {"message_received", "accepted_invitation"};
-    bool custom = !cfg.webhook_public_url.empty();
-    if (custom) {
-        p.url = cfg.webhook_public_url + "/" + a.account_id;
-        p.enable_signature = true;
+
+    bool created = false;
+    if (id.empty()) {
+        outreach::webhook_create_params p;
+        p.account_id = account;
+        p.events = wanted_events;
+        if (custom) {
+            p.url = url;
+            p.enable_signature = true;
+        }
+        auto create = [this, &p] { return api->create_webhook(p); };
+        auto made = co_await gated(account, limits::action::check_invitation, create);
+        if (!made && made.error().http_status == 400) {
+            // A server that takes only the documented filter names (api-facts 1.1).
+            spdlog::info("serve: account={}: the events filter was refused ({}); subscribing to all",
+                         log_text(account), log_text(made.error().message));
+            p.events = {"all"};
+            made = co_await gated(account, limits::action::check_invitation, create);
+        }
+        if (!made) {
+            spdlog::error("serve: account={} webhook not created: {}", log_text(account),
+                          outreach::describe(made.error()));
+            co_return false;
+        }
+        id = made->webhook.webhook_id;
+        active = made->webhook.is_active.value_or(false);
+        secret = made->secret;
+        created = true;
+        if (custom && secret.empty()) {
+            spdlog::error("serve: account={} webhook={}: the create reply carried no signing secret",
+                          log_text(account), log_text(id));
+        }
     }
-    auto made = co_await api->create_webhook(p);
-    if (!made) {
-        spdlog::error("serve: account={} webhook not created: {}", a.account_id, outreach::describe(made.error()));
-        co_return false;
+    std::optional<std::string> sealed;
+    if (custom && !secret.empty()) {
+        sealed = box->seal(secret);
     }
-    auto id = made->webhook.webhook_id;
-    auto account = a.account_id;
-    auto job = [this, &account, &id] {
-        db->set_account_webhook(account, id);
-        db->record_monitoring_day({account});  // the API bills today's monitoring of the account
+    auto save = [this, &account, &id, &mode, &url, &sealed, created] {
+        pqxx::work tx(db->connection());
+        if (sealed) {
+            tx.exec_params(q("intake/webhook_set"), account, id, mode, url, pqxx::binarystring(*sealed));
+        } else {
+            tx.exec_params(q("intake/webhook_set"), account, id, mode, url, nullptr);
+        }
+        tx.commit();
+        if (created) {
+            db->record_monitoring_day({account});  // the API bills today's monitoring of the account
+        }
         return 0;
     };
-    co_await on_db(job);
-    if (custom) {
-        secrets[a.account_id] = made->secret;
-    } else {
-        asio::co_spawn(io, hosted_loop(a.account_id, id, a.last_event), asio::detached);
+    co_await on_db(save);
+    if (!co_await confirm_active(account, id, active)) {
+        co_return false;
     }
-    spdlog::info("serve: account={} webhook={} ({} mode)", a.account_id, id, custom ? "custom, signed" : "hosted");
+    co_await refresh_secrets(true);
+    if (!custom) {
+        auto stop = std::make_shared<std::atomic<bool>>(false);
+        hosted[account] = stop;
+        asio::co_spawn(io, hosted_loop(account, id, stop), asio::detached);
+    }
+    spdlog::info("serve: account={} webhook={} ({} mode, {})", log_text(account), log_text(id),
+                 custom ? "custom, signed" : "hosted", created ? "created" : "reused");
     co_return true;
+}
+
+asio::awaitable<void> intake::impl::ensure_webhooks() {
+    while (!stopping) {
+        if (leading()) {
+            try {
+                auto list = [this] { return db->accounts(); };
+                auto accounts = co_await on_db(list);
+                for (const auto& a : accounts) {
+                    if (!leading() || stopping) {
+                        break;
+                    }
+                    if (ensured.count(a.account_id) == 0 && a.platform == "network") {
+                        while (reading && !stopping) {
+                            co_await sleep_for(std::chrono::milliseconds(20));
+                        }
+                        ensuring = true;
+                        bool made = false;
+                        try {
+                            made = co_await ensure_one(a);
+                        } catch (const std::exception& e) {
+                            spdlog::error("serve: account={} webhook setup failed: {}", log_text(a.account_id),
+                                          e.what());
+                        }
+                        ensuring = false;
+                        if (made) {
+                            ensured.insert(a.account_id);
+                        }
+                    }
+                }
+            } catch (const std::exception& e) {
+                ensuring = false;
+                spdlog::error("serve: listing accounts failed: {}", e.what());
+            }
+        }
+        co_await sleep_for(std::chrono::seconds(2));  // accounts connected later get theirs too
+    }
 }
 
 // Reads the key's balance every credits_poll_seconds: records it with the ledger's drift, warns
@@ -225,6 +687,10 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
 // new day's monitoring charge is expected rather than reported as drift.
 asio::awaitable<void> intake::impl::credits_loop() {
     while (!stopping) {
+        if (!leading()) {
+            co_await sleep_for(leader_check);
+            continue;
+        }
         while (ensuring && !stopping) {
             co_await sleep_for(std::chrono::milliseconds(20));
         }
@@ -241,7 +707,8 @@ asio::awaitable<void> intake::impl::credits_loop() {
                 spdlog::error("serve: recording monitored days failed: {}", e.what());
             }
         }
-        auto r = co_await api->get_credits();
+        auto credits = [this] { return api->get_credits(); };
+        auto r = co_await gated("", limits::action::check_invitation, credits);
         if (!r) {
             spdlog::warn("serve: reading the key's credits failed: {}", outreach::describe(r.error()));
         } else {
@@ -267,88 +734,370 @@ asio::awaitable<void> intake::impl::credits_loop() {
     }
 }
 
-asio::awaitable<void> intake::impl::ensure_webhooks() {
-    while (!stopping) {
-        try {
-            auto list = [this] { return db->accounts(); };
-            auto accounts = co_await on_db(list);
-            for (const auto& a : accounts) {
-                if (ensured.count(a.account_id) == 0 && a.platform == "network") {
-                    while (reading && !stopping) {
-                        co_await sleep_for(std::chrono::milliseconds(20));
-                    }
-                    ensuring = true;
-                    bool made = co_await ensure_one(a);
-                    ensuring = false;
-                    if (made) {
-                        ensured.insert(a.account_id);
-                    }
-                }
-            }
-        } catch (const std::exception& e) {
-            ensuring = false;
-            spdlog::error("serve: listing accounts failed: {}", e.what());
-        }
-        co_await sleep_for(std::chrono::seconds(2));  // accounts connected later get theirs too
-    }
-}
+// ---- hosted mode: polling and the stream (leader) ----
 
-asio::awaitable<std::string> intake::impl::poll_round(const std::string& account, const std::string& webhook_id,
-                                                      const std::string& after) {
-    std::string last = after;
-    outreach::poll_events_params p;
-    p.after = last;
-    p.limit = 200;
-    auto page = co_await api->poll_webhook_events(webhook_id, p);
-    if (!page) {
-        spdlog::warn("serve: account={} polling failed: {}", account, outreach::describe(page.error()));
-        co_return last;
-    }
-    for (const auto& item : page->items) {
-        co_await take(item.event, item.event_id, account);
-        last = item.event_id;
-    }
-    if (!page->items.empty()) {
-        auto job = [this, &account, &last] {
-            db->set_account_last_event(account, last);
+// One catch-up: pages through the events after the stored position. The request carries every
+// position form (`after` the last id, the server's `cursor`, `since` the last event's time less a
+// millisecond): a server honours the one it implements and ignores the others, and the inbox's
+// dedupe absorbs what an inclusive `since` gives again. False when polling failed.
+asio::awaitable<bool> intake::impl::poll_round(const std::string& account, const std::string& webhook_id) {
+    struct position {
+        std::string last, cursor, since;
+    };
+    auto read = [this, &account] {
+        position p;
+        pqxx::nontransaction tx(db->connection());
+        auto r = tx.exec_params(q("intake/webhook_get"), account);
+        if (!r.empty()) {
+            p.last = r[0][4].as<std::string>();
+            p.cursor = r[0][5].as<std::string>();
+            p.since = r[0][6].as<std::string>();
+        }
+        return p;
+    };
+    position pos = co_await on_db(read);
+    for (int page_no = 0; page_no < poll_pages_max && !stopping; ++page_no) {
+        outreach::poll_events_params p;
+        p.after = pos.last;
+        p.cursor = pos.cursor;
+        p.since = pos.since;
+        p.limit = poll_limit;
+        auto poll = [this, &webhook_id, &p] { return api->poll_webhook_events(webhook_id, p); };
+        auto page = co_await gated(account, limits::action::check_invitation, poll);
+        if (!page) {
+            spdlog::warn("serve: account={} polling failed: {}", log_text(account), outreach::describe(page.error()));
+            co_return false;
+        }
+        bool progressed = false;
+        std::optional<std::chrono::system_clock::time_point> newest;
+        for (const auto& bad : page->unreadable_items) {
+            co_await quarantine(bad.event_id, account, "poll", bad.reason, bad.raw.dump());
+            progressed = progressed || bad.event_id != pos.last;
+        }
+        for (const auto& item : page->items) {
+            std::string source = !item.event.event_id.empty() ? item.event.event_id : item.event_id;
+            co_await take(item.event, source, account);
+            progressed = progressed || item.event_id != pos.last;
+            pos.last = item.event_id;
+            auto at = item.created_at ? item.created_at : item.event.timestamp;
+            if (at && (!newest || *at > *newest)) {
+                newest = at;
+            }
+        }
+        if (!page->unreadable_items.empty() && page->items.empty()) {
+            pos.last = page->unreadable_items.back().event_id;
+        }
+        bool cursor_moved = !page->next_cursor.empty() && page->next_cursor != pos.cursor;
+        if (cursor_moved) {
+            pos.cursor = page->next_cursor;
+        }
+        if (newest) {
+            pos.since = iso8601_ms(*newest - std::chrono::milliseconds(1));
+        }
+        auto save = [this, &account, &pos] {
+            pqxx::work tx(db->connection());
+            tx.exec_params(q("intake/poll_position"), account, pos.last, pos.cursor, pos.since);
+            tx.commit();
             return 0;
         };
-        co_await on_db(job);
+        co_await on_db(save);
+        std::size_t n = page->items.size() + page->unreadable_items.size();
+        bool more = page->has_more.value_or(n >= static_cast<std::size_t>(poll_limit));
+        // A server that ignores every position form would hand the same page forever.
+        if (!more || n == 0 || !(progressed || cursor_moved)) {
+            break;
+        }
     }
-    co_return last;
+    co_return true;
 }
 
-asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string webhook_id, std::string last) {
-    while (!stopping) {
+asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string webhook_id,
+                                                std::shared_ptr<std::atomic<bool>> stop) {
+    auto mark_gap = [this, &account] {
+        pqxx::work tx(db->connection());
+        tx.exec_params(q("intake/gap"), account);
+        tx.commit();
+        return 0;
+    };
+    bool first = true;
+    while (!stopping && !*stop) {
         try {
-            // Catch up by polling (events while serve was down), then follow the stream.
-            last = co_await poll_round(account, webhook_id, last);
-            auto stream = api->open_event_stream(webhook_id, last);
-            while (!stopping) {
+            // Catch up by polling (events while the stream was down), then follow the stream.
+            co_await poll_round(account, webhook_id);
+            if (!first) {
+                co_await on_db(mark_gap);  // the stream broke: what a replay window dropped is swept
+            }
+            first = false;
+            std::string last_id;
+            auto read_last = [this, &account] {
+                pqxx::nontransaction tx(db->connection());
+                auto r = tx.exec_params(q("intake/webhook_get"), account);
+                return r.empty() ? std::string() : r[0][4].as<std::string>();
+            };
+            last_id = co_await on_db(read_last);
+            auto stream = api->open_event_stream(webhook_id, last_id);
+            while (!stopping && !*stop) {
                 auto next = co_await stream.next();
                 if (!next) {
-                    spdlog::warn("serve: account={} stream ended: {}; polling", account,
+                    spdlog::warn("serve: account={} stream ended: {}; polling", log_text(account),
                                  outreach::describe(next.error()));
                     break;
                 }
-                if (!next->event) {
+                if (next->name == "connected") {
                     continue;
                 }
-                auto source = next->id.empty() ? digest_hex(next->data) : next->id;
+                if (!next->event) {
+                    std::string id = next->id.empty() ? digest_hex(next->data) : next->id;
+                    co_await quarantine(id, account, "stream", next->problem, next->data);
+                    continue;
+                }
+                std::string source = !next->event->event_id.empty() ? next->event->event_id
+                                     : !next->id.empty()            ? next->id
+                                                                    : content_key(*next->event, account);
                 co_await take(*next->event, source, account);
                 if (!next->id.empty()) {
-                    last = next->id;
-                    auto job = [this, &account, &last] {
-                        db->set_account_last_event(account, last);
+                    auto job = [this, &account, id = next->id] {
+                        db->set_account_last_event(account, id);
                         return 0;
                     };
                     co_await on_db(job);
                 }
             }
+            stream.close();
         } catch (const std::exception& e) {
-            spdlog::error("serve: account={} event intake failed: {}", account, e.what());
+            spdlog::error("serve: account={} event intake failed: {}", log_text(account), e.what());
         }
         co_await sleep_for(std::chrono::seconds(1));
+    }
+}
+
+// ---- the catch-up sweep (leader) ----
+
+// Feeds what the sweep learned into the inbox as an event of its own (the same path as a webhook
+// event: it wakes the lead's enrollments and sets the funnel's milestone).
+namespace {
+json swept_event(const std::string& account, const char* type, const std::string& profile_url, const char* how) {
+    json ev = {{"type", type}, {"profile_url", profile_url}, {"swept_by", how}};
+    if (std::string_view(type) == "message") {
+        ev["sender_profile"] = profile_url;
+    }
+    return {{"account_id", account}, {"event", ev},
+            {"timestamp", iso8601_ms(std::chrono::system_clock::now())}};
+}
+}  // namespace
+
+asio::awaitable<void> intake::impl::sweep_account(const std::string& account, const std::string& gap) {
+    struct lead {
+        std::int64_t id;
+        std::string url;
+        std::int64_t campaign;
+    };
+    auto read = [this, &account](const char* query) {
+        std::vector<lead> out;
+        pqxx::nontransaction tx(db->connection());
+        for (const auto& r : tx.exec_params(q(query), account)) {
+            out.push_back({r[0].as<std::int64_t>(), r[1].as<std::string>(), r[2].as<std::int64_t>()});
+        }
+        return out;
+    };
+    auto read_pending = [&read] { return read("intake/sweep_pending"); };
+    auto read_replies = [&read] { return read("intake/sweep_replies"); };
+    auto pending = co_await on_db(read_pending);
+    auto messaged = co_await on_db(read_replies);
+    // Credits go to the campaign each read served (the first lead's for a list read).
+    auto charge = [this, &account](std::int64_t campaign, const char* action, std::int64_t credits) {
+        return [this, &account, campaign, action, credits] {
+            if (credits <= 0 || campaign <= 0) {
+                return 0;
+            }
+            pqxx::work tx(db->connection());
+            ledger::charge(tx, {campaign, account, action, credits}, std::chrono::system_clock::now());
+            tx.commit();
+            return 0;
+        };
+    };
+    auto found = [this, &account](const char* type, const std::string& url, const char* how) -> asio::awaitable<void> {
+        auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how));
+        if (ev) {
+            ++stats.swept;
+            co_await take(*ev, std::string("sweep:") + type + ":" + account + ":" + canonical_profile_url(url), account);
+        }
+    };
+
+    // Pending invitations: list_sent when it costs fewer credits than a check per lead.
+    std::vector<const lead*> to_check;
+    if (pending.size() > list_sent_above) {
+        std::set<std::string> still_pending;
+        bool listed = true;
+        for (std::int64_t offset = 0; listed && !stopping; offset += list_page) {
+            outreach::list_invitations_params p;
+            p.count = list_page;
+            p.offset = offset;
+            auto call = [this, &account, &p] { return api->list_sent(account, p); };
+            auto page = co_await gated(account, limits::action::check_invitation, call);
+            if (!page) {
+                spdlog::warn("serve: sweep of account={}: list_sent failed: {}", log_text(account),
+                             outreach::describe(page.error()));
+                listed = false;
+                break;
+            }
+            auto bill = charge(pending.front().campaign, "list_sent", page->meta.credits_consumed.value_or(0));
+            co_await on_db(bill);
+            for (const auto& inv : page->invitations) {
+                still_pending.insert(canonical_profile_url(inv.person.profile_url));
+            }
+            bool more = page->pagination.has_more.value_or(
+                static_cast<std::int64_t>(page->invitations.size()) >= list_page);
+            if (!more || page->invitations.empty()) {
+                break;
+            }
+        }
+        for (const auto& l : pending) {
+            if (!listed || still_pending.count(canonical_profile_url(l.url)) == 0) {
+                to_check.push_back(&l);
+            }
+        }
+    } else {
+        for (const auto& l : pending) {
+            to_check.push_back(&l);
+        }
+    }
+    for (const lead* l : to_check) {
+        if (stopping || !leading()) {
+            co_return;
+        }
+        outreach::profile_url_params p{l->url};
+        auto call = [this, &account, &p] { return api->check_invitation(account, p); };
+        auto st = co_await gated(account, limits::action::check_invitation, call);
+        if (!st) {
+            spdlog::warn("serve: sweep of account={}: check_invitation failed: {}", log_text(account),
+                         outreach::describe(st.error()));
+            co_return;  // the gap stays open: the next sweep tries again
+        }
+        auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
+        co_await on_db(bill);
+        if (st->state == outreach::invitation_state::accepted) {
+            co_await found("accepted_invitation", l->url, "check_invitation");
+        }
+    }
+
+    // Replies: the inbox's conversations whose last message is not ours.
+    if (!messaged.empty()) {
+        std::map<std::string, const lead*> by_url;
+        for (const auto& l : messaged) {
+            by_url[canonical_profile_url(l.url)] = &l;
+        }
+        std::string cursor;
+        for (int page_no = 0; page_no < 20 && !stopping; ++page_no) {
+            outreach::list_inbox_params p;
+            p.count = list_page;
+            p.cursor = cursor;
+            auto call = [this, &account, &p] { return api->list_inbox(account, p); };
+            auto page = co_await gated(account, limits::action::get_conversation, call);
+            if (!page) {
+                spdlog::warn("serve: sweep of account={}: list_inbox failed: {}", log_text(account),
+                             outreach::describe(page.error()));
+                co_return;
+            }
+            auto bill = charge(messaged.front().campaign, "list_inbox", page->meta.credits_consumed.value_or(0));
+            co_await on_db(bill);
+            for (const auto& c : page->conversations) {
+                auto it = by_url.find(canonical_profile_url(c.participant.profile_url));
+                if (it != by_url.end() && c.last_message_from_me == false) {
+                    co_await found("message", it->second->url, "list_inbox");
+                }
+            }
+            if (page->next_cursor.empty() || page->next_cursor == cursor || page->conversations.empty()) {
+                break;
+            }
+            cursor = page->next_cursor;
+        }
+    }
+    auto done = [this, &account, &gap] {
+        pqxx::work tx(db->connection());
+        tx.exec_params(q("intake/sweep_done"), account, gap.empty() ? std::optional<std::string>() : gap);
+        tx.commit();
+        return 0;
+    };
+    co_await on_db(done);
+}
+
+asio::awaitable<void> intake::impl::sweep_loop() {
+    auto last_full = std::chrono::steady_clock::now();
+    while (!stopping) {
+        co_await sleep_for(std::chrono::seconds(1));
+        if (!leading()) {
+            continue;
+        }
+        bool full = std::chrono::steady_clock::now() - last_full >= std::chrono::seconds(cfg.sweep_seconds);
+        auto list = [this, full] {
+            std::vector<std::pair<std::string, std::string>> out;
+            pqxx::nontransaction tx(db->connection());
+            if (full) {
+                for (const auto& a : db->accounts()) {
+                    if (a.platform == "network" && a.connected) {
+                        out.emplace_back(a.account_id, "");
+                    }
+                }
+            } else {
+                for (const auto& r : tx.exec(q("intake/gaps"))) {
+                    out.emplace_back(r[0].as<std::string>(), r[1].as<std::string>());
+                }
+            }
+            return out;
+        };
+        try {
+            auto accounts = co_await on_db(list);
+            if (full) {
+                last_full = std::chrono::steady_clock::now();
+            }
+            for (const auto& [account, gap] : accounts) {
+                if (stopping || !leading()) {
+                    break;
+                }
+                // An account's webhook must be in place first, or events could fall between the
+                // sweep and the webhook.
+                if (ensured.count(account) == 0) {
+                    continue;
+                }
+                co_await sweep_account(account, gap);
+            }
+        } catch (const std::exception& e) {
+            spdlog::error("serve: catch-up sweep failed: {}", e.what());
+        }
+    }
+}
+
+asio::awaitable<void> intake::impl::health_loop() {
+    std::set<std::string> quiet_before;
+    while (!stopping) {
+        co_await sleep_for(std::chrono::seconds(30));
+        if (!leading()) {
+            continue;
+        }
+        auto job = [this] {
+            std::vector<std::pair<std::string, std::int64_t>> out;
+            pqxx::nontransaction tx(db->connection());
+            for (const auto& r : tx.exec_params(q("intake/events_health"), cfg.events_quiet_seconds)) {
+                out.emplace_back(r[0].as<std::string>(), r[2].as<std::int64_t>());
+            }
+            return out;
+        };
+        try {
+            auto quiet = co_await on_db(job);
+            std::set<std::string> now_quiet;
+            for (const auto& [account, pending] : quiet) {
+                now_quiet.insert(account);
+                if (quiet_before.count(account) == 0) {
+                    spdlog::warn("serve: events health degraded: account={} has {} pending invitations and no event "
+                                 "for over {} s; the catch-up sweep covers it, but check its webhook",
+                                 log_text(account), pending, cfg.events_quiet_seconds);
+                }
+            }
+            quiet_before = std::move(now_quiet);
+        } catch (const std::exception& e) {
+            spdlog::error("serve: events health check failed: {}", e.what());
+        }
     }
 }
 
@@ -373,6 +1122,15 @@ const intake_stats& intake::stats() const { return impl_->stats; }
 
 int intake::run() {
     auto& m = *impl_;
+    auto fail = [&m](const std::string& why) {
+        spdlog::critical("serve: {}", why);
+        m.db_pool.join();
+        return 2;
+    };
+    if (m.custom_mode() && !m.box) {
+        return fail("webhook_public_url is set but ORCH_SECRET_KEY is not: signing secrets are stored encrypted "
+                    "with it (at least 32 characters)");
+    }
     std::promise<std::string> opened;
     asio::post(m.db_pool, [&m, &opened] {
         try {
@@ -384,9 +1142,12 @@ int intake::run() {
         }
     });
     if (auto problem = opened.get_future().get(); !problem.empty()) {
-        spdlog::critical("serve: {}", problem);
-        m.db_pool.join();
-        return 2;
+        return fail(problem);
+    }
+    try {
+        m.limiter = std::make_unique<limits::limiter>(limiter_settings(m.cfg));
+    } catch (const std::exception& e) {
+        return fail(std::string("rate-limit buckets: ") + e.what());
     }
     outreach::client_settings cs;
     cs.base_url = m.cfg.api_url;
@@ -394,18 +1155,14 @@ int intake::run() {
     cs.pool_size = static_cast<std::size_t>(m.cfg.api_pool_size);
     auto made = outreach::client::make(m.io.get_executor(), cs);
     if (!made) {
-        spdlog::critical("serve: bad API settings: {}", outreach::describe(made.error()));
-        m.db_pool.join();
-        return 2;
+        return fail("bad API settings: " + outreach::describe(made.error()));
     }
     m.api.emplace(std::move(*made));
 
     api::server_settings ss;
     std::string error;
     if (!api::parse_host_port(m.cfg.webhook_listen, ss.listen_host, ss.listen_port, error)) {
-        spdlog::critical("serve: webhook_listen: {}", error);
-        m.db_pool.join();
-        return 2;
+        return fail("webhook_listen: " + error);
     }
     ss.server_name = "orchestrator-webhooks";
     m.receiver_path = "/webhooks";
@@ -421,9 +1178,7 @@ int intake::run() {
             m.io.get_executor(), ss,
             [&m](api::request& req, boost::beast::tcp_stream&) { return m.receive(req); });
     } catch (const std::exception& e) {
-        spdlog::critical("serve: cannot listen on {}: {}", m.cfg.webhook_listen, e.what());
-        m.db_pool.join();
-        return 2;
+        return fail("cannot listen on " + m.cfg.webhook_listen + ": " + e.what());
     }
     m.port = m.server->port();
     m.server->start();
@@ -439,18 +1194,21 @@ int intake::run() {
         try {
             m.admin = std::make_unique<admin_server>(m.io, m.cfg, &*m.api);
         } catch (const std::exception& e) {
-            spdlog::critical("serve: cannot start the admin endpoint on {}: {}", m.cfg.admin_listen, e.what());
             m.server->stop();
-            m.db_pool.join();
-            return 2;
+            return fail("cannot start the admin endpoint on " + m.cfg.admin_listen + ": " + e.what());
         }
         m.admin->start();
         spdlog::info("serve: admin endpoint on {} (port {})", m.cfg.admin_listen, m.admin->port());
     }
+    asio::co_spawn(m.io, m.leader_loop(), asio::detached);
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
     asio::co_spawn(m.io, m.credits_loop(), asio::detached);
+    asio::co_spawn(m.io, m.sweep_loop(), asio::detached);
+    asio::co_spawn(m.io, m.health_loop(), asio::detached);
     m.io.run();
     m.db_pool.join();
+    m.lock_pool.join();
+    m.gate_pool.join();
     return 0;
 }
 

@@ -1,14 +1,35 @@
-// orch::engine intake: `orchestrator serve`'s event side. At start it ensures one V2 webhook per
-// known account (message_received, accepted_invitation; disconnection always comes):
-//   - custom mode with signing when webhook_public_url is set: the receiver (its own listener,
-//     webhook_listen) takes POST <public path>/<account_id>, verifies X-Service-Signature over
-//     "<X-Service-Timestamp>.<raw body>" with that webhook's secret and a 5-minute tolerance,
-//     answers 401 to anything unsigned, forged or stale, and stores each event once (its
-//     X-Service-Event-Id, else a digest of the body), so redeliveries change nothing;
-//   - hosted mode otherwise: the SSE stream per account, resumed with Last-Event-ID, and polling
-//     (after the last event id) whenever the stream fails, until it comes back.
-// Events go to the inbox first (store::insert_event), which wakes the lead's enrollments;
-// a disconnection marks the account disconnected so workers leave its leads waiting.
+// orch::engine intake: `orchestrator serve`'s event side, built so that no single process or
+// reading of the spec is a point of failure.
+//
+// Receivers (every replica): custom mode, when webhook_public_url is set. The receiver (its own
+// listener, webhook_listen) takes POST <public path>/<account_id>, verifies X-Service-Signature
+// over "<X-Service-Timestamp>.<raw body>" with the account's secret (read from Postgres, where
+// the leader keeps it encrypted under ORCH_SECRET_KEY) and a 5-minute tolerance, and answers 401
+// to anything unsigned, forged or stale. A verified event is stored once: keyed by the body's own
+// event id, else the X-Service-Event-Id header, else a digest of the body.
+//
+// Reading events: any envelope a faithful reading of the spec may use (outreach::
+// parse_webhook_event). A verified delivery that cannot be read is kept raw in events_quarantine,
+// logged once with its id, counted, and answered 200 {"status":"quarantined"}: the API must not
+// redeliver it forever, and nothing is lost (the CLI's `events quarantine` and the admin API's
+// /v1/events/quarantine show it). Only failed verification gets a 4xx. Unknown event types are
+// stored as kind `other` and counted.
+//
+// The leader (one replica at a time, a Postgres session advisory lock; it stops leading the moment
+// its lock connection fails a check, within leader_check_ms): manages the webhooks (one per
+// network account, filter message_received, accepted_invitation and disconnection; created, read
+// back, started with /start when not active on create, confirmed with the list; reused across
+// restarts after checking it is active and signed; its secret rotated when the stored one cannot
+// be opened), follows hosted streams and polls (by `after`, `cursor` or `since`, whichever the
+// server honours), reads the key's credits, and runs the catch-up sweep: after any gap in intake
+// (a leader starting, a webhook created, a stream lost) and every sweep_seconds, it checks the
+// pending invitations (list_sent, then check_invitation for those no longer listed, or checks
+// alone when they are fewer) and the replies (list_inbox) of live enrollments, and feeds what it
+// finds into the inbox as events. Its calls pass the shared rate-limit buckets, and their credits
+// are charged to the campaigns they serve.
+//
+// Events health: an account with pending invitations and no event for events_quiet_seconds is
+// reported (a warning, /readyz "events": "degraded", the orch_events_quiet_accounts gauge).
 #pragma once
 
 #include "engine/config.hpp"
@@ -20,10 +41,14 @@
 namespace orch::engine {
 
 struct intake_stats {
-    std::atomic<std::uint64_t> received{0};   // deliveries or stream/poll items seen
-    std::atomic<std::uint64_t> stored{0};     // new inbox events
-    std::atomic<std::uint64_t> duplicates{0}; // already stored
-    std::atomic<std::uint64_t> rejected{0};   // 401 or unparseable
+    std::atomic<std::uint64_t> received{0};     // deliveries or stream/poll items seen
+    std::atomic<std::uint64_t> stored{0};       // new inbox events
+    std::atomic<std::uint64_t> duplicates{0};   // already stored
+    std::atomic<std::uint64_t> rejected{0};     // failed verification (4xx)
+    std::atomic<std::uint64_t> quarantined{0};  // verified but unreadable, kept raw
+    std::atomic<std::uint64_t> unknown_types{0};// readable events of a type the engine does not use
+    std::atomic<std::uint64_t> swept{0};        // events the catch-up sweep found
+    std::atomic<bool> leader{false};            // this replica manages webhooks and sweeps
 };
 
 class intake {

@@ -4,6 +4,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace orch::engine {
 
 namespace cs = campaigns;
@@ -38,7 +40,96 @@ limits::settings limiter_settings(const settings& s) {
 }
 
 limits_gate::limits_gate(limits::settings s, bool pacing)
-    : defaults_(s.actions), limiter_(std::move(s)), pacing_(pacing) {}
+    : defaults_(s.actions),
+      limiter_(s),
+      pacing_(pacing),
+      jitter_window_(std::clamp(
+          std::chrono::milliseconds(static_cast<std::int64_t>(
+              s.key_requests_per_s > 0 ? 1000.0 * static_cast<double>(s.key_burst) / s.key_requests_per_s : 1000.0)),
+          std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))) {}
+
+std::optional<cs::time_point> limits_gate::hold(const call_target& target, const cs::api_call& call,
+                                                cs::time_point now) {
+    const auto what = limits::action_of(call.kind, call.reconcile);
+    const auto steady = std::chrono::steady_clock::now();
+    bool refresh = false;
+    {
+        std::lock_guard lock(mirror_mutex_);
+        auto& last = mirror_.refreshed[target.account_id];
+        if (steady - last >= mirror_refresh) {
+            last = steady;
+            refresh = true;
+        }
+    }
+    if (refresh) {
+        // What other processes wrote: the key's and this account's cooldowns, one round trip at
+        // most every mirror_refresh per account, whatever the call rate.
+        if (auto day = limits::day_in_zone(now, "UTC")) {
+            if (auto st = limiter_.status(target.account_id, *day)) {
+                std::lock_guard lock(mirror_mutex_);
+                if (st->key_cooldown_until && *st->key_cooldown_until > mirror_.key_until) {
+                    mirror_.key_until = *st->key_cooldown_until;
+                }
+                for (const auto& a : st->actions) {
+                    if (a.cooldown_until) {
+                        auto& until = mirror_.account_until[{target.account_id, a.what}];
+                        until = std::max(until, *a.cooldown_until);
+                    }
+                }
+            }
+        }
+    }
+    std::lock_guard lock(mirror_mutex_);
+    cs::time_point until{};
+    until = std::max(until, mirror_.key_until);
+    if (auto it = mirror_.account_until.find({target.account_id, what}); it != mirror_.account_until.end()) {
+        until = std::max(until, it->second);
+    }
+    if (auto it = mirror_.unavailable.find(target.account_id); it != mirror_.unavailable.end()) {
+        until = std::max(until, it->second);
+    }
+    if (until <= now) {
+        return std::nullopt;
+    }
+    std::uniform_int_distribution<std::int64_t> jitter(0, jitter_window_.count());
+    return until + std::chrono::milliseconds(jitter(jitter_rng_));
+}
+
+void limits_gate::answered(const call_target& target, const cs::campaign& campaign, const cs::api_call& call,
+                           const call_outcome& outcome) {
+    auto now = std::chrono::system_clock::now();
+    if (outcome.consequence == call_consequence::pause_account) {
+        // Held here until the settle pauses the account in Postgres (the claim then skips it).
+        std::lock_guard lock(mirror_mutex_);
+        mirror_.unavailable[target.account_id] = now + std::chrono::minutes(10);
+        return;
+    }
+    if (outcome.error_code != "RATE_LIMITED") {
+        return;
+    }
+    auto c = make_check(target, campaign, call, now);
+    if (!c) {
+        return;
+    }
+    auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
+                                                                     : limits::scope::key;
+    // This process first (no further call of the scope leaves it from now on), then Redis.
+    auto provisional = now + std::chrono::duration_cast<cs::time_point::duration>(
+                                 outcome.retry_after.value_or(std::chrono::milliseconds(1000)));
+    {
+        std::lock_guard lock(mirror_mutex_);
+        auto& until = where == limits::scope::key ? mirror_.key_until
+                                                  : mirror_.account_until[{target.account_id, c->what}];
+        until = std::max(until, provisional);
+        mirror_.cooled.insert(target.enrollment_id);
+    }
+    if (auto d = limiter_.rate_limited(*c, where, outcome.retry_after)) {
+        std::lock_guard lock(mirror_mutex_);
+        auto& until = where == limits::scope::key ? mirror_.key_until
+                                                  : mirror_.account_until[{target.account_id, c->what}];
+        until = std::max(until, now + std::chrono::duration_cast<cs::time_point::duration>(*d));
+    }
+}
 
 std::shared_ptr<const effective_quotas> limits_gate::quotas_of(const std::string& account_id,
                                                                const std::string& text) const {
@@ -181,6 +272,20 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         // scope cools down. An answer naming the account is the account's action limit; any
         // other is the key's request rate.
         limiter_.refund(*c);
+        bool recorded = false;
+        {
+            std::lock_guard lock(mirror_mutex_);
+            recorded = mirror_.cooled.erase(target.enrollment_id) > 0;
+        }
+        if (recorded) {
+            // answered() wrote the cooldown when the answer came: a second write would count
+            // the hit twice in the backoff streak.
+            std::lock_guard lock(mirror_mutex_);
+            auto where = outcome.error.find("account") != std::string::npos
+                             ? mirror_.account_until[{target.account_id, c->what}]
+                             : mirror_.key_until;
+            return where;
+        }
         auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
                                                                          : limits::scope::key;
         auto d = limiter_.rate_limited(*c, where, outcome.retry_after);

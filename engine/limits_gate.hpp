@@ -22,6 +22,8 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <random>
+#include <set>
 #include <unordered_map>
 
 namespace orch::engine {
@@ -41,6 +43,16 @@ public:
                                               const campaigns::api_call& call, const call_outcome& outcome) override;
     void released(const call_target& target, const campaigns::campaign& campaign,
                   const campaigns::api_call& call) override;
+    // The send-time check: this process's mirror of the cooldowns and unavailable accounts,
+    // updated the instant an answer reports one (answered()) and refreshed from Redis at most
+    // every mirror_refresh per account (what other processes wrote): no Redis round trip per
+    // call. A held call is looked at again at the scope's end plus full jitter over a window of
+    // the key bucket's burst at its rate (1 to 30 s), so parked leads do not all wake at once.
+    std::optional<campaigns::time_point> hold(const call_target& target, const campaigns::api_call& call,
+                                              campaigns::time_point now) override;
+    void answered(const call_target& target, const campaigns::campaign& campaign, const campaigns::api_call& call,
+                  const call_outcome& outcome) override;
+    static constexpr std::chrono::milliseconds mirror_refresh{100};
 
     limits::limiter& limiter() { return limiter_; }
 
@@ -73,6 +85,18 @@ private:
         std::string text;
         std::shared_ptr<const effective_quotas> quotas;
     };
+    // The send-time mirror (hold/answered).
+    struct mirror_state {
+        campaigns::time_point key_until{};
+        std::map<std::pair<std::string, limits::action>, campaigns::time_point> account_until;
+        std::map<std::string, campaigns::time_point> unavailable;
+        std::map<std::string, std::chrono::steady_clock::time_point> refreshed;  // per account
+        std::set<std::int64_t> cooled;  // enrollments whose RATE_LIMITED answered() recorded
+    };
+    std::mutex mirror_mutex_;
+    mirror_state mirror_;
+    std::chrono::milliseconds jitter_window_{1000};
+    std::mt19937_64 jitter_rng_{std::random_device{}()};
     mutable std::mutex quotas_mutex_;
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen
 };

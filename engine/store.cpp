@@ -696,7 +696,9 @@ std::optional<std::int64_t> store::insert_event(const std::string& source_id, co
                                                 const json& payload) {
     return guarded("events/insert", [&]() -> std::optional<std::int64_t> {
         pqxx::work tx(*conn_);
-        auto canonical = profile_url.empty() ? std::string() : canonical_profile_url(profile_url);
+        // "/in/<id>" (a person named by public identifier only) is matched by the URL's tail.
+        auto canonical = profile_url.empty() || profile_url.rfind("/in/", 0) == 0 ? profile_url
+                                                                                  : canonical_profile_url(profile_url);
         auto r = tx.exec_params(q("events/insert"), source_id, account_id, kind, canonical, payload.dump());
         if (r.empty()) {
             return std::nullopt;
@@ -710,6 +712,22 @@ std::optional<std::int64_t> store::insert_event(const std::string& source_id, co
         }
         tx.commit();
         return event_id;
+    });
+}
+
+json store::quarantined_events(std::int64_t limit) {
+    return guarded("intake/quarantine_list", [&] {
+        pqxx::nontransaction tx(*conn_);
+        json out = json::array();
+        for (const auto& r : tx.exec_params(q("intake/quarantine_list"), limit)) {
+            json item = {{"quarantine_id", r[0].as<std::int64_t>()}, {"source_id", r[1].as<std::string>()},
+                         {"account_id", r[2].as<std::string>()},     {"channel", r[3].as<std::string>()},
+                         {"reason", r[4].as<std::string>()},         {"received_at", r[5].as<std::string>()},
+                         {"body_bytes", r[6].as<std::int64_t>()}};
+            item["body_base64"] = r[7].as<std::string>();
+            out.push_back(std::move(item));
+        }
+        return out;
     });
 }
 

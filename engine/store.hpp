@@ -249,6 +249,10 @@ public:
     // ---- events ----
     // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt
     // for a duplicate source id.
+    // The newest events_quarantine rows (engine/intake.hpp), as the admin API and the CLI show
+    // them: the body as text when it is UTF-8 JSON or text, else base64.
+    json quarantined_events(std::int64_t limit);
+
     std::optional<std::int64_t> insert_event(const std::string& source_id, const std::string& account_id,
                                              const std::string& kind, const std::string& profile_url,
                                              const json& payload);

@@ -961,8 +961,24 @@ asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
         // runs, not while the batch waits.
         const call_target target = target_of(job);
         try {
-            call_outcome o = co_await execute(*api, target, *job.call, backoff, job.state.attempt, clock, *run->rng);
-            run->results[i] = std::move(o);
+            // The send-time check: a cooldown or an unavailable account seen since the batch was
+            // claimed holds the call (not sent, no attempt spent, its take given back by after()).
+            if (auto until = gate->hold(target, *job.call, now())) {
+                call_outcome held;
+                held.event.call = job.call->kind;
+                held.event.reconcile = job.call->reconcile;
+                held.event.kind = cs::result_kind::throttled;
+                held.event.retry_at = *until;
+                held.event.reason = "not sent: a cooldown or an unavailable account holds it";
+                held.attempt_outcome = "transient";
+                held.error = held.event.reason;
+                run->results[i] = std::move(held);
+            } else {
+                call_outcome o =
+                    co_await execute(*api, target, *job.call, backoff, job.state.attempt, clock, *run->rng);
+                gate->answered(target, *job.campaign, *job.call, o);
+                run->results[i] = std::move(o);
+            }
         } catch (...) {
             run->failures[i] = std::current_exception();
         }

@@ -25,6 +25,7 @@
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
+#include "engine/text_safety.hpp"
 #include "engine/time_format.hpp"
 #include "engine/worker.hpp"
 #include "schema/schema.hpp"
@@ -151,7 +152,20 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.login_token = token;
     p.email = email;
     p.password = password;
+    // A 429 is waited out (its Retry-After, else a short backoff), at most 3 times and 2 minutes
+    // in all, rather than failing a command the operator would only have to run again.
     auto r = with_client(s, [&](orch::outreach::client& api) { return api.login(p); });
+    std::int64_t waited_s = 0;
+    for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
+        std::int64_t wait_s = std::clamp<std::int64_t>(r.error().retry_after_s.value_or(2LL << tries), 1, 60);
+        if (waited_s + wait_s > 120) {
+            break;
+        }
+        std::cerr << "rate limited: retrying the login in " << wait_s << " s\n";
+        std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+        waited_s += wait_s;
+        r = with_client(s, [&](orch::outreach::client& api) { return api.login(p); });
+    }
     if (!r) {
         throw usage_error("login refused: " + orch::outreach::describe(r.error()));
     }
@@ -450,18 +464,29 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
 struct audience {
     std::vector<orch::engine::lead_input> leads;
     std::optional<orch::engine::apply_charge> charge;
+    std::optional<orch::engine::audience_found> found;
 };
 audience audience_leads(const settings& s, const orch::campaigns::campaign& c, const std::string& sender) {
     if (c.who.kind == orch::campaigns::audience::source::file) {
-        return {orch::engine::leads_from_file(c), std::nullopt};
+        return {orch::engine::leads_from_file(c), std::nullopt, std::nullopt};
     }
-    auto p = orch::engine::audience_search(c);
-    auto r = with_client(s, [&](orch::outreach::client& api) { return api.search_people(sender, p); });
+    // Each page takes the sender's search bucket when Redis is configured, as a worker's call would.
+    std::unique_ptr<orch::limits::limiter> limiter;
+    orch::engine::page_gate gate;
+    if (!s.redis_url.empty()) {
+        limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
+        gate = orch::engine::search_gate(*limiter, sender);
+    }
+    auto r = with_client(s, [&](orch::outreach::client& api) {
+        return orch::engine::search_audience(api, sender, c, gate);
+    });
     if (!r) {
         throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()) +
                           "; nothing was stored");
     }
-    return {orch::engine::leads_from_search(r->results), orch::engine::audience_charge(c, *r, sender)};
+    auto charge = orch::engine::audience_charge(*r, sender);
+    auto leads = orch::engine::leads_from_search(r->people);
+    return {std::move(leads), charge, std::move(*r)};
 }
 
 int cmd_campaign_validate(const global_options& g, const std::string& file) {
@@ -592,7 +617,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
     }
-    auto [leads, charge] = audience_leads(s, c.value, senders.front());
+    auto [leads, charge, found] = audience_leads(s, c.value, senders.front());
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << " " << leads.size() << " found\n";
     }
@@ -611,8 +636,14 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
-    if (charge) {
-        std::cout << "audience search: " << r.charged << " credits, booked in the campaign's budget\n";
+    if (found) {
+        std::cout << "audience search: " << found->people.size() << " people found of " << found->asked << " asked"
+                  << (found->available ? " (" + std::to_string(*found->available) + " available)" : std::string())
+                  << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", " << r.charged
+                  << " credits, booked in the campaign's budget\n";
+        if (!found->stopped.empty()) {
+            std::cout << "audience search stopped early: " << orch::engine::log_text(found->stopped) << "\n";
+        }
     }
     if (!r.paused.empty()) {
         std::cout << "campaign '" << c.value.name << "' is paused: " << r.paused << "\n";
@@ -638,6 +669,29 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
         throw usage_error("no campaign named '" + name + "'");
     }
     std::cout << "campaign '" << name << "' is " << state << "\n";
+    return 0;
+}
+
+// Events that passed verification but could not be read (engine/intake.hpp), newest first.
+int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::string& format) {
+    orch::engine::store db(s.database_url);
+    json list = db.quarantined_events(limit);
+    if (format == "json") {
+        std::cout << json{{"quarantined", list}}.dump(2) << "\n";
+        return 0;
+    }
+    if (list.empty()) {
+        std::cout << "no quarantined events\n";
+        return 0;
+    }
+    for (const auto& e : list) {
+        std::cout << e["received_at"].get<std::string>() << "  #" << e["quarantine_id"].get<std::int64_t>() << "  "
+                  << orch::engine::log_text(e["account_id"].get<std::string>()) << "  "
+                  << e["channel"].get<std::string>() << "  " << orch::engine::log_text(e["source_id"].get<std::string>())
+                  << "\n  reason: " << orch::engine::log_text(e["reason"].get<std::string>()) << "\n  body ("
+                  << e["body_bytes"].get<std::int64_t>() << " bytes, base64): " << e["body_base64"].get<std::string>()
+                  << "\n";
+    }
     return 0;
 }
 
@@ -999,7 +1053,7 @@ int main(int argc, char** argv) {
     worker->callback([&] { action = [&] { return cmd_worker(load(g, need(true, true, true)), exit_when_idle); }; });
 
     app.add_subcommand("serve", "run the webhook receiver and event intake until SIGTERM")->callback([&] {
-        action = [&] { return cmd_serve(load(g, need(true, false, true))); };
+        action = [&] { return cmd_serve(load(g, need(true, true, true))); };
     });
 
     auto* campaign = app.add_subcommand("campaign", "campaign definitions and their state");
@@ -1135,6 +1189,18 @@ int main(int argc, char** argv) {
             return cmd_budget_set(load(g, need(true, false, false)), budget_campaign, set_credits, set_per_day,
                                   set_per_account);
         };
+    });
+
+    auto* events = app.add_subcommand("events", "event intake");
+    events->require_subcommand(1);
+    std::int64_t quarantine_limit = 50;
+    auto* quarantine = events->add_subcommand(
+        "quarantine", "events that passed verification but could not be read, kept raw (newest first)");
+    quarantine->add_option("--limit", quarantine_limit, "how many (INT, 1..500, default 50)")
+        ->check(CLI::Range(1, 500));
+    quarantine->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    quarantine->callback([&] {
+        action = [&] { return cmd_events_quarantine(load(g, need(true, false, false)), quarantine_limit, format); };
     });
 
     CLI11_PARSE(app, argc, argv);

@@ -267,14 +267,15 @@ asio::awaitable<result<void>> back_off(stream_state& st) {
 result<stream_event> deliver(stream_state& st) {
     stream_event ev = std::move(st.pending.front());
     st.pending.pop_front();
-    if (ev.name == "webhook") {
+    // Every event but `connected` carries one: servers name them `webhook` (api-facts 1.6) or
+    // after the event's type. An unreadable one is handed over with its problem, not dropped.
+    if (ev.name != "connected") {
         auto parsed = parse_webhook_event(std::string_view(ev.data));
-        if (!parsed) {
-            error e = std::move(parsed).error();
-            e.message = "stream event '" + ev.id + "': " + e.message;
-            return e;
+        if (parsed) {
+            ev.event = std::move(*parsed);
+        } else {
+            ev.problem = parsed.error().message;
         }
-        ev.event = std::move(*parsed);
     }
     return ev;
 }
@@ -770,7 +771,7 @@ asio::awaitable<result<events_page>> client::poll_webhook_events(std::string_vie
     return d::v2<events_page>(
         impl_, verb::get,
         d::webhook_path(webhook_id, "/events") +
-            d::query({{"since", p.since}, {"after", p.after}, {"limit", d::number_text(p.limit)}}),
+            d::query({{"since", p.since}, {"after", p.after}, {"cursor", p.cursor}, {"limit", d::number_text(p.limit)}}),
         {}, false, o, d::parse_events_page);
 }
 

@@ -121,8 +121,8 @@ public:
     // The next event ("connected", "webhook", ...; SSE comments are skipped). Errors: cancelled;
     // api_error/http_status at connect (INVALID_API_KEY, NOT_FOUND, ... are returned at once);
     // connection_lost/timeout/transport_connect once stream_reconnect_attempts_max consecutive
-    // attempts failed; malformed_response for a `webhook` event whose data is not an event
-    // (the stream stays usable).
+    // attempts failed. An event whose data is not a readable event comes with `event` empty and
+    // `problem` set (the stream stays usable).
     asio::awaitable<result<stream_event>> next();
     const std::string& last_event_id() const;
     std::size_t reconnects() const;    // reconnections so far

@@ -257,6 +257,10 @@ struct people_page : reply_base {
     std::vector<person_hit> results;   // strict: an array when present
     std::optional<std::int64_t> total_results;
     std::optional<std::int64_t> total_available_results;
+    // A server that caps the people per call (api-facts 2.1 shows no pagination object; V1 had
+    // pages of 50 and has_next_page): whether more exist, and the page to continue from.
+    std::optional<bool> has_more;
+    std::optional<std::int64_t> next_start_page;
 };
 
 struct search_companies_params {
@@ -728,7 +732,8 @@ struct webhook_event {
     std::optional<time_point> timestamp;   // when the API emitted it
     std::optional<time_point> occurred_at; // event.timestamp: when it happened on the platform
     event_type type = event_type::unknown;
-    std::string type_name;                 // event.type as sent
+    std::string type_name;                 // the type as sent (event.type, type, event, ...)
+    std::string event_id;                  // the body's own id (event_id / id), empty when none
     // message
     std::string message_text;
     std::string sender_name;
@@ -743,14 +748,16 @@ struct webhook_event {
     json raw = json::object();             // the whole wrapper
 };
 
-// Parses a webhook delivery body / an SSE `webhook` data / a polled item's `event`.
-// Strict: the body must be a JSON object with an `event` object carrying a string `type`.
+// Parses a webhook delivery body / an SSE event's data / a polled item's `event`, in any known
+// envelope (see parse_event_wrapper in detail/parse.cpp). Malformed: not a JSON object, no type
+// anywhere, or a known type that names nobody.
 result<webhook_event> parse_webhook_event(std::string_view raw_body);
 result<webhook_event> parse_webhook_event(const json& wrapper);
 
 struct poll_events_params {
     std::string since;                 // ISO 8601; empty: from the start of retention
     std::string after;                 // an event_id: only later events (sandbox and third-party clients)
+    std::string cursor;                // a previous page's next_cursor (opaque or numeric)
     std::optional<std::int64_t> limit; // 1..200, API default 50
 };
 
@@ -764,6 +771,14 @@ struct events_page : reply_base {
     std::vector<polled_event> items;   // oldest first
     std::optional<bool> has_more;
     std::string next_after;            // the last item's event_id, for the next poll's `after`
+    std::string next_cursor;           // next_cursor as text (a string or an integer); "" when none
+    // Items whose event could not be read: kept raw, with the reason, for the quarantine.
+    struct unreadable {
+        std::string event_id;
+        std::string reason;
+        json raw;
+    };
+    std::vector<unreadable> unreadable_items;
 };
 
 // One message of the SSE stream (GET /v2/webhooks/{id}/stream).
@@ -771,7 +786,10 @@ struct stream_event {
     std::string name;                  // SSE `event:` ("connected", "webhook", ...); "message" when absent
     std::string id;                    // SSE `id:`; empty when the server sends none
     std::string data;                  // joined `data:` lines
-    std::optional<webhook_event> event; // parsed when name is "webhook"
+    // Parsed for every event but `connected`, whether named `webhook` or after its type; when
+    // the data is not a readable event, `event` is empty and `problem` says why.
+    std::optional<webhook_event> event;
+    std::string problem;
 };
 
 // ---------------------------------------------------------------------------------------------

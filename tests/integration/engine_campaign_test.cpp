@@ -3,6 +3,7 @@
 // test's own. The true numbers come from the sandbox's side-effect record.
 #include "schema/schema.hpp"
 #include "tests/support/http_client.hpp"
+#include "tests/support/e2e_campaign.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 #include "tests/support/sandbox_process.hpp"
@@ -34,68 +35,16 @@ using orch::test::http_client;
 using orch::test::json;
 using orch::test::orchestrator_env;
 using orch::test::sandbox_process;
+using orch::test::campaign_yaml;
+using orch::test::read_side_effects;
+using orch::test::search_audience;
+using orch::test::side_effects;
 
 std::string temp_dir() {
     char tmpl[] = "/tmp/orch-e2e-XXXXXX";
     return mkdtemp(tmpl);
 }
 
-
-std::string campaign_yaml(const std::string& name, const std::string& audience, const std::string& wait,
-                          const std::vector<std::string>& accounts) {
-    std::string acc;
-    for (const auto& a : accounts) {
-        acc += (acc.empty() ? "" : ", ") + a;
-    }
-    return "name: " + name + "\naccounts: [" + acc + "]\naudience:\n" + audience +
-           "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
-           "budget_credits: 1000000\nstop_on_reply: true\nsteps:\n"
-           "  - id: check\n    kind: check_invitation\n    on_accepted: message\n    on_pending: wait\n"
-           "    on_no_invitation: invite\n"
-           "  - id: invite\n    kind: invite\n    note: \"Hi {{first_name}}, let's connect.\"\n"
-           "  - id: wait\n    kind: wait_accepted\n    timeout: " + wait + "\n    next: message\n    on_timeout: end\n"
-           "  - id: message\n    kind: send\n    variants:\n"
-           "      - name: A\n        message_text: \"Thanks {{first_name}}, open to a chat?\"\n"
-           "      - name: B\n        message_text: \"Great to connect, {{first_name}}. A short call?\"\n";
-}
-
-std::string search_audience(int n) {
-    return "  search:\n    title: Engineer\n  total_results: " + std::to_string(n) + "\n";
-}
-
-struct side_effects {
-    int invited_people = 0;       // invitations actually sent
-    int duplicate_invites = 0;    // sent more than once to the same person by the same account
-    int accepted = 0;
-    int messages = 0;
-    int duplicate_messages = 0;   // same account, same person, same text twice
-    std::map<std::string, int> invites_per_person;  // across accounts
-};
-
-side_effects read_side_effects(unsigned short control_port) {
-    http_client c("127.0.0.1", control_port);
-    auto j = c.get("/control/side-effects").body_json();
-    side_effects s;
-    for (const auto& inv : j["invitations"]) {
-        if (inv["sent"].get<int>() > 0) {
-            ++s.invited_people;
-            s.invites_per_person[inv["profile_url"].get<std::string>()] += inv["sent"].get<int>();
-        }
-        s.duplicate_invites += inv["sent"].get<int>() > 1 ? 1 : 0;
-        s.accepted += inv["outcome"] == "accepted" ? 1 : 0;
-    }
-    std::set<std::string> seen;
-    for (const auto& m : j["messages"]) {
-        if (m.value("kind", "") != "" && m.value("kind", "") != "network") {
-            continue;
-        }
-        ++s.messages;
-        auto key = m["account_id"].get<std::string>() + "|" + m["profile_url"].get<std::string>() + "|" +
-                   m["text"].get<std::string>();
-        s.duplicate_messages += seen.insert(key).second ? 0 : 1;
-    }
-    return s;
-}
 
 class EngineTest : public ::testing::Test {
 protected:

@@ -70,7 +70,8 @@ std::map<std::string, std::string> orchestrator_env::env() const {
                                             {"ORCH_LOG_LEVEL", "info"},
                                             {"ORCH_KEY_REQUESTS_PER_MINUTE", "60000000"},
                                             {"ORCH_KEY_BURST", "100000"},
-                                            {"ORCH_RAMP_UP", "false"}};
+                                            {"ORCH_RAMP_UP", "false"},
+                                            {"ORCH_SECRET_KEY", "test-only-secret-key-0123456789abcdef"}};
     for (const char* q : {"INVITE", "SEND", "VISIT", "WITHDRAW", "SEARCH"}) {
         e[std::string("ORCH_") + q + "_PER_DAY"] = "-1";
         e[std::string("ORCH_") + q + "_PER_WEEK"] = "-1";

@@ -680,3 +680,58 @@ TEST(machine_names, statuses_and_calls) {
 }
 
 }  // namespace
+
+namespace {
+
+// hello (send) -> pause (delay) -> again (send): `again` is a follow-up.
+campaign follow_up_campaign(bool stop_on_reply) {
+    campaign c = the_campaign;
+    c.stop_on_reply = stop_on_reply;
+    step pause = make_step("pause", step_kind::delay, "again");
+    pause.duration = day;
+    step again = make_step("again", step_kind::send, "fin");
+    again.variants = {{"A", {"Following up, {{first_name}}"}}};
+    for (auto& s : c.steps) {
+        if (s.id == "pause") {
+            s = pause;
+        }
+    }
+    c.steps.push_back(again);
+    return c;
+}
+
+}  // namespace
+
+TEST(decide, a_follow_up_of_a_stop_on_reply_campaign_confirms_no_reply_first) {
+    const campaign c = follow_up_campaign(true);
+    // The first message is no follow-up: nothing was sent before it.
+    auto first = decide(c, lead, at("hello", status::ready, t0), ev_due{}, t0);
+    ASSERT_TRUE(first.call);
+    EXPECT_FALSE(first.call->confirm_no_reply);
+    auto again = decide(c, lead, at("again", status::ready, t0), ev_due{}, t0);
+    ASSERT_TRUE(again.call);
+    EXPECT_EQ(again.call->kind, call_kind::send);
+    EXPECT_TRUE(again.call->confirm_no_reply);
+    // Without stop_on_reply a follow-up is sent as it is; a reconciliation never reads twice.
+    EXPECT_FALSE(decide(follow_up_campaign(false), lead, at("again", status::ready, t0), ev_due{}, t0)
+                     .call->confirm_no_reply);
+    enrollment_state calling = again.next;
+    calling.reconcile = true;
+    auto reconcile = decide(c, lead, calling, ev_due{}, t0);
+    ASSERT_TRUE(reconcile.call);
+    EXPECT_FALSE(reconcile.call->confirm_no_reply);
+}
+
+TEST(decide, a_reply_found_before_the_follow_up_ends_the_lead_as_replied) {
+    const campaign c = follow_up_campaign(true);
+    auto d = decide(c, lead, at("again", status::ready, t0), ev_due{}, t0);
+    ev_result found = result(call_kind::send, result_kind::ok);
+    found.reply_found = true;
+    auto after = decide(c, lead, d.next, found, t0 + minutes(1));
+    ASSERT_TRUE(after.valid) << after.why;
+    EXPECT_EQ(after.next.st, status::replied);
+    EXPECT_FALSE(after.call);
+    // A send that went out moves on as before.
+    auto sent = decide(c, lead, d.next, result(call_kind::send, result_kind::ok), t0 + minutes(1));
+    EXPECT_EQ(sent.next.st, status::done);
+}

@@ -299,7 +299,8 @@ TEST(OutreachParse, PostReactionsInEitherShape) {
 
 TEST(OutreachParse, PolledEventsAndWebhooks) {
     auto page = v2<events_page>(R"({"items":[{"event_id":"65a7b2c3d4e5f6a7b8c9d0e1","created_at":"2025-01-15T10:31:00.123Z",
-        "event":{"account_id":"acc_1","event":{"type":"message","message_text":"x"},"timestamp":"2025-01-15T10:31:00Z"}}],
+        "event":{"account_id":"acc_1","event":{"type":"message","message_text":"x","sender_profile":"https://n/in/s"},
+        "timestamp":"2025-01-15T10:31:00Z"}}],
         "has_more":false,"next_after":"65a7b2c3d4e5f6a7b8c9d0e1"})",
                                 detail::parse_events_page);
     ASSERT_TRUE(page);
@@ -404,3 +405,89 @@ TEST(OutreachParse, SearchPeopleResults) {
 }
 
 } // namespace
+
+// Every envelope a faithful reading of the spec may use (api-facts 1.2-1.5, 7.7) gives the same
+// event: the type from event.type, a `type`/`event`/`event_type` string, or data.type; the fields
+// from the event object, a top-level data object, or both.
+TEST(OutreachParse, EventEnvelopesOfEveryReadingGiveTheSameEvent) {
+    const char* shapes[] = {
+        R"({"account_id":"a1","event":{"type":"accepted_invitation","profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","type":"accepted_invitation","data":{"profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","event":"accepted_invitation","data":{"profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","event_type":"invitation_accepted","data":{"profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","data":{"type":"accepted_invitation","profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","event":{"type":"accepted_invitation"},"data":{"profile_url":"https://n/in/x"}})",
+        R"({"account_id":"a1","type":"accepted_invitation","data":{"new_connections":[{"profile_url":"https://n/in/x"}]}})",
+        R"({"account_id":"a1","event":{"type":"accepted_invitation","person":{"profile_url":"https://n/in/x"}}})",
+    };
+    for (const char* body : shapes) {
+        auto ev = parse_webhook_event(std::string_view(body));
+        ASSERT_TRUE(ev) << body << ": " << ev.error().message;
+        EXPECT_EQ(ev->type, event_type::accepted_invitation) << body;
+        EXPECT_EQ(ev->account_id, "a1") << body;
+        ASSERT_EQ(ev->connections.size(), 1u) << body;
+        EXPECT_EQ(ev->connections[0].profile_url, "https://n/in/x") << body;
+    }
+    auto flat_message = parse_webhook_event(std::string_view(
+        R"({"event":"message_received","account_id":"a1","event_id":"ev-9","timestamp":"2025-01-15T10:31:00.000000",
+            "data":{"sender_profile":"https://n/in/y","message_text":"hi"},"x_extra":{"z":1}})"));
+    ASSERT_TRUE(flat_message);
+    EXPECT_EQ(flat_message->type, event_type::message);
+    EXPECT_EQ(flat_message->sender_profile_url, "https://n/in/y");
+    EXPECT_EQ(flat_message->message_text, "hi");
+    EXPECT_EQ(flat_message->event_id, "ev-9");
+    ASSERT_TRUE(flat_message->timestamp);  // no zone: read as UTC
+    // A person named by public identifier only is still someone.
+    auto by_id = parse_webhook_event(std::string_view(
+        R"({"type":"accepted_invitation","data":{"public_identifier":"jane-doe"}})"));
+    ASSERT_TRUE(by_id);
+    EXPECT_EQ(by_id->connections[0].public_identifier, "jane-doe");
+    // Malformed: no type anywhere, a message that names nobody, an acceptance of nobody.
+    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"data":{"profile_url":"u"}})")));
+    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"message","data":{"message_text":"x"}})")));
+    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"accepted_invitation","data":{"name":"X"}})")));
+    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"accepted_invitation","new_connections":[]})")));
+}
+
+// A polled page keeps its readable items and sets the unreadable ones aside, raw; the next
+// position is whichever form the server gives (next_cursor as a string or a number).
+TEST(OutreachParse, PolledPageKeepsUnreadableItemsAndEveryCursorForm) {
+    auto page = v2<events_page>(R"({"items":[
+        {"event_id":"e1","created_at":"2025-01-15T10:31:00.123","event":{"type":"accepted_invitation","data":{"profile_url":"u"}}},
+        {"event_id":"e2","event":{"event":{"no":"type"}}}],
+        "next_cursor":42,"has_more":true})",
+                                detail::parse_events_page);
+    ASSERT_TRUE(page) << page.error().message;
+    ASSERT_EQ(page->items.size(), 1u);
+    EXPECT_EQ(page->items[0].event_id, "e1");
+    ASSERT_EQ(page->unreadable_items.size(), 1u);
+    EXPECT_EQ(page->unreadable_items[0].event_id, "e2");
+    EXPECT_FALSE(page->unreadable_items[0].reason.empty());
+    EXPECT_EQ(page->next_cursor, "42");
+    EXPECT_EQ(page->has_more, true);
+    auto opaque = v2<events_page>(R"({"items":[],"pagination":{"next_cursor":"abc","has_more":false}})",
+                                  detail::parse_events_page);
+    ASSERT_TRUE(opaque);
+    EXPECT_EQ(opaque->next_cursor, "abc");
+    EXPECT_EQ(opaque->has_more, false);
+}
+
+// A capped search says where to continue: next_start_page, or the page after end_page.
+TEST(OutreachParse, SearchPeoplePaginationForms) {
+    auto capped = v2<people_page>(R"({"results":[{"public_id":"a","network_url":"u"}],"total_results":1,
+        "total_available_results":300,"has_more":true,
+        "pagination":{"start_page":1,"end_page":2,"results_per_page":50,"has_more":true,"next_start_page":3}})",
+                                  detail::parse_people_page);
+    ASSERT_TRUE(capped);
+    EXPECT_EQ(capped->has_more, true);
+    EXPECT_EQ(capped->next_start_page, 3);
+    auto derived = v2<people_page>(R"({"results":[],"total_results":0,
+        "pagination":{"start_page":1,"end_page":2,"has_more":true}})",
+                                   detail::parse_people_page);
+    ASSERT_TRUE(derived);
+    EXPECT_EQ(derived->next_start_page, 3);
+    auto all = v2<people_page>(R"({"results":[],"total_results":0})", detail::parse_people_page);
+    ASSERT_TRUE(all);
+    EXPECT_FALSE(all->has_more);
+    EXPECT_FALSE(all->next_start_page);
+}

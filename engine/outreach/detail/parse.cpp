@@ -457,6 +457,21 @@ void parse_people_page(const json& d, people_page& out) {
     }
     out.total_results = strict_int(d, "total_results");
     out.total_available_results = opt_int(d, {"total_available_results"});
+    out.has_more = opt_bool(d, {"has_more", "has_next_page"});
+    out.next_start_page = opt_int(d, {"next_start_page", "next_page"});
+    if (const json* pg = object_at(d, {"pagination"})) {
+        if (!out.has_more) {
+            out.has_more = opt_bool(*pg, {"has_more", "has_next_page"});
+        }
+        if (!out.next_start_page) {
+            out.next_start_page = opt_int(*pg, {"next_start_page", "next_page"});
+        }
+        if (!out.next_start_page && out.has_more.value_or(false)) {
+            if (auto end = opt_int(*pg, {"end_page"})) {
+                out.next_start_page = *end + 1;
+            }
+        }
+    }
 }
 
 void parse_companies_page(const json& d, companies_page& out) {
@@ -749,70 +764,180 @@ new_connection parse_new_connection(const json& o) {
 }
 
 void read_accepted_event(const json& ev, webhook_event& out) {
-    // Shapes (api-facts 1.4): flat on event (the sandbox's), event.data, event.new_connections[].
-    if (const json* list = find_any(ev, {"new_connections", "connections"}); list != nullptr && list->is_array()) {
-        for (const auto& o : *list) {
-            out.connections.push_back(parse_new_connection(o));
-        }
-        return;
-    }
+    // Shapes (api-facts 1.4): flat on event (the sandbox's default), event.data, a list
+    // (`new_connections[]` or `connections[]`, on the event or under its data), or the person
+    // under `person`, `connection` or `profile`.
     const json* data = object_at(ev, {"data"});
-    new_connection c = parse_new_connection(data != nullptr ? *data : ev);
-    if (c.profile_url.empty() && c.public_identifier.empty() && c.name.empty()) {
-        fail("accepted_invitation names nobody");
+    const json* list = find_any(ev, {"new_connections", "connections"});
+    if ((list == nullptr || !list->is_array()) && data != nullptr) {
+        list = find_any(*data, {"new_connections", "connections"});
     }
-    out.connections.push_back(std::move(c));
+    if (list != nullptr && list->is_array()) {
+        for (const auto& o : *list) {
+            if (o.is_object()) {
+                out.connections.push_back(parse_new_connection(o));
+            }
+        }
+    } else {
+        const json* person = object_at(ev, {"person", "connection", "profile"});
+        const json& from = person != nullptr ? *person : data != nullptr ? *data : ev;
+        out.connections.push_back(parse_new_connection(from));
+    }
+    std::erase_if(out.connections,
+                  [](const new_connection& c) { return c.profile_url.empty() && c.public_identifier.empty(); });
+    if (out.connections.empty()) {
+        fail("accepted_invitation names nobody by profile URL or public identifier");
+    }
 }
 
 } // namespace
 
+namespace {
+
+// Type names seen for each kind: the documented ones (api-facts 1.1) and those of other readings
+// of the spec (the subscription filter's names, third-party consumers).
+event_type kind_of(std::string_view name) {
+    if (name == "message" || name == "message_received" || name == "new_message") {
+        return event_type::message;
+    }
+    if (name == "accepted_invitation" || name == "invitation_accepted" || name == "new_connection" ||
+        name == "connection_accepted") {
+        return event_type::accepted_invitation;
+    }
+    if (name == "disconnection" || name == "account_disconnected" || name == "disconnected") {
+        return event_type::disconnection;
+    }
+    return event_type::unknown;
+}
+
+// The event's own fields in one object, wherever the envelope keeps them: `event` as an object
+// (the documented wrapper), a top-level `data` object (flat envelopes), or both (a type object
+// beside the data); the wrapper itself when neither is there.
+// The first of `keys` that holds a non-empty string (a type is a name: a number there is no type).
+std::string type_at(const json& o, std::initializer_list<std::string_view> keys) {
+    for (auto k : keys) {
+        auto it = o.find(k);
+        if (it != o.end() && it->is_string() && !it->get<std::string>().empty()) {
+            return it->get<std::string>();
+        }
+    }
+    return {};
+}
+
+json event_body(const json& wrapper, const json* ev, const json* data) {
+    if (ev != nullptr && data == nullptr) {
+        return *ev;
+    }
+    if (ev == nullptr && data != nullptr) {
+        return *data;
+    }
+    if (ev == nullptr) {
+        return wrapper;
+    }
+    json merged = *data;
+    for (const auto& [k, v] : ev->items()) {
+        merged[k] = v;
+    }
+    return merged;
+}
+
+} // namespace
+
+// Reads an event in any envelope a faithful reading of the spec may use (api-facts 1.2-1.5 and
+// 7.7): the wrapper `{account_id, event{type, ...}, timestamp}`; flat forms with the type as a
+// string under `type`, `event` or `event_type` and the fields under `data`; the fields under
+// `event.data` or `event.sender`. An unknown type is passed through (event_type::unknown); an
+// event with no type anywhere, or a known type that names nobody, is malformed.
 webhook_event parse_event_wrapper(const json& wrapper) {
     if (!wrapper.is_object()) {
         fail("the event is not a JSON object");
     }
     const json* ev = object_at(wrapper, {"event"});
-    if (ev == nullptr) {
-        fail("the event has no `event` object");
-    }
+    const json* data = object_at(wrapper, {"data", "payload"});
     webhook_event out;
+    if (ev != nullptr) {
+        out.type_name = type_at(*ev, {"type", "event_type", "event", "name"});
+    }
+    if (out.type_name.empty()) {
+        out.type_name = type_at(wrapper, {"type", "event_type", "event"});
+    }
+    if (out.type_name.empty() && data != nullptr) {
+        out.type_name = type_at(*data, {"type", "event_type"});
+    }
+    if (out.type_name.empty()) {
+        fail("the event names no type (looked at event.type, type, event, event_type and data.type)");
+    }
+    json body = event_body(wrapper, ev, data);
     out.account_id = text(wrapper, {"account_id"});
+    if (out.account_id.empty()) {
+        out.account_id = text(body, {"account_id"});
+    }
     out.account_name = text(wrapper, {"account_name"});
-    out.timestamp = opt_time(wrapper, {"timestamp"});
-    out.type_name = required_text(*ev, "type");
-    out.occurred_at = opt_time(*ev, {"timestamp"});
-    if (out.type_name == "message" || out.type_name == "message_received") {
-        out.type = event_type::message;
-        read_message_event(*ev, out);
-    } else if (out.type_name == "accepted_invitation") {
-        out.type = event_type::accepted_invitation;
-        read_accepted_event(*ev, out);
-    } else if (out.type_name == "disconnection") {
-        out.type = event_type::disconnection;
-        out.reason = text(*ev, {"reason"});
-    } else {
-        out.type = event_type::unknown; // newer event types are passed through, not rejected
+    out.event_id = text(wrapper, {"event_id", "id"});
+    if (out.event_id.empty()) {
+        out.event_id = text(body, {"event_id"});
+    }
+    out.timestamp = opt_time(wrapper, {"timestamp", "created_at"});
+    out.occurred_at = opt_time(body, {"timestamp", "occurred_at"});
+    out.type = kind_of(out.type_name);
+    switch (out.type) {
+    case event_type::message:
+        read_message_event(body, out);
+        if (out.sender_profile_url.empty() && out.conversation_id.empty()) {
+            fail("message event names neither its sender's profile nor a conversation");
+        }
+        break;
+    case event_type::accepted_invitation:
+        read_accepted_event(body, out);
+        break;
+    case event_type::disconnection:
+        out.reason = text(body, {"reason", "message"});
+        break;
+    case event_type::unknown: // newer event types are passed through, not rejected
+        break;
     }
     out.raw = wrapper;
     return out;
 }
 
+// A page of polled events. Items are read one by one: an item whose event cannot be read is
+// kept raw in unreadable_items rather than failing the page (the rest of it is still good).
 void parse_events_page(const json& d, events_page& out) {
     const json& items = d.contains("items") ? array_at(d, "items") : array_at(d, "events");
     for (const auto& o : items) {
         polled_event p;
-        p.event_id = required_text(o, "event_id");
-        p.created_at = opt_time(o, {"created_at"});
+        p.event_id = text(o, {"event_id", "id"});
         const json* wrapper = object_at(o, {"event"});
-        if (wrapper == nullptr) {
-            fail("events item " + p.event_id + " has no `event`");
+        if (p.event_id.empty() && wrapper != nullptr) {
+            p.event_id = text(*wrapper, {"event_id", "id"});
         }
-        p.event = parse_event_wrapper(*wrapper);
+        if (p.event_id.empty()) {
+            fail("an events item has no `event_id`");
+        }
+        p.created_at = opt_time(o, {"created_at", "timestamp"});
+        try {
+            p.event = parse_event_wrapper(wrapper != nullptr ? *wrapper : o);
+        } catch (const malformed& m) {
+            out.unreadable_items.push_back({p.event_id, m.what, o});
+            continue;
+        }
         out.items.push_back(std::move(p));
     }
-    out.has_more = strict_bool(d, "has_more");
+    out.has_more = opt_bool(d, {"has_more"});
+    if (!out.has_more) {
+        if (const json* pg = object_at(d, {"pagination"})) {
+            out.has_more = opt_bool(*pg, {"has_more"});
+        }
+    }
     out.next_after = text(d, {"next_after"});
     if (out.next_after.empty() && !out.items.empty()) {
         out.next_after = out.items.back().event_id;
+    }
+    out.next_cursor = text(d, {"next_cursor", "cursor"});
+    if (out.next_cursor.empty()) {
+        if (const json* pg = object_at(d, {"pagination"})) {
+            out.next_cursor = text(*pg, {"next_cursor", "cursor"});
+        }
     }
 }
 

@@ -26,6 +26,9 @@ WITH x AS MATERIALIZED (
         finished_at = CASE WHEN x.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
         updated_at = now(),
         -- milestones (migration 0005); `call` is the action the attempt was about
+        -- an acceptance counts in the funnel however it was learned: a check that found it
+        -- ACCEPTED sets accepted_seen as an event does (events/mark sets it for events)
+        accepted_at = CASE WHEN x.accepted_seen THEN COALESCE(e.accepted_at, now()) ELSE e.accepted_at END,
         checked_at = CASE WHEN x.call = 'check_invitation' AND x.outcome IN ('ok', 'reconciled_present')
                           THEN COALESCE(e.checked_at, now()) ELSE e.checked_at END,
         invited_at = CASE WHEN x.call = 'invite' AND x.outcome IN ('ok', 'reconciled_present')

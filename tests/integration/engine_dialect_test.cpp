@@ -1,0 +1,204 @@
+// The orchestrator against every reading of the spec the sandbox can take (its `dialect_*`
+// settings, sandbox/README.md "Dialects"), one at a time and in seeded random mixes. Each run
+// applies the canonical campaign and a follow-up campaign with stop_on_reply, runs serve and a
+// worker to the end, and checks:
+//   - at least 95 % of the acceptances were acted on from their event (not found by a sweep or a
+//     check at the timeout: the waits are 10 minutes, so a lost event would hold the run);
+//   - no follow-up went to a person after their reply;
+//   - no duplicate invitation or message, every lead finished, none failed.
+#include "engine/outreach/types.hpp"
+#include "engine/time_format.hpp"
+#include "tests/support/e2e_campaign.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace {
+
+using orch::test::background_process;
+using orch::test::campaign_yaml;
+using orch::test::free_port;
+using orch::test::http_client;
+using orch::test::json;
+using orch::test::orchestrator_env;
+using orch::test::read_side_effects;
+using orch::test::sandbox_process;
+using orch::test::search_audience;
+
+struct dialect_case {
+    std::string name;
+    std::vector<std::string> flags;  // sandbox flags
+    bool hosted = false;             // serve without a public URL: SSE stream and polling
+    int leads = 12;                  // per campaign
+};
+
+std::ostream& operator<<(std::ostream& o, const dialect_case& c) { return o << c.name; }
+
+std::vector<dialect_case> cases() {
+    std::vector<dialect_case> out = {
+        {"default_custom", {}},
+        {"default_hosted", {}, true},
+        {"activation_on_start", {"--dialect-webhook-activation", "on_start"}},
+        {"activation_on_start_hosted", {"--dialect-webhook-activation", "on_start"}, true},
+        {"envelope_flat_type", {"--dialect-event-envelope", "flat_type"}},
+        {"envelope_flat_event", {"--dialect-event-envelope", "flat_event"}},
+        {"accepted_list", {"--dialect-accepted-shape", "list"}},
+        {"accepted_data", {"--dialect-accepted-shape", "data"}},
+        {"message_type_message_received", {"--dialect-message-type", "message_received"}},
+        {"disconnection_subscribed", {"--dialect-disconnection", "subscribed"}},
+        {"sse_named_after_type", {"--dialect-sse-event-name", "type"}, true},
+        {"sse_without_ids", {"--dialect-sse-ids", "false"}, true},
+        {"poll_since", {"--dialect-poll-cursor", "since"}, true},
+        {"poll_opaque_cursor", {"--dialect-poll-cursor", "opaque"}, true},
+        {"poll_numeric_cursor", {"--dialect-poll-cursor", "numeric"}, true},
+        {"search_page_cap_50", {"--dialect-search-page-cap", "50"}, false, 60},
+        {"timestamps_naive", {"--dialect-timestamps", "naive"}},
+        {"no_retry_after", {"--retry-after", "false"}},
+        {"errors_without_account_id", {"--dialect-error-account-id", "false"}},
+        {"extra_fields", {"--dialect-extra-fields", "true"}},
+        {"extra_fields_hosted", {"--dialect-extra-fields", "true"}, true},
+    };
+    for (int seed = 1; seed <= 5; ++seed) {
+        out.push_back({"random_" + std::to_string(seed), {"--dialect", "random:" + std::to_string(seed)},
+                       seed % 2 == 0, seed == 3 ? 60 : 12});
+    }
+    return out;
+}
+
+std::string follow_up_yaml(const std::string& name, const std::string& audience) {
+    return "name: " + name +
+           "\naccounts: [sender-1, sender-2, sender-3]\naudience:\n" + audience +
+           "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+           "budget_credits: 1000000\nstop_on_reply: true\nsteps:\n"
+           "  - id: invite\n    kind: invite\n"
+           "  - id: wait\n    kind: wait_accepted\n    timeout: 10m\n    next: hello\n    on_timeout: end\n"
+           "  - id: hello\n    kind: send\n    message_text: \"Hello {{first_name}}\"\n"
+           "  - id: pause\n    kind: delay\n    duration: 3s\n    next: again\n"
+           "  - id: again\n    kind: send\n    message_text: \"Following up, {{first_name}}\"\n";
+}
+
+class DialectTest : public ::testing::TestWithParam<dialect_case> {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        char tmpl[] = "/tmp/orch-dialect-XXXXXX";
+        dir_ = mkdtemp(tmpl);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+    std::string dir_;
+};
+
+TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
+    const auto& c = GetParam();
+    // Everybody accepts: with 10-minute waits, one lost acceptance holds the run past its deadline.
+    std::vector<std::string> flags = {"--accept-probability", "1", "--accept-delay-ms-min", "100",
+                                      "--accept-delay-ms-max", "800", "--reply-probability", "0.5",
+                                      "--reply-delay-ms-min", "100", "--reply-delay-ms-max", "500"};
+    flags.insert(flags.end(), c.flags.begin(), c.flags.end());
+    sandbox_process sandbox(flags);
+    orchestrator_env env(sandbox.port());
+    for (int i = 1; i <= 3; ++i) {
+        auto r = env.run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                          "--label", "sender-" + std::to_string(i)});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    auto canonical = write("canonical.yaml", campaign_yaml("canonical", search_audience(c.leads), "10m",
+                                                           {"sender-1", "sender-2", "sender-3"}));
+    auto applied = env.run({"campaign", "apply", canonical});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find(std::to_string(c.leads) + " enrolled"), std::string::npos) << applied.output;
+    // The follow-up campaign's audience: other people (a different search).
+    auto follow = write("follow.yaml",
+                        follow_up_yaml("follow", "  search:\n    title: Manager\n  total_results: " +
+                                                     std::to_string(c.leads) + "\n"));
+    applied = env.run({"campaign", "apply", follow});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+
+    auto port = free_port();
+    std::vector<std::string> args = {"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port)};
+    if (!c.hosted) {
+        args.insert(args.end(), {"--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks"});
+    }
+    auto serve = env.spawn(args);
+    for (int i = 0; i < 400 && env.scalar("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL") != "3"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    // Let serve confirm (and start) the webhooks before anyone is invited.
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    auto worker = env.spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(240'000), 0) << worker->log() << serve->log();
+
+    for (const char* name : {"canonical", "follow"}) {
+        auto r = env.run({"report", "funnel", name, "--format", "json"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        auto f = json::parse(r.output);
+        EXPECT_EQ(f["live"], 0) << name;
+        EXPECT_EQ(f["failed"], 0) << name << " " << worker->log();
+        if (std::string(name) == "canonical") {
+            EXPECT_EQ(f["found"], c.leads) << name;  // every page of a capped search was read
+        } else {
+            EXPECT_GT(f["found"].get<int>(), 0) << name;
+        }
+    }
+    auto truth = read_side_effects(sandbox.control_port());
+    EXPECT_GT(truth.accepted, 0);
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+
+    // Acceptances acted on from their event: an inbox event that no sweep made.
+    int accepted = std::stoi(env.scalar("SELECT count(*) FROM enrollments WHERE accepted_at IS NOT NULL"));
+    int from_events = std::stoi(env.scalar(
+        "SELECT count(DISTINCT en.enrollment_id) FROM enrollments en JOIN events ev ON ev.lead_id = en.lead_id "
+        "AND ev.account_id = en.account_id AND ev.kind = 'accepted_invitation' AND ev.source_id NOT LIKE 'sweep:%' "
+        "WHERE en.accepted_at IS NOT NULL"));
+    EXPECT_EQ(accepted, truth.accepted) << "the funnel's acceptances against the sandbox's";
+    EXPECT_GE(from_events * 100, accepted * 95) << from_events << " of " << accepted << " from events\n"
+                                                << serve->log();
+    EXPECT_EQ(env.scalar("SELECT count(*) FROM events_quarantine"), "0") << serve->log();
+
+    // No message to a person after their reply (a reply within a second of our send is a race
+    // no reader can win, and the follow-up comes 3 s after the first message).
+    http_client control("127.0.0.1", sandbox.control_port());
+    auto fired = control.get("/control/events").body_json();
+    std::map<std::string, std::chrono::system_clock::time_point> replied_at;  // account|profile
+    for (const auto& e : fired["events"]) {
+        auto ev = orch::outreach::parse_webhook_event(e["payload"]);
+        if (!ev || ev->type != orch::outreach::event_type::message) {
+            continue;
+        }
+        auto at = *orch::engine::parse_iso8601(e["created_at"].get<std::string>());
+        auto key = e["account_id"].get<std::string>() + "|" + ev->sender_profile_url;
+        if (!replied_at.count(key) || at < replied_at[key]) {
+            replied_at[key] = at;
+        }
+    }
+    auto effects = control.get("/control/side-effects").body_json();
+    int after_reply = 0;
+    for (const auto& m : effects["messages"]) {
+        auto key = m["account_id"].get<std::string>() + "|" + m["profile_url"].get<std::string>();
+        auto it = replied_at.find(key);
+        if (it != replied_at.end() &&
+            *orch::engine::parse_iso8601(m["at"].get<std::string>()) > it->second + std::chrono::seconds(1)) {
+            ++after_reply;
+        }
+    }
+    EXPECT_EQ(after_reply, 0) << "messages sent after the person replied";
+    EXPECT_GT(replied_at.size(), 0u) << "the run saw no reply at all: the check above proved nothing";
+}
+
+INSTANTIATE_TEST_SUITE_P(Dialects, DialectTest, ::testing::ValuesIn(cases()),
+                         [](const ::testing::TestParamInfo<dialect_case>& i) { return i.param.name; });
+
+}  // namespace

@@ -1,0 +1,227 @@
+// End-to-end tests of event intake with no single point of failure (engine/intake.hpp): serve
+// killed and restarted, two replicas with one killed for good, a lost stored secret, and events
+// that pass verification but cannot be read. The truth of what was sent comes from the sandbox.
+#include "engine/outreach/signature.hpp"
+#include "engine/secret_box.hpp"
+#include "tests/support/e2e_campaign.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace {
+
+using orch::test::background_process;
+using orch::test::campaign_yaml;
+using orch::test::free_port;
+using orch::test::http_client;
+using orch::test::json;
+using orch::test::orchestrator_env;
+using orch::test::read_side_effects;
+using orch::test::sandbox_process;
+using orch::test::search_audience;
+
+const std::vector<std::string> senders = {"sender-1", "sender-2", "sender-3"};
+const char* test_secret_key = "test-only-secret-key-0123456789abcdef";  // as orchestrator_env sets it
+
+class IntakeTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        char tmpl[] = "/tmp/orch-intake-XXXXXX";
+        dir_ = mkdtemp(tmpl);
+    }
+    void TearDown() override { std::filesystem::remove_all(dir_); }
+
+    void start(std::vector<std::string> sandbox_flags) {
+        sandbox_ = std::make_unique<sandbox_process>(std::move(sandbox_flags));
+        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+        for (int i = 1; i <= 3; ++i) {
+            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                                "--label", "sender-" + std::to_string(i)});
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    // A replica listening on `listen_port` whose webhooks point at `public_port` (the public URL
+    // every replica shares).
+    std::unique_ptr<background_process> serve(unsigned short listen_port, unsigned short public_port,
+                                              std::vector<std::string> extra = {}) {
+        std::vector<std::string> args = {"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(listen_port),
+                                         "--webhook-public-url",
+                                         "http://127.0.0.1:" + std::to_string(public_port) + "/webhooks"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        return env_->spawn(args);
+    }
+
+    bool wait_for(const std::string& sql, const std::string& want, int ms = 20'000) {
+        for (int waited = 0; waited < ms; waited += 50) {
+            if (env_->scalar(sql) == want) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    }
+
+    int webhooks_in_sandbox() {
+        http_client control("127.0.0.1", sandbox_->control_port());
+        auto requests = control.get("/control/requests").body_json();
+        int created = 0;
+        for (const auto& r : requests["requests"]) {
+            if (r.value("method", "") == "POST" && r.value("path", "") == "/v2/webhooks") {
+                ++created;
+            }
+        }
+        return created;
+    }
+
+    std::string dir_;
+    std::unique_ptr<sandbox_process> sandbox_;
+    std::unique_ptr<orchestrator_env> env_;
+};
+
+const std::string webhooks_ready = "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL";
+
+// serve is SIGKILLed and restarted 10 times while the campaign runs. Each restart reuses the
+// stored webhooks (no new one is created) and every acceptance still reaches its lead: the wait is
+// 10 minutes, so the worker finishes quickly only if no acceptance was lost.
+TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "200", "--accept-delay-ms-max", "3000",
+           "--reply-probability", "0", "--webhook-retry-base-ms", "200", "--webhook-max-attempts", "4"});
+    auto file = write("restarts.yaml", campaign_yaml("restarts", search_audience(30), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto ids = env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts");
+    const int created = webhooks_in_sandbox();
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    for (int i = 0; i < 10; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(700));
+        receiver->stop(SIGKILL);
+        std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        receiver = serve(port, port);
+    }
+    ASSERT_EQ(worker->wait(180'000), 0) << worker->log() << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts"), ids);
+    EXPECT_EQ(webhooks_in_sandbox(), created) << "a restart created webhooks instead of reusing them";
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.accepted, truth.invited_people);
+    EXPECT_EQ(truth.messages, truth.accepted) << "an acceptance was lost: its lead never got its message";
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+}
+
+// Two replicas share one public URL; the first leads. It is killed for good: the second takes the
+// lead, adopts the webhooks as they are (same URL), and intake goes on.
+TEST_F(IntakeTest, TheOtherReplicaTakesTheLeadWhenTheLeaderDies) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "500", "--accept-delay-ms-max", "4000",
+           "--reply-probability", "0"});
+    auto file = write("replicas.yaml", campaign_yaml("replicas", search_audience(24), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto public_port = free_port();
+    auto leader = serve(free_port(), public_port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << leader->log();
+    auto follower = serve(public_port, public_port);
+    const int created = webhooks_in_sandbox();
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    leader->stop(SIGKILL);
+    ASSERT_EQ(worker->wait(180'000), 0) << worker->log() << follower->log();
+    EXPECT_NE(follower->log().find("this replica leads"), std::string::npos) << follower->log();
+    EXPECT_EQ(webhooks_in_sandbox(), created);
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, truth.accepted);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+}
+
+// The stored secret can no longer be opened (serve runs with another ORCH_SECRET_KEY): the webhook
+// is kept and its secret rotated, and signed deliveries verify again.
+TEST_F(IntakeTest, ALostStoredSecretIsRecoveredByRotation) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "600",
+           "--reply-probability", "0"});
+    auto port = free_port();
+    {
+        auto first = serve(port, port);
+        ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
+        first->stop(SIGKILL);
+    }
+    const auto ids = env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts");
+    env_->set("ORCH_SECRET_KEY", "a-different-key-so-the-stored-secrets-are-lost");
+    auto file = write("rotated.yaml", campaign_yaml("rotated", search_audience(12), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto second = serve(port, port);
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log() << second->log();
+    EXPECT_NE(second->log().find("rotated"), std::string::npos) << second->log();
+    EXPECT_EQ(env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts"), ids);
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, 12);
+    EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM events WHERE kind = 'accepted_invitation'")), 0);
+}
+
+// A delivery that verifies but cannot be read is kept raw, counted, shown by the CLI, and
+// answered 200 (so the API does not redeliver it forever); a redelivery is stored once; a forged
+// one is refused with 401 and kept nowhere.
+TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
+    start({});
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    // The secret as serve stored it, opened with the key the test environment gives serve.
+    pqxx::connection conn(env_->database_url());
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec_params1("SELECT webhook_secret FROM accounts WHERE account_id = $1", account);
+    auto secret = orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str());
+    ASSERT_TRUE(secret);
+
+    auto post = [&](const std::string& body, const std::string& key) {
+        auto now_s =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        http_client c("127.0.0.1", port);
+        return c.request("POST", "/webhooks/" + account, body,
+                         {{"content-type", "application/json"},
+                          {"X-Service-Timestamp", std::to_string(now_s)},
+                          {"X-Service-Signature", orch::outreach::sign_webhook(key, now_s, body)}});
+    };
+    const std::string no_type = R"({"event_id":"q-1","account_id":")" + account + R"(","data":{"who":"?"}})";
+    const std::string not_json = "\xff\xfe not json at all";
+    auto first = post(no_type, *secret);
+    EXPECT_EQ(first.status, 200) << first.body;
+    EXPECT_NE(first.body.find("quarantined"), std::string::npos) << first.body;
+    EXPECT_EQ(post(no_type, *secret).status, 200);  // redelivered: stored once
+    EXPECT_EQ(post(not_json, *secret).status, 200);
+    EXPECT_EQ(post(no_type, "not-the-secret").status, 401);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "2");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+
+    auto shown = env_->run({"events", "quarantine", "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    auto list = json::parse(shown.output)["quarantined"];
+    ASSERT_EQ(list.size(), 2u) << shown.output;
+    EXPECT_EQ(list[1]["source_id"], "q-1");
+    EXPECT_EQ(list[1]["channel"], "webhook");
+    EXPECT_NE(list[1]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;
+    EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
+}
+
+}  // namespace
