@@ -14,6 +14,7 @@
 
 #include <csignal>
 #include <filesystem>
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -78,16 +79,24 @@ protected:
         return false;
     }
 
-    int webhooks_in_sandbox() {
-        http_client control("127.0.0.1", sandbox_->control_port());
-        auto requests = control.get("/control/requests").body_json();
-        int created = 0;
-        for (const auto& r : requests["requests"]) {
-            if (r.value("method", "") == "POST" && r.value("path", "") == "/v2/webhooks") {
-                ++created;
-            }
+    // The webhooks the sandbox holds for the test's key, as "id,id,..." in id order.
+    std::string webhooks_in_sandbox() {
+        http_client api("127.0.0.1", sandbox_->port());
+        auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
+        std::vector<std::string> ids;
+        for (const auto& w : listed["data"]["items"]) {
+            ids.push_back(w.value("webhook_id", w.value("id", std::string())));
         }
-        return created;
+        std::sort(ids.begin(), ids.end());
+        std::string out;
+        for (const auto& id : ids) {
+            out += (out.empty() ? "" : ",") + id;
+        }
+        return out;
+    }
+
+    std::string stored_webhooks() {
+        return env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY webhook_id) FROM accounts");
     }
 
     std::string dir_;
@@ -108,8 +117,9 @@ TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
     auto port = free_port();
     auto receiver = serve(port, port);
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
-    const auto ids = env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts");
-    const int created = webhooks_in_sandbox();
+    const auto ids = stored_webhooks();
+    EXPECT_EQ(webhooks_in_sandbox(), ids) << "the sandbox holds exactly the stored webhooks";
+    EXPECT_EQ(std::count(ids.begin(), ids.end(), ','), 2) << ids;
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     for (int i = 0; i < 10; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(700));
@@ -118,8 +128,8 @@ TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
         receiver = serve(port, port);
     }
     ASSERT_EQ(worker->wait(180'000), 0) << worker->log() << receiver->log();
-    EXPECT_EQ(env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts"), ids);
-    EXPECT_EQ(webhooks_in_sandbox(), created) << "a restart created webhooks instead of reusing them";
+    EXPECT_EQ(stored_webhooks(), ids);
+    EXPECT_EQ(webhooks_in_sandbox(), ids) << "a restart replaced webhooks instead of reusing them";
     auto truth = read_side_effects(sandbox_->control_port());
     EXPECT_EQ(truth.accepted, truth.invited_people);
     EXPECT_EQ(truth.messages, truth.accepted) << "an acceptance was lost: its lead never got its message";
@@ -138,13 +148,14 @@ TEST_F(IntakeTest, TheOtherReplicaTakesTheLeadWhenTheLeaderDies) {
     auto leader = serve(free_port(), public_port);
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << leader->log();
     auto follower = serve(public_port, public_port);
-    const int created = webhooks_in_sandbox();
+    const auto ids = stored_webhooks();
+    EXPECT_EQ(webhooks_in_sandbox(), ids);
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     std::this_thread::sleep_for(std::chrono::milliseconds(1500));
     leader->stop(SIGKILL);
     ASSERT_EQ(worker->wait(180'000), 0) << worker->log() << follower->log();
     EXPECT_NE(follower->log().find("this replica leads"), std::string::npos) << follower->log();
-    EXPECT_EQ(webhooks_in_sandbox(), created);
+    EXPECT_EQ(webhooks_in_sandbox(), ids) << "the new leader replaced webhooks instead of adopting them";
     auto truth = read_side_effects(sandbox_->control_port());
     EXPECT_EQ(truth.messages, truth.accepted);
     EXPECT_EQ(truth.duplicate_messages, 0);
@@ -162,7 +173,7 @@ TEST_F(IntakeTest, ALostStoredSecretIsRecoveredByRotation) {
         ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
         first->stop(SIGKILL);
     }
-    const auto ids = env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts");
+    const auto ids = stored_webhooks();
     env_->set("ORCH_SECRET_KEY", "a-different-key-so-the-stored-secrets-are-lost");
     auto file = write("rotated.yaml", campaign_yaml("rotated", search_audience(12), "10m", senders));
     ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
@@ -170,7 +181,8 @@ TEST_F(IntakeTest, ALostStoredSecretIsRecoveredByRotation) {
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     ASSERT_EQ(worker->wait(120'000), 0) << worker->log() << second->log();
     EXPECT_NE(second->log().find("rotated"), std::string::npos) << second->log();
-    EXPECT_EQ(env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY account_id) FROM accounts"), ids);
+    EXPECT_EQ(stored_webhooks(), ids);
+    EXPECT_EQ(webhooks_in_sandbox(), ids);
     auto truth = read_side_effects(sandbox_->control_port());
     EXPECT_EQ(truth.messages, 12);
     EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM events WHERE kind = 'accepted_invitation'")), 0);
