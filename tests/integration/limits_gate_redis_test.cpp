@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <optional>
+#include <set>
 #include <string>
+#include <thread>
 
 namespace {
 
@@ -81,3 +84,84 @@ TEST(LimitsGateWindow, WindowLeftIsTheRestOfTodaysWorkingWindow) {
 }
 
 }  // namespace
+
+namespace {
+
+orch::engine::call_outcome rate_limited(std::chrono::milliseconds retry_after) {
+    orch::engine::call_outcome o;
+    o.attempt_outcome = "transient";
+    o.error_code = "RATE_LIMITED";
+    o.error = "api_error RATE_LIMITED (HTTP 429): too many requests";
+    o.retry_after = retry_after;
+    o.event.kind = cs::result_kind::throttled;
+    return o;
+}
+
+}  // namespace
+
+// A 429 closes the key's scope in this process the moment answered() sees it, before any
+// further call is sent; another process (a second gate on the same Redis) holds its calls once
+// its mirror refreshes, within limits_gate::mirror_refresh of the write. Held calls wake spread
+// over the jitter window, not all at the cooldown's end.
+TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRefresh) {
+    settings_.key_requests_per_s = 100;
+    settings_.key_burst = 100;  // a 1-second jitter window
+    orch::engine::limits_gate here(settings_, false);
+    orch::engine::limits_gate elsewhere(settings_, false);
+    cs::api_call send;
+    send.kind = cs::call_kind::send;
+    const orch::engine::call_target target{"acc-gate-429", "https://network.example/in/y", 7, 43, ""};
+    const orch::engine::call_target other{"acc-gate-429-b", "https://network.example/in/z", 7, 44, ""};
+    auto now = std::chrono::system_clock::now();
+    ASSERT_FALSE(here.hold(target, send, now));
+    ASSERT_FALSE(elsewhere.hold(other, send, now));  // its mirror is fresh: the next look is in 100 ms
+
+    ASSERT_TRUE(here.before(target, campaign_, send, now).allowed);
+    here.answered(target, campaign_, send, rate_limited(3s));
+    // Here: at once, for every account (the key's scope), without a round trip.
+    auto held = here.hold(other, send, std::chrono::system_clock::now());
+    ASSERT_TRUE(held);
+    EXPECT_GE(*held, now + 3s - 50ms);
+    EXPECT_LE(*held, now + 3s + 1s + 200ms) << "the cooldown plus at most the jitter window";
+    // Elsewhere: once its mirror refreshes from Redis.
+    const auto written = std::chrono::steady_clock::now();
+    std::optional<cs::time_point> seen;
+    while (!seen && std::chrono::steady_clock::now() - written < 2s) {
+        seen = elsewhere.hold(other, send, std::chrono::system_clock::now());
+        if (!seen) {
+            std::this_thread::sleep_for(5ms);
+        }
+    }
+    ASSERT_TRUE(seen) << "another process never saw the cooldown";
+    const auto bound = std::chrono::steady_clock::now() - written;
+    EXPECT_LE(bound, orch::engine::limits_gate::mirror_refresh + 100ms) << "seen after "
+        << std::chrono::duration_cast<std::chrono::milliseconds>(bound).count() << " ms";
+    // after() at the settle does not count the same 429 twice in the backoff streak.
+    auto until = here.after(target, campaign_, send, rate_limited(3s));
+    ASSERT_TRUE(until);
+    EXPECT_LE(*until, now + 3s + 200ms);
+    // Wake-ups of held calls spread over the window rather than landing at one instant.
+    std::set<std::int64_t> wakes;
+    for (int i = 0; i < 20; ++i) {
+        wakes.insert(std::chrono::duration_cast<std::chrono::milliseconds>(
+                         here.hold(other, send, std::chrono::system_clock::now())->time_since_epoch())
+                         .count());
+    }
+    EXPECT_GT(wakes.size(), 10u);
+}
+
+// An account the API reported unavailable holds every queued call of that account at once.
+TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    const orch::engine::call_target target{"acc-gate-inactive", "https://network.example/in/w", 7, 45, ""};
+    const orch::engine::call_target other_account{"acc-gate-active", "https://network.example/in/v", 7, 46, ""};
+    orch::engine::call_outcome inactive;
+    inactive.attempt_outcome = "transient";
+    inactive.error_code = "ACCOUNT_INACTIVE";
+    inactive.consequence = orch::engine::call_consequence::pause_account;
+    gate.answered(target, campaign_, invite, inactive);
+    EXPECT_TRUE(gate.hold(target, invite, std::chrono::system_clock::now()));
+    EXPECT_FALSE(gate.hold(other_account, invite, std::chrono::system_clock::now()));
+}
