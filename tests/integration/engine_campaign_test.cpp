@@ -314,6 +314,7 @@ TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
     EXPECT_EQ(f["failed"], 0);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status NOT IN ('done', 'replied')"), "0");
     EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(truth.duplicate_invite_requests, 0) << "an invite was requested twice for someone";
     EXPECT_EQ(truth.duplicate_messages, 0);
     EXPECT_EQ(f["invited"], truth.invited_people);
     EXPECT_EQ(f["messaged"], truth.messages);

@@ -4,6 +4,7 @@
 
 #include "tests/support/http_client.hpp"
 
+#include <algorithm>
 #include <map>
 #include <set>
 #include <string>
@@ -36,6 +37,9 @@ inline std::string search_audience(int n) {
 struct side_effects {
     int invited_people = 0;       // invitations actually sent
     int duplicate_invites = 0;    // sent more than once to the same person by the same account
+    // invite requests beyond the first for the same (account, person), whether the sandbox took
+    // them or refused them as already pending: a second request is a second attempt to contact
+    int duplicate_invite_requests = 0;
     int accepted = 0;
     int messages = 0;
     int duplicate_messages = 0;   // same account, same person, same text twice
@@ -52,6 +56,7 @@ inline side_effects read_side_effects(unsigned short control_port) {
             s.invites_per_person[inv["profile_url"].get<std::string>()] += inv["sent"].get<int>();
         }
         s.duplicate_invites += inv["sent"].get<int>() > 1 ? 1 : 0;
+        s.duplicate_invite_requests += std::max(0, inv["requests"].get<int>() - 1);
         s.accepted += inv["outcome"] == "accepted" ? 1 : 0;
     }
     std::set<std::string> seen;
