@@ -106,13 +106,14 @@ protected:
 
 const std::string webhooks_ready = "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL";
 
-// serve is SIGKILLed and restarted 10 times while the campaign runs. Each restart reuses the
+// serve is SIGKILLed and restarted 10 times while the campaign runs (12 leads an account: the
+// catch-up sweep after each restart reads list_sent rather than a check per lead). Each restart reuses the
 // stored webhooks (no new one is created) and every acceptance still reaches its lead: the wait is
 // 10 minutes, so the worker finishes quickly only if no acceptance was lost.
 TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
     start({"--accept-probability", "1", "--accept-delay-ms-min", "200", "--accept-delay-ms-max", "3000",
            "--reply-probability", "0", "--webhook-retry-base-ms", "200", "--webhook-max-attempts", "4"});
-    auto file = write("restarts.yaml", campaign_yaml("restarts", search_audience(30), "10m", senders));
+    auto file = write("restarts.yaml", campaign_yaml("restarts", search_audience(36), "10m", senders));
     ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
     auto port = free_port();
     auto receiver = serve(port, port);
@@ -135,6 +136,35 @@ TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
     EXPECT_EQ(truth.messages, truth.accepted) << "an acceptance was lost: its lead never got its message";
     EXPECT_EQ(truth.duplicate_invites, 0);
     EXPECT_EQ(truth.duplicate_messages, 0);
+}
+
+// Events sent while serve is down are lost for good here (one delivery attempt, no hosted
+// history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
+// of those no longer pending) and the leads go on.
+TEST_F(IntakeTest, TheCatchUpSweepRecoversAcceptancesSentWhileServeWasDown) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "500",
+           "--reply-probability", "0", "--webhook-max-attempts", "1"});
+    auto file = write("sweep.yaml", campaign_yaml("sweep", search_audience(36), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto port = free_port();
+    {
+        auto first = serve(port, port);
+        ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));  // confirmed and started
+        first->stop(SIGKILL);
+    }
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    // Everybody is invited, and accepts, with no receiver up.
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE invited_at IS NOT NULL", "36", 60'000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+    auto second = serve(port, port);
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log() << second->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.accepted, 36);
+    EXPECT_EQ(truth.messages, 36);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events WHERE source_id LIKE 'sweep:accepted_invitation:%'"), "36");
+    EXPECT_EQ(std::stoi(env_->scalar("SELECT count(*) FROM enrollments WHERE accepted_at IS NOT NULL")), 36);
 }
 
 // Two replicas share one public URL; the first leads. It is killed for good: the second takes the
