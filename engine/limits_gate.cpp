@@ -48,38 +48,64 @@ limits_gate::limits_gate(limits::settings s, bool pacing)
               s.key_requests_per_s > 0 ? 1000.0 * static_cast<double>(s.key_burst) / s.key_requests_per_s : 1000.0)),
           std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))) {}
 
-std::optional<cs::time_point> limits_gate::hold(const call_target& target, const cs::api_call& call,
-                                                cs::time_point now) {
-    const auto what = limits::action_of(call.kind, call.reconcile);
-    const auto steady = std::chrono::steady_clock::now();
-    bool refresh = false;
+limits_gate::~limits_gate() {
     {
         std::lock_guard lock(mirror_mutex_);
-        auto& last = mirror_.refreshed[target.account_id];
-        if (steady - last >= mirror_refresh) {
-            last = steady;
-            refresh = true;
-        }
+        stopping_ = true;
     }
-    if (refresh) {
-        // What other processes wrote: the key's and this account's cooldowns, one round trip at
-        // most every mirror_refresh per account, whatever the call rate.
-        if (auto day = limits::day_in_zone(now, "UTC")) {
-            if (auto st = limiter_.status(target.account_id, *day)) {
-                std::lock_guard lock(mirror_mutex_);
-                if (st->key_cooldown_until && *st->key_cooldown_until > mirror_.key_until) {
-                    mirror_.key_until = *st->key_cooldown_until;
-                }
-                for (const auto& a : st->actions) {
-                    if (a.cooldown_until) {
-                        auto& until = mirror_.account_until[{target.account_id, a.what}];
-                        until = std::max(until, *a.cooldown_until);
-                    }
+    mirror_wake_.notify_all();
+    if (refresher_.joinable()) {
+        refresher_.join();
+    }
+}
+
+// What other processes wrote, for the accounts this process sent calls for in the last 10 s: one
+// status round trip per account every mirror_refresh, on this thread, never on the call path.
+void limits_gate::refresh_mirror() {
+    std::unique_lock lock(mirror_mutex_);
+    while (!stopping_) {
+        mirror_wake_.wait_for(lock, mirror_refresh);
+        if (stopping_) {
+            break;
+        }
+        const auto steady = std::chrono::steady_clock::now();
+        std::vector<std::string> accounts;
+        for (auto it = mirror_.refreshed.begin(); it != mirror_.refreshed.end();) {
+            if (steady - it->second > std::chrono::seconds(10)) {
+                it = mirror_.refreshed.erase(it);
+            } else {
+                accounts.push_back(it->first);
+                ++it;
+            }
+        }
+        lock.unlock();
+        auto day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
+        for (const auto& account : accounts) {
+            auto st = day ? limiter_.status(account, *day) : std::nullopt;
+            if (!st) {
+                continue;
+            }
+            std::lock_guard update(mirror_mutex_);
+            if (st->key_cooldown_until && *st->key_cooldown_until > mirror_.key_until) {
+                mirror_.key_until = *st->key_cooldown_until;
+            }
+            for (const auto& a : st->actions) {
+                if (a.cooldown_until) {
+                    auto& until = mirror_.account_until[{account, a.what}];
+                    until = std::max(until, *a.cooldown_until);
                 }
             }
         }
+        lock.lock();
     }
+}
+
+std::optional<cs::time_point> limits_gate::hold(const call_target& target, const cs::api_call& call,
+                                                cs::time_point now) {
+    std::call_once(refresher_started_, [this] { refresher_ = std::thread([this] { refresh_mirror(); }); });
+    const auto what = limits::action_of(call.kind, call.reconcile);
     std::lock_guard lock(mirror_mutex_);
+    mirror_.refreshed[target.account_id] = std::chrono::steady_clock::now();
     cs::time_point until{};
     until = std::max(until, mirror_.key_until);
     if (auto it = mirror_.account_until.find({target.account_id, what}); it != mirror_.account_until.end()) {

@@ -21,8 +21,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <condition_variable>
 #include <optional>
 #include <random>
+#include <thread>
 #include <set>
 #include <unordered_map>
 
@@ -33,6 +35,9 @@ public:
     // `pacing`: spread each day quota over the campaign's working window (else calls go as fast
     // as the quotas and the key rate allow).
     limits_gate(limits::settings s, bool pacing);
+    ~limits_gate() override;
+    limits_gate(const limits_gate&) = delete;
+    limits_gate& operator=(const limits_gate&) = delete;
 
     gate_decision before(const call_target& target, const campaigns::campaign& campaign,
                          const campaigns::api_call& call, campaigns::time_point now) override;
@@ -44,9 +49,9 @@ public:
     void released(const call_target& target, const campaigns::campaign& campaign,
                   const campaigns::api_call& call) override;
     // The send-time check: this process's mirror of the cooldowns and unavailable accounts,
-    // updated the instant an answer reports one (answered()) and refreshed from Redis at most
-    // every mirror_refresh per account (what other processes wrote): no Redis round trip per
-    // call. A held call is looked at again at the scope's end plus full jitter over a window of
+    // updated the instant an answer reports one (answered()) and refreshed from Redis every
+    // mirror_refresh by a thread of its own for the accounts in use (what other processes
+    // wrote): no Redis round trip on the call path. A held call is looked at again at the scope's end plus full jitter over a window of
     // the key bucket's burst at its rate (1 to 30 s), so parked leads do not all wake at once.
     std::optional<campaigns::time_point> hold(const call_target& target, const campaigns::api_call& call,
                                               campaigns::time_point now) override;
@@ -90,11 +95,16 @@ private:
         campaigns::time_point key_until{};
         std::map<std::pair<std::string, limits::action>, campaigns::time_point> account_until;
         std::map<std::string, campaigns::time_point> unavailable;
-        std::map<std::string, std::chrono::steady_clock::time_point> refreshed;  // per account
+        std::map<std::string, std::chrono::steady_clock::time_point> refreshed;  // account -> last hold()
         std::set<std::int64_t> cooled;  // enrollments whose RATE_LIMITED answered() recorded
     };
+    void refresh_mirror();  // the refresher thread
     std::mutex mirror_mutex_;
+    std::condition_variable mirror_wake_;
+    bool stopping_ = false;  // under mirror_mutex_
     mirror_state mirror_;
+    std::once_flag refresher_started_;
+    std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
     std::mt19937_64 jitter_rng_{std::random_device{}()};
     mutable std::mutex quotas_mutex_;
