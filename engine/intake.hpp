@@ -29,7 +29,7 @@
 // are charged to the campaigns they serve.
 //
 // Events health: an account with pending invitations and no event for events_quiet_seconds is
-// reported (a warning, /readyz "events": "degraded", the orch_events_quiet_accounts gauge).
+// reported (a warning, /readyz "status": "degraded", orch_intake_events{state="quiet_accounts"}).
 #pragma once
 
 #include "engine/config.hpp"
