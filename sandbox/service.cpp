@@ -566,8 +566,9 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
             co_return api::handler_result::reply(std::move(res));
         }
         co_return api::handler_result::reply(json_reply(
-            req, 404, error_envelope(cfg_, not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
-                                     now())));
+            req, 404,
+            error_envelope(cfg_, not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
+                           now())));
     }
     if (method != allowed) {
         auto res = json_reply(req, 405,
@@ -914,8 +915,9 @@ api::handler_result service::handle_checkpoint(api::request& req, key_state& key
     a->active = true;
     a->challenge_type.clear();
     a->updated_at = now();
-    return api::handler_result::reply(json_reply(
-        req, 200, success_envelope(cfg_, json{{"account_id", id}, {"status", "connected"}}, "checkpoint", id, 1, now())));
+    json data = {{"account_id", id}, {"status", "connected"}};
+    return api::handler_result::reply(
+        json_reply(req, 200, success_envelope(cfg_, std::move(data), "checkpoint", id, 1, now())));
 }
 
 namespace {
@@ -967,7 +969,8 @@ api::handler_result service::handle_list_accounts(api::request& req,
         ++total;
     }
     json data = {{"items", items}, {"total", total}, {"limit", limit}, {"offset", offset}};
-    return api::handler_result::reply(json_reply(req, 200, success_envelope(cfg_, data, "list_accounts", "", 0, now())));
+    return api::handler_result::reply(
+        json_reply(req, 200, success_envelope(cfg_, data, "list_accounts", "", 0, now())));
 }
 
 api::handler_result service::handle_get_account(api::request& req, const std::string& id, key_state& key,

@@ -672,8 +672,9 @@ asio::awaitable<api::handler_result> handle_webhooks_request(service& svc, api::
     if (r.kind == route_kind::none) {
         co_return api::handler_result::reply(
             json_reply(req, 404,
-                       error_envelope(svc.cfg(), not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
-                                      svc.now())));
+                       error_envelope(svc.cfg(),
+                                      not_found("no endpoint " + std::string(req.method_string()) + " " + path), "",
+                                      "", svc.now())));
     }
     auto allowed = allowed_methods(r.kind);
     if (std::find(allowed.begin(), allowed.end(), req.method()) == allowed.end()) {

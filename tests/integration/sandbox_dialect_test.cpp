@@ -742,14 +742,16 @@ void expect_start_error(const std::vector<std::string>& args, const std::vector<
 }
 
 TEST(SandboxDialect, BadValuesStopTheStartNamingTheSetting) {
-    expect_start_error({"--dialect-event-envelope", "flat"}, {"dialect-event-envelope", "wrapper, flat_type, flat_event"});
+    expect_start_error({"--dialect-event-envelope", "flat"},
+                       {"dialect-event-envelope", "wrapper, flat_type, flat_event"});
     expect_start_error({"--dialect-poll-cursor", "page"}, {"dialect-poll-cursor", "after_id"});
     expect_start_error({"--dialect-sse-ids", "maybe"}, {"dialect-sse-ids", "boolean"});
     expect_start_error({"--dialect-search-page-cap", "30"}, {"dialect_search_page_cap", "multiple of 50"});
     expect_start_error({"--dialect-search-page-cap=-50"}, {"dialect_search_page_cap"});
     expect_start_error({"--dialect", "random:"}, {"dialect", "random:SEED"});
     expect_start_error({"--dialect", "chaos"}, {"dialect", "random:SEED"});
-    auto yaml = std::filesystem::temp_directory_path() / ("sandbox-dialect-bad-" + std::to_string(::getpid()) + ".yaml");
+    auto yaml =
+        std::filesystem::temp_directory_path() / ("sandbox-dialect-bad-" + std::to_string(::getpid()) + ".yaml");
     {
         std::ofstream out(yaml);
         out << "dialect_timestamps: local\n";
