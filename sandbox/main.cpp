@@ -96,6 +96,7 @@ int main(int argc, char** argv) {
                      api_cfg.listen_host, server.port(),
                      control ? fmt::format(", control on {}:{}", control_cfg.listen_host, control->port()) : "",
                      svc.world().people().size(), svc.world().companies().size(), cfg.seed);
+        spdlog::info("outreach-sandbox: dialect: {}", sandbox::describe_dialect(cfg));
         if (!cfg.ready_file.empty() &&
             !write_ready_file(cfg.ready_file, server.port(), control ? control->port() : 0)) {
             spdlog::error("outreach-sandbox: cannot write ready file {}", cfg.ready_file);

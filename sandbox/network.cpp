@@ -7,6 +7,7 @@
 //   (seeded or control) --> pending_received --accept--> connected, --decline--> declined
 // Every invite request, refused or not, is counted in svc.invitation_records() so tests can
 // prove nobody was invited twice.
+#include "sandbox/dialect.hpp"
 #include "sandbox/network_detail.hpp"
 #include "sandbox/service.hpp"
 
@@ -67,14 +68,11 @@ void complete_acceptance(service& svc, account_state& account, person_id who) {
         rec->second.outcome = "accepted";
     }
     const person& p = svc.world().at(who);
-    // api-facts 1.4: the payload is not documented; this flat shape is the sandbox's choice.
+    // api-facts 1.4: the payload is not documented; dialect_accepted_shape picks the reading.
     svc.publish_event(account, "accepted_invitation",
-                      json{{"profile_url", world::profile_url(p)},
-                           {"public_identifier", p.public_id},
-                           {"first_name", p.first_name},
-                           {"last_name", p.last_name},
-                           {"name", full_name(p)},
-                           {"invitation_id", std::to_string(rel.invitation_id)}});
+                      accepted_invitation_body(svc.cfg(), accepted_person{world::profile_url(p), p.public_id,
+                                                                          p.first_name, p.last_name, full_name(p),
+                                                                          std::to_string(rel.invitation_id)}));
 }
 
 bool will_accept(const service& svc, const std::string& account_id, const person& p) {

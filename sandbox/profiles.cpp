@@ -13,8 +13,8 @@ namespace orch::sandbox {
 namespace {
 
 constexpr std::int64_t results_per_page = 10;
+constexpr std::int64_t capped_results_per_page = 50; // dialect_search_page_cap: V1's page size
 constexpr std::int64_t max_total_results = 50'000;
-constexpr std::int64_t max_page = max_total_results / results_per_page;
 constexpr std::int64_t default_total_results = 10;
 
 // Caller-supplied text quoted in an error message, cut so a huge value cannot bloat the answer.
@@ -203,7 +203,8 @@ struct result_window {
     std::int64_t end_page = 0;
 };
 
-result_window parse_window(const json& params) {
+result_window parse_window(const json& params, std::int64_t page_size = results_per_page) {
+    const std::int64_t max_page = max_total_results / page_size;
     auto total = optional_int(params, "total_results", 1, max_total_results);
     auto start = optional_int(params, "start_page", 1, max_page);
     auto end = optional_int(params, "end_page", 1, max_page);
@@ -220,9 +221,28 @@ result_window parse_window(const json& params) {
         throw invalid_params("params.end_page (" + std::to_string(w.end_page) +
                              ") must not be less than params.start_page (" + std::to_string(w.start_page) + ")");
     }
-    w.offset = static_cast<std::size_t>((w.start_page - 1) * results_per_page);
-    w.limit = static_cast<std::size_t>((w.end_page - w.start_page + 1) * results_per_page);
+    w.offset = static_cast<std::size_t>((w.start_page - 1) * page_size);
+    w.limit = static_cast<std::size_t>((w.end_page - w.start_page + 1) * page_size);
     return w;
+}
+
+// dialect_search_page_cap (api-facts 2.1 shows no pagination object; this is the capped
+// reading): the reply says how far it got and where the caller continues. A partly returned
+// last page counts as fetched.
+void describe_capped_window(json& data, const result_window& w, std::size_t returned, std::size_t available) {
+    bool more = available > w.offset + returned;
+    std::int64_t start_page = w.pages ? w.start_page : 1;
+    auto pages = static_cast<std::int64_t>((returned + capped_results_per_page - 1) / capped_results_per_page);
+    std::int64_t end_page = pages == 0 ? start_page : start_page + pages - 1;
+    data["total_results"] = returned;
+    data["total_available_results"] = available;
+    data["has_more"] = more;
+    data["pagination"] = json{{"start_page", start_page},
+                              {"end_page", end_page},
+                              {"results_per_page", capped_results_per_page},
+                              {"pages_fetched", pages},
+                              {"has_more", more},
+                              {"next_start_page", more ? json(end_page + 1) : json(nullptr)}};
 }
 
 // Fills total_results, total_available_results and (page mode) pagination.
@@ -342,7 +362,11 @@ const char* invitation_state(const account_state& account, person_id id) {
 
 json search_people(action_context& ctx) {
     people_query q = parse_people_query(ctx);
-    result_window w = parse_window(ctx.params);
+    const auto cap = static_cast<std::size_t>(ctx.svc.cfg().dialect_search_page_cap);
+    result_window w = parse_window(ctx.params, cap > 0 ? capped_results_per_page : results_per_page);
+    if (cap > 0) {
+        w.limit = std::min(w.limit, cap);
+    }
     bool with_state = optional_bool(ctx.params, "fetch_invitation_state").value_or(false);
     const world& wd = ctx.svc.world();
     auto ids = wd.search_people(q, ctx.account);
@@ -364,8 +388,12 @@ json search_people(action_context& ctx) {
         results.push_back(std::move(item));
     }
     json data = {{"results", std::move(results)}};
-    describe_window(data, w, end - begin, ids.size());
-    ctx.charge(list_cost(end - begin));
+    if (cap > 0) {
+        describe_capped_window(data, w, end - begin, ids.size());
+    } else {
+        describe_window(data, w, end - begin, ids.size());
+    }
+    ctx.charge(list_cost(end - begin)); // only what this call returned
     return data;
 }
 

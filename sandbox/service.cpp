@@ -1,6 +1,7 @@
 #include "sandbox/service.hpp"
 
 #include "engine/time_format.hpp"
+#include "sandbox/dialect.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -58,25 +59,30 @@ const char* json_type_name(const json& v) {
 
 } // namespace
 
-json success_envelope(json data, const std::string& action, const std::string& account_id, std::int64_t credits,
-                      time_point now) {
-    json meta = {{"action", action}, {"credits_consumed", credits}, {"timestamp", iso8601_s(now)}};
+json success_envelope(const settings& cfg, json data, const std::string& action, const std::string& account_id,
+                      std::int64_t credits, time_point now) {
+    json meta = {{"action", action}, {"credits_consumed", credits}, {"timestamp", wire_time(cfg, now)}};
     if (!account_id.empty()) {
         meta["account_id"] = account_id;
     }
-    return json{{"success", true}, {"data", std::move(data)}, {"metadata", std::move(meta)}};
+    json out = {{"success", true}, {"data", std::move(data)}, {"metadata", std::move(meta)}};
+    add_extra_fields(cfg, out);
+    return out;
 }
 
-json error_envelope(const api_error& e, const std::string& action, const std::string& account_id, time_point now) {
+json error_envelope(const settings& cfg, const api_error& e, const std::string& action, const std::string& account_id,
+                    time_point now) {
     json err = {{"code", e.code()}, {"message", e.what()}};
     for (const auto& [k, v] : e.extra().items()) {
         err[k] = v;
     }
-    json meta = {{"action", action}, {"credits_consumed", 0}, {"timestamp", iso8601_s(now)}};
-    if (!account_id.empty()) {
+    json meta = {{"action", action}, {"credits_consumed", 0}, {"timestamp", wire_time(cfg, now)}};
+    if (!account_id.empty() && cfg.dialect_error_account_id) {
         meta["account_id"] = account_id;
     }
-    return json{{"success", false}, {"error", std::move(err)}, {"metadata", std::move(meta)}};
+    json out = {{"success", false}, {"error", std::move(err)}, {"metadata", std::move(meta)}};
+    add_extra_fields(cfg, out);
+    return out;
 }
 
 std::map<std::string, std::string> decoded_query(std::string_view target) {
@@ -323,19 +329,19 @@ void service::schedule_after(std::chrono::milliseconds delay, std::function<void
 std::shared_ptr<const stored_event> service::publish_event(account_state& account, const std::string& type,
                                                             json body) {
     auto at = now();
+    if (cfg_.dialect_poll_cursor == "since" && unix_ms(at) <= unix_ms(last_event_at_)) {
+        // Polling by `since` alone (millisecond created_at) pages without loss only when no two
+        // events share a millisecond; this dialect keeps them apart.
+        at = std::chrono::floor<std::chrono::milliseconds>(last_event_at_) + std::chrono::milliseconds(1);
+    }
+    last_event_at_ = at;
     auto ev = std::make_shared<stored_event>();
     ev->event_id = next_event_id();
+    ev->sequence = event_counter_;
     ev->account_id = account.id;
     ev->type = type;
     ev->created_at = at;
-    body["type"] = type;
-    if (!body.contains("timestamp")) {
-        body["timestamp"] = iso8601_s(at);
-    }
-    ev->payload = json{{"account_id", account.id},
-                       {"account_name", account.name},
-                       {"event", std::move(body)},
-                       {"timestamp", iso8601_s(at)}};
+    ev->payload = render_event(cfg_, account.id, account.name, type, std::move(body), at);
     // Retention: hosted events are kept event_retention_s; older ones are dropped here.
     auto horizon = at - std::chrono::seconds(cfg_.event_retention_s);
     while (!events_.empty() && events_.front()->created_at < horizon) {
@@ -430,9 +436,9 @@ void service::check_account_cap(account_state& account, const std::string& actio
 namespace {
 
 // Turns an api_error into the HTTP answer (with Retry-After where the error carries one).
-api::response error_reply(const api::request& req, const api_error& e, const std::string& action,
+api::response error_reply(const settings& cfg, const api::request& req, const api_error& e, const std::string& action,
                           const std::string& account_id, time_point now) {
-    json body = error_envelope(e, action, account_id, now);
+    json body = error_envelope(cfg, e, action, account_id, now);
     std::optional<std::int64_t> retry_after;
     if (auto it = body["error"].find("retry_after_s"); it != body["error"].end()) {
         retry_after = it->get<std::int64_t>();
@@ -486,7 +492,7 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
     auto parsed = boost::urls::parse_origin_form(req.target());
     if (!parsed) {
         co_return api::handler_result::reply(
-            json_reply(req, 400, error_envelope(invalid_params("malformed request target"), "", "", now())));
+            json_reply(req, 400, error_envelope(cfg_, invalid_params("malformed request target"), "", "", now())));
     }
     std::string path = parsed->path();
     auto query = decoded_query(req.target());
@@ -560,12 +566,13 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
             co_return api::handler_result::reply(std::move(res));
         }
         co_return api::handler_result::reply(json_reply(
-            req, 404, error_envelope(not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
-                                     now())));
+            req, 404,
+            error_envelope(cfg_, not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
+                           now())));
     }
     if (method != allowed) {
         auto res = json_reply(req, 405,
-                              error_envelope(api_error("METHOD_NOT_ALLOWED", 405,
+                              error_envelope(cfg_, api_error("METHOD_NOT_ALLOWED", 405,
                                                        "method " + std::string(req.method_string()) +
                                                            " is not allowed on " + path + "; use " +
                                                            std::string(http::to_string(allowed))),
@@ -612,7 +619,7 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
         }
     } catch (const api_error& e) {
         rec.error_code = e.code();
-        co_return finish(api::handler_result::reply(error_reply(req, e, rec.action, rec.account_id, now())));
+        co_return finish(api::handler_result::reply(error_reply(cfg_, req, e, rec.action, rec.account_id, now())));
     }
     co_return finish(api::handler_result::reply(json_reply(req, 500, json{{"success", false}})));
 }
@@ -696,7 +703,7 @@ asio::awaitable<api::handler_result> service::handle_action(api::request& req, c
         co_return api::handler_result::dropped();
     }
     co_return api::handler_result::reply(
-        json_reply(req, 200, success_envelope(std::move(data), rec.action, account->id, ctx.charged, ctx.now)));
+        json_reply(req, 200, success_envelope(cfg_, std::move(data), rec.action, account->id, ctx.charged, ctx.now)));
 }
 
 asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const v1_route& route,
@@ -765,6 +772,7 @@ asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const
         for (auto& [k, v] : ctx.top_level.items()) {
             out[k] = v;
         }
+        add_extra_fields(cfg_, out);
         co_return finish(api::handler_result::reply(json_reply(req, 200, out)));
     } catch (const api_error& e) {
         if (key != nullptr && charged > 0) {
@@ -780,6 +788,7 @@ asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const
                 out[k] = v;
             }
         }
+        add_extra_fields(cfg_, out);
         auto res = json_reply(req, status, out);
         if (auto it = e.extra().find("retry_after_s"); it != e.extra().end()) {
             res.set(http::field::retry_after, std::to_string(it->get<std::int64_t>()));
@@ -856,7 +865,7 @@ api::handler_result service::handle_login(api::request& req, key_state& key, req
         if (existing->status == "checkpoint_required") {
             data["challenge_type"] = existing->challenge_type;
         }
-        return api::handler_result::reply(json_reply(req, 200, success_envelope(data, "login", id, 0, now())));
+        return api::handler_result::reply(json_reply(req, 200, success_envelope(cfg_, data, "login", id, 0, now())));
     }
     account_state& a = create_account(key, id, seed_text);
     a.platform = platform;
@@ -875,7 +884,7 @@ api::handler_result service::handle_login(api::request& req, key_state& key, req
         data["challenge_type"] = a.challenge_type;
     }
     data["status"] = a.status;
-    return api::handler_result::reply(json_reply(req, 200, success_envelope(data, "login", id, 0, now())));
+    return api::handler_result::reply(json_reply(req, 200, success_envelope(cfg_, data, "login", id, 0, now())));
 }
 
 api::handler_result service::handle_checkpoint(api::request& req, key_state& key, request_record& rec) {
@@ -906,8 +915,9 @@ api::handler_result service::handle_checkpoint(api::request& req, key_state& key
     a->active = true;
     a->challenge_type.clear();
     a->updated_at = now();
-    return api::handler_result::reply(json_reply(
-        req, 200, success_envelope(json{{"account_id", id}, {"status", "connected"}}, "checkpoint", id, 1, now())));
+    json data = {{"account_id", id}, {"status", "connected"}};
+    return api::handler_result::reply(
+        json_reply(req, 200, success_envelope(cfg_, std::move(data), "checkpoint", id, 1, now())));
 }
 
 namespace {
@@ -959,7 +969,8 @@ api::handler_result service::handle_list_accounts(api::request& req,
         ++total;
     }
     json data = {{"items", items}, {"total", total}, {"limit", limit}, {"offset", offset}};
-    return api::handler_result::reply(json_reply(req, 200, success_envelope(data, "list_accounts", "", 0, now())));
+    return api::handler_result::reply(
+        json_reply(req, 200, success_envelope(cfg_, data, "list_accounts", "", 0, now())));
 }
 
 api::handler_result service::handle_get_account(api::request& req, const std::string& id, key_state& key,
@@ -991,13 +1002,13 @@ api::handler_result service::handle_get_account(api::request& req, const std::st
                                  return n;
                              }()},
                             {"conversations", a->conversations.size()}};
-    return api::handler_result::reply(json_reply(req, 200, success_envelope(data, "get_account", id, 0, now())));
+    return api::handler_result::reply(json_reply(req, 200, success_envelope(cfg_, data, "get_account", id, 0, now())));
 }
 
 api::handler_result service::handle_credits(api::request& req, key_state& key, request_record& rec) {
     rec.action = "get_credits";
     json data = {{"credits", key.credits}};
-    return api::handler_result::reply(json_reply(req, 200, success_envelope(data, "get_credits", "", 0, now())));
+    return api::handler_result::reply(json_reply(req, 200, success_envelope(cfg_, data, "get_credits", "", 0, now())));
 }
 
 } // namespace orch::sandbox

@@ -263,6 +263,7 @@ private:
     std::deque<request_record> request_log_;
     std::uint64_t id_counter_ = 0;
     std::uint64_t event_counter_ = 0;
+    time_point last_event_at_{};
     std::uint64_t invitation_counter_ = 0;
     bool started_ = false;
     v1_table v1_routes_;
@@ -272,10 +273,12 @@ private:
 // The decoded query parameters of a request target ("/x?a=1&b=%20" -> {a: "1", b: " "}).
 std::map<std::string, std::string> decoded_query(std::string_view target);
 
-// Builds a V2 success or error envelope.
-json success_envelope(json data, const std::string& action, const std::string& account_id, std::int64_t credits,
-                      time_point now);
-json error_envelope(const api_error& e, const std::string& action, const std::string& account_id, time_point now);
+// Builds a V2 success or error envelope (metadata.timestamp, metadata.account_id on errors and
+// extra fields follow the dialect of `cfg`).
+json success_envelope(const settings& cfg, json data, const std::string& action, const std::string& account_id,
+                      std::int64_t credits, time_point now);
+json error_envelope(const settings& cfg, const api_error& e, const std::string& action, const std::string& account_id,
+                    time_point now);
 api::response json_reply(const api::request& req, int status, const json& body);
 
 } // namespace orch::sandbox

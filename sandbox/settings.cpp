@@ -1,11 +1,15 @@
 #include "sandbox/settings.hpp"
 
+#include "sandbox/util.hpp"
+
 #include <CLI/CLI.hpp>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 #include <optional>
+#include <set>
 #include <sstream>
 
 namespace orch::sandbox {
@@ -82,6 +86,89 @@ entry flag(std::string key, std::string help, bool settings::*field) {
             [field](const settings& s) { return std::string(s.*field ? "true" : "false"); }};
 }
 
+// The dialect settings and the values each may take (first: the default). `dialect=random:SEED`
+// draws one of these values per setting; choice settings accept exactly these.
+struct dialect_dimension {
+    std::string key;
+    std::vector<std::string> values;
+};
+
+const std::vector<dialect_dimension>& dialect_dimensions() {
+    static const std::vector<dialect_dimension> dims = {
+        {"retry_after", {"true", "false"}},
+        {"dialect_webhook_activation", {"on_create", "on_start"}},
+        {"dialect_event_envelope", {"wrapper", "flat_type", "flat_event"}},
+        {"dialect_accepted_shape", {"single", "list", "data"}},
+        {"dialect_message_type", {"message", "message_received"}},
+        {"dialect_disconnection", {"always", "subscribed"}},
+        {"dialect_sse_event_name", {"webhook", "type"}},
+        {"dialect_sse_ids", {"true", "false"}},
+        {"dialect_poll_cursor", {"after_id", "since", "opaque", "numeric"}},
+        {"dialect_search_page_cap", {"0", "50", "100"}},
+        {"dialect_timestamps", {"zoned", "naive"}},
+        {"dialect_error_account_id", {"true", "false"}},
+        {"dialect_extra_fields", {"false", "true"}},
+    };
+    return dims;
+}
+
+std::string joined(const std::vector<std::string>& values, const char* separator) {
+    std::string out;
+    for (const auto& v : values) {
+        out += (out.empty() ? "" : separator) + v;
+    }
+    return out;
+}
+
+const std::vector<std::string>& dialect_values(const std::string& key) {
+    for (const auto& d : dialect_dimensions()) {
+        if (d.key == key) {
+            return d.values;
+        }
+    }
+    throw std::logic_error("no dialect dimension " + key);
+}
+
+// A text setting limited to the values of its dialect dimension.
+entry choice(std::string key, std::string help, std::string settings::*field) {
+    const auto& values = dialect_values(key);
+    return {key, std::move(help) + " (" + joined(values, " | ") + ")",
+            [field, &values](settings& s, const std::string& v) -> std::optional<std::string> {
+                if (std::find(values.begin(), values.end(), v) == values.end()) {
+                    return "must be one of " + joined(values, ", ") + "; got '" + v + "'";
+                }
+                s.*field = v;
+                return std::nullopt;
+            },
+            [field](const settings& s) { return s.*field; }};
+}
+
+std::optional<std::uint64_t> random_dialect_seed(const std::string& text) {
+    constexpr std::string_view prefix = "random:";
+    if (!text.starts_with(prefix) || text.size() == prefix.size()) {
+        return std::nullopt;
+    }
+    std::uint64_t seed = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + prefix.size(), text.data() + text.size(), seed);
+    if (ec != std::errc{} || ptr != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return seed;
+}
+
+entry dialect_entry() {
+    return {"dialect", "default, or random:SEED to draw every dialect_* setting and retry_after from SEED "
+                       "(settings given explicitly win)",
+            [](settings& s, const std::string& v) -> std::optional<std::string> {
+                if (v != "default" && !random_dialect_seed(v)) {
+                    return "must be default or random:SEED (SEED an unsigned integer); got '" + v + "'";
+                }
+                s.dialect = v;
+                return std::nullopt;
+            },
+            [](const settings& s) { return s.dialect; }};
+}
+
 const std::vector<entry>& table() {
     static const std::vector<entry> rows = {
         text("listen", "HOST:PORT of the API listener (port 0: any free port)", &settings::listen),
@@ -136,6 +223,27 @@ const std::vector<entry>& table() {
         number("qr_refresh_ms", "V1 messaging accounts: lifetime of a QR code, a new one follows",
                &settings::qr_refresh_ms),
         number("request_log_max", "request log entries kept for the control interface", &settings::request_log_max),
+        dialect_entry(),
+        choice("dialect_webhook_activation", "webhooks active at creation, or only after POST .../start",
+               &settings::dialect_webhook_activation),
+        choice("dialect_event_envelope", "shape of an event: the documented wrapper or a flat one",
+               &settings::dialect_event_envelope),
+        choice("dialect_accepted_shape", "accepted_invitation body: flat person, new_connections list or data",
+               &settings::dialect_accepted_shape),
+        choice("dialect_message_type", "type string of a new-message event", &settings::dialect_message_type),
+        choice("dialect_disconnection", "disconnection to every webhook, or only to those subscribed to it",
+               &settings::dialect_disconnection),
+        choice("dialect_sse_event_name", "SSE event name: webhook, or the event's type",
+               &settings::dialect_sse_event_name),
+        flag("dialect_sse_ids", "SSE id: lines (and Last-Event-ID resumption)", &settings::dialect_sse_ids),
+        choice("dialect_poll_cursor", "paging of GET /v2/webhooks/{id}/events", &settings::dialect_poll_cursor),
+        number("dialect_search_page_cap", "people per search_people call, pages of 50; 0: all asked for",
+               &settings::dialect_search_page_cap),
+        choice("dialect_timestamps", "event, poll and metadata time text: ...Z, or naive microseconds (UTC)",
+               &settings::dialect_timestamps),
+        flag("dialect_error_account_id", "metadata.account_id on error bodies", &settings::dialect_error_account_id),
+        flag("dialect_extra_fields", "add unknown fields to every JSON object the API emits",
+             &settings::dialect_extra_fields),
     };
     return rows;
 }
@@ -178,7 +286,8 @@ std::optional<std::string> parse_cap(const std::string& spec, std::map<std::stri
 
 std::string scalar_text(const YAML::Node& n) { return n.as<std::string>(); }
 
-void load_yaml(const std::string& path, settings& s, std::vector<std::string>& errors) {
+void load_yaml(const std::string& path, settings& s, std::vector<std::string>& errors,
+               std::set<std::string>& given) {
     YAML::Node root;
     try {
         root = YAML::LoadFile(path);
@@ -253,10 +362,54 @@ void load_yaml(const std::string& path, settings& s, std::vector<std::string>& e
         if (auto err = found->set(s, scalar_text(value))) {
             errors.push_back(where + ": " + *err);
         }
+        given.insert(key);
+    }
+}
+
+const entry& entry_of(const std::string& key) {
+    for (const auto& e : table()) {
+        if (e.key == key) {
+            return e;
+        }
+    }
+    throw std::logic_error("no setting " + key);
+}
+
+// dialect=random:SEED: each dialect setting not in `given` takes a value drawn from SEED and its
+// key alone, so a draw does not depend on which other settings were given.
+void draw_dialect(settings& s, const std::set<std::string>& given) {
+    auto seed = random_dialect_seed(s.dialect);
+    if (!seed) {
+        return;
+    }
+    for (const auto& d : dialect_dimensions()) {
+        const auto& value = d.values[hash64(d.key, *seed) % d.values.size()];
+        if (!given.contains(d.key)) {
+            (void)entry_of(d.key).set(s, value); // the values are valid by construction
+        }
     }
 }
 
 } // namespace
+
+const std::vector<std::string>& dialect_keys() {
+    static const std::vector<std::string> keys = [] {
+        std::vector<std::string> out;
+        for (const auto& d : dialect_dimensions()) {
+            out.push_back(d.key);
+        }
+        return out;
+    }();
+    return keys;
+}
+
+std::string describe_dialect(const settings& s) {
+    std::string out = "dialect=" + s.dialect;
+    for (const auto& key : dialect_keys()) {
+        out += " " + key + "=" + entry_of(key).get(s);
+    }
+    return out;
+}
 
 void validate(const settings& s, std::vector<std::string>& errors) {
     auto probability = [&](const char* name, double v) {
@@ -309,6 +462,11 @@ void validate(const settings& s, std::vector<std::string>& errors) {
         errors.push_back("post_reaction_shape: must be documented, sample or mixed, got '" + s.post_reaction_shape +
                          "'");
     }
+    if (s.dialect_search_page_cap < 0 || s.dialect_search_page_cap % 50 != 0) {
+        errors.push_back("dialect_search_page_cap: must be 0 or a positive multiple of 50 (search pages hold 50 "
+                         "results), got " +
+                         std::to_string(s.dialect_search_page_cap));
+    }
     if (s.api_keys.empty()) {
         errors.push_back("api_keys: give at least one --api-key KEY[:CREDITS]");
     }
@@ -355,8 +513,9 @@ bool load_settings(int argc, char** argv, settings& out, std::vector<std::string
         errors.push_back(e.what());
         return false;
     }
+    std::set<std::string> given; // settings set explicitly, which a dialect draw leaves alone
     if (!config_path.empty()) {
-        load_yaml(config_path, out, errors);
+        load_yaml(config_path, out, errors, given);
     }
     for (const auto& spec : key_specs) {
         api_key_setting k;
@@ -377,8 +536,10 @@ bool load_settings(int argc, char** argv, settings& out, std::vector<std::string
             if (auto err = e.set(out, values[i])) {
                 errors.push_back("--" + dashed(e.key) + ": " + *err);
             }
+            given.insert(e.key);
         }
     }
+    draw_dialect(out, given);
     validate(out, errors);
     return errors.empty();
 }
@@ -390,10 +551,13 @@ namespace orch::sandbox {
 std::optional<std::string> apply_setting(settings& s, const std::string& key, const std::string& value) {
     static const std::vector<std::string> fixed = {"listen", "control_listen", "ready_file", "seed", "world_people",
                                                    "world_companies", "body_limit_bytes", "idle_timeout_ms"};
-    for (const auto& f : fixed) {
-        if (f == key) {
-            return "'" + key + "' cannot change while the sandbox runs";
-        }
+    // Dialects are startup settings (events already stored keep the shape they were published
+    // in); retry_after stays changeable as it always was.
+    bool dialect = key == "dialect" || (key.starts_with("dialect_") &&
+                                        std::find(dialect_keys().begin(), dialect_keys().end(), key) !=
+                                            dialect_keys().end());
+    if (dialect || std::find(fixed.begin(), fixed.end(), key) != fixed.end()) {
+        return "'" + key + "' cannot change while the sandbox runs";
     }
     for (const auto& e : table()) {
         if (e.key == key) {

@@ -78,7 +78,29 @@ struct settings {
 
     // Record limits (bounded memory)
     std::size_t request_log_max = 2'000'000;
+
+    // Dialects (sandbox/README.md "Dialects"): where the spec or api-facts leave a choice open,
+    // which reading the sandbox serves. Startup settings; every default is the historical
+    // behaviour. `retry_after` above belongs to this group too.
+    std::string dialect = "default";                      // default | random:SEED (draws the others)
+    std::string dialect_webhook_activation = "on_create"; // on_create | on_start
+    std::string dialect_event_envelope = "wrapper";       // wrapper | flat_type | flat_event
+    std::string dialect_accepted_shape = "single";        // single | list | data
+    std::string dialect_message_type = "message";         // message | message_received
+    std::string dialect_disconnection = "always";         // always | subscribed
+    std::string dialect_sse_event_name = "webhook";       // webhook | type
+    bool dialect_sse_ids = true;
+    std::string dialect_poll_cursor = "after_id";         // after_id | since | opaque | numeric
+    int dialect_search_page_cap = 0;                      // 0: none; else people per search_people call
+    std::string dialect_timestamps = "zoned";             // zoned | naive
+    bool dialect_error_account_id = true;                 // metadata.account_id on error bodies
+    bool dialect_extra_fields = false;                    // unknown fields added to emitted objects
 };
+
+// The keys of the dialect group, in table order (retry_after included).
+const std::vector<std::string>& dialect_keys();
+// "key=value ..." of every dialect setting, for the startup log line.
+std::string describe_dialect(const settings& s);
 
 // Builds settings from argv (and the YAML file named by --config). On bad input returns false
 // and fills `errors` with one line per problem; `--help`/`--version` set `exit_now`.

@@ -209,8 +209,9 @@ struct webhook_runtime;
 struct stored_event {
     std::string event_id;             // 24 hex chars, increasing
     std::string account_id;
-    std::string type;                 // message | accepted_invitation | disconnection
-    json payload;                     // the wrapper {account_id, account_name, event{...}, timestamp}
+    std::uint64_t sequence = 0;       // 1, 2, ... in publication order (numeric poll cursors)
+    std::string type;                 // message | accepted_invitation | disconnection (whatever the dialect)
+    json payload;                     // the event as emitted, in the dialect's envelope (dialect.hpp)
     time_point created_at{};
 };
 

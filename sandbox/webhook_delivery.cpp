@@ -11,6 +11,7 @@
 #include "sandbox/webhook_runtime.hpp"
 
 #include "engine/outreach/signature.hpp"
+#include "sandbox/dialect.hpp"
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -279,18 +280,6 @@ void log_coroutine_exception(std::exception_ptr e) {
 
 } // namespace
 
-bool event_filter_matches(const std::vector<std::string>& events, const std::string& type) {
-    if (type == "disconnection") {
-        return true;
-    }
-    for (const auto& f : events) {
-        if (f == "all" || f == type || (f == "message_received" && type == "message")) {
-            return true;
-        }
-    }
-    return false;
-}
-
 std::string delivery_body(const stored_event& event) {
     json body = event.payload;
     body["event_id"] = event.event_id;
@@ -366,9 +355,12 @@ void sse_subscriber::watch_client(tcp::socket& socket) {
 
 namespace {
 
-std::string event_frame(const stored_event& e) {
-    return "id: " + e.event_id +
-           "\nevent: webhook\ndata: " + e.payload.dump(-1, ' ', false, json::error_handler_t::replace) + "\n\n";
+// One SSE message; its id: line and event name follow dialect_sse_ids and dialect_sse_event_name.
+std::string event_frame(const settings& cfg, const stored_event& e) {
+    std::string frame = cfg.dialect_sse_ids ? "id: " + e.event_id + "\n" : std::string();
+    std::string name = cfg.dialect_sse_event_name == "type" ? wire_event_type(cfg, e.type) : std::string("webhook");
+    return frame + "event: " + name + "\ndata: " + e.payload.dump(-1, ' ', false, json::error_handler_t::replace) +
+           "\n\n";
 }
 
 asio::awaitable<bool> write_text(beast::tcp_stream& stream, const std::string& text,
@@ -380,8 +372,9 @@ asio::awaitable<bool> write_text(beast::tcp_stream& stream, const std::string& t
 }
 
 // The response header and the first frames: `connected`, then the replayed events.
-asio::awaitable<bool> open_stream(beast::tcp_stream& stream, const api::request& req, const std::string& webhook_id,
-                                  std::string account_id, std::string replay, std::chrono::milliseconds timeout) {
+asio::awaitable<bool> open_stream(const settings& cfg, beast::tcp_stream& stream, const api::request& req,
+                                  const std::string& webhook_id, std::string account_id, std::string replay,
+                                  std::chrono::milliseconds timeout) {
     http::response<http::empty_body> res{http::status::ok, req.version()};
     res.set(http::field::server, "outreach-sandbox");
     res.set(http::field::content_type, "text/event-stream");
@@ -396,6 +389,7 @@ asio::awaitable<bool> open_stream(beast::tcp_stream& stream, const api::request&
         co_return false;
     }
     json hello = {{"webhook_id", webhook_id}, {"account_id", account_id}};
+    add_extra_fields(cfg, hello);
     co_return co_await write_text(stream, "event: connected\ndata: " + hello.dump() + "\n\n" + replay, timeout);
 }
 
@@ -416,12 +410,12 @@ asio::awaitable<void> serve_event_stream(service& svc, const api::request& req, 
         for (const auto& id : wh.hosted_event_ids) {
             const stored_event* e = id > after_event_id ? svc.find_event(id) : nullptr;
             if (e != nullptr) {
-                replay += event_frame(*e);
+                replay += event_frame(svc.cfg(), *e);
             }
         }
     }
     auto write_timeout = std::chrono::milliseconds(std::max<std::int64_t>(1000, svc.cfg().idle_timeout_ms));
-    bool ok = co_await open_stream(stream, req, webhook_id, wh.account_id, std::move(replay), write_timeout);
+    bool ok = co_await open_stream(svc.cfg(), stream, req, webhook_id, wh.account_id, std::move(replay), write_timeout);
     if (ok) {
         sub->watch_client(stream.socket());
     }
@@ -433,7 +427,7 @@ asio::awaitable<void> serve_event_stream(service& svc, const api::request& req, 
         if (!sub->queue.empty()) {
             auto event = std::move(sub->queue.front());
             sub->queue.pop_front();
-            ok = co_await write_text(stream, event_frame(*event), write_timeout);
+            ok = co_await write_text(stream, event_frame(svc.cfg(), *event), write_timeout);
         } else if (asio::steady_timer::clock_type::now() >= next_keepalive) {
             ok = co_await write_text(stream, ": keepalive\n\n", write_timeout);
             next_keepalive = asio::steady_timer::clock_type::now() + keepalive();

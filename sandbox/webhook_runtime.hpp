@@ -73,10 +73,6 @@ struct webhook_runtime {
     }
 };
 
-// Whether a webhook with filter `events` receives an event of `type` (api-facts 1.1:
-// "message_received" matches type "message"; "disconnection" reaches every webhook).
-bool event_filter_matches(const std::vector<std::string>& events, const std::string& type);
-
 // The body of a custom-mode delivery: the event wrapper plus `event_id` at the top level.
 std::string delivery_body(const stored_event& event);
 

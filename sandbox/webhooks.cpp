@@ -17,6 +17,7 @@
 #include "sandbox/webhook_runtime.hpp"
 
 #include "engine/time_format.hpp"
+#include "sandbox/dialect.hpp"
 
 #include <boost/url/parse.hpp>
 
@@ -327,7 +328,12 @@ json create_webhook(call& c) {
     if (sign && url.empty()) {
         throw invalid_params("enable_signature is only for custom mode (with url); hosted deliveries are not signed");
     }
-    begin_monitoring(c.svc, c.key, account);
+    // dialect_webhook_activation on_start (api-facts 1.6, the stream page's reading): created
+    // inactive, monitored and charged only from POST /v2/webhooks/{id}/start.
+    bool active_now = c.svc.cfg().dialect_webhook_activation == "on_create";
+    if (active_now) {
+        begin_monitoring(c.svc, c.key, account);
+    }
 
     std::string id = c.svc.new_id("wh_");
     webhook_state& wh = c.svc.webhooks()[id];
@@ -336,7 +342,7 @@ json create_webhook(call& c) {
     wh.key = c.key.key;
     wh.url = url;
     wh.events = events;
-    wh.active = true;
+    wh.active = active_now;
     wh.secret = sign ? new_secret(c.svc) : std::string();
     wh.created_at = wh.updated_at = c.svc.now();
     wh.runtime = std::make_shared<webhook_runtime>(c.svc.executor());
@@ -467,12 +473,50 @@ std::int64_t unix_ms(time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-// Hosted polling: retained events strictly after `since` (millisecond precision, the
-// precision of created_at) and after the event id `after`, oldest first.
+// dialect_poll_cursor opaque: "pc_" + the masked sequence number + a check, so that a client
+// can only hand back what it was given.
+std::string opaque_cursor(const service& svc, std::uint64_t sequence) {
+    std::string body = hex(sequence ^ splitmix64(svc.cfg().seed ^ 0xc0c0));
+    return "pc_" + body + hex(hash64(body, svc.cfg().seed) & 0xffff, 4);
+}
+
+std::optional<std::uint64_t> parse_opaque_cursor(const service& svc, const std::string& text) {
+    if (text.size() != 23 || !text.starts_with("pc_")) {
+        return std::nullopt;
+    }
+    std::uint64_t masked = 0;
+    auto [ptr, ec] = std::from_chars(text.data() + 3, text.data() + 19, masked, 16);
+    if (ec != std::errc{} || ptr != text.data() + 19) {
+        return std::nullopt;
+    }
+    auto sequence = masked ^ splitmix64(svc.cfg().seed ^ 0xc0c0);
+    if (opaque_cursor(svc, sequence) != text) {
+        return std::nullopt;
+    }
+    return sequence;
+}
+
+std::optional<std::uint64_t> parse_numeric_cursor(const std::string& text) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc{} || ptr != text.data() + text.size()) {
+        return std::nullopt;
+    }
+    return v;
+}
+
+// Hosted polling: retained events, oldest first, strictly after `since` (millisecond precision,
+// the precision of created_at) and after the position the dialect's cursor names:
+//   after_id: `after` (an event_id)            -> {items, has_more, next_after (event_id or null)}
+//   since:    none (`after` is ignored)        -> {items}
+//   opaque:   `cursor` (a next_cursor string)  -> {items, has_more, next_cursor (string)}
+//   numeric:  `cursor` (a next_cursor integer) -> {items, has_more, next_cursor (integer)}
 json poll_events(call& c, webhook_state& wh) {
     if (!wh.url.empty()) {
         throw invalid_params("webhook '" + wh.id + "' is in custom mode; only hosted webhooks keep events to poll");
     }
+    const settings& cfg = c.svc.cfg();
+    const std::string& style = cfg.dialect_poll_cursor;
     auto query = decoded_query(c.req.target());
     std::int64_t limit = poll_limit_default;
     if (auto it = query.find("limit"); it != query.end()) {
@@ -495,19 +539,28 @@ json poll_events(call& c, webhook_state& wh) {
         since_ms = unix_ms(*t);
     }
     std::string after;
-    if (auto it = query.find("after"); it != query.end()) {
+    std::uint64_t after_sequence = 0;
+    if (auto it = query.find("after"); it != query.end() && style == "after_id") {
         if (!is_event_id(it->second)) {
             throw invalid_params("after must be an event_id (24 lower-case hex characters), got '" + it->second + "'");
         }
         after = it->second;
     }
+    if (auto it = query.find("cursor"); it != query.end() && (style == "opaque" || style == "numeric")) {
+        auto position = style == "opaque" ? parse_opaque_cursor(c.svc, it->second) : parse_numeric_cursor(it->second);
+        if (!position) {
+            throw invalid_params("cursor must be a next_cursor returned by this endpoint, got '" + it->second + "'");
+        }
+        after_sequence = *position;
+    }
     prune_hosted_events(c.svc, wh);
-    auto horizon_ms = unix_ms(c.svc.now()) - c.svc.cfg().event_retention_s * 1000;
+    auto horizon_ms = unix_ms(c.svc.now()) - cfg.event_retention_s * 1000;
     json items = json::array();
     bool has_more = false;
+    std::uint64_t last_sequence = after_sequence;
     for (const auto& id : wh.hosted_event_ids) {
         const stored_event* e = c.svc.find_event(id);
-        if (e == nullptr || id <= after || unix_ms(e->created_at) < horizon_ms ||
+        if (e == nullptr || id <= after || e->sequence <= after_sequence || unix_ms(e->created_at) < horizon_ms ||
             (since_ms && unix_ms(e->created_at) <= *since_ms)) {
             continue;
         }
@@ -515,8 +568,17 @@ json poll_events(call& c, webhook_state& wh) {
             has_more = true;
             break;
         }
-        items.push_back(
-            json{{"event_id", e->event_id}, {"event", e->payload}, {"created_at", iso8601_ms(e->created_at)}});
+        last_sequence = e->sequence;
+        items.push_back(json{{"event_id", e->event_id},
+                             {"event", e->payload},
+                             {"created_at", wire_time(cfg, e->created_at, time_precision::millis)}});
+    }
+    if (style == "since") {
+        return json{{"items", std::move(items)}};
+    }
+    if (style == "opaque" || style == "numeric") {
+        json next = style == "opaque" ? json(opaque_cursor(c.svc, last_sequence)) : json(last_sequence);
+        return json{{"items", std::move(items)}, {"has_more", has_more}, {"next_cursor", std::move(next)}};
     }
     json next_after = items.empty() ? json(nullptr) : items.back()["event_id"];
     return json{{"items", std::move(items)}, {"has_more", has_more}, {"next_after", std::move(next_after)}};
@@ -553,7 +615,7 @@ api::response method_not_allowed(service& svc, const api::request& req, const st
     }
     api_error e("METHOD_NOT_ALLOWED", 405,
                 "method " + std::string(req.method_string()) + " is not allowed on " + path + "; use " + allow);
-    auto res = json_reply(req, 405, error_envelope(e, "", "", svc.now()));
+    auto res = json_reply(req, 405, error_envelope(svc.cfg(), e, "", "", svc.now()));
     res.set(http::field::allow, allow);
     return res;
 }
@@ -579,6 +641,9 @@ std::string check_stream_request(service& svc, const api::request& req, const ro
     webhook_state& wh = owned_webhook(c, r.webhook_id);
     if (!wh.url.empty()) {
         throw invalid_params("webhook '" + wh.id + "' is in custom mode; only hosted webhooks have a stream");
+    }
+    if (!svc.cfg().dialect_sse_ids) {
+        return {}; // no id: lines were sent, so there is nothing to resume from
     }
     std::string cursor(req["Last-Event-ID"]);
     const char* cursor_name = "Last-Event-ID";
@@ -607,8 +672,9 @@ asio::awaitable<api::handler_result> handle_webhooks_request(service& svc, api::
     if (r.kind == route_kind::none) {
         co_return api::handler_result::reply(
             json_reply(req, 404,
-                       error_envelope(not_found("no endpoint " + std::string(req.method_string()) + " " + path), "", "",
-                                      svc.now())));
+                       error_envelope(svc.cfg(),
+                                      not_found("no endpoint " + std::string(req.method_string()) + " " + path), "",
+                                      "", svc.now())));
     }
     auto allowed = allowed_methods(r.kind);
     if (std::find(allowed.begin(), allowed.end(), req.method()) == allowed.end()) {
@@ -626,16 +692,16 @@ asio::awaitable<api::handler_result> handle_webhooks_request(service& svc, api::
         call c{svc, req, key, account_id};
         json data = dispatch(c, r);
         co_return api::handler_result::reply(
-            json_reply(req, 200, success_envelope(std::move(data), action, account_id, 0, svc.now())));
+            json_reply(req, 200, success_envelope(svc.cfg(), std::move(data), action, account_id, 0, svc.now())));
     } catch (const api_error& e) {
         co_return api::handler_result::reply(
-            json_reply(req, e.http_status(), error_envelope(e, action, account_id, svc.now())));
+            json_reply(req, e.http_status(), error_envelope(svc.cfg(), e, action, account_id, svc.now())));
     }
 }
 
 void fan_out_event(service& svc, const std::shared_ptr<const stored_event>& event) {
     for (auto& [id, wh] : svc.webhooks()) {
-        if (wh.account_id != event->account_id || !wh.active || !event_filter_matches(wh.events, event->type)) {
+        if (wh.account_id != event->account_id || !wh.active || !webhook_wants(svc.cfg(), wh.events, event->type)) {
             continue;
         }
         if (!wh.url.empty()) {
