@@ -683,8 +683,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
             co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
         }
         const auto& sender = c.senders.front();
-        auto found = co_await search_audience(*api, sender, campaign,
-                                              limiter ? search_gate(*limiter, sender) : page_gate{});
+        // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
+        const page_gate gate = limiter ? search_gate(*limiter, sender) : page_gate{};
+        auto found = co_await search_audience(*api, sender, campaign, gate);
         if (!found) {
             co_return error(http::status::bad_gateway,
                             "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");

@@ -178,7 +178,7 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
         if (!ev || ev->type != orch::outreach::event_type::message) {
             continue;
         }
-        auto at = *orch::engine::parse_iso8601(e["created_at"].get<std::string>());
+        auto at = *orch::parse_iso8601(e["created_at"].get<std::string>());
         auto key = e["account_id"].get<std::string>() + "|" + ev->sender_profile_url;
         if (!replied_at.count(key) || at < replied_at[key]) {
             replied_at[key] = at;
@@ -190,7 +190,7 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
         auto key = m["account_id"].get<std::string>() + "|" + m["profile_url"].get<std::string>();
         auto it = replied_at.find(key);
         if (it != replied_at.end() &&
-            *orch::engine::parse_iso8601(m["at"].get<std::string>()) > it->second + std::chrono::seconds(1)) {
+            *orch::parse_iso8601(m["at"].get<std::string>()) > it->second + std::chrono::seconds(1)) {
             ++after_reply;
         }
     }
