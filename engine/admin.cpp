@@ -1,6 +1,7 @@
 #include "engine/admin.hpp"
 
 #include "api/http_server.hpp"
+#include "engine/admin_ui.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
@@ -216,6 +217,8 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Gauge>* ledger_credits = nullptr;
     std::int64_t watermark = 0;
 
+    // The dashboard under /ui/ (engine/admin_ui.hpp): its pages, login sessions and CSRF tokens.
+    dashboard ui{cfg.admin_token};
 
     impl(asio::io_context& ctx, settings s, outreach::client* client)
         : cfg(std::move(s)), api(client), io(ctx), db_pool(static_cast<std::size_t>(cfg.admin_db_connections)) {
@@ -291,6 +294,9 @@ std::optional<std::int64_t> admin_server::impl::campaign_id(const std::string& n
 }
 
 asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& req) {
+    if (auto page = ui.serve(req)) {
+        co_return api::handler_result::reply(std::move(*page));
+    }
     reply r;
     try {
         r = co_await route(req);
@@ -310,6 +316,7 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
     res.set(http::field::server, "orchestrator-admin");
     res.set(http::field::content_type, r.content_type);
     res.set(http::field::cache_control, "no-store");
+    dashboard::secure_headers(res);
     if (!r.allow.empty()) {
         res.set(http::field::allow, r.allow);
     }
@@ -351,10 +358,18 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         }
         co_return co_await readyz();
     }
-    if (!bearer_matches(req[http::field::authorization], cfg.admin_token)) {
-        co_return error(http::status::unauthorized,
-                        req[http::field::authorization].empty() ? "missing Authorization: Bearer <token>"
-                                                                : "invalid token");
+    // The bearer token, or the dashboard's session cookie (with its CSRF header for a change).
+    switch (ui.authorize(req)) {
+        case dashboard::access::bearer:
+        case dashboard::access::session:
+            break;
+        case dashboard::access::unauthenticated:
+            co_return error(http::status::unauthorized, "missing Authorization: Bearer <token>");
+        case dashboard::access::bad_token:
+            co_return error(http::status::unauthorized, "invalid token");
+        case dashboard::access::csrf_refused:
+            co_return error(http::status::forbidden,
+                            "a change made with the dashboard's session needs its X-CSRF-Token header; nothing changed");
     }
     if (seg.size() == 1 && seg[0] == "metrics") {
         if (!get) {
