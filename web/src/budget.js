@@ -9,7 +9,7 @@ export function render(main) {
   const list = h('div', { id: 'budgets' });
   const chartBox = h('div', { class: 'chart', id: 'spend-chart' });
   const pick = h('select', { id: 'spend-campaign', 'aria-label': 'Campaign' });
-  main.append(h('h2', { text: 'Budget' }), key, list, h('h3', { text: 'Spend by day' }), pick, chartBox);
+  main.append(h('h2', { text: 'Budget' }), key, list, h('h3', { text: 'Spend by day' }), h('div', { class: 'narrow' }, pick), chartBox);
   let chart = null;
 
   async function spend(name) {

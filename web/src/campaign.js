@@ -60,7 +60,7 @@ function leadsSection(name) {
   const state = h('select', { id: 'lead-state', 'aria-label': 'State' },
     h('option', { value: '', text: 'all states' }), leadStates.map((s) => h('option', { value: s, text: s })));
   const search = h('input', { id: 'lead-search', type: 'search', placeholder: 'Search this page (profile, account, step, reason, fields)', 'aria-label': 'Search' });
-  const size = 50;
+  const size = 25;
   const cursors = [null]; // the cursor of each page seen, for "previous"
   let page = 0;
   let items = [];
@@ -105,6 +105,7 @@ function leadsSection(name) {
   search.addEventListener('input', draw);
   prev.addEventListener('click', () => { if (page > 0) { page--; load(); } });
   nextBtn.addEventListener('click', () => { if (next) { cursors[page + 1] = next; page++; load(); } });
+  section.refresh = load;
   section.append(h('h3', { text: 'Leads' }), h('div', { class: 'grid filters' }, state, search), body,
     h('div', { class: 'pager' }, prev, where, nextBtn));
   load();
@@ -117,15 +118,16 @@ export function render(main, [name]) {
   const chartBox = h('div', { class: 'chart', id: 'funnel-chart' });
   const stepsBox = h('div', { id: 'steps' });
   const variantsBox = h('div', { id: 'variants' });
+  const leads = leadsSection(name);
   main.append(
     h('nav', { 'aria-label': 'breadcrumb' }, h('ul', {}, h('li', {}, h('a', { href: '/ui/campaigns', 'data-link': true, text: 'Campaigns' })), h('li', { text: name }))),
     head,
     h('section', {}, h('h3', { text: 'Funnel' }), funnel,
-      h('h4', { text: 'Over time' }), h('p', { class: 'muted', text: 'Sampled every 2 seconds while this page is open.' }), chartBox),
+      h('h4', { text: 'Over time' }), h('p', { class: 'muted', text: 'Sampled every 2 seconds while this page is open; steps, variants and leads every 6 seconds.' }), chartBox),
     h('div', { class: 'grid' },
       h('section', {}, h('h3', { text: 'Steps' }), stepsBox),
       h('section', {}, h('h3', { text: 'Variants' }), variantsBox)),
-    leadsSection(name));
+    leads);
   const chart = lineChart(chartBox, ['invited', 'accepted', 'messaged', 'replied']);
   let stopped = false;
   let version = null;
@@ -141,7 +143,8 @@ export function render(main, [name]) {
       put(stepsBox, table(['Step', 'Kind', 'Live here', 'Ended here'], ids.map((id) => {
         const s = scan.steps.get(id) || { live: 0, finished: 0 };
         const d = defined.find((x) => x.id === id);
-        return h('tr', { dataset: { step: id } }, h('td', { text: id }), h('td', { text: d ? d.kind : '—' }),
+        // A finished lead has no step: its row is the end of the graph.
+        return h('tr', { dataset: { step: id } }, h('td', { text: id || '(finished)' }), h('td', { text: d ? d.kind : '—' }),
           h('td', { text: num(s.live) }), h('td', { text: num(s.finished) }));
       })), h('small', { class: 'muted', text: note }));
       const vs = [...scan.variants.entries()].sort();
@@ -172,7 +175,11 @@ export function render(main, [name]) {
       put(funnel, ...stages.map((s) => stat(s, num(f[s]), { dataset: { stage: s } })),
         stat('accept rate', pct(f.accepted, f.invited)), stat('reply rate', pct(f.replied, f.messaged)));
       chart.push(Date.now() / 1000, [f.invited, f.accepted, f.messaged, f.replied]);
-      if (tick++ % 5 === 0) refreshSteps();
+      // The step counts read every lead: every third refresh only, with the table's page.
+      if (tick++ % 3 === 0) {
+        refreshSteps();
+        if (tick > 1 && !leads.contains(document.activeElement)) leads.refresh();
+      }
     } catch (e) {
       if (!stopped) put(head, errorBox(e));
     }

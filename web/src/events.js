@@ -16,7 +16,7 @@ export function render(main) {
   const type = h('select', { id: 'event-type', 'aria-label': 'Type' }, h('option', { value: '', text: 'all types' }), kinds.map((k) => h('option', { value: k, text: k })));
   const list = h('div', { id: 'events' });
   const quarantine = h('div', { id: 'quarantine' });
-  main.append(h('h2', { text: 'Events' }), type, list, h('h3', { text: 'Quarantined' }), quarantine);
+  main.append(h('h2', { text: 'Events' }), h('div', { class: 'narrow' }, type), list, h('h3', { text: 'Quarantined' }), quarantine);
   async function load() {
     try {
       const r = await get(`/v1/events?limit=200${type.value ? `&type=${type.value}` : ''}`);

@@ -33,11 +33,11 @@ export function render(main, [name, id]) {
           h('button', { id: 'lead-retry', class: 'secondary outline', onclick: () => act('retry'), text: 'Retry' })),
         actionsOut,
         h('div', { class: 'grid' },
-          h('section', {}, h('h3', { text: 'Where' }), table(['', ''], [
-            ['Step', l.step], ['Variant', l.variant || '—'], ['Account', l.account_id], ['Attempt', num(l.attempt)],
+          h('section', {}, h('h3', { text: 'Where' }), h('table', { class: 'kv' }, h('tbody', {}, [
+            ['Step', l.step || '—'], ['Variant', l.variant || '—'], ['Account', l.account_id], ['Attempt', num(l.attempt)],
             ['Reason', l.reason || '—'], ['Next run', when(l.next_run_at)], ['Updated', when(l.updated_at)],
             ['Finished', when(l.finished_at)], ['Definition version', num(l.version)],
-          ].map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: k }), h('td', { class: 'wrap', text: v }))))),
+          ].map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: k }), h('td', { class: 'wrap', text: v })))))),
           h('section', {}, h('h3', { text: 'Fields' }), h('pre', { text: JSON.stringify(l.fields, null, 2) }))),
         h('h3', { text: 'Timeline' }),
         l.timeline.length === 0 ? h('p', { class: 'muted', text: 'No step call yet.' })
