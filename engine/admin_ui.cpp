@@ -212,9 +212,26 @@ api::response dashboard::login(const api::request& req) {
     if (body.is_discarded() || !body.is_object() || !body.contains("token") || !body["token"].is_string()) {
         return json_error(req, http::status::bad_request, "the body must be {\"token\": \"<admin token>\"}");
     }
-    if (!bearer_matches("Bearer " + body["token"].get<std::string>(), token_)) {
-        spdlog::warn("admin: dashboard login refused (wrong token)");
-        return json_error(req, http::status::unauthorized, "wrong token");
+    {
+        std::lock_guard lock(mutex_);
+        auto now = std::chrono::steady_clock::now();
+        if (now - failures_since_ >= std::chrono::minutes(1)) {
+            failures_since_ = now;
+            failures_ = 0;
+        }
+        if (failures_ >= failed_login_limit) {
+            auto left = std::chrono::ceil<std::chrono::seconds>(failures_since_ + std::chrono::minutes(1) - now);
+            auto res = json_error(req, http::status::too_many_requests,
+                                  "too many wrong tokens: the login form is closed for " +
+                                      std::to_string(left.count()) + " s (the bearer API is not)");
+            res.set(http::field::retry_after, std::to_string(left.count()));
+            return res;
+        }
+        if (!bearer_matches("Bearer " + body["token"].get<std::string>(), token_)) {
+            ++failures_;
+            spdlog::warn("admin: dashboard login refused (wrong token, {} this minute)", failures_);
+            return json_error(req, http::status::unauthorized, "wrong token");
+        }
     }
     auto value = random_token();
     session s{random_token(), std::chrono::system_clock::now() + lifetime_};

@@ -5,7 +5,8 @@
 //   GET  /ui/login                 the login form (public, with its script and styles)
 //   POST /ui/login                 {"token": "<admin token>"} as JSON -> a session cookie
 //                                  (orch_ui_session; HttpOnly; SameSite=Strict; Path=/) and
-//                                  {"csrf": "..."}; 401 for a wrong token
+//                                  {"csrf": "..."}; 401 for a wrong token; 429 after 10 wrong
+//                                  tokens in a minute (for the rest of that minute)
 //   GET  /ui/session               {"csrf", "expires_at"} of the caller's session (401 without)
 //   POST /ui/logout                ends the session (needs the CSRF header)
 //   GET  /ui/assets/<file>         the app's files (login's own are public, the rest need a session)
@@ -32,6 +33,8 @@ namespace orch::engine {
 
 class dashboard {
 public:
+    static constexpr int failed_login_limit = 10;  // wrong tokens a minute, then 429
+
     explicit dashboard(std::string admin_token, std::chrono::seconds session_lifetime = std::chrono::hours(12));
 
     // Answers the /ui paths (pages, assets, login, logout, session); nullopt for any other path.
@@ -61,6 +64,10 @@ private:
     std::chrono::seconds lifetime_;
     std::mutex mutex_;
     std::map<std::string, session> sessions_;  // by the SHA-256 (hex) of the cookie's token
+    // Guessing the token through the form: at most failed_login_limit wrong tokens a minute (all
+    // clients together), then 429 until the minute is over. The bearer API is not affected.
+    std::chrono::steady_clock::time_point failures_since_{};
+    int failures_ = 0;
 };
 
 }  // namespace orch::engine

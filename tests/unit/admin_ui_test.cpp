@@ -146,6 +146,25 @@ TEST(AdminUi, LogoutNeedsCsrfAndEndsTheSession) {
     EXPECT_EQ(d.serve(req(http::verb::get, "/ui/", "", {{"Cookie", s.cookie}}))->result(), http::status::found);
 }
 
+TEST(AdminUi, WrongTokensCloseTheFormForAMinute) {
+    dashboard d(token);
+    auto json = std::map<std::string, std::string>{{"Content-Type", "application/json"}};
+    for (int i = 0; i < dashboard::failed_login_limit; ++i) {
+        EXPECT_EQ(d.serve(req(http::verb::post, "/ui/login", R"({"token": "guess-guess-guess-guess"})", json))->result(),
+                  http::status::unauthorized);
+    }
+    // Now even the right token waits: a guesser cannot tell a hit from the lock.
+    auto locked = d.serve(req(http::verb::post, "/ui/login", "{\"token\": \"" + token + "\"}", json));
+    EXPECT_EQ(locked->result(), http::status::too_many_requests);
+    auto wait = std::stoi(std::string((*locked)[http::field::retry_after]));
+    EXPECT_GE(wait, 1);
+    EXPECT_LE(wait, 60);
+    EXPECT_EQ(d.session_count(), 0u);
+    // The bearer token of the API is not locked.
+    EXPECT_EQ(d.authorize(req(http::verb::get, "/v1/campaigns", "", {{"Authorization", "Bearer " + token}})),
+              dashboard::access::bearer);
+}
+
 TEST(AdminUi, SessionsExpire) {
     dashboard d(token, std::chrono::seconds(1));
     auto s = login(d);
