@@ -18,9 +18,11 @@ packages=(
     postgresql postgresql-contrib redis-server redis-tools
     # tools the tests and benchmarks drive
     wrk curl jq procps iproute2 util-linux time
-    # the dashboard's browser tests (tests/ui, label ui) drive Debian's Chromium headless
-    chromium fonts-liberation
 )
+
+# The dashboard's browser test (tests/ui, label ui) drives Debian's Chromium headless; the fonts
+# are for its screenshots (Chromium only recommends them).
+packages+=(chromium fonts-liberation)
 
 # The OpenAPI linter of the admin endpoint's description (tests: openapi_lint), pinned, from the
 # npm registry into its own prefix (not global). Needs node >= 20 and npm on the machine.
