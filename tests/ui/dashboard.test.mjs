@@ -355,6 +355,8 @@ async function browserSteps(context, page) {
   await page.click('[data-nav="accounts"]');
   await page.waitForSelector('#accounts article.account');
   assert.equal(await page.locator('#accounts article.account').count(), 2);
+  await page.waitForFunction(() => document.querySelector('#accounts [data-health] .stat-value')?.textContent !== '');
+  assert.match(await page.locator('#accounts [data-health] .stat-value').first().textContent(), /^(ok|not reported|quiet since)/);
   await page.screenshot({ path: path.join(shots, '06-accounts.png'), fullPage: true });
   await page.click('[data-nav="budget"]');
   await page.waitForSelector('#budgets table');

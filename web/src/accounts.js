@@ -11,7 +11,18 @@ function quotaCell(used, limit, left) {
   return h('td', {}, h('progress', { value: used, max: Math.max(1, limit) }), h('small', { text: `${num(used)} / ${num(limit)}, ${num(left)} left` }));
 }
 
-function account(a) {
+// Events health from /readyz (checks.events: "ok", or degraded with the accounts whose events
+// went quiet while invitations are pending); older servers do not report it.
+function eventsHealth(ready, accountId) {
+  const ev = ready && ready.checks ? ready.checks.events : undefined;
+  if (ev === undefined) return 'not reported';
+  if (ev === 'ok') return 'ok';
+  if (typeof ev === 'string') return ev;
+  const quiet = (ev.quiet_accounts || []).find((q) => q.account_id === accountId);
+  return quiet ? `quiet since ${when(quiet.last_event_at)} (${quiet.pending_invitations} invitations pending)` : 'ok';
+}
+
+function account(a, ready) {
   const l = a.limits || { actions: [] };
   return h('article', { class: 'account', dataset: { account: a.account_id } },
     h('header', {},
@@ -22,6 +33,7 @@ function account(a) {
       h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: num(a.live_enrollments) }), h('span', { class: 'stat-label', text: 'live leads' })),
       h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: num(a.parked_enrollments) }), h('span', { class: 'stat-label', text: 'parked' })),
       h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: a.webhook_id ? 'registered' : 'none' }), h('span', { class: 'stat-label', text: 'events webhook' })),
+      h('div', { class: 'stat', dataset: { health: a.account_id } }, h('span', { class: 'stat-value', text: eventsHealth(ready, a.account_id) }), h('span', { class: 'stat-label', text: 'events health' })),
       h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: future(l.key_cooldown_until) ? when(l.key_cooldown_until) : 'none' }), h('span', { class: 'stat-label', text: 'API key cooldown' }))),
     a.limits_error ? h('p', { class: 'error', text: `quotas unknown: ${a.limits_error}` }) : null,
     table([`Action`, `Today (${l.day || 'UTC'})`, 'This week', 'Cooldown until', 'Next pacing slot'], (l.actions || []).map((q) => h('tr', {},
@@ -37,11 +49,13 @@ export function render(main) {
   const body = h('div', { id: 'accounts' });
   main.append(h('hgroup', {}, h('h2', { text: 'Accounts' }), h('p', { class: 'muted', text: 'Quotas from the Redis buckets; refreshed every 5 seconds.' })), body);
   let stopped = false;
+  // /readyz probes the API too: read once when the page opens, not on every refresh.
+  const ready = fetch('/readyz', { credentials: 'same-origin' }).then((res) => res.json()).catch(() => null);
   async function refresh() {
     try {
-      const r = await get('/v1/accounts');
+      const [r, health] = await Promise.all([get('/v1/accounts'), ready]);
       if (stopped) return;
-      put(body, ...(r.accounts.length ? r.accounts.map(account) : [h('p', { text: 'No accounts connected.' })]));
+      put(body, ...(r.accounts.length ? r.accounts.map((a) => account(a, health)) : [h('p', { text: 'No accounts connected.' })]));
     } catch (e) {
       if (!stopped) put(body, errorBox(e));
     }
