@@ -128,6 +128,8 @@ before(async () => {
     OUTREACH_API_URL: `http://127.0.0.1:${sandbox.port}`,
     OUTREACH_API_KEY: 'ui-key',
     ORCH_ADMIN_TOKEN: token,
+    // serve keeps the webhooks' signing secrets encrypted with it (32 characters or more).
+    ORCH_SECRET_KEY: 'ui-test-secret-key-0123456789abcdef',
     ORCH_LOG_LEVEL: 'info',
     ORCH_RAMP_UP: 'false',
     ORCH_PACING: 'false',
@@ -181,7 +183,8 @@ steps:
   orch(['campaign', 'apply', file]);
   background(path.join(build, 'bin', 'orchestrator'), ['serve', '--admin-listen', `127.0.0.1:${adminPort}`,
     '--webhook-listen', `127.0.0.1:${hookPort}`, '--webhook-public-url', `http://127.0.0.1:${hookPort}/webhooks`], 'serve.log');
-  await waitFor('the admin listener', async () => (await fetch(`${adminUrl}/healthz`)).ok);
+  await waitFor('the admin listener', async () => (await fetch(`${adminUrl}/healthz`)).ok)
+    .catch((e) => { throw new Error(`${e.message}; serve log: ${logOf('serve.log')}`); });
 
   const require = createRequire(path.join(repo, 'web', 'package.json'));
   const { chromium } = require('playwright-core');
