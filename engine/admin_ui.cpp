@@ -198,10 +198,10 @@ dashboard::access dashboard::authorize(const api::request& req) {
 api::response dashboard::login(const api::request& req) {
     // A login posted by another site's page would log the browser into this dashboard: only a
     // same-origin script can send it (JSON, and the Origin a browser adds must be ours).
-    auto origin = req[http::field::origin];
-    auto host = req[http::field::host];
-    if (!origin.empty() && origin != "http://" + std::string(host) && origin != "https://" + std::string(host)) {
-        return json_error(req, http::status::forbidden, "login from another origin (" + std::string(origin) + ") refused");
+    const std::string origin(req[http::field::origin]);
+    const std::string host(req[http::field::host]);
+    if (!origin.empty() && origin != "http://" + host && origin != "https://" + host) {
+        return json_error(req, http::status::forbidden, "login from another origin (" + origin + ") refused");
     }
     auto type = req[http::field::content_type];
     if (type.substr(0, type.find(';')) != "application/json") {
@@ -252,8 +252,11 @@ api::response dashboard::login(const api::request& req) {
     spdlog::info("admin: dashboard login");
     auto res = make(req, http::status::ok, "application/json",
                     json{{"csrf", s.csrf}, {"expires_at", iso(s.expires)}}.dump());
+    // Secure when the page was loaded over HTTPS (a TLS proxy in front): the browser's Origin
+    // says so. Plain HTTP on loopback, the default listener, cannot take a Secure cookie.
+    const bool https = origin.substr(0, 8) == "https://";
     res.set(http::field::set_cookie, std::string(cookie_name) + "=" + value + "; HttpOnly; SameSite=Strict; Path=/; Max-Age=" +
-                                         std::to_string(lifetime_.count()));
+                                         std::to_string(lifetime_.count()) + (https ? "; Secure" : ""));
     return res;
 }
 

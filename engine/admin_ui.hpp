@@ -4,7 +4,8 @@
 //
 //   GET  /ui/login                 the login form (public, with its script and styles)
 //   POST /ui/login                 {"token": "<admin token>"} as JSON -> a session cookie
-//                                  (orch_ui_session; HttpOnly; SameSite=Strict; Path=/) and
+//                                  (orch_ui_session; HttpOnly; SameSite=Strict; Path=/; Secure
+//                                  when the page came over HTTPS) and
 //                                  {"csrf": "..."}; 401 for a wrong token; 429 after 10 wrong
 //                                  tokens in a minute (for the rest of that minute)
 //   GET  /ui/session               {"csrf", "expires_at"} of the caller's session (401 without)

@@ -95,10 +95,15 @@ TEST(AdminUi, LoginRefusesWrongTokensFormsAndOtherOrigins) {
     auto same = d.serve(req(http::verb::post, "/ui/login", "{\"token\": \"" + token + "\"}",
                             {{"Content-Type", "application/json; charset=utf-8"}, {"Origin", "http://127.0.0.1:8702"}}));
     EXPECT_EQ(same->result(), http::status::ok);
+    EXPECT_EQ(std::string((*same)[http::field::set_cookie]).find("Secure"), std::string::npos) << "plain HTTP";
+    auto tls = d.serve(req(http::verb::post, "/ui/login", "{\"token\": \"" + token + "\"}",
+                           {{"Content-Type", "application/json"}, {"Origin", "https://127.0.0.1:8702"}}));
+    EXPECT_EQ(tls->result(), http::status::ok);
+    EXPECT_NE(std::string((*tls)[http::field::set_cookie]).find("; Secure"), std::string::npos) << "behind a TLS proxy";
     for (const auto* body : {"", "[]", "{\"token\": 5}", "{\"tok\": \"x\"}", "not json"}) {
         EXPECT_EQ(d.serve(req(http::verb::post, "/ui/login", body, json))->result(), http::status::bad_request) << body;
     }
-    EXPECT_EQ(d.session_count(), 1u);
+    EXPECT_EQ(d.session_count(), 2u);
 }
 
 TEST(AdminUi, ApiAccessByBearerOrSessionWithCsrfForChanges) {
