@@ -279,6 +279,7 @@ struct admin_server::impl {
     asio::awaitable<reply> budget(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_budget_put(const std::string& name, const api::request& req);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> campaign_report(const std::string& name);  // the dashboard's (see below)
 
     void scrape();  // a db thread, under scrape_mutex
     std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
@@ -409,6 +410,12 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("POST");
             }
             co_return co_await campaign_state(name, sub);
+        }
+        if (seg.size() == 4 && sub == "report") {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            co_return co_await campaign_report(name);
         }
         if (seg.size() == 4 && sub == "budget") {
             if (method != http::verb::put) {
@@ -1184,6 +1191,40 @@ asio::awaitable<reply> admin_server::impl::events(const std::map<std::string, st
     };
     auto list = co_await on_db(job);
     co_return ok_json({{"events", list}});
+}
+
+// GET /v1/campaigns/{name}/report: per message variant, messaged, replied and the reply rate, and
+// per UTC day the funnel's steps, from the report views (migration 0004) that `orchestrator report
+// accounts|timeline` prints. The dashboard's rates per variant and its funnel by day read it: a
+// lead's own state cannot tell a reply that came after its last step.
+asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& name) {
+    auto job = [this, &name]() -> std::optional<json> {
+        if (!campaign_id(name)) {
+            return std::nullopt;
+        }
+        pqxx::read_transaction tx(st().connection());
+        json variants = json::array();
+        for (const auto& r : tx.exec_params(q("reports/rates_by_variant"), name)) {
+            variants.push_back({{"variant", r[0].as<std::string>()},
+                                {"messaged", r[1].as<std::int64_t>()},
+                                {"replied", r[2].as<std::int64_t>()},
+                                {"reply_rate", r[3].as<double>()}});
+        }
+        json days = json::array();
+        for (const auto& r : tx.exec_params(q("reports/daily_activity"), name)) {
+            days.push_back({{"day", r[0].as<std::string>()},
+                            {"invited", r[1].as<std::int64_t>()},
+                            {"accepted", r[2].as<std::int64_t>()},
+                            {"messaged", r[3].as<std::int64_t>()},
+                            {"replied", r[4].as<std::int64_t>()}});
+        }
+        return json{{"name", name}, {"variants", variants}, {"days", days}};
+    };
+    auto out = co_await on_db(job);
+    if (!out) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    co_return ok_json(*out);
 }
 
 admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)

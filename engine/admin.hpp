@@ -10,6 +10,7 @@
 //   GET  /v1/campaigns/{name}          one campaign with its funnel
 //   POST /v1/campaigns/{name}/pause|resume|cancel
 //   GET  /v1/campaigns/{name}/versions[/{version}]
+//   GET  /v1/campaigns/{name}/report   replies per message variant, the funnel per UTC day
 //   GET  /v1/campaigns/{name}/leads?state=&cursor=&limit=&format=csv
 //   GET  /v1/campaigns/{name}/leads/{lead_id}   the lead's timeline and why it waits
 //   GET  /v1/accounts                  status, quotas used and left, cooldowns (Redis buckets),

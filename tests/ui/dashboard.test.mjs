@@ -308,6 +308,21 @@ async function browserSteps(context, page) {
   for (let i = 1; i < seen.length; i++) assert.ok(seen[i] > seen[i - 1], `invited only grows: ${seen}`);
   await waitFor('the accepted count to move', async () => (await number('accepted')) > 0, 60000, 250);
   await page.waitForSelector('#steps table');
+  // Replies per variant and the funnel by day, from GET /v1/campaigns/{name}/report.
+  await page.waitForSelector('#variants tr[data-variant]', { timeout: 30000 });
+  const report = await api('GET', `/v1/campaigns/${campaign}/report`);
+  assert.equal(report.status, 200);
+  for (const v of report.body.variants) {
+    assert.ok(['A', 'B'].includes(v.variant), v.variant);
+    assert.ok(v.replied <= v.messaged, JSON.stringify(v));
+  }
+  assert.ok(report.body.days.length >= 1);
+  assert.match(report.body.days[0].day, /^\d{4}-\d{2}-\d{2}$/);
+  assert.ok(report.body.days.reduce((n, d) => n + d.invited, 0) > 0);
+  const shown = await page.locator('#variants tr[data-variant]').evaluateAll((rows) => rows.map((r) => r.dataset.variant));
+  assert.ok(shown.every((v) => ['A', 'B'].includes(v)), `variants on the page: ${shown}`);
+  await page.waitForSelector('#days table');
+  assert.equal((await api('GET', '/v1/campaigns/no-such-campaign/report')).status, 404);
   await page.waitForSelector('#leads-table tbody tr');
   await sleep(2500); // a few more samples on the chart
   await page.screenshot({ path: path.join(shots, '03-campaign-running.png'), fullPage: true });
@@ -377,6 +392,12 @@ async function browserSteps(context, page) {
   for (const id of ['#inbox', '#dnc']) {
     assert.equal(await page.locator(`${id} .error`).count(), 0, `${id}: ${await page.textContent(id)}`);
   }
+
+  // Back on the Campaigns page, the running campaign shows its progress and rates per variant.
+  await page.click('[data-nav="campaigns"]');
+  await page.waitForSelector(`#campaigns-table tr[data-campaign="${campaign}"] [data-variant]`);
+  assert.match(await page.textContent(`#campaigns-table tr[data-campaign="${campaign}"]`), /[AB]: \d+\/\d+ replied/);
+  await page.screenshot({ path: path.join(shots, '10-campaigns-running.png'), fullPage: true });
 
   // Logging out ends the session on the server too.
   await page.click('#logout');

@@ -2,7 +2,7 @@
 // the steps with how many leads are in each, the variants, and the leads table (filter by state,
 // search, pages by cursor); a lead opens its own page (why it waits, its timeline, actions).
 import { get, post } from './api.js';
-import { h, clear, put, num, pct, badge, table, errorBox, stat, when } from './ui.js';
+import { h, clear, put, num, pct, badge, table, errorBox, stat, when, unavailable } from './ui.js';
 import { lineChart } from './chart.js';
 
 const stages = ['found', 'skipped', 'checked', 'invited', 'accepted', 'messaged', 'replied', 'failed', 'live', 'credits'];
@@ -27,12 +27,13 @@ function actions(c, onChange) {
   return out;
 }
 
-async function scanLeads(name) {
+// Counts a campaign's leads by step and by variant over at most `pages` pages of 1000.
+export async function scanLeads(name, pages = scanPages) {
   const steps = new Map();
   const variants = new Map();
   let cursor = null;
   let seen = 0;
-  for (let page = 0; page < scanPages; page++) {
+  for (let page = 0; page < pages; page++) {
     const q = new URLSearchParams({ limit: '1000' });
     if (cursor) q.set('cursor', cursor);
     const r = await get(`/v1/campaigns/${encodeURIComponent(name)}/leads?${q}`);
@@ -118,6 +119,7 @@ export function render(main, [name]) {
   const chartBox = h('div', { class: 'chart', id: 'funnel-chart' });
   const stepsBox = h('div', { id: 'steps' });
   const variantsBox = h('div', { id: 'variants' });
+  const daysBox = h('div', { id: 'days' });
   const leads = leadsSection(name);
   main.append(
     h('nav', { 'aria-label': 'breadcrumb' }, h('ul', {}, h('li', {}, h('a', { href: '/ui/campaigns', 'data-link': true, text: 'Campaigns' })), h('li', { text: name }))),
@@ -126,13 +128,41 @@ export function render(main, [name]) {
       h('h4', { text: 'Over time' }), h('p', { class: 'muted', text: 'Sampled every 2 seconds while this page is open; steps, variants and leads every 6 seconds.' }), chartBox),
     h('div', { class: 'grid' },
       h('section', {}, h('h3', { text: 'Steps' }), stepsBox),
-      h('section', {}, h('h3', { text: 'Variants' }), variantsBox)),
+      h('section', {}, h('h3', { text: 'Variants' }), variantsBox, h('h3', { text: 'By day' }), daysBox)),
     leads);
   const chart = lineChart(chartBox, ['invited', 'accepted', 'messaged', 'replied']);
   let stopped = false;
   let version = null;
   let definition = null;
   let tick = 0;
+
+  // Replies per variant and the funnel per day from the report endpoint; a server without it
+  // gets the leads' split per variant only (a lead's state misses replies after its last step).
+  async function refreshReport(scan, note) {
+    let report = null;
+    try {
+      report = await get(`/v1/campaigns/${encodeURIComponent(name)}/report`);
+    } catch (e) {
+      if (!e.missingEndpoint) throw e;
+    }
+    if (report) {
+      put(variantsBox, report.variants.length === 0 ? h('p', { class: 'muted', text: 'No lead has been messaged yet.' })
+        : table(['Variant', 'Messaged', 'Replied', 'Reply rate'], report.variants.map((v) => h('tr', { dataset: { variant: v.variant } },
+          h('td', { text: v.variant }), h('td', { text: num(v.messaged) }), h('td', { text: num(v.replied) }),
+          h('td', { text: pct(v.replied, v.messaged) })))));
+      put(daysBox, report.days.length === 0 ? h('p', { class: 'muted', text: 'Nothing yet.' })
+        : table(['Day (UTC)', 'Invited', 'Accepted', 'Messaged', 'Replied'], report.days.slice().reverse().map((d) => h('tr', {},
+          h('td', { text: d.day }), h('td', { text: num(d.invited) }), h('td', { text: num(d.accepted) }),
+          h('td', { text: num(d.messaged) }), h('td', { text: num(d.replied) })))));
+      return;
+    }
+    const vs = [...scan.variants.entries()].sort();
+    put(variantsBox, vs.length === 0 ? h('p', { class: 'muted', text: 'No lead has reached a step with variants yet.' })
+      : table(['Variant', 'Leads', 'Failed'], vs.map(([v, s]) => h('tr', { dataset: { variant: v } },
+        h('td', { text: v }), h('td', { text: num(s.leads) }), h('td', { text: num(s.failed) })))),
+    h('small', { class: 'muted', text: note }), unavailable('GET /v1/campaigns/{name}/report (replies per variant)'));
+    put(daysBox, unavailable('GET /v1/campaigns/{name}/report (the funnel per day)'));
+  }
 
   async function refreshSteps() {
     try {
@@ -147,11 +177,7 @@ export function render(main, [name]) {
         return h('tr', { dataset: { step: id } }, h('td', { text: id || '(finished)' }), h('td', { text: d ? d.kind : '—' }),
           h('td', { text: num(s.live) }), h('td', { text: num(s.finished) }));
       })), h('small', { class: 'muted', text: note }));
-      const vs = [...scan.variants.entries()].sort();
-      put(variantsBox, vs.length === 0 ? h('p', { class: 'muted', text: 'No lead has reached a step with variants yet.' })
-        : table(['Variant', 'Leads', 'Replied', 'Reply rate', 'Failed'], vs.map(([v, s]) => h('tr', {},
-          h('td', { text: v }), h('td', { text: num(s.leads) }), h('td', { text: num(s.replied) }),
-          h('td', { text: pct(s.replied, s.leads) }), h('td', { text: num(s.failed) })))), h('small', { class: 'muted', text: note }));
+      await refreshReport(scan, note);
     } catch (e) {
       put(stepsBox, errorBox(e));
     }
