@@ -20,6 +20,10 @@ packages=(
     wrk curl jq procps iproute2 util-linux time openssl
 )
 
+# The dashboard's browser test (tests/ui, label ui) drives Debian's Chromium headless; the fonts
+# are for its screenshots (Chromium only recommends them).
+packages+=(chromium fonts-liberation)
+
 # The OpenAPI linter of the admin endpoint's description (tests: openapi_lint), pinned, from the
 # npm registry into its own prefix (not global). Needs node >= 20 and npm on the machine.
 REDOCLY_VERSION=2.11.1
@@ -38,6 +42,25 @@ install_node_tools() {
     ${SUDO:-} npm install --no-audit --no-fund --loglevel=error --prefix "$NODE_TOOLS" "@redocly/cli@$REDOCLY_VERSION"
 }
 
+# The dashboard's npm packages (web/package-lock.json: uPlot, Pico CSS, and playwright-core for
+# its tests), which the build embeds into the binary: installed into web/node_modules, again only
+# when the lockfile changed since the last install. After that the build and the app are offline.
+install_web_deps() {
+    local web
+    web="$(cd "$(dirname "${BASH_SOURCE[0]}")/../web" && pwd)"
+    if [ -f "$web/node_modules/.package-lock.json" ] &&
+       cmp -s <(jq -S .packages "$web/package-lock.json" | jq -S 'del(."")') \
+              <(jq -S .packages "$web/node_modules/.package-lock.json"); then
+        return 0
+    fi
+    if ! command -v npm >/dev/null; then
+        echo "install-deps: npm is missing: the dashboard (web/) needs node >= 20 and npm" >&2
+        return 1
+    fi
+    echo "install-deps: npm ci in $web"
+    (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -48,6 +71,7 @@ done
 if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages already installed"
     install_node_tools
+    install_web_deps
     exit 0
 fi
 
@@ -63,4 +87,5 @@ $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 # Debian's postgresql package starts a cluster service on install; our tests run their own
 # throwaway servers, so the packaged one is not needed. Leave it as the admin configured it.
 install_node_tools
+install_web_deps
 echo "install-deps: done"

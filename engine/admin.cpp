@@ -1,6 +1,7 @@
 #include "engine/admin.hpp"
 
 #include "api/http_server.hpp"
+#include "engine/admin_ui.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
@@ -217,6 +218,8 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Gauge>* intake_events = nullptr;
     std::int64_t watermark = 0;
 
+    // The dashboard under /ui/ (engine/admin_ui.hpp): its pages, login sessions and CSRF tokens.
+    dashboard ui{cfg.admin_token};
 
     impl(asio::io_context& ctx, settings s, outreach::client* client)
         : cfg(std::move(s)), api(client), io(ctx), db_pool(static_cast<std::size_t>(cfg.admin_db_connections)) {
@@ -283,6 +286,7 @@ struct admin_server::impl {
     asio::awaitable<reply> campaign_budget_put(const std::string& name, const api::request& req);
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> events_quarantine(const std::map<std::string, std::string>& params);
+    asio::awaitable<reply> campaign_report(const std::string& name);  // the dashboard's (see below)
 
     void scrape();  // a db thread, under scrape_mutex
     std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
@@ -298,6 +302,9 @@ std::optional<std::int64_t> admin_server::impl::campaign_id(const std::string& n
 }
 
 asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& req) {
+    if (auto page = ui.serve(req)) {
+        co_return api::handler_result::reply(std::move(*page));
+    }
     reply r;
     try {
         r = co_await route(req);
@@ -317,6 +324,7 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
     res.set(http::field::server, "orchestrator-admin");
     res.set(http::field::content_type, r.content_type);
     res.set(http::field::cache_control, "no-store");
+    dashboard::secure_headers(res);
     if (!r.allow.empty()) {
         res.set(http::field::allow, r.allow);
     }
@@ -358,10 +366,18 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         }
         co_return co_await readyz();
     }
-    if (!bearer_matches(req[http::field::authorization], cfg.admin_token)) {
-        co_return error(http::status::unauthorized,
-                        req[http::field::authorization].empty() ? "missing Authorization: Bearer <token>"
-                                                                : "invalid token");
+    // The bearer token, or the dashboard's session cookie (with its CSRF header for a change).
+    switch (ui.authorize(req)) {
+        case dashboard::access::bearer:
+        case dashboard::access::session:
+            break;
+        case dashboard::access::unauthenticated:
+            co_return error(http::status::unauthorized, "missing Authorization: Bearer <token>");
+        case dashboard::access::bad_token:
+            co_return error(http::status::unauthorized, "invalid token");
+        case dashboard::access::csrf_refused:
+            co_return error(http::status::forbidden,
+                            "a change made with the dashboard's session needs its X-CSRF-Token header; nothing changed");
     }
     if (seg.size() == 1 && seg[0] == "metrics") {
         if (!get) {
@@ -401,6 +417,12 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("POST");
             }
             co_return co_await campaign_state(name, sub);
+        }
+        if (seg.size() == 4 && sub == "report") {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            co_return co_await campaign_report(name);
         }
         if (seg.size() == 4 && sub == "budget") {
             if (method != http::verb::put) {
@@ -1246,6 +1268,40 @@ asio::awaitable<reply> admin_server::impl::events_quarantine(const std::map<std:
     auto job = [this, limit] { return st().quarantined_events(limit); };
     auto list = co_await on_db(job);
     co_return ok_json({{"quarantined", list}});
+}
+
+// GET /v1/campaigns/{name}/report: per message variant, messaged, replied and the reply rate, and
+// per UTC day the funnel's steps, from the report views (migration 0004) that `orchestrator report
+// accounts|timeline` prints. The dashboard's rates per variant and its funnel by day read it: a
+// lead's own state cannot tell a reply that came after its last step.
+asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& name) {
+    auto job = [this, &name]() -> std::optional<json> {
+        if (!campaign_id(name)) {
+            return std::nullopt;
+        }
+        pqxx::read_transaction tx(st().connection());
+        json variants = json::array();
+        for (const auto& r : tx.exec_params(q("reports/rates_by_variant"), name)) {
+            variants.push_back({{"variant", r[0].as<std::string>()},
+                                {"messaged", r[1].as<std::int64_t>()},
+                                {"replied", r[2].as<std::int64_t>()},
+                                {"reply_rate", r[3].as<double>()}});
+        }
+        json days = json::array();
+        for (const auto& r : tx.exec_params(q("reports/daily_activity"), name)) {
+            days.push_back({{"day", r[0].as<std::string>()},
+                            {"invited", r[1].as<std::int64_t>()},
+                            {"accepted", r[2].as<std::int64_t>()},
+                            {"messaged", r[3].as<std::int64_t>()},
+                            {"replied", r[4].as<std::int64_t>()}});
+        }
+        return json{{"name", name}, {"variants", variants}, {"days", days}};
+    };
+    auto out = co_await on_db(job);
+    if (!out) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    co_return ok_json(*out);
 }
 
 admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)

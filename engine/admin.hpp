@@ -10,6 +10,7 @@
 //   GET  /v1/campaigns/{name}          one campaign with its funnel
 //   POST /v1/campaigns/{name}/pause|resume|cancel
 //   GET  /v1/campaigns/{name}/versions[/{version}]
+//   GET  /v1/campaigns/{name}/report   replies per message variant, the funnel per UTC day
 //   GET  /v1/campaigns/{name}/leads?state=&cursor=&limit=&format=csv
 //   GET  /v1/campaigns/{name}/leads/{lead_id}   the lead's timeline and why it waits
 //   GET  /v1/accounts                  status, quotas used and left, cooldowns (Redis buckets),
@@ -21,6 +22,8 @@
 // Auth: every path but /healthz and /readyz needs "Authorization: Bearer <admin_token>"
 // (ORCH_ADMIN_TOKEN), compared in constant time; 401 otherwise. Without a token, `serve` does
 // not open the admin listener at all (it logs why) rather than serve anything unauthenticated.
+// The web dashboard under /ui/ and its session cookie (with a CSRF header for changes) are
+// engine/admin_ui.hpp.
 //
 // Errors: every bad request gets {"error": {"status", "message", "details"?}} with 400 (bad query
 // parameter, empty body, a body that is not JSON), 401, 404 (no such path, campaign, version,
