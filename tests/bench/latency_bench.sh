@@ -33,6 +33,8 @@ admin_url="$DATABASE_URL"
 orch="$build/bin/orchestrator"
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_PACING=false \
        ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
+# serve stores the webhooks' signing secrets encrypted under this key (a fresh one per run).
+export ORCH_SECRET_KEY="${ORCH_SECRET_KEY:-$(openssl rand -hex 32)}"
 
 free_port() {
     local p
