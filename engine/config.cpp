@@ -164,7 +164,7 @@ const std::vector<setting_row>& rows() {
         {"events_quiet_seconds", "",
          "serve: an account with pending invitations and no event for this long makes events health degraded "
          "(default 3600)",
-         number(&settings::events_quiet_seconds, 60, 30 * 86'400)},
+         number(&settings::events_quiet_seconds, 1, 30 * 86'400)},
         {"sweep_seconds", "",
          "serve: how often the catch-up sweep checks pending invitations and replies (default 900)",
          number(&settings::sweep_seconds, 10, 7 * 86'400)},

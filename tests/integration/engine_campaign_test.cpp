@@ -380,6 +380,9 @@ TEST_F(EngineTest, LostAcceptanceEventsAreCaughtBeforeTheWaitTimesOut) {
     EXPECT_EQ(truth.messages, 20);  // every lead got its message, none twice
     EXPECT_EQ(truth.duplicate_messages, 0);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+    // The funnel counts acceptances however they were learned: here only by the checks.
+    EXPECT_EQ(f["accepted"], truth.accepted);
+    EXPECT_EQ(f["accepted"], 20);
 }
 
 TEST_F(EngineTest, EarlyAcceptanceEventsAreNotLost) {

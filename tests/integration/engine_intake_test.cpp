@@ -218,6 +218,36 @@ TEST_F(IntakeTest, ALostStoredSecretIsRecoveredByRotation) {
     EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM events WHERE kind = 'accepted_invitation'")), 0);
 }
 
+// Pending invitations and no event for events_quiet_seconds: /readyz says degraded (still 200,
+// the replica takes deliveries), names the account, and the metric counts it.
+TEST_F(IntakeTest, AQuietAccountWithPendingInvitationsMakesEventsHealthDegraded) {
+    start({"--accept-probability", "0"});
+    auto file = write("quiet.yaml", campaign_yaml("quiet", search_audience(6), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    env_->set("ORCH_EVENTS_QUIET_SECONDS", "1");
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    auto admin_port = free_port();
+    auto port = free_port();
+    auto receiver = serve(port, port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    http_client admin("127.0.0.1", admin_port);
+    auto before = admin.get("/readyz").body_json();
+    EXPECT_EQ(before["checks"]["events"], "ok") << before.dump();
+    auto worker = env_->spawn({"worker"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE invited_at IS NOT NULL", "6", 30'000));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    auto r = admin.get("/readyz");
+    EXPECT_EQ(r.status, 200) << r.body;
+    auto ready = r.body_json();
+    EXPECT_EQ(ready["status"], "degraded") << r.body;
+    ASSERT_EQ(ready["checks"]["events"]["status"], "degraded") << r.body;
+    EXPECT_EQ(ready["checks"]["events"]["quiet_accounts"].size(), 3u) << r.body;
+    auto metrics = admin.request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}});
+    EXPECT_NE(metrics.body.find("orch_intake_events{state=\"quiet_accounts\"} 3"), std::string::npos)
+        << metrics.body;
+    worker->stop(SIGTERM);
+}
+
 // A delivery that verifies but cannot be read is kept raw, counted, shown by the CLI, and
 // answered 200 (so the API does not redeliver it forever); a redelivery is stored once; a forged
 // one is refused with 401 and kept nowhere.
