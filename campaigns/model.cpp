@@ -174,6 +174,10 @@ campaign campaign_from_json_unchecked(const json& j) {
         c.steps.push_back(step_from_json(s));
     }
     ORCH_CAMPAIGNS_ASSERT(!c.steps.empty(), "canonical campaign: no steps");
+    if (j.contains("exclude")) {
+        c.exclude.profile_urls = j.at("exclude").value("profile_urls", std::vector<std::string>{});
+        c.exclude.companies = j.at("exclude").value("companies", std::vector<std::string>{});
+    }
     return c;
 }
 
@@ -219,6 +223,10 @@ json to_json(const campaign& c) {
     }
     if (c.budget_per_account_credits) {
         out["budget_per_account_credits"] = *c.budget_per_account_credits;
+    }
+    // Only when there is one, for the same reason.
+    if (!c.exclude.profile_urls.empty() || !c.exclude.companies.empty()) {
+        out["exclude"] = {{"profile_urls", c.exclude.profile_urls}, {"companies", c.exclude.companies}};
     }
     return out;
 }

@@ -116,6 +116,14 @@ struct campaign {
     on_account_unavailable unavailable = on_account_unavailable::wait;
     int max_attempts = 5;                        // transient failures per step before failing
     std::vector<step> steps;                     // steps[0] is the entry step
+    // People this campaign never contacts (the file's `exclude:`), beside the global do-not-contact
+    // list: profile URLs (as written; the engine compares canonical forms) and company names
+    // (compared with a lead's `company` field ignoring case). Checked at enrollment; a new version
+    // that adds one stops the person's live lead in this campaign.
+    struct exclusions {
+        std::vector<std::string> profile_urls;
+        std::vector<std::string> companies;
+    } exclude;
 };
 
 // Canonical JSON form (stable key order) stored per campaign version; from_json trusts its
