@@ -707,4 +707,22 @@ TEST(loader, names_with_control_characters_are_refused) {
     EXPECT_TRUE(ok.errors.empty()) << all_errors(ok);
 }
 
+// yaml-cpp reads empty documents forever at a ',' that no value precedes at a document's top
+// (found by the fuzz target): the loader reports it where it is, at once.
+TEST(loader, a_comma_where_a_value_should_start_is_an_error_not_a_hang) {
+    struct bad {
+        std::string text;
+        std::string expect;
+    };
+    for (const auto& b : {bad{", *aUTC", "c.yaml:1:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"[a]\n,", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"name: t\n...\n, x", "c.yaml:3:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"---\n, &a", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"[a][a]\n,\n,", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"}}) {
+        auto r = load(b.text);
+        ASSERT_EQ(r.errors.size(), 1u) << b.text << "\n" << all_errors(r);
+        EXPECT_EQ(r.errors[0].to_string(), b.expect);
+    }
+}
+
 }  // namespace
