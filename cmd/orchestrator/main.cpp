@@ -473,8 +473,10 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     }
     std::printf("%-24s %-12s %-10s %-10s %s\n", "account", "label", "status", "connected", "webhook");
     for (const auto& a : accounts) {
-        std::printf("%-24s %-12s %-10s %-10s %s\n", a.account_id.c_str(), a.label.c_str(), a.api_status.c_str(),
-                    a.connected ? "yes" : "no", a.webhook_id.c_str());
+        // Text from the API or an operator: escaped, so no control or bidi character reaches the terminal.
+        std::printf("%-24s %-12s %-10s %-10s %s\n", orch::text::escaped(a.account_id).c_str(),
+                    orch::text::escaped(a.label).c_str(), orch::text::escaped(a.api_status).c_str(),
+                    a.connected ? "yes" : "no", orch::text::escaped(a.webhook_id).c_str());
         if (!orch::engine::no_overrides(a.quotas)) {
             std::string text;
             for (auto act : orch::engine::quota_actions) {
@@ -595,7 +597,7 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
         return (v.is_null() ? std::string("-") : std::to_string(v.get<std::int64_t>())) + " (" +
                source.get<std::string>() + ")";
     };
-    std::printf("account %s%s\n", result.account_id.c_str(),
+    std::printf("account %s%s\n", orch::text::escaped(result.account_id).c_str(),
                 result.changed ? ": quotas changed" : (r.values.empty() && r.clear.empty() ? "" : ": unchanged"));
     std::printf("  %-10s %-20s %s\n", "action", "per day", "per week");
     for (auto a : orch::engine::quota_actions) {
@@ -1136,16 +1138,18 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         if (!c["pause_reason"].get<std::string>().empty()) {
             note += "; " + c["pause_reason"].get<std::string>();
         }
-        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n", c["campaign"].get<std::string>().c_str(),
+        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n",
+                    orch::text::escaped(c["campaign"].get<std::string>()).c_str(),
                     c["state"].get<std::string>().c_str(), cap_text(c["budget"]).c_str(),
                     static_cast<long long>(c["available"]), static_cast<long long>(c["reserved"]),
-                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]), note.c_str());
+                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]),
+                    orch::text::escaped(note).c_str());
     }
     if (!name.empty() && !out[0]["accounts"].empty()) {
         std::printf("\nper-account cap %s\n  %-24s %8s %8s %8s\n", cap_text(out[0]["per_account"]).c_str(), "account",
                     "reserved", "spent", "left");
         for (const auto& a : out[0]["accounts"]) {
-            std::printf("  %-24s %8lld %8lld %8lld\n", a["account"].get<std::string>().c_str(),
+            std::printf("  %-24s %8lld %8lld %8lld\n", orch::text::escaped(a["account"].get<std::string>()).c_str(),
                         static_cast<long long>(a["reserved"]), static_cast<long long>(a["spent"]),
                         static_cast<long long>(a["available"]));
         }
@@ -1157,7 +1161,8 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         std::printf("\nspend by %s\n  %-24s %8s %8s %8s %8s %12s %12s %8s\n", dim, dim, "calls", "pending", "posted",
                     "voided", "res.pending", "res.posted", "credits");
         for (const auto& r : spend[std::string("by_") + dim]) {
-            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n", r[dim].get<std::string>().c_str(),
+            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n",
+                        orch::text::escaped(r[dim].get<std::string>()).c_str(),
                         static_cast<long long>(r["calls"]), static_cast<long long>(r["pending"]),
                         static_cast<long long>(r["posted_calls"]), static_cast<long long>(r["voided"]),
                         static_cast<long long>(r["reserved_pending"]), static_cast<long long>(r["reserved_posted"]),
@@ -1377,6 +1382,10 @@ int main(int argc, char** argv) {
         action = [&] {
             if (token.empty() && (email.empty() || password.empty())) {
                 throw usage_error("accounts connect needs --login-token, or --email and --password");
+            }
+            // A label is a name campaign files use: no control or bidirectional characters.
+            if (auto p = orch::text::check_name(label)) {
+                throw usage_error("--label is not a valid name: " + p->what + " at byte " + std::to_string(p->offset));
             }
             return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
         };

@@ -230,6 +230,10 @@ TEST_F(AdminTest, BadDefinitionsChangeNothing) {
 
     auto syntax = call("POST", "/v1/campaigns", "name: [unclosed\n");
     EXPECT_EQ(syntax.status, 422) << syntax.body;
+    // yaml-cpp alone would loop forever on this one (a ',' where a value should start).
+    auto comma = call("POST", "/v1/campaigns", "[a][a]\n,\n,");
+    EXPECT_EQ(comma.status, 422) << comma.body;
+    EXPECT_NE(comma.body.find("2:1: YAML syntax error: unexpected ','"), std::string::npos) << comma.body;
 
     auto unknown_account = campaign_yaml("acc", search_audience(3));
     unknown_account.replace(unknown_account.find("sender-2"), 8, "sender-9");

@@ -125,6 +125,17 @@ TEST_F(CliOutput, CampaignListAndShowInEveryFormat) {
     EXPECT_NE(env_->run({"campaign", "show", name, "--format", "xml"}).exit_code, 0) << "CLI11 refuses the value";
 }
 
+// An account label is a name: one with a control or bidirectional character is refused before
+// the API is asked; the table escapes what the API sent.
+TEST_F(CliOutput, AccountLabelsAreNames) {
+    for (const std::string label : {"evil\nlabel", "x\x1b[31m", "a\xe2\x80\xae" "b"}) {
+        auto r = env_->run({"accounts", "connect", "--login-token", "token-2", "--label", label});
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        EXPECT_NE(r.output.find("--label is not a valid name"), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "1");
+}
+
 // Re-applying an unchanged file sends no search and bills nothing; a changed one does.
 TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     ASSERT_EQ(apply(campaign_yaml("again", 3)).exit_code, 0);
