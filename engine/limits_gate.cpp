@@ -1,5 +1,7 @@
 #include "engine/limits_gate.hpp"
 
+#include "api/text.hpp"
+
 #include "engine/config.hpp"
 
 #include <spdlog/spdlog.h>
@@ -172,7 +174,8 @@ std::shared_ptr<const effective_quotas> limits_gate::quotas_of(const std::string
             entry.quotas = std::make_shared<const effective_quotas>(effective(*parsed, defaults_));
         } else {
             entry.quotas = nullptr;
-            spdlog::error("limits: account={} quota overrides ignored (the defaults hold): {}", account_id, error);
+            spdlog::error("limits: account={} quota overrides ignored (the defaults hold): {}",
+                          orch::text::escaped(account_id), orch::text::escaped(error));
         }
     }
     return entry.quotas;
