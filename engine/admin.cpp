@@ -499,9 +499,10 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             co_return co_await campaign_leads(name, params);
         }
     } else if (area == "dnc" && seg.size() <= 3) {
+        // Other methods get their 405 from dnc_route before any body rule.
         if (post) {
             check_body({"application/json"});
-        } else {
+        } else if (get || method == http::verb::delete_) {
             check_no_body();
         }
         co_return co_await dnc_route(seg, params, req);
