@@ -79,6 +79,8 @@ struct apply_outcome {
     std::int64_t charged = 0;       // credits of the apply_charge recorded (0: none)
     std::int64_t shortfall = 0;     // the part of it the campaign's budget could not cover
     std::string paused;             // the pause reason when that shortfall paused the campaign
+    std::string state;              // the campaign's state after the apply (completed: nothing live)
+    bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
 };
 
 struct funnel_row {

@@ -18,6 +18,7 @@
 // listing every problem.
 #include "campaigns/campaigns.hpp"
 #include "engine/campaign_apply.hpp"
+#include "engine/campaign_lifecycle.hpp"
 #include "engine/config.hpp"
 #include "engine/executor.hpp"
 #include "engine/intake.hpp"
@@ -648,6 +649,14 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     if (!r.paused.empty()) {
         std::cout << "campaign '" << c.value.name << "' is paused: " << r.paused << "\n";
     }
+    // ---- lifecycle: the campaign's state and what to know about it (engine/campaign_lifecycle) ----
+    if (r.state == "completed") {
+        std::cout << "campaign '" << c.value.name << "' is completed: none of its leads is in progress\n";
+    }
+    orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
+    for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
+        std::cout << "warning: " << orch::engine::log_text(w) << "\n";
+    }
     return 0;
 }
 
@@ -669,6 +678,106 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
         throw usage_error("no campaign named '" + name + "'");
     }
     std::cout << "campaign '" << name << "' is " << state << "\n";
+    return 0;
+}
+
+// ---- campaign show | versions | diff (engine/campaign_lifecycle.hpp) ----
+int cmd_campaign_show(const settings& s, const std::string& name, const std::string& format) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto c = orch::engine::campaign_overview(tx, name);
+    if (!c) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    if (format == "json") {
+        std::cout << c->dump(2) << "\n";
+        return 0;
+    }
+    auto text = [](const json& v) { return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump(); };
+    std::cout << "campaign   " << orch::engine::log_text(name) << "\n"
+              << "state      " << text((*c)["state"])
+              << ((*c)["pause_reason"].get<std::string>().empty()
+                      ? std::string()
+                      : " (" + orch::engine::log_text((*c)["pause_reason"].get<std::string>()) + ")")
+              << "\n"
+              << "version    " << (*c)["version"].get<int>() << "\n"
+              << "start_at   " << text((*c)["start_at"]) << "\n"
+              << "end_at     " << text((*c)["end_at"]) << "\n";
+    const auto& b = (*c)["budget"];
+    if (b.is_null()) {
+        std::cout << "budget     none in the ledger\n";
+    } else {
+        std::cout << "budget     " << b["total"].get<std::int64_t>() << " credits (per day " << text(b["per_day"])
+                  << ", per account " << text(b["per_account"]) << "): " << b["spent"].get<std::int64_t>()
+                  << " spent, " << b["reserved"].get<std::int64_t>() << " reserved, "
+                  << b["available"].get<std::int64_t>() << " available\n";
+    }
+    std::cout << "steps\n";
+    for (const auto& st : (*c)["steps"]) {
+        std::string next;
+        for (const auto& [k, v] : st["next"].items()) {
+            next += (next.empty() ? "" : ", ") + k + " -> " + v.get<std::string>();
+        }
+        std::printf("  %-20s %-17s %s\n", orch::engine::log_text(st["id"].get<std::string>()).c_str(),
+                    st["kind"].get<std::string>().c_str(), orch::engine::log_text(next).c_str());
+    }
+    const auto& counts = (*c)["counts"];
+    std::cout << "counts     " << counts["enrollments"].get<std::int64_t>() << " enrolled, "
+              << counts["live"].get<std::int64_t>() << " in progress";
+    for (const auto& [status, n] : counts["by_status"].items()) {
+        std::cout << "; " << status << " " << n.get<std::int64_t>();
+    }
+    std::cout << "\nfunnel    ";
+    for (const auto& [stage, n] : counts["funnel"].items()) {
+        std::cout << " " << stage << " " << n.get<std::int64_t>();
+    }
+    std::cout << "\n";
+    return 0;
+}
+
+int cmd_campaign_versions(const settings& s, const std::string& name, const std::string& format) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto v = orch::engine::campaign_versions_list(tx, name);
+    if (!v) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    if (format == "json") {
+        std::cout << v->dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%-8s %-21s %-12s %-8s %s\n", "version", "created", "enrollments", "current", "digest");
+    for (const auto& r : (*v)["versions"]) {
+        std::printf("%-8d %-21s %-12lld %-8s %s\n", r["version"].get<int>(), r["created_at"].get<std::string>().c_str(),
+                    static_cast<long long>(r["enrollments"].get<std::int64_t>()), r["current"].get<bool>() ? "yes" : "",
+                    r["digest"].get<std::string>().substr(0, 12).c_str());
+    }
+    return 0;
+}
+
+int cmd_campaign_diff(const settings& s, const std::string& name, const std::vector<int>& versions) {
+    if (versions.size() == 1) {
+        throw usage_error("campaign diff: give two versions (V1 V2), or none for the previous and the current one");
+    }
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto d = orch::engine::campaign_diff(tx, name, versions.empty() ? std::nullopt : std::optional<int>(versions[0]),
+                                         versions.empty() ? std::nullopt : std::optional<int>(versions[1]));
+    if (!d.found) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    if (!d.error.empty()) {
+        throw usage_error(d.error);
+    }
+    if (d.text.empty()) {
+        std::cout << "versions " << d.from << " and " << d.to << " of '" << orch::engine::log_text(name)
+                  << "' have the same definition\n";
+        return 0;
+    }
+    std::cout << d.text;
     return 0;
 }
 
@@ -1079,10 +1188,21 @@ int main(int argc, char** argv) {
         std::string st = state;
         sub->callback([&, st] { action = [&, st] { return cmd_campaign_state(load(g, need(true, false, false)), name, st); }; });
     }
-    auto* show = campaign->add_subcommand("show", "a campaign's funnel");
+    // ---- lifecycle: show, versions, diff ----
+    auto* show = campaign->add_subcommand("show", "a campaign's state, version, dates, budget, steps and counts");
     show->add_option("NAME", name)->required();
-    show->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
-    show->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
+    show->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    show->callback([&] { action = [&] { return cmd_campaign_show(load(g, need(true, false, false)), name, format); }; });
+    auto* versions = campaign->add_subcommand("versions", "the stored versions of a campaign");
+    versions->add_option("NAME", name)->required();
+    versions->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    versions->callback([&] { action = [&] { return cmd_campaign_versions(load(g, need(true, false, false)), name, format); }; });
+    std::vector<int> diff_versions;
+    auto* diff = campaign->add_subcommand(
+        "diff", "a unified diff of two versions' definitions (default: the previous and the current one)");
+    diff->add_option("NAME", name)->required();
+    diff->add_option("VERSIONS", diff_versions, "V1 V2")->expected(0, 2)->check(CLI::PositiveNumber);
+    diff->callback([&] { action = [&] { return cmd_campaign_diff(load(g, need(true, false, false)), name, diff_versions); }; });
 
     auto* accounts = app.add_subcommand("accounts", "connected accounts");
     accounts->require_subcommand(1);
