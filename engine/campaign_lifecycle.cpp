@@ -363,17 +363,23 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                                          [](const auto& st) { return st.kind == campaigns::step_kind::invite; });
         const bool sends = std::any_of(c.steps.begin(), c.steps.end(),
                                        [](const auto& st) { return st.kind == campaigns::step_kind::send; });
+        const auto defaults = limiter_settings(s).actions;
+        std::int64_t quota = -1;
         if (invites || sends) {
+            quota = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)]
+                        .limit.per_day;
             const std::string action = invites ? "invite" : "send";
-            const std::string noun = invites ? "invitations" : "messages";
-            const auto defaults = limiter_settings(s).actions;
-            const auto& d = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)];
-            std::int64_t quota = d.limit.per_day;
             if (auto it = c.limits.find(action); it != c.limits.end() && it->second.per_day) {
                 quota = quota < 0 ? *it->second.per_day : std::min(quota, *it->second.per_day);
             }
+        }
+        // No day quota: neither ramp-up nor pacing holds anything back.
+        if ((invites || sends) && quota >= 0) {
+            const std::string action = invites ? "invite" : "send";
+            const std::string noun = invites ? "invitations" : "messages";
+            const auto& d = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)];
             const std::int64_t first_day =
-                s.ramp_up && d.ramp.start_per_day > 0 && quota >= 0 ? std::min(quota, d.ramp.start_per_day) : quota;
+                s.ramp_up && d.ramp.start_per_day > 0 ? std::min(quota, d.ramp.start_per_day) : quota;
             const int window = c.schedule.end_minute - c.schedule.start_minute;
             auto from = now;
             if (c.start_at && *c.start_at > from) {
@@ -382,9 +388,7 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             const auto starts = campaigns::next_working_start(c.schedule, from);
             std::string text = std::string(s.ramp_up && s.pacing ? "pacing and ramp-up are" : (s.ramp_up ? "ramp-up is" : "pacing is")) +
                                " on: ";
-            if (quota < 0) {
-                text += "no day quota for " + action;
-            } else if (s.ramp_up && first_day < quota) {
+            if (s.ramp_up && first_day < quota) {
                 text += "a sender new to the orchestrator makes at most " + std::to_string(first_day) + " " + action +
                         " calls on its first day, then " + std::to_string(d.ramp.step_per_day) +
                         " more each day up to " + std::to_string(quota) + " a day";

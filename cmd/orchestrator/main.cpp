@@ -729,8 +729,9 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
         std::cout << "; " << status << " " << n.get<std::int64_t>();
     }
     std::cout << "\nfunnel    ";
-    for (const auto& [stage, n] : counts["funnel"].items()) {
-        std::cout << " " << stage << " " << n.get<std::int64_t>();
+    for (const char* stage : {"found", "skipped", "checked", "invited", "accepted", "messaged", "replied", "failed",
+                              "live", "credits"}) {
+        std::cout << " " << stage << " " << counts["funnel"].value(stage, std::int64_t{0});
     }
     std::cout << "\n";
     return 0;
@@ -1201,7 +1202,7 @@ int main(int argc, char** argv) {
     auto* diff = campaign->add_subcommand(
         "diff", "a unified diff of two versions' definitions (default: the previous and the current one)");
     diff->add_option("NAME", name)->required();
-    diff->add_option("VERSIONS", diff_versions, "V1 V2")->expected(0, 2)->check(CLI::PositiveNumber);
+    diff->add_option("VERSIONS", diff_versions, "V1 V2")->expected(0, 2)->check(CLI::Range(1, 1'000'000));
     diff->callback([&] { action = [&] { return cmd_campaign_diff(load(g, need(true, false, false)), name, diff_versions); }; });
 
     auto* accounts = app.add_subcommand("accounts", "connected accounts");

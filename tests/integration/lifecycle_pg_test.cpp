@@ -130,6 +130,10 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
         << p[0];
     s.pacing = false;
     EXPECT_TRUE(orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now).empty());
+    // No day quota at all: nothing is held back, nothing to say.
+    orch::engine::settings unlimited;
+    unlimited.invite_per_day = -1;
+    EXPECT_TRUE(orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr}, unlimited, now).empty());
 }
 
 // ---- on Postgres ----
