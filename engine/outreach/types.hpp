@@ -750,7 +750,7 @@ struct webhook_event {
 
 // Parses a webhook delivery body / an SSE event's data / a polled item's `event`, in any known
 // envelope (see parse_event_wrapper in detail/parse.cpp). Malformed: not a JSON object, no type
-// anywhere, or a known type that names nobody.
+// anywhere, or an acceptance that names nobody.
 result<webhook_event> parse_webhook_event(std::string_view raw_body);
 result<webhook_event> parse_webhook_event(const json& wrapper);
 

@@ -282,17 +282,22 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     EXPECT_NE(first.body.find("quarantined"), std::string::npos) << first.body;
     EXPECT_EQ(post(no_type, *secret).status, 200);  // redelivered: stored once
     EXPECT_EQ(post(not_json, *secret).status, 200);
+    // Readable, but of no use: a message that names no profile and no conversation.
+    const std::string nobody = R"({"event_id":"q-2","type":"message","data":{"message_text":"?"}})";
+    EXPECT_EQ(post(nobody, *secret).status, 200);
     EXPECT_EQ(post(no_type, "not-the-secret").status, 401);
-    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "2");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "3");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
 
     auto shown = env_->run({"events", "quarantine", "--format", "json"});
     ASSERT_EQ(shown.exit_code, 0) << shown.output;
     auto list = json::parse(shown.output)["quarantined"];
-    ASSERT_EQ(list.size(), 2u) << shown.output;
-    EXPECT_EQ(list[1]["source_id"], "q-1");
-    EXPECT_EQ(list[1]["channel"], "webhook");
-    EXPECT_NE(list[1]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;
+    ASSERT_EQ(list.size(), 3u) << shown.output;
+    EXPECT_EQ(list[0]["source_id"], "q-2") << "newest first";
+    EXPECT_NE(list[0]["reason"].get<std::string>().find("names neither"), std::string::npos) << shown.output;
+    EXPECT_EQ(list[2]["source_id"], "q-1");
+    EXPECT_EQ(list[2]["channel"], "webhook");
+    EXPECT_NE(list[2]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;
     EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
 }
 

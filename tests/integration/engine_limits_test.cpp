@@ -681,7 +681,8 @@ TEST_F(LimitsTest, TheAudienceSearchIsBookedInTheLedgerAndLeavesNoDrift) {
     const std::int64_t search = charged();
     ASSERT_GT(search, 0);
     EXPECT_EQ(key_state()["charged_by_action"]["search_people"], search);
-    EXPECT_NE(r.output.find("audience search: " + std::to_string(search) + " credits"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("audience search: 25 people found of 25 asked"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(", " + std::to_string(search) + " credits, booked"), std::string::npos) << r.output;
     EXPECT_EQ(ledger_posted(), search);
     EXPECT_EQ(db.record_credit_read(balance()).drift, 0);
     auto b = budget_show("searched");

@@ -271,7 +271,12 @@ TEST(OutreachParse, DisconnectionUnknownAndBrokenEvents) {
     EXPECT_EQ(future->type_name, "message_read");
     EXPECT_EQ(future->raw["event"]["x"], 1);
     EXPECT_FALSE(parse_webhook_event(std::string_view("not json")));
-    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"event":"message"})")));
+    // A flat envelope with a type and nothing else reads as an anonymous message (the intake
+    // quarantines it: nobody to match).
+    auto bare = parse_webhook_event(std::string_view(R"({"event":"message"})"));
+    ASSERT_TRUE(bare);
+    EXPECT_EQ(bare->type, event_type::message);
+    EXPECT_TRUE(bare->sender_profile_url.empty());
     EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"event":{"type":7}})")));
 }
 
@@ -442,9 +447,12 @@ TEST(OutreachParse, EventEnvelopesOfEveryReadingGiveTheSameEvent) {
         R"({"type":"accepted_invitation","data":{"public_identifier":"jane-doe"}})"));
     ASSERT_TRUE(by_id);
     EXPECT_EQ(by_id->connections[0].public_identifier, "jane-doe");
-    // Malformed: no type anywhere, a message that names nobody, an acceptance of nobody.
+    // Malformed: no type anywhere, an acceptance of nobody. A message without a profile is read
+    // (the messaging platform names senders by phone); the intake decides what it can use.
     EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"data":{"profile_url":"u"}})")));
-    EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"message","data":{"message_text":"x"}})")));
+    auto anonymous = parse_webhook_event(std::string_view(R"({"type":"message","data":{"message_text":"x"}})"));
+    ASSERT_TRUE(anonymous);
+    EXPECT_TRUE(anonymous->sender_profile_url.empty());
     EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"accepted_invitation","data":{"name":"X"}})")));
     EXPECT_FALSE(parse_webhook_event(std::string_view(R"({"type":"accepted_invitation","new_connections":[]})")));
 }

@@ -847,7 +847,9 @@ json event_body(const json& wrapper, const json* ev, const json* data) {
 // 7.7): the wrapper `{account_id, event{type, ...}, timestamp}`; flat forms with the type as a
 // string under `type`, `event` or `event_type` and the fields under `data`; the fields under
 // `event.data` or `event.sender`. An unknown type is passed through (event_type::unknown); an
-// event with no type anywhere, or a known type that names nobody, is malformed.
+// event with no type anywhere, or an acceptance that names nobody, is malformed. A message may
+// name its sender by other means than a profile (a phone number on the messaging platform): the
+// reader decides whether it can use it.
 webhook_event parse_event_wrapper(const json& wrapper) {
     if (!wrapper.is_object()) {
         fail("the event is not a JSON object");
@@ -883,9 +885,6 @@ webhook_event parse_event_wrapper(const json& wrapper) {
     switch (out.type) {
     case event_type::message:
         read_message_event(body, out);
-        if (out.sender_profile_url.empty() && out.conversation_id.empty()) {
-            fail("message event names neither its sender's profile nor a conversation");
-        }
         break;
     case event_type::accepted_invitation:
         read_accepted_event(body, out);
