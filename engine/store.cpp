@@ -260,6 +260,8 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
                 tx.exec(q("engine/notify_wake"));
             }
         }
+        // The campaign lifecycle's safety net (migration 0016): active campaigns with nothing live.
+        out.completed = tx.exec(q("campaigns/complete_idle"))[0][0].as<std::int64_t>();
         tx.commit();
         return out;
     });

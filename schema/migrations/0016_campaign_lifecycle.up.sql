@@ -24,9 +24,11 @@ ALTER TABLE campaigns ADD CONSTRAINT campaigns_dates_order
 --    of a PL/pgSQL function takes a new snapshot in READ COMMITTED). Apply takes the same lock
 --    before the campaign's row (engine/store.cpp), so that a lead it enrolls is seen, or the
 --    campaign it reopens is the completed one. The lock is taken only when few live rows are
---    left (at most 1,000 visible), so workers do not queue on it while a campaign runs: more
---    than 1,000 live rows cannot all end in transactions running at one time (batch_size x lanes
---    x processes is far below that).
+--    left (at most 1,000 visible), so workers do not queue on it while a campaign runs. That
+--    assumes fewer than 1,000 leads of one campaign end in transactions running at one time
+--    (batch_size x worker_lanes x worker processes; 50 x 2 x 1 by default). Should more end at
+--    once, a completion can be missed here: `serve` completes such campaigns at its next credits
+--    read (schema/queries/campaigns/complete_idle.sql, every credits_poll_seconds).
 CREATE OR REPLACE FUNCTION campaign_lifecycle_lock(campaign bigint) RETURNS void LANGUAGE sql AS $$
     SELECT pg_advisory_xact_lock(727100016, (campaign % 2147483647)::int)
 $$;

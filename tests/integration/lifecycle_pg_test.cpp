@@ -7,6 +7,7 @@
 // it; `campaign show | versions | diff`; the warnings `campaign apply` prints.
 #include "campaigns/campaigns.hpp"
 #include "engine/campaign_lifecycle.hpp"
+#include "engine/store.hpp"
 #include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -222,6 +223,25 @@ TEST_F(LifecyclePg, ACampaignWhoseLeadsAllFinishIsCompletedAndNewLeadsMakeItActi
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'ready'"), "1");
     finish("p3");
     EXPECT_EQ(state("c"), "completed");
+}
+
+TEST_F(LifecyclePg, ACreditsReadCompletesAnActiveCampaignTheTriggerMissed) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("m", {"p1"})}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("busy", {"b1"})}).exit_code, 0);
+    finish("p1");
+    ASSERT_EQ(state("m"), "completed");
+    {
+        // As if the trigger had missed it (see migration 0016): active with nothing live.
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("UPDATE campaigns SET state = 'active' WHERE name = 'm'");
+        tx.commit();
+    }
+    orch::engine::store db(env_->database_url());
+    auto read = db.record_credit_read(100);
+    EXPECT_EQ(read.completed, 1);
+    EXPECT_EQ(state("m"), "completed");
+    EXPECT_EQ(state("busy"), "active");  // its lead is live
 }
 
 TEST_F(LifecyclePg, PausedAndCancelledCampaignsKeepTheirState) {
