@@ -24,7 +24,7 @@ ALTER TABLE campaigns ADD CONSTRAINT campaigns_dates_order
 --    of a PL/pgSQL function takes a new snapshot in READ COMMITTED). Apply takes the same lock
 --    before the campaign's row (engine/store.cpp), so that a lead it enrolls is seen, or the
 --    campaign it reopens is the completed one. The lock is taken only when few live rows are
---    left (at most 1,000 visible), so workers do not queue on it while a campaign runs. That
+--    left (at most 1,000 in the funnel's live count), so workers do not queue on it while a campaign runs. That
 --    assumes fewer than 1,000 leads of one campaign end in transactions running at one time
 --    (batch_size x worker_lanes x worker processes; 50 x 2 x 1 by default). Should more end at
 --    once, a completion can be missed here: `serve` completes such campaigns at its next credits
@@ -38,9 +38,10 @@ BEGIN
     IF NOT EXISTS (SELECT 1 FROM campaigns c WHERE c.campaign_id = campaign AND c.state = 'active') THEN
         RETURN false;
     END IF;
-    IF (SELECT count(*) FROM (SELECT 1 FROM enrollments e
-                              WHERE e.campaign_id = campaign AND e.status IN ('ready', 'calling', 'waiting')
-                              LIMIT 1001) x) > 1000 THEN
+    -- The funnel's live count (migration 0008: a few shard rows, committed changes; this
+    -- statement's are added after this trigger) rather than a walk of the live rows, which cost a
+    -- heap visit per row on the worker's settle path.
+    IF (SELECT COALESCE(sum(f.live), 0) FROM funnel_counts f WHERE f.campaign_id = campaign) > 1000 THEN
         RETURN false;
     END IF;
     PERFORM campaign_lifecycle_lock(campaign);
@@ -64,25 +65,33 @@ CREATE OR REPLACE FUNCTION campaign_lifecycle_on_update() RETURNS trigger LANGUA
 DECLARE
     cid bigint;
 BEGIN
-    -- campaigns whose rows went live -> finished, in one order (the advisory locks)
-    FOR cid IN
-        SELECT DISTINCT n.campaign_id
-        FROM new_rows n JOIN old_rows o ON o.enrollment_id = n.enrollment_id
-        WHERE o.status IN ('ready', 'calling', 'waiting') AND n.status NOT IN ('ready', 'calling', 'waiting')
-        ORDER BY 1
-    LOOP
-        PERFORM campaign_complete_if_idle(cid);
-    END LOOP;
-    FOR cid IN
-        SELECT DISTINCT n.campaign_id
-        FROM new_rows n JOIN old_rows o ON o.enrollment_id = n.enrollment_id
-        JOIN campaigns c ON c.campaign_id = n.campaign_id
-        WHERE o.status NOT IN ('ready', 'calling', 'waiting') AND n.status IN ('ready', 'calling', 'waiting')
-          AND c.state = 'completed'
-        ORDER BY 1
-    LOOP
-        PERFORM campaign_reopen(cid);
-    END LOOP;
+    -- Most statements of the worker (claims, settles that keep their leads live) end no lead and
+    -- revive none: one pass over the new rows, no join.
+    IF EXISTS (SELECT 1 FROM new_rows n WHERE n.status NOT IN ('ready', 'calling', 'waiting')) THEN
+        -- campaigns whose rows went live -> finished, in one order (the advisory locks)
+        FOR cid IN
+            SELECT DISTINCT n.campaign_id
+            FROM new_rows n JOIN old_rows o ON o.enrollment_id = n.enrollment_id
+            WHERE o.status IN ('ready', 'calling', 'waiting') AND n.status NOT IN ('ready', 'calling', 'waiting')
+            ORDER BY 1
+        LOOP
+            PERFORM campaign_complete_if_idle(cid);
+        END LOOP;
+    END IF;
+    -- A finished lead made live again (an operator's lead operation): its completed campaign is
+    -- active again. Rare: only statements that touch finished rows look.
+    IF EXISTS (SELECT 1 FROM old_rows o WHERE o.status NOT IN ('ready', 'calling', 'waiting')) THEN
+        FOR cid IN
+            SELECT DISTINCT n.campaign_id
+            FROM new_rows n JOIN old_rows o ON o.enrollment_id = n.enrollment_id
+            JOIN campaigns c ON c.campaign_id = n.campaign_id
+            WHERE o.status NOT IN ('ready', 'calling', 'waiting') AND n.status IN ('ready', 'calling', 'waiting')
+              AND c.state = 'completed'
+            ORDER BY 1
+        LOOP
+            PERFORM campaign_reopen(cid);
+        END LOOP;
+    END IF;
     RETURN NULL;
 END $$;
 

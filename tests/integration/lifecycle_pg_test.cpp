@@ -223,6 +223,15 @@ TEST_F(LifecyclePg, ACampaignWhoseLeadsAllFinishIsCompletedAndNewLeadsMakeItActi
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'ready'"), "1");
     finish("p3");
     EXPECT_EQ(state("c"), "completed");
+    // A finished lead made live again (a lead operation) reopens it too.
+    {
+        pqxx::connection conn(env_->database_url());
+        pqxx::work tx(conn);
+        tx.exec("UPDATE enrollments e SET status = 'ready', finished_at = NULL FROM leads l "
+                "WHERE l.lead_id = e.lead_id AND l.canonical_url = 'network.example/in/p3'");
+        tx.commit();
+    }
+    EXPECT_EQ(state("c"), "active");
 }
 
 TEST_F(LifecyclePg, ACreditsReadCompletesAnActiveCampaignTheTriggerMissed) {
