@@ -551,6 +551,11 @@ enrollment_state initial_state(const campaign& c, time_point now) {
     return enter(c, c.steps.front().id, now, false);
 }
 
+enrollment_state enter_step(const campaign& c, const std::string& id, time_point now, bool accepted_seen) {
+    ORCH_CAMPAIGNS_ASSERT(find_step(c, id) != nullptr, "enter_step: the id names no step of the campaign");
+    return enter(c, id, now, accepted_seen);
+}
+
 const message_variant& choose_variant(const step& s, const lead_view& lead) {
     ORCH_CAMPAIGNS_ASSERT(!s.variants.empty(), "choose_variant: a send step has at least one variant");
     std::uint64_t h = fmix64(fnv1a_64(lead.key, s.id));

@@ -171,6 +171,12 @@ decision decide(const campaign& c, const lead_view& lead, const enrollment_state
 // The state a new enrollment starts in: the entry step, ready at `now`.
 enrollment_state initial_state(const campaign& c, time_point now);
 
+// The state of a lead moved into step `id` at `now` by an operator (`leads skip --to`), as any
+// move into a step: a delay parks it ready until it elapses, a wait parks it waiting until its
+// timeout (or passes on when `accepted_seen`), an end step finishes it (done). Precondition: `id`
+// names a step of `c`.
+enrollment_state enter_step(const campaign& c, const std::string& id, time_point now, bool accepted_seen);
+
 // Deterministic A/B choice: the same (lead key, step id) always gives the same variant: FNV-1a 64
 // of key + '\0' + step id, through MurmurHash3's fmix64 finalizer, modulo the variant count.
 // Precondition: the step has at least one variant (every send step of a loaded campaign has).

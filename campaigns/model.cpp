@@ -183,6 +183,10 @@ campaign campaign_from_json_unchecked(const json& j) {
         c.steps.push_back(step_from_json(s));
     }
     ORCH_CAMPAIGNS_ASSERT(!c.steps.empty(), "canonical campaign: no steps");
+    if (j.contains("exclude")) {
+        c.exclude.profile_urls = j.at("exclude").value("profile_urls", std::vector<std::string>{});
+        c.exclude.companies = j.at("exclude").value("companies", std::vector<std::string>{});
+    }
     return c;
 }
 
@@ -235,6 +239,10 @@ json to_json(const campaign& c) {
     }
     if (c.end_at) {
         out["end_at"] = format_instant(*c.end_at);
+    }
+    // Only when there is one, for the same reason.
+    if (!c.exclude.profile_urls.empty() || !c.exclude.companies.empty()) {
+        out["exclude"] = {{"profile_urls", c.exclude.profile_urls}, {"companies", c.exclude.companies}};
     }
     return out;
 }

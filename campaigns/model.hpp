@@ -120,6 +120,14 @@ struct campaign {
     // at end_at the campaign stops (paused with reason "ended", its leads parked).
     std::optional<time_point> start_at;
     std::optional<time_point> end_at;
+    // People this campaign never contacts (the file's `exclude:`), beside the global do-not-contact
+    // list: profile URLs (as written; the engine compares canonical forms) and company names
+    // (compared with a lead's `company` field ignoring case). Checked at enrollment; a new version
+    // that adds one stops the person's live lead in this campaign.
+    struct exclusions {
+        std::vector<std::string> profile_urls;
+        std::vector<std::string> companies;
+    } exclude;
 };
 
 // An instant written as ISO 8601 with a zone: "2026-12-01T09:00:00Z", "2026-12-01T09:00+01:00",

@@ -280,6 +280,60 @@ void check_step_templates(load_context& ctx, const campaign& c, const json& step
     }
 }
 
+// The file's `exclude:` (the schema checked its shape): each profile URL must look like one
+// (host/path, no blanks), each company must not be blank; a value listed twice is a warning.
+void build_exclude(load_context& ctx, const json& doc, campaign& c) {
+    if (!doc.contains("exclude")) {
+        return;
+    }
+    const json& ex = doc["exclude"];
+    auto lower = [](std::string s) {
+        for (auto& ch : s) {
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        }
+        return s;
+    };
+    std::set<std::string> seen;
+    const json urls = ex.value("profile_urls", json::array());
+    for (std::size_t i = 0; i < urls.size(); ++i) {
+        auto url = urls[i].get<std::string>();
+        const std::string pointer = "/exclude/profile_urls/" + std::to_string(i);
+        std::string host_path = lower(url);
+        for (const char* scheme : {"https://", "http://"}) {
+            if (host_path.rfind(scheme, 0) == 0) {
+                host_path.erase(0, std::string(scheme).size());
+            }
+        }
+        auto slash = host_path.find('/');
+        bool blank = url.find_first_of(" \t\r\n") != std::string::npos;
+        if (blank || slash == std::string::npos || slash == 0 || slash + 1 >= host_path.size() ||
+            host_path.find('.') > slash) {
+            ctx.error(pointer, "'" + url + "' is not a profile URL (expected e.g. https://network.example/in/jane-doe)");
+            continue;
+        }
+        if (!seen.insert("u:" + host_path).second) {
+            ctx.warning(pointer, "'" + url + "' is listed twice");
+        }
+        c.exclude.profile_urls.push_back(url);
+    }
+    const json companies = ex.value("companies", json::array());
+    for (std::size_t i = 0; i < companies.size(); ++i) {
+        auto name = companies[i].get<std::string>();
+        auto first = name.find_first_not_of(" \t");
+        auto last = name.find_last_not_of(" \t");
+        name = first == std::string::npos ? std::string() : name.substr(first, last - first + 1);
+        const std::string pointer = "/exclude/companies/" + std::to_string(i);
+        if (name.empty()) {
+            ctx.error(pointer, "a company name cannot be blank");
+            continue;
+        }
+        if (!seen.insert("c:" + lower(name)).second) {
+            ctx.warning(pointer, "company '" + name + "' is listed twice");
+        }
+        c.exclude.companies.push_back(name);
+    }
+}
+
 }  // namespace
 
 campaign build_campaign(load_context& ctx) {
@@ -297,6 +351,7 @@ campaign build_campaign(load_context& ctx) {
     build_dates(ctx, doc, c);
     c.stop_on_reply = doc.value("stop_on_reply", true);
     c.max_attempts = doc.value("max_attempts", 5);
+    build_exclude(ctx, doc, c);
     const json& steps = doc["steps"];
     for (std::size_t i = 0; i < steps.size(); ++i) {
         c.steps.push_back(build_step(ctx, steps, i));

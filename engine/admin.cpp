@@ -4,6 +4,8 @@
 #include "engine/admin_ui.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
+#include "engine/dnc.hpp"
+#include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
@@ -167,6 +169,9 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
     const auto reason = lead["reason"].get<std::string>();
     const auto until = lead["next_run_at"].get<std::string>();
     const auto hhmm = until.size() >= 16 ? until.substr(11, 5) + " UTC (" + until + ")" : until;
+    if (state == "cancelled" && reason.rfind("stopped", 0) == 0) {
+        return reason;  // "stopped: do-not-contact", "stopped by an operator"
+    }
     if (state == "done" || state == "replied" || state == "failed" || state == "cancelled") {
         return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
     }
@@ -289,6 +294,11 @@ struct admin_server::impl {
     asio::awaitable<reply> events(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> events_quarantine(const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_report(const std::string& name);  // the dashboard's (see below)
+    // Lead operations and the do-not-contact list (engine/lead_ops.hpp, engine/dnc.hpp).
+    asio::awaitable<reply> lead_action(const std::string& name, const std::string* lead, const std::string& verb,
+                                       const api::request& req);
+    asio::awaitable<reply> dnc_route(const std::vector<std::string>& seg, const std::map<std::string, std::string>& params,
+                                     const api::request& req);
 
     void scrape();  // a db thread, under scrape_mutex
     std::optional<std::int64_t> campaign_id(const std::string& name);  // db thread
@@ -445,6 +455,16 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             co_return co_await campaign_diff_get(name, params);
         }
+        // Lead operations: POST .../leads/{id}/stop|retry|skip|move and POST .../leads:bulk.
+        if ((seg.size() == 6 && sub == "leads") || (seg.size() == 4 && sub == "leads:bulk")) {
+            if (!post) {
+                co_return not_allowed("POST");
+            }
+            // Named locals: GCC 12 destroys some temporaries of a co_await expression twice.
+            const std::string* lead = seg.size() == 6 ? &seg[4] : nullptr;
+            const std::string verb = seg.size() == 6 ? seg[5] : std::string();
+            co_return co_await lead_action(name, lead, verb, req);
+        }
         if (sub == "leads" && seg.size() <= 5) {
             if (!get) {
                 co_return not_allowed("GET");
@@ -454,6 +474,8 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             co_return co_await campaign_leads(name, params);
         }
+    } else if (area == "dnc" && seg.size() <= 3) {
+        co_return co_await dnc_route(seg, params, req);
     } else if (area == "accounts" && seg.size() == 4 && seg[3] == "limits") {
         const bool put = method == http::verb::put;
         if (!get && !put) {
@@ -1364,6 +1386,241 @@ asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& na
         co_return error(http::status::not_found, "no campaign named '" + name + "'");
     }
     co_return ok_json(*out);
+}
+
+// ---- lead operations and the do-not-contact list (engine/lead_ops.hpp, engine/dnc.hpp) ----
+
+namespace {
+
+// An optional JSON object body: empty is {}. Throws bad_request for anything else.
+json object_body(const std::string& text, const std::string& shape) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return json::object();
+    }
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        throw bad_request("the body must be a JSON object: " + shape);
+    }
+    return j;
+}
+
+// The string field `key` of `j` ("" when absent); a value of another type is a 422 (returned).
+std::optional<std::string> string_field(const json& j, const std::string& key, std::string& text) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        return std::nullopt;
+    }
+    if (!it->is_string()) {
+        return "'" + key + "' must be a string, got " + it->dump();
+    }
+    text = it->get<std::string>();
+    return std::nullopt;
+}
+
+}  // namespace
+
+asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, const std::string* lead,
+                                                       const std::string& verb, const api::request& req) {
+    lead_ops::request r;
+    r.campaign = name;
+    json body;
+    if (lead != nullptr) {
+        auto v = lead_ops::verb_from_string(verb);
+        if (!v) {
+            co_return error(http::status::not_found, "no such lead action '" + verb + "' (stop, retry, skip, move)");
+        }
+        r.what = *v;
+        std::int64_t id = 0;
+        auto [end, ec] = std::from_chars(lead->data(), lead->data() + lead->size(), id);
+        if (ec != std::errc() || end != lead->data() + lead->size() || id < 1) {
+            throw bad_request("lead id must be a positive integer, got '" + *lead + "'");
+        }
+        r.lead_ids.push_back(id);
+        body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing");
+        for (const auto& [key, v2] : body.items()) {
+            if (key != "to" && key != "account") {
+                co_return error(http::status::unprocessable_entity, "unknown field '" + key + "' (fields: to, account); nothing changed");
+            }
+        }
+    } else {
+        body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}");
+        for (const auto& [key, v2] : body.items()) {
+            if (key != "action" && key != "state" && key != "lead_ids" && key != "to" && key != "account") {
+                co_return error(http::status::unprocessable_entity,
+                                "unknown field '" + key + "' (fields: action, state, lead_ids, to, account); nothing changed");
+            }
+        }
+        std::string action;
+        if (auto bad = string_field(body, "action", action)) {
+            co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+        }
+        auto v = lead_ops::verb_from_string(action);
+        if (!v) {
+            co_return error(http::status::unprocessable_entity,
+                            "'action' must be one of stop, retry, skip, move, got '" + action + "'; nothing changed");
+        }
+        r.what = *v;
+        if (auto bad = string_field(body, "state", r.state)) {
+            co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+        }
+        if (auto it = body.find("lead_ids"); it != body.end() && !it->is_null()) {
+            if (!it->is_array()) {
+                co_return error(http::status::unprocessable_entity, "'lead_ids' must be an array of lead ids; nothing changed");
+            }
+            for (const auto& id : *it) {
+                if (!id.is_number_integer() || id.get<std::int64_t>() < 1) {
+                    co_return error(http::status::unprocessable_entity,
+                                    "'lead_ids' must hold positive integers, got " + id.dump() + "; nothing changed");
+                }
+                r.lead_ids.push_back(id.get<std::int64_t>());
+            }
+        }
+    }
+    if (auto bad = string_field(body, "to", r.to_step)) {
+        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+    }
+    if (auto bad = string_field(body, "account", r.account)) {
+        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+    }
+    if (auto why = lead_ops::check(r); !why.empty()) {
+        co_return error(http::status::unprocessable_entity, why + "; nothing changed");
+    }
+    auto job = [this, &r] { return lead_ops::run(st().connection(), r); };
+    auto o = co_await on_db(job);
+    using kind = lead_ops::outcome::kind;
+    switch (o.result) {
+    case kind::no_campaign:
+    case kind::no_lead:
+        co_return error(http::status::not_found, o.message);
+    case kind::bad_request:
+        co_return error(http::status::unprocessable_entity, o.message);
+    case kind::conflict:
+        co_return error(http::status::conflict, o.message, lead_ops::to_json(r, o));
+    case kind::ok:
+        break;
+    }
+    co_return ok_json(lead_ops::to_json(r, o));
+}
+
+asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::string>& seg,
+                                                     const std::map<std::string, std::string>& params,
+                                                     const api::request& req) {
+    const auto method = req.method();
+    if (seg.size() == 3) {
+        if (method != http::verb::delete_) {
+            co_return not_allowed("DELETE");
+        }
+        std::int64_t id = 0;
+        auto [end, ec] = std::from_chars(seg[2].data(), seg[2].data() + seg[2].size(), id);
+        if (ec != std::errc() || end != seg[2].data() + seg[2].size() || id < 1) {
+            throw bad_request("an entry id must be a positive integer, got '" + seg[2] + "'");
+        }
+        auto job = [this, id] { return dnc::remove(st().connection(), id); };
+        auto removed = co_await on_db(job);
+        if (!removed) {
+            co_return error(http::status::not_found, "no do-not-contact entry " + seg[2]);
+        }
+        co_return ok_json({{"removed", dnc::to_json(*removed)},
+                           {"note", "leads the entry stopped stay stopped"}});
+    }
+    if (method == http::verb::get || method == http::verb::head) {
+        const std::int64_t limit = int_param(params, "limit", 100, 1, 1000);
+        const std::int64_t cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());
+        auto job = [this, cursor, limit] { return dnc::list(st().connection(), cursor, limit + 1); };
+        auto rows = co_await on_db(job);
+        json entries = json::array();
+        json next = nullptr;
+        for (const auto& e : rows) {
+            if (static_cast<std::int64_t>(entries.size()) == limit) {
+                next = std::to_string(entries.back()["id"].get<std::int64_t>());
+                break;
+            }
+            entries.push_back(dnc::to_json(e));
+        }
+        co_return ok_json({{"entries", entries}, {"next_cursor", next}});
+    }
+    if (method != http::verb::post) {
+        co_return not_allowed("GET, POST");
+    }
+    const std::string shape =
+        "{\"profile_url\": URL | \"company\": NAME, \"reason\"?} or {\"entries\": [...], \"added_by\"?}";
+    if (req.body().find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request("empty body: send " + shape);
+    }
+    auto body = object_body(req.body(), shape);
+    std::string added_by = "admin api";
+    if (auto bad = string_field(body, "added_by", added_by)) {
+        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+    }
+    if (added_by.size() > 200) {
+        co_return error(http::status::unprocessable_entity, "'added_by' is longer than 200 characters; nothing changed");
+    }
+    json items = json::array();
+    if (auto it = body.find("entries"); it != body.end()) {
+        if (!it->is_array() || it->empty()) {
+            co_return error(http::status::unprocessable_entity, "'entries' must be a non-empty array; nothing changed");
+        }
+        if (it->size() > 10'000) {
+            co_return error(http::status::unprocessable_entity, "at most 10000 entries at once; nothing changed");
+        }
+        items = *it;
+    } else {
+        json one = body;
+        one.erase("added_by");
+        items.push_back(one);
+    }
+    std::vector<dnc::input> inputs;
+    json problems = json::array();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        const auto& item = items[i];
+        dnc::input in;
+        in.line = static_cast<int>(i);
+        std::string why;
+        if (!item.is_object()) {
+            why = "must be an object with profile_url or company";
+        } else {
+            for (const auto& [key, v] : item.items()) {
+                if (key != "profile_url" && key != "company" && key != "reason") {
+                    why = "unknown field '" + key + "' (fields: profile_url, company, reason)";
+                }
+            }
+            for (auto [key, slot] : {std::pair{"profile_url", &in.profile_url}, {"company", &in.company}, {"reason", &in.reason}}) {
+                if (auto bad = string_field(item, key, *slot); bad && why.empty()) {
+                    why = *bad;
+                }
+            }
+            if (why.empty()) {
+                why = dnc::check(in);
+            }
+        }
+        if (!why.empty()) {
+            problems.push_back({{"index", i}, {"message", why}});
+            continue;
+        }
+        inputs.push_back(std::move(in));
+    }
+    if (!problems.empty()) {
+        co_return error(http::status::unprocessable_entity,
+                        std::to_string(problems.size()) + " invalid entr" + (problems.size() == 1 ? "y" : "ies") +
+                            " (first: " + problems[0]["message"].get<std::string>() + "); nothing changed",
+                        problems);
+    }
+    auto job = [this, &inputs, &added_by] { return dnc::add(st().connection(), inputs, added_by); };
+    auto o = co_await on_db(job);
+    json added = json::array();
+    for (const auto& e : o.added) {
+        added.push_back(dnc::to_json(e));
+    }
+    json dups = json::array();
+    for (const auto& d : o.duplicates) {
+        dups.push_back({{"index", d.line}, {"value", d.value},
+                        {"existing_id", d.existing_id > 0 ? json(d.existing_id) : json(nullptr)}});
+    }
+    co_return ok_json({{"added", added},
+                       {"duplicates", dups},
+                       {"stopped_leads", o.cancelled},
+                       {"in_flight_leads", o.in_flight}},
+                      o.added.empty() ? http::status::ok : http::status::created);
 }
 
 admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)

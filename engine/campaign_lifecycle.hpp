@@ -2,7 +2,7 @@
 // of `campaign apply`) and the admin endpoint (GET /v1/campaigns/{name}, .../versions,
 // .../diff, and POST /v1/campaigns' `warnings`) show of a campaign's life, shared so both say
 // the same. The state changes themselves (completed, active again, ended) live in the database
-// (migration 0016) and the apply (store::apply_campaign).
+// (migration 0017) and the apply (store::apply_campaign).
 #pragma once
 
 #include "campaigns/campaigns.hpp"

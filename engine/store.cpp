@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
+#include <set>
 #include <random>
 #include <thread>
 
@@ -39,6 +40,19 @@ std::string sha256_hex(const std::string& text) {
     for (unsigned i = 0; i < len; ++i) {
         out.push_back(hex[md[i] >> 4]);
         out.push_back(hex[md[i] & 15]);
+    }
+    return out;
+}
+
+// A company name as the do-not-contact checks compare it (SQL lower(btrim(...))).
+std::string lower_trimmed(const std::string& s) {
+    auto first = s.find_first_not_of(' ');
+    if (first == std::string::npos) {
+        return "";
+    }
+    std::string out = s.substr(first, s.find_last_not_of(' ') - first + 1);
+    for (auto& c : out) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     }
     return out;
 }
@@ -260,7 +274,7 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
                 tx.exec(q("engine/notify_wake"));
             }
         }
-        // The campaign lifecycle's safety net (migration 0016): active campaigns with nothing live.
+        // The campaign lifecycle's safety net (migration 0017): active campaigns with nothing live.
         out.completed = tx.exec(q("campaigns/complete_idle"))[0][0].as<std::int64_t>();
         tx.commit();
         return out;
@@ -565,7 +579,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             set_campaign_budget(tx, out.campaign_id, canonical.value("budget_credits", std::int64_t{0}),
                                 optional_field(canonical, "budget_per_day_credits"),
                                 optional_field(canonical, "budget_per_account_credits"), now);
-            // The version's dates (migration 0016): leads wait for start_at; a campaign stopped at
+            // The version's dates (migration 0017): leads wait for start_at; a campaign stopped at
             // its end_at runs again when the new one is later.
             const std::string start = canonical.value("start_at", std::string());
             tx.exec_params(q("campaigns/set_dates"), out.campaign_id, start, canonical.value("end_at", std::string()));
@@ -586,6 +600,21 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 first_run = *t;
             }
         }
+        // The file's `exclude:` (canonical URLs, lower-cased companies): those leads are skipped at
+        // enrollment, and a new version stops the live ones it newly excludes here.
+        std::set<std::string> excluded_urls, excluded_companies;
+        if (auto ex = canonical.find("exclude"); ex != canonical.end()) {
+            for (const auto& u : ex->value("profile_urls", json::array())) {
+                excluded_urls.insert(canonical_profile_url(u.get<std::string>()));
+            }
+            for (const auto& c : ex->value("companies", json::array())) {
+                excluded_companies.insert(lower_trimmed(c.get<std::string>()));
+            }
+            if (out.changed) {
+                tx.exec_params(q("campaigns/cancel_excluded"), out.campaign_id, json(excluded_urls).dump(),
+                               json(excluded_companies).dump());
+            }
+        }
         out.leads = static_cast<std::int64_t>(leads.size());
         // In chunks (one transaction still), so a large audience shows progress and no single
         // statement carries hundreds of thousands of rows.
@@ -600,6 +629,16 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                 {"profile_url", l.profile_url},
                                 {"fields", l.fields}});
             }
+            std::set<std::string> excluded;  // canonical URLs of this chunk's excluded leads
+            for (std::size_t k = start; k < end && !(excluded_urls.empty() && excluded_companies.empty()); ++k) {
+                auto url = canonical_profile_url(leads[k].profile_url);
+                auto company = leads[k].fields.find("company");
+                if (excluded_urls.contains(url) ||
+                    (company != leads[k].fields.end() && company->is_string() &&
+                     excluded_companies.contains(lower_trimmed(company->get<std::string>())))) {
+                    excluded.insert(url);
+                }
+            }
             std::map<std::string, std::int64_t> ids;
             for (const auto& r : tx.exec_params(q("campaigns/upsert_leads"), rows.dump())) {
                 ids[r[1].as<std::string>()] = r[0].as<std::int64_t>();
@@ -609,7 +648,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             std::size_t i = 0;
             for (const auto& [url, id] : ids) {
                 enroll.push_back({{"lead_id", id}, {"account_id", senders[i++]}, {"step", first_step},
-                                  {"next_run_at_ms", epoch_ms(first_run)}});
+                                  {"next_run_at_ms", epoch_ms(first_run)}, {"excluded", excluded.contains(url)}});
             }
             out.enrolled += static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
@@ -638,7 +677,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             tx.exec(q("engine/notify_wake"));
         }
         // Nothing live (an audience that matched nobody, or only leads others own): completed.
-        // New leads enrolled into a completed campaign made it active again (migration 0016).
+        // New leads enrolled into a completed campaign made it active again (migration 0017).
         tx.exec_params(q("campaigns/complete_if_idle"), out.campaign_id);
         auto st = tx.exec_params(q("campaigns/state"), out.campaign_id);
         out.state = st.empty() ? std::string() : st[0][0].as<std::string>();

@@ -240,7 +240,7 @@ public:
         std::int64_t drift = 0;       // since the previous read (see migrations 0003 and 0009)
         std::int64_t monitoring = 0;  // expected webhook monitoring charges counted by this read
         std::int64_t resumed = 0;     // campaigns resumed because the key has credits again
-        std::int64_t completed = 0;   // active campaigns with nothing live, completed (migration 0016)
+        std::int64_t completed = 0;   // active campaigns with nothing live, completed (migration 0017)
     };
     // Records a balance read from GET /v2/credits; a positive balance resumes the campaigns
     // paused for the key's credits. The monitoring days recorded since the previous read count

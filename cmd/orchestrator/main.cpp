@@ -12,11 +12,13 @@
 //   report funnel NAME [--format table|json|csv]
 //   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
 //   budget set CAMPAIGN [--credits N] [--per-day N|none] [--per-account N|none]   a live change
+//   dnc add|remove|list|import, leads list|show|stop|retry|skip|move   (dnc_leads.hpp)
 //
 // Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
 // listing every problem.
 #include "campaigns/campaigns.hpp"
+#include "cmd/orchestrator/dnc_leads.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
 #include "engine/config.hpp"
@@ -1323,6 +1325,9 @@ int main(int argc, char** argv) {
     quarantine->callback([&] {
         action = [&] { return cmd_events_quarantine(load(g, need(true, false, false)), quarantine_limit, format); };
     });
+
+    // dnc add|remove|list|import, leads list|show|stop|retry|skip|move (dnc_leads.hpp).
+    orch::cli::add_dnc_and_leads_commands(app, action, [&] { return load(g, need(true, false, false)); });
 
     CLI11_PARSE(app, argc, argv);
     try {

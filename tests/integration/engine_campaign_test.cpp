@@ -40,40 +40,8 @@ using orch::test::read_side_effects;
 using orch::test::search_audience;
 using orch::test::side_effects;
 
-std::string temp_dir() {
-    char tmpl[] = "/tmp/orch-e2e-XXXXXX";
-    return mkdtemp(tmpl);
-}
-
-
-class EngineTest : public ::testing::Test {
+class EngineTest : public orch::test::campaign_fixture {
 protected:
-    void SetUp() override {
-        ORCH_REQUIRE_SERVICE("DATABASE_URL");
-        dir_ = temp_dir();
-    }
-    void TearDown() override {
-        if (!dir_.empty()) {
-            std::filesystem::remove_all(dir_);
-        }
-    }
-
-    void start(std::vector<std::string> sandbox_flags) {
-        sandbox_ = std::make_unique<sandbox_process>(std::move(sandbox_flags));
-        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
-        for (int i = 1; i <= 3; ++i) {
-            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
-                                "--label", "sender-" + std::to_string(i)});
-            ASSERT_EQ(r.exit_code, 0) << r.output;
-        }
-    }
-
-    std::string write(const std::string& name, const std::string& text) {
-        auto path = dir_ + "/" + name;
-        std::ofstream(path) << text;
-        return path;
-    }
-
     json funnel(const std::string& name) {
         auto r = env_->run({"report", "funnel", name, "--format", "json"});
         EXPECT_EQ(r.exit_code, 0) << r.output;
@@ -102,9 +70,6 @@ protected:
         return p;
     }
 
-    std::string dir_;
-    std::unique_ptr<sandbox_process> sandbox_;
-    std::unique_ptr<orchestrator_env> env_;
 };
 
 const std::vector<std::string> senders = {"sender-1", "sender-2", "sender-3"};
@@ -649,7 +614,7 @@ TEST_F(EngineTest, CampaignsPauseWhenTheKeyRunsOutOfCreditsAndResumeWhenCreditsR
     f = funnel("credits");
     EXPECT_EQ(f["live"], 0) << worker->log() << receiver->log();
     EXPECT_EQ(f["failed"], 0);
-    // Resumed, and with every lead finished, completed (migration 0016).
+    // Resumed, and with every lead finished, completed (migration 0017).
     EXPECT_EQ(state(), "completed ");
     EXPECT_NE(env_->scalar("SELECT count(*) FROM api_credit_reads"), "0");
     EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();

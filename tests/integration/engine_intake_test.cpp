@@ -33,31 +33,8 @@ using orch::test::search_audience;
 const std::vector<std::string> senders = {"sender-1", "sender-2", "sender-3"};
 const char* test_secret_key = "test-only-secret-key-0123456789abcdef";  // as orchestrator_env sets it
 
-class IntakeTest : public ::testing::Test {
+class IntakeTest : public orch::test::campaign_fixture {
 protected:
-    void SetUp() override {
-        ORCH_REQUIRE_SERVICE("DATABASE_URL");
-        char tmpl[] = "/tmp/orch-intake-XXXXXX";
-        dir_ = mkdtemp(tmpl);
-    }
-    void TearDown() override { std::filesystem::remove_all(dir_); }
-
-    void start(std::vector<std::string> sandbox_flags) {
-        sandbox_ = std::make_unique<sandbox_process>(std::move(sandbox_flags));
-        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
-        for (int i = 1; i <= 3; ++i) {
-            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
-                                "--label", "sender-" + std::to_string(i)});
-            ASSERT_EQ(r.exit_code, 0) << r.output;
-        }
-    }
-
-    std::string write(const std::string& name, const std::string& text) {
-        auto path = dir_ + "/" + name;
-        std::ofstream(path) << text;
-        return path;
-    }
-
     // A replica listening on `listen_port` whose webhooks point at `public_port` (the public URL
     // every replica shares).
     std::unique_ptr<background_process> serve(unsigned short listen_port, unsigned short public_port,
@@ -99,9 +76,6 @@ protected:
         return env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY webhook_id) FROM accounts");
     }
 
-    std::string dir_;
-    std::unique_ptr<sandbox_process> sandbox_;
-    std::unique_ptr<orchestrator_env> env_;
 };
 
 const std::string webhooks_ready = "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL";

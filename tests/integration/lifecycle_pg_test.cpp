@@ -1,4 +1,4 @@
-// The campaign lifecycle (engine/campaign_lifecycle.hpp, migration 0016): the unified diff and
+// The campaign lifecycle (engine/campaign_lifecycle.hpp, migration 0017): the unified diff and
 // the apply warnings (pure), then on a real Postgres (a fresh database per test, migrated by the
 // real `orchestrator migrate`, campaigns applied with the real `orchestrator campaign apply`):
 // a campaign whose leads all finish becomes completed, also when the last two finish in two
@@ -240,7 +240,7 @@ TEST_F(LifecyclePg, ACreditsReadCompletesAnActiveCampaignTheTriggerMissed) {
     finish("p1");
     ASSERT_EQ(state("m"), "completed");
     {
-        // As if the trigger had missed it (see migration 0016): active with nothing live.
+        // As if the trigger had missed it (see migration 0017): active with nothing live.
         pqxx::connection c(env_->database_url());
         pqxx::work tx(c);
         tx.exec("UPDATE campaigns SET state = 'active' WHERE name = 'm'");

@@ -3,6 +3,16 @@
 #pragma once
 
 #include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
 
 #include <algorithm>
 #include <map>
@@ -71,5 +81,41 @@ inline side_effects read_side_effects(unsigned short control_port) {
     }
     return s;
 }
+
+// A test with a temporary folder, a sandbox, an orchestrator database of its own and three
+// connected sender accounts labelled sender-1..3 (after start()).
+class campaign_fixture : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        char tmpl[] = "/tmp/orch-e2e-XXXXXX";
+        dir_ = ::mkdtemp(tmpl);
+    }
+    void TearDown() override {
+        if (!dir_.empty()) {
+            std::filesystem::remove_all(dir_);
+        }
+    }
+
+    void start(std::vector<std::string> sandbox_flags) {
+        sandbox_ = std::make_unique<sandbox_process>(std::move(sandbox_flags));
+        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+        for (int i = 1; i <= 3; ++i) {
+            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                                "--label", "sender-" + std::to_string(i)});
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    std::string dir_;
+    std::unique_ptr<sandbox_process> sandbox_;
+    std::unique_ptr<orchestrator_env> env_;
+};
 
 }  // namespace orch::test

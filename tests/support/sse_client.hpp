@@ -64,6 +64,13 @@ public:
 
     int status() const { return status_; }
     const std::string& header_text() const { return header_; }
+    // The rest of a non-stream answer (error bodies are small and sent at once).
+    std::string body(std::chrono::milliseconds timeout = std::chrono::milliseconds(1000)) {
+        if (buffer_.empty()) {
+            fill(timeout);
+        }
+        return buffer_;
+    }
     void close() {
         if (fd_ >= 0) {
             ::close(fd_);
@@ -99,6 +106,21 @@ public:
                 return m;
             }
         }
+    }
+
+    // Whether the server closed the connection within `timeout` (data before that is skipped).
+    bool closed_by_server(std::chrono::milliseconds timeout = std::chrono::milliseconds(2000)) {
+        auto end = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < end) {
+            pollfd p{fd_, POLLIN, 0};
+            if (::poll(&p, 1, 50) > 0) {
+                char buf[4096];
+                if (::recv(fd_, buf, sizeof buf, 0) <= 0) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 
 private:

@@ -619,6 +619,33 @@ TEST(loader, budget_caps_are_optional_and_round_trip) {
     EXPECT_EQ(to_json(back), to_json(*capped.value));
 }
 
+TEST(loader, exclude_is_optional_checked_and_round_trips) {
+    load_result plain = load(head + "  - {id: a, kind: visit}\n");
+    ASSERT_TRUE(plain.value) << all_errors(plain);
+    EXPECT_FALSE(to_json(*plain.value).contains("exclude"));  // digests of older files unchanged
+
+    load_result ex = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: [\"https://network.example/in/x\"]\n"
+                                 "  companies: [\" Acme Corp \", acme corp]\n");
+    ASSERT_TRUE(ex.value) << all_errors(ex);
+    EXPECT_EQ(ex.value->exclude.profile_urls, std::vector<std::string>{"https://network.example/in/x"});
+    EXPECT_EQ(ex.value->exclude.companies, (std::vector<std::string>{"Acme Corp", "acme corp"}));
+    ASSERT_EQ(ex.warnings.size(), 1u);
+    EXPECT_NE(ex.warnings[0].message.find("listed twice"), std::string::npos);
+    campaign back = campaign_from_json(to_json(*ex.value));
+    EXPECT_EQ(to_json(back), to_json(*ex.value));
+
+    // Lines 1-8 are the head, 9 the step, 10 `exclude:`.
+    load_result unknown = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: []\n  people: []\n");
+    EXPECT_FALSE(unknown.value);
+    EXPECT_NE(all_errors(unknown).find("c.yaml:12:"), std::string::npos) << all_errors(unknown);
+    load_result blank = load(head + "  - {id: a, kind: visit}\nexclude:\n  companies: [\"  \"]\n");
+    EXPECT_FALSE(blank.value);
+    EXPECT_NE(all_errors(blank).find("c.yaml:11:"), std::string::npos) << all_errors(blank);
+    load_result values = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: [x, \"https://network.example/in/ok\"]\n");
+    EXPECT_FALSE(values.value);
+    EXPECT_NE(all_errors(values).find("c.yaml:11:18: 'x' is not a profile URL"), std::string::npos) << all_errors(values);
+}
+
 TEST(loader, durations_combine_units) {
     load_result r = load(step("  - {id: a, kind: delay, duration: 1d12h30m15s}\n"));
     ASSERT_TRUE(r.value) << all_errors(r);

@@ -102,12 +102,33 @@ function leadsSection(name) {
       put(body, errorBox(e));
     }
   }
+  // Bulk actions on every lead in the chosen state (POST .../leads:bulk): leads in a call and
+  // finished ones are refused by the server and counted by why.
+  const bulkOut = h('div', { id: 'bulk-result' });
+  async function bulk(action) {
+    if (!state.value) {
+      put(bulkOut, h('p', { class: 'muted', text: 'Choose a state first: bulk actions work on the leads in one state.' }));
+      return;
+    }
+    if (!window.confirm(`${action} every ${state.value} lead of ${name}?`)) return;
+    try {
+      const r = await post(`/v1/campaigns/${encodeURIComponent(name)}/leads:bulk`, { action, state: state.value });
+      put(bulkOut, h('p', { text: `${action}: ${r.matched} matched, ${r.changed_count} changed, ${r.refused_count} refused` +
+        Object.entries(r.refused_by_why).map(([why, n]) => ` · ${n}: ${why}`).join('') }));
+      load();
+    } catch (e) {
+      put(bulkOut, errorBox(e));
+    }
+  }
+  const bulkButtons = h('div', { class: 'actions' },
+    h('button', { id: 'bulk-stop', class: 'secondary outline', onclick: () => bulk('stop'), text: 'Stop all in this state' }),
+    h('button', { id: 'bulk-retry', class: 'secondary outline', onclick: () => bulk('retry'), text: 'Retry all in this state' }));
   state.addEventListener('change', () => { cursors.length = 1; page = 0; load(); });
   search.addEventListener('input', draw);
   prev.addEventListener('click', () => { if (page > 0) { page--; load(); } });
   nextBtn.addEventListener('click', () => { if (next) { cursors[page + 1] = next; page++; load(); } });
   section.refresh = load;
-  section.append(h('h3', { text: 'Leads' }), h('div', { class: 'grid filters' }, state, search), body,
+  section.append(h('h3', { text: 'Leads' }), h('div', { class: 'grid filters' }, state, search), bulkButtons, bulkOut, body,
     h('div', { class: 'pager' }, prev, where, nextBtn));
   load();
   return section;

@@ -1,7 +1,7 @@
 // Inbox: replies by campaign and account with the conversation, and the do-not-contact list.
 // Both endpoints (/v1/inbox, /v1/dnc) are newer than some servers: a 404 "no such path" shows
 // that plainly instead of an error.
-import { get } from './api.js';
+import { get, post, call } from './api.js';
 import { h, clear, put, table, errorBox, when, unavailable } from './ui.js';
 
 function conversation(c) {
@@ -34,13 +34,49 @@ export function render(main) {
       put(inbox, e.missingEndpoint ? unavailable('GET /v1/inbox') : errorBox(e));
     }
   }
+  // The list with a remove button per entry, and a form to add a profile URL or a company
+  // (POST /v1/dnc stops their live leads at once; the answer says how many).
+  const dncOut = h('div', { id: 'dnc-result' });
+  const dncValue = h('input', { id: 'dnc-value', placeholder: 'profile URL or company name', 'aria-label': 'Profile URL or company' });
+  const dncReason = h('input', { id: 'dnc-reason', placeholder: 'reason', 'aria-label': 'Reason' });
+  async function addDnc(e) {
+    e.preventDefault();
+    const v = dncValue.value.trim();
+    if (!v) return;
+    const entry = /^https?:\/\/|\//.test(v) ? { profile_url: v } : { company: v };
+    if (dncReason.value.trim()) entry.reason = dncReason.value.trim();
+    try {
+      const r = await post('/v1/dnc', entry);
+      put(dncOut, h('p', { text: `${r.added.length} added, ${r.duplicates.length} already listed; ${r.stopped_leads} live leads stopped` +
+        (r.in_flight_leads ? `, ${r.in_flight_leads} in a call stopped by their worker` : '') }));
+      dncValue.value = '';
+      dncReason.value = '';
+      loadDnc();
+    } catch (err) {
+      put(dncOut, errorBox(err));
+    }
+  }
+  async function removeDnc(d) {
+    if (!window.confirm(`Remove ${d.value} from the do-not-contact list? Leads it stopped stay stopped.`)) return;
+    try {
+      await call('DELETE', `/v1/dnc/${d.id}`);
+      loadDnc();
+    } catch (err) {
+      put(dncOut, errorBox(err));
+    }
+  }
   async function loadDnc() {
     try {
-      const r = await get('/v1/dnc');
+      const r = await get('/v1/dnc?limit=1000');
       const items = r.entries || r.items || r.dnc || [];
-      put(dnc, items.length ? table(['Profile', 'Reason', 'Since'], items.map((d) => h('tr', {},
-        h('td', { class: 'wrap', text: d.profile_url || d.value || '' }), h('td', { text: d.reason || '' }), h('td', { text: when(d.created_at) }))))
-        : h('p', { class: 'muted', text: 'The list is empty.' }));
+      put(dnc,
+        h('form', { id: 'dnc-add', class: 'grid', onsubmit: addDnc }, dncValue, dncReason, h('button', { type: 'submit', text: 'Add' })),
+        dncOut,
+        items.length ? table(['Profile / company', 'Reason', 'Added by', 'Since', ''], items.map((d) => h('tr', {},
+          h('td', { class: 'wrap', text: d.profile_url || d.company || d.value || '' }), h('td', { text: d.reason || '' }),
+          h('td', { text: d.added_by || '' }), h('td', { text: when(d.created_at) }),
+          h('td', {}, h('button', { class: 'secondary outline', onclick: () => removeDnc(d), text: 'Remove' })))))
+          : h('p', { class: 'muted', text: 'The list is empty.' }));
     } catch (e) {
       put(dnc, e.missingEndpoint ? unavailable('GET /v1/dnc') : errorBox(e));
     }

@@ -1,5 +1,6 @@
 // One lead: why it waits (the server's sentence), its fields, its timeline of step calls and the
-// inbox events seen for it, and the lead actions (stop, retry), which this server may not have.
+// inbox events seen for it, and the lead actions (stop, retry, skip to a step, move to another
+// sender), which this server may not have.
 import { get, post } from './api.js';
 import { h, clear, put, badge, table, errorBox, when, num, unavailable } from './ui.js';
 
@@ -13,10 +14,10 @@ export function render(main, [name, id]) {
       h('li', {}, h('a', { href: `/ui/campaigns/${encodeURIComponent(name)}`, 'data-link': true, text: name })),
       h('li', { text: `lead #${id}` }))),
     box);
-  async function act(verb) {
+  async function act(verb, body) {
     clear(actionsOut);
     try {
-      await post(`${base}/${verb}`);
+      await post(`${base}/${verb}`, body);
       load();
     } catch (e) {
       actionsOut.append(e.missingEndpoint ? unavailable(`POST ${base.replace(/\/\d+$/, '/{id}')}/${verb}`) : errorBox(e));
@@ -31,6 +32,13 @@ export function render(main, [name, id]) {
         h('div', { class: 'actions' },
           h('button', { id: 'lead-stop', class: 'secondary', onclick: () => act('stop'), text: 'Stop this lead' }),
           h('button', { id: 'lead-retry', class: 'secondary outline', onclick: () => act('retry'), text: 'Retry' })),
+        // skip --to STEP and move --account ACCOUNT (the server refuses a lead in a call, with why)
+        h('form', { id: 'lead-skip', class: 'grid', onsubmit: (e) => { e.preventDefault(); act('skip', { to: e.target.elements.to.value.trim() }); } },
+          h('input', { name: 'to', placeholder: 'step id', 'aria-label': 'Step to move to', required: true }),
+          h('button', { type: 'submit', class: 'secondary outline', text: 'Skip to step' })),
+        h('form', { id: 'lead-move', class: 'grid', onsubmit: (e) => { e.preventDefault(); act('move', { account: e.target.elements.account.value.trim() }); } },
+          h('input', { name: 'account', placeholder: 'account id or label', 'aria-label': 'New sender', required: true }),
+          h('button', { type: 'submit', class: 'secondary outline', text: 'Move to account' })),
         actionsOut,
         h('div', { class: 'grid' },
           h('section', {}, h('h3', { text: 'Where' }), h('table', { class: 'kv' }, h('tbody', {}, [

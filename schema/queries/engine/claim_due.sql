@@ -48,7 +48,7 @@ parked AS (
     FROM claimed
     WHERE e.enrollment_id = claimed.enrollment_id AND NOT claimed.workable
 ),
--- A campaign past its end_at (migration 0016) stops here: paused with reason 'ended: ...', once;
+-- A campaign past its end_at (migration 0017) stops here: paused with reason 'ended: ...', once;
 -- its rows are parked as they are picked (above), and re-applying it with a later end_at resumes it.
 ended AS (
     UPDATE campaigns c

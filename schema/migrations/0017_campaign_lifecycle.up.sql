@@ -30,7 +30,7 @@ ALTER TABLE campaigns ADD CONSTRAINT campaigns_dates_order
 --    once, a completion can be missed here: `serve` completes such campaigns at its next credits
 --    read (schema/queries/campaigns/complete_idle.sql, every credits_poll_seconds).
 CREATE OR REPLACE FUNCTION campaign_lifecycle_lock(campaign bigint) RETURNS void LANGUAGE sql AS $$
-    SELECT pg_advisory_xact_lock(727100016, (campaign % 2147483647)::int)
+    SELECT pg_advisory_xact_lock(727100017, (campaign % 2147483647)::int)
 $$;
 
 CREATE OR REPLACE FUNCTION campaign_complete_if_idle(campaign bigint) RETURNS boolean LANGUAGE plpgsql AS $$

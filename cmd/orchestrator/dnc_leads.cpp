@@ -1,0 +1,463 @@
+#include "cmd/orchestrator/dnc_leads.hpp"
+
+#include "engine/dnc.hpp"
+#include "engine/lead_ops.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
+
+#include <charconv>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+namespace orch::cli {
+
+namespace {
+
+using engine::json;
+namespace dnc = engine::dnc;
+namespace lead_ops = engine::lead_ops;
+
+// A failure these commands report themselves: the message, and the exit code.
+struct failure : std::runtime_error {
+    failure(const std::string& what, int code_) : std::runtime_error(what), code(code_) {}
+    int code;
+};
+
+std::string q(std::string_view name) { return std::string(orch::schema::query(name)); }
+
+std::string csv_field(const std::string& v) {
+    if (v.find_first_of(",\"\n\r") == std::string::npos) {
+        return v;
+    }
+    std::string out = "\"";
+    for (char c : v) {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
+std::int64_t parse_id(const std::string& text, const std::string& what) {
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
+        throw failure(what + " must be a positive integer, got '" + text + "'", 2);
+    }
+    return n;
+}
+
+std::string who_default() {
+    const char* u = std::getenv("USER");
+    return std::string("cli") + (u != nullptr && *u != '\0' ? ":" + std::string(u) : "");
+}
+
+std::unique_ptr<engine::store> open_db(const engine::settings& s) {
+    auto db = std::make_unique<engine::store>(s.database_url);
+    db->require_current();
+    return db;
+}
+
+void print_add(const dnc::add_outcome& o, bool by_line) {
+    for (const auto& e : o.added) {
+        std::cout << "added #" << e.id << " " << (e.kind == "company" ? "company " + e.company : e.profile_url) << "\n";
+    }
+    for (const auto& d : o.duplicates) {
+        std::cout << "duplicate" << (by_line ? " (line " + std::to_string(d.line) + ")" : "") << ": " << d.value
+                  << (d.existing_id > 0 ? " is entry #" + std::to_string(d.existing_id) : " repeats an earlier line")
+                  << "\n";
+    }
+    std::cout << o.added.size() << " added, " << o.duplicates.size() << " duplicates; " << o.cancelled
+              << " live leads stopped (stopped: do-not-contact)";
+    if (o.in_flight > 0) {
+        std::cout << "; " << o.in_flight << " in a call now, stopped by their worker before any further call";
+    }
+    std::cout << "\n";
+}
+
+int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, const std::vector<std::string>& companies,
+            const std::string& reason, const std::string& by) {
+    if (urls.empty() && companies.empty()) {
+        throw failure("dnc add: give a profile URL or --company NAME", 2);
+    }
+    std::vector<dnc::input> inputs;
+    std::vector<std::string> problems;
+    auto take = [&](dnc::input in, const std::string& shown) {
+        in.reason = reason;
+        if (auto why = dnc::check(in); !why.empty()) {
+            problems.push_back(shown + ": " + why);
+        }
+        inputs.push_back(std::move(in));
+    };
+    for (const auto& u : urls) {
+        take({u, "", "", 0}, u);
+    }
+    for (const auto& c : companies) {
+        take({"", c, "", 0}, "--company '" + c + "'");
+    }
+    if (!problems.empty()) {
+        std::string all = "dnc add: nothing added:";
+        for (const auto& p : problems) {
+            all += "\n  " + p;
+        }
+        throw failure(all, 2);
+    }
+    auto db = open_db(s);
+    print_add(dnc::add(db->connection(), inputs, by), false);
+    return 0;
+}
+
+int dnc_remove(const engine::settings& s, const std::string& what, const std::string& company) {
+    if (what.empty() == company.empty()) {
+        throw failure("dnc remove: give an entry id, a profile URL, or --company NAME (one of them)", 2);
+    }
+    auto db = open_db(s);
+    std::int64_t id = 0;
+    if (!company.empty()) {
+        id = dnc::find(db->connection(), "", company).value_or(0);
+        if (id == 0) {
+            throw failure("no do-not-contact entry for company '" + company + "'", 2);
+        }
+    } else if (what.find_first_not_of("0123456789") == std::string::npos) {
+        id = parse_id(what, "the entry id");
+    } else {
+        id = dnc::find(db->connection(), what, "").value_or(0);
+        if (id == 0) {
+            throw failure("no do-not-contact entry for '" + what + "' (canonical: " +
+                              engine::canonical_profile_url(what) + ")", 2);
+        }
+    }
+    auto removed = dnc::remove(db->connection(), id);
+    if (!removed) {
+        throw failure("no do-not-contact entry " + std::to_string(id), 2);
+    }
+    std::cout << "removed #" << removed->id << " "
+              << (removed->kind == "company" ? "company " + removed->company : removed->profile_url)
+              << " (leads it stopped stay stopped)\n";
+    return 0;
+}
+
+int dnc_list(const engine::settings& s, const std::string& format) {
+    auto db = open_db(s);
+    std::vector<dnc::entry> all;
+    for (std::int64_t cursor = 0;;) {
+        auto page = dnc::list(db->connection(), cursor, 1000);
+        all.insert(all.end(), page.begin(), page.end());
+        if (page.size() < 1000) {
+            break;
+        }
+        cursor = page.back().id;
+    }
+    if (format == "json") {
+        json out = json::array();
+        for (const auto& e : all) {
+            out.push_back(dnc::to_json(e));
+        }
+        std::cout << json{{"entries", out}}.dump(2) << "\n";
+        return 0;
+    }
+    if (format == "csv") {
+        std::cout << "id,kind,profile_url,company,reason,added_by,added_at\n";
+        for (const auto& e : all) {
+            std::cout << e.id << "," << e.kind << "," << csv_field(e.profile_url) << "," << csv_field(e.company) << ","
+                      << csv_field(e.reason) << "," << csv_field(e.added_by) << "," << e.added_at << "\n";
+        }
+        return 0;
+    }
+    std::printf("%-6s %-8s %-50s %-22s %-20s %s\n", "id", "kind", "profile / company", "added", "by", "reason");
+    for (const auto& e : all) {
+        std::printf("%-6lld %-8s %-50s %-22s %-20s %s\n", static_cast<long long>(e.id), e.kind.c_str(),
+                    (e.kind == "company" ? e.company : e.profile_url).c_str(), e.added_at.c_str(), e.added_by.c_str(),
+                    e.reason.c_str());
+    }
+    std::printf("%zu entries\n", all.size());
+    return 0;
+}
+
+int dnc_import(const engine::settings& s, const std::string& file, const std::string& reason, const std::string& by) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) {
+        throw failure("dnc import: cannot read '" + file + "'", 2);
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (text.str().size() > 64 * 1024 * 1024) {
+        throw failure("dnc import: '" + file + "' is larger than 64 MiB", 2);
+    }
+    auto rows = dnc::read_csv(text.str(), reason);
+    if (!rows.problems.empty()) {
+        std::string all = "dnc import: " + file + ": " + std::to_string(rows.problems.size()) +
+                          " invalid line(s); nothing was added:";
+        for (const auto& p : rows.problems) {
+            all += "\n  " + file + ": " + p;
+        }
+        throw failure(all, 2);
+    }
+    auto db = open_db(s);
+    print_add(dnc::add(db->connection(), rows.inputs, by), true);
+    return 0;
+}
+
+// ---- leads ----
+
+json lead_row_json(const pqxx::row& r) {
+    auto fields = json::parse(r[3].as<std::string>(), nullptr, false);
+    return {{"enrollment_id", r[0].as<std::int64_t>()}, {"lead_id", r[1].as<std::int64_t>()},
+            {"profile_url", r[2].as<std::string>()},     {"fields", fields.is_discarded() ? json::object() : fields},
+            {"account_id", r[4].as<std::string>()},      {"step", r[5].as<std::string>()},
+            {"state", r[6].as<std::string>()},           {"reason", r[7].as<std::string>()},
+            {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
+            {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
+            {"finished_at", r[12].as<std::string>().empty() ? json(nullptr) : json(r[12].as<std::string>())},
+            {"parked", r[13].as<bool>()}};
+}
+
+std::int64_t campaign_id(pqxx::transaction_base& tx, const std::string& name) {
+    auto r = tx.exec_params(q("admin/campaign_id"), name);
+    if (r.empty()) {
+        throw failure("no campaign named '" + name + "' (`orchestrator campaign list` shows them)", 2);
+    }
+    return r[0][0].as<std::int64_t>();
+}
+
+void check_state(const std::string& state) {
+    if (!state.empty() && std::find(lead_ops::states.begin(), lead_ops::states.end(), state) == lead_ops::states.end()) {
+        std::string all;
+        for (const auto& s : lead_ops::states) {
+            all += (all.empty() ? "" : ", ") + s;
+        }
+        throw failure("--state must be one of " + all + ", got '" + state + "'", 2);
+    }
+}
+
+int leads_list(const engine::settings& s, const std::string& name, const std::string& state, const std::string& format,
+               std::int64_t limit) {
+    check_state(state);
+    auto db = open_db(s);
+    pqxx::read_transaction tx(db->connection());
+    auto id = campaign_id(tx, name);
+    json items = json::array();
+    std::int64_t after = 0;
+    while (limit <= 0 || static_cast<std::int64_t>(items.size()) < limit) {
+        auto rows = tx.exec_params(q("admin/leads"), id, state, after, std::int64_t{1000});
+        for (const auto& r : rows) {
+            if (limit > 0 && static_cast<std::int64_t>(items.size()) == limit) {
+                break;
+            }
+            items.push_back(lead_row_json(r));
+            after = r[0].as<std::int64_t>();
+        }
+        if (rows.size() < 1000) {
+            break;
+        }
+    }
+    if (format == "json") {
+        std::cout << json{{"campaign", name}, {"leads", items}}.dump(2) << "\n";
+        return 0;
+    }
+    if (format == "csv") {
+        std::cout << "lead_id,enrollment_id,profile_url,account_id,step,state,reason,next_run_at,updated_at,finished_at\n";
+        for (const auto& l : items) {
+            std::cout << l["lead_id"] << "," << l["enrollment_id"] << "," << csv_field(l["profile_url"]) << ","
+                      << csv_field(l["account_id"]) << "," << csv_field(l["step"]) << ","
+                      << l["state"].get<std::string>() << "," << csv_field(l["reason"]) << ","
+                      << l["next_run_at"].get<std::string>() << "," << l["updated_at"].get<std::string>() << ","
+                      << (l["finished_at"].is_null() ? "" : l["finished_at"].get<std::string>()) << "\n";
+        }
+        return 0;
+    }
+    std::printf("%-8s %-10s %-10s %-14s %-20s %-45s %s\n", "lead", "state", "step", "account", "next run",
+                "profile", "reason");
+    for (const auto& l : items) {
+        std::printf("%-8lld %-10s %-10s %-14s %-20s %-45s %s%s\n", static_cast<long long>(l["lead_id"].get<std::int64_t>()),
+                    l["state"].get<std::string>().c_str(), l["step"].get<std::string>().c_str(),
+                    l["account_id"].get<std::string>().c_str(), l["next_run_at"].get<std::string>().c_str(),
+                    l["profile_url"].get<std::string>().c_str(), l["reason"].get<std::string>().c_str(),
+                    l["parked"].get<bool>() ? " [parked]" : "");
+    }
+    std::printf("%zu leads\n", items.size());
+    return 0;
+}
+
+int leads_show(const engine::settings& s, const std::string& name, const std::string& lead, const std::string& format) {
+    auto lead_id = parse_id(lead, "LEAD_ID");
+    auto db = open_db(s);
+    pqxx::read_transaction tx(db->connection());
+    auto id = campaign_id(tx, name);
+    auto r = tx.exec_params(q("admin/lead"), id, lead_id);
+    if (r.empty()) {
+        throw failure("campaign '" + name + "' has no lead " + lead, 2);
+    }
+    json l = lead_row_json(r[0]);
+    l["attempt"] = r[0][18].as<int>();
+    l["campaign"] = name;
+    json timeline = json::array();
+    for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
+        timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()}, {"step", a[1].as<std::string>()},
+                            {"call", a[2].as<std::string>()},        {"reconcile", a[3].as<bool>()},
+                            {"attempt", a[4].as<int>()},             {"variant", a[5].as<std::string>()},
+                            {"outcome", a[6].as<std::string>()},     {"error", a[7].as<std::string>()},
+                            {"credits", a[8].as<std::int64_t>()},    {"started_at", a[9].as<std::string>()},
+                            {"finished_at", a[10].as<std::string>()}});
+    }
+    l["timeline"] = timeline;
+    if (format == "json") {
+        std::cout << l.dump(2) << "\n";
+        return 0;
+    }
+    std::cout << "lead " << l["lead_id"] << " in campaign " << name << ": " << l["state"].get<std::string>()
+              << (l["reason"].get<std::string>().empty() ? "" : " (" + l["reason"].get<std::string>() + ")") << "\n"
+              << "  profile     " << l["profile_url"].get<std::string>() << "\n"
+              << "  step        " << l["step"].get<std::string>() << " (attempt " << l["attempt"] << ")\n"
+              << "  account     " << l["account_id"].get<std::string>() << "\n"
+              << "  next run    " << l["next_run_at"].get<std::string>() << (l["parked"].get<bool>() ? " (parked)" : "")
+              << "\n  version     " << l["version"] << "\n  fields      " << l["fields"].dump() << "\n";
+    std::cout << "  timeline (" << timeline.size() << " calls):\n";
+    for (const auto& a : timeline) {
+        std::cout << "    " << a["started_at"].get<std::string>() << "  " << a["step"].get<std::string>() << "  "
+                  << a["call"].get<std::string>() << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  "
+                  << a["outcome"].get<std::string>()
+                  << (a["error"].get<std::string>().empty() ? "" : "  " + a["error"].get<std::string>()) << "\n";
+    }
+    return 0;
+}
+
+int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<std::string>& ids, const std::string& format) {
+    for (const auto& t : ids) {
+        r.lead_ids.push_back(parse_id(t, "LEAD_ID"));
+    }
+    if (!r.lead_ids.empty() && !r.state.empty()) {
+        throw failure(std::string("leads ") + lead_ops::to_string(r.what) + ": give LEAD_ID(s) or --state, not both", 2);
+    }
+    if (auto why = lead_ops::check(r); !why.empty()) {
+        throw failure(std::string("leads ") + lead_ops::to_string(r.what) + ": " + why, 2);
+    }
+    auto db = open_db(s);
+    auto o = lead_ops::run(db->connection(), r);
+    using kind = lead_ops::outcome::kind;
+    if (o.result == kind::no_campaign || o.result == kind::no_lead || o.result == kind::bad_request) {
+        throw failure(o.message, 2);
+    }
+    if (o.result == kind::conflict) {
+        throw failure(o.message, 1);
+    }
+    if (format == "json") {
+        std::cout << lead_ops::to_json(r, o).dump(2) << "\n";
+        return 0;
+    }
+    for (const auto& c : o.changed) {
+        std::cout << "lead " << c.lead_id << ": " << c.from << " -> " << c.state << (c.step.empty() ? "" : " at " + c.step)
+                  << ", account " << c.account_id << ", next run " << c.next_run_at << "\n";
+    }
+    std::cout << lead_ops::to_string(r.what) << ": " << o.matched << " matched, " << o.changed.size() << " changed, "
+              << o.refused_count << " refused\n";
+    for (const auto& [why, n] : o.refused_by_why) {
+        std::cout << "  " << n << " refused: " << why << "\n";
+    }
+    return 0;
+}
+
+// Runs `f`, turning this module's failures into their message and exit code.
+template <typename F>
+std::function<int()> guarded(F f) {
+    return [f = std::move(f)]() -> int {
+        try {
+            return f();
+        } catch (const failure& e) {
+            std::cerr << e.what() << "\n";
+            return e.code;
+        }
+    };
+}
+
+}  // namespace
+
+void add_dnc_and_leads_commands(CLI::App& app, std::function<int()>& action, std::function<engine::settings()> load_db) {
+    // State the callbacks fill, kept alive for the whole run (CLI11 binds options to it).
+    struct opts {
+        std::vector<std::string> urls, companies, ids;
+        std::string reason, by = who_default(), format = "table", file, target, company, campaign, state, lead, to,
+                                account;
+        std::int64_t limit = 0;
+    };
+    static opts o;
+
+    auto* dnc_cmd = app.add_subcommand("dnc", "the do-not-contact list: people (profile URL) and companies never contacted");
+    dnc_cmd->require_subcommand(1);
+    auto* add = dnc_cmd->add_subcommand("add", "add people by profile URL and/or companies; stops their live leads");
+    add->add_option("URL", o.urls, "profile URL(s)");
+    add->add_option("--company", o.companies, "a company name (matched against a lead's company field, any case)")
+        ->allow_extra_args(false);
+    add->add_option("--reason", o.reason, "why (kept with the entry)");
+    add->add_option("--by", o.by, "who adds it (default cli:$USER)");
+    add->callback([&, load_db] {
+        action = guarded([load_db] { return dnc_add(load_db(), o.urls, o.companies, o.reason, o.by); });
+    });
+    auto* remove = dnc_cmd->add_subcommand("remove", "remove an entry (by id, profile URL or --company)");
+    remove->add_option("ENTRY", o.target, "entry id or profile URL");
+    remove->add_option("--company", o.company, "the company entry to remove");
+    remove->callback([&, load_db] { action = guarded([load_db] { return dnc_remove(load_db(), o.target, o.company); }); });
+    auto* list = dnc_cmd->add_subcommand("list", "the entries, oldest first");
+    list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}));
+    list->callback([&, load_db] { action = guarded([load_db] { return dnc_list(load_db(), o.format); }); });
+    auto* import = dnc_cmd->add_subcommand(
+        "import", "add the entries of a CSV file (profile_url and/or company column, optional reason); "
+                  "any invalid line adds nothing");
+    import->add_option("FILE", o.file)->required();
+    import->add_option("--reason", o.reason, "reason for rows without one");
+    import->add_option("--by", o.by, "who adds them (default cli:$USER)");
+    import->callback([&, load_db] { action = guarded([load_db] { return dnc_import(load_db(), o.file, o.reason, o.by); }); });
+
+    auto* leads = app.add_subcommand("leads", "a campaign's leads: list, show, and stop|retry|skip|move one or many");
+    leads->require_subcommand(1);
+    auto* llist = leads->add_subcommand("list", "a campaign's leads (enrollment order)");
+    llist->add_option("CAMPAIGN", o.campaign)->required();
+    llist->add_option("--state", o.state, "live, ready, calling, waiting, done, replied, failed or cancelled");
+    llist->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}));
+    llist->add_option("--limit", o.limit, "at most N leads (default all)")->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
+    llist->callback([&, load_db] {
+        action = guarded([load_db] { return leads_list(load_db(), o.campaign, o.state, o.format, o.limit); });
+    });
+    auto* show = leads->add_subcommand("show", "one lead: where it is, why, and its calls");
+    show->add_option("CAMPAIGN", o.campaign)->required();
+    show->add_option("LEAD_ID", o.lead)->required();
+    show->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}));
+    show->callback([&, load_db] { action = guarded([load_db] { return leads_show(load_db(), o.campaign, o.lead, o.format); }); });
+
+    const std::vector<std::pair<lead_ops::verb, std::string>> verbs = {
+        {lead_ops::verb::stop, "stop live leads (cancelled, \"stopped by an operator\"); never one in a call"},
+        {lead_ops::verb::retry, "make ready leads due now; the worker's gate (quotas, cooldowns, hours) still decides"},
+        {lead_ops::verb::skip, "move live leads to a step of their campaign (--to STEP)"},
+        {lead_ops::verb::move, "give leads their sender has not contacted yet another sender (--account ACCOUNT)"}};
+    for (const auto& [v, help] : verbs) {
+        auto* sub = leads->add_subcommand(lead_ops::to_string(v), help);
+        sub->add_option("CAMPAIGN", o.campaign)->required();
+        sub->add_option("LEAD_ID", o.ids, "one or more lead ids (or --state)");
+        sub->add_option("--state", o.state, "every lead in this state (live, ready, waiting, ...)");
+        if (v == lead_ops::verb::skip) {
+            sub->add_option("--to", o.to, "the step id to move to")->required();
+        }
+        if (v == lead_ops::verb::move) {
+            sub->add_option("--account", o.account, "the new sender (account id or label)")->required();
+        }
+        sub->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}));
+        const auto verb = v;
+        sub->callback([&, load_db, verb] {
+            action = guarded([load_db, verb] {
+                lead_ops::request r;
+                r.what = verb;
+                r.campaign = o.campaign;
+                r.state = o.state;
+                r.to_step = o.to;
+                r.account = o.account;
+                check_state(r.state);
+                return leads_act(load_db(), r, o.ids, o.format);
+            });
+        });
+    }
+}
+
+}  // namespace orch::cli

@@ -1,0 +1,294 @@
+#include "engine/dnc.hpp"
+
+#include "campaigns/detail/csv.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+namespace orch::engine::dnc {
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+bool has_control(const std::string& s) {
+    return std::any_of(s.begin(), s.end(), [](char c) {
+        auto u = static_cast<unsigned char>(c);
+        return u < 0x20 || u == 0x7f;
+    });
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) {
+        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    }
+    return s;
+}
+
+entry entry_of(const pqxx::row& r) {
+    entry e;
+    e.id = r[0].as<std::int64_t>();
+    e.kind = r[1].as<std::string>();
+    e.profile_url = r[2].as<std::string>();
+    e.canonical_url = r[3].as<std::string>();
+    e.company = r[4].as<std::string>();
+    e.reason = r[5].as<std::string>();
+    e.added_by = r[6].as<std::string>();
+    e.added_at = r[7].as<std::string>();
+    return e;
+}
+
+// Runs `once` again when Postgres aborted it to break a deadlock with a worker (three tries).
+template <typename F>
+auto again_after_deadlock(const char* what, F&& once) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            return once();
+        } catch (const store_error& e) {
+            if (e.sqlstate != "40P01" || attempt == 3) {
+                throw;
+            }
+            spdlog::warn("{}: {} (try {} of 3, again)", what, e.what(), attempt);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+        }
+    }
+}
+
+template <typename F>
+auto guarded(const char* what, F&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
+    }
+}
+
+}  // namespace
+
+json to_json(const entry& e) {
+    json j = {{"id", e.id},
+              {"kind", e.kind},
+              {"reason", e.reason},
+              {"added_by", e.added_by},
+              {"created_at", e.added_at}};
+    if (e.kind == "company") {
+        j["company"] = e.company;
+        j["value"] = e.company;
+    } else {
+        j["profile_url"] = e.profile_url;
+        j["canonical_url"] = e.canonical_url;
+        j["value"] = e.profile_url;
+    }
+    return j;
+}
+
+std::string normal_company(const std::string& name) {
+    std::string out;
+    bool blank = false;
+    for (char c : name) {
+        if (c == ' ' || c == '\t') {
+            blank = !out.empty();
+            continue;
+        }
+        if (blank) {
+            out.push_back(' ');
+            blank = false;
+        }
+        out.push_back(c);
+    }
+    return out;
+}
+
+std::string check(const input& in) {
+    const bool url = !in.profile_url.empty();
+    const bool company = !normal_company(in.company).empty();
+    if (url == company) {
+        return url ? "give a profile_url or a company, not both" : "give a profile_url or a company";
+    }
+    if (in.reason.size() > reason_max) {
+        return "reason: longer than " + std::to_string(reason_max) + " characters";
+    }
+    if (has_control(in.reason)) {
+        return "reason: contains control characters";
+    }
+    if (company) {
+        if (in.company.size() > value_max || has_control(in.company)) {
+            return "company: must be at most " + std::to_string(value_max) + " characters without control characters";
+        }
+        return "";
+    }
+    const auto& u = in.profile_url;
+    if (u.size() > value_max || has_control(u) || u.find(' ') != std::string::npos) {
+        return "profile_url: '" + u.substr(0, 80) + "' is not a URL (blanks or control characters, or too long)";
+    }
+    auto c = canonical_profile_url(u);
+    auto slash = c.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 >= c.size() || c.find('.') > slash) {
+        return "profile_url: '" + u.substr(0, 80) + "' is not a profile URL (expected host/path, e.g. https://network.example/in/jane-doe)";
+    }
+    return "";
+}
+
+add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const std::string& added_by) {
+    return again_after_deadlock("dnc add", [&] {
+        return guarded("dnc/add", [&] {
+            add_outcome out;
+            pqxx::work tx(conn);
+            json urls = json::array();
+            json companies = json::array();
+            std::map<std::string, int> seen;  // key -> first line that gave it
+            for (const auto& in : inputs) {
+                const bool is_company = in.profile_url.empty();
+                const std::string company = is_company ? normal_company(in.company) : std::string();
+                const std::string canonical = is_company ? std::string() : canonical_profile_url(in.profile_url);
+                const std::string key = is_company ? "c:" + lower(company) : "u:" + canonical;
+                const std::string shown = is_company ? company : in.profile_url;
+                if (seen.contains(key)) {
+                    out.duplicates.push_back({in.line, 0, shown});
+                    continue;
+                }
+                seen[key] = in.line;
+                auto url_param = is_company ? std::optional<std::string>() : std::optional<std::string>(canonical);
+                auto given_param = is_company ? std::optional<std::string>() : std::optional<std::string>(in.profile_url);
+                auto company_param = is_company ? std::optional<std::string>(company) : std::optional<std::string>();
+                auto r = tx.exec_params(q("dnc/insert"), url_param, given_param, company_param, in.reason, added_by);
+                if (r.empty()) {
+                    auto f = tx.exec_params(q("dnc/find"), url_param, company_param);
+                    out.duplicates.push_back({in.line, f.empty() ? 0 : f[0][0].as<std::int64_t>(), shown});
+                    continue;
+                }
+                out.added.push_back(entry_of(tx.exec_params1(q("dnc/get"), r[0][0].as<std::int64_t>())));
+                (is_company ? companies : urls).push_back(is_company ? lower(company) : canonical);
+            }
+            if (!out.added.empty()) {
+                out.cancelled = static_cast<std::int64_t>(
+                    tx.exec_params(q("dnc/cancel_matching"), urls.dump(), companies.dump()).size());
+                out.in_flight = tx.exec_params1(q("dnc/in_flight"), urls.dump(), companies.dump())[0].as<std::int64_t>();
+            }
+            tx.commit();
+            if (!out.added.empty()) {
+                spdlog::info("dnc: {} entries added by {}; {} live leads stopped, {} in a call left to their worker",
+                             out.added.size(), added_by, out.cancelled, out.in_flight);
+            }
+            return out;
+        });
+    });
+}
+
+std::optional<entry> remove(pqxx::connection& conn, std::int64_t id) {
+    return guarded("dnc/delete", [&]() -> std::optional<entry> {
+        pqxx::work tx(conn);
+        auto r = tx.exec_params(q("dnc/get"), id);
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        auto e = entry_of(r[0]);
+        tx.exec_params(q("dnc/delete"), id);
+        tx.commit();
+        spdlog::info("dnc: entry {} ({}) removed", e.id, e.kind == "company" ? e.company : e.canonical_url);
+        return e;
+    });
+}
+
+std::optional<std::int64_t> find(pqxx::connection& conn, const std::string& profile_url, const std::string& company) {
+    return guarded("dnc/find", [&]() -> std::optional<std::int64_t> {
+        pqxx::nontransaction tx(conn);
+        auto url = profile_url.empty() ? std::optional<std::string>() : std::optional(canonical_profile_url(profile_url));
+        auto name = company.empty() ? std::optional<std::string>() : std::optional(normal_company(company));
+        auto r = tx.exec_params(q("dnc/find"), url, name);
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        return r[0][0].as<std::int64_t>();
+    });
+}
+
+std::vector<entry> list(pqxx::connection& conn, std::int64_t cursor, std::int64_t limit) {
+    return guarded("dnc/list", [&] {
+        pqxx::nontransaction tx(conn);
+        std::vector<entry> out;
+        for (const auto& r : tx.exec_params(q("dnc/list"), cursor, limit)) {
+            out.push_back(entry_of(r));
+        }
+        return out;
+    });
+}
+
+csv_rows read_csv(const std::string& text, const std::string& default_reason) {
+    csv_rows out;
+    auto doc = campaigns::detail::parse_csv(text);
+    for (const auto& e : doc.errors) {
+        out.problems.push_back("line " + std::to_string(e.line) + ", column " + std::to_string(e.column) + ": " +
+                               e.message);
+    }
+    if (!out.problems.empty()) {
+        return out;
+    }
+    if (doc.records.empty()) {
+        out.problems.push_back("line 1: the file is empty: expected a header row with a profile_url or company column");
+        return out;
+    }
+    const auto& header = doc.records.front();
+    int url_col = -1, company_col = -1, reason_col = -1;
+    for (std::size_t i = 0; i < header.fields.size(); ++i) {
+        auto name = lower(normal_company(header.fields[i].value));
+        int* slot = name == "profile_url" ? &url_col : name == "company" ? &company_col : name == "reason" ? &reason_col : nullptr;
+        if (slot != nullptr) {
+            if (*slot >= 0) {
+                out.problems.push_back("line " + std::to_string(header.line) + ": column '" + name + "' appears twice");
+            }
+            *slot = static_cast<int>(i);
+        }
+    }
+    if (url_col < 0 && company_col < 0) {
+        out.problems.push_back("line " + std::to_string(header.line) +
+                               ": the header has no profile_url or company column");
+        return out;
+    }
+    auto cell = [](const campaigns::detail::csv_record& r, int col) {
+        return col >= 0 && static_cast<std::size_t>(col) < r.fields.size() ? r.fields[col].value : std::string();
+    };
+    for (std::size_t k = 1; k < doc.records.size(); ++k) {
+        const auto& r = doc.records[k];
+        if (r.fields.size() != header.fields.size()) {
+            out.problems.push_back("line " + std::to_string(r.line) + ": " + std::to_string(r.fields.size()) +
+                                   " fields, the header has " + std::to_string(header.fields.size()));
+            continue;
+        }
+        auto url = normal_company(cell(r, url_col));
+        auto company = cell(r, company_col);
+        auto reason = reason_col >= 0 && !cell(r, reason_col).empty() ? cell(r, reason_col) : default_reason;
+        if (url.empty() && normal_company(company).empty()) {
+            out.problems.push_back("line " + std::to_string(r.line) + ": no profile_url or company");
+            continue;
+        }
+        for (int part = 0; part < 2; ++part) {
+            input in;
+            in.line = r.line;
+            in.reason = reason;
+            if (part == 0) {
+                in.profile_url = url;
+            } else {
+                in.company = company;
+            }
+            if (in.profile_url.empty() && normal_company(in.company).empty()) {
+                continue;
+            }
+            if (auto why = check(in); !why.empty()) {
+                out.problems.push_back("line " + std::to_string(r.line) + ": " + why);
+                continue;
+            }
+            out.inputs.push_back(std::move(in));
+        }
+    }
+    return out;
+}
+
+}  // namespace orch::engine::dnc

@@ -1,0 +1,87 @@
+// orch::engine dnc: the do-not-contact list (migration 0016), shared by the CLI (`orchestrator dnc
+// add|remove|list|import`) and the admin API (/v1/dnc). An entry names a person by profile URL
+// (kept in canonical form, engine::canonical_profile_url) or a company by name (matched against a
+// lead's `company` field ignoring case and surrounding blanks), with who added it, when and why.
+//
+// The list is checked at enrollment (campaigns/enroll). Adding entries also stops, in the same
+// transaction, every live enrollment of a matching lead that is not in a call: status cancelled,
+// reason "stopped: do-not-contact". A lead in `calling` has a request in flight; it is counted
+// (in_flight) and left to its worker, whose check before each side-effecting call stops it.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <pqxx/connection>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch::engine::dnc {
+
+using json = nlohmann::json;
+
+inline constexpr const char* stopped_reason = "stopped: do-not-contact";
+inline constexpr std::size_t reason_max = 500;
+inline constexpr std::size_t value_max = 2048;
+
+struct entry {
+    std::int64_t id = 0;
+    std::string kind;           // "profile" or "company"
+    std::string profile_url;    // as given (profile entries)
+    std::string canonical_url;  // profile entries
+    std::string company;        // company entries
+    std::string reason;
+    std::string added_by;
+    std::string added_at;       // ISO 8601 UTC
+};
+json to_json(const entry& e);
+
+// One entry to add, as the operator gave it: exactly one of profile_url and company.
+struct input {
+    std::string profile_url;
+    std::string company;
+    std::string reason;
+    int line = 0;  // where it came from (CSV line, 1-based), or the index in a request's list
+};
+
+// What is wrong with an input ("" when nothing): which field, and why.
+std::string check(const input& in);
+// The company name as stored: blanks trimmed and inner runs of blanks made one space.
+std::string normal_company(const std::string& name);
+
+struct duplicate {
+    int line = 0;
+    std::int64_t existing_id = 0;  // the entry it repeats (0: repeats an earlier line of the input)
+    std::string value;
+};
+struct add_outcome {
+    std::vector<entry> added;
+    std::vector<duplicate> duplicates;
+    std::int64_t cancelled = 0;  // live enrollments stopped ("stopped: do-not-contact")
+    std::int64_t in_flight = 0;  // matching enrollments in a call, left to their worker
+};
+
+// Adds the inputs (each must pass check(): precondition) in one transaction and stops the matching
+// live enrollments. Entries equal to existing ones (or to earlier inputs) are duplicates, not
+// errors. Runs again after a deadlock with a worker (three tries in all). Throws store_error.
+add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const std::string& added_by);
+
+// nullopt: no such entry. Leads the entry stopped stay stopped.
+std::optional<entry> remove(pqxx::connection& conn, std::int64_t id);
+// The entry of a profile URL (canonicalised) or company (ignoring case); nullopt: none.
+std::optional<std::int64_t> find(pqxx::connection& conn, const std::string& profile_url, const std::string& company);
+
+// Entries after `cursor` (an entry id), at most `limit`, in the order they were added.
+std::vector<entry> list(pqxx::connection& conn, std::int64_t cursor, std::int64_t limit);
+
+// A CSV file of entries: a header row with a profile_url column or a company column (or both;
+// a reason column is optional); each data row gives one entry (a row with both values gives two).
+// Problems name the line; a file with any problem adds nothing.
+struct csv_rows {
+    std::vector<input> inputs;
+    std::vector<std::string> problems;  // "line N: ..."
+};
+csv_rows read_csv(const std::string& text, const std::string& default_reason);
+
+}  // namespace orch::engine::dnc

@@ -1,0 +1,331 @@
+#include "engine/lead_ops.hpp"
+
+#include "campaigns/campaigns.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace orch::engine::lead_ops {
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+constexpr std::size_t refused_listed_max = 100;
+
+std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
+}
+
+bool terminal(const std::string& status) {
+    return status == "done" || status == "replied" || status == "failed" || status == "cancelled";
+}
+
+// Why a row leads/lock did not return cannot change (status as leads/match read it).
+std::string why_not(const std::string& status) {
+    if (status == "calling") {
+        return "it is calling the API (a request is in flight); try again when the call has settled";
+    }
+    if (terminal(status)) {
+        return "it has finished (" + status + ")";
+    }
+    return "it changed while this ran (" + status + "); try again";
+}
+
+struct locked_row {
+    std::int64_t enrollment_id = 0, lead_id = 0;
+    std::string status, step, account_id, reason;
+    int version = 0, attempt = 0;
+    bool accepted_seen = false, parked = false, contacted = false;
+};
+
+outcome run_once(pqxx::connection& conn, const request& r) {
+    outcome out;
+    pqxx::work tx(conn);
+    auto c = tx.exec_params(q("leads/campaign"), r.campaign);
+    if (c.empty()) {
+        out.result = outcome::kind::no_campaign;
+        out.message = "no campaign named '" + r.campaign + "'";
+        return out;
+    }
+    const auto campaign_id = c[0][0].as<std::int64_t>();
+    const bool active = c[0][1].as<std::string>() == "active";
+
+    // move: the new sender, resolved once.
+    std::string new_account;
+    bool new_connected = false;
+    if (r.what == verb::move) {
+        auto a = tx.exec_params(q("accounts/resolve"), r.account);
+        if (a.empty()) {
+            out.result = outcome::kind::bad_request;
+            out.message = "no account '" + r.account + "' (by id or label; `orchestrator accounts list` shows them); nothing changed";
+            return out;
+        }
+        new_account = a[0][0].as<std::string>();
+        new_connected = a[0][1].as<bool>();
+    }
+
+    json ids = json::array();
+    for (auto id : r.lead_ids) {
+        ids.push_back(id);
+    }
+    auto matched = tx.exec_params(q("leads/match"), campaign_id, ids.dump(), r.state);
+    out.matched = static_cast<std::int64_t>(matched.size());
+    if (!r.lead_ids.empty() && matched.size() < r.lead_ids.size()) {
+        std::vector<std::int64_t> missing;
+        for (auto id : r.lead_ids) {
+            bool found = std::any_of(matched.begin(), matched.end(), [id](const auto& row) { return row[1].template as<std::int64_t>() == id; });
+            if (!found) {
+                missing.push_back(id);
+            }
+        }
+        if (r.lead_ids.size() == 1 || r.state.empty()) {
+            out.result = outcome::kind::no_lead;
+            out.message = "campaign '" + r.campaign + "' has no lead " + std::to_string(missing.front()) +
+                          (r.lead_ids.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more missing)" : "") +
+                          "; nothing changed";
+            return out;
+        }
+    }
+    std::map<std::int64_t, std::pair<std::int64_t, std::string>> status_of;  // enrollment -> (lead, status)
+    std::string id_list = "{";
+    for (const auto& m : matched) {
+        status_of[m[0].as<std::int64_t>()] = {m[1].as<std::int64_t>(), m[2].as<std::string>()};
+        id_list += (id_list.size() > 1 ? "," : "") + m[0].as<std::string>();
+    }
+    id_list += "}";
+
+    std::vector<locked_row> rows;
+    for (const auto& l : tx.exec_params(q("leads/lock"), id_list)) {
+        locked_row row;
+        row.enrollment_id = l[0].as<std::int64_t>();
+        row.lead_id = l[1].as<std::int64_t>();
+        row.status = l[2].as<std::string>();
+        row.step = l[3].as<std::string>();
+        row.version = l[4].as<int>();
+        row.account_id = l[5].as<std::string>();
+        row.accepted_seen = l[6].as<bool>();
+        row.parked = l[7].as<bool>();
+        row.contacted = l[8].as<bool>();
+        row.attempt = l[9].as<int>();
+        row.reason = l[10].as<std::string>();
+        rows.push_back(std::move(row));
+        status_of.erase(rows.back().enrollment_id);
+    }
+    auto refuse = [&out](std::int64_t lead, const std::string& state, const std::string& why) {
+        ++out.refused_count;
+        ++out.refused_by_why[why];
+        if (out.refused.size() < refused_listed_max) {
+            out.refused.push_back({lead, state, why});
+        }
+    };
+    for (const auto& [enrollment, lead_status] : status_of) {
+        refuse(lead_status.first, lead_status.second, why_not(lead_status.second));
+    }
+
+    std::map<int, std::shared_ptr<campaigns::campaign>> versions;
+    auto version = [&](int v) -> const campaigns::campaign& {
+        auto& slot = versions[v];
+        if (!slot) {
+            auto d = tx.exec_params1(q("leads/definition"), campaign_id, v);
+            slot = std::make_shared<campaigns::campaign>(campaigns::campaign_from_json(json::parse(d[0].as<std::string>())));
+        }
+        return *slot;
+    };
+
+    const auto now = std::chrono::system_clock::now();
+    json writes = json::array();
+    for (const auto& row : rows) {
+        json w = {{"enrollment_id", row.enrollment_id}, {"expected", row.status}, {"step", row.step},
+                  {"status", row.status}, {"next_run_at_ms", nullptr}, {"run_now", false},
+                  {"due", row.parked ? "park" : "next"}, {"attempt", row.attempt}, {"reason", row.reason},
+                  {"account_id", row.account_id}};
+        switch (r.what) {
+        case verb::stop:
+            w["status"] = "cancelled";
+            w["reason"] = "stopped by an operator";
+            break;
+        case verb::retry:
+            if (row.status == "waiting") {
+                refuse(row.lead_id, row.status,
+                       "it is waiting for an acceptance until its wait times out: making it due now would end the "
+                       "wait as a timeout (use skip --to STEP to move it on)");
+                continue;
+            }
+            // Due now (parked: when it wakes); the gate decides whether it may run.
+            w["run_now"] = true;
+            w["reason"] = "retried by an operator";
+            break;
+        case verb::skip: {
+            const auto& def = version(row.version);
+            if (campaigns::find_step(def, r.to_step) == nullptr) {
+                std::string known;
+                for (const auto& s : def.steps) {
+                    known += (known.empty() ? "" : ", ") + s.id;
+                }
+                refuse(row.lead_id, row.status,
+                       "version " + std::to_string(row.version) + " of the campaign has no step '" + r.to_step +
+                           "' (steps: " + known + ")");
+                continue;
+            }
+            auto next = campaigns::enter_step(def, r.to_step, now, row.accepted_seen);
+            w["step"] = next.step;
+            w["status"] = campaigns::to_string(next.st);
+            w["next_run_at_ms"] = epoch_ms(next.next_run_at);
+            w["attempt"] = 0;
+            w["reason"] = "moved to step " + r.to_step + " by an operator";
+            break;
+        }
+        case verb::move:
+            if (row.account_id == new_account) {
+                refuse(row.lead_id, row.status, "its sender is " + new_account + " already");
+                continue;
+            }
+            if (row.contacted) {
+                refuse(row.lead_id, row.status,
+                       "its sender " + row.account_id + " has contacted it already (an invitation or message went "
+                       "out or may have): its answer can only arrive there");
+                continue;
+            }
+            // It keeps its own time; due now so the claim re-reads it with its new sender (as a
+            // reassignment does), or parked until its campaign resumes or the account connects.
+            w["account_id"] = new_account;
+            w["due"] = active && new_connected ? "now" : "park";
+            break;
+        }
+        writes.push_back(std::move(w));
+    }
+    if (!writes.empty()) {
+        std::map<std::int64_t, std::string> from;
+        std::map<std::int64_t, std::int64_t> lead_of;
+        for (const auto& row : rows) {
+            from[row.enrollment_id] = row.status;
+            lead_of[row.enrollment_id] = row.lead_id;
+        }
+        for (const auto& u : tx.exec_params(q("leads/write"), writes.dump())) {
+            auto id = u[0].as<std::int64_t>();
+            out.changed.push_back({lead_of[id], id, from[id], u[1].as<std::string>(), u[2].as<std::string>(),
+                                   u[3].as<std::string>(), u[4].as<std::string>()});
+        }
+        if (!out.changed.empty() && r.what != verb::stop) {
+            tx.exec(q("engine/notify_wake"));
+        }
+    }
+    // One lead named and refused: a conflict, and nothing changed.
+    if (r.lead_ids.size() == 1 && r.state.empty() && out.changed.empty() && !out.refused.empty()) {
+        out.result = outcome::kind::conflict;
+        out.message = std::string("cannot ") + to_string(r.what) + " lead " + std::to_string(r.lead_ids.front()) +
+                      " (" + out.refused.front().state + "): " + out.refused.front().why + "; nothing changed";
+        return out;
+    }
+    tx.commit();
+    if (!out.changed.empty()) {
+        spdlog::info("leads {}: campaign '{}': {} changed, {} refused", to_string(r.what), r.campaign,
+                     out.changed.size(), out.refused_count);
+    }
+    return out;
+}
+
+}  // namespace
+
+std::optional<verb> verb_from_string(const std::string& s) {
+    if (s == "stop") return verb::stop;
+    if (s == "retry") return verb::retry;
+    if (s == "skip") return verb::skip;
+    if (s == "move") return verb::move;
+    return std::nullopt;
+}
+
+const char* to_string(verb v) {
+    switch (v) {
+    case verb::stop: return "stop";
+    case verb::retry: return "retry";
+    case verb::skip: return "skip";
+    case verb::move: return "move";
+    }
+    return "?";
+}
+
+std::string check(const request& r) {
+    if (r.lead_ids.empty() && r.state.empty()) {
+        return "name a lead (its id) or a filter (state): nothing was chosen";
+    }
+    if (!r.state.empty() && std::find(states.begin(), states.end(), r.state) == states.end()) {
+        std::string all;
+        for (const auto& s : states) {
+            all += (all.empty() ? "" : ", ") + s;
+        }
+        return "state must be one of " + all + ", got '" + r.state + "'";
+    }
+    for (auto id : r.lead_ids) {
+        if (id < 1) {
+            return "a lead id must be a positive integer, got " + std::to_string(id);
+        }
+    }
+    if (r.lead_ids.size() > 10'000) {
+        return "at most 10000 lead ids at once (use a state filter for more)";
+    }
+    if (r.what == verb::skip && r.to_step.empty()) {
+        return "skip needs the step to move to (to / --to STEP)";
+    }
+    if (r.what != verb::skip && !r.to_step.empty()) {
+        return std::string("'to' is for skip, not ") + to_string(r.what);
+    }
+    if (r.what == verb::move && r.account.empty()) {
+        return "move needs the new sender (account / --account ACCOUNT)";
+    }
+    if (r.what != verb::move && !r.account.empty()) {
+        return std::string("'account' is for move, not ") + to_string(r.what);
+    }
+    return "";
+}
+
+outcome run(pqxx::connection& conn, const request& r) {
+    for (int attempt = 1;; ++attempt) {
+        try {
+            try {
+                return run_once(conn, r);
+            } catch (const pqxx::failure&) {
+                rethrow_as_store_error(std::string("leads ") + to_string(r.what));
+            }
+        } catch (const store_error& e) {
+            if (e.sqlstate != "40P01" || attempt == 3) {
+                throw;
+            }
+            spdlog::warn("leads {}: {} (try {} of 3, again)", to_string(r.what), e.what(), attempt);
+            std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+        }
+    }
+}
+
+json to_json(const request& r, const outcome& o) {
+    json changed = json::array();
+    for (const auto& c : o.changed) {
+        changed.push_back({{"lead_id", c.lead_id}, {"enrollment_id", c.enrollment_id}, {"from", c.from},
+                           {"state", c.state}, {"step", c.step}, {"account_id", c.account_id},
+                           {"next_run_at", c.next_run_at}});
+    }
+    json refused = json::array();
+    for (const auto& f : o.refused) {
+        refused.push_back({{"lead_id", f.lead_id}, {"state", f.state}, {"why", f.why}});
+    }
+    json by_why = json::object();
+    for (const auto& [why, n] : o.refused_by_why) {
+        by_why[why] = n;
+    }
+    return {{"campaign", r.campaign},
+            {"action", to_string(r.what)},
+            {"matched", o.matched},
+            {"changed_count", o.changed.size()},
+            {"changed", changed},
+            {"refused_count", o.refused_count},
+            {"refused", refused},
+            {"refused_by_why", by_why}};
+}
+
+}  // namespace orch::engine::lead_ops

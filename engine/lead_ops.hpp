@@ -1,0 +1,84 @@
+// orch::engine lead_ops: an operator's actions on a campaign's leads, shared by the CLI
+// (`orchestrator leads stop|retry|skip|move`) and the admin API (POST /v1/campaigns/{name}/leads/
+// {id}/stop|retry|skip|move, POST /v1/campaigns/{name}/leads:bulk). Each works on one lead or on a
+// filter (a state, or a list of lead ids), in one transaction, compare-and-set on each row's status.
+//
+//   stop   a live lead (ready or waiting) ends: cancelled, "stopped by an operator".
+//   retry  a ready lead becomes due now (next_run_at = due_at = now): the worker's gate still
+//          decides when it runs (quotas, cooldowns, working hours, budget); nothing is bypassed. A
+//          lead of a paused campaign or disconnected sender stays parked and runs when it wakes.
+//          A waiting lead is refused: its next_run_at is its wait's deadline, and making it due
+//          would end the wait as a timeout (skip --to moves it on instead).
+//   skip   a live lead moves to a step of its campaign version, entered as any move into a step
+//          (campaigns::enter_step: a delay or wait parks it, an end step finishes it).
+//   move   a live lead that its sender has not contacted yet (no invitation or message sent, in
+//          flight or uncertain) gets another sender (a known account, by id or label).
+// A lead in `calling` has a request in flight and is never touched (refused, with why); finished
+// leads are refused too. One lead refused is a conflict; in bulk, refused leads are counted by why
+// and the others change.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <pqxx/connection>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace orch::engine::lead_ops {
+
+using json = nlohmann::json;
+
+enum class verb { stop, retry, skip, move };
+std::optional<verb> verb_from_string(const std::string& s);
+const char* to_string(verb v);
+
+struct request {
+    verb what = verb::stop;
+    std::string campaign;
+    std::vector<std::int64_t> lead_ids;  // one or more leads, or
+    std::string state;                   // a filter: live, ready, waiting, calling, ... (one of them)
+    std::string to_step;                 // skip
+    std::string account;                 // move: id or label
+};
+
+struct changed_lead {
+    std::int64_t lead_id = 0;
+    std::int64_t enrollment_id = 0;
+    std::string from;     // status before
+    std::string state;    // status after
+    std::string step;
+    std::string account_id;
+    std::string next_run_at;
+};
+struct refused_lead {
+    std::int64_t lead_id = 0;
+    std::string state;
+    std::string why;
+};
+
+struct outcome {
+    enum class kind { ok, no_campaign, no_lead, bad_request, conflict } result = kind::ok;
+    std::string message;   // no_*, bad_request (422), conflict (409): why
+    std::int64_t matched = 0;
+    std::vector<changed_lead> changed;
+    std::vector<refused_lead> refused;  // in bulk: at most 100 listed, all counted in refused_by_why
+    std::map<std::string, std::int64_t> refused_by_why;
+    std::int64_t refused_count = 0;
+};
+json to_json(const request& r, const outcome& o);
+
+// What is wrong with a request before the database is asked ("" when nothing): a verb's missing
+// argument, no lead and no filter, an unknown state.
+std::string check(const request& r);
+
+// Runs the request in one transaction (again after a deadlock with a worker, three tries).
+// Throws store_error for a database failure.
+outcome run(pqxx::connection& conn, const request& r);
+
+inline const std::vector<std::string> states = {"live", "ready", "calling", "waiting",
+                                                "done", "replied", "failed", "cancelled"};
+
+}  // namespace orch::engine::lead_ops

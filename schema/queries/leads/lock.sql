@@ -1,0 +1,15 @@
+-- lock($1 enrollment ids, a bigint array literal): those of them that a lead operation may change
+-- (ready or waiting: not in a call, not finished), locked in id order. A row a worker's claim
+-- holds is waited for and re-checked: one that became `calling` is not returned. `contacted`: its
+-- sender has sent it an invitation or a message (or may have: in flight, uncertain), as
+-- engine/reassignable counts it.
+SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_id, e.accepted_seen,
+       e.due_at = 'infinity' AS parked,
+       EXISTS (SELECT 1 FROM step_attempts a
+               WHERE a.enrollment_id = e.enrollment_id AND a.call IN ('invite', 'send')
+                 AND a.outcome IN ('in_flight', 'ok', 'uncertain', 'reconciled_present')) AS contacted,
+       e.attempt, e.reason
+FROM enrollments e
+WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting')
+ORDER BY e.enrollment_id
+FOR UPDATE OF e;

@@ -1,0 +1,34 @@
+-- write($1 JSON array of {enrollment_id, expected, step, status, next_run_at_ms (null: unchanged),
+-- run_now (next_run_at = now), due ('next': at next_run_at, 'now', 'park': out of the claim index
+-- until its campaign resumes or its sender connects), attempt, reason, account_id}): a lead
+-- operation's changes, compare-and-set on the status leads/lock read (rows locked by it). A
+-- finished row gets its finish time and loses any lease.
+WITH x AS (
+    SELECT * FROM jsonb_to_recordset($1::jsonb)
+        AS x(enrollment_id bigint, expected text, step text, status text, next_run_at_ms bigint, run_now boolean,
+             due text, attempt integer, reason text, account_id text)
+), y AS (
+    SELECT x.*, CASE WHEN x.run_now THEN now()
+                     WHEN x.next_run_at_ms IS NOT NULL THEN to_timestamp(x.next_run_at_ms / 1000.0) END AS run_at
+    FROM x
+)
+UPDATE enrollments e
+SET step = y.step,
+    status = y.status::enrollment_status,
+    next_run_at = COALESCE(y.run_at, e.next_run_at),
+    due_at = CASE WHEN y.status IN ('done', 'replied', 'failed', 'cancelled') THEN e.due_at
+                  WHEN y.due = 'park' THEN 'infinity'
+                  WHEN y.due = 'now' THEN now()
+                  ELSE COALESCE(y.run_at, e.next_run_at) END,
+    attempt = y.attempt,
+    reason = y.reason,
+    account_id = y.account_id,
+    reconcile = false,
+    lease_owner = NULL,
+    lease_expires_at = NULL,
+    finished_at = CASE WHEN y.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
+    updated_at = now()
+FROM y
+WHERE e.enrollment_id = y.enrollment_id AND e.status::text = y.expected
+RETURNING e.enrollment_id, e.status::text, e.step, e.account_id,
+          to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"');

@@ -1,0 +1,364 @@
+// End-to-end tests of the do-not-contact list and the lead operations (engine/dnc.hpp,
+// engine/lead_ops.hpp): the real `orchestrator` (serve with the admin API, the dnc and leads
+// commands, a worker) against the real sandbox and a Postgres database of the test's own. Bad
+// input is checked to answer its documented status and to change nothing; a person added to the
+// list mid-campaign is checked against the sandbox's side-effect record.
+#include "tests/support/e2e_campaign.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+namespace {
+
+using orch::test::background_process;
+using orch::test::free_port;
+using orch::test::http_client;
+using orch::test::http_result;
+using orch::test::json;
+using orch::test::orchestrator_env;
+using orch::test::read_side_effects;
+using orch::test::sandbox_process;
+
+const std::string token = "dnc-test-token-0123456789";
+
+std::string schedule_and_budget() {
+    return "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+           "budget_credits: 1000000\n";
+}
+
+class DncTest : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        char tmpl[] = "/tmp/orch-dnc-XXXXXX";
+        dir_ = mkdtemp(tmpl);
+        sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{"--accept-probability", "0"});
+        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+        for (int i = 1; i <= 2; ++i) {
+            auto r = env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                                "--label", "sender-" + std::to_string(i)});
+            ASSERT_EQ(r.exit_code, 0) << r.output;
+        }
+        http_client control("127.0.0.1", sandbox_->control_port());
+        const auto people = control.get("/control/people?offset=100&limit=8").body_json();
+        for (const auto& p : people["people"]) {
+            urls_.push_back(p["profile_url"].get<std::string>());
+        }
+        ASSERT_EQ(urls_.size(), 8u);
+        env_->set("ORCH_ADMIN_TOKEN", token);
+        port_ = free_port();
+        serve_ = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port()), "--admin-listen",
+                              "127.0.0.1:" + std::to_string(port_)});
+        for (int i = 0; i < 400; ++i) {
+            try {
+                if (http_client("127.0.0.1", port_).get("/healthz").status == 200) {
+                    client_ = std::make_unique<http_client>("127.0.0.1", port_);
+                    return;
+                }
+            } catch (const std::exception&) {
+                // not listening yet
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+        FAIL() << "the admin endpoint did not come up: " << serve_->log();
+    }
+    void TearDown() override {
+        if (!dir_.empty()) {
+            std::filesystem::remove_all(dir_);
+        }
+    }
+
+    std::string write(const std::string& name, const std::string& text) {
+        auto path = dir_ + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+
+    http_result call(const std::string& method, const std::string& target, const std::string& body = "") {
+        return client_->request(method, target, body, {{"Authorization", "Bearer " + token}});
+    }
+
+    static std::string error_message(const http_result& r) {
+        auto j = r.body_json();
+        EXPECT_TRUE(j.contains("error")) << r.body;
+        EXPECT_EQ(j["error"]["status"], r.status) << r.body;
+        return j["error"].value("message", "");
+    }
+
+    std::string q(const std::string& sql) { return env_->scalar(sql); }
+    std::string lead_id(const std::string& url) {
+        return q("SELECT lead_id FROM leads WHERE profile_url = '" + url + "'");
+    }
+    std::string status_of(const std::string& url) {
+        return q("SELECT e.status || '|' || e.reason FROM enrollments e JOIN leads l USING (lead_id) WHERE l.profile_url = '" +
+                 url + "'");
+    }
+
+    std::string dir_;
+    std::vector<std::string> urls_;
+    std::unique_ptr<sandbox_process> sandbox_;
+    std::unique_ptr<orchestrator_env> env_;
+    std::unique_ptr<background_process> serve_;
+    std::unique_ptr<http_client> client_;
+    unsigned short port_ = 0;
+};
+
+// The file's exclude: section, the list at enrollment, entries added over REST and the CLI (one
+// and many, CSV import), what they stop, bad input, and removal.
+TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
+    // Refused before anything is stored: a bad exclude entry, with its line and column.
+    auto bad = write("bad.yaml", "name: bad\naccounts: [sender-1]\naudience:\n  file: a.csv\n" + schedule_and_budget() +
+                                     "exclude:\n  profile_urls: [\"not a url\"]\nsteps:\n  - id: v\n    kind: visit\n");
+    write("a.csv", "profile_url,first_name,company\n" + urls_[0] + ",Ann,Acme\n");
+    auto refused = env_->run({"campaign", "apply", bad});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_NE(refused.output.find("bad.yaml:11:"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("is not a profile URL"), std::string::npos) << refused.output;
+    EXPECT_EQ(q("SELECT count(*) FROM campaigns"), "0");
+
+    // On the list before the campaign: urls_[1] by URL (with a trailing slash), Globex by name.
+    auto pre = env_->run({"dnc", "add", urls_[1] + "/", "--company", "  globex  ", "--reason", "asked"});
+    ASSERT_EQ(pre.exit_code, 0) << pre.output;
+    EXPECT_NE(pre.output.find("2 added, 0 duplicates"), std::string::npos) << pre.output;
+
+    std::string csv = "profile_url,first_name,company\n";
+    const std::vector<std::string> companies = {"Acme", "Initech", "GLOBEX", "Acme", "Umbrella", "Hooli", "Acme", "Stark"};
+    for (int i = 0; i < 8; ++i) {
+        csv += urls_[i] + ",P" + std::to_string(i) + "," + companies[i] + "\n";
+    }
+    write("people.csv", csv);
+    auto file = write("c.yaml", "name: c\naccounts: [sender-1, sender-2]\naudience:\n  file: people.csv\n" +
+                                    schedule_and_budget() + "exclude:\n  profile_urls: [\"" + urls_[4] +
+                                    "?trk=x\"]\n  companies: [hooli]\nsteps:\n  - id: v\n    kind: visit\n"
+                                    "  - id: pause\n    kind: delay\n    duration: 1h\n  - id: wait\n"
+                                    "    kind: wait_accepted\n    timeout: 2h\n    next: finish\n  - id: finish\n    kind: end\n");
+    auto applied = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    // 8 people: 1 (URL) and 2 (Globex) on the list, 4 (URL) and 5 (Hooli) excluded by the file.
+    EXPECT_NE(applied.output.find("4 enrolled, 4 skipped"), std::string::npos) << applied.output;
+    EXPECT_EQ(q("SELECT string_agg(reason || ':' || n, ',' ORDER BY reason) FROM (SELECT reason, count(*) n "
+                "FROM skipped_leads GROUP BY reason) s"),
+              "do not contact:2,excluded by the campaign:2");
+
+    // REST: bad input answers its status and adds nothing.
+    const std::string before = q("SELECT count(*) FROM do_not_contact");
+    EXPECT_EQ(call("POST", "/v1/dnc", "").status, 400);
+    EXPECT_EQ(call("POST", "/v1/dnc", "{not json").status, 400);
+    auto invalid = call("POST", "/v1/dnc",
+                        R"({"entries": [{"profile_url": ")" + urls_[3] + R"("}, {"profile_url": "nope"}, {"company": ""}, {"x": 1}]})");
+    EXPECT_EQ(invalid.status, 422) << invalid.body;
+    EXPECT_NE(error_message(invalid).find("nothing changed"), std::string::npos);
+    EXPECT_EQ(invalid.body_json()["error"]["details"].size(), 3u) << invalid.body;
+    EXPECT_EQ(invalid.body_json()["error"]["details"][0]["index"], 1) << invalid.body;
+    auto both = call("POST", "/v1/dnc", R"({"profile_url": ")" + urls_[3] + R"(", "company": "Acme"})");
+    EXPECT_EQ(both.status, 422) << both.body;
+    EXPECT_EQ(call("PUT", "/v1/dnc", "{}").status, 405);
+    EXPECT_EQ(q("SELECT count(*) FROM do_not_contact"), before);
+    EXPECT_EQ(status_of(urls_[3]), "ready|");
+
+    // Mid-campaign: urls_[3] (URL) stops at once; a lead in a call (urls_[6], set to calling as a
+    // worker with a request in flight would have it) is left to its worker.
+    q("UPDATE enrollments e SET status = 'calling', lease_owner = 'w', lease_expires_at = now() + interval '1h' "
+      "FROM leads l WHERE l.lead_id = e.lead_id AND l.profile_url = '" + urls_[6] + "'");
+    auto one = call("POST", "/v1/dnc", R"({"profile_url": ")" + urls_[3] + R"(", "reason": "unsubscribed"})");
+    ASSERT_EQ(one.status, 201) << one.body;
+    EXPECT_EQ(one.body_json()["stopped_leads"], 1) << one.body;
+    EXPECT_EQ(one.body_json()["added"][0]["kind"], "profile");
+    EXPECT_EQ(status_of(urls_[3]), "cancelled|stopped: do-not-contact");
+    auto shown = call("GET", "/v1/campaigns/c/leads/" + lead_id(urls_[3]));
+    EXPECT_EQ(shown.body_json()["waiting"], "stopped: do-not-contact") << shown.body;
+    auto company = call("POST", "/v1/dnc", R"({"entries": [{"company": "ACME"}, {"profile_url": ")" + urls_[3] + R"("}]})");
+    ASSERT_EQ(company.status, 201) << company.body;
+    EXPECT_EQ(company.body_json()["added"].size(), 1u);
+    EXPECT_EQ(company.body_json()["duplicates"].size(), 1u);
+    EXPECT_EQ(company.body_json()["stopped_leads"], 1) << company.body;  // urls_[0]; urls_[6] is calling
+    EXPECT_EQ(company.body_json()["in_flight_leads"], 1) << company.body;
+    EXPECT_EQ(status_of(urls_[0]), "cancelled|stopped: do-not-contact");
+    EXPECT_EQ(status_of(urls_[6]), "calling|");
+    EXPECT_EQ(status_of(urls_[7]), "ready|");
+    auto again = call("POST", "/v1/dnc", R"({"company": " acme "})");
+    EXPECT_EQ(again.status, 200) << again.body;
+    EXPECT_EQ(again.body_json()["added"].size(), 0u);
+
+    // CLI import: an invalid line adds nothing; a valid file reports added and duplicates by line.
+    auto bad_csv = write("bad.csv", "profile_url,company,reason\n" + urls_[7] + ",,x\nnot-a-url,,y\n,,z\n");
+    auto imp_bad = env_->run({"dnc", "import", bad_csv});
+    EXPECT_EQ(imp_bad.exit_code, 2) << imp_bad.output;
+    EXPECT_NE(imp_bad.output.find("line 3:"), std::string::npos) << imp_bad.output;
+    EXPECT_NE(imp_bad.output.find("line 4:"), std::string::npos) << imp_bad.output;
+    EXPECT_EQ(status_of(urls_[7]), "ready|");
+    auto good_csv = write("good.csv", "company,reason\nStark,legal\nInitech,\nstark,\n");
+    auto imp = env_->run({"dnc", "import", good_csv, "--reason", "bulk"});
+    ASSERT_EQ(imp.exit_code, 0) << imp.output;
+    EXPECT_NE(imp.output.find("2 added, 1 duplicates; 1 live leads stopped"), std::string::npos) << imp.output;
+    EXPECT_NE(imp.output.find("duplicate (line 4)"), std::string::npos) << imp.output;
+    EXPECT_EQ(status_of(urls_[7]), "cancelled|stopped: do-not-contact");
+
+    // List (REST, CLI) and removal.
+    auto list = call("GET", "/v1/dnc?limit=2");
+    ASSERT_EQ(list.status, 200);
+    EXPECT_EQ(list.body_json()["entries"].size(), 2u);
+    EXPECT_FALSE(list.body_json()["next_cursor"].is_null());
+    EXPECT_EQ(call("GET", "/v1/dnc?limit=0").status, 400);
+    auto listed = env_->run({"dnc", "list", "--format", "json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    auto entries = json::parse(listed.output)["entries"];
+    ASSERT_EQ(entries.size(), 6u) << listed.output;
+    EXPECT_EQ(entries[1]["company"], "globex");
+    EXPECT_EQ(entries[4]["reason"], "legal");
+    EXPECT_EQ(entries[5]["reason"], "bulk");
+    auto id = std::to_string(entries[0]["id"].get<std::int64_t>());
+    EXPECT_EQ(call("DELETE", "/v1/dnc/" + id).status, 200);
+    EXPECT_EQ(call("DELETE", "/v1/dnc/" + id).status, 404);
+    EXPECT_EQ(call("DELETE", "/v1/dnc/x").status, 400);
+    auto rm = env_->run({"dnc", "remove", "--company", "INITECH"});
+    EXPECT_EQ(rm.exit_code, 0) << rm.output;
+    EXPECT_EQ(env_->run({"dnc", "remove", "--company", "INITECH"}).exit_code, 2);
+    EXPECT_EQ(q("SELECT count(*) FROM do_not_contact"), "4");
+    EXPECT_EQ(status_of(urls_[7]), "cancelled|stopped: do-not-contact");  // stays stopped
+}
+
+// stop, retry, skip and move on one lead and in bulk, over REST and the CLI; a lead in a call and
+// a finished one are refused with why; bad input changes nothing.
+TEST_F(DncTest, LeadOperations) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 0; i < 6; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("people.csv", csv);
+    auto file = write("c.yaml", "name: ops\naccounts: [sender-1]\naudience:\n  file: people.csv\n" + schedule_and_budget() +
+                                    "steps:\n  - id: v\n    kind: visit\n  - id: pause\n    kind: delay\n    duration: 1h\n"
+                                    "  - id: wait\n    kind: wait_accepted\n    timeout: 2h\n    next: finish\n"
+                                    "  - id: finish\n    kind: end\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    const auto a = lead_id(urls_[0]), b = lead_id(urls_[1]), c = lead_id(urls_[2]), d = lead_id(urls_[3]);
+    const std::string base = "/v1/campaigns/ops/leads/";
+    // b is in a call; a waits in its delay until an hour from now.
+    q("UPDATE enrollments SET status = 'calling', lease_owner = 'w', lease_expires_at = now() + interval '1h' "
+      "WHERE lead_id = " + b);
+    q("UPDATE enrollments SET step = 'pause', next_run_at = now() + interval '1h', due_at = now() + interval '1h' "
+      "WHERE lead_id = " + a);
+    const std::string snapshot_sql =
+        "SELECT string_agg(lead_id || status::text || step || account_id || next_run_at::text, ',' ORDER BY lead_id) FROM enrollments";
+    const auto snapshot = q(snapshot_sql);
+
+    // Refusals and bad input: nothing changes.
+    auto calling = call("POST", base + b + "/stop");
+    EXPECT_EQ(calling.status, 409) << calling.body;
+    EXPECT_NE(error_message(calling).find("calling the API"), std::string::npos) << calling.body;
+    EXPECT_EQ(call("POST", base + "999999/stop").status, 404);
+    EXPECT_EQ(call("POST", "/v1/campaigns/nope/leads/" + a + "/stop").status, 404);
+    EXPECT_EQ(call("POST", base + "abc/stop").status, 400);
+    EXPECT_EQ(call("GET", base + a + "/stop").status, 405);
+    EXPECT_EQ(call("POST", base + a + "/explode").status, 404);
+    EXPECT_EQ(call("POST", base + a + "/skip").status, 422);                          // no "to"
+    EXPECT_EQ(call("POST", base + a + "/skip", R"({"to": "nowhere"})").status, 409);  // not a step
+    EXPECT_EQ(call("POST", base + a + "/move", R"({"account": "ghost"})").status, 422);
+    EXPECT_EQ(call("POST", base + a + "/stop", "[1]").status, 400);
+    EXPECT_EQ(call("POST", base + a + "/stop", R"({"force": true})").status, 422);
+    EXPECT_EQ(call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop"})").status, 422);  // no filter
+    EXPECT_EQ(call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "zap", "state": "ready"})").status, 422);
+    EXPECT_EQ(call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "sleepy"})").status, 422);
+    EXPECT_EQ(env_->run({"leads", "stop", "ops", "--state", "sleepy"}).exit_code, 2);
+    EXPECT_EQ(env_->run({"leads", "stop", "ops"}).exit_code, 2);
+    EXPECT_EQ(env_->run({"leads", "stop", "ops", b}).exit_code, 1);
+    EXPECT_EQ(q(snapshot_sql), snapshot);
+
+    // retry: a due now; the gate decides later (nothing about quotas is touched here).
+    auto retried = call("POST", base + a + "/retry");
+    ASSERT_EQ(retried.status, 200) << retried.body;
+    EXPECT_EQ(retried.body_json()["changed"][0]["state"], "ready");
+    EXPECT_EQ(q("SELECT next_run_at <= now() AND due_at <= now() FROM enrollments WHERE lead_id = " + a), "t");
+    // skip: a to the wait step (waiting until its timeout), then retry refuses it.
+    auto skipped = call("POST", base + a + "/skip", R"({"to": "wait"})");
+    ASSERT_EQ(skipped.status, 200) << skipped.body;
+    EXPECT_EQ(q("SELECT status || '|' || step || '|' || (next_run_at > now() + interval '1 hour 59 minutes') "
+                "FROM enrollments WHERE lead_id = " + a),
+              "waiting|wait|true");
+    auto waiting = call("POST", base + a + "/retry");
+    EXPECT_EQ(waiting.status, 409) << waiting.body;
+    EXPECT_NE(error_message(waiting).find("timeout"), std::string::npos);
+    // skip to the end step finishes the lead.
+    auto ended = env_->run({"leads", "skip", "ops", c, "--to", "finish", "--format", "json"});
+    ASSERT_EQ(ended.exit_code, 0) << ended.output;
+    EXPECT_EQ(q("SELECT status || '|' || step FROM enrollments WHERE lead_id = " + c), "done|");
+    // move: d to sender-2 (not contacted yet); a finished lead is refused.
+    auto moved = call("POST", base + d + "/move", R"({"account": "sender-2"})");
+    ASSERT_EQ(moved.status, 200) << moved.body;
+    EXPECT_EQ(q("SELECT a.label FROM enrollments e JOIN accounts a USING (account_id) WHERE e.lead_id = " + d), "sender-2");
+    EXPECT_EQ(call("POST", base + c + "/move", R"({"account": "sender-2"})").status, 409);
+    // A lead its sender invited already stays with it.
+    q("INSERT INTO step_attempts (enrollment_id, step, call, attempt, outcome, worker, finished_at) "
+      "SELECT enrollment_id, 'v', 'invite', 1, 'ok', 'w', now() FROM enrollments WHERE lead_id = " + d);
+    auto contacted = call("POST", base + d + "/move", R"({"account": "sender-1"})");
+    EXPECT_EQ(contacted.status, 409) << contacted.body;
+    EXPECT_NE(error_message(contacted).find("contacted it already"), std::string::npos);
+
+    // Bulk over live leads: the calling one is refused and counted, the rest stop.
+    auto bulk = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "live"})");
+    ASSERT_EQ(bulk.status, 200) << bulk.body;
+    auto r = bulk.body_json();
+    EXPECT_EQ(r["matched"], 5) << bulk.body;  // a (waiting), b (calling), d, and two more ready
+    EXPECT_EQ(r["changed_count"], 4) << bulk.body;
+    EXPECT_EQ(r["refused_count"], 1) << bulk.body;
+    EXPECT_EQ(r["refused"][0]["lead_id"], std::stoll(b));
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled' AND reason = 'stopped by an operator'"), "4");
+    EXPECT_EQ(q("SELECT status FROM enrollments WHERE lead_id = " + b), "calling");
+
+    // leads list / show through the CLI.
+    auto listed = env_->run({"leads", "list", "ops", "--state", "cancelled", "--format", "json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    EXPECT_EQ(json::parse(listed.output)["leads"].size(), 4u);
+    auto as_csv = env_->run({"leads", "list", "ops", "--format", "csv"});
+    ASSERT_EQ(as_csv.exit_code, 0) << as_csv.output;
+    EXPECT_EQ(std::count(as_csv.output.begin(), as_csv.output.end(), '\n'), 7);  // header + 6
+    auto show = env_->run({"leads", "show", "ops", d, "--format", "json"});
+    ASSERT_EQ(show.exit_code, 0) << show.output;
+    EXPECT_EQ(json::parse(show.output)["timeline"].size(), 1u);
+    EXPECT_EQ(env_->run({"leads", "show", "ops", "77777777"}).exit_code, 2);
+}
+
+// A person added while their lead waits between two steps is never contacted again: the
+// sandbox's record shows the others invited, and not them.
+TEST_F(DncTest, AddedMidCampaignIsNeverContactedAgain) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 0; i < 3; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("people.csv", csv);
+    auto file = write("m.yaml", "name: mid\naccounts: [sender-1]\naudience:\n  file: people.csv\n" + schedule_and_budget() +
+                                    "steps:\n  - id: v\n    kind: visit\n  - id: pause\n    kind: delay\n    duration: 6s\n"
+                                    "  - id: invite\n    kind: invite\n  - id: finish\n    kind: end\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    // urls_[1] visited and waiting in the delay.
+    bool paused = false;
+    for (int i = 0; i < 1000 && !paused; ++i) {
+        paused = q("SELECT status || '|' || step FROM enrollments WHERE lead_id = " + lead_id(urls_[1])) == "ready|pause";
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    ASSERT_TRUE(paused) << worker->log();
+    auto added = call("POST", "/v1/dnc", R"({"profile_url": ")" + urls_[1] + R"("})");
+    ASSERT_EQ(added.status, 201) << added.body;
+    EXPECT_EQ(added.body_json()["stopped_leads"], 1) << added.body;
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.invited_people, 2);
+    EXPECT_FALSE(truth.invites_per_person.contains(urls_[1]));
+    EXPECT_TRUE(truth.invites_per_person.contains(urls_[0]));
+    EXPECT_TRUE(truth.invites_per_person.contains(urls_[2]));
+    EXPECT_EQ(status_of(urls_[1]), "cancelled|stopped: do-not-contact");
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts a JOIN enrollments e USING (enrollment_id) "
+                "JOIN leads l USING (lead_id) WHERE l.profile_url = '" + urls_[1] + "' AND a.call <> 'visit'"),
+              "0");
+}
+
+}  // namespace
