@@ -1,5 +1,7 @@
 #include "api/http_server.hpp"
 
+#include "api/text.hpp"
+
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
@@ -114,7 +116,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
                 try {
                     std::rethrow_exception(e);
                 } catch (const std::exception& ex) {
-                    spdlog::error("{}: connection ended by exception: {}", name, ex.what());
+                    spdlog::error("{}: connection ended by exception: {}", name, orch::text::escaped(ex.what()));
                 }
             });
         }
@@ -128,7 +130,9 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
 
     asio::awaitable<void> write_error(beast::tcp_stream& stream, unsigned version, http::status status,
                                       std::string_view code, std::string_view message) {
-        auto res = json_response(version, false, status, error_body(code, message));
+        auto body = settings.error_body ? settings.error_body(status, code, message) : error_body(code, message);
+        auto res = json_response(version, false, status, std::move(body));
+        res.set(http::field::server, settings.server_name);
         stream.expires_after(settings.idle_timeout_ms);
         co_await http::async_write(stream, res, use_nothrow);
     }
@@ -163,7 +167,7 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
             if (ec) {
                 // A request that does not parse as HTTP gets one clear 400, then the connection ends.
                 co_await write_error(stream, 11, http::status::bad_request, "BAD_REQUEST",
-                                     "malformed HTTP request");
+                                     "malformed HTTP request: " + ec.message());
                 break;
             }
             request req = parser.release();
@@ -175,7 +179,8 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
             } catch (const std::exception& ex) {
                 // A bug in a handler ends this request with a 500, never the process.
                 spdlog::error("{}: handler threw on {} {}: {}", settings.server_name,
-                              std::string(req.method_string()), std::string(req.target()), ex.what());
+                              orch::text::escaped(req.method_string()), orch::text::escaped(req.target()),
+                              orch::text::escaped(ex.what()));
                 failed = true;
             }
             if (failed) {

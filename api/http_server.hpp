@@ -54,6 +54,11 @@ struct server_settings {
     std::size_t body_limit_bytes = 1024 * 1024;
     std::chrono::milliseconds idle_timeout_ms{60'000};
     std::string server_name = "orch";
+    // The body of the errors the server answers itself (413 body too large, 431 headers too large,
+    // 400 malformed HTTP, 500 a handler threw), so they have the shape of the handler's own
+    // errors. `code` is a fixed upper-case word (PAYLOAD_TOO_LARGE), `message` plain ASCII. Unset:
+    // {"success":false,"error":{"code":...,"message":...}}, the Outreach API's shape.
+    std::function<std::string(http::status status, std::string_view code, std::string_view message)> error_body;
 };
 
 // Builds a JSON response with the usual headers.

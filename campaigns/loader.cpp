@@ -2,6 +2,8 @@
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/yaml_json.hpp"
 
+#include "api/text.hpp"
+
 #include <algorithm>
 #include <tuple>
 
@@ -24,6 +26,56 @@ void sort_by_position(std::vector<diagnostic>& list, const std::string& definiti
     });
 }
 
+// Every string and key of the document without a NUL character (a YAML "\0" or a JSON "\u0000"
+// escape): Postgres refuses them and C strings cut at them, silently shortening the text.
+void refuse_nul(detail::load_context& ctx, const nlohmann::json& j, const std::string& pointer) {
+    if (j.is_string()) {
+        if (j.get_ref<const std::string&>().find('\0') != std::string::npos) {
+            ctx.error(pointer, "the value contains a NUL character");
+        }
+    } else if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) {
+            if (k.find('\0') != std::string::npos) {
+                ctx.error(pointer, "a key contains a NUL character");
+                continue;
+            }
+            refuse_nul(ctx, v, detail::pointer_append(pointer, k));
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            refuse_nul(ctx, j[i], detail::pointer_append(pointer, i));
+        }
+    }
+}
+
+// The campaign's name and its account ids or labels are names: no control characters and no
+// bidirectional overrides or isolates (they would forge log lines and reorder what a terminal
+// shows).
+void check_names(detail::load_context& ctx, const nlohmann::json& doc) {
+    auto check = [&ctx](const nlohmann::json& v, const std::string& pointer, const std::string& what) {
+        if (!v.is_string()) {
+            return;
+        }
+        if (auto p = orch::text::check_name(v.get_ref<const std::string&>())) {
+            ctx.error(pointer, what + " is not a valid name: " + p->what + " at byte " + std::to_string(p->offset) +
+                                   " (names may not hold control or bidirectional-override characters)");
+        }
+    };
+    if (doc.is_object() && doc.contains("name")) {
+        check(doc["name"], "/name", "name");
+    }
+    if (doc.is_object() && doc.contains("accounts")) {
+        const auto& a = doc["accounts"];
+        if (a.is_string()) {
+            check(a, "/accounts", "accounts");
+        } else if (a.is_array()) {
+            for (std::size_t i = 0; i < a.size(); ++i) {
+                check(a[i], detail::pointer_append("/accounts", i), "accounts[" + std::to_string(i) + "]");
+            }
+        }
+    }
+}
+
 }  // namespace
 
 std::string diagnostic::to_string() const {
@@ -43,13 +95,24 @@ load_result load_campaign(std::string_view text, const load_options& options) {
         result.errors.push_back({options.file_name, 1, 1, "the campaign file is larger than 1 MiB"});
         return result;
     }
+    if (auto p = orch::text::check_text(text)) {
+        auto at = detail::position_of(text, p->offset);
+        result.errors.push_back({options.file_name, at.line, at.column, "the definition is not valid text: " + p->what});
+        return result;
+    }
     detail::parsed_document doc = detail::parse_yaml(text, definition_nodes_max);
     detail::load_context ctx{options, text, doc, {}, {}};
     for (const detail::syntax_error& e : doc.errors) {
         ctx.errors.push_back({options.file_name, e.at.line, e.at.column, e.message});
     }
     if (ctx.errors.empty()) {
+        refuse_nul(ctx, doc.value, "");
+    }
+    if (ctx.errors.empty()) {
         detail::check_schema(ctx);
+    }
+    if (ctx.errors.empty()) {
+        check_names(ctx, doc.value);
     }
     std::optional<campaign> built;
     if (ctx.errors.empty()) {

@@ -1,12 +1,15 @@
 // YAML -> JSON with node positions (see detail/yaml_json.hpp).
 #include "campaigns/detail/yaml_json.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <optional>
+#include <sstream>
 #include <string>
 
 namespace orch::campaigns::detail {
@@ -271,11 +274,60 @@ std::vector<std::string> pointer_tokens(const std::string& pointer) {
     return tokens;
 }
 
+namespace {
+
+// The start of each document the event parser reads; nothing else is kept.
+struct document_starts final : YAML::EventHandler {
+    std::vector<YAML::Mark> starts;
+    void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+    void OnMapEnd() override {}
+};
+
+// yaml-cpp 0.7 never consumes a token that cannot start a value at a document's top (a ',' there:
+// ", x", "[a]\n,"): YAML::LoadAll then reads empty documents at that token forever, allocating
+// one per turn (found by tests/fuzz). A first pass with the event parser reads the documents
+// without building them; one starting where the previous one started is that case, reported as a
+// syntax error there. Every other document consumes tokens, so the pass ends. Throws what the
+// parser throws for other syntax errors.
+std::optional<YAML::Mark> stuck_document(std::string_view text) {
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    document_starts seen;
+    while (parser.HandleNextDocument(seen)) {
+        auto& s = seen.starts;
+        if (s.size() >= 2 && s[s.size() - 1].pos == s[s.size() - 2].pos) {
+            return s.back();
+        }
+        if (s.size() > 2) {
+            s.erase(s.begin(), s.end() - 2);  // only the last two matter
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 parsed_document parse_yaml(std::string_view text, std::size_t nodes_max) {
     parsed_document out;
     converter conv{text, out, nodes_max};
     std::vector<YAML::Node> documents;
     try {
+        if (auto at = stuck_document(text)) {
+            const auto offset = static_cast<std::size_t>(std::max(at->pos, 0));
+            const char c = offset < text.size() ? text[offset] : ' ';
+            const bool printable = c > ' ' && c < 0x7f;
+            out.errors.push_back({conv.pos(*at), std::string("YAML syntax error: unexpected ") +
+                                                     (printable ? "'" + std::string(1, c) + "'" : "text") +
+                                                     " where a value should start"});
+            return out;
+        }
         documents = YAML::LoadAll(std::string(text));
     } catch (const YAML::ParserException& e) {
         out.errors.push_back({conv.pos(e.mark), "YAML syntax error: " + e.msg});

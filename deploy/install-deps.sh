@@ -18,6 +18,8 @@ packages=(
     postgresql postgresql-contrib redis-server redis-tools
     # tools the tests and benchmarks drive
     wrk curl jq procps iproute2 util-linux time openssl
+    # the libFuzzer targets (tests/fuzz): clang with its fuzzer and sanitizer runtimes
+    clang libclang-rt-14-dev
 )
 
 # The dashboard's browser test (tests/ui, label ui) drives Debian's Chromium headless; the fonts
@@ -61,6 +63,27 @@ install_web_deps() {
     (cd "$web" && npm ci --no-audit --no-fund --loglevel=error)
 }
 
+# The validating proxy of the admin API's conformance test (tests: admin_conformance_test), pinned
+# with its lockfile (deploy/node/prism), in a prefix of its own so its dependencies never meet the
+# linter's.
+PRISM_VERSION=5.16.0
+PRISM_PREFIX=/opt/orch-prism
+install_prism() {
+    if [ -x "$PRISM_PREFIX/node_modules/.bin/prism" ] &&
+       [ "$("$PRISM_PREFIX/node_modules/.bin/prism" --version 2>/dev/null)" = "$PRISM_VERSION" ]; then
+        return 0
+    fi
+    if ! command -v npm >/dev/null; then
+        echo "install-deps: npm is missing: the conformance test needs node >= 20 and npm" >&2
+        return 1
+    fi
+    echo "install-deps: installing @stoplight/prism-cli@$PRISM_VERSION into $PRISM_PREFIX (npm ci, deploy/node/prism)"
+    ${SUDO:-} mkdir -p "$PRISM_PREFIX"
+    ${SUDO:-} cp "$(dirname "${BASH_SOURCE[0]}")/node/prism/package.json" \
+        "$(dirname "${BASH_SOURCE[0]}")/node/prism/package-lock.json" "$PRISM_PREFIX/"
+    ${SUDO:-} npm ci --no-audit --no-fund --loglevel=error --prefix "$PRISM_PREFIX"
+}
+
 missing=()
 for p in "${packages[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
@@ -72,6 +95,7 @@ if [ ${#missing[@]} -eq 0 ]; then
     echo "install-deps: all ${#packages[@]} packages already installed"
     install_node_tools
     install_web_deps
+    install_prism
     exit 0
 fi
 
@@ -88,4 +112,5 @@ $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
 # throwaway servers, so the packaged one is not needed. Leave it as the admin configured it.
 install_node_tools
 install_web_deps
+install_prism
 echo "install-deps: done"

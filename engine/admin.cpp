@@ -1,6 +1,9 @@
 #include "engine/admin.hpp"
 
+#include "engine/admin_input.hpp"
+
 #include "api/http_server.hpp"
+#include "api/text.hpp"
 #include "engine/admin_ui.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
@@ -16,7 +19,6 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
-#include <boost/url/parse.hpp>
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <pqxx/pqxx>
@@ -27,6 +29,7 @@
 #include <prometheus/text_serializer.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
 #include <future>
 #include <map>
@@ -71,14 +74,18 @@ struct reply {
     std::string allow;  // 405: the methods the path takes
 };
 
-reply ok_json(const json& j, http::status status = http::status::ok) { return {status, j.dump(), "application/json", {}}; }
+// Dumps never throw: a string that is not UTF-8 (which input checks keep out) is written with
+// U+FFFD in its place rather than turning an answer into a 500.
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+reply ok_json(const json& j, http::status status = http::status::ok) { return {status, dump(j), "application/json", {}}; }
 
 reply error(http::status status, const std::string& message, json details = nullptr) {
     json e = {{"status", static_cast<int>(status)}, {"message", message}};
     if (!details.is_null()) {
         e["details"] = std::move(details);
     }
-    return {status, json{{"error", e}}.dump(), "application/json", {}};
+    return {status, dump(json{{"error", e}}), "application/json", {}};
 }
 
 reply not_allowed(const std::string& allow) {
@@ -87,11 +94,10 @@ reply not_allowed(const std::string& allow) {
     return r;
 }
 
-// A client error found while reading the request (bad parameter): becomes a 400.
-struct bad_request : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
+// Client errors found while reading the request (engine/admin_input.hpp): 400, 415, 422.
+using admin_input::bad_request;
+using admin_input::unprocessable;
+using admin_input::unsupported_media;
 std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
                        std::int64_t min, std::int64_t max) {
     auto it = params.find(name);
@@ -322,14 +328,30 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
         r = co_await route(req);
     } catch (const bad_request& e) {
         r = error(http::status::bad_request, e.what());
+    } catch (const unsupported_media& e) {
+        r = error(http::status::unsupported_media_type, e.what());
+    } catch (const unprocessable& e) {
+        r = error(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
+    } catch (const campaign_conflict& e) {
+        r = error(http::status::conflict, std::string(e.what()) + "; nothing changed");
     } catch (const store_error& e) {
-        spdlog::error("admin: {} {}: database: {}", std::string(req.method_string()), std::string(req.target()), e.what());
-        r = error(http::status::service_unavailable, std::string("database unavailable: ") + e.what());
+        // The database's own text (SQL, constraint names) stays in the log, not in the answer.
+        spdlog::error("admin: {} {}: database: {}", orch::text::escaped(req.method_string()),
+                      orch::text::escaped(req.target()), orch::text::escaped(e.what()));
+        if (e.sqlstate.rfind("22", 0) == 0) {
+            // Class 22 (data exception): a value the input checks should have refused; still the
+            // client's value, not an outage.
+            r = error(http::status::bad_request, "a value in the request is not accepted (details are logged)");
+        } else {
+            r = error(http::status::service_unavailable, "database unavailable (details are logged)");
+        }
     } catch (const pqxx::broken_connection& e) {
-        spdlog::error("admin: {} {}: database connection lost", std::string(req.method_string()), std::string(req.target()));
+        spdlog::error("admin: {} {}: database connection lost", orch::text::escaped(req.method_string()),
+                      orch::text::escaped(req.target()));
         r = error(http::status::service_unavailable, "database unavailable: connection lost");
     } catch (const std::exception& e) {
-        spdlog::error("admin: {} {}: {}", std::string(req.method_string()), std::string(req.target()), e.what());
+        spdlog::error("admin: {} {}: {}", orch::text::escaped(req.method_string()), orch::text::escaped(req.target()),
+                      orch::text::escaped(e.what()));
         r = error(http::status::internal_server_error, "internal error (logged)");
     }
     api::response res{r.status, req.version()};
@@ -350,21 +372,16 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
 }
 
 asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
-    auto parsed = boost::urls::parse_origin_form(req.target());
-    if (!parsed) {
-        co_return error(http::status::bad_request, "malformed request target");
-    }
-    std::vector<std::string> seg;
-    for (auto s : parsed->segments()) {
-        seg.push_back(s);
-    }
-    while (!seg.empty() && seg.back().empty()) {
-        seg.pop_back();  // "/v1/campaigns/" is "/v1/campaigns"
-    }
-    std::map<std::string, std::string> params;
-    for (auto p : parsed->params()) {
-        params[p.key] = p.value;
-    }
+    // Every decoded path segment and query key and value is UTF-8 without NUL (a 400 saying
+    // which one), before anything reaches a route, a log line or the database.
+    const auto target = admin_input::read_target(req.target());
+    const auto& seg = target.segments;
+    const auto& params = target.params;
+    const std::string_view content_type = req[http::field::content_type];
+    auto check_body = [&req, content_type](const std::vector<std::string>& types) {
+        admin_input::check_body(content_type, req.body(), types);
+    };
+    auto check_no_body = [&req] { admin_input::check_no_body(req.body()); };
     const auto method = req.method();
     const bool get = method == http::verb::get || method == http::verb::head;
     const bool post = method == http::verb::post;
@@ -373,6 +390,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         if (!get) {
             co_return not_allowed("GET");
         }
+        check_no_body();
         if (seg[0] == "healthz") {
             co_return ok_json({{"status", "ok"}});
         }
@@ -395,18 +413,23 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         if (!get) {
             co_return not_allowed("GET");
         }
+        check_no_body();
         co_return co_await metrics();
     }
     if (seg.empty() || seg[0] != "v1" || seg.size() < 2) {
-        co_return error(http::status::not_found, "no such path: " + std::string(parsed->path()));
+        co_return error(http::status::not_found, "no such path: " + target.path);
     }
     const auto& area = seg[1];
+    // Names never hold control or bidirectional characters (the loader refuses them too).
+    admin_input::check_path_names(target);
     if (area == "campaigns") {
         if (seg.size() == 2) {
             if (get) {
+                check_no_body();
                 co_return co_await campaign_list();
             }
             if (post) {
+                check_body({"application/yaml", "application/x-yaml", "text/yaml", "application/json"});
                 auto dry = params.find("dry_run");
                 bool dry_run = dry != params.end() && (dry->second == "true" || dry->second == "1");
                 if (dry != params.end() && !dry_run && dry->second != "false" && dry->second != "0") {
@@ -421,6 +444,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!get) {
                 co_return not_allowed("GET");
             }
+            check_no_body();
             co_return co_await campaign_get(name);
         }
         const auto& sub = seg[3];
@@ -428,24 +452,28 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!post) {
                 co_return not_allowed("POST");
             }
+            check_no_body();
             co_return co_await campaign_state(name, sub);
         }
         if (seg.size() == 4 && sub == "report") {
             if (!get) {
                 co_return not_allowed("GET");
             }
+            check_no_body();
             co_return co_await campaign_report(name);
         }
         if (seg.size() == 4 && sub == "budget") {
             if (method != http::verb::put) {
                 co_return not_allowed("PUT");
             }
+            check_body({"application/json"});
             co_return co_await campaign_budget_put(name, req);
         }
         if (sub == "versions" && seg.size() <= 5) {
             if (!get) {
                 co_return not_allowed("GET");
             }
+            check_no_body();
             co_return co_await campaign_versions(name, seg.size() == 5 ? &seg[4] : nullptr);
         }
         // ---- lifecycle: GET /v1/campaigns/{name}/diff?from=V1&to=V2 ----
@@ -460,6 +488,10 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!post) {
                 co_return not_allowed("POST");
             }
+            // The body is optional for one lead ({"to"} or {"account"}), required in bulk.
+            if (!req.body().empty() || seg.size() == 4) {
+                check_body({"application/json"});
+            }
             // Named locals: GCC 12 destroys some temporaries of a co_await expression twice.
             const std::string* lead = seg.size() == 6 ? &seg[4] : nullptr;
             const std::string verb = seg.size() == 6 ? seg[5] : std::string();
@@ -469,28 +501,41 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!get) {
                 co_return not_allowed("GET");
             }
+            check_no_body();
             if (seg.size() == 5) {
                 co_return co_await campaign_lead(name, seg[4]);
             }
             co_return co_await campaign_leads(name, params);
         }
     } else if (area == "dnc" && seg.size() <= 3) {
+        if (post) {
+            check_body({"application/json"});
+        } else {
+            check_no_body();
+        }
         co_return co_await dnc_route(seg, params, req);
     } else if (area == "accounts" && seg.size() == 4 && seg[3] == "limits") {
         const bool put = method == http::verb::put;
         if (!get && !put) {
             co_return not_allowed("GET, PUT");
         }
+        if (put) {
+            check_body({"application/json"});
+        } else {
+            check_no_body();
+        }
         co_return co_await account_limits(seg[2], req, put);
     } else if (seg.size() == 3 && area == "events" && seg[2] == "quarantine") {
         if (!get) {
             co_return not_allowed("GET");
         }
+        check_no_body();
         co_return co_await events_quarantine(params);
     } else if (seg.size() == 2 && (area == "accounts" || area == "budget" || area == "events")) {
         if (!get) {
             co_return not_allowed("GET");
         }
+        check_no_body();
         if (area == "accounts") {
             co_return co_await accounts();
         }
@@ -499,7 +544,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         }
         co_return co_await events(params);
     }
-    co_return error(http::status::not_found, "no such path: " + std::string(parsed->path()));
+    co_return error(http::status::not_found, "no such path: " + target.path);
 }
 
 asio::awaitable<reply> admin_server::impl::readyz() {
@@ -691,10 +736,18 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         co_return error(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
     }
+    if (admin_input::media_type(req[http::field::content_type]) == "application/json") {
+        admin_input::json_body(text);  // labelled JSON: it must be JSON (YAML goes as application/yaml)
+    }
+    // Everything is checked before the audience search is sent: the definition, its accounts,
+    // and the stored campaign's state (a cancelled one is a conflict), so a refused apply bills
+    // nothing. An unchanged definition of a search audience is not searched again.
     struct checked {
         campaigns::load_result loaded;
         std::vector<std::string> wanted_files;
         std::vector<std::string> senders;
+        apply_plan plan;
+        std::string conflict;
     };
     auto check = [this, &text] {
         checked c;
@@ -705,6 +758,11 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         });
         if (c.loaded.value && c.wanted_files.empty()) {
             c.senders = sender_ids(st(), *c.loaded.value);
+            try {
+                c.plan = plan_apply(st(), *c.loaded.value);
+            } catch (const campaign_conflict& e) {
+                c.conflict = e.what();
+            }
         }
         return c;
     };
@@ -729,6 +787,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                         diag(c.loaded.errors));
     }
     const auto& campaign = *c.loaded.value;
+    if (!c.conflict.empty()) {
+        co_return error(http::status::conflict, c.conflict + "; nothing was stored or searched");
+    }
     if (dry_run) {
         co_return ok_json({{"valid", true},
                            {"name", campaign.name},
@@ -737,6 +798,21 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
+    if (skips_search(campaign, c.plan)) {
+        spdlog::info("admin: campaign '{}' re-applied unchanged (version {}): no audience search sent",
+                     orch::text::escaped(campaign.name), c.plan.version);
+        co_return ok_json({{"name", campaign.name},
+                           {"result", "unchanged"},
+                           {"version", c.plan.version},
+                           {"leads", 0},
+                           {"enrolled", 0},
+                           {"skipped", 0},
+                           {"audience_credits", 0},
+                           {"paused", nullptr},
+                           {"note", "the definition is unchanged: the audience search was not sent again (nothing "
+                                    "billed); change the definition to apply it again"},
+                           {"warnings", diag(c.loaded.warnings)}});
+    }
     json search = nullptr;                // how the audience search went
     std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
     if (campaign.who.kind == campaigns::audience::source::search) {
@@ -776,8 +852,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         }
     }
     spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled, audience search {} credits{}",
-                 campaign.name, r.version, r.created ? "created" : (r.changed ? "updated" : "unchanged"), r.enrolled,
-                 r.charged, r.paused.empty() ? "" : "; paused: " + r.paused);
+                 orch::text::escaped(campaign.name), r.version, r.created ? "created" : (r.changed ? "updated" : "unchanged"),
+                 r.enrolled, r.charged, r.paused.empty() ? "" : "; paused: " + orch::text::escaped(r.paused));
     co_return ok_json({{"name", campaign.name},
                        {"result", r.created ? "created" : (r.changed ? "updated" : "unchanged")},
                        {"version", r.version},
@@ -793,49 +869,20 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& name, const std::string& verb) {
-    // Allowed moves: pause an active campaign, resume a paused one, cancel either. Asking for the
-    // state it is in already changes nothing (200, "changed": false); anything else is a 409.
-    const std::string to = verb == "pause" ? "paused" : (verb == "resume" ? "active" : "cancelled");
-    struct outcome {
-        bool found = false;
-        std::string from;
-        bool changed = false;
-        bool conflict = false;
-    };
-    auto job = [this, &name, &to] {
-        outcome o;
-        pqxx::work tx(st().connection());
-        auto r = tx.exec_params(q("admin/lock_campaign"), name);
-        if (r.empty()) {
-            return o;
-        }
-        o.found = true;
-        o.from = r[0][1].as<std::string>();
-        if (o.from == to) {
-            return o;
-        }
-        bool allowed = (to == "paused" && o.from == "active") || (to == "active" && o.from == "paused") ||
-                       (to == "cancelled" && (o.from == "active" || o.from == "paused"));
-        if (!allowed) {
-            o.conflict = true;
-            return o;
-        }
-        set_campaign_state(tx, name, to, to == "paused" ? "paused by an operator" : "");
-        tx.commit();
-        o.changed = true;
-        return o;
-    };
+    // The moves the CLI allows too (engine/campaign_apply.hpp change_campaign_state): asking for
+    // the state it is in changes nothing (200, "changed": false); a forbidden move is a 409.
+    auto job = [this, &name, &verb] { return change_campaign_state(st(), name, verb); };
     auto o = co_await on_db(job);
     if (!o.found) {
         co_return error(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (o.conflict) {
-        co_return error(http::status::conflict, "cannot " + verb + " campaign '" + name + "': it is " + o.from);
+        co_return error(http::status::conflict, state_conflict_message(verb, name, o.from));
     }
     if (o.changed) {
-        spdlog::info("admin: campaign '{}' {} -> {}", name, o.from, to);
+        spdlog::info("admin: campaign '{}' {} -> {}", orch::text::escaped(name), o.from, o.to);
     }
-    co_return ok_json({{"name", name}, {"state", to}, {"previous_state", o.from}, {"changed", o.changed}});
+    co_return ok_json({{"name", name}, {"state", o.to}, {"previous_state", o.from}, {"changed", o.changed}});
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& name, const std::string* version) {
@@ -1117,26 +1164,16 @@ asio::awaitable<reply> admin_server::impl::accounts() {
 // before the database is touched; the change is one transaction with the account's row locked.
 asio::awaitable<reply> admin_server::impl::account_limits(const std::string& account, const api::request& req,
                                                           bool put) {
-    json patch;
+    // The body is checked before the database is touched (admin_input::parse_limits_body): an
+    // action absent or null keeps its override, "clear" drops overrides.
+    admin_input::limits_body body;
     if (put) {
-        const std::string& text = req.body();
-        if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-            co_return error(http::status::bad_request,
-                            "empty body: send a JSON object of actions, e.g. {\"invite\": {\"per_day\": 40}}");
-        }
-        patch = json::parse(text, nullptr, false);
-        if (patch.is_discarded()) {
-            co_return error(http::status::bad_request, "the body is not valid JSON");
-        }
-        std::string why;
-        if (!apply_patch({}, patch, why)) {
-            co_return error(http::status::unprocessable_entity, why);
-        }
+        body = admin_input::parse_limits_body(req.body());
     }
-    auto job = [this, &account, &patch, put] {
+    auto job = [this, &account, &body, put] {
         return st().change_account_quotas(
-            account, [&patch, put](const quota_overrides& current, std::string& why) -> std::optional<quota_overrides> {
-                return put ? apply_patch(current, patch, why) : std::optional(current);
+            account, [&body, put](const quota_overrides& current, std::string& why) -> std::optional<quota_overrides> {
+                return put ? admin_input::apply_limits_body(current, body, why) : std::optional(current);
             });
     };
     auto r = co_await on_db(job);
@@ -1147,7 +1184,8 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
         co_return error(http::status::unprocessable_entity, r.error);
     }
     if (r.changed) {
-        spdlog::info("admin: account={} quota overrides set to {}", r.account_id, to_json(r.quotas).dump());
+        spdlog::info("admin: account={} quota overrides set to {}", orch::text::escaped(r.account_id),
+                     dump(to_json(r.quotas)));
     }
     co_return ok_json({{"account_id", r.account_id},
                        {"changed", r.changed},
@@ -1240,41 +1278,6 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
 
 namespace {
 
-// The body of PUT /v1/campaigns/{name}/budget: {"credits": N, "per_day": N|null, "per_account":
-// N|null}, each optional (absent: unchanged; null: the cap removed). Throws bad_request for a
-// body that is not a JSON object, budget_update_error (422) for a field of the wrong kind.
-budget_update parse_budget_body(const std::string& text) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        throw bad_request("empty body: send {\"credits\": N, \"per_day\": N|null, \"per_account\": N|null}");
-    }
-    auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        throw bad_request("the body must be a JSON object: {\"credits\": N, \"per_day\": N|null, \"per_account\": N|null}");
-    }
-    auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
-    budget_update u;
-    for (const auto& [key, v] : j.items()) {
-        if (key == "credits") {
-            if (!whole(v) || v.get<std::int64_t>() < 1) {
-                throw budget_update_error("credits must be a whole number >= 1, got " + v.dump());
-            }
-            u.credits = v.get<std::int64_t>();
-        } else if (key == "per_day" || key == "per_account") {
-            if (!v.is_null() && (!whole(v) || v.get<std::int64_t>() < 1)) {
-                throw budget_update_error(key + " must be a whole number >= 1 or null (no cap), got " + v.dump());
-            }
-            (key == "per_day" ? u.per_day : u.per_account) =
-                v.is_null() ? std::optional<std::int64_t>{} : std::optional<std::int64_t>{v.get<std::int64_t>()};
-        } else {
-            throw budget_update_error("unknown field '" + key + "' (fields: credits, per_day, per_account)");
-        }
-    }
-    if (!u.credits && !u.per_day && !u.per_account) {
-        throw budget_update_error("give at least one of credits, per_day, per_account");
-    }
-    return u;
-}
-
 json cap_json(const std::optional<std::int64_t>& cap) { return cap ? json(*cap) : json(nullptr); }
 
 }  // namespace
@@ -1282,7 +1285,7 @@ json cap_json(const std::optional<std::int64_t>& cap) { return cap ? json(*cap) 
 asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string& name, const api::request& req) {
     budget_update u;
     try {
-        u = parse_budget_body(req.body());
+        u = admin_input::parse_budget_body(req.body());
     } catch (const budget_update_error& e) {
         co_return error(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
     }
@@ -1306,7 +1309,8 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
     if (!o.set) {
         co_return error(http::status::not_found, "no campaign named '" + name + "'");
     }
-    spdlog::info("admin: campaign '{}' budget set: {} credits, per day {}, per account {}{}", name, o.set->total,
+    spdlog::info("admin: campaign '{}' budget set: {} credits, per day {}, per account {}{}", orch::text::escaped(name),
+                 o.set->total,
                  cap_json(o.set->per_day).dump(), cap_json(o.set->per_account).dump(),
                  o.set->resumed ? " (resumed)" : "");
     co_return ok_json({{"name", name},
@@ -1655,6 +1659,11 @@ admin_server::admin_server(asio::io_context& io, const settings& s, outreach::cl
         throw std::runtime_error("admin_listen: " + error_text);
     }
     ss.server_name = "orchestrator-admin";
+    // The server's own answers (413, 431, malformed HTTP, a handler that threw) in the Error
+    // shape of api/openapi.yaml, like every other error of this endpoint.
+    ss.error_body = [](http::status status, std::string_view, std::string_view message) {
+        return error(status, std::string(message)).body;
+    };
     ss.body_limit_bytes = static_cast<std::size_t>(m.cfg.admin_body_limit_bytes);
     std::weak_ptr<impl> weak = impl_;
     m.server = std::make_unique<api::http_server>(

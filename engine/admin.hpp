@@ -25,13 +25,20 @@
 // The web dashboard under /ui/ and its session cookie (with a CSRF header for changes) are
 // engine/admin_ui.hpp.
 //
-// Errors: every bad request gets {"error": {"status", "message", "details"?}} with 400 (bad query
-// parameter, empty body, a body that is not JSON), 401, 404 (no such path, campaign, version,
-// lead or account), 405 (with Allow), 409 (a state change the campaign's state forbids), 413 (body
-// over admin_body_limit_bytes), 422 (an invalid definition, with line:column details; an audience
-// `file:`, which the server cannot read for a remote user; a quota value or action that is not
-// one, the message naming the field). A change is one transaction: a refused request changes nothing. A
-// database failure answers 503; anything unexpected 500, logged once; the server keeps running.
+// Errors: every bad request gets {"error": {"status", "message", "details"?}}, the HTTP layer's
+// own answers too (api::server_settings::error_body), with 400 (bad query parameter, empty body, a
+// body that is not JSON, a path segment, query value or body that is not UTF-8 or holds a NUL, a
+// name in the path with control or bidirectional characters, a body on a route that takes none,
+// malformed HTTP; the message says where), 401, 404 (no such path, campaign, version, lead or
+// account), 405 (with Allow), 409 (a state change the campaign's state forbids; applying a
+// cancelled campaign, found before any audience search), 413 (body over admin_body_limit_bytes),
+// 415 (a body in a media type the route does not take), 422 (an invalid definition, with
+// line:column details; an audience `file:`, which the server cannot read for a remote user; a
+// quota value or action that is not one, the message naming the field), 431 (headers over 64
+// KiB). Requests are read by engine/admin_input.hpp before any route touches the database. A
+// change is one transaction: a refused request changes nothing. A database failure answers 503
+// (its text is logged, never answered); anything unexpected 500, logged once (user text escaped);
+// the server keeps running.
 //
 // /metrics: steps run in `worker` processes, so the figures are derived from Postgres at scrape
 // time with bounded queries (schema/queries/admin/metrics_*.sql): counters advance over the step

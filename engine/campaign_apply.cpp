@@ -1,6 +1,9 @@
 #include "engine/campaign_apply.hpp"
 
 #include "engine/outreach/cost_model.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
 
 #include <set>
 
@@ -159,6 +162,72 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
         leads.push_back(std::move(l));
     }
     return leads;
+}
+
+apply_plan plan_apply(store& db, const campaigns::campaign& c) {
+    apply_plan plan;
+    auto current = db.current_definition(c.name);
+    if (!current) {
+        return plan;
+    }
+    plan.exists = true;
+    plan.version = current->version;
+    if (current->state == "cancelled") {
+        throw campaign_conflict("campaign '" + c.name + "' was cancelled; apply it under a new name");
+    }
+    plan.unchanged = current->digest == definition_digest(campaigns::to_json(c));
+    return plan;
+}
+
+apply_outcome unchanged_outcome(const apply_plan& plan) {
+    apply_outcome out;
+    out.version = plan.version;
+    return out;
+}
+
+bool skips_search(const campaigns::campaign& c, const apply_plan& plan) {
+    return plan.unchanged && c.who.kind == campaigns::audience::source::search;
+}
+
+namespace {
+
+state_change change_state_once(store& db, const std::string& name, state_change o) {
+    pqxx::work tx(db.connection());
+    auto r = tx.exec_params(std::string(schema::query("admin/lock_campaign")), name);
+    if (r.empty()) {
+        return o;
+    }
+    o.found = true;
+    o.from = r[0][1].as<std::string>();
+    if (o.from == o.to) {
+        return o;
+    }
+    const bool allowed = (o.to == "paused" && o.from == "active") || (o.to == "active" && o.from == "paused") ||
+                         (o.to == "cancelled" && (o.from == "active" || o.from == "paused"));
+    if (!allowed) {
+        o.conflict = true;
+        return o;
+    }
+    set_campaign_state(tx, name, o.to, o.to == "paused" ? "paused by an operator" : "");
+    tx.commit();
+    o.changed = true;
+    return o;
+}
+
+}  // namespace
+
+state_change change_campaign_state(store& db, const std::string& name, const std::string& verb) {
+    state_change o;
+    o.to = verb == "pause" ? "paused" : (verb == "resume" ? "active" : "cancelled");
+    try {
+        return change_state_once(db, name, o);
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error("campaigns/set_state");
+    }
+}
+
+std::string state_conflict_message(const std::string& verb, const std::string& name, const std::string& from) {
+    return "cannot " + verb + " campaign '" + name + "': it is " + from;
 }
 
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,

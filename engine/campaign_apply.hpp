@@ -64,6 +64,36 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender);
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);
 std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit>& hits);
 
+// What an apply of `c` will do, decided before anything is sent or billed. Throws
+// campaign_conflict for a cancelled campaign (no audience search is sent for it). `unchanged`: the
+// current stored version has the same definition; a search audience is then not searched again
+// (a re-apply of an unchanged definition bills nothing).
+struct apply_plan {
+    bool exists = false;
+    bool unchanged = false;
+    int version = 0;  // the current version when it exists
+};
+apply_plan plan_apply(store& db, const campaigns::campaign& c);
+// The outcome of an apply that `plan` found unchanged and that sent no search.
+apply_outcome unchanged_outcome(const apply_plan& plan);
+// True when the apply of `c` sends no search and stores nothing new (see apply_plan).
+bool skips_search(const campaigns::campaign& c, const apply_plan& plan);
+
+// pause / resume / cancel, shared by the CLI and the admin API so both follow the same rules:
+// pause an active campaign, resume a paused one, cancel either. Asking for the state it is in
+// changes nothing (changed false); any other move is a conflict, and nothing changes. One
+// transaction with the campaign's row locked. `verb` is pause, resume or cancel.
+struct state_change {
+    bool found = false;   // false: no such campaign
+    std::string from;     // the state before
+    std::string to;       // the state asked for
+    bool changed = false;
+    bool conflict = false;
+};
+state_change change_campaign_state(store& db, const std::string& name, const std::string& verb);
+// "cannot resume campaign 'x': it is cancelled"
+std::string state_conflict_message(const std::string& verb, const std::string& name, const std::string& from);
+
 // Stores the definition (a new version when it changed), enrolls `leads` and records `charge`
 // (the audience search's cost, when there was one) in the campaign's ledger, in one transaction.
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,

@@ -21,6 +21,7 @@ namespace {
 struct field_access {
     std::function<std::string(settings&, const std::string&)> assign;  // returns a problem or ""
     std::function<std::string(const settings&)> show;
+    std::string type = "TEXT";  // the flag's type in --help: TEXT, INT or BOOL
 };
 
 struct setting_row {
@@ -50,7 +51,7 @@ field_access boolean(bool settings::*field) {
         }
         return std::string();
     },
-            [field](const settings& s) { return std::string(s.*field ? "true" : "false"); }};
+            [field](const settings& s) { return std::string(s.*field ? "true" : "false"); }, "BOOL"};
 }
 
 field_access number(std::int64_t settings::*field, std::int64_t min, std::int64_t max) {
@@ -66,7 +67,7 @@ field_access number(std::int64_t settings::*field, std::int64_t min, std::int64_
         s.*field = n;
         return std::string();
     },
-            [field](const settings& s) { return std::to_string(s.*field); }};
+            [field](const settings& s) { return std::to_string(s.*field); }, "INT"};
 }
 
 std::vector<setting_row> with_orch_env(std::vector<setting_row> rows) {
@@ -339,8 +340,10 @@ settings_result load_settings(const settings_sources& src, const settings_needs&
 const std::vector<setting_doc>& setting_docs() {
     static const std::vector<setting_doc> docs = [] {
         std::vector<setting_doc> d;
+        const settings defaults;
         for (const auto& r : rows()) {
-            d.push_back({r.name, r.env, r.description});
+            const bool secret = r.name == "api_key" || r.name.find("token") != std::string::npos;
+            d.push_back({r.name, r.env, r.description, r.field.type, secret ? std::string() : r.field.show(defaults)});
         }
         return d;
     }();

@@ -94,6 +94,8 @@ struct setting_doc {
     std::string name;
     std::string env;
     std::string description;
+    std::string type;           // TEXT, INT or BOOL (for --help)
+    std::string default_value;  // as the example configuration shows it; "" for none or a secret
 };
 const std::vector<setting_doc>& setting_docs();
 

@@ -9,7 +9,7 @@
 #include "engine/outreach/signature.hpp"
 #include "engine/secret_box.hpp"
 #include "engine/store.hpp"
-#include "engine/text_safety.hpp"
+#include "api/text.hpp"
 #include "engine/time_format.hpp"
 #include "schema/schema.hpp"
 
@@ -188,7 +188,7 @@ struct intake::impl {
             }
             if (std::chrono::steady_clock::now() > deadline) {
                 spdlog::warn("serve: the gate refused a call on account={} for 10 minutes ({}); going ahead",
-                             log_text(c.account_id), limits::to_string(v.why));
+                             orch::text::escaped(c.account_id), limits::to_string(v.why));
                 co_return v;
             }
             auto wait = std::clamp(v.retry_after, std::chrono::milliseconds(50), std::chrono::milliseconds(30'000));
@@ -213,7 +213,7 @@ struct intake::impl {
             auto job = [this, &c, scope, ra] { return limiter->rate_limited(c, scope, ra); };
             auto until = co_await on(gate_pool, job);
             spdlog::warn("serve: RATE_LIMITED on account={}: cooldown {} ms written for every process",
-                         log_text(c.account_id), until ? until->count() : -1);
+                         orch::text::escaped(c.account_id), until ? until->count() : -1);
         } else if (r && (v.key_streak || v.account_streak)) {
             auto job = [this, &c, &v] {
                 limiter->succeeded(c, v);
@@ -256,8 +256,8 @@ struct intake::impl {
         case outreach::event_type::disconnection:
             put(source_id, "disconnection", "");
             db->set_account_connected(account, false, "DISCONNECTED");
-            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", log_text(account),
-                         log_text(ev.reason));
+            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", orch::text::escaped(account),
+                         orch::text::escaped(ev.reason));
             break;
         case outreach::event_type::unknown:
             put(source_id, "other", "");
@@ -271,8 +271,8 @@ struct intake::impl {
         ++stats.received;
         if (ev.type == outreach::event_type::unknown) {
             ++stats.unknown_types;
-            spdlog::debug("serve: account={} event of unknown type '{}' stored as other", log_text(account),
-                          log_text(ev.type_name));
+            spdlog::debug("serve: account={} event of unknown type '{}' stored as other", orch::text::escaped(account),
+                          orch::text::escaped(ev.type_name));
         }
         auto job = [this, &ev, &source_id, &account] { return store_event(ev, source_id, account); };
         int added = co_await on_db(job);
@@ -299,7 +299,7 @@ struct intake::impl {
         if (fresh) {
             ++stats.quarantined;
             spdlog::error("serve: account={} {} event {} quarantined: {} (see `orchestrator events quarantine`)",
-                          log_text(account), channel, log_text(source_id), log_text(reason));
+                          orch::text::escaped(account), channel, orch::text::escaped(source_id), orch::text::escaped(reason));
         }
     }
 
@@ -390,7 +390,7 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     }
     if (*check != outreach::signature_check::valid) {
         ++stats.rejected;
-        spdlog::warn("serve: rejected delivery for account={}: signature {}", log_text(account),
+        spdlog::warn("serve: rejected delivery for account={}: signature {}", orch::text::escaped(account),
                      outreach::to_string(*check));
         co_return api::handler_result::reply(
             error_response(req, http::status::unauthorized,
@@ -423,7 +423,7 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         co_await take(*ev, source, account);
     } catch (const std::exception& e) {
         // Not stored: answer 503 so the API delivers it again.
-        spdlog::error("serve: could not store event for account={}: {}", log_text(account), e.what());
+        spdlog::error("serve: could not store event for account={}: {}", orch::text::escaped(account), e.what());
         co_return api::handler_result::reply(
             error_response(req, http::status::service_unavailable, "event not stored, retry"));
     }
@@ -499,7 +499,7 @@ asio::awaitable<bool> intake::impl::confirm_active(const std::string& account, c
         auto start = [this, &id] { return api->start_webhook(id); };
         auto started = co_await gated(account, limits::action::check_invitation, start);
         if (!started) {
-            spdlog::error("serve: account={} webhook={} not started: {}", log_text(account), log_text(id),
+            spdlog::error("serve: account={} webhook={} not started: {}", orch::text::escaped(account), orch::text::escaped(id),
                           outreach::describe(started.error()));
             co_return false;
         }
@@ -507,8 +507,8 @@ asio::awaitable<bool> intake::impl::confirm_active(const std::string& account, c
     auto list = [this] { return api->list_webhooks(); };
     auto listed = co_await gated(account, limits::action::check_invitation, list);
     if (!listed) {
-        spdlog::warn("serve: account={} webhook={}: the list could not confirm it: {}", log_text(account),
-                     log_text(id), outreach::describe(listed.error()));
+        spdlog::warn("serve: account={} webhook={}: the list could not confirm it: {}", orch::text::escaped(account),
+                     orch::text::escaped(id), outreach::describe(listed.error()));
         co_return active_now;  // the create/start reply is all we know
     }
     for (const auto& w : listed->webhooks) {
@@ -516,14 +516,14 @@ asio::awaitable<bool> intake::impl::confirm_active(const std::string& account, c
             if (w.is_active.value_or(true)) {
                 co_return true;
             }
-            spdlog::error("serve: account={} webhook={} is listed inactive after /start", log_text(account),
-                          log_text(id));
+            spdlog::error("serve: account={} webhook={} is listed inactive after /start", orch::text::escaped(account),
+                          orch::text::escaped(id));
             co_return false;
         }
     }
     // A list that pages or lags: the create, read or start reply is all there is to go on.
     spdlog::warn("serve: account={} webhook={} is not in the list; trusting the reply that it is active",
-                 log_text(account), log_text(id));
+                 orch::text::escaped(account), orch::text::escaped(id));
     co_return true;
 }
 
@@ -573,19 +573,19 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
                     auto rotated = co_await gated(account, limits::action::check_invitation, rotate);
                     if (!rotated) {
                         spdlog::error("serve: account={} webhook={}: its secret could not be recovered by rotation: {}",
-                                      log_text(account), log_text(id), outreach::describe(rotated.error()));
+                                      orch::text::escaped(account), orch::text::escaped(id), outreach::describe(rotated.error()));
                         co_return false;
                     }
                     secret = rotated->secret;
-                    spdlog::warn("serve: account={} webhook={}: stored secret unusable; rotated", log_text(account),
-                                 log_text(id));
+                    spdlog::warn("serve: account={} webhook={}: stored secret unusable; rotated", orch::text::escaped(account),
+                                 orch::text::escaped(id));
                 }
             }
         } else if (got.error().http_status == 404) {
-            spdlog::warn("serve: account={} webhook={} is gone; creating another", log_text(account),
-                         log_text(old.id));
+            spdlog::warn("serve: account={} webhook={} is gone; creating another", orch::text::escaped(account),
+                         orch::text::escaped(old.id));
         } else {
-            spdlog::error("serve: account={} webhook={} could not be read: {}", log_text(account), log_text(old.id),
+            spdlog::error("serve: account={} webhook={} could not be read: {}", orch::text::escaped(account), orch::text::escaped(old.id),
                           outreach::describe(got.error()));
             co_return false;
         }
@@ -609,12 +609,12 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
         if (!made && made.error().http_status == 400) {
             // A server that takes only the documented filter names (api-facts 1.1).
             spdlog::info("serve: account={}: the events filter was refused ({}); subscribing to all",
-                         log_text(account), log_text(made.error().message));
+                         orch::text::escaped(account), orch::text::escaped(made.error().message));
             p.events = {"all"};
             made = co_await gated(account, limits::action::check_invitation, create);
         }
         if (!made) {
-            spdlog::error("serve: account={} webhook not created: {}", log_text(account),
+            spdlog::error("serve: account={} webhook not created: {}", orch::text::escaped(account),
                           outreach::describe(made.error()));
             co_return false;
         }
@@ -624,7 +624,7 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
         created = true;
         if (custom && secret.empty()) {
             spdlog::error("serve: account={} webhook={}: the create reply carried no signing secret",
-                          log_text(account), log_text(id));
+                          orch::text::escaped(account), orch::text::escaped(id));
         }
     }
     std::optional<std::string> sealed;
@@ -654,7 +654,7 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
         hosted[account] = stop;
         asio::co_spawn(io, hosted_loop(account, id, stop), asio::detached);
     }
-    spdlog::info("serve: account={} webhook={} ({} mode, {})", log_text(account), log_text(id),
+    spdlog::info("serve: account={} webhook={} ({} mode, {})", orch::text::escaped(account), orch::text::escaped(id),
                  custom ? "custom, signed" : "hosted", created ? "created" : "reused");
     co_return true;
 }
@@ -678,7 +678,7 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
                         try {
                             made = co_await ensure_one(a);
                         } catch (const std::exception& e) {
-                            spdlog::error("serve: account={} webhook setup failed: {}", log_text(a.account_id),
+                            spdlog::error("serve: account={} webhook setup failed: {}", orch::text::escaped(a.account_id),
                                           e.what());
                         }
                         ensuring = false;
@@ -780,7 +780,7 @@ asio::awaitable<bool> intake::impl::poll_round(const std::string& account, const
         auto poll = [this, &webhook_id, &p] { return api->poll_webhook_events(webhook_id, p); };
         auto page = co_await gated(account, limits::action::check_invitation, poll);
         if (!page) {
-            spdlog::warn("serve: account={} polling failed: {}", log_text(account), outreach::describe(page.error()));
+            spdlog::warn("serve: account={} polling failed: {}", orch::text::escaped(account), outreach::describe(page.error()));
             co_return false;
         }
         bool progressed = false;
@@ -859,7 +859,7 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
             while (!stopping && !*stop) {
                 auto next = co_await stream.next();
                 if (!next) {
-                    spdlog::warn("serve: account={} stream ended: {}; polling", log_text(account),
+                    spdlog::warn("serve: account={} stream ended: {}; polling", orch::text::escaped(account),
                                  outreach::describe(next.error()));
                     break;
                 }
@@ -889,7 +889,7 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
             }
             stream.close();
         } catch (const std::exception& e) {
-            spdlog::error("serve: account={} event intake failed: {}", log_text(account), e.what());
+            spdlog::error("serve: account={} event intake failed: {}", orch::text::escaped(account), e.what());
         }
         co_await sleep_for(std::chrono::seconds(1));
     }
@@ -960,7 +960,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto call = [this, &account, &p] { return api->list_sent(account, p); };
             auto page = co_await gated(account, limits::action::check_invitation, call);
             if (!page) {
-                spdlog::warn("serve: sweep of account={}: list_sent failed: {}", log_text(account),
+                spdlog::warn("serve: sweep of account={}: list_sent failed: {}", orch::text::escaped(account),
                              outreach::describe(page.error()));
                 listed = false;
                 break;
@@ -994,7 +994,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         auto call = [this, &account, &p] { return api->check_invitation(account, p); };
         auto st = co_await gated(account, limits::action::check_invitation, call);
         if (!st) {
-            spdlog::warn("serve: sweep of account={}: check_invitation failed: {}", log_text(account),
+            spdlog::warn("serve: sweep of account={}: check_invitation failed: {}", orch::text::escaped(account),
                          outreach::describe(st.error()));
             co_return;  // the gap stays open: the next sweep tries again
         }
@@ -1019,7 +1019,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto call = [this, &account, &p] { return api->list_inbox(account, p); };
             auto page = co_await gated(account, limits::action::get_conversation, call);
             if (!page) {
-                spdlog::warn("serve: sweep of account={}: list_inbox failed: {}", log_text(account),
+                spdlog::warn("serve: sweep of account={}: list_inbox failed: {}", orch::text::escaped(account),
                              outreach::describe(page.error()));
                 co_return;
             }
@@ -1115,7 +1115,7 @@ asio::awaitable<void> intake::impl::health_loop() {
                 if (quiet_before.count(account) == 0) {
                     spdlog::warn("serve: events health degraded: account={} has {} pending invitations and no event "
                                  "for over {} s; the catch-up sweep covers it, but check its webhook",
-                                 log_text(account), pending, cfg.events_quiet_seconds);
+                                 orch::text::escaped(account), pending, cfg.events_quiet_seconds);
                 }
             }
             quiet_before = std::move(now_quiet);

@@ -1,5 +1,7 @@
 #include "engine/limits_gate.hpp"
 
+#include "api/text.hpp"
+
 #include "engine/config.hpp"
 
 #include <spdlog/spdlog.h>
@@ -172,7 +174,8 @@ std::shared_ptr<const effective_quotas> limits_gate::quotas_of(const std::string
             entry.quotas = std::make_shared<const effective_quotas>(effective(*parsed, defaults_));
         } else {
             entry.quotas = nullptr;
-            spdlog::error("limits: account={} quota overrides ignored (the defaults hold): {}", account_id, error);
+            spdlog::error("limits: account={} quota overrides ignored (the defaults hold): {}",
+                          orch::text::escaped(account_id), orch::text::escaped(error));
         }
     }
     return entry.quotas;
@@ -279,6 +282,13 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         break;
     }
     auto wait = std::max(v.retry_after, std::chrono::milliseconds(1));
+    if (v.why == limits::reason::cooldown_key || v.why == limits::reason::cooldown_account) {
+        // Every lead parked on a cooldown would otherwise wake at its last millisecond and burst
+        // into the next window: full jitter over the key bucket's burst at its rate.
+        std::lock_guard lock(mirror_mutex_);
+        wait += std::chrono::milliseconds(
+            std::uniform_int_distribution<std::int64_t>(0, jitter_window_.count())(jitter_rng_));
+    }
     return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why};
 }
 

@@ -1,5 +1,6 @@
 #include "engine/store.hpp"
 
+#include "api/text.hpp"
 #include "campaigns/model.hpp"
 #include "engine/ledger.hpp"
 #include "schema/schema.hpp"
@@ -79,7 +80,7 @@ auto again_after_deadlock(const char* what, F&& once) {
             if (e.sqlstate != "40P01" || attempt == 3) {
                 throw;
             }
-            spdlog::warn("{}: {} (try {} of 3, again)", what, e.what(), attempt);
+            spdlog::warn("{}: {} (try {} of 3, again)", what, orch::text::escaped(e.what()), attempt);
             std::this_thread::sleep_for(std::chrono::milliseconds(
                 attempt * std::uniform_int_distribution<int>(50, 150)(rng)));
         }
@@ -152,8 +153,14 @@ store::~store() = default;
 int store::current_version() {
     return guarded("migrate/current", [&] {
         pqxx::nontransaction tx(*conn_);
-        auto r = tx.exec(q("migrate/current"));
-        return r.empty() ? 0 : r[0][0].as<int>();
+        try {
+            auto r = tx.exec(q("migrate/current"));
+            return r.empty() ? 0 : r[0][0].as<int>();
+        } catch (const pqxx::undefined_table&) {
+            // An empty database: Postgres resolves the query's table before its WHERE, so the
+            // query cannot say 0 itself. Version 0 makes require_current say to run migrate.
+            return 0;
+        }
     });
 }
 
@@ -230,8 +237,8 @@ std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, 
     }
     tx.exec_params(q("engine/reassign"), moves.dump());
     tx.exec(q("engine/notify_wake"));
-    spdlog::info("account {} unavailable ({}): {} leads moved to other senders", account_id, api_status,
-                 moves.size());
+    spdlog::info("account {} unavailable ({}): {} leads moved to other senders", orch::text::escaped(account_id),
+                 orch::text::escaped(api_status), moves.size());
     return static_cast<std::int64_t>(moves.size());
 }
 
@@ -317,7 +324,8 @@ std::vector<account_row> store::accounts() {
                 out.back().quotas = *quotas;
             } else {
                 // The CHECK of migration 0007 keeps this out; never fail a listing over it.
-                spdlog::error("store: account={} quotas ignored: {}", out.back().account_id, error);
+                spdlog::error("store: account={} quotas ignored: {}", orch::text::escaped(out.back().account_id),
+                              orch::text::escaped(error));
             }
         }
         return out;
@@ -562,7 +570,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             out.campaign_id = found[0][0].as<std::int64_t>();
             out.version = found[0][2].as<int>();
             if (found[0][1].as<std::string>() == "cancelled") {
-                throw store_error("campaign '" + name + "' was cancelled; apply it under a new name");
+                throw campaign_conflict("campaign '" + name + "' was cancelled; apply it under a new name");
             }
             if (found[0][3].as<std::string>() != digest) {
                 ++out.version;
@@ -683,6 +691,22 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         out.state = st.empty() ? std::string() : st[0][0].as<std::string>();
         tx.commit();
         return out;
+    });
+}
+
+std::string definition_digest(const json& canonical) { return sha256_hex(canonical.dump()); }
+
+std::optional<current_definition_row> store::current_definition(const std::string& name) {
+    return guarded("campaigns/find", [&]() -> std::optional<current_definition_row> {
+        // campaigns/find locks the row (apply's own use); this read lets it go at once.
+        pqxx::work tx(*conn_);
+        auto r = tx.exec_params(q("campaigns/find"), name);
+        tx.abort();
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        return current_definition_row{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<int>(),
+                                      r[0][3].as<std::string>()};
     });
 }
 

@@ -88,6 +88,23 @@ struct funnel_row {
                  failed = 0, live = 0, credits = 0;
 };
 
+// A change the campaign's state forbids (applying a cancelled campaign, resuming a cancelled one):
+// a conflict the caller reports (409 in the admin API, exit 2 in the CLI), not a database failure.
+struct campaign_conflict : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The digest stored with each campaign version: SHA-256 (hex) of the canonical JSON's dump().
+std::string definition_digest(const json& canonical);
+
+// The stored campaign of a name as an apply sees it before it starts (store::current_definition).
+struct current_definition_row {
+    std::int64_t campaign_id = 0;
+    std::string state;
+    int version = 0;
+    std::string digest;  // of the current version
+};
+
 struct campaign_row {
     std::string name;
     std::string state;
@@ -224,6 +241,8 @@ public:
                                  const apply_progress& progress = {},
                                  const std::optional<apply_charge>& charge = std::nullopt);
     std::vector<campaign_row> campaigns();
+    // The campaign's state and current version's digest; nullopt when there is no such campaign.
+    std::optional<current_definition_row> current_definition(const std::string& name);
     bool campaign_exists(const std::string& name);
     // pause/resume/cancel/complete; false when no such campaign.
     bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);

@@ -17,6 +17,8 @@
 // Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
 // listing every problem.
+#include "api/log_format.hpp"
+#include "api/text.hpp"
 #include "campaigns/campaigns.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
 #include "engine/campaign_apply.hpp"
@@ -28,7 +30,7 @@
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
-#include "engine/text_safety.hpp"
+#include "api/text.hpp"
 #include "engine/time_format.hpp"
 #include "engine/worker.hpp"
 #include "schema/schema.hpp"
@@ -81,14 +83,18 @@ struct global_options {
 };
 
 void add_setting_flags(CLI::App& app, global_options& g) {
-    app.add_option("--config", g.config_file, "YAML configuration file")->check(CLI::ExistingFile);
+    app.add_option("--config", g.config_file, "YAML configuration file")->check(CLI::ExistingFile)->type_name("PATH");
     for (const auto& doc : orch::engine::setting_docs()) {
         std::string flag = "--" + doc.name;
         std::replace(flag.begin(), flag.end(), '_', '-');
         auto name = doc.name;
+        // The type and the default in --help; the default is only shown (not applied by the flag),
+        // so the configuration file and the environment still take effect when the flag is absent.
         app.add_option_function<std::string>(
                flag, [&g, name](const std::string& v) { g.flags[name] = v; },
                doc.description + (doc.env.empty() ? "" : " [env " + doc.env + "]"))
+            ->type_name(doc.type)
+            ->default_str(doc.default_value)
             ->group("Settings");
     }
 }
@@ -129,6 +135,157 @@ auto with_client(const settings& s, F f) {
     auto fut = asio::co_spawn(io, f(api), asio::use_future);
     io.run();
     return fut.get();
+}
+
+// ---- output formats ----
+// Every listing command takes --format table|json|csv. A command with several tables gives them
+// all in table and json form; csv gives one table (its main one, or the one --section names), as
+// RFC 4180: one header line, CRLF line ends, a field quoted when it holds a comma, a quote or a
+// line break. Dates are ISO 8601; rates are percentages (57.1%) in table and csv, fractions in json.
+struct text_table {
+    std::string title;                         // heading in table form; "" for none
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+};
+
+std::string csv_cell(const std::string& v) {
+    if (v.find_first_of(",\"\r\n") == std::string::npos) {
+        return v;
+    }
+    std::string out = "\"";
+    for (char c : v) {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
+void print_csv(const text_table& t) {
+    for (std::size_t i = 0; i < t.columns.size(); ++i) {
+        std::cout << (i ? "," : "") << csv_cell(t.columns[i]);
+    }
+    std::cout << "\r\n";
+    for (const auto& row : t.rows) {
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            std::cout << (i ? "," : "") << csv_cell(row[i]);
+        }
+        std::cout << "\r\n";
+    }
+}
+
+// Characters on a terminal (UTF-8 code points; wide characters count one).
+std::size_t display_width(const std::string& s) {
+    std::size_t n = 0;
+    for (unsigned char c : s) {
+        n += (c & 0xC0) != 0x80 ? 1 : 0;
+    }
+    return n;
+}
+
+// Aligned columns; text is escaped (control and bidirectional characters spelled out) so nothing
+// from the database can move the cursor or reorder the line.
+void print_aligned(const text_table& t) {
+    if (!t.title.empty()) {
+        std::cout << orch::text::escaped(t.title) << "\n";
+    }
+    std::vector<std::vector<std::string>> cells;
+    cells.push_back(t.columns);
+    for (const auto& row : t.rows) {
+        std::vector<std::string> r;
+        for (const auto& c : row) {
+            r.push_back(orch::text::escaped(c.empty() ? "-" : c));
+        }
+        cells.push_back(std::move(r));
+    }
+    std::vector<std::size_t> width(t.columns.size(), 0);
+    for (const auto& r : cells) {
+        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) {
+            width[i] = std::max(width[i], display_width(r[i]));
+        }
+    }
+    for (const auto& r : cells) {
+        std::string line = "  ";
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            line += r[i];
+            if (i + 1 < r.size()) {
+                line += std::string(width[i] - display_width(r[i]) + 2, ' ');
+            }
+        }
+        std::cout << line << "\n";
+    }
+    if (t.rows.empty()) {
+        std::cout << "  (none)\n";
+    }
+}
+
+// A JSON value as a cell: strings as they are, numbers as written, null as "".
+std::string cell(const json& v) {
+    if (v.is_null()) {
+        return "";
+    }
+    return v.is_string() ? v.get<std::string>() : v.dump();
+}
+
+// A fraction (0.5714) as a percentage with one decimal ("57.1%"); null or not a number: "".
+std::string percent(const json& v) {
+    if (!v.is_number()) {
+        return "";
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f%%", v.get<double>() * 100.0);
+    return buf;
+}
+
+// Prints `sections` in `format`: table (the named one, or all), csv (the named one, else the
+// first), json (`doc`, given whole). An unknown section name is a usage error listing them.
+void print_sections(const std::string& format, const std::vector<text_table>& sections,
+                    const std::vector<std::string>& names, const std::string& section, const json& doc) {
+    std::size_t pick = 0;
+    if (!section.empty()) {
+        auto it = std::find(names.begin(), names.end(), section);
+        if (it == names.end()) {
+            std::string all;
+            for (const auto& n : names) {
+                all += (all.empty() ? "" : ", ") + n;
+            }
+            throw usage_error("--section: unknown section '" + orch::text::escaped(section) + "'; one of " + all);
+        }
+        pick = static_cast<std::size_t>(it - names.begin());
+    }
+    if (format == "json") {
+        std::cout << (section.empty() || !doc.contains(section) ? doc : doc[section]).dump(2) << "\n";
+        return;
+    }
+    if (format == "csv") {
+        print_csv(sections[pick]);
+        return;
+    }
+    for (std::size_t i = 0; i < sections.size(); ++i) {
+        if (!section.empty() && i != pick) {
+            continue;
+        }
+        if (i > 0 && section.empty()) {
+            std::cout << "\n";
+        }
+        print_aligned(sections[i]);
+    }
+}
+
+// ISO 8601 date of a day number (days since 1970-01-01).
+std::string iso_date(std::int64_t day) {
+    std::time_t t = static_cast<std::time_t>(day) * 86'400;
+    std::tm tm{};
+    gmtime_r(&t, &tm);
+    char buf[16];
+    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
+    return buf;
+}
+
+// The store, after checking the schema is current: an empty or older database says to run
+// `orchestrator migrate` (and a newer one to upgrade), whatever the command.
+std::unique_ptr<orch::engine::store> open_store(const settings& s) {
+    auto db = std::make_unique<orch::engine::store>(s.database_url);
+    db->require_current();
+    return db;
 }
 
 // ---- migrate ----
@@ -250,7 +407,8 @@ json action_json(const orch::limits::action_status& a) {
             {"streak", a.streak}};
 }
 
-int cmd_accounts_list(const settings& s, const std::string& format, const std::string& time_zone) {
+int cmd_accounts_list(const settings& s, const std::string& format, const std::string& time_zone,
+                      const std::string& section) {
     namespace limits = orch::limits;
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -294,7 +452,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
                     actions[limits::to_string(st.what)] = action_json(st);
                 }
                 auto kc = it->second.key_cooldown_until;
-                j["quotas"] = {{"day", day->day},
+                j["quotas"] = {{"day", iso_date(day->day)},
                                {"key_cooldown_until", kc ? json(orch::iso8601_ms(*kc)) : json(nullptr)},
                                {"actions", actions}};
             }
@@ -305,10 +463,37 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         std::cout << doc.dump(2) << "\n";
         return 0;
     }
+    if (format == "csv") {
+        // One table: the accounts (the main one), or --section quotas: one row per account and action.
+        text_table list{"", {"account", "label", "status", "connected", "webhook"}, {}};
+        text_table q{"", {"account", "action", "day", "used_today", "limit_today", "left_today", "used_week", "limit_week",
+                          "left_week", "cooldown_until"}, {}};
+        for (const auto& a : accounts) {
+            list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "true" : "false", a.webhook_id});
+            auto it = quotas.find(a.account_id);
+            if (it == quotas.end()) {
+                continue;
+            }
+            for (const auto& st : it->second.actions) {
+                auto n = [](std::int64_t v) { return v < 0 ? std::string() : std::to_string(v); };
+                q.rows.push_back({a.account_id, limits::to_string(st.what), iso_date(day->day),
+                                  std::to_string(st.used_today), n(st.limit_today), n(st.left_today),
+                                  std::to_string(st.used_week), n(st.limit_week), n(st.left_week),
+                                  st.cooldown_until ? orch::iso8601_s(*st.cooldown_until) : std::string()});
+            }
+        }
+        if (section == "quotas" && !quotas_error.empty()) {
+            throw usage_error("quotas unavailable (" + quotas_error + ")");
+        }
+        print_sections("csv", {list, q}, {"accounts", "quotas"}, section, json());
+        return 0;
+    }
     std::printf("%-24s %-12s %-10s %-10s %s\n", "account", "label", "status", "connected", "webhook");
     for (const auto& a : accounts) {
-        std::printf("%-24s %-12s %-10s %-10s %s\n", a.account_id.c_str(), a.label.c_str(), a.api_status.c_str(),
-                    a.connected ? "yes" : "no", a.webhook_id.c_str());
+        // Text from the API or an operator: escaped, so no control or bidi character reaches the terminal.
+        std::printf("%-24s %-12s %-10s %-10s %s\n", orch::text::escaped(a.account_id).c_str(),
+                    orch::text::escaped(a.label).c_str(), orch::text::escaped(a.api_status).c_str(),
+                    a.connected ? "yes" : "no", orch::text::escaped(a.webhook_id).c_str());
         if (!orch::engine::no_overrides(a.quotas)) {
             std::string text;
             for (auto act : orch::engine::quota_actions) {
@@ -415,17 +600,27 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
         std::cout << doc.dump(2) << "\n";
         return 0;
     }
-    auto cell = [](const json& v, const json& source) {
+    if (format == "csv") {
+        text_table t{"", {"action", "per_day", "per_day_source", "per_week", "per_week_source"}, {}};
+        for (auto a : orch::engine::quota_actions) {
+            const auto& q = view[orch::limits::to_string(a)];
+            t.rows.push_back({orch::limits::to_string(a), cell(q["per_day"]), cell(q["per_day_source"]),
+                              cell(q["per_week"]), cell(q["per_week_source"])});
+        }
+        print_csv(t);
+        return 0;
+    }
+    auto quota_cell = [](const json& v, const json& source) {
         return (v.is_null() ? std::string("-") : std::to_string(v.get<std::int64_t>())) + " (" +
                source.get<std::string>() + ")";
     };
-    std::printf("account %s%s\n", result.account_id.c_str(),
+    std::printf("account %s%s\n", orch::text::escaped(result.account_id).c_str(),
                 result.changed ? ": quotas changed" : (r.values.empty() && r.clear.empty() ? "" : ": unchanged"));
     std::printf("  %-10s %-20s %s\n", "action", "per day", "per week");
     for (auto a : orch::engine::quota_actions) {
         const auto& q = view[orch::limits::to_string(a)];
-        std::printf("  %-10s %-20s %s\n", orch::limits::to_string(a), cell(q["per_day"], q["per_day_source"]).c_str(),
-                    cell(q["per_week"], q["per_week_source"]).c_str());
+        std::printf("  %-10s %-20s %s\n", orch::limits::to_string(a), quota_cell(q["per_day"], q["per_day_source"]).c_str(),
+                    quota_cell(q["per_week"], q["per_week_source"]).c_str());
     }
     std::printf("-: no limit; a campaign file's limits can only lower these for its campaign\n");
     return 0;
@@ -585,7 +780,19 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::cout << j.dump(2) << "\n";
         return 0;
     }
-    std::printf("Estimate for '%s': %lld leads, %zu sender(s)\n", c.value.name.c_str(),
+    if (format == "csv") {
+        // The per-action table (the json form has the totals too).
+        text_table t{"", {"action", "calls_max", "per_working_day", "working_days"}, {}};
+        for (const auto& a : r.actions) {
+            char days[32];
+            std::snprintf(days, sizeof days, "%.1f", a.working_days);
+            t.rows.push_back({a.action, std::to_string(a.calls_max),
+                              a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day), days});
+        }
+        print_csv(t);
+        return 0;
+    }
+    std::printf("Estimate for '%s': %lld leads, %zu sender(s)\n", orch::text::escaped(c.value.name).c_str(),
                 static_cast<long long>(in.leads), c.value.accounts.size());
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
@@ -615,6 +822,14 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     db.require_current();
     auto c = load_campaign_file(file, &db);
     auto senders = orch::engine::sender_ids(db, c.value);
+    // Everything is checked before the audience search is sent (a cancelled campaign is refused
+    // here), so an apply that fails bills nothing; an unchanged definition is not searched again.
+    const auto plan = orch::engine::plan_apply(db, c.value);
+    if (orch::engine::skips_search(c.value, plan)) {
+        std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' unchanged, version " << plan.version
+                  << ": the audience search was not sent again (nothing billed)\n";
+        return 0;
+    }
     // A progress bar on the terminal (standard error, only when it is one) for large audiences.
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
@@ -636,7 +851,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     }
     auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, charge,
                                             std::chrono::system_clock::now(), bar);
-    std::cout << "campaign '" << c.value.name << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
+    std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
     if (found) {
@@ -645,11 +860,12 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
                   << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", " << r.charged
                   << " credits, booked in the campaign's budget\n";
         if (!found->stopped.empty()) {
-            std::cout << "audience search stopped early: " << orch::engine::log_text(found->stopped) << "\n";
+            std::cout << "audience search stopped early: " << orch::text::escaped(found->stopped) << "\n";
         }
     }
     if (!r.paused.empty()) {
-        std::cout << "campaign '" << c.value.name << "' is paused: " << r.paused << "\n";
+        std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: " << orch::text::escaped(r.paused)
+                  << "\n";
     }
     // ---- lifecycle: the campaign's state and what to know about it (engine/campaign_lifecycle) ----
     if (r.state == "completed") {
@@ -657,88 +873,132 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     }
     orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
-        std::cout << "warning: " << orch::engine::log_text(w) << "\n";
+        std::cout << "warning: " << orch::text::escaped(w) << "\n";
     }
     return 0;
 }
 
-int cmd_campaign_list(const settings& s) {
-    orch::engine::store db(s.database_url);
-    db.require_current();
-    std::printf("%-28s %-10s %-8s %-12s %-8s %s\n", "campaign", "state", "version", "enrollments", "live", "reason");
-    for (const auto& c : db.campaigns()) {
-        std::printf("%-28s %-10s %-8d %-12lld %-8lld %s\n", c.name.c_str(), c.state.c_str(), c.version,
-                    static_cast<long long>(c.enrollments), static_cast<long long>(c.live), c.pause_reason.c_str());
+int cmd_campaign_list(const settings& s, const std::string& format) {
+    auto db = open_store(s);
+    text_table t{"", {"campaign", "state", "version", "enrollments", "live", "pause_reason"}, {}};
+    json list = json::array();
+    for (const auto& c : db->campaigns()) {
+        t.rows.push_back({c.name, c.state, std::to_string(c.version), std::to_string(c.enrollments),
+                          std::to_string(c.live), c.pause_reason});
+        list.push_back({{"name", c.name}, {"state", c.state}, {"version", c.version}, {"enrollments", c.enrollments},
+                        {"live", c.live}, {"pause_reason", c.pause_reason}});
     }
+    print_sections(format, {t}, {"campaigns"}, "", json{{"campaigns", list}});
     return 0;
 }
 
-int cmd_campaign_state(const settings& s, const std::string& name, const std::string& state) {
-    orch::engine::store db(s.database_url);
-    db.require_current();
-    if (!db.set_campaign_state(name, state, state == "paused" ? "paused by an operator" : "")) {
-        throw usage_error("no campaign named '" + name + "'");
+// One campaign: its state, version, budget and caps, its steps with the leads at each (by
+// status), and the funnel. Sections: summary (the main one: one row of fields), steps, funnel.
+int cmd_campaign_show(const settings& s, const std::string& name, const std::string& format,
+                      const std::string& section) {
+    namespace ledger = orch::engine::ledger;
+    auto db = open_store(s);
+    pqxx::read_transaction tx(db->connection());
+    auto row = tx.exec_params(std::string(orch::schema::query("admin/campaign")), name);
+    if (row.empty()) {
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
-    std::cout << "campaign '" << name << "' is " << state << "\n";
-    return 0;
-}
-
-// ---- campaign show | versions | diff (engine/campaign_lifecycle.hpp) ----
-int cmd_campaign_show(const settings& s, const std::string& name, const std::string& format) {
-    orch::engine::store db(s.database_url);
-    db.require_current();
-    pqxx::read_transaction tx(db.connection());
-    auto c = orch::engine::campaign_overview(tx, name);
-    if (!c) {
-        throw usage_error("no campaign named '" + name + "'");
+    const auto& c = row[0];
+    const auto campaign_id = c[0].as<std::int64_t>();
+    const int version = c[4].as<int>();
+    json summary = {{"name", c[1].as<std::string>()},    {"state", c[2].as<std::string>()},
+                    {"pause_reason", c[3].as<std::string>()}, {"version", version},
+                    {"created_at", c[5].as<std::string>()}, {"updated_at", c[6].as<std::string>()},
+                    {"enrollments", c[7].as<std::int64_t>()}, {"live", c[8].as<std::int64_t>()}};
+    json budget = nullptr;
+    for (const auto& b : ledger::campaign_budgets(tx, name)) {
+        budget = {{"credits", b.limits ? json(b.limits->total) : json(nullptr)},
+                  {"per_day", b.limits && b.limits->per_day ? json(*b.limits->per_day) : json(nullptr)},
+                  {"per_account", b.limits && b.limits->per_account ? json(*b.limits->per_account) : json(nullptr)},
+                  {"available", b.available},
+                  {"reserved", b.reserved},
+                  {"spent", b.spent}};
     }
-    if (format == "json") {
-        std::cout << c->dump(2) << "\n";
-        return 0;
+    // The steps of the current version, in the file's order, with the leads at each by status.
+    json definition = json::object();
+    auto v = tx.exec_params(std::string(orch::schema::query("admin/version")), campaign_id, version);
+    if (!v.empty()) {
+        definition = json::parse(v[0][0].as<std::string>(), nullptr, false);
     }
-    auto text = [](const json& v) { return v.is_null() ? std::string("-") : v.is_string() ? v.get<std::string>() : v.dump(); };
-    std::cout << "campaign   " << orch::engine::log_text(name) << "\n"
-              << "state      " << text((*c)["state"])
-              << ((*c)["pause_reason"].get<std::string>().empty()
-                      ? std::string()
-                      : " (" + orch::engine::log_text((*c)["pause_reason"].get<std::string>()) + ")")
-              << "\n"
-              << "version    " << (*c)["version"].get<int>() << "\n"
-              << "start_at   " << text((*c)["start_at"]) << "\n"
-              << "end_at     " << text((*c)["end_at"]) << "\n";
-    const auto& b = (*c)["budget"];
-    if (b.is_null()) {
-        std::cout << "budget     none in the ledger\n";
-    } else {
-        std::cout << "budget     " << b["total"].get<std::int64_t>() << " credits (per day " << text(b["per_day"])
-                  << ", per account " << text(b["per_account"]) << "): " << b["spent"].get<std::int64_t>()
-                  << " spent, " << b["reserved"].get<std::int64_t>() << " reserved, "
-                  << b["available"].get<std::int64_t>() << " available\n";
+    static const std::vector<std::string> statuses = {"ready", "calling", "waiting", "done", "replied", "failed",
+                                                      "cancelled"};
+    std::map<std::string, std::map<std::string, std::int64_t>> at;
+    for (const auto& r : tx.exec_params(std::string(orch::schema::query("reports/step_counts")), name)) {
+        at[r[0].as<std::string>()][r[1].as<std::string>()] = r[2].as<std::int64_t>();
     }
-    std::cout << "steps\n";
-    for (const auto& st : (*c)["steps"]) {
-        std::string next;
-        for (const auto& [k, v] : st["next"].items()) {
-            next += (next.empty() ? "" : ", ") + k + " -> " + v.get<std::string>();
+    json steps = json::array();
+    text_table steps_t{"steps of '" + name + "' (leads at each step, by status)", {"step", "kind"}, {}};
+    for (const auto& st : statuses) {
+        steps_t.columns.push_back(st);
+    }
+    if (definition.is_object() && definition.contains("steps") && definition["steps"].is_array()) {
+        for (const auto& step : definition["steps"]) {
+            const std::string id = step.value("id", "");
+            json counts = json::object();
+            std::vector<std::string> r = {id, step.value("kind", "")};
+            for (const auto& st : statuses) {
+                const auto n = at[id][st];
+                counts[st] = n;
+                r.push_back(std::to_string(n));
+            }
+            steps.push_back({{"id", id}, {"kind", step.value("kind", "")}, {"leads", counts}});
+            steps_t.rows.push_back(std::move(r));
         }
-        std::printf("  %-20s %-17s %s\n", orch::engine::log_text(st["id"].get<std::string>()).c_str(),
-                    st["kind"].get<std::string>().c_str(), orch::engine::log_text(next).c_str());
     }
-    const auto& counts = (*c)["counts"];
-    std::cout << "counts     " << counts["enrollments"].get<std::int64_t>() << " enrolled, "
-              << counts["live"].get<std::int64_t>() << " in progress";
-    for (const auto& [status, n] : counts["by_status"].items()) {
-        std::cout << "; " << status << " " << n.get<std::int64_t>();
+    // lifecycle: the campaign's dates (null when not set)
+    if (auto o = orch::engine::campaign_overview(tx, name)) {
+        summary["start_at"] = (*o)["start_at"];
+        summary["end_at"] = (*o)["end_at"];
     }
-    std::cout << "\nfunnel    ";
-    for (const char* stage : {"found", "skipped", "checked", "invited", "accepted", "messaged", "replied", "failed",
-                              "live", "credits"}) {
-        std::cout << " " << stage << " " << counts["funnel"].value(stage, std::int64_t{0});
+    tx.commit();
+    auto f = db->funnel(name);
+    json funnel = {{"found", f.found},       {"skipped", f.skipped}, {"checked", f.checked}, {"invited", f.invited},
+                   {"accepted", f.accepted}, {"messaged", f.messaged}, {"replied", f.replied}, {"failed", f.failed},
+                   {"live", f.live},         {"credits", f.credits}};
+    summary["budget"] = budget;
+    json doc = {{"summary", summary}, {"steps", steps}, {"funnel", funnel}};
+    text_table summary_t{"campaign '" + name + "'", {"field", "value"}, {}};
+    for (const auto& key : {"name", "state", "pause_reason", "version", "created_at", "updated_at", "enrollments", "live",
+                            "start_at", "end_at"}) {
+        summary_t.rows.push_back({key, cell(summary[key])});
     }
-    std::cout << "\n";
+    for (const auto& key : {"credits", "per_day", "per_account", "available", "reserved", "spent"}) {
+        summary_t.rows.push_back({std::string("budget.") + key, budget.is_null() ? "" : cell(budget[key])});
+    }
+    summary_t.rows.push_back({"steps", std::to_string(steps.size())});
+    text_table funnel_t{"funnel", {"stage", "count"}, {}};
+    for (const auto& key : {"found", "checked", "invited", "accepted", "messaged", "replied", "failed", "skipped", "live",
+                            "credits"}) {
+        funnel_t.rows.push_back({key, cell(funnel[key])});
+    }
+    print_sections(format, {summary_t, steps_t, funnel_t}, {"summary", "steps", "funnel"}, section, doc);
     return 0;
 }
 
+// pause / resume / cancel with the admin API's rules and messages (change_campaign_state): a
+// forbidden move (resuming or pausing a cancelled campaign) changes nothing and exits 2.
+int cmd_campaign_state(const settings& s, const std::string& name, const std::string& verb) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    auto o = orch::engine::change_campaign_state(db, name, verb);
+    if (!o.found) {
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+    }
+    if (o.conflict) {
+        throw usage_error(orch::engine::state_conflict_message(verb, orch::text::escaped(name), o.from) +
+                          "; nothing changed");
+    }
+    std::cout << "campaign '" << orch::text::escaped(name) << "' is " << o.to
+              << (o.changed ? "" : " (it already was; nothing changed)") << "\n";
+    return 0;
+}
+
+// ---- campaign versions | diff (engine/campaign_lifecycle.hpp) ----
 int cmd_campaign_versions(const settings& s, const std::string& name, const std::string& format) {
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -776,7 +1036,7 @@ int cmd_campaign_diff(const settings& s, const std::string& name, const std::vec
         throw usage_error(d.error);
     }
     if (d.text.empty()) {
-        std::cout << "versions " << d.from << " and " << d.to << " of '" << orch::engine::log_text(name)
+        std::cout << "versions " << d.from << " and " << d.to << " of '" << orch::text::escaped(name)
                   << "' have the same definition\n";
         return 0;
     }
@@ -798,9 +1058,9 @@ int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::stri
     }
     for (const auto& e : list) {
         std::cout << e["received_at"].get<std::string>() << "  #" << e["quarantine_id"].get<std::int64_t>() << "  "
-                  << orch::engine::log_text(e["account_id"].get<std::string>()) << "  "
-                  << e["channel"].get<std::string>() << "  " << orch::engine::log_text(e["source_id"].get<std::string>())
-                  << "\n  reason: " << orch::engine::log_text(e["reason"].get<std::string>()) << "\n  body ("
+                  << orch::text::escaped(e["account_id"].get<std::string>()) << "  "
+                  << e["channel"].get<std::string>() << "  " << orch::text::escaped(e["source_id"].get<std::string>())
+                  << "\n  reason: " << orch::text::escaped(e["reason"].get<std::string>()) << "\n  body ("
                   << e["body_bytes"].get<std::int64_t>() << " bytes, base64): " << e["body_base64"].get<std::string>()
                   << "\n";
     }
@@ -808,33 +1068,22 @@ int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::stri
 }
 
 int cmd_report_funnel(const settings& s, const std::string& name, const std::string& format) {
-    orch::engine::store db(s.database_url);
-    db.require_current();
-    if (!db.campaign_exists(name)) {
-        throw usage_error("no campaign named '" + name + "'");
+    auto db = open_store(s);
+    if (!db->campaign_exists(name)) {
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
-    auto f = db.funnel(name);
+    auto f = db->funnel(name);
     std::vector<std::pair<std::string, std::int64_t>> rows = {
         {"found", f.found},       {"checked", f.checked}, {"invited", f.invited}, {"accepted", f.accepted},
         {"messaged", f.messaged}, {"replied", f.replied}, {"failed", f.failed},   {"skipped", f.skipped},
-        {"in progress", f.live},  {"credits", f.credits}};
-    if (format == "json") {
-        json j = json::object();
-        for (const auto& [k, v] : rows) {
-            j[k == "in progress" ? "live" : k] = v;
-        }
-        std::cout << j.dump(2) << "\n";
-    } else if (format == "csv") {
-        std::cout << "stage,count\n";
-        for (const auto& [k, v] : rows) {
-            std::cout << k << "," << v << "\n";
-        }
-    } else {
-        std::cout << "Funnel of '" << name << "'\n";
-        for (const auto& [k, v] : rows) {
-            std::printf("  %-12s %8lld\n", k.c_str(), static_cast<long long>(v));
-        }
+        {"live", f.live},         {"credits", f.credits}};
+    json j = json::object();
+    text_table t{"funnel of '" + name + "'", {"stage", "count"}, {}};
+    for (const auto& [k, v] : rows) {
+        j[k] = v;
+        t.rows.push_back({k, std::to_string(v)});
     }
+    print_sections(format, {t}, {"funnel"}, "", j);
     return 0;
 }
 
@@ -848,87 +1097,62 @@ struct report_section {
 // Runs each section for the campaign and prints them as tables, CSV (a blank line between
 // sections) or one JSON object of arrays. Numbers stay numbers in JSON.
 int print_report(const settings& s, const std::string& name, const std::string& format,
-                 const std::vector<report_section>& sections) {
-    orch::engine::store db(s.database_url);
-    db.require_current();
-    if (!db.campaign_exists(name)) {
-        throw usage_error("no campaign named '" + name + "'");
+                 const std::vector<report_section>& sections, const std::string& section) {
+    auto db = open_store(s);
+    if (!db->campaign_exists(name)) {
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
-    pqxx::nontransaction tx(db.connection());
+    pqxx::nontransaction tx(db->connection());
     json all = json::object();
-    bool first = true;
+    std::vector<text_table> tables;
+    std::vector<std::string> names;
     for (const auto& sec : sections) {
         auto rows = tx.exec_params(std::string(orch::schema::query(sec.query)), name);
         json arr = json::array();
+        text_table t{sec.title + " of '" + name + "'", sec.columns, {}};
         for (const auto& r : rows) {
             json o = json::object();
+            std::vector<std::string> cells;
             for (std::size_t i = 0; i < sec.columns.size(); ++i) {
                 const auto& f = r[static_cast<pqxx::row::size_type>(i)];
                 std::string v = f.is_null() ? "" : f.c_str();
                 auto parsed = json::parse(v, nullptr, false);
-                o[sec.columns[i]] = (!v.empty() && parsed.is_number()) ? parsed : json(v);
+                o[sec.columns[i]] = f.is_null() ? json(nullptr) : (!v.empty() && parsed.is_number()) ? parsed : json(v);
+                // Rates are fractions in JSON and percentages for people (table) and spreadsheets (csv).
+                const bool rate = sec.columns[i].size() > 5 &&
+                                  sec.columns[i].compare(sec.columns[i].size() - 5, 5, "_rate") == 0;
+                cells.push_back(rate ? percent(o[sec.columns[i]]) : cell(o[sec.columns[i]]));
             }
             arr.push_back(std::move(o));
+            t.rows.push_back(std::move(cells));
         }
-        if (format == "json") {
-            all[sec.title] = std::move(arr);
-            continue;
-        }
-        if (!first) {
-            std::cout << "\n";
-        }
-        first = false;
-        if (format == "csv") {
-            for (std::size_t i = 0; i < sec.columns.size(); ++i) {
-                std::cout << (i ? "," : "") << sec.columns[i];
-            }
-            std::cout << "\n";
-            for (const auto& o : arr) {
-                for (std::size_t i = 0; i < sec.columns.size(); ++i) {
-                    const auto& v = o[sec.columns[i]];
-                    std::cout << (i ? "," : "") << (v.is_string() ? v.get<std::string>() : v.dump());
-                }
-                std::cout << "\n";
-            }
-            continue;
-        }
-        std::cout << sec.title << " of '" << name << "'\n";
-        for (const auto& c : sec.columns) {
-            std::printf("  %-22s", c.c_str());
-        }
-        std::cout << "\n";
-        if (arr.empty()) {
-            std::cout << "  (none)\n";
-        }
-        for (const auto& o : arr) {
-            for (const auto& c : sec.columns) {
-                const auto& v = o[c];
-                std::printf("  %-22s", (v.is_string() ? v.get<std::string>() : v.dump()).c_str());
-            }
-            std::cout << "\n";
-        }
+        all[sec.title] = std::move(arr);
+        tables.push_back(std::move(t));
+        names.push_back(sec.title);
     }
-    if (format == "json") {
-        std::cout << all.dump(2) << "\n";
-    }
+    print_sections(format, tables, names, section, all);
     return 0;
 }
 
-int cmd_report_accounts(const settings& s, const std::string& name, const std::string& format) {
+int cmd_report_accounts(const settings& s, const std::string& name, const std::string& format,
+                        const std::string& section) {
     return print_report(s, name, format,
                         {{"accounts", "reports/rates_by_account",
                           {"account", "enrollments", "invited", "accepted", "messaged", "replied", "acceptance_rate",
                            "reply_rate"}},
-                         {"variants", "reports/rates_by_variant", {"variant", "messaged", "replied", "reply_rate"}}});
+                         {"variants", "reports/rates_by_variant", {"variant", "messaged", "replied", "reply_rate"}}},
+                        section);
 }
 
-int cmd_report_timeline(const settings& s, const std::string& name, const std::string& format) {
+int cmd_report_timeline(const settings& s, const std::string& name, const std::string& format,
+                        const std::string& section) {
     return print_report(
         s, name, format,
         {{"days", "reports/daily_activity", {"day", "invited", "accepted", "messaged", "replied"}},
          {"time_to_accept", "reports/time_to_accept",
           {"accepted", "under_1h", "under_1d", "under_3d", "under_7d", "over_7d", "p50_seconds", "p90_seconds"}},
-         {"rate_limit_hits", "reports/rate_limit_hits", {"account", "day", "hits"}}});
+         {"rate_limit_hits", "reports/rate_limit_hits", {"account", "day", "hits"}}},
+        section);
 }
 
 // ---- budget show ----
@@ -946,7 +1170,8 @@ json budget_json(const orch::engine::ledger::campaign_budget_row& c) {
 
 std::string cap_text(const json& v) { return v.is_null() ? "-" : std::to_string(v.get<std::int64_t>()); }
 
-int cmd_budget_show(const settings& s, const std::string& name, const std::string& format) {
+int cmd_budget_show(const settings& s, const std::string& name, const std::string& format,
+                    const std::string& section) {
     namespace ledger = orch::engine::ledger;
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -981,21 +1206,41 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         return 0;
     }
     if (format == "csv") {
-        std::cout << "section,campaign,key,budget,per_account,per_day,available,reserved,spent,overrun,shortfall,state,"
-                     "calls,pending,posted_calls,voided,reserved_pending,reserved_posted,posted\n";
+        // One table: the budgets (the main one), or with CAMPAIGN --section accounts|by_action|
+        // by_account|by_day, that campaign's cap use or spend.
+        std::vector<text_table> tables;
+        std::vector<std::string> names = {"budgets"};
+        text_table budgets{"", {"campaign", "state", "budget", "per_account", "per_day", "available", "reserved",
+                                "spent", "overrun", "shortfall", "pause_reason"}, {}};
         for (const auto& c : out) {
-            std::cout << "budget," << c["campaign"].get<std::string>() << ",," << cap_text(c["budget"]) << ","
-                      << cap_text(c["per_account"]) << "," << cap_text(c["per_day"]) << "," << c["available"] << ","
-                      << c["reserved"] << "," << c["spent"] << "," << c["overrun"] << "," << c["shortfall"] << ","
-                      << c["state"].get<std::string>() << ",,,,,,,\n";
+            budgets.rows.push_back({cell(c["campaign"]), cell(c["state"]), cell(c["budget"]), cell(c["per_account"]),
+                                    cell(c["per_day"]), cell(c["available"]), cell(c["reserved"]), cell(c["spent"]),
+                                    cell(c["overrun"]), cell(c["shortfall"]), cell(c["pause_reason"])});
         }
-        for (const char* dim : dims) {
-            for (const auto& r : name.empty() ? json::array() : spend[std::string("by_") + dim]) {
-                std::cout << dim << "," << name << "," << r[dim].get<std::string>() << ",,,,,,,,,," << r["calls"] << ","
-                          << r["pending"] << "," << r["posted_calls"] << "," << r["voided"] << ","
-                          << r["reserved_pending"] << "," << r["reserved_posted"] << "," << r["posted"] << "\n";
+        tables.push_back(std::move(budgets));
+        if (!name.empty()) {
+            text_table accounts{"", {"account", "per_account", "reserved", "spent", "available"}, {}};
+            for (const auto& a : out[0]["accounts"]) {
+                accounts.rows.push_back({cell(a["account"]), cell(a["per_account"]), cell(a["reserved"]),
+                                         cell(a["spent"]), cell(a["available"])});
             }
+            tables.push_back(std::move(accounts));
+            names.push_back("accounts");
+            for (const char* dim : dims) {
+                text_table t{"", {dim, "calls", "pending", "posted_calls", "voided", "reserved_pending",
+                                  "reserved_posted", "posted"}, {}};
+                for (const auto& r : spend[std::string("by_") + dim]) {
+                    t.rows.push_back({cell(r[dim]), cell(r["calls"]), cell(r["pending"]), cell(r["posted_calls"]),
+                                      cell(r["voided"]), cell(r["reserved_pending"]), cell(r["reserved_posted"]),
+                                      cell(r["posted"])});
+                }
+                tables.push_back(std::move(t));
+                names.push_back(std::string("by_") + dim);
+            }
+        } else if (!section.empty() && section != "budgets") {
+            throw usage_error("--section " + orch::text::escaped(section) + " needs a CAMPAIGN");
         }
+        print_sections("csv", tables, names, section, json());
         return 0;
     }
     std::printf("%-24s %-9s %10s %10s %10s %10s %10s  %s\n", "CAMPAIGN", "STATE", "BUDGET", "AVAILABLE", "RESERVED",
@@ -1010,16 +1255,18 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         if (!c["pause_reason"].get<std::string>().empty()) {
             note += "; " + c["pause_reason"].get<std::string>();
         }
-        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n", c["campaign"].get<std::string>().c_str(),
+        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n",
+                    orch::text::escaped(c["campaign"].get<std::string>()).c_str(),
                     c["state"].get<std::string>().c_str(), cap_text(c["budget"]).c_str(),
                     static_cast<long long>(c["available"]), static_cast<long long>(c["reserved"]),
-                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]), note.c_str());
+                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]),
+                    orch::text::escaped(note).c_str());
     }
     if (!name.empty() && !out[0]["accounts"].empty()) {
         std::printf("\nper-account cap %s\n  %-24s %8s %8s %8s\n", cap_text(out[0]["per_account"]).c_str(), "account",
                     "reserved", "spent", "left");
         for (const auto& a : out[0]["accounts"]) {
-            std::printf("  %-24s %8lld %8lld %8lld\n", a["account"].get<std::string>().c_str(),
+            std::printf("  %-24s %8lld %8lld %8lld\n", orch::text::escaped(a["account"].get<std::string>()).c_str(),
                         static_cast<long long>(a["reserved"]), static_cast<long long>(a["spent"]),
                         static_cast<long long>(a["available"]));
         }
@@ -1031,7 +1278,8 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         std::printf("\nspend by %s\n  %-24s %8s %8s %8s %8s %12s %12s %8s\n", dim, dim, "calls", "pending", "posted",
                     "voided", "res.pending", "res.posted", "credits");
         for (const auto& r : spend[std::string("by_") + dim]) {
-            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n", r[dim].get<std::string>().c_str(),
+            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n",
+                        orch::text::escaped(r[dim].get<std::string>()).c_str(),
                         static_cast<long long>(r["calls"]), static_cast<long long>(r["pending"]),
                         static_cast<long long>(r["posted_calls"]), static_cast<long long>(r["voided"]),
                         static_cast<long long>(r["reserved_pending"]), static_cast<long long>(r["reserved_posted"]),
@@ -1122,7 +1370,26 @@ void install_stop(std::function<void()> stop, std::int64_t stop_timeout_ms) {
     }).detach();
 }
 
+// A worker takes a Redis token before every call: without Redis it could only log errors, so
+// it checks Redis once at start and stops with one message when it does not answer.
+void require_redis(const settings& s) {
+    namespace limits = orch::limits;
+    auto ls = orch::engine::limiter_settings(s);
+    ls.connect_timeout_ms = 2'000;
+    if (auto problems = limits::validate(ls); !problems.empty()) {
+        throw usage_error("Redis settings: " + problems.front());
+    }
+    limits::limiter probe(ls);
+    auto day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
+    if (!probe.status("worker-start-probe", *day)) {
+        throw usage_error("Redis does not answer at " + orch::engine::redacted(s.redis_url) +
+                          ": the worker needs it for the rate limits; start Redis (or fix REDIS_URL) and run the "
+                          "worker again");
+    }
+}
+
 int cmd_worker(const settings& s, bool exit_when_idle) {
+    require_redis(s);
     orch::engine::worker w(s);
     install_stop([&w] { w.request_stop(); }, s.stop_timeout_ms);
     return w.run(exit_when_idle);
@@ -1138,6 +1405,7 @@ int cmd_serve(const settings& s) {
 
 int main(int argc, char** argv) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("orchestrator"));
+    orch::api::escape_log_messages();
     CLI::App app{"orchestrator: runs declarative multi-step outreach campaigns through the Outreach API"};
     app.set_version_flag("--version", std::string("orchestrator ") + ORCH_VERSION);
     app.require_subcommand(1);
@@ -1170,32 +1438,54 @@ int main(int argc, char** argv) {
 
     auto* campaign = app.add_subcommand("campaign", "campaign definitions and their state");
     campaign->require_subcommand(1);
-    std::string file, name, format = "table";
+    std::string file, name, format = "table", section;
+    // --format on every listing command, and --section where a command has several tables.
+    auto add_format = [&format](CLI::App* sub, std::vector<std::string> formats = {"table", "json", "csv"}) {
+        std::string list;
+        for (const auto& f : formats) {
+            list += (list.empty() ? "" : "|") + f;
+        }
+        sub->add_option("--format", format, "output format: " + list)
+            ->check(CLI::IsMember(formats))
+            ->type_name("FORMAT")
+            ->capture_default_str();
+    };
+    auto add_section = [&section](CLI::App* sub, const std::string& sections) {
+        sub->add_option("--section", section,
+                        "the table to print (csv prints one: the first unless named; table and json print all unless "
+                        "named): " + sections)
+            ->type_name("NAME");
+    };
     auto* validate = campaign->add_subcommand("validate", "check a campaign file (accounts too when a database is set)");
-    validate->add_option("FILE", file)->required();
+    validate->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
     validate->callback([&] { action = [&] { return cmd_campaign_validate(g, file); }; });
     auto* estimate = campaign->add_subcommand(
         "estimate", "forecast a campaign file's credits and duration (cost model, quotas, working hours)");
-    estimate->add_option("FILE", file)->required();
-    estimate->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    estimate->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
+    add_format(estimate);
     estimate->callback([&] { action = [&] { return cmd_campaign_estimate(g, file, format); }; });
     auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
-    apply->add_option("FILE", file)->required();
+    apply->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
     apply->callback([&] { action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file); }; });
-    campaign->add_subcommand("list", "campaigns with their state")->callback([&] {
-        action = [&] { return cmd_campaign_list(load(g, need(true, false, false))); };
-    });
-    for (auto [verb, state] : {std::pair{"pause", "paused"}, {"resume", "active"}, {"cancel", "cancelled"}}) {
-        auto* sub = campaign->add_subcommand(verb, std::string(verb) + " a campaign");
-        sub->add_option("NAME", name)->required();
-        std::string st = state;
-        sub->callback([&, st] { action = [&, st] { return cmd_campaign_state(load(g, need(true, false, false)), name, st); }; });
+    auto* clist = campaign->add_subcommand("list", "campaigns with their state");
+    add_format(clist);
+    clist->callback([&] { action = [&] { return cmd_campaign_list(load(g, need(true, false, false)), format); }; });
+    for (auto [verb, what] : {std::pair{"pause", "pause an active campaign (its leads are parked)"},
+                              {"resume", "resume a paused campaign"},
+                              {"cancel", "cancel an active or paused campaign (its live enrollments end)"}}) {
+        auto* sub = campaign->add_subcommand(verb, what);
+        sub->add_option("NAME", name, "the campaign's name")->required()->type_name("TEXT");
+        std::string v = verb;
+        sub->callback([&, v] { action = [&, v] { return cmd_campaign_state(load(g, need(true, false, false)), name, v); }; });
     }
-    // ---- lifecycle: show, versions, diff ----
-    auto* show = campaign->add_subcommand("show", "a campaign's state, version, dates, budget, steps and counts");
-    show->add_option("NAME", name)->required();
-    show->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
-    show->callback([&] { action = [&] { return cmd_campaign_show(load(g, need(true, false, false)), name, format); }; });
+    auto* show = campaign->add_subcommand("show", "a campaign's state, version, budget, steps (leads at each) and funnel");
+    show->add_option("NAME", name, "the campaign's name")->required()->type_name("TEXT");
+    add_format(show);
+    add_section(show, "summary, steps, funnel");
+    show->callback([&] {
+        action = [&] { return cmd_campaign_show(load(g, need(true, false, false)), name, format, section); };
+    });
+    // ---- lifecycle: versions, diff ----
     auto* versions = campaign->add_subcommand("versions", "the stored versions of a campaign");
     versions->add_option("NAME", name)->required();
     versions->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
@@ -1211,29 +1501,38 @@ int main(int argc, char** argv) {
     accounts->require_subcommand(1);
     std::string token, country = "US", email, password, label;
     auto* connect = accounts->add_subcommand("connect", "log an account in through the API and store it");
-    connect->add_option("--login-token", token, "the platform session token");
-    connect->add_option("--country", country, "country of the proxy (default US)");
-    connect->add_option("--email", email);
-    connect->add_option("--password", password);
-    connect->add_option("--label", label, "a name campaign files may use instead of the account id");
+    connect->add_option("--login-token", token, "the platform session token")->type_name("TEXT");
+    connect->add_option("--country", country, "country of the proxy")->type_name("CODE")->capture_default_str();
+    connect->add_option("--email", email, "the account's login email (with --password)")->type_name("TEXT");
+    connect->add_option("--password", password, "the account's password (with --email)")->type_name("TEXT");
+    connect->add_option("--label", label, "a name campaign files may use instead of the account id")->type_name("TEXT");
     connect->callback([&] {
         action = [&] {
             if (token.empty() && (email.empty() || password.empty())) {
                 throw usage_error("accounts connect needs --login-token, or --email and --password");
+            }
+            // A label is a name campaign files use: no control or bidirectional characters.
+            if (auto p = orch::text::check_name(label)) {
+                throw usage_error("--label is not a valid name: " + p->what + " at byte " + std::to_string(p->offset));
             }
             return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
         };
     });
     std::string time_zone = "UTC";
     auto* list = accounts->add_subcommand("list", "stored accounts with their quotas used and left, and cooldowns");
-    list->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
-    list->add_option("--time-zone", time_zone, "the day of the quota counters (default UTC)");
-    list->callback([&] { action = [&] { return cmd_accounts_list(load(g, need(true, false, false)), format, time_zone); }; });
+    add_format(list);
+    add_section(list, "accounts, quotas");
+    list->add_option("--time-zone", time_zone, "the day of the quota counters (IANA name)")
+        ->type_name("TZ")
+        ->capture_default_str();
+    list->callback([&] {
+        action = [&] { return cmd_accounts_list(load(g, need(true, false, false)), format, time_zone, section); };
+    });
     std::string limits_account;
     limits_request limits_req;
     auto* acct_limits = accounts->add_subcommand(
         "limits", "show or set an account's own quotas per action (override the settings' defaults)");
-    acct_limits->add_option("ACCOUNT", limits_account, "account id or label")->required();
+    acct_limits->add_option("ACCOUNT", limits_account, "account id or label")->required()->type_name("TEXT");
     for (auto a : orch::engine::quota_actions) {
         std::string act = orch::limits::to_string(a);
         for (std::string field : {"per_day", "per_week"}) {
@@ -1242,14 +1541,14 @@ int main(int argc, char** argv) {
             acct_limits->add_option_function<std::string>(
                 flag, [&limits_req, key](const std::string& v) { limits_req.values[key] = v; },
                 "this account's " + act + " quota per " + (field == "per_day" ? "day" : "rolling week") +
-                    " (0.." + std::to_string(orch::engine::quota_value_max) + ")")
-                ->type_name("N");
+                    " (0.." + std::to_string(orch::engine::quota_value_max) + "; default: unchanged)")
+                ->type_name("INT");
         }
     }
     acct_limits->add_option("--clear", limits_req.clear, "drop the account's override of ACTION (or all): the default applies")
         ->type_name("ACTION")
         ->allow_extra_args(false);  // one action per --clear: a following ACCOUNT stays positional
-    acct_limits->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    add_format(acct_limits);
     acct_limits->callback([&] {
         action = [&] {
             return cmd_accounts_limits(load(g, need(true, false, false)), limits_account, limits_req, format);
@@ -1262,23 +1561,27 @@ int main(int argc, char** argv) {
     auto* report = app.add_subcommand("report", "reports");
     report->require_subcommand(1);
     auto* funnel = report->add_subcommand("funnel", "found, checked, invited, accepted, messaged, replied, failed");
-    funnel->add_option("CAMPAIGN", name)->required();
-    funnel->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    funnel->add_option("CAMPAIGN", name, "the campaign's name")->required()->type_name("TEXT");
+    add_format(funnel);
     funnel->callback([&] { action = [&] { return cmd_report_funnel(load(g, need(true, false, false)), name, format); }; });
     auto* rep_accounts = report->add_subcommand("accounts", "acceptance and reply rates per sender account and message variant");
-    rep_accounts->add_option("CAMPAIGN", name)->required();
-    rep_accounts->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    rep_accounts->add_option("CAMPAIGN", name, "the campaign's name")->required()->type_name("TEXT");
+    add_format(rep_accounts);
+    add_section(rep_accounts, "accounts, variants");
     rep_accounts->callback(
-        [&] { action = [&] { return cmd_report_accounts(load(g, need(true, false, false)), name, format); }; });
+        [&] { action = [&] { return cmd_report_accounts(load(g, need(true, false, false)), name, format, section); }; });
     auto* rep_spend = report->add_subcommand("spend", "credits: budget, reserved vs posted, per action, account and day");
-    rep_spend->add_option("CAMPAIGN", name)->required();
-    rep_spend->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
-    rep_spend->callback([&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), name, format); }; });
+    rep_spend->add_option("CAMPAIGN", name, "the campaign's name")->required()->type_name("TEXT");
+    add_format(rep_spend);
+    add_section(rep_spend, "budgets, accounts, by_action, by_account, by_day (csv)");
+    rep_spend->callback(
+        [&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), name, format, section); }; });
     auto* rep_timeline = report->add_subcommand("timeline", "activity per day, time to accept, rate-limit hits");
-    rep_timeline->add_option("CAMPAIGN", name)->required();
-    rep_timeline->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
+    rep_timeline->add_option("CAMPAIGN", name, "the campaign's name")->required()->type_name("TEXT");
+    add_format(rep_timeline);
+    add_section(rep_timeline, "days, time_to_accept, rate_limit_hits");
     rep_timeline->callback(
-        [&] { action = [&] { return cmd_report_timeline(load(g, need(true, false, false)), name, format); }; });
+        [&] { action = [&] { return cmd_report_timeline(load(g, need(true, false, false)), name, format, section); }; });
 
     auto* config = app.add_subcommand("config", "the configuration file");
     config->require_subcommand(1);
@@ -1294,19 +1597,24 @@ int main(int argc, char** argv) {
     budget->require_subcommand(1);
     std::string budget_campaign;
     auto* budget_show = budget->add_subcommand("show", "budgets, available, reserved vs posted; one campaign: spend per action, account, day");
-    budget_show->add_option("CAMPAIGN", budget_campaign);
-    budget_show->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
-    budget_show->callback(
-        [&] { action = [&] { return cmd_budget_show(load(g, need(true, false, false)), budget_campaign, format); }; });
+    budget_show->add_option("CAMPAIGN", budget_campaign, "one campaign's name (default: every campaign)")
+        ->type_name("TEXT");
+    add_format(budget_show);
+    add_section(budget_show, "budgets, accounts, by_action, by_account, by_day (csv; all but budgets need CAMPAIGN)");
+    budget_show->callback([&] {
+        action = [&] { return cmd_budget_show(load(g, need(true, false, false)), budget_campaign, format, section); };
+    });
 
     std::string set_credits, set_per_day, set_per_account;
     auto* budget_set = budget->add_subcommand(
         "set", "change a campaign's budget now (raising it resumes a campaign paused for its budget); "
                "applying its file again sets the file's values");
-    budget_set->add_option("CAMPAIGN", budget_campaign)->required();
-    budget_set->add_option("--credits", set_credits, "the campaign's budget");
-    budget_set->add_option("--per-day", set_per_day, "credits per UTC day, or none");
-    budget_set->add_option("--per-account", set_per_account, "credits per sender account, or none");
+    budget_set->add_option("CAMPAIGN", budget_campaign, "the campaign's name")->required()->type_name("TEXT");
+    budget_set->add_option("--credits", set_credits, "the campaign's budget (default: unchanged)")->type_name("INT");
+    budget_set->add_option("--per-day", set_per_day, "credits per UTC day, or none (default: unchanged)")
+        ->type_name("INT|none");
+    budget_set->add_option("--per-account", set_per_account, "credits per sender account, or none (default: unchanged)")
+        ->type_name("INT|none");
     budget_set->callback([&] {
         action = [&] {
             return cmd_budget_set(load(g, need(true, false, false)), budget_campaign, set_credits, set_per_day,
@@ -1334,6 +1642,9 @@ int main(int argc, char** argv) {
         return action ? action() : 0;
     } catch (const usage_error& e) {
         std::cerr << e.what() << "\n";
+        return 2;
+    } catch (const orch::engine::campaign_conflict& e) {
+        std::cerr << orch::text::escaped(e.what()) << "; nothing changed\n";
         return 2;
     } catch (const orch::engine::store_error& e) {
         std::cerr << "database: " << e.what() << "\n";

@@ -15,6 +15,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <random>
 #include <csignal>
 #include <cstdlib>
 #include <set>
@@ -47,6 +50,67 @@ std::string campaign_yaml(const std::string& name, const std::string& audience, 
 
 std::string search_audience(int n) {
     return "  search:\n    title: Engineer\n  total_results: " + std::to_string(n) + "\n";
+}
+
+
+// Sends raw bytes on a new connection and returns what the server wrote until it closed the
+// connection (or 5 s passed): for requests an HTTP client library would not send.
+std::string raw_exchange(unsigned short port, const std::string& bytes) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        throw std::runtime_error("connect failed");
+    }
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        auto n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) {
+            break;  // the server may answer (413, 431) and close before reading everything
+        }
+        sent += static_cast<std::size_t>(n);
+    }
+    ::shutdown(fd, SHUT_WR);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+// The status and body of a raw HTTP/1.1 answer (Content-Length bodies only).
+struct raw_answer {
+    int status = 0;
+    std::string body;
+};
+raw_answer parse_answer(const std::string& text) {
+    raw_answer a;
+    if (text.rfind("HTTP/1.1 ", 0) == 0 && text.size() >= 12) {
+        a.status = std::stoi(text.substr(9, 3));
+    }
+    auto end = text.find("\r\n\r\n");
+    if (end != std::string::npos) {
+        a.body = text.substr(end + 4);
+    }
+    return a;
+}
+
+// True when `body` is the documented Error object for `status`.
+bool is_error_shape(const std::string& body, int status) {
+    auto j = json::parse(body, nullptr, false);
+    return j.is_object() && j.contains("error") && j["error"].is_object() && j["error"].contains("status") &&
+           j["error"]["status"] == status && j["error"].contains("message") && j["error"]["message"].is_string();
 }
 
 class AdminTest : public ::testing::Test {
@@ -83,6 +147,10 @@ protected:
         std::map<std::string, std::string> h;
         if (!bearer.empty()) {
             h["Authorization"] = "Bearer " + bearer;
+        }
+        // Campaign definitions go as YAML (the test client labels other bodies JSON).
+        if (method == "POST" && (target == "/v1/campaigns" || target.rfind("/v1/campaigns?", 0) == 0)) {
+            h["Content-Type"] = "application/yaml";
         }
         return client_->request(method, target, body, h);
     }
@@ -162,6 +230,10 @@ TEST_F(AdminTest, BadDefinitionsChangeNothing) {
 
     auto syntax = call("POST", "/v1/campaigns", "name: [unclosed\n");
     EXPECT_EQ(syntax.status, 422) << syntax.body;
+    // yaml-cpp alone would loop forever on this one (a ',' where a value should start).
+    auto comma = call("POST", "/v1/campaigns", "[a][a]\n,\n,");
+    EXPECT_EQ(comma.status, 422) << comma.body;
+    EXPECT_NE(comma.body.find("2:1: YAML syntax error: unexpected ','"), std::string::npos) << comma.body;
 
     auto unknown_account = campaign_yaml("acc", search_audience(3));
     unknown_account.replace(unknown_account.find("sender-2"), 8, "sender-9");
@@ -194,14 +266,15 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(c["audience_credits"], 1) << c;
     EXPECT_TRUE(c["paused"].is_null()) << c;
 
-    // Unchanged, but the search was sent again: booked again.
+    // Unchanged: no search is sent again, nothing is billed.
     auto again = call("POST", "/v1/campaigns", campaign_yaml("alpha", search_audience(5)));
     EXPECT_EQ(again.status, 200);
     EXPECT_EQ(again.body_json()["result"], "unchanged");
-    EXPECT_EQ(again.body_json()["audience_credits"], 1);
+    EXPECT_EQ(again.body_json()["audience_credits"], 0);
+    EXPECT_EQ(again.body_json()["version"], 1);
     EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || sum(posted) FROM ledger_transfers "
                            "WHERE attempt_id IS NULL AND action = 'search_people'"),
-              "2 2");
+              "1 1");
 
     // A bad new version of an existing campaign changes nothing either.
     auto bad = campaign_yaml("alpha", search_audience(5));
@@ -444,7 +517,11 @@ TEST_F(AdminTest, PutCampaignBudget) {
     EXPECT_EQ(c["today"]["available"], 50);
     EXPECT_TRUE(c["accounts"].is_array());
 
-    auto swap = call("PUT", "/v1/campaigns/delta/budget", R"({"per_day": null, "per_account": 20})");
+    // null is the same as absent (unchanged); "clear" removes a cap.
+    auto nulls = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": null, "per_day": null, "per_account": 20})");
+    ASSERT_EQ(nulls.status, 200) << nulls.body;
+    EXPECT_EQ(limits(), "200 50 20");
+    auto swap = call("PUT", "/v1/campaigns/delta/budget", R"({"clear": ["per_day"]})");
     ASSERT_EQ(swap.status, 200) << swap.body;
     EXPECT_EQ(limits(), "200 - 20");
     EXPECT_TRUE(get("/v1/budget?campaign=delta").body_json()["campaigns"][0]["today"].is_null());
@@ -464,6 +541,10 @@ TEST_F(AdminTest, PutCampaignBudget) {
                           bad{"/v1/campaigns/delta/budget", R"({"per_day": 201})", 422},
                           bad{"/v1/campaigns/delta/budget", R"({"credits": 10})", 422},  // below per_account 20
                           bad{"/v1/campaigns/delta/budget", R"({"budget": 10})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"clear": ["credits"]})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"clear": "per_day"})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"per_day": 5, "clear": ["per_day"]})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"per_day": null})", 422},
                           bad{"/v1/campaigns/nope/budget", R"({"credits": 10})", 404}}) {
         auto r = call("PUT", b.target, b.body);
         EXPECT_EQ(r.status, b.status) << b.body << ": " << r.body;
@@ -492,7 +573,7 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     const std::string id = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
     ASSERT_FALSE(id.empty());
     const std::string path = "/v1/accounts/" + id + "/limits";
-    const std::string good = R"({"invite": {"per_day": 40, "per_week": 150}, "send": null})";
+    const std::string good = R"({"invite": {"per_day": 40, "per_week": 150}, "send": null})";  // null: unchanged
     auto stored = [&] { return env_->scalar("SELECT quotas::text FROM accounts WHERE account_id = '" + id + "'"); };
 
     EXPECT_EQ(call("PUT", path, good, "").status, 401);
@@ -561,10 +642,258 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     }
     EXPECT_EQ(seen, 2);
 
-    auto cleared = call("PUT", path, R"({"invite": null})");
+    // null is the same as absent: nothing changes; "clear" drops the override.
+    auto kept = call("PUT", path, R"({"invite": null})");
+    ASSERT_EQ(kept.status, 200) << kept.body;
+    EXPECT_EQ(kept.body_json()["changed"], false);
+    EXPECT_EQ(call("PUT", path, R"({"invite": {"per_day": 1}, "clear": ["invite"]})").status, 422);
+    EXPECT_EQ(call("PUT", path, R"({"clear": ["bogus"]})").status, 422);
+    EXPECT_EQ(call("PUT", path, R"({"clear": "invite"})").status, 422);
+    EXPECT_EQ(json::parse(stored()), json::parse(R"({"invite": {"per_day": 40, "per_week": 150}})"));
+    auto cleared = call("PUT", path, R"({"clear": ["invite"]})");
     ASSERT_EQ(cleared.status, 200) << cleared.body;
     EXPECT_EQ(cleared.body_json()["overrides"], json::object());
     EXPECT_EQ(stored(), "");
+}
+
+// Invalid UTF-8 and NUL bytes anywhere in a request (path, query, body, JSON strings) get a 400
+// that says where: never a 5xx, never the database's text. Nothing is stored.
+TEST_F(AdminTest, InvalidTextIsA400SayingWhere) {
+    struct probe {
+        std::string method, target, body, expect;
+    };
+    const std::vector<probe> probes = {
+        {"GET", "/v1/accounts/%ff/limits", "", "path segment 3"},
+        {"PUT", "/v1/accounts/%ff/limits", R"({"invite": {"per_day": 1}})", "invalid UTF-8 (byte 0xff)"},
+        {"GET", "/v1/campaigns/a%00b", "", "a NUL byte at byte 1"},
+        {"GET", "/v1/campaigns/%c3%28/leads", "", "path segment 3"},
+        {"GET", "/v1/campaigns/%ed%a0%80", "", "invalid UTF-8"},  // a UTF-16 surrogate
+        {"GET", "/v1/campaigns/%c0%af", "", "invalid UTF-8"},     // an overlong '/'
+        {"GET", "/v1/events?type=%ff", "", "query parameter 'type'"},
+        {"GET", "/v1/budget?campaign=x%00", "", "a NUL byte"},
+        {"GET", "/v1/events?%fe=1", "", "query parameter's name"},
+        {"PUT", "/v1/campaigns/x/budget", "{\"credits\": 5, \"x\\u0000\": 1}", "NUL character"},
+        {"PUT", "/v1/campaigns/x/budget", "{\"credits\": \"\xff\"}", "line 1, column 14"},
+        {"PUT", "/v1/accounts/sender-1/limits", "{\"invite\": {\"per_day\": 1}}\n\xc3", "line 2, column 1"},
+        {"PUT", "/v1/accounts/sender-1/limits", std::string("{\"invite\"\0: 1}", 14), "a NUL byte"},
+    };
+    for (const auto& p : probes) {
+        auto r = call(p.method, p.target, p.body);
+        EXPECT_EQ(r.status, 400) << p.target << " " << r.body;
+        EXPECT_TRUE(is_error_shape(r.body, 400)) << r.body;
+        EXPECT_NE(r.body.find(p.expect), std::string::npos) << p.target << ": " << r.body;
+        EXPECT_EQ(r.body.find("ERROR:"), std::string::npos) << "database text leaked: " << r.body;
+    }
+    // A campaign body: not UTF-8, or a raw NUL, is a 400 with its line and column; a NUL through
+    // an escape is a 422 at the field (YAML "\0"), or a 400 for JSON's \u0000.
+    auto bad_utf8 = call("POST", "/v1/campaigns", campaign_yaml("bad\xff", search_audience(3)));
+    EXPECT_EQ(bad_utf8.status, 400) << bad_utf8.body;
+    EXPECT_NE(bad_utf8.body.find("line 1, column 10"), std::string::npos) << bad_utf8.body;
+    auto raw_nul = call("POST", "/v1/campaigns", campaign_yaml(std::string("ab\0c", 4), search_audience(3)));
+    EXPECT_EQ(raw_nul.status, 400) << raw_nul.body;
+    auto escaped_nul = call("POST", "/v1/campaigns", campaign_yaml("\"ab\\0c\"", search_audience(3)));
+    EXPECT_EQ(escaped_nul.status, 422) << escaped_nul.body;
+    EXPECT_NE(escaped_nul.body.find("NUL character"), std::string::npos) << escaped_nul.body;
+    auto json_nul = client_->request("POST", "/v1/campaigns", R"({"name": "a\u0000b"})",
+                                     {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}});
+    EXPECT_EQ(json_nul.status, 400) << json_nul.body;
+    EXPECT_NE(json_nul.body.find("/name"), std::string::npos) << json_nul.body;
+    EXPECT_EQ(count("campaigns"), "0");
+    EXPECT_EQ(count("ledger_transfers"), "0");
+    EXPECT_TRUE(serve_->alive());
+}
+
+// Campaign and account names hold no control characters (C0, DEL, C1) and no bidirectional
+// overrides or isolates: in a definition (422 at the field) or a path (400).
+TEST_F(AdminTest, NamesWithControlCharactersAreRefused) {
+    for (const std::string name : {"\"a\\nforged line\"", "\"ansi\\e[31mred\"", "\"evil\\u202Eeman\"",
+                                   "\"iso\\u2066late\"", "\"del\\x7f\"", "\"c1\\x85\""}) {
+        auto r = call("POST", "/v1/campaigns", campaign_yaml(name, search_audience(3)));
+        EXPECT_EQ(r.status, 422) << name << ": " << r.body;
+        ASSERT_TRUE(is_error_shape(r.body, 422)) << r.body;
+        auto details = r.body_json()["error"]["details"];
+        ASSERT_FALSE(details.empty()) << r.body;
+        EXPECT_EQ(details[0]["line"], 1) << r.body;
+        EXPECT_NE(details[0]["message"].get<std::string>().find("not a valid name"), std::string::npos) << r.body;
+    }
+    auto account = campaign_yaml("ok-name", search_audience(3));
+    account.replace(account.find("sender-2"), 8, "\"sender\\t2\"");
+    auto a = call("POST", "/v1/campaigns", account);
+    EXPECT_EQ(a.status, 422) << a.body;
+    EXPECT_NE(a.body.find("accounts[1] is not a valid name: control character U+0009"), std::string::npos) << a.body;
+    for (const std::string target : {"/v1/campaigns/a%0Ab", "/v1/campaigns/a%1b%5b31m/leads", "/v1/campaigns/%e2%80%ae",
+                                     "/v1/accounts/x%c2%85/limits", "/v1/campaigns/x%7f/pause"}) {
+        auto r = call(target.find("pause") != std::string::npos ? "POST" : "GET", target);
+        EXPECT_EQ(r.status, 400) << target << ": " << r.body;
+        EXPECT_NE(r.body.find("not a valid name"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(count("campaigns"), "0");
+    // Nothing of it reached serve's log as a line of its own.
+    EXPECT_EQ(serve_->log().find("\nforged line"), std::string::npos) << serve_->log();
+}
+
+// A body route takes only its declared media types (415), a route without a body refuses one
+// (400); each refusal changes nothing.
+TEST_F(AdminTest, ContentTypesAndUnexpectedBodies) {
+    auto with_type = [&](const std::string& method, const std::string& target, const std::string& body,
+                         const std::string& type) {
+        return client_->request(method, target, body, {{"Authorization", "Bearer " + token}, {"Content-Type", type}});
+    };
+    const auto yaml = campaign_yaml("typed", search_audience(3));
+    for (const std::string type : {"text/plain", "application/x-www-form-urlencoded", "", "application/yaml; charset=latin1",
+                                   "multipart/form-data"}) {
+        auto r = with_type("POST", "/v1/campaigns", yaml, type);
+        EXPECT_EQ(r.status, 415) << type << ": " << r.body;
+        EXPECT_TRUE(is_error_shape(r.body, 415)) << r.body;
+    }
+    EXPECT_NE(with_type("POST", "/v1/campaigns", yaml, "").body.find("no Content-Type"), std::string::npos);
+    auto yaml_as_json = with_type("POST", "/v1/campaigns?dry_run=true", yaml, "application/json");
+    EXPECT_EQ(yaml_as_json.status, 400) << yaml_as_json.body;
+    EXPECT_NE(yaml_as_json.body.find("not valid JSON"), std::string::npos);
+    for (const std::string type : {"application/yaml", "application/x-yaml", "text/yaml; charset=utf-8", "Application/YAML"}) {
+        EXPECT_EQ(with_type("POST", "/v1/campaigns?dry_run=true", yaml, type).status, 200) << type;
+    }
+    EXPECT_EQ(with_type("PUT", "/v1/campaigns/typed/budget", R"({"credits": 5})", "text/plain").status, 415);
+    EXPECT_EQ(with_type("PUT", "/v1/accounts/sender-1/limits", R"({"invite": null})", "application/yaml").status, 415);
+
+    for (const auto& [method, target] : std::vector<std::pair<std::string, std::string>>{
+             {"GET", "/v1/campaigns"}, {"POST", "/v1/campaigns/typed/pause"}, {"GET", "/v1/accounts"},
+             {"GET", "/v1/accounts/sender-1/limits"}, {"GET", "/v1/budget"}, {"GET", "/healthz"}}) {
+        auto r = call(method, target, R"({"state": "paused"})");
+        EXPECT_EQ(r.status, 400) << target << ": " << r.body;
+        EXPECT_NE(r.body.find("takes no request body"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(count("campaigns"), "0");
+}
+
+// The HTTP layer's own answers (413, 431, malformed HTTP) have the documented Error shape too.
+TEST_F(AdminTest, HttpLayerErrorsUseTheErrorShape) {
+    auto big = call("POST", "/v1/campaigns", std::string(70'000, 'x'));
+    EXPECT_EQ(big.status, 413);
+    EXPECT_TRUE(is_error_shape(big.body, 413)) << big.body;
+    auto big_get = parse_answer(raw_exchange(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 70000\r\n\r\n" +
+                                                        std::string(70'000, 'a')));
+    EXPECT_EQ(big_get.status, 413);
+    EXPECT_TRUE(is_error_shape(big_get.body, 413)) << big_get.body;
+    auto headers = parse_answer(
+        raw_exchange(port_, "GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(70'000, 'h') + "\r\n\r\n"));
+    EXPECT_EQ(headers.status, 431);
+    EXPECT_TRUE(is_error_shape(headers.body, 431)) << headers.body;
+    for (const std::string& garbage : {std::string("GARBAGE\r\n\r\n"), std::string("GET / HTTP/9.9\r\n\r\n"),
+                                      std::string("GET /healthz HTTP/1.1\r\nContent-Length: x\r\n\r\n"),
+                                      std::string("GET /v1/campaigns/\xff\x00 HTTP/1.1\r\nHost: x\r\n\r\n", 42)}) {
+        auto a = parse_answer(raw_exchange(port_, garbage));
+        EXPECT_EQ(a.status, 400) << garbage;
+        EXPECT_TRUE(is_error_shape(a.body, 400)) << a.body;
+    }
+    EXPECT_TRUE(serve_->alive());
+}
+
+// A cancelled campaign: re-applying it is a 409 (not a 503) that sends no search and bills
+// nothing; the CLI refuses to pause or resume it with the API's message, and refuses its apply.
+TEST_F(AdminTest, CancelledCampaignRulesAreTheSameInTheApiAndTheCli) {
+    auto credits = [&] {
+        return http_client("127.0.0.1", sandbox_->port()).get("/v2/credits", "test-key").body_json()["data"]["credits"];
+    };
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("omega", search_audience(3))).status, 201);
+    ASSERT_EQ(call("POST", "/v1/campaigns/omega/cancel").status, 200);
+    const auto before = credits();
+    const auto transfers = count("ledger_transfers");
+    auto again = call("POST", "/v1/campaigns", campaign_yaml("omega", search_audience(4)));
+    EXPECT_EQ(again.status, 409) << again.body;
+    EXPECT_NE(error_message(again).find("was cancelled"), std::string::npos) << again.body;
+    EXPECT_EQ(credits(), before) << "the refused apply sent an audience search";
+    EXPECT_EQ(count("ledger_transfers"), transfers);
+
+    auto api = call("POST", "/v1/campaigns/omega/resume");
+    ASSERT_EQ(api.status, 409);
+    for (const std::string verb : {"resume", "pause"}) {
+        auto r = env_->run({"campaign", verb, "omega"});
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        EXPECT_NE(r.output.find("cannot " + verb + " campaign 'omega': it is cancelled"), std::string::npos) << r.output;
+    }
+    EXPECT_NE(error_message(api).find("cannot resume campaign 'omega': it is cancelled"), std::string::npos);
+    auto cancel = env_->run({"campaign", "cancel", "omega"});
+    EXPECT_EQ(cancel.exit_code, 0) << cancel.output;
+    EXPECT_NE(cancel.output.find("already"), std::string::npos) << cancel.output;
+    EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'omega'"), "cancelled");
+
+    const std::string file = "/tmp/orch-admin-cancelled-" + std::to_string(::getpid()) + ".yaml";
+    {
+        std::ofstream out(file);
+        out << campaign_yaml("omega", search_audience(5));
+    }
+    auto cli = env_->run({"campaign", "apply", file});
+    std::remove(file.c_str());
+    EXPECT_EQ(cli.exit_code, 2) << cli.output;
+    EXPECT_NE(cli.output.find("was cancelled"), std::string::npos) << cli.output;
+    EXPECT_EQ(credits(), before);
+    EXPECT_EQ(count("ledger_transfers"), transfers);
+}
+
+// A small fuzz over the admin API: a few hundred requests with invalid UTF-8, NULs, control and
+// bidirectional characters, huge headers and bodies, and wrong content types. None may get a
+// 5xx, every error has the documented shape, and serve keeps running.
+TEST_F(AdminTest, FuzzedRequestsNeverGet5xx) {
+    std::mt19937 rng(20261126);
+    auto pick = [&](const auto& list) { return list[std::uniform_int_distribution<std::size_t>(0, list.size() - 1)(rng)]; };
+    const std::vector<std::string> nasty = {"%ff", "%00", "%0a", "%0d%0a", "%1b%5b2J", "%e2%80%ae", "%e2%81%a6",
+                                            "%c2%85", "%7f", "%c0%80", "%ed%a0%80", "%f4%90%80%80", "a%2fb", "%",
+                                            "%zz", "\xff", "\xc3", "~", "..", "x"};
+    const std::vector<std::string> templates = {"/v1/campaigns/{}", "/v1/campaigns/{}/leads", "/v1/campaigns/{}/pause",
+                                                "/v1/campaigns/{}/versions/{}", "/v1/campaigns/{}/leads/{}",
+                                                "/v1/accounts/{}/limits", "/v1/campaigns/{}/budget",
+                                                "/v1/events?type={}&limit={}", "/v1/budget?campaign={}",
+                                                "/v1/campaigns?dry_run={}", "/v1/campaigns/x/leads?state={}&cursor={}",
+                                                "/{}", "/v1/{}"};
+    const std::vector<std::string> methods = {"GET", "POST", "PUT", "DELETE", "PATCH", "HEAD"};
+    const std::vector<std::string> types = {"application/json", "application/yaml", "text/plain", "", "image/png",
+                                            "application/json; charset=utf-16"};
+    auto body_of = [&](int kind) -> std::string {
+        switch (kind) {
+            case 0: return "";
+            case 1: return R"({"credits": "\u0000"})";
+            case 2: return "{\"invite\": {\"per_day\": \"\xff\"}}";
+            case 3: return std::string("name: a\0b\n", 10);
+            case 4: return "name: \"\\e[31m\\u202e\"\naccounts: [sender-1]\n";
+            case 5: return std::string(70'000, '{');
+            case 6: return "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[";
+            default: return R"({"clear": [null, 1, "all"], "per_day": 1e999})";
+        }
+    };
+    int answered = 0;
+    for (int i = 0; i < 300; ++i) {
+        std::string target = pick(templates);
+        for (auto at = target.find("{}"); at != std::string::npos; at = target.find("{}")) {
+            target.replace(at, 2, pick(nasty) + pick(nasty));
+        }
+        const std::string method = pick(methods);
+        std::map<std::string, std::string> h = {{"Authorization", "Bearer " + token}, {"Content-Type", pick(types)}};
+        if (i % 37 == 0) {
+            h["X-Huge"] = std::string(70'000, 'h');
+        }
+        if (i % 11 == 0) {
+            h["X-Ctl"] = "a\x01\x7f\xff";
+        }
+        const std::string body = method == "GET" || method == "HEAD" ? (i % 5 == 0 ? "x" : "") : body_of(i % 8);
+        http_result r;
+        try {
+            r = client_->request(method, target, body, h);
+        } catch (const std::exception&) {
+            // The server closed a connection it refused (431, a malformed target): fine, if it answered
+            // the next request; a crash fails below.
+            continue;
+        }
+        ++answered;
+        EXPECT_LT(r.status, 500) << method << " " << target << ": " << r.body;
+        if (r.status >= 400 && method != "HEAD") {
+            EXPECT_TRUE(is_error_shape(r.body, r.status)) << method << " " << target << ": " << r.body;
+        }
+    }
+    EXPECT_GT(answered, 250);
+    EXPECT_TRUE(serve_->alive());
+    EXPECT_EQ(get("/healthz").status, 200);
+    EXPECT_EQ(count("campaigns"), "0");
 }
 
 TEST_F(AdminTest, ServeRefusesAShortTokenAndATokenFlag) {

@@ -24,6 +24,7 @@
 #include <random>
 #include <regex>
 #include <set>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -139,6 +140,24 @@ TEST_F(EngineTest, CanonicalCampaignCompletesWithTheSandboxsCounts) {
         variant_messages += row["messaged"].get<int>();
     }
     EXPECT_EQ(variant_messages, truth.messages);
+    // For people and spreadsheets the rates are percentages (57.1%), one table per CSV.
+    auto accounts_csv = env_->run({"report", "accounts", "canonical", "--format", "csv"});
+    ASSERT_EQ(accounts_csv.exit_code, 0) << accounts_csv.output;
+    std::istringstream lines(accounts_csv.output);
+    std::string line;
+    std::getline(lines, line);
+    EXPECT_EQ(line, "account,enrollments,invited,accepted,messaged,replied,acceptance_rate,reply_rate\r");
+    int rows = 0;
+    while (std::getline(lines, line)) {
+        ++rows;
+        EXPECT_TRUE(std::regex_match(line, std::regex(R"([^,]+(,\d+){5},(\d+\.\d%)?,(\d+\.\d%)?\r)"))) << line;
+    }
+    EXPECT_EQ(rows, static_cast<int>(rep["accounts"].size())) << accounts_csv.output;
+    auto variants_table = env_->run({"report", "accounts", "canonical", "--section", "variants"});
+    ASSERT_EQ(variants_table.exit_code, 0) << variants_table.output;
+    EXPECT_TRUE(std::regex_search(variants_table.output, std::regex(R"(\d+\.\d%)"))) << variants_table.output;
+    EXPECT_FALSE(std::regex_search(variants_table.output, std::regex(R"(\b[01]\.\d+(?![\d%]))")))
+        << "a raw fraction: " << variants_table.output;
     auto timeline = env_->run({"report", "timeline", "canonical", "--format", "json"});
     ASSERT_EQ(timeline.exit_code, 0) << timeline.output;
     auto tl = json::parse(timeline.output);

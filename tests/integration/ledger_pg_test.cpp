@@ -513,10 +513,11 @@ TEST_F(LedgerTest, CampaignApplyBooksTheAudienceSearch) {
     EXPECT_EQ(f.credits, 0);
     EXPECT_EQ(scalar("SELECT count(*) FROM step_attempts"), 0);
 
-    // Refused (a cancelled campaign): nothing stored, the search's charge included.
+    // Refused (a cancelled campaign: a conflict, not a database failure): nothing stored, the
+    // search's charge included. (The CLI and the admin API refuse it before any search is sent.)
     EXPECT_TRUE(db.set_campaign_state("searched", "cancelled", ""));
     EXPECT_THROW(db.apply_campaign("searched", def, "v1", "check", leads, {"acc-1"}, t0, {}, search),
-                 orch::engine::store_error);
+                 orch::engine::campaign_conflict);
     EXPECT_EQ(row("searched").spent, 12);
     EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 3);
     EXPECT_TRUE(problems().empty());
@@ -671,10 +672,23 @@ TEST_F(LedgerTest, ViewsAndBudgetShow) {
     auto table = env_->run({"budget", "show", "shown"});
     ASSERT_EQ(table.exit_code, 0) << table.output;
     EXPECT_NE(table.output.find("search_people"), std::string::npos) << table.output;
+    // CSV is one table per run (RFC 4180, CRLF): the budgets, or the --section asked for.
     auto csv = env_->run({"budget", "show", "shown", "--format", "csv"});
     ASSERT_EQ(csv.exit_code, 0) << csv.output;
-    EXPECT_NE(csv.output.find("budget,shown,,50,-,-,45,2,3,0,0,active"), std::string::npos) << csv.output;
-    EXPECT_NE(csv.output.find("account,shown,acc-B,,,,,,,,,,3,2,1,0,2,3,2"), std::string::npos) << csv.output;
+    EXPECT_EQ(csv.output,
+              "campaign,state,budget,per_account,per_day,available,reserved,spent,overrun,shortfall,pause_reason\r\n"
+              "shown,active,50,,,45,2,3,0,0,\r\n");
+    auto csv_by_account = env_->run({"budget", "show", "shown", "--format", "csv", "--section", "by_account"});
+    ASSERT_EQ(csv_by_account.exit_code, 0) << csv_by_account.output;
+    EXPECT_EQ(csv_by_account.output.rfind("account,calls,pending,posted_calls,voided,reserved_pending,reserved_posted,posted\r\n", 0),
+              0u)
+        << csv_by_account.output;
+    EXPECT_NE(csv_by_account.output.find("\r\nacc-B,3,2,1,0,2,3,2\r\n"), std::string::npos) << csv_by_account.output;
+    auto bad_section = env_->run({"budget", "show", "shown", "--format", "csv", "--section", "nope"});
+    EXPECT_EQ(bad_section.exit_code, 2);
+    EXPECT_NE(bad_section.output.find("--section: unknown section 'nope'; one of budgets, accounts, by_action"),
+              std::string::npos)
+        << bad_section.output;
     auto unknown = env_->run({"budget", "show", "nope"});
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_NE(unknown.output.find("no campaign named 'nope'"), std::string::npos) << unknown.output;

@@ -206,9 +206,9 @@ TEST_F(LifecyclePg, ACampaignWhoseLeadsAllFinishIsCompletedAndNewLeadsMakeItActi
     EXPECT_EQ(state("c"), "completed");
     auto shown = json::parse(env_->run({"campaign", "show", "c", "--format", "json"}).output, nullptr, false);
     ASSERT_TRUE(shown.is_object());
-    EXPECT_EQ(shown["state"], "completed");
-    EXPECT_EQ(shown["counts"]["live"], 0);
-    EXPECT_EQ(shown["counts"]["by_status"]["done"], 2);
+    EXPECT_EQ(shown["summary"]["state"], "completed");
+    EXPECT_EQ(shown["summary"]["live"], 0);
+    EXPECT_EQ(shown["steps"][0]["leads"]["done"], 2);
 
     // The same audience again: nothing new, it stays completed.
     auto same = env_->run({"campaign", "apply", write("c", {"p1", "p2"})});
@@ -295,6 +295,9 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
     EXPECT_EQ(env_->scalar("SELECT to_char(start_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM "
                            "campaigns WHERE name = 'later'"),
               start_text);
+    auto shown = json::parse(env_->run({"campaign", "show", "later", "--format", "json"}).output, nullptr, false);
+    ASSERT_TRUE(shown.is_object());
+    EXPECT_EQ(shown["summary"]["start_at"], start_text);
     // The worker's claim (engine/claim_pick, engine/claim_due) picks the other campaign's lead only.
     pqxx::connection c(env_->database_url());
     pqxx::work tx(c);
@@ -365,21 +368,22 @@ TEST_F(LifecyclePg, ShowVersionsAndDiff) {
     ASSERT_EQ(shown.exit_code, 0) << shown.output;
     auto j = json::parse(shown.output, nullptr, false);
     ASSERT_TRUE(j.is_object()) << shown.output;
-    EXPECT_EQ(j["state"], "active");
-    EXPECT_EQ(j["version"], 2);
-    EXPECT_EQ(j["budget"]["total"], 250);
-    EXPECT_EQ(j["budget"]["available"], 250);
+    EXPECT_EQ(j["summary"]["state"], "active");
+    EXPECT_EQ(j["summary"]["version"], 2);
+    EXPECT_EQ(j["summary"]["budget"]["credits"], 250);
+    EXPECT_EQ(j["summary"]["budget"]["available"], 250);
+    EXPECT_TRUE(j["summary"]["start_at"].is_null()) << j;
+    EXPECT_TRUE(j["summary"]["end_at"].is_null()) << j;
     ASSERT_EQ(j["steps"].size(), 2u);
     EXPECT_EQ(j["steps"][0]["id"], "invite");
-    EXPECT_EQ(j["steps"][0]["next"]["next"], "later");
+    EXPECT_EQ(j["steps"][0]["leads"]["ready"], 2);
     EXPECT_EQ(j["steps"][1]["kind"], "delay");
-    EXPECT_EQ(j["counts"]["enrollments"], 2);
-    EXPECT_EQ(j["counts"]["live"], 2);
-    EXPECT_EQ(j["counts"]["funnel"]["found"], 2);
-    EXPECT_TRUE(j["start_at"].is_null());
+    EXPECT_EQ(j["summary"]["enrollments"], 2);
+    EXPECT_EQ(j["summary"]["live"], 2);
+    EXPECT_EQ(j["funnel"]["found"], 2);
     auto table = env_->run({"campaign", "show", "s"});
     ASSERT_EQ(table.exit_code, 0) << table.output;
-    EXPECT_TRUE(contains(table.output, "budget     250 credits")) << table.output;
+    EXPECT_TRUE(contains(table.output, "250")) << table.output;
     EXPECT_TRUE(contains(table.output, "invite")) << table.output;
 
     auto versions = json::parse(env_->run({"campaign", "versions", "s", "--format", "json"}).output, nullptr, false);

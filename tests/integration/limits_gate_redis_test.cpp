@@ -165,3 +165,32 @@ TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     EXPECT_TRUE(gate.hold(target, invite, std::chrono::system_clock::now()));
     EXPECT_FALSE(gate.hold(other_account, invite, std::chrono::system_clock::now()));
 }
+
+// Leads the gate parks on a cooldown wake spread over the jitter window after its end, not at
+// one instant.
+TEST_F(LimitsGateRedis, LeadsParkedOnACooldownWakeSpreadOverTheJitterWindow) {
+    settings_.key_requests_per_s = 100;
+    settings_.key_burst = 200;  // a 2-second window
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call check;
+    check.kind = cs::call_kind::check_invitation;
+    const orch::engine::call_target first{"acc-gate-herd", "https://network.example/in/h", 7, 50, ""};
+    auto now = std::chrono::system_clock::now();
+    ASSERT_TRUE(gate.before(first, campaign_, check, now).allowed);
+    gate.answered(first, campaign_, check, rate_limited(2s));
+    std::set<std::int64_t> wakes;
+    cs::time_point earliest = cs::time_point::max(), latest{};
+    for (int i = 0; i < 30; ++i) {
+        const orch::engine::call_target t{"acc-gate-herd-" + std::to_string(i), "https://network.example/in/h", 7,
+                                          100 + i, ""};
+        auto d = gate.before(t, campaign_, check, std::chrono::system_clock::now());
+        ASSERT_FALSE(d.allowed);
+        wakes.insert(std::chrono::duration_cast<std::chrono::milliseconds>(d.until.time_since_epoch()).count());
+        earliest = std::min(earliest, d.until);
+        latest = std::max(latest, d.until);
+    }
+    EXPECT_GT(wakes.size(), 20u) << "wake-ups at distinct instants";
+    EXPECT_GE(earliest, now + 2s - 100ms) << "none before the cooldown ends";
+    EXPECT_GT(latest - earliest, 500ms) << "spread over the window";
+    EXPECT_LE(latest, now + 2s + 2s + 500ms);
+}

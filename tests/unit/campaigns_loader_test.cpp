@@ -697,4 +697,59 @@ TEST(loader, oversized_definition_is_refused) {
     EXPECT_EQ(r.errors[0].to_string(), "c.yaml:1:1: the campaign file is larger than 1 MiB");
 }
 
+// Text that is not UTF-8, or has a NUL byte, is refused where it is, before anything is parsed;
+// a NUL through an escape ("\0" in YAML, "\u0000" in JSON) at its field.
+TEST(loader, invalid_text_and_nul_are_refused_where_they_are) {
+    const std::string steps = "  - id: visit\n    kind: visit\n";
+    auto bad = load(head + steps + "# caf\xc3\n");
+    ASSERT_EQ(bad.errors.size(), 1u) << all_errors(bad);
+    EXPECT_EQ(bad.errors[0].to_string(), "c.yaml:11:6: the definition is not valid text: invalid UTF-8 (byte 0xc3)");
+    auto raw_nul = load(std::string("name: a\0b\n", 10) + head.substr(8) + steps);
+    ASSERT_EQ(raw_nul.errors.size(), 1u) << all_errors(raw_nul);
+    EXPECT_EQ(raw_nul.errors[0].to_string(), "c.yaml:1:8: the definition is not valid text: a NUL byte");
+    auto escaped = load("name: t\naccounts: acc_1\naudience:\n  search: {title: \"Eng\\0ineer\"}\n" + head.substr(head.find("schedule")) + steps);
+    ASSERT_FALSE(escaped.errors.empty());
+    EXPECT_EQ(escaped.errors[0].to_string(), "c.yaml:4:19: the value contains a NUL character") << all_errors(escaped);
+    EXPECT_FALSE(escaped.value);
+}
+
+// The campaign's name and its accounts are names: no control characters, no bidirectional
+// overrides or isolates.
+TEST(loader, names_with_control_characters_are_refused) {
+    const std::string rest = head.substr(head.find("audience")) + "  - id: visit\n    kind: visit\n";
+    for (const std::string name : {"\"a\\nb\"", "\"a\\tb\"", "\"\\e[2J\"", "\"a\\x7f\"", "\"a\\x9b\"", "\"\\u202Eabc\"",
+                                   "\"\\u2067x\""}) {
+        auto r = load("name: " + name + "\naccounts: acc_1\n" + rest);
+        ASSERT_EQ(r.errors.size(), 1u) << name << all_errors(r);
+        EXPECT_EQ(r.errors[0].line, 1) << name;
+        EXPECT_NE(r.errors[0].message.find("name is not a valid name"), std::string::npos) << r.errors[0].message;
+    }
+    auto acc = load("name: ok\naccounts: [acc_1, \"acc\\u202E\"]\n" + rest);
+    ASSERT_EQ(acc.errors.size(), 1u) << all_errors(acc);
+    EXPECT_EQ(acc.errors[0].to_string(),
+              "c.yaml:2:19: accounts[1] is not a valid name: bidirectional control character U+202E at byte 3 (names "
+              "may not hold control or bidirectional-override characters)");
+    // Other Unicode is fine.
+    auto ok = load("name: \"Ingénieurs – Zürich 🚀\"\naccounts: acc_1\n" + rest);
+    EXPECT_TRUE(ok.errors.empty()) << all_errors(ok);
+}
+
+// yaml-cpp reads empty documents forever at a ',' that no value precedes at a document's top
+// (found by the fuzz target): the loader reports it where it is, at once.
+TEST(loader, a_comma_where_a_value_should_start_is_an_error_not_a_hang) {
+    struct bad {
+        std::string text;
+        std::string expect;
+    };
+    for (const auto& b : {bad{", *aUTC", "c.yaml:1:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"[a]\n,", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"name: t\n...\n, x", "c.yaml:3:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"---\n, &a", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"},
+                          bad{"[a][a]\n,\n,", "c.yaml:2:1: YAML syntax error: unexpected ',' where a value should start"}}) {
+        auto r = load(b.text);
+        ASSERT_EQ(r.errors.size(), 1u) << b.text << "\n" << all_errors(r);
+        EXPECT_EQ(r.errors[0].to_string(), b.expect);
+    }
+}
+
 }  // namespace

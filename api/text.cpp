@@ -1,0 +1,144 @@
+#include "api/text.hpp"
+
+#include <cstdio>
+
+namespace orch::text {
+
+namespace {
+
+// Decodes one UTF-8 sequence at s[i]. Returns the number of bytes (0: invalid) and the code point.
+std::size_t decode(std::string_view s, std::size_t i, char32_t& cp) {
+    const auto b0 = static_cast<unsigned char>(s[i]);
+    if (b0 < 0x80) {
+        cp = b0;
+        return 1;
+    }
+    std::size_t len = 0;
+    char32_t min = 0;
+    if ((b0 & 0xE0) == 0xC0) {
+        len = 2;
+        cp = b0 & 0x1F;
+        min = 0x80;
+    } else if ((b0 & 0xF0) == 0xE0) {
+        len = 3;
+        cp = b0 & 0x0F;
+        min = 0x800;
+    } else if ((b0 & 0xF8) == 0xF0) {
+        len = 4;
+        cp = b0 & 0x07;
+        min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (i + len > s.size()) {
+        return 0;
+    }
+    for (std::size_t k = 1; k < len; ++k) {
+        const auto b = static_cast<unsigned char>(s[i + k]);
+        if ((b & 0xC0) != 0x80) {
+            return 0;
+        }
+        cp = (cp << 6) | (b & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+        return 0;  // overlong, out of range, or a surrogate
+    }
+    return len;
+}
+
+std::string hex_byte(unsigned char b) {
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "0x%02x", b);
+    return buf;
+}
+
+// Characters that change how a line reads beyond the controls: line and paragraph separators,
+// and the invisible direction marks. Escaped in logs; not refused in names (check_name's list is
+// the one the API documents).
+bool is_format_changing(char32_t cp) {
+    return cp == 0x2028 || cp == 0x2029 || cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0xFEFF;
+}
+
+}  // namespace
+
+std::string code_point_name(char32_t cp) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(cp));
+    return buf;
+}
+
+bool is_forbidden_in_name(char32_t cp) {
+    return cp < 0x20 || cp == 0x7F || (cp >= 0x80 && cp <= 0x9F) || (cp >= 0x202A && cp <= 0x202E) ||
+           (cp >= 0x2066 && cp <= 0x2069);
+}
+
+std::optional<problem> check_text(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = decode(s, i, cp);
+        if (n == 0) {
+            return problem{i, "invalid UTF-8 (byte " + hex_byte(static_cast<unsigned char>(s[i])) + ")"};
+        }
+        if (cp == 0) {
+            return problem{i, "a NUL byte"};
+        }
+        i += n;
+    }
+    return std::nullopt;
+}
+
+std::optional<problem> check_name(std::string_view s) {
+    if (auto p = check_text(s)) {
+        return p;
+    }
+    for (std::size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = decode(s, i, cp);
+        if (is_forbidden_in_name(cp)) {
+            const bool bidi = cp >= 0x2000;
+            return problem{i, std::string(bidi ? "bidirectional control character " : "control character ") +
+                                  code_point_name(cp)};
+        }
+        i += n;
+    }
+    return std::nullopt;
+}
+
+std::string escaped(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = decode(s, i, cp);
+        if (n == 0) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(s[i]));
+            out += buf;
+            ++i;
+            continue;
+        }
+        if (cp == '\\') {
+            out += "\\\\";
+        } else if (cp == '\n') {
+            out += "\\n";
+        } else if (cp == '\r') {
+            out += "\\r";
+        } else if (cp == '\t') {
+            out += "\\t";
+        } else if (cp < 0x20 || cp == 0x7F) {
+            char buf[8];
+            std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
+            out += buf;
+        } else if (is_forbidden_in_name(cp) || is_format_changing(cp)) {
+            char buf[16];
+            std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
+            out += buf;
+        } else {
+            out.append(s.substr(i, n));
+        }
+        i += n;
+    }
+    return out;
+}
+
+}  // namespace orch::text

@@ -1,0 +1,38 @@
+// orch::text: checks and escapes for text that comes from users (request paths, query values,
+// bodies, campaign and account names), shared by the admin endpoint, the campaign loader, the CLI
+// and the logs. Pure code, no dependencies.
+//
+//   check_text   the text is valid UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing
+//                past U+10FFFF) and has no NUL byte, which Postgres refuses and C strings cut at
+//   check_name   check_text, and no control character (C0, DEL, C1) nor bidirectional
+//                override/isolate (U+202A-U+202E, U+2066-U+2069), which would forge log lines or
+//                reorder what a terminal shows
+//   escaped      the text with every control, format-changing or invalid byte spelled out
+//                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
+//                terminal
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace orch::text {
+
+struct problem {
+    std::size_t offset = 0;  // byte offset of the first offending byte
+    std::string what;        // e.g. "invalid UTF-8 (byte 0xff)", "a NUL byte", "control character U+000A"
+};
+
+std::optional<problem> check_text(std::string_view s);
+std::optional<problem> check_name(std::string_view s);
+
+// True for the code points check_name refuses (controls and bidirectional overrides/isolates).
+bool is_forbidden_in_name(char32_t cp);
+
+std::string escaped(std::string_view s);
+
+// "U+000A" for a code point.
+std::string code_point_name(char32_t cp);
+
+}  // namespace orch::text

@@ -1,0 +1,280 @@
+#include "engine/admin_input.hpp"
+
+#include "api/text.hpp"
+
+#include <boost/url/parse.hpp>
+
+#include <algorithm>
+
+namespace orch::engine::admin_input {
+
+namespace {
+
+std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+std::string at_byte(const orch::text::problem& p) { return p.what + " at byte " + std::to_string(p.offset); }
+
+// "line 2, column 5 (byte 17)" of a byte offset.
+std::string line_column(std::string_view text, std::size_t offset) {
+    std::size_t line = 1;
+    std::size_t column = 1;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            column = 1;
+        } else {
+            ++column;
+        }
+    }
+    return "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " + std::to_string(offset) +
+           ")";
+}
+
+std::string lower(std::string v) {
+    std::transform(v.begin(), v.end(), v.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return v;
+}
+
+std::string trimmed(std::string v) {
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) {
+        v.pop_back();
+    }
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) {
+        v.erase(v.begin());
+    }
+    return v;
+}
+
+}  // namespace
+
+target read_target(std::string_view raw) {
+    auto parsed = boost::urls::parse_origin_form(raw);
+    if (!parsed) {
+        throw bad_request("malformed request target");
+    }
+    target t;
+    t.path = std::string(parsed->encoded_path());
+    for (auto s : parsed->segments()) {
+        if (auto p = orch::text::check_text(s)) {
+            throw bad_request("path segment " + std::to_string(t.segments.size() + 1) +
+                              " (percent-decoded) is not valid text: " + at_byte(*p));
+        }
+        t.segments.push_back(s);
+    }
+    while (!t.segments.empty() && t.segments.back().empty()) {
+        t.segments.pop_back();  // "/v1/campaigns/" is "/v1/campaigns"
+    }
+    for (auto p : parsed->params()) {
+        if (auto bad = orch::text::check_text(p.key)) {
+            throw bad_request("a query parameter's name (percent-decoded) is not valid text: " + at_byte(*bad));
+        }
+        if (auto bad = orch::text::check_text(p.value)) {
+            throw bad_request("query parameter '" + std::string(p.key) + "' (percent-decoded) is not valid text: " +
+                              at_byte(*bad));
+        }
+        t.params[p.key] = p.value;
+    }
+    return t;
+}
+
+void check_path_names(const target& t) {
+    const auto& seg = t.segments;
+    if (seg.size() >= 3 && seg[0] == "v1" && (seg[1] == "campaigns" || seg[1] == "accounts")) {
+        if (auto p = orch::text::check_name(seg[2])) {
+            throw bad_request(std::string(seg[1] == "campaigns" ? "the campaign name" : "the account") +
+                              " in the path is not a valid name: " + at_byte(*p));
+        }
+    }
+}
+
+std::string media_type(std::string_view content_type) {
+    std::string v(content_type.substr(0, content_type.find(';')));
+    return lower(trimmed(v));
+}
+
+void check_body(std::string_view content_type, const std::string& body, const std::vector<std::string>& types) {
+    if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return;
+    }
+    const auto type = media_type(content_type);
+    if (std::find(types.begin(), types.end(), type) == types.end()) {
+        std::string list;
+        for (const auto& t : types) {
+            list += (list.empty() ? "" : ", ") + t;
+        }
+        throw unsupported_media(
+            (type.empty() ? std::string("no Content-Type") : "Content-Type '" + orch::text::escaped(type) + "'") +
+            " is not taken here; send one of: " + list);
+    }
+    const std::string ct = lower(std::string(content_type));
+    if (auto cs = ct.find("charset="); cs != std::string::npos) {
+        auto charset = trimmed(ct.substr(cs + 8));
+        charset = charset.substr(0, charset.find(';'));
+        if (charset != "utf-8" && charset != "\"utf-8\"" && charset != "utf8") {
+            throw unsupported_media("charset '" + orch::text::escaped(charset) + "' is not taken here; send UTF-8");
+        }
+    }
+    if (auto p = orch::text::check_text(body)) {
+        throw bad_request("the body is not valid text: " + p->what + " at " + line_column(body, p->offset));
+    }
+}
+
+void check_no_body(const std::string& body) {
+    if (!body.empty()) {
+        throw bad_request("this route takes no request body (got " + std::to_string(body.size()) + " bytes)");
+    }
+}
+
+void refuse_nul_strings(const json& j, const std::string& pointer) {
+    auto where = [&pointer] { return pointer.empty() ? std::string("/") : pointer; };
+    if (j.is_string()) {
+        if (j.get_ref<const std::string&>().find('\0') != std::string::npos) {
+            throw bad_request("the body's value at " + orch::text::escaped(where()) +
+                              " contains a NUL character (\\u0000)");
+        }
+        return;
+    }
+    if (j.is_object()) {
+        for (const auto& [k, v] : j.items()) {
+            if (k.find('\0') != std::string::npos) {
+                throw bad_request("a key of the body's object at " + orch::text::escaped(where()) +
+                                  " contains a NUL character (\\u0000)");
+            }
+            refuse_nul_strings(v, pointer + "/" + k);
+        }
+    } else if (j.is_array()) {
+        for (std::size_t i = 0; i < j.size(); ++i) {
+            refuse_nul_strings(j[i], pointer + "/" + std::to_string(i));
+        }
+    }
+}
+
+json json_body(const std::string& text) {
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) {
+        throw bad_request("the body is not valid JSON");
+    }
+    refuse_nul_strings(j);
+    return j;
+}
+
+budget_update parse_budget_body(const std::string& text) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request(R"(empty body: send {"credits": N, "per_day": N, "per_account": N, "clear": ["per_day"]})");
+    }
+    auto j = json_body(text);
+    if (!j.is_object()) {
+        throw bad_request(
+            R"(the body must be a JSON object: {"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})");
+    }
+    auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
+    auto cleared = [&j](const std::string& key) {
+        return j.contains("clear") && j["clear"].is_array() &&
+               std::find(j["clear"].begin(), j["clear"].end(), json(key)) != j["clear"].end();
+    };
+    budget_update u;
+    for (const auto& [key, v] : j.items()) {
+        if (key != "credits" && key != "per_day" && key != "per_account" && key != "clear") {
+            throw budget_update_error("unknown field '" + orch::text::escaped(key) +
+                                      "' (fields: credits, per_day, per_account, clear)");
+        }
+        if (v.is_null()) {
+            continue;  // null: as if absent
+        }
+        if (key == "clear") {
+            if (!v.is_array()) {
+                throw budget_update_error("clear must be an array of per_day, per_account; got " + dump(v));
+            }
+            for (const auto& c : v) {
+                if (c != "per_day" && c != "per_account") {
+                    throw budget_update_error("clear: expected per_day or per_account, got " + dump(c));
+                }
+                (c == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{};
+            }
+        } else if (key == "credits") {
+            // An unsigned above INT64_MAX is no budget either.
+            if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
+                throw budget_update_error("credits must be a whole number >= 1, got " + dump(v));
+            }
+            u.credits = v.get<std::int64_t>();
+        } else {
+            if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
+                throw budget_update_error(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
+                                          "\"]), got " + dump(v));
+            }
+            if (cleared(key)) {
+                throw budget_update_error(key + " is both set and cleared; send one of them");
+            }
+            (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{v.get<std::int64_t>()};
+        }
+    }
+    if (!u.credits && !u.per_day && !u.per_account) {
+        throw budget_update_error("give at least one of credits, per_day, per_account, clear");
+    }
+    return u;
+}
+
+limits_body parse_limits_body(const std::string& text) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request(R"(empty body: send a JSON object of actions, e.g. {"invite": {"per_day": 40}})");
+    }
+    limits_body out;
+    json j = json_body(text);
+    std::string why;
+    if (!j.is_object()) {
+        apply_patch({}, j, why);  // says what the body must be
+        throw unprocessable(why);
+    }
+    if (auto it = j.find("clear"); it != j.end()) {
+        const json list = *it;
+        j.erase(it);
+        if (!list.is_null()) {
+            if (!list.is_array()) {
+                throw unprocessable("clear must be an array of action names or \"all\", got " + dump(list));
+            }
+            for (const auto& a : list) {
+                if (!a.is_string()) {
+                    throw unprocessable("clear: expected an action name, got " + dump(a));
+                }
+                const auto name = a.get<std::string>();
+                if (name != "all" && !apply_patch({}, json{{name, nullptr}}, why)) {
+                    throw unprocessable("clear: " + why);
+                }
+                out.clear.push_back(name);
+            }
+        }
+    }
+    const bool all = std::find(out.clear.begin(), out.clear.end(), "all") != out.clear.end();
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        if (it->is_null()) {
+            continue;  // null: as if absent
+        }
+        if (all || std::find(out.clear.begin(), out.clear.end(), it.key()) != out.clear.end()) {
+            throw unprocessable(orch::text::escaped(it.key()) + " is both set and cleared; send one of them");
+        }
+        out.patch[it.key()] = *it;
+    }
+    if (!apply_patch({}, out.patch, why)) {
+        throw unprocessable(why);
+    }
+    return out;
+}
+
+std::optional<quota_overrides> apply_limits_body(const quota_overrides& current, const limits_body& body,
+                                                 std::string& why) {
+    quota_overrides base = current;
+    for (const auto& a : body.clear) {
+        if (a == "all") {
+            base = {};
+            continue;
+        }
+        auto cleared = apply_patch(base, json{{a, nullptr}}, why);
+        if (!cleared) {
+            return std::nullopt;
+        }
+        base = *cleared;
+    }
+    return apply_patch(base, body.patch, why);
+}
+
+}  // namespace orch::engine::admin_input

@@ -1,0 +1,78 @@
+// orch::engine::admin_input: how the admin endpoint (engine/admin.cpp) reads a request before a
+// route touches the database: the target's path segments and query parameters (percent-decoded,
+// UTF-8 without NUL), names in paths (no control or bidirectional characters), the body's media
+// type and text, JSON bodies without NUL in any string, and the two PUT bodies. Pure code (no
+// database, no I/O), which tests/fuzz/admin_request_fuzz.cpp fuzzes.
+//
+// Each check throws the status it stands for: bad_request (400), unsupported_media (415),
+// unprocessable (422) or budget_update_error (422), with a message saying where.
+#pragma once
+
+#include "engine/store.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace orch::engine::admin_input {
+
+using json = nlohmann::json;
+
+struct bad_request : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct unsupported_media : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+struct unprocessable : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct target {
+    std::vector<std::string> segments;          // decoded; a trailing empty segment dropped
+    std::map<std::string, std::string> params;  // decoded query parameters (the last of a name wins)
+    std::string path;                           // the path as sent (percent-encoded), for messages
+};
+// Parses an origin-form target ("/v1/campaigns/x?dry_run=true"). Throws bad_request when it does
+// not parse or a decoded segment, parameter name or value is not UTF-8 or holds a NUL.
+target read_target(std::string_view raw);
+// Names in a path (segment 3 of /v1/campaigns/{name}... and /v1/accounts/{id}...) have no control
+// or bidirectional characters. Throws bad_request.
+void check_path_names(const target& t);
+
+// The media type of a Content-Type value, lower-case, without parameters; "" when empty.
+std::string media_type(std::string_view content_type);
+// A body route's checks: a media type of `types` (415 otherwise, also without Content-Type), a
+// charset of UTF-8 if one is named (415), and text that is UTF-8 without NUL (400 with its line
+// and column). An empty (or blank) body passes: the route says what to send.
+void check_body(std::string_view content_type, const std::string& body, const std::vector<std::string>& types);
+// A route without a body refuses one (400).
+void check_no_body(const std::string& body);
+// A JSON body: parsed (400 when it is not JSON), no NUL in any string or key (400 naming it).
+json json_body(const std::string& text);
+// Throws bad_request naming the first string or key of `j` holding a NUL, by JSON pointer.
+void refuse_nul_strings(const json& j, const std::string& pointer = "");
+
+// PUT /v1/campaigns/{name}/budget: {"credits": N, "per_day": N, "per_account": N, "clear":
+// ["per_day", "per_account"]}, each optional; absent and null both mean unchanged; "clear" removes
+// a cap. Throws bad_request (not a JSON object) or budget_update_error (a field of the wrong kind).
+budget_update parse_budget_body(const std::string& text);
+
+// PUT /v1/accounts/{id}/limits: {"invite": {"per_day": N, "per_week": N}, ..., "clear": [ACTION |
+// "all"]}; an action absent or null keeps its override. Throws bad_request (not JSON) or
+// unprocessable (an unknown action or field, a bad value, an action both set and cleared).
+struct limits_body {
+    json patch = json::object();     // the actions set (no nulls), for apply_patch
+    std::vector<std::string> clear;  // actions whose override is dropped, or "all"
+};
+limits_body parse_limits_body(const std::string& text);
+// The overrides after `body`: `current` with the cleared actions dropped and the patch applied;
+// nullopt with `why` set when the patch is refused.
+std::optional<quota_overrides> apply_limits_body(const quota_overrides& current, const limits_body& body,
+                                                 std::string& why);
+
+}  // namespace orch::engine::admin_input

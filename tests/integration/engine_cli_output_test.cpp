@@ -1,0 +1,222 @@
+// The CLI's outputs and start checks, end to end with the real `orchestrator` binary, sandbox,
+// Postgres and Redis: --format table|json|csv on listing commands (CSV as RFC 4180, one table per
+// run, --section to pick one), `campaign show` with state, version, budget, steps and counts, ISO
+// dates, flags' types and defaults in --help, an unmigrated database, a worker without Redis, and
+// a re-apply of an unchanged file that bills nothing.
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+#include <pqxx/pqxx>
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <fstream>
+#include <regex>
+
+namespace {
+
+using orch::test::http_client;
+using orch::test::json;
+using orch::test::orchestrator_env;
+using orch::test::sandbox_process;
+
+std::string campaign_yaml(const std::string& name, int total) {
+    return "name: " + name + "\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n  total_results: " +
+           std::to_string(total) +
+           "\nschedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+           "budget_credits: 500\nbudget_per_day_credits: 100\nsteps:\n"
+           "  - id: check\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n"
+           "    on_no_invitation: invite\n"
+           "  - id: invite\n    kind: invite\n    note: \"Hi {{first_name}}\"\n";
+}
+
+class CliOutput : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        sandbox_ = std::make_unique<sandbox_process>();
+        env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+        auto r = env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR", "--label", "sender-1"});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        file_ = "/tmp/orch-cli-output-" + std::to_string(::getpid()) + ".yaml";
+    }
+    void TearDown() override { std::remove(file_.c_str()); }
+
+    orch::test::run_result apply(const std::string& yaml) {
+        std::ofstream(file_) << yaml;
+        return env_->run({"campaign", "apply", file_});
+    }
+    json credits() {
+        return http_client("127.0.0.1", sandbox_->port()).get("/v2/credits", "test-key").body_json()["data"]["credits"];
+    }
+
+    std::unique_ptr<sandbox_process> sandbox_;
+    std::unique_ptr<orchestrator_env> env_;
+    std::string file_;
+};
+
+TEST_F(CliOutput, CampaignListAndShowInEveryFormat) {
+    // A name with a comma and quotes: CSV quotes it, the table shows it as it is.
+    auto a = apply(campaign_yaml("listed, \"quoted\"", 3));
+    ASSERT_EQ(a.exit_code, 0) << a.output;
+
+    auto csv = env_->run({"campaign", "list", "--format", "csv"});
+    ASSERT_EQ(csv.exit_code, 0) << csv.output;
+    EXPECT_EQ(csv.output,
+              "campaign,state,version,enrollments,live,pause_reason\r\n"
+              "\"listed, \"\"quoted\"\"\",active,1,3,3,\r\n");
+    auto js = env_->run({"campaign", "list", "--format", "json"});
+    ASSERT_EQ(js.exit_code, 0) << js.output;
+    auto list = json::parse(js.output);
+    ASSERT_EQ(list["campaigns"].size(), 1u);
+    EXPECT_EQ(list["campaigns"][0]["name"], "listed, \"quoted\"");
+    EXPECT_EQ(list["campaigns"][0]["enrollments"], 3);
+    auto table = env_->run({"campaign", "list"});
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_NE(table.output.find("listed, \"quoted\"  active"), std::string::npos) << table.output;
+
+    const std::string name = "listed, \"quoted\"";
+    auto show = env_->run({"campaign", "show", name, "--format", "json"});
+    ASSERT_EQ(show.exit_code, 0) << show.output;
+    auto j = json::parse(show.output);
+    EXPECT_EQ(j["summary"]["state"], "active");
+    EXPECT_EQ(j["summary"]["version"], 1);
+    EXPECT_EQ(j["summary"]["enrollments"], 3);
+    EXPECT_EQ(j["summary"]["budget"]["credits"], 500);
+    EXPECT_EQ(j["summary"]["budget"]["per_day"], 100);
+    EXPECT_TRUE(j["summary"]["budget"]["per_account"].is_null());
+    EXPECT_EQ(j["summary"]["budget"]["spent"], 1);  // the audience search
+    EXPECT_TRUE(std::regex_match(j["summary"]["created_at"].get<std::string>(),
+                                 std::regex(R"(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)")))
+        << j["summary"]["created_at"];
+    ASSERT_EQ(j["steps"].size(), 2u);
+    EXPECT_EQ(j["steps"][0]["id"], "check");
+    EXPECT_EQ(j["steps"][0]["kind"], "check_invitation");
+    EXPECT_EQ(j["steps"][0]["leads"]["ready"], 3);
+    EXPECT_EQ(j["steps"][1]["leads"]["ready"], 0);
+    EXPECT_EQ(j["funnel"]["found"], 3);
+
+    auto show_csv = env_->run({"campaign", "show", name, "--format", "csv"});
+    ASSERT_EQ(show_csv.exit_code, 0) << show_csv.output;
+    EXPECT_EQ(show_csv.output.rfind("field,value\r\nname,\"listed, \"\"quoted\"\"\"\r\nstate,active\r\n", 0), 0u)
+        << show_csv.output;
+    EXPECT_NE(show_csv.output.find("\r\nbudget.credits,500\r\n"), std::string::npos) << show_csv.output;
+    EXPECT_EQ(show_csv.output.find("funnel"), std::string::npos) << "one table per CSV: " << show_csv.output;
+    auto steps_csv = env_->run({"campaign", "show", name, "--format", "csv", "--section", "steps"});
+    ASSERT_EQ(steps_csv.exit_code, 0) << steps_csv.output;
+    EXPECT_EQ(steps_csv.output,
+              "step,kind,ready,calling,waiting,done,replied,failed,cancelled\r\n"
+              "check,check_invitation,3,0,0,0,0,0,0\r\ninvite,invite,0,0,0,0,0,0,0\r\n");
+    auto show_table = env_->run({"campaign", "show", name});
+    ASSERT_EQ(show_table.exit_code, 0) << show_table.output;
+    for (const std::string part : {"state", "active", "version", "budget.credits", "500", "steps of", "check_invitation",
+                                   "funnel", "found"}) {
+        EXPECT_NE(show_table.output.find(part), std::string::npos) << part << "\n" << show_table.output;
+    }
+    auto missing = env_->run({"campaign", "show", "nope"});
+    EXPECT_EQ(missing.exit_code, 2);
+    EXPECT_NE(missing.output.find("no campaign named 'nope'"), std::string::npos) << missing.output;
+    EXPECT_NE(env_->run({"campaign", "show", name, "--format", "xml"}).exit_code, 0) << "CLI11 refuses the value";
+}
+
+// An account label is a name: one with a control or bidirectional character is refused before
+// the API is asked; the table escapes what the API sent.
+TEST_F(CliOutput, AccountLabelsAreNames) {
+    for (const std::string label : {"evil\nlabel", "x\x1b[31m", "a\xe2\x80\xae" "b"}) {
+        auto r = env_->run({"accounts", "connect", "--login-token", "token-2", "--label", label});
+        EXPECT_EQ(r.exit_code, 2) << r.output;
+        EXPECT_NE(r.output.find("--label is not a valid name"), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "1");
+}
+
+// Re-applying an unchanged file sends no search and bills nothing; a changed one does.
+TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
+    ASSERT_EQ(apply(campaign_yaml("again", 3)).exit_code, 0);
+    const auto before = credits();
+    auto again = apply(campaign_yaml("again", 3));
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("campaign 'again' unchanged, version 1: the audience search was not sent again"),
+              std::string::npos)
+        << again.output;
+    EXPECT_EQ(credits(), before);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "1");
+    auto changed = apply(campaign_yaml("again", 4));
+    ASSERT_EQ(changed.exit_code, 0) << changed.output;
+    EXPECT_NE(changed.output.find("updated, version 2"), std::string::npos) << changed.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "2");
+}
+
+// Days are ISO dates, never day numbers; flags name their type and default.
+TEST_F(CliOutput, IsoDatesAndTypedFlags) {
+    auto r = env_->run({"accounts", "list", "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    auto j = json::parse(r.output);
+    ASSERT_FALSE(j["accounts"].empty()) << r.output;
+    ASSERT_TRUE(j["accounts"][0]["quotas"].is_object()) << r.output;
+    std::time_t now = std::time(nullptr);
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    char today[16];
+    std::strftime(today, sizeof today, "%Y-%m-%d", &tm);
+    EXPECT_EQ(j["accounts"][0]["quotas"]["day"], today) << r.output;
+    auto csv = env_->run({"accounts", "list", "--format", "csv", "--section", "quotas"});
+    ASSERT_EQ(csv.exit_code, 0) << csv.output;
+    EXPECT_EQ(csv.output.rfind("account,action,day,used_today,limit_today", 0), 0u) << csv.output;
+    EXPECT_NE(csv.output.find(std::string(",") + today + ","), std::string::npos) << csv.output;
+
+    auto help = env_->run({"--help"});
+    EXPECT_EQ(help.exit_code, 0) << help.output;
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--lease-seconds INT=60 )"))) << help.output;
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--admin-body-limit-bytes INT=1048576)"))) << help.output;
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--log-level TEXT=info )"))) << help.output;
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--ramp-up BOOL=)"))) << help.output;
+    EXPECT_EQ(help.output.find("--admin-token TEXT="), std::string::npos) << "a secret's default is not shown";
+    auto list_help = env_->run({"campaign", "list", "--help"});
+    EXPECT_NE(list_help.output.find("--format FORMAT:{table,json,csv}=table"), std::string::npos) << list_help.output;
+    // A flag's shown default does not override the environment (settings precedence holds).
+    env_->set("ORCH_LOG_LEVEL", "nonsense");
+    auto bad = env_->run({"campaign", "list"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("log_level"), std::string::npos) << bad.output;
+}
+
+// An empty database: every command says to run `orchestrator migrate`; a worker without Redis
+// stops at start with one clear message.
+TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {
+    const std::string admin = orch::test::services_database_url();
+    const std::string db = "orch_unmigrated_" + std::to_string(::getpid());
+    {
+        pqxx::connection c(admin);
+        pqxx::nontransaction tx(c);
+        tx.exec("DROP DATABASE IF EXISTS " + db);
+        tx.exec("CREATE DATABASE " + db);
+    }
+    env_->set("DATABASE_URL", admin.substr(0, admin.rfind('/') + 1) + db);
+    for (const std::vector<std::string>& cmd : {std::vector<std::string>{"campaign", "list"},
+                                               std::vector<std::string>{"accounts", "list"},
+                                               std::vector<std::string>{"budget", "show"},
+                                               std::vector<std::string>{"campaign", "show", "x"}}) {
+        auto r = env_->run(cmd);
+        EXPECT_NE(r.exit_code, 0) << cmd[0] << " " << cmd[1];
+        EXPECT_NE(r.output.find("run `orchestrator migrate` first"), std::string::npos) << r.output;
+    }
+    {
+        pqxx::connection c(admin);
+        pqxx::nontransaction tx(c);
+        tx.exec("DROP DATABASE IF EXISTS " + db);
+    }
+    env_->set("DATABASE_URL", env_->database_url());
+    env_->set("REDIS_URL", "redis://127.0.0.1:1/0");
+    auto worker = env_->run({"worker", "--exit-when-idle"}, 20'000);
+    EXPECT_EQ(worker.exit_code, 2) << worker.output;
+    EXPECT_NE(worker.output.find("Redis does not answer at redis://127.0.0.1:1/0"), std::string::npos) << worker.output;
+}
+
+}  // namespace

@@ -1,0 +1,91 @@
+// orch::text (api/text.hpp): the checks of user text and the escape that keeps it on one log line,
+// and the log formatter that applies it to every message.
+#include "api/log_format.hpp"
+#include "api/text.hpp"
+
+#include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
+
+#include <sstream>
+
+namespace {
+
+using orch::text::check_name;
+using orch::text::check_text;
+using orch::text::escaped;
+
+TEST(text, check_text_accepts_utf8_and_refuses_the_rest_with_its_offset) {
+    EXPECT_FALSE(check_text(""));
+    EXPECT_FALSE(check_text("plain ascii"));
+    EXPECT_FALSE(check_text("Zürich – 東京 🚀"));
+    EXPECT_FALSE(check_text("tab\tand\nnewline"));  // text, not a name
+    struct bad {
+        std::string text;
+        std::size_t offset;
+        std::string what;
+    };
+    for (const auto& b : {bad{"ab\xff", 2, "invalid UTF-8 (byte 0xff)"},
+                          bad{std::string("a\0b", 3), 1, "a NUL byte"},
+                          bad{"\xc3", 0, "invalid UTF-8 (byte 0xc3)"},           // truncated
+                          bad{"x\xc3(", 1, "invalid UTF-8 (byte 0xc3)"},         // bad continuation
+                          bad{"\xc0\xaf", 0, "invalid UTF-8 (byte 0xc0)"},       // overlong '/'
+                          bad{"\xe0\x80\x80", 0, "invalid UTF-8 (byte 0xe0)"},   // overlong NUL
+                          bad{"\xed\xa0\x80", 0, "invalid UTF-8 (byte 0xed)"},   // a surrogate
+                          bad{"\xf4\x90\x80\x80", 0, "invalid UTF-8 (byte 0xf4)"},  // past U+10FFFF
+                          bad{"\x80", 0, "invalid UTF-8 (byte 0x80)"}}) {
+        auto p = check_text(b.text);
+        ASSERT_TRUE(p) << b.what;
+        EXPECT_EQ(p->offset, b.offset) << b.what;
+        EXPECT_EQ(p->what, b.what);
+    }
+}
+
+TEST(text, check_name_refuses_controls_and_bidi_overrides) {
+    EXPECT_FALSE(check_name("campaign-2026 Q1 (Zürich)"));
+    EXPECT_FALSE(check_name("\xe2\x80\x8b"));  // a zero-width space is not on the list
+    for (const std::string bad : {"a\n", "\x1b[31m", "a\x7f", "\xc2\x85", "\xc2\x9f", "\xe2\x80\xaa", "\xe2\x80\xae",
+                                  "\xe2\x81\xa6", "\xe2\x81\xa9", "\t", "\r"}) {
+        auto p = check_name(bad);
+        ASSERT_TRUE(p) << escaped(bad);
+    }
+    auto p = check_name("ab\xe2\x80\xae");
+    ASSERT_TRUE(p);
+    EXPECT_EQ(p->offset, 2u);
+    EXPECT_EQ(p->what, "bidirectional control character U+202E");
+    EXPECT_EQ(check_name("x\ny")->what, "control character U+000A");
+    EXPECT_EQ(check_name("x\xff")->what, "invalid UTF-8 (byte 0xff)");  // check_text first
+}
+
+TEST(text, escaped_keeps_text_on_one_line_and_shows_every_control) {
+    EXPECT_EQ(escaped("plain Zürich 🚀"), "plain Zürich 🚀");
+    EXPECT_EQ(escaped("a\nb\r\tc"), "a\\nb\\r\\tc");
+    EXPECT_EQ(escaped("\x1b[2J"), "\\x1b[2J");
+    EXPECT_EQ(escaped(std::string("a\0b", 3)), "a\\x00b");
+    EXPECT_EQ(escaped("back\\slash"), "back\\\\slash");
+    EXPECT_EQ(escaped("\xff\xc3"), "\\xff\\xc3");
+    EXPECT_EQ(escaped("x\xe2\x80\xaey"), "x\\u{202e}y");
+    EXPECT_EQ(escaped("\xc2\x85"), "\\u{0085}");
+    EXPECT_EQ(escaped("line\xe2\x80\xa8sep"), "line\\u{2028}sep");
+    // The escape is itself valid, control-free text.
+    EXPECT_FALSE(check_name(escaped("\n\x01\xff\xe2\x80\xae\x7f")));
+}
+
+TEST(text, every_log_message_is_escaped_onto_one_line) {
+    std::ostringstream out;
+    auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
+    auto logger = std::make_shared<spdlog::logger>("text-test", sink);
+    spdlog::register_logger(logger);
+    orch::api::escape_log_messages();
+    logger->info("campaign '{}' applied", "evil\n[2026-01-01 00:00:00.000] [orchestrator] [info] forged\x1b[0m");
+    logger->flush();
+    spdlog::drop("text-test");
+    const std::string text = out.str();
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+    EXPECT_EQ(text.find('\x1b'), std::string::npos) << text;
+    EXPECT_NE(text.find("[text-test] [info] campaign 'evil\\n[2026-01-01 00:00:00.000] [orchestrator] [info] forged\\x1b[0m' applied"),
+              std::string::npos)
+        << text;
+}
+
+}  // namespace
