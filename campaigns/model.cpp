@@ -3,6 +3,7 @@
 #include "campaigns/model.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <iterator>
 
 namespace orch::campaigns {
@@ -170,6 +171,14 @@ campaign campaign_from_json_unchecked(const json& j) {
                           "canonical campaign: on_account_unavailable");
     c.unavailable = unavailable == "wait" ? on_account_unavailable::wait : on_account_unavailable::reassign;
     c.max_attempts = j.at("max_attempts").get<int>();
+    for (const char* key : {"start_at", "end_at"}) {
+        if (j.contains(key)) {
+            std::string error;
+            auto t = parse_instant(j.at(key).get<std::string>(), error);
+            ORCH_CAMPAIGNS_ASSERT(t.has_value(), "canonical campaign: start_at/end_at");
+            (std::string_view(key) == "start_at" ? c.start_at : c.end_at) = t;
+        }
+    }
     for (const json& s : j.at("steps")) {
         c.steps.push_back(step_from_json(s));
     }
@@ -224,6 +233,13 @@ json to_json(const campaign& c) {
     if (c.budget_per_account_credits) {
         out["budget_per_account_credits"] = *c.budget_per_account_credits;
     }
+    // The same for the dates.
+    if (c.start_at) {
+        out["start_at"] = format_instant(*c.start_at);
+    }
+    if (c.end_at) {
+        out["end_at"] = format_instant(*c.end_at);
+    }
     // Only when there is one, for the same reason.
     if (!c.exclude.profile_urls.empty() || !c.exclude.companies.empty()) {
         out["exclude"] = {{"profile_urls", c.exclude.profile_urls}, {"companies", c.exclude.companies}};
@@ -238,6 +254,105 @@ campaign campaign_from_json(const json& j) {
         // The canonical form is written by to_json only; a shape error is a corrupt store.
         detail::assert_failed("campaign_from_json", __FILE__, __LINE__, e.what());
     }
+}
+
+namespace {
+
+// Digits text[at, at + n) as a number; -1 when any is not a digit (or it runs past the end).
+int digits(const std::string& text, std::size_t at, std::size_t n) {
+    if (at + n > text.size()) {
+        return -1;
+    }
+    int v = 0;
+    for (std::size_t i = at; i < at + n; ++i) {
+        if (text[i] < '0' || text[i] > '9') {
+            return -1;
+        }
+        v = v * 10 + (text[i] - '0');
+    }
+    return v;
+}
+
+}  // namespace
+
+std::optional<time_point> parse_instant(const std::string& text, std::string& error) {
+    const std::string shape = "'" + text + "' is not an ISO 8601 date and time with a zone, such as "
+                              "2026-12-01T09:00:00Z or 2026-12-01T09:00+01:00";
+    // YYYY-MM-DDTHH:MM
+    if (text.size() < 16 || text[4] != '-' || text[7] != '-' || (text[10] != 'T' && text[10] != 't') ||
+        text[13] != ':') {
+        error = shape;
+        return std::nullopt;
+    }
+    int y = digits(text, 0, 4), mo = digits(text, 5, 2), d = digits(text, 8, 2), h = digits(text, 11, 2),
+        mi = digits(text, 14, 2), sec = 0;
+    if (y < 0 || mo < 0 || d < 0 || h < 0 || mi < 0) {
+        error = shape;
+        return std::nullopt;
+    }
+    std::size_t at = 16;
+    if (at < text.size() && text[at] == ':') {
+        sec = digits(text, at + 1, 2);
+        if (sec < 0) {
+            error = shape;
+            return std::nullopt;
+        }
+        at += 3;
+        if (at < text.size() && (text[at] == '.' || text[at] == ',')) {
+            std::size_t f = at + 1;
+            while (f < text.size() && text[f] >= '0' && text[f] <= '9') {
+                ++f;
+            }
+            if (f == at + 1) {
+                error = shape;
+                return std::nullopt;
+            }
+            at = f;  // fractions of a second are dropped: the engine works to the second
+        }
+    }
+    int offset_minutes = 0;
+    if (at < text.size() && (text[at] == 'Z' || text[at] == 'z') && at + 1 == text.size()) {
+        at += 1;
+    } else if (at < text.size() && (text[at] == '+' || text[at] == '-')) {
+        int oh = digits(text, at + 1, 2);
+        std::size_t m_at = at + 3 < text.size() && text[at + 3] == ':' ? at + 4 : at + 3;
+        int om = digits(text, m_at, 2);
+        if (oh < 0 || om < 0 || m_at + 2 != text.size() || oh > 23 || om > 59) {
+            error = shape;
+            return std::nullopt;
+        }
+        offset_minutes = (oh * 60 + om) * (text[at] == '-' ? -1 : 1);
+        at = text.size();
+    } else {
+        error = at == text.size() ? "'" + text + "' has no zone: end it with Z (UTC) or an offset such as +01:00"
+                                  : shape;
+        return std::nullopt;
+    }
+    using namespace std::chrono;
+    const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
+    if (!ymd.ok() || y < 2000 || y > 2999) {
+        error = "'" + text + "' is not a date between the years 2000 and 2999";
+        return std::nullopt;
+    }
+    if (h > 23 || mi > 59 || sec > 59) {
+        error = "'" + text + "' has no such time of day";
+        return std::nullopt;
+    }
+    return sys_days{ymd} + hours{h} + minutes{mi} + seconds{sec} - minutes{offset_minutes};
+}
+
+std::string format_instant(time_point t) {
+    using namespace std::chrono;
+    auto s = floor<seconds>(t);
+    auto dp = floor<days>(s);
+    year_month_day ymd{dp};
+    hh_mm_ss<seconds> tod{s - dp};
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02uT%02ld:%02ld:%02lldZ", static_cast<int>(ymd.year()),
+                  static_cast<unsigned>(ymd.month()), static_cast<unsigned>(ymd.day()),
+                  static_cast<long>(tod.hours().count()), static_cast<long>(tod.minutes().count()),
+                  static_cast<long long>(tod.seconds().count()));
+    return buf;
 }
 
 const step* find_step(const campaign& c, const std::string& id) {

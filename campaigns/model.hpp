@@ -116,6 +116,10 @@ struct campaign {
     on_account_unavailable unavailable = on_account_unavailable::wait;
     int max_attempts = 5;                        // transient failures per step before failing
     std::vector<step> steps;                     // steps[0] is the entry step
+    // Optional dates (campaign file: ISO 8601 with a zone). No lead is worked before start_at;
+    // at end_at the campaign stops (paused with reason "ended", its leads parked).
+    std::optional<time_point> start_at;
+    std::optional<time_point> end_at;
     // People this campaign never contacts (the file's `exclude:`), beside the global do-not-contact
     // list: profile URLs (as written; the engine compares canonical forms) and company names
     // (compared with a lead's `company` field ignoring case). Checked at enrollment; a new version
@@ -125,6 +129,12 @@ struct campaign {
         std::vector<std::string> companies;
     } exclude;
 };
+
+// An instant written as ISO 8601 with a zone: "2026-12-01T09:00:00Z", "2026-12-01T09:00+01:00",
+// seconds and fractions optional. nullopt with `error` set when it is not one.
+std::optional<time_point> parse_instant(const std::string& text, std::string& error);
+// UTC, to the second: "2026-12-01T08:00:00Z" (the canonical form's).
+std::string format_instant(time_point t);
 
 // Canonical JSON form (stable key order) stored per campaign version; from_json trusts its
 // input (it was produced by to_json) and asserts on shape errors.

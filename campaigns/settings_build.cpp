@@ -153,6 +153,26 @@ void build_budget(load_context& ctx, const json& doc, campaign& c) {
     cap("budget_per_account_credits", c.budget_per_account_credits);
 }
 
+// The optional dates: ISO 8601 with a zone; end_at after start_at.
+void build_dates(load_context& ctx, const json& doc, campaign& c) {
+    auto date = [&](const char* key, std::optional<time_point>& out) {
+        if (!doc.contains(key)) {
+            return;
+        }
+        std::string error;
+        out = parse_instant(doc[key].get<std::string>(), error);
+        if (!out) {
+            ctx.error(std::string("/") + key, std::string(key) + ": " + error);
+        }
+    };
+    date("start_at", c.start_at);
+    date("end_at", c.end_at);
+    if (c.start_at && c.end_at && *c.end_at <= *c.start_at) {
+        ctx.error("/end_at", "end_at: " + format_instant(*c.end_at) + " is not after start_at (" +
+                                 format_instant(*c.start_at) + ")");
+    }
+}
+
 seconds build_duration(load_context& ctx, const json& s, const std::string& pointer, const char* key) {
     std::string text = s[key].get<std::string>();
     std::string where = "step '" + s["id"].get<std::string>() + "': " + key + " ";
@@ -328,6 +348,7 @@ campaign build_campaign(load_context& ctx) {
     build_schedule(ctx, doc, c);
     build_limits(ctx, doc, c);
     build_budget(ctx, doc, c);
+    build_dates(ctx, doc, c);
     c.stop_on_reply = doc.value("stop_on_reply", true);
     c.max_attempts = doc.value("max_attempts", 5);
     build_exclude(ctx, doc, c);

@@ -6,6 +6,7 @@
 #include "api/text.hpp"
 #include "engine/admin_ui.hpp"
 #include "engine/campaign_apply.hpp"
+#include "engine/campaign_lifecycle.hpp"
 #include "engine/dnc.hpp"
 #include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
@@ -289,6 +290,7 @@ struct admin_server::impl {
     asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run);
     asio::awaitable<reply> campaign_state(const std::string& name, const std::string& verb);
     asio::awaitable<reply> campaign_versions(const std::string& name, const std::string* version);
+    asio::awaitable<reply> campaign_diff_get(const std::string& name, const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_leads(const std::string& name, const std::map<std::string, std::string>& params);
     asio::awaitable<reply> campaign_lead(const std::string& name, const std::string& lead);
     asio::awaitable<reply> accounts();
@@ -473,6 +475,13 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             check_no_body();
             co_return co_await campaign_versions(name, seg.size() == 5 ? &seg[4] : nullptr);
+        }
+        // ---- lifecycle: GET /v1/campaigns/{name}/diff?from=V1&to=V2 ----
+        if (seg.size() == 4 && sub == "diff") {
+            if (!get) {
+                co_return not_allowed("GET");
+            }
+            co_return co_await campaign_diff_get(name, params);
         }
         // Lead operations: POST .../leads/{id}/stop|retry|skip|move and POST .../leads:bulk.
         if ((seg.size() == 6 && sub == "leads") || (seg.size() == 4 && sub == "leads:bulk")) {
@@ -707,6 +716,13 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
                        {"invited", f.invited},   {"accepted", f.accepted}, {"messaged", f.messaged},
                        {"replied", f.replied},   {"failed", f.failed},   {"live", f.live},
                        {"credits", f.credits}};
+        // ---- lifecycle: what `campaign show` shows (dates, budget, steps, counts) ----
+        pqxx::read_transaction tx(st().connection());
+        if (auto o = campaign_overview(tx, name)) {
+            for (const char* key : {"start_at", "end_at", "budget", "steps", "counts"}) {
+                c[key] = (*o)[key];
+            }
+        }
         return c;
     };
     auto c = co_await on_db(job);
@@ -799,6 +815,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"warnings", diag(c.loaded.warnings)}});
     }
     json search = nullptr;                // how the audience search went
+    std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
     if (campaign.who.kind == campaigns::audience::source::search) {
         if (api == nullptr) {
             co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
@@ -812,6 +829,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                             "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
         }
         leads = leads_from_search(found->people);
+        search_hits = found->people;
         charge = audience_charge(*found, sender);
         search = json{{"found", found->people.size()},
                       {"asked", found->asked},
@@ -825,6 +843,15 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         return apply_definition(st(), campaign, text, c.senders, leads, charge, std::chrono::system_clock::now());
     };
     auto r = co_await on_db(apply);
+    // ---- lifecycle: warnings after the apply (engine/campaign_lifecycle.hpp) ----
+    json warnings = diag(c.loaded.warnings);
+    {
+        apply_facts facts{r.leads, r.enrolled, r.skipped, r.state,
+                          campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr};
+        for (const auto& w : apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now())) {
+            warnings.push_back({{"line", 0}, {"column", 0}, {"message", w}, {"text", w}});
+        }
+    }
     spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled, audience search {} credits{}",
                  orch::text::escaped(campaign.name), r.version, r.created ? "created" : (r.changed ? "updated" : "unchanged"),
                  r.enrolled, r.charged, r.paused.empty() ? "" : "; paused: " + orch::text::escaped(r.paused));
@@ -837,7 +864,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                        {"audience_credits", charge ? json(r.charged) : json(nullptr)},
                        {"audience_search", search},
                        {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
-                       {"warnings", diag(c.loaded.warnings)}},
+                       {"state", r.state},
+                       {"warnings", warnings}},
                       r.created ? http::status::created : http::status::ok);
 }
 
@@ -902,6 +930,40 @@ asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& 
         co_return error(http::status::not_found, "campaign '" + name + "' has no version " + *version);
     }
     co_return ok_json(*out);
+}
+
+// ---- lifecycle: GET /v1/campaigns/{name}/diff (engine/campaign_lifecycle.hpp) ----
+// A unified diff of two versions' canonical definitions: ?from=&to= (each a positive integer;
+// default the version before `to`, and the current one).
+asio::awaitable<reply> admin_server::impl::campaign_diff_get(const std::string& name,
+                                                            const std::map<std::string, std::string>& params) {
+    auto version_param = [&params](const char* key) -> std::optional<int> {
+        auto it = params.find(key);
+        if (it == params.end()) {
+            return std::nullopt;
+        }
+        int v = 0;
+        auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+        if (ec != std::errc() || end != it->second.data() + it->second.size() || v < 1) {
+            throw bad_request(std::string("query parameter '") + key + "' must be a positive integer, got '" +
+                              it->second + "'");
+        }
+        return v;
+    };
+    const auto from = version_param("from");
+    const auto to = version_param("to");
+    auto job = [this, &name, from, to] {
+        pqxx::read_transaction tx(st().connection());
+        return campaign_diff(tx, name, from, to);
+    };
+    auto d = co_await on_db(job);
+    if (!d.found) {
+        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+    }
+    if (!d.error.empty()) {
+        co_return error(http::status::not_found, d.error);
+    }
+    co_return ok_json({{"name", name}, {"from", d.from}, {"to", d.to}, {"same", d.text.empty()}, {"diff", d.text}});
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& name,

@@ -1,6 +1,7 @@
 #include "engine/store.hpp"
 
 #include "api/text.hpp"
+#include "campaigns/model.hpp"
 #include "engine/ledger.hpp"
 #include "schema/schema.hpp"
 
@@ -280,6 +281,8 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
                 tx.exec(q("engine/notify_wake"));
             }
         }
+        // The campaign lifecycle's safety net (migration 0017): active campaigns with nothing live.
+        out.completed = tx.exec(q("campaigns/complete_idle"))[0][0].as<std::int64_t>();
         tx.commit();
         return out;
     });
@@ -555,6 +558,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         apply_outcome out;
         pqxx::work tx(*conn_);
         tx.exec(q("campaigns/lock"));
+        tx.exec_params(q("campaigns/lifecycle_lock"), name);
         std::string digest = sha256_hex(canonical.dump());
         auto found = tx.exec_params(q("campaigns/find"), name);
         if (found.empty()) {
@@ -583,6 +587,26 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             set_campaign_budget(tx, out.campaign_id, canonical.value("budget_credits", std::int64_t{0}),
                                 optional_field(canonical, "budget_per_day_credits"),
                                 optional_field(canonical, "budget_per_account_credits"), now);
+            // The version's dates (migration 0017): leads wait for start_at; a campaign stopped at
+            // its end_at runs again when the new one is later.
+            const std::string start = canonical.value("start_at", std::string());
+            tx.exec_params(q("campaigns/set_dates"), out.campaign_id, start, canonical.value("end_at", std::string()));
+            if (!start.empty()) {
+                tx.exec_params(q("campaigns/hold_until_start"), out.campaign_id, start);
+            }
+            if (!tx.exec_params(q("campaigns/resume_ended"), out.campaign_id).empty()) {
+                out.resumed_ended = true;
+                tx.exec_params(q("engine/unpark"), out.campaign_id, std::string());
+                tx.exec(q("engine/notify_wake"));
+            }
+        }
+        // New leads start at once, or at start_at when it is later.
+        auto first_run = now;
+        if (auto start = canonical.value("start_at", std::string()); !start.empty()) {
+            std::string error;
+            if (auto t = campaigns::parse_instant(start, error); t && *t > first_run) {
+                first_run = *t;
+            }
         }
         // The file's `exclude:` (canonical URLs, lower-cased companies): those leads are skipped at
         // enrollment, and a new version stops the live ones it newly excludes here.
@@ -632,7 +656,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             std::size_t i = 0;
             for (const auto& [url, id] : ids) {
                 enroll.push_back({{"lead_id", id}, {"account_id", senders[i++]}, {"step", first_step},
-                                  {"next_run_at_ms", epoch_ms(now)}, {"excluded", excluded.contains(url)}});
+                                  {"next_run_at_ms", epoch_ms(first_run)}, {"excluded", excluded.contains(url)}});
             }
             out.enrolled += static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
@@ -660,6 +684,11 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         if (out.enrolled > 0) {
             tx.exec(q("engine/notify_wake"));
         }
+        // Nothing live (an audience that matched nobody, or only leads others own): completed.
+        // New leads enrolled into a completed campaign made it active again (migration 0017).
+        tx.exec_params(q("campaigns/complete_if_idle"), out.campaign_id);
+        auto st = tx.exec_params(q("campaigns/state"), out.campaign_id);
+        out.state = st.empty() ? std::string() : st[0][0].as<std::string>();
         tx.commit();
         return out;
     });

@@ -79,6 +79,8 @@ struct apply_outcome {
     std::int64_t charged = 0;       // credits of the apply_charge recorded (0: none)
     std::int64_t shortfall = 0;     // the part of it the campaign's budget could not cover
     std::string paused;             // the pause reason when that shortfall paused the campaign
+    std::string state;              // the campaign's state after the apply (completed: nothing live)
+    bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
 };
 
 struct funnel_row {
@@ -257,10 +259,12 @@ public:
         std::int64_t drift = 0;       // since the previous read (see migrations 0003 and 0009)
         std::int64_t monitoring = 0;  // expected webhook monitoring charges counted by this read
         std::int64_t resumed = 0;     // campaigns resumed because the key has credits again
+        std::int64_t completed = 0;   // active campaigns with nothing live, completed (migration 0017)
     };
     // Records a balance read from GET /v2/credits; a positive balance resumes the campaigns
     // paused for the key's credits. The monitoring days recorded since the previous read count
-    // `monitoring_credits_per_day` each as expected charges, apart from the drift.
+    // `monitoring_credits_per_day` each as expected charges, apart from the drift. It also completes
+    // the active campaigns that have nothing live (the completion trigger's safety net).
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
     // `serve` keeps these accounts monitored by a V2 webhook today (UTC): the API bills that day.
     void record_monitoring_day(const std::vector<std::string>& account_ids);

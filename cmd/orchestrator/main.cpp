@@ -22,6 +22,7 @@
 #include "campaigns/campaigns.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
 #include "engine/campaign_apply.hpp"
+#include "engine/campaign_lifecycle.hpp"
 #include "engine/config.hpp"
 #include "engine/executor.hpp"
 #include "engine/intake.hpp"
@@ -866,6 +867,14 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
         std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: " << orch::text::escaped(r.paused)
                   << "\n";
     }
+    // ---- lifecycle: the campaign's state and what to know about it (engine/campaign_lifecycle) ----
+    if (r.state == "completed") {
+        std::cout << "campaign '" << c.value.name << "' is completed: none of its leads is in progress\n";
+    }
+    orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
+    for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
+        std::cout << "warning: " << orch::text::escaped(w) << "\n";
+    }
     return 0;
 }
 
@@ -941,6 +950,11 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
             steps_t.rows.push_back(std::move(r));
         }
     }
+    // lifecycle: the campaign's dates (null when not set)
+    if (auto o = orch::engine::campaign_overview(tx, name)) {
+        summary["start_at"] = (*o)["start_at"];
+        summary["end_at"] = (*o)["end_at"];
+    }
     tx.commit();
     auto f = db->funnel(name);
     json funnel = {{"found", f.found},       {"skipped", f.skipped}, {"checked", f.checked}, {"invited", f.invited},
@@ -949,7 +963,8 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     summary["budget"] = budget;
     json doc = {{"summary", summary}, {"steps", steps}, {"funnel", funnel}};
     text_table summary_t{"campaign '" + name + "'", {"field", "value"}, {}};
-    for (const auto& key : {"name", "state", "pause_reason", "version", "created_at", "updated_at", "enrollments", "live"}) {
+    for (const auto& key : {"name", "state", "pause_reason", "version", "created_at", "updated_at", "enrollments", "live",
+                            "start_at", "end_at"}) {
         summary_t.rows.push_back({key, cell(summary[key])});
     }
     for (const auto& key : {"credits", "per_day", "per_account", "available", "reserved", "spent"}) {
@@ -980,6 +995,52 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
     }
     std::cout << "campaign '" << orch::text::escaped(name) << "' is " << o.to
               << (o.changed ? "" : " (it already was; nothing changed)") << "\n";
+    return 0;
+}
+
+// ---- campaign versions | diff (engine/campaign_lifecycle.hpp) ----
+int cmd_campaign_versions(const settings& s, const std::string& name, const std::string& format) {
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto v = orch::engine::campaign_versions_list(tx, name);
+    if (!v) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    if (format == "json") {
+        std::cout << v->dump(2) << "\n";
+        return 0;
+    }
+    std::printf("%-8s %-21s %-12s %-8s %s\n", "version", "created", "enrollments", "current", "digest");
+    for (const auto& r : (*v)["versions"]) {
+        std::printf("%-8d %-21s %-12lld %-8s %s\n", r["version"].get<int>(), r["created_at"].get<std::string>().c_str(),
+                    static_cast<long long>(r["enrollments"].get<std::int64_t>()), r["current"].get<bool>() ? "yes" : "",
+                    r["digest"].get<std::string>().substr(0, 12).c_str());
+    }
+    return 0;
+}
+
+int cmd_campaign_diff(const settings& s, const std::string& name, const std::vector<int>& versions) {
+    if (versions.size() == 1) {
+        throw usage_error("campaign diff: give two versions (V1 V2), or none for the previous and the current one");
+    }
+    orch::engine::store db(s.database_url);
+    db.require_current();
+    pqxx::read_transaction tx(db.connection());
+    auto d = orch::engine::campaign_diff(tx, name, versions.empty() ? std::nullopt : std::optional<int>(versions[0]),
+                                         versions.empty() ? std::nullopt : std::optional<int>(versions[1]));
+    if (!d.found) {
+        throw usage_error("no campaign named '" + name + "'");
+    }
+    if (!d.error.empty()) {
+        throw usage_error(d.error);
+    }
+    if (d.text.empty()) {
+        std::cout << "versions " << d.from << " and " << d.to << " of '" << orch::text::escaped(name)
+                  << "' have the same definition\n";
+        return 0;
+    }
+    std::cout << d.text;
     return 0;
 }
 
@@ -1424,6 +1485,17 @@ int main(int argc, char** argv) {
     show->callback([&] {
         action = [&] { return cmd_campaign_show(load(g, need(true, false, false)), name, format, section); };
     });
+    // ---- lifecycle: versions, diff ----
+    auto* versions = campaign->add_subcommand("versions", "the stored versions of a campaign");
+    versions->add_option("NAME", name)->required();
+    versions->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    versions->callback([&] { action = [&] { return cmd_campaign_versions(load(g, need(true, false, false)), name, format); }; });
+    std::vector<int> diff_versions;
+    auto* diff = campaign->add_subcommand(
+        "diff", "a unified diff of two versions' definitions (default: the previous and the current one)");
+    diff->add_option("NAME", name)->required();
+    diff->add_option("VERSIONS", diff_versions, "V1 V2")->expected(0, 2)->check(CLI::Range(1, 1'000'000));
+    diff->callback([&] { action = [&] { return cmd_campaign_diff(load(g, need(true, false, false)), name, diff_versions); }; });
 
     auto* accounts = app.add_subcommand("accounts", "connected accounts");
     accounts->require_subcommand(1);

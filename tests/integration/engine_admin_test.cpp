@@ -447,6 +447,48 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
 // PUT /v1/campaigns/{name}/budget: sets the budget and caps (null removes a cap), GET /v1/budget
 // shows them with today's use, a raise resumes a campaign paused for its budget; bad bodies are
 // 400 or 422 and an unknown campaign 404, each changing nothing.
+// ---- the campaign lifecycle over REST (engine/campaign_lifecycle.hpp) ----
+TEST_F(AdminTest, LifecycleShowDiffAndApplyState) {
+    auto created = call("POST", "/v1/campaigns", campaign_yaml("life", search_audience(3)));
+    ASSERT_EQ(created.status, 201) << created.body;
+    auto c = created.body_json();
+    EXPECT_EQ(c["state"], "active");
+    ASSERT_TRUE(c["warnings"].is_array()) << c;
+    for (const auto& w : c["warnings"]) {
+        EXPECT_EQ(w["message"].get<std::string>().find("matched nobody"), std::string::npos) << w;
+    }
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("life", search_audience(3), 5000)).status, 200);
+
+    auto one = get("/v1/campaigns/life");
+    ASSERT_EQ(one.status, 200);
+    auto j = one.body_json();
+    EXPECT_EQ(j["version"], 2);
+    EXPECT_EQ(j["budget"]["total"], 5000) << j;
+    ASSERT_EQ(j["steps"].size(), 4u) << j;
+    EXPECT_EQ(j["steps"][0]["next"]["on_no_invitation"], "invite");
+    EXPECT_EQ(j["counts"]["live"], 3);
+    EXPECT_TRUE(j["start_at"].is_null());
+    EXPECT_TRUE(j["end_at"].is_null());
+
+    auto diff = get("/v1/campaigns/life/diff");
+    ASSERT_EQ(diff.status, 200) << diff.body;
+    auto d = diff.body_json();
+    EXPECT_EQ(d["from"], 1);
+    EXPECT_EQ(d["to"], 2);
+    EXPECT_EQ(d["same"], false);
+    EXPECT_NE(d["diff"].get<std::string>().find("-  \"budget_credits\": 1000000,\n+  \"budget_credits\": 5000,\n"),
+              std::string::npos)
+        << d;
+    auto same = get("/v1/campaigns/life/diff?from=2&to=2").body_json();
+    EXPECT_EQ(same["same"], true);
+    EXPECT_EQ(same["diff"], "");
+    EXPECT_EQ(get("/v1/campaigns/life/diff?from=abc").status, 400);
+    EXPECT_EQ(get("/v1/campaigns/life/diff?from=0").status, 400);
+    EXPECT_EQ(get("/v1/campaigns/life/diff?to=9").status, 404);
+    EXPECT_EQ(get("/v1/campaigns/nope/diff").status, 404);
+    EXPECT_EQ(call("POST", "/v1/campaigns/life/diff").status, 405);
+}
+
 TEST_F(AdminTest, PutCampaignBudget) {
     ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("delta", search_audience(2), 100)).status, 201);
     auto limits = [&] {

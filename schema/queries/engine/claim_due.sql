@@ -13,7 +13,8 @@
 -- campaign's state, the account's connection) made the planner scan and sort every due row
 -- instead (measured: 12-15 ms for a batch of 100 out of 2,667 due, against 0.7 ms for the index
 -- walk), so those checks come after the lock, on the picked rows only.
--- Paused, cancelled and completed campaigns and disconnected accounts are not worked: their live
+-- Paused, cancelled and completed campaigns, campaigns past their end_at and disconnected
+-- accounts are not worked: their live
 -- rows are parked (due_at 'infinity') when that happens, so they are rarely claimed at all; a row
 -- that still is (it was locked by another worker when its campaign was parked) is parked here
 -- instead of being returned, and engine/unpark wakes it on resume or reconnect.
@@ -34,7 +35,9 @@ WITH due AS MATERIALIZED (
     FOR UPDATE OF e SKIP LOCKED
 ),
 claimed AS MATERIALIZED (
-    SELECT due.*, l.profile_url, l.fields, a.quotas, c.state = 'active' AND a.connected AS workable
+    SELECT due.*, l.profile_url, l.fields, a.quotas,
+           c.state = 'active' AND a.connected AND (c.end_at IS NULL OR c.end_at > now()) AS workable,
+           c.state = 'active' AND c.end_at <= now() AS ended
     FROM due
     JOIN leads l ON l.lead_id = due.lead_id
     JOIN accounts a ON a.account_id = due.account_id
@@ -44,6 +47,14 @@ parked AS (
     UPDATE enrollments e SET due_at = 'infinity'
     FROM claimed
     WHERE e.enrollment_id = claimed.enrollment_id AND NOT claimed.workable
+),
+-- A campaign past its end_at (migration 0017) stops here: paused with reason 'ended: ...', once;
+-- its rows are parked as they are picked (above), and re-applying it with a later end_at resumes it.
+ended AS (
+    UPDATE campaigns c
+    SET state = 'paused', updated_at = now(),
+        pause_reason = 'ended: end_at ' || to_char(c.end_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' passed'
+    WHERE c.campaign_id IN (SELECT campaign_id FROM claimed WHERE ended) AND c.state = 'active'
 )
 SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::text,
        (extract(epoch FROM next_run_at) * 1000)::bigint AS next_run_at_ms,

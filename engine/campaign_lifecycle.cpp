@@ -1,0 +1,421 @@
+#include "engine/campaign_lifecycle.hpp"
+
+#include "engine/ledger.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/limits_gate.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <sstream>
+
+namespace orch::engine {
+
+using json = nlohmann::json;
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+json null_if_empty(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
+
+json step_targets(const json& s) {
+    json next = json::object();
+    for (const char* key : {"next", "on_accepted", "on_pending", "on_no_invitation", "on_timeout"}) {
+        if (s.contains(key) && !s[key].get<std::string>().empty()) {
+            next[key] = s[key];
+        }
+    }
+    return next;
+}
+
+}  // namespace
+
+std::optional<json> campaign_overview(pqxx::transaction_base& tx, const std::string& name) {
+    auto r = tx.exec_params(q("campaigns/show"), name);
+    if (r.empty()) {
+        return std::nullopt;
+    }
+    const auto& row = r[0];
+    const auto campaign_id = row[0].as<std::int64_t>();
+    json c = {{"name", name},
+              {"state", row[1].as<std::string>()},
+              {"pause_reason", row[2].as<std::string>()},
+              {"version", row[3].as<int>()},
+              {"start_at", null_if_empty(row[4].as<std::string>())},
+              {"end_at", null_if_empty(row[5].as<std::string>())},
+              {"created_at", row[6].as<std::string>()},
+              {"updated_at", row[7].as<std::string>()}};
+    json budget = nullptr;
+    for (const auto& b : ledger::campaign_budgets(tx, name)) {
+        if (b.campaign_id != campaign_id) {
+            continue;
+        }
+        auto cap = [](const std::optional<std::int64_t>& v) { return v ? json(*v) : json(nullptr); };
+        if (b.limits) {
+            budget = {{"total", b.limits->total},    {"per_day", cap(b.limits->per_day)},
+                      {"per_account", cap(b.limits->per_account)}, {"available", b.available},
+                      {"reserved", b.reserved},      {"spent", b.spent}};
+        }
+    }
+    c["budget"] = std::move(budget);
+    json steps = json::array();
+    const json definition = json::parse(row[8].as<std::string>());
+    for (const auto& s : definition.at("steps")) {
+        steps.push_back({{"id", s.at("id")}, {"kind", s.at("kind")}, {"next", step_targets(s)}});
+    }
+    c["steps"] = std::move(steps);
+    json by_status = json::object();
+    std::int64_t total = 0, live = 0;
+    for (const auto& s : tx.exec_params(q("campaigns/status_counts"), campaign_id)) {
+        const auto status = s[0].as<std::string>();
+        const auto n = s[1].as<std::int64_t>();
+        by_status[status] = n;
+        total += n;
+        if (status == "ready" || status == "calling" || status == "waiting") {
+            live += n;
+        }
+    }
+    auto f = tx.exec_params(q("reports/funnel"), name)[0];
+    json funnel = json::object();
+    const char* stages[] = {"found", "skipped", "checked", "invited", "accepted",
+                            "messaged", "replied", "failed", "live", "credits"};
+    for (int i = 0; i < 10; ++i) {
+        funnel[stages[i]] = f[i].as<std::int64_t>();
+    }
+    c["counts"] = {{"enrollments", total}, {"live", live}, {"by_status", std::move(by_status)},
+                   {"funnel", std::move(funnel)}};
+    return c;
+}
+
+std::optional<json> campaign_versions_list(pqxx::transaction_base& tx, const std::string& name) {
+    auto id = tx.exec_params(q("admin/campaign_id"), name);
+    if (id.empty()) {
+        return std::nullopt;
+    }
+    json list = json::array();
+    for (const auto& r : tx.exec_params(q("admin/versions"), id[0][0].as<std::int64_t>())) {
+        list.push_back({{"version", r[0].as<int>()},
+                        {"digest", r[1].as<std::string>()},
+                        {"created_at", r[2].as<std::string>()},
+                        {"current", r[3].as<bool>()},
+                        {"enrollments", r[4].as<std::int64_t>()}});
+    }
+    return json{{"name", name}, {"versions", std::move(list)}};
+}
+
+version_diff campaign_diff(pqxx::transaction_base& tx, const std::string& name, std::optional<int> from,
+                           std::optional<int> to) {
+    version_diff out;
+    auto r = tx.exec_params(q("campaigns/show"), name);
+    if (r.empty()) {
+        return out;
+    }
+    out.found = true;
+    const auto campaign_id = r[0][0].as<std::int64_t>();
+    const int current = r[0][3].as<int>();
+    out.to = to.value_or(current);
+    if (from) {
+        out.from = *from;
+    } else if (out.to > 1) {
+        out.from = out.to - 1;
+    } else {
+        out.error = "campaign '" + name + "' has only version 1: there is no earlier version to compare with";
+        return out;
+    }
+    std::string text_from, text_to;
+    bool have_from = false, have_to = false;
+    for (const auto& v : tx.exec_params(q("campaigns/version_definitions"), campaign_id, out.from, out.to)) {
+        const int version = v[0].as<int>();
+        // nlohmann::json keeps keys sorted: the same definition always prints the same lines.
+        std::string pretty = json::parse(v[1].as<std::string>()).dump(2) + "\n";
+        if (version == out.from) {
+            text_from = pretty;
+            have_from = true;
+        }
+        if (version == out.to) {
+            text_to = pretty;
+            have_to = true;
+        }
+    }
+    for (auto [have, v] : {std::pair{have_from, out.from}, {have_to, out.to}}) {
+        if (!have) {
+            out.error = "campaign '" + name + "' has no version " + std::to_string(v) + " (versions 1 to " +
+                        std::to_string(current) + ")";
+            return out;
+        }
+    }
+    out.text = unified_diff(text_from, text_to, name + " version " + std::to_string(out.from),
+                            name + " version " + std::to_string(out.to));
+    return out;
+}
+
+namespace {
+
+std::vector<std::string> split_lines(const std::string& text) {
+    std::vector<std::string> lines;
+    std::string line;
+    std::istringstream in(text);
+    while (std::getline(in, line)) {
+        lines.push_back(line);
+    }
+    return lines;
+}
+
+enum class op { same, del, add };
+struct edit {
+    op kind;
+    std::size_t a, b;  // line indexes in a and b (the one that applies)
+};
+
+// The edit script from a to b: common head and tail kept, the middle by a longest common
+// subsequence when it is small enough (at most 4 million cells), else all of it replaced (still a
+// correct diff, only not the shortest: an audience of thousands of leads replaced by another).
+std::vector<edit> edit_script(const std::vector<std::string>& a, const std::vector<std::string>& b) {
+    std::size_t head = 0;
+    while (head < a.size() && head < b.size() && a[head] == b[head]) {
+        ++head;
+    }
+    std::size_t tail = 0;
+    while (tail < a.size() - head && tail < b.size() - head && a[a.size() - 1 - tail] == b[b.size() - 1 - tail]) {
+        ++tail;
+    }
+    std::vector<edit> out;
+    for (std::size_t i = 0; i < head; ++i) {
+        out.push_back({op::same, i, i});
+    }
+    const std::size_t n = a.size() - head - tail, m = b.size() - head - tail;
+    if (n * m <= 4'000'000) {
+        // lcs[i][j]: the LCS length of a[head+i..] and b[head+j..]
+        std::vector<std::vector<std::uint32_t>> lcs(n + 1, std::vector<std::uint32_t>(m + 1, 0));
+        for (std::size_t i = n; i-- > 0;) {
+            for (std::size_t j = m; j-- > 0;) {
+                lcs[i][j] = a[head + i] == b[head + j] ? lcs[i + 1][j + 1] + 1 : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+            }
+        }
+        std::size_t i = 0, j = 0;
+        while (i < n || j < m) {
+            if (i < n && j < m && a[head + i] == b[head + j]) {
+                out.push_back({op::same, head + i, head + j});
+                ++i;
+                ++j;
+            } else if (i < n && (j == m || lcs[i + 1][j] >= lcs[i][j + 1])) {
+                out.push_back({op::del, head + i, head + j});  // removals before additions, as diff -u
+                ++i;
+            } else {
+                out.push_back({op::add, head + i, head + j});
+                ++j;
+            }
+        }
+    } else {
+        for (std::size_t i = 0; i < n; ++i) {
+            out.push_back({op::del, head + i, head});
+        }
+        for (std::size_t j = 0; j < m; ++j) {
+            out.push_back({op::add, head + n, head + j});
+        }
+    }
+    for (std::size_t k = 0; k < tail; ++k) {
+        out.push_back({op::same, a.size() - tail + k, b.size() - tail + k});
+    }
+    return out;
+}
+
+std::string hunk_range(std::size_t start, std::size_t count) {
+    // unified diff: 1-based start; an empty range names the line before it
+    return std::to_string(count == 0 ? start : start + 1) + "," + std::to_string(count);
+}
+
+}  // namespace
+
+std::string unified_diff(const std::string& a_text, const std::string& b_text, const std::string& a_label,
+                         const std::string& b_label, int context) {
+    if (a_text == b_text) {
+        return "";
+    }
+    const auto a = split_lines(a_text), b = split_lines(b_text);
+    const auto script = edit_script(a, b);
+    const auto ctx = static_cast<std::size_t>(std::max(context, 0));
+    std::string out = "--- " + a_label + "\n+++ " + b_label + "\n";
+    std::vector<std::size_t> changes;
+    for (std::size_t i = 0; i < script.size(); ++i) {
+        if (script[i].kind != op::same) {
+            changes.push_back(i);
+        }
+    }
+    for (std::size_t g = 0; g < changes.size();) {
+        // one hunk: changes less than 2 * ctx + 1 unchanged lines apart, with ctx lines around
+        std::size_t last = changes[g];
+        std::size_t h = g + 1;
+        while (h < changes.size() && changes[h] - last - 1 <= 2 * ctx) {
+            last = changes[h++];
+        }
+        const std::size_t begin = changes[g] >= ctx ? changes[g] - ctx : 0;
+        const std::size_t end = std::min(script.size(), last + ctx + 1);
+        g = h;
+        std::size_t a_start = script[begin].a, b_start = script[begin].b, a_count = 0, b_count = 0;
+        std::string body;
+        for (std::size_t i = begin; i < end; ++i) {
+            const auto& e = script[i];
+            switch (e.kind) {
+            case op::same:
+                body += " " + a[e.a] + "\n";
+                ++a_count;
+                ++b_count;
+                break;
+            case op::del:
+                body += "-" + a[e.a] + "\n";
+                ++a_count;
+                break;
+            case op::add:
+                body += "+" + b[e.b] + "\n";
+                ++b_count;
+                break;
+            }
+        }
+        out += "@@ -" + hunk_range(a_start, a_count) + " +" + hunk_range(b_start, b_count) + " @@\n" + body;
+    }
+    return out;
+}
+
+namespace {
+
+std::string upper(std::string s) {
+    for (auto& ch : s) {
+        ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+    }
+    return s;
+}
+
+// The first step that calls the API (delays skipped), following `next` from the entry step.
+const campaigns::step* first_call_step(const campaigns::campaign& c) {
+    const campaigns::step* s = c.steps.empty() ? nullptr : &c.steps.front();
+    for (int hops = 0; s != nullptr && hops < 100; ++hops) {
+        if (s->kind != campaigns::step_kind::delay) {
+            return s->kind == campaigns::step_kind::end ? nullptr : s;
+        }
+        s = s->next.empty() ? nullptr : campaigns::find_step(c, s->next);
+    }
+    return nullptr;
+}
+
+std::string hh_mm(int minute) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%02d:%02d", minute / 60, minute % 60);
+    return buf;
+}
+
+std::string in_how_long(std::chrono::seconds d) {
+    if (d.count() <= 60) {
+        return "now";
+    }
+    const auto h = d.count() / 3600, m = (d.count() % 3600) / 60;
+    if (h >= 48) {
+        return "in " + std::to_string(h / 24) + " days";
+    }
+    return "in " + (h > 0 ? std::to_string(h) + " h " : std::string()) + std::to_string(m) + " min";
+}
+
+}  // namespace
+
+std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
+                                        std::chrono::system_clock::time_point now) {
+    std::vector<std::string> out;
+    if (facts.audience == 0) {
+        out.push_back("the audience matched nobody: no lead was enrolled" +
+                      std::string(facts.state == "completed" ? " and the campaign is completed" : "") +
+                      " (change the search or the file, and apply it again)");
+    } else if (facts.enrolled == 0 && facts.state == "completed") {
+        out.push_back("none of the " + std::to_string(facts.audience) +
+                      " leads of the audience was enrolled: each is owned by another campaign or on the "
+                      "do-not-contact list; the campaign is completed");
+    }
+
+    const auto* first = first_call_step(c);
+    if (first != nullptr && first->kind == campaigns::step_kind::send) {
+        if (facts.hits != nullptr) {
+            std::int64_t strangers = 0;
+            for (const auto& h : *facts.hits) {
+                const bool connected = (h.member_distance && *h.member_distance == 1) ||
+                                       upper(h.invitation_state) == "CONNECTED";
+                strangers += connected ? 0 : 1;
+            }
+            if (strangers > 0) {
+                out.push_back("the first step ('" + first->id + "') sends a message, but " + std::to_string(strangers) +
+                              " of the " + std::to_string(facts.hits->size()) +
+                              " people found are not connections (network degree, invitation state): a message to "
+                              "them fails; start with invite (or check_invitation) to connect first");
+            }
+        } else {
+            out.push_back("the first step ('" + first->id +
+                          "') sends a message: only connections can receive one, and the audience file does not say "
+                          "who is a connection; the others fail at that step (start with invite or check_invitation "
+                          "to connect first)");
+        }
+    }
+
+    // Pacing and ramp-up, for the first action that has a day quota.
+    if (first != nullptr && (s.ramp_up || s.pacing) && facts.enrolled > 0) {
+        const bool invites = std::any_of(c.steps.begin(), c.steps.end(),
+                                         [](const auto& st) { return st.kind == campaigns::step_kind::invite; });
+        const bool sends = std::any_of(c.steps.begin(), c.steps.end(),
+                                       [](const auto& st) { return st.kind == campaigns::step_kind::send; });
+        const auto defaults = limiter_settings(s).actions;
+        std::int64_t quota = -1;
+        if (invites || sends) {
+            quota = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)]
+                        .limit.per_day;
+            const std::string action = invites ? "invite" : "send";
+            if (auto it = c.limits.find(action); it != c.limits.end() && it->second.per_day) {
+                quota = quota < 0 ? *it->second.per_day : std::min(quota, *it->second.per_day);
+            }
+        }
+        // No day quota: neither ramp-up nor pacing holds anything back.
+        if ((invites || sends) && quota >= 0) {
+            const std::string action = invites ? "invite" : "send";
+            const std::string noun = invites ? "invitations" : "messages";
+            const auto& d = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)];
+            const std::int64_t first_day =
+                s.ramp_up && d.ramp.start_per_day > 0 ? std::min(quota, d.ramp.start_per_day) : quota;
+            const int window = c.schedule.end_minute - c.schedule.start_minute;
+            auto from = now;
+            if (c.start_at && *c.start_at > from) {
+                from = *c.start_at;
+            }
+            const auto starts = campaigns::next_working_start(c.schedule, from);
+            std::string text = std::string(s.ramp_up && s.pacing ? "pacing and ramp-up are" : (s.ramp_up ? "ramp-up is" : "pacing is")) +
+                               " on: ";
+            if (s.ramp_up && first_day < quota) {
+                text += "a sender new to the orchestrator makes at most " + std::to_string(first_day) + " " + action +
+                        " calls on its first day, then " + std::to_string(d.ramp.step_per_day) +
+                        " more each day up to " + std::to_string(quota) + " a day";
+            } else {
+                text += "at most " + std::to_string(quota) + " " + action + " calls a day per sender";
+            }
+            if (s.pacing && first_day > 0 && window > 0) {
+                text += ", spread over the working hours " + hh_mm(c.schedule.start_minute) + "-" +
+                        hh_mm(c.schedule.end_minute) + " " + c.schedule.time_zone + " (about one every " +
+                        std::to_string(std::max<std::int64_t>(1, window / first_day)) + " min)";
+            }
+            text += "; the first " + noun + " go out from " + campaigns::format_instant(starts) + " (" +
+                    in_how_long(std::chrono::duration_cast<std::chrono::seconds>(starts - now)) + ")";
+            if (c.start_at && *c.start_at > now) {
+                text += ", after start_at";
+            }
+            text += " (settings ramp_up, pacing, " + action + "_per_day)";
+            out.push_back(std::move(text));
+        }
+    }
+
+    if (c.end_at && *c.end_at <= now) {
+        out.push_back("end_at " + campaigns::format_instant(*c.end_at) +
+                      " has passed: the campaign stops (paused, reason \"ended\") as soon as a worker picks up one of "
+                      "its leads");
+    }
+    return out;
+}
+
+}  // namespace orch::engine

@@ -1,0 +1,436 @@
+// The campaign lifecycle (engine/campaign_lifecycle.hpp, migration 0017): the unified diff and
+// the apply warnings (pure), then on a real Postgres (a fresh database per test, migrated by the
+// real `orchestrator migrate`, campaigns applied with the real `orchestrator campaign apply`):
+// a campaign whose leads all finish becomes completed, also when the last two finish in two
+// concurrent transactions, and active again when a new apply enrolls new leads; start_at holds
+// its leads out of the claim; end_at stops the campaign at the claim and a later end_at resumes
+// it; `campaign show | versions | diff`; the warnings `campaign apply` prints.
+#include "campaigns/campaigns.hpp"
+#include "engine/campaign_lifecycle.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+using json = nlohmann::json;
+using orch::test::orchestrator_env;
+using namespace std::chrono;
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// ---- pure ----
+
+TEST(LifecycleDiff, EqualTextsHaveNoDiff) { EXPECT_EQ(orch::engine::unified_diff("a\nb\n", "a\nb\n", "x", "y"), ""); }
+
+TEST(LifecycleDiff, OneChangedLineWithThreeLinesOfContext) {
+    std::string a, b;
+    for (int i = 1; i <= 10; ++i) {
+        a += "l" + std::to_string(i) + "\n";
+        b += (i == 5 ? std::string("changed") : "l" + std::to_string(i)) + "\n";
+    }
+    EXPECT_EQ(orch::engine::unified_diff(a, b, "c version 1", "c version 2"),
+              "--- c version 1\n+++ c version 2\n"
+              "@@ -2,7 +2,7 @@\n l2\n l3\n l4\n-l5\n+changed\n l6\n l7\n l8\n");
+}
+
+TEST(LifecycleDiff, FarApartChangesMakeTwoHunksAndInsertionsCountRight) {
+    std::string a, b;
+    for (int i = 1; i <= 20; ++i) {
+        a += "l" + std::to_string(i) + "\n";
+        b += "l" + std::to_string(i) + "\n";
+        if (i == 2) {
+            b += "new\n";
+        }
+    }
+    b.replace(b.find("l18\n"), 4, "");
+    EXPECT_EQ(orch::engine::unified_diff(a, b, "a", "b"),
+              "--- a\n+++ b\n"
+              "@@ -1,5 +1,6 @@\n l1\n l2\n+new\n l3\n l4\n l5\n"
+              "@@ -15,6 +16,5 @@\n l15\n l16\n l17\n-l18\n l19\n l20\n");
+}
+
+TEST(LifecycleDiff, FromAndToNothing) {
+    EXPECT_EQ(orch::engine::unified_diff("", "x\n", "a", "b"), "--- a\n+++ b\n@@ -0,0 +1,1 @@\n+x\n");
+    EXPECT_EQ(orch::engine::unified_diff("x\ny\n", "", "a", "b"), "--- a\n+++ b\n@@ -1,2 +0,0 @@\n-x\n-y\n");
+}
+
+orch::campaigns::campaign campaign_of(const std::string& steps, const std::string& extra = "") {
+    orch::campaigns::load_options o;
+    auto r = orch::campaigns::load_campaign("name: w\naccounts: acc\naudience:\n  search: {title: X}\n"
+                                            "schedule: {time_zone: Europe/Berlin, hours: \"09:00-17:00\"}\n"
+                                            "budget_credits: 100\n" + extra + "steps:\n" + steps,
+                                            o);
+    EXPECT_TRUE(r.value) << (r.errors.empty() ? "" : r.errors[0].to_string());
+    return *r.value;
+}
+
+TEST(LifecycleWarnings, AnAudienceThatMatchedNobody) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n");
+    orch::engine::settings s;
+    auto w = orch::engine::apply_warnings(c, {0, 0, 0, "completed", nullptr}, s, system_clock::now());
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0], "the audience matched nobody: no lead was enrolled and the campaign is completed (change the "
+                    "search or the file, and apply it again)");
+}
+
+TEST(LifecycleWarnings, AFirstSendToPeopleWhoAreNotConnections) {
+    auto c = campaign_of("  - {id: wait, kind: delay, duration: 1h}\n  - {id: hi, kind: send, message_text: hi}\n");
+    orch::engine::settings s;
+    s.pacing = false;
+    s.ramp_up = false;
+    std::vector<orch::outreach::person_hit> hits(3);
+    hits[0].member_distance = 1;
+    hits[1].invitation_state = "connected";
+    hits[2].member_distance = 2;
+    auto w = orch::engine::apply_warnings(c, {3, 3, 0, "active", &hits}, s, system_clock::now());
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0], "the first step ('hi') sends a message, but 1 of the 3 people found are not connections "
+                    "(network degree, invitation state): a message to them fails; start with invite (or "
+                    "check_invitation) to connect first");
+    hits[2].member_distance = 1;
+    EXPECT_TRUE(orch::engine::apply_warnings(c, {3, 3, 0, "active", &hits}, s, system_clock::now()).empty());
+    // A file does not say who is a connection.
+    auto file = orch::engine::apply_warnings(c, {3, 3, 0, "active", nullptr}, s, system_clock::now());
+    ASSERT_EQ(file.size(), 1u);
+    EXPECT_TRUE(contains(file[0], "the audience file does not say who is a connection")) << file[0];
+}
+
+TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOut) {
+    // start_at on a Saturday at 08:00 UTC: the first working start after it is Monday 09:00 Berlin
+    // (08:00 UTC in winter).
+    auto c = campaign_of("  - {id: invite, kind: invite}\n", "start_at: 2030-01-05T08:00:00Z\n");
+    orch::engine::settings s;  // defaults: ramp-up and pacing on, 80 invitations a day
+    auto now = sys_days{2030y / January / 1} + 12h;
+    auto w = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr}, s, now);
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0], "pacing and ramp-up are on: a sender new to the orchestrator makes at most 20 invite calls on "
+                    "its first day, then 10 more each day up to 80 a day, spread over the working hours "
+                    "09:00-17:00 Europe/Berlin (about one every 24 min); the first invitations go out from "
+                    "2030-01-07T08:00:00Z (in 5 days), after start_at (settings ramp_up, pacing, invite_per_day)");
+    // The campaign's own limit tightens the day quota; without ramp-up, pacing alone.
+    auto tight = campaign_of("  - {id: invite, kind: invite}\n", "limits: {invite: {per_day: 8}}\n");
+    s.ramp_up = false;
+    auto p = orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_TRUE(contains(p[0], "pacing is on: at most 8 invite calls a day per sender, spread over the working hours "
+                               "09:00-17:00 Europe/Berlin (about one every 60 min); the first invitations go out from "
+                               "2030-01-01T12:00:00Z (now)"))
+        << p[0];
+    s.pacing = false;
+    EXPECT_TRUE(orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now).empty());
+    // No day quota at all: nothing is held back, nothing to say.
+    orch::engine::settings unlimited;
+    unlimited.invite_per_day = -1;
+    EXPECT_TRUE(orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr}, unlimited, now).empty());
+}
+
+// ---- on Postgres ----
+
+class LifecyclePg : public ::testing::Test {
+protected:
+    void SetUp() override {
+        ORCH_REQUIRE_SERVICE("DATABASE_URL");
+        env_ = std::make_unique<orchestrator_env>(1);  // no sandbox: file audiences call no API
+        dir_ = std::filesystem::temp_directory_path() /
+               ("lifecycle_" + std::to_string(::getpid()) + "_" +
+                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        std::filesystem::create_directories(dir_);
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1')");
+        tx.commit();
+    }
+    void TearDown() override {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
+    }
+
+    // Writes the campaign file (and its audience of `people`, profile URLs p1..pN or as named)
+    // and returns its path.
+    std::string write(const std::string& name, const std::vector<std::string>& people, const std::string& extra = "",
+                      const std::string& steps = "  - {id: invite, kind: invite}\n") {
+        std::string csv = "profile_url,first_name\n";
+        for (const auto& p : people) {
+            csv += "https://network.example/in/" + p + ",P\n";
+        }
+        std::ofstream(dir_ / (name + ".csv")) << csv;
+        auto file = dir_ / (name + ".yaml");
+        std::ofstream(file) << "name: " << name << "\naccounts: acc-1\naudience:\n  file: " << name
+                            << ".csv\nschedule:\n  time_zone: UTC\nbudget_credits: 100\n"
+                            << extra << "steps:\n"
+                            << steps;
+        return file.string();
+    }
+
+    std::string state(const std::string& name) {
+        return env_->scalar("SELECT state FROM campaigns WHERE name = '" + name + "'");
+    }
+
+    // Ends the enrollment of `person` (done) in its own transaction.
+    void finish(const std::string& person) {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        finish_in(tx, person);
+        tx.commit();
+    }
+    static void finish_in(pqxx::work& tx, const std::string& person) {
+        auto r = tx.exec("UPDATE enrollments e SET status = 'done', finished_at = now() FROM leads l "
+                         "WHERE l.lead_id = e.lead_id AND l.canonical_url = 'network.example/in/" + person + "'");
+        ASSERT_EQ(r.affected_rows(), 1u) << person;
+    }
+
+    std::unique_ptr<orchestrator_env> env_;
+    std::filesystem::path dir_;
+};
+
+TEST_F(LifecyclePg, ACampaignWhoseLeadsAllFinishIsCompletedAndNewLeadsMakeItActiveAgain) {
+    auto applied = env_->run({"campaign", "apply", write("c", {"p1", "p2"})});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_EQ(state("c"), "active");
+    finish("p1");
+    EXPECT_EQ(state("c"), "active");  // p2 is still live
+    finish("p2");
+    EXPECT_EQ(state("c"), "completed");
+    auto shown = json::parse(env_->run({"campaign", "show", "c", "--format", "json"}).output, nullptr, false);
+    ASSERT_TRUE(shown.is_object());
+    EXPECT_EQ(shown["summary"]["state"], "completed");
+    EXPECT_EQ(shown["summary"]["live"], 0);
+    EXPECT_EQ(shown["steps"][0]["leads"]["done"], 2);
+
+    // The same audience again: nothing new, it stays completed.
+    auto same = env_->run({"campaign", "apply", write("c", {"p1", "p2"})});
+    ASSERT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_EQ(state("c"), "completed");
+    EXPECT_TRUE(contains(same.output, "campaign 'c' is completed")) << same.output;
+    // A new lead: active again, and the new lead is live.
+    auto more = env_->run({"campaign", "apply", write("c", {"p1", "p2", "p3"})});
+    ASSERT_EQ(more.exit_code, 0) << more.output;
+    EXPECT_TRUE(contains(more.output, "1 enrolled")) << more.output;
+    EXPECT_EQ(state("c"), "active");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'ready'"), "1");
+    finish("p3");
+    EXPECT_EQ(state("c"), "completed");
+    // A finished lead made live again (a lead operation) reopens it too.
+    {
+        pqxx::connection conn(env_->database_url());
+        pqxx::work tx(conn);
+        tx.exec("UPDATE enrollments e SET status = 'ready', finished_at = NULL FROM leads l "
+                "WHERE l.lead_id = e.lead_id AND l.canonical_url = 'network.example/in/p3'");
+        tx.commit();
+    }
+    EXPECT_EQ(state("c"), "active");
+}
+
+TEST_F(LifecyclePg, ACreditsReadCompletesAnActiveCampaignTheTriggerMissed) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("m", {"p1"})}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("busy", {"b1"})}).exit_code, 0);
+    finish("p1");
+    ASSERT_EQ(state("m"), "completed");
+    {
+        // As if the trigger had missed it (see migration 0017): active with nothing live.
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("UPDATE campaigns SET state = 'active' WHERE name = 'm'");
+        tx.commit();
+    }
+    orch::engine::store db(env_->database_url());
+    auto read = db.record_credit_read(100);
+    EXPECT_EQ(read.completed, 1);
+    EXPECT_EQ(state("m"), "completed");
+    EXPECT_EQ(state("busy"), "active");  // its lead is live
+}
+
+TEST_F(LifecyclePg, PausedAndCancelledCampaignsKeepTheirState) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("p", {"p1"})}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "pause", "p"}).exit_code, 0);
+    finish("p1");
+    EXPECT_EQ(state("p"), "paused");
+    ASSERT_EQ(env_->run({"campaign", "apply", write("x", {"x1"})}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "cancel", "x"}).exit_code, 0);
+    EXPECT_EQ(state("x"), "cancelled");
+}
+
+TEST_F(LifecyclePg, TheLastTwoLeadsEndingInConcurrentTransactionsStillCompleteIt) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("r", {"p1", "p2"})}).exit_code, 0);
+    pqxx::connection c1(env_->database_url());
+    pqxx::work first(c1);
+    finish_in(first, "p1");  // sees p2 live: does not complete; holds the lifecycle lock
+    std::atomic<bool> done{false};
+    std::thread second([&] {
+        pqxx::connection c2(env_->database_url());
+        pqxx::work tx(c2);
+        finish_in(tx, "p2");  // waits for `first`, then sees p1 done
+        tx.commit();
+        done = true;
+    });
+    std::this_thread::sleep_for(milliseconds(300));
+    EXPECT_FALSE(done.load());  // it waits for the lock `first` holds
+    first.commit();
+    second.join();
+    EXPECT_TRUE(done.load());
+    EXPECT_EQ(state("r"), "completed");
+}
+
+TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
+    const auto start = floor<seconds>(system_clock::now()) + hours(48);
+    const std::string start_text = orch::campaigns::format_instant(start);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + start_text + "\n")}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("now", {"n1"})}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = "
+                           "'later' AND e.next_run_at = '" + start_text + "' AND e.due_at = '" + start_text + "'"),
+              "2");
+    EXPECT_EQ(env_->scalar("SELECT to_char(start_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"') FROM "
+                           "campaigns WHERE name = 'later'"),
+              start_text);
+    auto shown = json::parse(env_->run({"campaign", "show", "later", "--format", "json"}).output, nullptr, false);
+    ASSERT_TRUE(shown.is_object());
+    EXPECT_EQ(shown["summary"]["start_at"], start_text);
+    // The worker's claim (engine/claim_pick, engine/claim_due) picks the other campaign's lead only.
+    pqxx::connection c(env_->database_url());
+    pqxx::work tx(c);
+    std::vector<std::int64_t> ids;
+    for (const auto& r : tx.exec_params(std::string(orch::schema::query("engine/claim_pick")), 100)) {
+        ids.push_back(r[0].as<std::int64_t>());
+    }
+    ASSERT_EQ(ids.size(), 1u);
+    std::string arr = "{" + std::to_string(ids[0]) + "}";
+    auto claimed = tx.exec_params(std::string(orch::schema::query("engine/claim_due")), arr);
+    ASSERT_EQ(claimed.size(), 1u);
+    EXPECT_EQ(claimed[0][1].as<std::int64_t>(),
+              std::stoll(env_->scalar("SELECT campaign_id FROM campaigns WHERE name = 'now'")));
+    tx.abort();
+
+    // A new version with a later start_at moves the leads already enrolled.
+    const std::string later_text = orch::campaigns::format_instant(start + hours(24));
+    ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + later_text + "\n")}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + later_text + "'"), "2");
+}
+
+TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
+    const auto now = floor<seconds>(system_clock::now());
+    auto applied = env_->run({"campaign", "apply", write("e", {"p1", "p2"},
+                                                         "end_at: " + orch::campaigns::format_instant(now - hours(1)) + "\n")});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_TRUE(contains(applied.output, "has passed: the campaign stops")) << applied.output;
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        std::string arr = "{";
+        for (const auto& r : tx.exec_params(std::string(orch::schema::query("engine/claim_pick")), 100)) {
+            arr += (arr.size() > 1 ? "," : "") + r[0].as<std::string>();
+        }
+        arr += "}";
+        EXPECT_EQ(arr.size() > 2, true);
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("engine/claim_due")), arr).size(), 0u);
+        tx.commit();
+    }
+    EXPECT_EQ(state("e"), "paused");
+    EXPECT_TRUE(contains(env_->scalar("SELECT pause_reason FROM campaigns WHERE name = 'e'"), "ended: end_at"));
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "2");
+
+    auto later = env_->run({"campaign", "apply", write("e", {"p1", "p2"},
+                                                       "end_at: " + orch::campaigns::format_instant(now + hours(24)) + "\n")});
+    ASSERT_EQ(later.exit_code, 0) << later.output;
+    EXPECT_EQ(state("e"), "active");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "0");
+}
+
+TEST_F(LifecyclePg, ShowVersionsAndDiff) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("s", {"p1", "p2"})}).exit_code, 0);
+    auto v1only = env_->run({"campaign", "diff", "s"});
+    EXPECT_NE(v1only.exit_code, 0);
+    EXPECT_TRUE(contains(v1only.output, "has only version 1")) << v1only.output;
+
+    auto file = write("s", {"p1", "p2"}, "", "  - {id: invite, kind: invite, next: later}\n  - {id: later, kind: delay, duration: 1d}\n");
+    {
+        std::string text;
+        std::ifstream in(file);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+        text.replace(text.find("budget_credits: 100"), 19, "budget_credits: 250");
+        std::ofstream(file) << text;
+    }
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+
+    auto shown = env_->run({"campaign", "show", "s", "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    auto j = json::parse(shown.output, nullptr, false);
+    ASSERT_TRUE(j.is_object()) << shown.output;
+    EXPECT_EQ(j["summary"]["state"], "active");
+    EXPECT_EQ(j["summary"]["version"], 2);
+    EXPECT_EQ(j["summary"]["budget"]["credits"], 250);
+    EXPECT_EQ(j["summary"]["budget"]["available"], 250);
+    EXPECT_TRUE(j["summary"]["start_at"].is_null()) << j;
+    EXPECT_TRUE(j["summary"]["end_at"].is_null()) << j;
+    ASSERT_EQ(j["steps"].size(), 2u);
+    EXPECT_EQ(j["steps"][0]["id"], "invite");
+    EXPECT_EQ(j["steps"][0]["leads"]["ready"], 2);
+    EXPECT_EQ(j["steps"][1]["kind"], "delay");
+    EXPECT_EQ(j["summary"]["enrollments"], 2);
+    EXPECT_EQ(j["summary"]["live"], 2);
+    EXPECT_EQ(j["funnel"]["found"], 2);
+    auto table = env_->run({"campaign", "show", "s"});
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_TRUE(contains(table.output, "250")) << table.output;
+    EXPECT_TRUE(contains(table.output, "invite")) << table.output;
+
+    auto versions = json::parse(env_->run({"campaign", "versions", "s", "--format", "json"}).output, nullptr, false);
+    ASSERT_TRUE(versions.is_object());
+    ASSERT_EQ(versions["versions"].size(), 2u);
+    EXPECT_EQ(versions["versions"][0]["version"], 1);
+    EXPECT_EQ(versions["versions"][0]["current"], false);
+    EXPECT_EQ(versions["versions"][1]["current"], true);
+    EXPECT_EQ(versions["versions"][0]["enrollments"], 2);
+
+    auto diff = env_->run({"campaign", "diff", "s"});
+    ASSERT_EQ(diff.exit_code, 0) << diff.output;
+    EXPECT_TRUE(contains(diff.output, "--- s version 1\n+++ s version 2\n")) << diff.output;
+    EXPECT_TRUE(contains(diff.output, "\n-  \"budget_credits\": 100,\n+  \"budget_credits\": 250,\n")) << diff.output;
+    EXPECT_TRUE(contains(diff.output, "+      \"id\": \"later\",")) << diff.output;
+    EXPECT_EQ(env_->run({"campaign", "diff", "s", "2", "1"}).exit_code, 0);
+    auto same = env_->run({"campaign", "diff", "s", "2", "2"});
+    EXPECT_EQ(same.exit_code, 0);
+    EXPECT_TRUE(contains(same.output, "have the same definition")) << same.output;
+    auto missing = env_->run({"campaign", "diff", "s", "1", "7"});
+    EXPECT_NE(missing.exit_code, 0);
+    EXPECT_TRUE(contains(missing.output, "has no version 7 (versions 1 to 2)")) << missing.output;
+    auto one = env_->run({"campaign", "diff", "s", "1"});
+    EXPECT_NE(one.exit_code, 0);
+    auto unknown = env_->run({"campaign", "show", "nope"});
+    EXPECT_NE(unknown.exit_code, 0);
+    EXPECT_TRUE(contains(unknown.output, "no campaign named 'nope'")) << unknown.output;
+}
+
+TEST_F(LifecyclePg, ApplyWarnsOfAnEmptyAudienceAFirstMessageAndPacing) {
+    env_->set("ORCH_RAMP_UP", "true");
+    env_->set("ORCH_INVITE_PER_DAY", "80");
+    auto paced = env_->run({"campaign", "apply", write("w", {"p1"})});
+    ASSERT_EQ(paced.exit_code, 0) << paced.output;
+    EXPECT_TRUE(contains(paced.output, "warning: pacing and ramp-up are on: a sender new to the orchestrator makes at "
+                                       "most 20 invite calls on its first day"))
+        << paced.output;
+
+    auto msg = env_->run({"campaign", "apply", write("m", {"m1"}, "", "  - {id: hi, kind: send, message_text: hi}\n")});
+    ASSERT_EQ(msg.exit_code, 0) << msg.output;
+    EXPECT_TRUE(contains(msg.output, "warning: the first step ('hi') sends a message")) << msg.output;
+
+    // Every lead of this audience is owned by campaign w: nothing enrolled, completed at once.
+    auto owned = env_->run({"campaign", "apply", write("o", {"p1"})});
+    ASSERT_EQ(owned.exit_code, 0) << owned.output;
+    EXPECT_TRUE(contains(owned.output, "warning: none of the 1 leads of the audience was enrolled")) << owned.output;
+    EXPECT_EQ(state("o"), "completed");
+}
+
+}  // namespace
