@@ -106,16 +106,16 @@ std::optional<call_kind> reconcile_call(step_kind k) {
 // Whether a send step can come after another send step (so a message already went out): a
 // follow-up, which a stop_on_reply campaign sends only after confirming no reply came.
 bool follows_send(const campaign& c, const std::string& id) {
-    std::vector<const std::string*> todo;
+    std::vector<const std::string*> frontier;
     std::set<std::string> seen;
     for (const auto& st : c.steps) {
         if (st.kind == step_kind::send) {
-            todo.push_back(&st.id);
+            frontier.push_back(&st.id);
         }
     }
-    while (!todo.empty()) {
-        const std::string& from = *todo.back();
-        todo.pop_back();
+    while (!frontier.empty()) {
+        const std::string& from = *frontier.back();
+        frontier.pop_back();
         const step* st = find_step(c, from);
         if (st == nullptr) {
             continue;
@@ -129,7 +129,7 @@ bool follows_send(const campaign& c, const std::string& id) {
                 return true;
             }
             if (seen.insert(*to).second) {
-                todo.push_back(to);
+                frontier.push_back(to);
             }
         }
     }
