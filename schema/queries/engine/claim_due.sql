@@ -14,10 +14,10 @@
 -- instead (measured: 12-15 ms for a batch of 100 out of 2,667 due, against 0.7 ms for the index
 -- walk), so those checks come after the lock, on the picked rows only.
 -- Paused, cancelled and completed campaigns, campaigns past their end_at and disconnected
--- accounts are not worked: their live
--- rows are parked (due_at 'infinity') when that happens, so they are rarely claimed at all; a row
--- that still is (it was locked by another worker when its campaign was parked) is parked here
--- instead of being returned, and engine/unpark wakes it on resume or reconnect.
+-- accounts are not worked: their live rows are parked (due_at 'infinity') when that happens, so
+-- they are rarely claimed at all; a row that still is (it was locked by another worker when its
+-- campaign was parked) is parked here instead of being returned, and engine/unpark wakes it on
+-- resume or reconnect.
 -- The claimed rows' accounts are joined by primary key for the account's quota overrides
 -- (migration 0007; '' when none), so an override changed with `accounts limits` or
 -- PUT /v1/accounts/{id}/limits holds from the next claim on, in every worker.
@@ -54,7 +54,8 @@ ended AS (
     UPDATE campaigns c
     SET state = 'paused', updated_at = now(),
         pause_reason = 'ended: end_at ' || to_char(c.end_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' passed'
-    WHERE c.campaign_id IN (SELECT campaign_id FROM claimed WHERE ended) AND c.state = 'active'
+    -- by primary key from an array (an init plan), not a join that rescans the batch per campaign
+    WHERE c.campaign_id = ANY(ARRAY(SELECT campaign_id FROM claimed WHERE ended)) AND c.state = 'active'
 )
 SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::text,
        (extract(epoch FROM next_run_at) * 1000)::bigint AS next_run_at_ms,
