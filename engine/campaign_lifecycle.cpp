@@ -364,31 +364,32 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         const bool sends = std::any_of(c.steps.begin(), c.steps.end(),
                                        [](const auto& st) { return st.kind == campaigns::step_kind::send; });
         const auto defaults = limiter_settings(s).actions;
-        std::int64_t quota = -1;
-        if (invites || sends) {
-            quota = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)]
-                        .limit.per_day;
-            const std::string action = invites ? "invite" : "send";
-            if (auto it = c.limits.find(action); it != c.limits.end() && it->second.per_day) {
-                quota = quota < 0 ? *it->second.per_day : std::min(quota, *it->second.per_day);
-            }
+        const auto what = invites ? limits::action::invite : limits::action::send;
+        const auto& d = defaults[static_cast<std::size_t>(what)];
+        // Ramp-up lowers the account's own day quota only; a campaign cap holds as it is.
+        const std::int64_t account_quota = (invites || sends) ? d.limit.per_day : -1;
+        std::int64_t cap = -1;
+        const std::string action = invites ? "invite" : "send";
+        if (auto it = c.limits.find(action); it != c.limits.end() && it->second.per_day) {
+            cap = *it->second.per_day;
         }
+        auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : (b < 0 ? a : std::min(a, b)); };
+        const std::int64_t quota = tighter(account_quota, cap);
+        const bool ramps = s.ramp_up && account_quota >= 0 && d.ramp.start_per_day > 0 &&
+                           d.ramp.start_per_day < account_quota;
         // No day quota: neither ramp-up nor pacing holds anything back.
-        if ((invites || sends) && quota >= 0) {
-            const std::string action = invites ? "invite" : "send";
+        if ((invites || sends) && quota >= 0 && (ramps || s.pacing)) {
             const std::string noun = invites ? "invitations" : "messages";
-            const auto& d = defaults[static_cast<std::size_t>(invites ? limits::action::invite : limits::action::send)];
-            const std::int64_t first_day =
-                s.ramp_up && d.ramp.start_per_day > 0 ? std::min(quota, d.ramp.start_per_day) : quota;
+            const std::int64_t first_day = ramps ? tighter(d.ramp.start_per_day, cap) : quota;
             const int window = c.schedule.end_minute - c.schedule.start_minute;
             auto from = now;
             if (c.start_at && *c.start_at > from) {
                 from = *c.start_at;
             }
             const auto starts = campaigns::next_working_start(c.schedule, from);
-            std::string text = std::string(s.ramp_up && s.pacing ? "pacing and ramp-up are" : (s.ramp_up ? "ramp-up is" : "pacing is")) +
-                               " on: ";
-            if (s.ramp_up && first_day < quota) {
+            std::string text =
+                std::string(ramps && s.pacing ? "pacing and ramp-up are" : (ramps ? "ramp-up is" : "pacing is")) + " on: ";
+            if (ramps && first_day < quota) {
                 text += "a sender new to the orchestrator makes at most " + std::to_string(first_day) + " " + action +
                         " calls on its first day, then " + std::to_string(d.ramp.step_per_day) +
                         " more each day up to " + std::to_string(quota) + " a day";

@@ -135,6 +135,17 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     orch::engine::settings unlimited;
     unlimited.invite_per_day = -1;
     EXPECT_TRUE(orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr}, unlimited, now).empty());
+    // Ramp-up lowers the account's own quota only: with none, a campaign cap is all there is, and
+    // no first-day limit is claimed (the demo's settings, whose first day invites 199).
+    orch::engine::settings capped_only;
+    capped_only.invite_per_day = -1;
+    capped_only.pacing = false;
+    auto capped = campaign_of("  - {id: invite, kind: invite}\n", "limits: {invite: {per_day: 100}}\n");
+    EXPECT_TRUE(orch::engine::apply_warnings(capped, {5, 5, 0, "active", nullptr}, capped_only, now).empty());
+    capped_only.pacing = true;
+    auto paced = orch::engine::apply_warnings(capped, {5, 5, 0, "active", nullptr}, capped_only, now);
+    ASSERT_EQ(paced.size(), 1u);
+    EXPECT_TRUE(contains(paced[0], "pacing is on: at most 100 invite calls a day per sender")) << paced[0];
 }
 
 // ---- on Postgres ----
