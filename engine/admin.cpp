@@ -822,7 +822,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         }
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
-        const page_gate gate = limiter ? search_gate(*limiter, sender) : page_gate{};
+        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign) : page_gate{};
         auto found = co_await search_audience(*api, sender, campaign, gate);
         if (!found) {
             co_return error(http::status::bad_gateway,

@@ -116,12 +116,13 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     co_return out;
 }
 
-page_gate search_gate(limits::limiter& limiter, const std::string& sender) {
-    return [&limiter, sender]() -> std::optional<std::string> {
+page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c) {
+    // The campaign's local day, as the workers' gate counts the same quota (limits_gate).
+    return [&limiter, sender, zone = c.schedule.time_zone]() -> std::optional<std::string> {
         limits::check c;
         c.account_id = sender;
         c.what = limits::action::search;
-        c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+        c.day = limits::day_in_zone(std::chrono::system_clock::now(), zone).value_or(limits::local_day{});
         auto v = limiter.take(c);
         if (v.allowed) {
             return std::nullopt;

@@ -56,9 +56,10 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                                          const campaigns::campaign& c,
                                                                          page_gate before_page = {});
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
-// The search bucket of `sender` (the day quota and the key's rate and cooldowns) as a page gate:
+// The search bucket of `sender` (the day quota of the campaign's local day, as the workers count
+// it, and the key's rate and cooldowns) as a page gate:
 // it takes a token per page and refuses, with the reason, when the bucket says no.
-page_gate search_gate(limits::limiter& limiter, const std::string& sender);
+page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c);
 
 // The leads of a file audience (rows the loader read), or of a search's hits.
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);

@@ -673,7 +673,7 @@ audience audience_leads(const settings& s, const orch::campaigns::campaign& c, c
     orch::engine::page_gate gate;
     if (!s.redis_url.empty()) {
         limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
-        gate = orch::engine::search_gate(*limiter, sender);
+        gate = orch::engine::search_gate(*limiter, sender, c);
     }
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate);
