@@ -11,6 +11,7 @@
 #include "schema/schema.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,7 +28,9 @@
 #include <cstdlib>
 #include <exception>
 #include <future>
+#include <deque>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -201,11 +204,42 @@ struct worker::impl {
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
 
-    // Wake-ups from LISTEN orch_wake (inbox events, applies, resumes, reconnects): idle lanes
-    // wait on `wake_cv` for a `wake_seq` change instead of sleeping out their poll interval.
-    std::mutex wake_mutex;
-    std::condition_variable wake_cv;
-    std::uint64_t wake_seq = 0;
+    // A lane's calls: queued rows start on the network thread while fewer than the lane's share
+    // of the API connections are in flight, and each finished call is handed back to the lane,
+    // which settles what has finished in small batches (settle_delay_ms, or as soon as every
+    // call it holds is back) while the others are still running. No call waits for a batch's
+    // slowest one, and a call checks the gate's send-time mirror when it leaves, not when its
+    // row was claimed.
+    struct call_queue {
+        struct finished {
+            std::int64_t enrollment_id = 0;
+            call_outcome outcome;
+            std::exception_ptr failure;
+        };
+        explicit call_queue(std::size_t share, std::uint64_t seed) : limit(share), rng(seed) {}
+        // Network thread only.
+        const std::size_t limit;
+        std::deque<claimed*> waiting;
+        std::size_t running = 0;
+        std::mt19937_64 rng;
+        // Shared with the lane, under `m`.
+        std::mutex m;
+        std::condition_variable cv;
+        std::vector<finished> done;
+        std::chrono::steady_clock::time_point first_done{};
+        std::uint64_t wakes = 0;       // LISTEN orch_wake notifications (work became due)
+        std::atomic<std::size_t> in_flight{0};  // read by the progress line
+    };
+    std::vector<std::shared_ptr<call_queue>> queues;  // one per lane, made before the lanes start
+    void notify_lanes() {
+        for (auto& q : queues) {
+            {
+                std::lock_guard lock(q->m);
+                ++q->wakes;
+            }
+            q->cv.notify_all();
+        }
+    }
     // Readable once a stop is requested: the wake-up listener waits on it next to its Postgres
     // socket, so a stop never waits out the listener's poll interval (it did, up to 200 ms, and 1 s
     // while the listener reconnected).
@@ -247,6 +281,13 @@ struct worker::impl {
         }
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
+        // Each lane runs at most its share of the API connections at once.
+        const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
+        const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
+        std::random_device seed;
+        for (std::size_t i = 0; i < lanes; ++i) {
+            queues.push_back(std::make_shared<call_queue>(share, (static_cast<std::uint64_t>(seed()) << 32) ^ seed()));
+        }
     }
     ~impl() { ::close(stop_fd); }
     impl(const impl&) = delete;
@@ -255,7 +296,7 @@ struct worker::impl {
     // Stops claiming: idle lanes, the listener and the exit-when-idle poll wake at once.
     void stop() {
         stopping = true;
-        wake_cv.notify_all();
+        notify_lanes();
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(stop_fd, &one, sizeof one);
     }
@@ -308,26 +349,19 @@ struct worker::impl {
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                 std::vector<claimed>* chain = nullptr);
     void write_settle(pqxx::work& tx, const unsettled::replay& r, bool held_too, cycle_work& w);
-    bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
-               const std::string& owner);
-    // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
-    struct call_run {
-        std::vector<const claimed*> jobs;  // the batch's rows with a call (the batch outlives the run)
-        // Parallel to jobs. Written on the I/O thread; the lane reads them after `done` (and
-        // takes the vector: a failed call rethrows its failure instead).
-        std::vector<call_outcome> results;
-        std::vector<std::exception_ptr> failures;
-        std::size_t next = 0;       // touched on the I/O thread only
-        std::size_t remaining = 0;  // touched on the I/O thread only
-        // Set by the last call to finish: the lane wakes once per batch, not once per call (a
-        // future per call cost a futex wake-up and a context switch per call).
-        std::promise<void> done;
-        std::mt19937_64* rng = nullptr;  // the lane's; the lane waits meanwhile
+    // What a cycle leaves the lane: the rows whose calls are to start now, and whether its claim
+    // found fewer due rows than it asked for (the lane then claims again only when woken, or
+    // after idle_poll_ms).
+    struct cycle_result {
+        std::vector<std::unique_ptr<claimed>> calls;
+        bool drained = false;
     };
-    asio::awaitable<void> run_calls(std::shared_ptr<call_run> run);
+    cycle_result cycle(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner,
+                       std::size_t room);
+    void enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs);
+    void pump(const std::shared_ptr<call_queue>& q);
+    asio::awaitable<void> run_one(std::shared_ptr<call_queue> q, claimed* job);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner);
-    std::uint64_t wake_seen();
-    void idle_wait(std::uint64_t seen);
     void listen();
     void lane(int index);
 };
@@ -850,12 +884,15 @@ void worker::impl::write_settle(pqxx::work& tx, const unsettled::replay& r, bool
     w.calls += r.calls;
 }
 
-// One transaction: settle the previous batch's calls (if any), claim and start the next batch,
-// wake_pending over every row written and released (its fresh snapshot catches inbox events
-// committed while those statements ran), then the ledger. Returns whether a batch was claimed.
-bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
-                         const std::string& owner) {
+// One transaction: settle the calls that have come back (if any), claim up to `room` rows (those
+// settled rows whose next step is due at once count against it), write every new state and
+// intent, wake_pending over every row written and released (its fresh snapshot catches inbox
+// events committed while those statements ran), then the ledger. The rows with a call come back
+// to the lane, to be started once this commits.
+worker::impl::cycle_result worker::impl::cycle(pqxx::connection& conn, std::optional<unsettled>& pending,
+                                               const std::string& owner, std::size_t room) {
     std::vector<claimed> batch;  // the settled rows that go on at once (claimed::settled), then the claimed ones
+    cycle_result result;
     try {
         pqxx::work tx(conn);
         json touched = json::array();
@@ -864,9 +901,13 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             settle(tx, *pending, touched, w, &batch);
             pending->let_go();
         }
-        const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
-        if (!stopping && room > 0) {
-            claim(tx, room, batch);
+        if (!stopping && room > batch.size()) {
+            const auto asked = static_cast<std::int64_t>(room - batch.size());
+            const auto before = batch.size();
+            claim(tx, asked, batch);
+            result.drained = static_cast<std::int64_t>(batch.size() - before) < asked;
+        } else {
+            result.drained = stopping;
         }
         if (!batch.empty()) {
             start_calls(tx, batch, w);
@@ -911,81 +952,81 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         throw;
     }
     pending.reset();
-    if (batch.empty()) {
-        return false;
-    }
-    unsettled next;
-    auto run = std::make_shared<call_run>();
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        claimed& c = batch[i];
-        if (!c.call) {
-            continue;
-        }
-        next.calls.push_back(i);
-        run->jobs.push_back(&c);
-    }
-    if (next.calls.empty()) {
-        return true;
-    }
-    // The batch's calls run on at most this lane's share of the API connections at once: a call
-    // beyond them would only wait for a connection, holding its coroutine frames meanwhile (about
-    // 4 KB each), so the others wait in the queue as plain rows.
-    run->results.resize(run->jobs.size());
-    run->failures.resize(run->jobs.size());
-    run->remaining = run->jobs.size();
-    std::future<void> done = run->done.get_future();
-    run->rng = &rng;
-    const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
-    const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
-    for (std::size_t k = 0; k < std::min(share, run->jobs.size()); ++k) {
-        asio::co_spawn(io, run_calls(run), asio::detached);
-    }
-    done.get();
-    for (const auto& failure : run->failures) {
-        if (failure) {
-            std::rethrow_exception(failure);
+    for (auto& c : batch) {
+        if (c.call) {
+            result.calls.push_back(std::make_unique<claimed>(std::move(c)));
         }
     }
-    next.outcomes = std::move(run->results);
-    next.batch = std::move(batch);
-    pending = std::move(next);
-    return true;
+    return result;
 }
 
-asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
-    std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
-    while (run->next < run->jobs.size()) {
-        const std::size_t i = run->next++;
-        const claimed& job = *run->jobs[i];
-        // Built per call rather than held per job: the copies of its strings live while the call
-        // runs, not while the batch waits.
-        const call_target target = target_of(job);
-        try {
-            // The send-time check: a cooldown or an unavailable account seen since the batch was
-            // claimed holds the call (not sent, no attempt spent, its take given back by after()).
-            if (auto until = gate->hold(target, *job.call, now())) {
-                call_outcome held;
-                held.event.call = job.call->kind;
-                held.event.reconcile = job.call->reconcile;
-                held.event.kind = cs::result_kind::throttled;
-                held.event.retry_at = *until;
-                held.event.reason = "not sent: a cooldown or an unavailable account holds it";
-                held.attempt_outcome = "transient";
-                held.error = held.event.reason;
-                run->results[i] = std::move(held);
-            } else {
-                call_outcome o =
-                    co_await execute(*api, target, *job.call, backoff, job.state.attempt, clock, *run->rng);
-                gate->answered(target, *job.campaign, *job.call, o);
-                run->results[i] = std::move(o);
-            }
-        } catch (...) {
-            run->failures[i] = std::current_exception();
-        }
-        if (--run->remaining == 0) {
-            run->done.set_value();
-        }
+void worker::impl::enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs) {
+    q->in_flight += jobs.size();
+    asio::post(io, [this, q, jobs = std::move(jobs)] {
+        q->waiting.insert(q->waiting.end(), jobs.begin(), jobs.end());
+        pump(q);
+    });
+}
+
+// Network thread: starts queued calls while fewer than the lane's share are running. A call
+// beyond the share would only wait for a connection, holding its coroutine frames meanwhile
+// (about 4 KB each), so the others wait in the queue as plain rows.
+void worker::impl::pump(const std::shared_ptr<call_queue>& q) {
+    while (q->running < q->limit && !q->waiting.empty()) {
+        claimed* job = q->waiting.front();
+        q->waiting.pop_front();
+        ++q->running;
+        asio::co_spawn(io, run_one(q, job), asio::detached);
     }
+}
+
+asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claimed* job) {
+    std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
+    call_queue::finished f;
+    f.enrollment_id = job->enrollment_id;
+    try {
+        const call_target target = target_of(*job);
+        // The send-time check: a cooldown or an unavailable account seen since the row was
+        // claimed holds the call (not sent, no attempt spent, its take given back by after()).
+        if (auto until = gate->hold(target, *job->call, now())) {
+            call_outcome held;
+            held.event.call = job->call->kind;
+            held.event.reconcile = job->call->reconcile;
+            held.event.kind = cs::result_kind::throttled;
+            held.event.retry_at = *until;
+            held.event.reason = "not sent: a cooldown or an unavailable account holds it";
+            held.attempt_outcome = "transient";
+            held.error = held.event.reason;
+            f.outcome = std::move(held);
+        } else {
+            call_outcome o = co_await execute(*api, target, *job->call, backoff, job->state.attempt, clock, q->rng);
+            gate->answered(target, *job->campaign, *job->call, o);
+            f.outcome = std::move(o);
+        }
+    } catch (...) {
+        f.failure = std::current_exception();
+    }
+    --q->running;
+    --q->in_flight;
+    const bool all_back = q->running == 0 && q->waiting.empty();
+    bool wake = false;
+    {
+        std::lock_guard lock(q->m);
+        q->done.push_back(std::move(f));
+        // The lane is woken when its first call comes back (it then times the settle delay),
+        // when a batch's worth is back, and when nothing is left running: not once per call (a
+        // wake-up per call cost a futex wake-up and a context switch per call).
+        if (q->done.size() == 1) {
+            q->first_done = std::chrono::steady_clock::now();
+            wake = true;
+        }
+        wake = wake || all_back || q->done.size() >= static_cast<std::size_t>(cfg.batch_size) ||
+               q->done.back().failure != nullptr;
+    }
+    if (wake) {
+        q->cv.notify_all();
+    }
+    pump(q);
 }
 
 void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner) {
@@ -1016,31 +1057,12 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>
     pending.reset();
 }
 
-std::uint64_t worker::impl::wake_seen() {
-    std::lock_guard lock(wake_mutex);
-    return wake_seq;
-}
-
-// Sleeps up to idle_poll_ms, less when a wake-up arrived since `seen` (read before the claim
-// that found nothing, so a wake-up in between is not lost) or a stop was requested.
-void worker::impl::idle_wait(std::uint64_t seen) {
-    std::unique_lock lock(wake_mutex);
-    wake_cv.wait_for(lock, std::chrono::milliseconds(cfg.idle_poll_ms),
-                     [&] { return wake_seq != seen || stopping.load(); });
-}
-
 // LISTEN orch_wake on a connection of its own; every notification wakes the idle lanes.
 void worker::impl::listen() {
     struct receiver final : pqxx::notification_receiver {
         impl& self;
         receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_wake"), self(s) {}
-        void operator()(const std::string&, int) override {
-            {
-                std::lock_guard lock(self.wake_mutex);
-                ++self.wake_seq;
-            }
-            self.wake_cv.notify_all();
-        }
+        void operator()(const std::string&, int) override { self.notify_lanes(); }
     };
     while (!stopping) {
         try {
@@ -1062,23 +1084,118 @@ void worker::impl::listen() {
 }
 
 void worker::impl::lane(int index) {
-    std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
+    const std::shared_ptr<call_queue> q = queues[static_cast<std::size_t>(index)];
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.
     const std::string owner = cfg.worker_id + "/" + std::to_string(index);
+    using steady = std::chrono::steady_clock;
+    const auto settle_delay = std::chrono::milliseconds(cfg.settle_delay_ms);
+    const auto idle_poll = std::chrono::milliseconds(cfg.idle_poll_ms);
+    // The rows this lane leased whose calls are queued or running: at most batch_size, so a
+    // lane's memory and the rows it keeps from other lanes are bounded; the calls themselves run
+    // at most the lane's share of the API connections at once.
+    const auto max_held = static_cast<std::size_t>(cfg.batch_size);
+    const std::size_t claim_min = std::max<std::size_t>(1, max_held / 2);
+    std::unordered_map<std::int64_t, std::unique_ptr<claimed>> held;
     std::unique_ptr<pqxx::connection> conn;
     std::optional<unsettled> pending;
-    while (!stopping || pending) {
+    bool drained = false;  // the last claim found less than it asked for
+    std::uint64_t wakes_seen = 0;
+    steady::time_point last_claim{};
+    for (;;) {
+        std::vector<call_queue::finished> back;
+        bool claim_now = false;
+        {
+            std::unique_lock lock(q->m);
+            for (;;) {
+                const bool stop = stopping;
+                const auto t = steady::now();
+                const std::size_t running = held.size() - q->done.size();
+                if (stop && running == 0 && q->done.empty()) {
+                    break;
+                }
+                const bool settle_now =
+                    !q->done.empty() && (stop || running == 0 || q->done.size() >= max_held ||
+                                          t - q->first_done >= settle_delay);
+                // A claim rides along with every settle; on its own it waits until half the
+                // lane's rows are free, so that a lane does not commit a transaction per call.
+                const std::size_t free = stop || running >= max_held ? 0 : max_held - running;
+                const bool may_claim =
+                    free > 0 && (!drained || q->wakes != wakes_seen || t - last_claim >= idle_poll);
+                claim_now = may_claim && (settle_now || free >= claim_min);
+                if (settle_now || claim_now) {
+                    break;
+                }
+                auto until = t + std::chrono::seconds(1);
+                if (!q->done.empty()) {
+                    until = std::min(until, q->first_done + settle_delay);
+                }
+                if (free >= claim_min) {
+                    until = std::min(until, last_claim + idle_poll);
+                }
+                q->cv.wait_until(lock, until);
+            }
+            back.swap(q->done);
+            wakes_seen = q->wakes;
+        }
+        if (back.empty() && !claim_now) {
+            break;  // stopping, and nothing is left in flight
+        }
+        if (!back.empty()) {
+            unsettled u;
+            u.batch.reserve(back.size());
+            for (auto& f : back) {
+                auto it = held.find(f.enrollment_id);
+                if (it == held.end()) {
+                    spdlog::critical("worker: lane={} got back a call it does not hold (enrollment={})", index,
+                                     f.enrollment_id);
+                    std::abort();
+                }
+                if (f.failure) {
+                    // Its lease expires and whoever claims it next reconciles it.
+                    try {
+                        std::rethrow_exception(f.failure);
+                    } catch (const std::exception& e) {
+                        spdlog::error("worker: lane={} enrollment={} call failed: {}", index, f.enrollment_id,
+                                      e.what());
+                    } catch (...) {
+                        spdlog::error("worker: lane={} enrollment={} call failed", index, f.enrollment_id);
+                    }
+                    held.erase(it);
+                    continue;
+                }
+                u.calls.push_back(u.batch.size());
+                u.batch.push_back(std::move(*it->second));
+                u.outcomes.push_back(std::move(f.outcome));
+                held.erase(it);
+            }
+            if (!u.calls.empty()) {
+                pending = std::move(u);
+            }
+        }
         try {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
             }
-            auto seen = wake_seen();
-            bool worked = cycle(*conn, rng, pending, owner);
+            const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
+            if (claim_now) {
+                last_claim = steady::now();
+            }
+            auto r = cycle(*conn, pending, owner, claim_now ? room : 0);
             ++stats.cycles;
-            if (!worked && !stopping) {
-                idle_wait(seen);
+            if (claim_now) {
+                drained = r.drained;
+            }
+            if (!r.calls.empty()) {
+                std::vector<claimed*> jobs;
+                jobs.reserve(r.calls.size());
+                for (auto& c : r.calls) {
+                    jobs.push_back(c.get());
+                    const auto id = c->enrollment_id;
+                    held.emplace(id, std::move(c));
+                }
+                enqueue(q, std::move(jobs));
             }
         } catch (const pqxx::broken_connection& e) {
             spdlog::warn("worker: lane={} database connection lost ({}); reconnecting", index, e.what());
@@ -1134,15 +1251,42 @@ int worker::run(bool exit_when_idle) {
     }
     spdlog::info("worker: {} started with {} lanes, batch {}, API {}", m.cfg.worker_id, m.cfg.worker_lanes,
                  m.cfg.batch_size, m.cfg.api_url);
-    if (exit_when_idle) {
-        store s(m.cfg.database_url);
+    {
+        std::optional<store> s;
+        if (exit_when_idle) {
+            s.emplace(m.cfg.database_url);
+        }
+        const auto every = std::chrono::seconds(m.cfg.progress_log_seconds);
+        auto last = std::chrono::steady_clock::now();
+        std::uint64_t last_transitions = 0;
+        std::uint64_t last_calls = 0;
         while (!m.stopping) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
             // the run (the demo's, a benchmark's) close to when the last lead finished.
-            m.wait_readable_or_stop(-1, 20);
-            pqxx::nontransaction tx(s.connection());
-            if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
-                m.stop();
+            m.wait_readable_or_stop(-1, exit_when_idle ? 20 : 1000);
+            if (s) {
+                pqxx::nontransaction tx(s->connection());
+                if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
+                    m.stop();
+                }
+            }
+            const auto t = std::chrono::steady_clock::now();
+            if (every.count() > 0 && t - last >= every) {
+                const auto transitions = m.stats.transitions.load();
+                const auto calls = m.stats.calls.load();
+                const double secs = std::chrono::duration<double>(t - last).count();
+                std::size_t in_flight = 0;
+                for (const auto& lane_queue : m.queues) {
+                    in_flight += lane_queue->in_flight.load();
+                }
+                spdlog::info("worker: progress: {} transitions ({:.0f}/s), {} API calls ({:.1f}/s) in the last {:.0f} s; "
+                             "{} calls queued or in flight; {} in total",
+                             transitions - last_transitions, static_cast<double>(transitions - last_transitions) / secs,
+                             calls - last_calls, static_cast<double>(calls - last_calls) / secs, secs, in_flight,
+                             transitions);
+                last = t;
+                last_transitions = transitions;
+                last_calls = calls;
             }
         }
     }
