@@ -40,6 +40,7 @@ struct call_outcome {
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
     std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
+    std::string stop_reason;  // set: not sent, and the lead stops with this reason (do-not-contact)
 };
 
 struct backoff_settings {

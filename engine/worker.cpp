@@ -3,6 +3,7 @@
 #include "campaigns/loader.hpp"
 #include "engine/batch_rows.hpp"
 #include "engine/call_gate.hpp"
+#include "engine/dnc.hpp"
 #include "engine/executor.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
@@ -148,6 +149,7 @@ struct claimed {
     std::string account_id;
     std::string account_quotas;  // accounts.quotas as text, "" for none (the limits gate reads it)
     std::string profile_url;
+    std::string company;  // the lead's `company` field (do-not-contact by company)
     std::shared_ptr<const cs::campaign> campaign;
     cs::lead_view lead;
     cs::enrollment_state state;
@@ -203,6 +205,7 @@ struct worker::impl {
     campaign_cache cache;
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
+    dnc::mirror do_not_contact;  // checked before each side-effecting call
 
     // A lane's calls: queued rows start on the network thread while fewer than the lane's share
     // of the API connections are in flight, and each finished call is handed back to the lane,
@@ -409,7 +412,13 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
         c.account_quotas = r[15].as<std::string>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
-            if (it->is_string() && !it->get_ref<const std::string&>().empty() && cached->fields.contains(it.key())) {
+            if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+                continue;
+            }
+            if (it.key() == "company") {
+                c.company = it->get<std::string>();
+            }
+            if (cached->fields.contains(it.key())) {
                 c.lead.fields.emplace(it.key(), it->get<std::string>());
             }
         }
@@ -758,7 +767,8 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
                 o.event.retry_at = std::max(o.event.retry_at, *not_before);
             }
         }
-        auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
+        auto d = o.stop_reason.empty() ? cs::decide(*c.campaign, c.lead, c.state, o.event, t)
+                                       : cs::decide(*c.campaign, c.lead, c.state, cs::ev_cancel{o.stop_reason}, t);
         cs::enrollment_state next = c.state;
         if (d.valid) {
             next = d.next;
@@ -986,9 +996,22 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
     f.enrollment_id = job->enrollment_id;
     try {
         const call_target target = target_of(*job);
-        // The send-time check: a cooldown or an unavailable account seen since the row was
-        // claimed holds the call (not sent, no attempt spent, its take given back by after()).
-        if (auto until = gate->hold(target, *job->call, now())) {
+        // The send-time checks. A person put on the do-not-contact list since the row was
+        // claimed is not contacted: the call is not sent and the lead stops. A cooldown or an
+        // unavailable account seen since then holds the call (not sent, no attempt spent, its
+        // take given back by after()).
+        if (!job->call->reconcile && cs::is_side_effecting(job->call->kind) &&
+            do_not_contact.blocks(job->profile_url, job->company)) {
+            call_outcome stopped;
+            stopped.event.call = job->call->kind;
+            stopped.event.kind = cs::result_kind::transient;
+            stopped.event.retry_at = now();
+            stopped.event.reason = "not sent: do-not-contact";
+            stopped.attempt_outcome = "transient";
+            stopped.error = stopped.event.reason;
+            stopped.stop_reason = dnc::stopped_reason;
+            f.outcome = std::move(stopped);
+        } else if (auto until = gate->hold(target, *job->call, now())) {
             call_outcome held;
             held.event.call = job->call->kind;
             held.event.reconcile = job->call->reconcile;
@@ -1064,16 +1087,32 @@ void worker::impl::listen() {
         receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_wake"), self(s) {}
         void operator()(const std::string&, int) override { self.notify_lanes(); }
     };
+    struct dnc_receiver final : pqxx::notification_receiver {
+        bool changed = false;
+        explicit dnc_receiver(pqxx::connection& c) : pqxx::notification_receiver(c, dnc::changed_channel) {}
+        void operator()(const std::string&, int) override { changed = true; }
+    };
     while (!stopping) {
         try {
             pqxx::connection conn(cfg.database_url);
             receiver r(conn, *this);
+            dnc_receiver list_changed(conn);
+            // Listening first, then loading: an add committed in between is in the load or
+            // notifies after it.
+            do_not_contact.load(conn);
+            auto loaded = std::chrono::steady_clock::now();
+            const auto reload_every = std::chrono::seconds(dnc::mirror::reload_every_seconds);
             while (!stopping) {
                 // Notifications libpq already read (with LISTEN's answer, say) first: the socket
                 // does not show them. A broken connection makes the socket readable too, and
                 // get_notifs() then throws.
                 conn.get_notifs();
-                wait_readable_or_stop(conn.sock(), 60'000);
+                if (list_changed.changed || std::chrono::steady_clock::now() - loaded >= reload_every) {
+                    list_changed.changed = false;
+                    do_not_contact.load(conn);
+                    loaded = std::chrono::steady_clock::now();
+                }
+                wait_readable_or_stop(conn.sock(), 1'000);
             }
         } catch (const std::exception& e) {
             spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
@@ -1242,6 +1281,11 @@ int worker::run(bool exit_when_idle) {
         return 2;
     }
     m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
+    {
+        // Before the first call: the listener reloads it from then on.
+        store s(m.cfg.database_url);
+        m.do_not_contact.load(s.connection());
+    }
     auto guard = asio::make_work_guard(m.io);
     std::thread net([&m] { m.io.run(); });
     std::thread listener([&m] { m.listen(); });
