@@ -5,6 +5,7 @@
 #include "engine/call_gate.hpp"
 #include "engine/dnc.hpp"
 #include "engine/executor.hpp"
+#include "engine/invariant.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/record_rows.hpp"
@@ -492,10 +493,8 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
         requests.push_back({target_of(c), &*c.campaign, &*a.d.call});
     }
     std::vector<gate_decision> decisions = gate->before_many(requests, now());
-    if (decisions.size() != asking.size()) {
-        spdlog::critical("worker: the gate answered {} decisions for {} calls", decisions.size(), asking.size());
-        std::abort();
-    }
+    ORCH_INVARIANT(decisions.size() == asking.size(), "the gate answered {} decisions for {} calls",
+                   decisions.size(), asking.size());
     for (std::size_t i = 0; i < asking.size(); ++i) {
         if (decisions[i].allowed) {
             take_step(*asking[i].c, std::move(asking[i].d));
@@ -1185,11 +1184,8 @@ void worker::impl::lane(int index) {
             u.batch.reserve(back.size());
             for (auto& f : back) {
                 auto it = held.find(f.enrollment_id);
-                if (it == held.end()) {
-                    spdlog::critical("worker: lane={} got back a call it does not hold (enrollment={})", index,
-                                     f.enrollment_id);
-                    std::abort();
-                }
+                ORCH_INVARIANT(it != held.end(), "lane {} got back a call it does not hold (enrollment {})", index,
+                               f.enrollment_id);
                 if (f.failure) {
                     // Its lease expires and whoever claims it next reconciles it.
                     try {
