@@ -40,21 +40,25 @@ std::int64_t draw_latency_ms(const settings& cfg, rng64& rng) {
 
 const char* to_string(limit_scope s) { return s == limit_scope::key ? "key" : "account_action"; }
 
-void traffic_monitor::opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end) {
+void traffic_monitor::opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end,
+                             bool enforced) {
     ++windows_opened_[static_cast<std::size_t>(scope)];
     auto& w = windows_[static_cast<std::size_t>(scope)][scope_id];
-    if (w.second > start) {
-        w.second = std::max(w.second, end); // still live: the client was told to wait until the later end
+    if (w.end > start) {
+        w.end = std::max(w.end, end); // still live: the client was told to wait until the later end
     } else {
-        w = {start, end};
+        w = {start, end, start};
+    }
+    if (enforced) {
+        w.enforced_end = std::max(w.enforced_end, end);
     }
 }
 
-const std::pair<time_point, time_point>* traffic_monitor::inside(limit_scope scope, const std::string& scope_id,
-                                                                 time_point arrived) const {
+const traffic_monitor::window* traffic_monitor::inside(limit_scope scope, const std::string& scope_id,
+                                                       time_point arrived) const {
     const auto& m = windows_[static_cast<std::size_t>(scope)];
     auto it = m.find(scope_id);
-    if (it == m.end() || arrived < it->second.first || arrived >= it->second.second) {
+    if (it == m.end() || arrived < it->second.start || arrived >= it->second.end) {
         return nullptr;
     }
     return &it->second;

@@ -142,6 +142,7 @@ TEST(SandboxTraffic, InjectedRateLimitedCarriesItsRetryAfter) {
     auto r = c.v2(key, "profiles", account, "get_me");
     EXPECT_EQ(r.status, 429);
     EXPECT_EQ(r.header("retry-after"), "4");
+    EXPECT_FALSE(r.body_json()["error"].contains("enforced_window")) << "an internal marker leaked";
 }
 
 // A request of the same account and action inside the announced window is counted (and still
@@ -176,6 +177,27 @@ TEST(SandboxTraffic, RequestsInsideAnAccountWindowAreCountedAndOnesAfterItAreNot
     EXPECT_EQ(stats["retry_after_violations"]["account_action"], 1);
     EXPECT_EQ(stats["retry_after_windows"]["account_action"], 2);
     EXPECT_EQ(stats["rate_limited_injected"], 1);
+}
+
+// A daily cap's 429 announces a window too: a request inside it is counted, and the cap (not the
+// window) answers it.
+TEST(SandboxTraffic, ACapWindowIsCountedButLeftToTheCapToRefuse) {
+    sandbox_process p({"--account-daily-cap", "get_me=1"});
+    http_client c("127.0.0.1", p.port());
+    http_client ctl("127.0.0.1", p.control_port());
+    std::string account = login_account(c, key, "tok");
+    EXPECT_EQ(c.v2(key, "profiles", account, "get_me").status, 200);
+    auto capped = c.v2(key, "profiles", account, "get_me");
+    ASSERT_EQ(capped.status, 429);
+    ASSERT_NE(capped.header("retry-after"), "");
+    auto again = c.v2(key, "profiles", account, "get_me");
+    EXPECT_EQ(again.status, 429);
+    EXPECT_NE(again.body_json()["error"]["message"].get<std::string>().find("daily limit"), std::string::npos)
+        << again.body;
+    EXPECT_FALSE(again.body_json()["error"].contains("enforced_window")) << "an internal marker leaked";
+    auto stats = ctl.get("/control/stats").body_json();
+    EXPECT_EQ(stats["retry_after_violations"]["account_action"], 1);
+    EXPECT_EQ(stats["rate_limited_injected"], 0);
 }
 
 // The key's request-rate 429s announce a key-wide window: any request of the key inside it counts.
