@@ -446,6 +446,10 @@ std::string account_scope_id(const std::string& account_id, const std::string& a
 
 void service::note_key_arrival(const request_record& rec) {
     if (const auto* w = traffic_.inside(limit_scope::key, rec.key, rec.arrived)) {
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::key);
+            return;
+        }
         traffic_.violation(limit_scope::key, json{{"scope", "key"},
                                                   {"key", rec.key},
                                                   {"path", rec.path},
@@ -458,13 +462,17 @@ void service::note_key_arrival(const request_record& rec) {
 void service::check_account_window(const account_state& account, const request_record& rec) {
     if (const auto* w = traffic_.inside(limit_scope::account_action, account_scope_id(account.id, rec.action),
                                         rec.arrived)) {
-        traffic_.violation(limit_scope::account_action, json{{"scope", "account_action"},
-                                                             {"key", rec.key},
-                                                             {"account_id", account.id},
-                                                             {"action", rec.action},
-                                                             {"arrived_ms", unix_ms(rec.arrived)},
-                                                             {"window_start_ms", unix_ms(w->start)},
-                                                             {"window_end_ms", unix_ms(w->end)}});
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::account_action);
+        } else {
+            traffic_.violation(limit_scope::account_action, json{{"scope", "account_action"},
+                                                                 {"key", rec.key},
+                                                                 {"account_id", account.id},
+                                                                 {"action", rec.action},
+                                                                 {"arrived_ms", unix_ms(rec.arrived)},
+                                                                 {"window_start_ms", unix_ms(w->start)},
+                                                                 {"window_end_ms", unix_ms(w->end)}});
+        }
         if (rec.arrived < w->enforced_end) {
             // An injected 429's scope is still limited for a request that arrived inside it.
             json extra = {{enforced_window_marker, true}};

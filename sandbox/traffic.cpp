@@ -109,11 +109,13 @@ json traffic_monitor::stats(std::int64_t since_ms, std::int64_t until_ms) const 
                     {"max_ms", lat.empty() ? json(nullptr) : json(lat.back())}};
     json windows = json::object();
     json violations = json::object();
+    json in_flight = json::object();
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < limit_scope_count; ++i) {
         const char* name = to_string(static_cast<limit_scope>(i));
         windows[name] = windows_opened_[i];
         violations[name] = violations_[i];
+        in_flight[name] = in_flight_[i];
         total += violations_[i];
     }
     json examples = json::array();
@@ -131,7 +133,8 @@ json traffic_monitor::stats(std::int64_t since_ms, std::int64_t until_ms) const 
                 {"latency", latency},
                 {"rate_limited_injected", injected_},
                 {"retry_after_windows", windows},
-                {"retry_after_violations", violations}};
+                {"retry_after_violations", violations},
+                {"retry_after_in_flight", in_flight}};
 }
 
 } // namespace orch::sandbox

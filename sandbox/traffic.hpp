@@ -50,6 +50,8 @@ public:
     const window* inside(limit_scope scope, const std::string& scope_id, time_point arrived) const;
     // Counts a request that arrived inside a window (the first few are kept as examples).
     void violation(limit_scope scope, json example);
+    // Counts a request that arrived inside a window within the grace after its start.
+    void in_flight(limit_scope scope) { ++in_flight_[static_cast<std::size_t>(scope)]; }
     // A request answered (any status) at `at` after `latency_ms` of applied latency.
     void answered(time_point at, std::int64_t latency_ms, std::size_t keep_max);
     // Every request that reached the pipeline (answered or dropped).
@@ -72,6 +74,7 @@ private:
     std::array<std::map<std::string, window>, limit_scope_count> windows_;
     std::array<std::uint64_t, limit_scope_count> windows_opened_{};
     std::array<std::uint64_t, limit_scope_count> violations_{};
+    std::array<std::uint64_t, limit_scope_count> in_flight_{};
     std::array<std::vector<json>, limit_scope_count> examples_;
 };
 
