@@ -435,6 +435,9 @@ void service::check_account_cap(account_state& account, const std::string& actio
 
 namespace {
 
+// Marks (in api_error::extra, never sent) the 429s whose window the sandbox itself enforces.
+constexpr const char* enforced_window_marker = "enforced_window";
+
 std::string account_scope_id(const std::string& account_id, const std::string& action) {
     return account_id + "\n" + action;
 }
@@ -443,39 +446,49 @@ std::string account_scope_id(const std::string& account_id, const std::string& a
 
 void service::note_key_arrival(const request_record& rec) {
     if (const auto* w = traffic_.inside(limit_scope::key, rec.key, rec.arrived)) {
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::key);
+            return;
+        }
         traffic_.violation(limit_scope::key, json{{"scope", "key"},
                                                   {"key", rec.key},
                                                   {"path", rec.path},
                                                   {"arrived_ms", unix_ms(rec.arrived)},
-                                                  {"window_start_ms", unix_ms(w->first)},
-                                                  {"window_end_ms", unix_ms(w->second)}});
+                                                  {"window_start_ms", unix_ms(w->start)},
+                                                  {"window_end_ms", unix_ms(w->end)}});
     }
 }
 
 void service::check_account_window(const account_state& account, const request_record& rec) {
     if (const auto* w = traffic_.inside(limit_scope::account_action, account_scope_id(account.id, rec.action),
                                         rec.arrived)) {
-        traffic_.violation(limit_scope::account_action, json{{"scope", "account_action"},
-                                                             {"key", rec.key},
-                                                             {"account_id", account.id},
-                                                             {"action", rec.action},
-                                                             {"arrived_ms", unix_ms(rec.arrived)},
-                                                             {"window_start_ms", unix_ms(w->first)},
-                                                             {"window_end_ms", unix_ms(w->second)}});
-        // The scope is still limited for a request that arrived inside its window.
-        json extra = json::object();
-        if (cfg_.retry_after) {
-            auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w->second - now()).count();
-            extra["retry_after_s"] = std::max<std::int64_t>(1, (left_ms + 999) / 1000);
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::account_action);
+        } else {
+            traffic_.violation(limit_scope::account_action, json{{"scope", "account_action"},
+                                                                 {"key", rec.key},
+                                                                 {"account_id", account.id},
+                                                                 {"action", rec.action},
+                                                                 {"arrived_ms", unix_ms(rec.arrived)},
+                                                                 {"window_start_ms", unix_ms(w->start)},
+                                                                 {"window_end_ms", unix_ms(w->end)}});
         }
-        throw api_error("RATE_LIMITED", 429,
-                        "too many '" + rec.action + "' requests for account " + account.id +
-                            "; the Retry-After of an earlier answer has not passed",
-                        extra);
+        if (rec.arrived < w->enforced_end) {
+            // An injected 429's scope is still limited for a request that arrived inside it.
+            json extra = {{enforced_window_marker, true}};
+            if (cfg_.retry_after) {
+                auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w->enforced_end - now()).count();
+                extra["retry_after_s"] = std::max<std::int64_t>(1, (left_ms + 999) / 1000);
+            }
+            throw api_error("RATE_LIMITED", 429,
+                            "too many '" + rec.action + "' requests for account " + account.id +
+                                "; the Retry-After of an earlier answer has not passed",
+                            extra);
+        }
     }
     if (cfg_.rate_limited_rate > 0 && rng_.chance(cfg_.rate_limited_rate)) {
         traffic_.injected_rate_limited();
-        json extra = json::object();
+        json extra = {{enforced_window_marker, true}};
         if (cfg_.retry_after) {
             extra["retry_after_s"] = cfg_.rate_limited_retry_after_s;
         }
@@ -504,7 +517,8 @@ void service::note_rate_limited(const api_error& e, const request_record& rec, l
         return;
     }
     auto start = now();
-    traffic_.opened(scope, id, start, start + std::chrono::seconds(it->get<std::int64_t>()));
+    traffic_.opened(scope, id, start, start + std::chrono::seconds(it->get<std::int64_t>()),
+                    e.extra().contains(enforced_window_marker));
 }
 
 void service::note_finished(const request_record& rec, bool answered) {
@@ -520,6 +534,7 @@ namespace {
 api::response error_reply(const settings& cfg, const api::request& req, const api_error& e, const std::string& action,
                           const std::string& account_id, time_point now) {
     json body = error_envelope(cfg, e, action, account_id, now);
+    body["error"].erase(enforced_window_marker);
     std::optional<std::int64_t> retry_after;
     if (auto it = body["error"].find("retry_after_s"); it != body["error"].end()) {
         retry_after = it->get<std::int64_t>();

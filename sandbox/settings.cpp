@@ -216,6 +216,9 @@ const std::vector<entry>& table() {
                &settings::rate_limited_rate),
         number("rate_limited_retry_after_s", "Retry-After of the rate_limited_rate answers (seconds, >= 1)",
                &settings::rate_limited_retry_after_s),
+        number("retry_after_grace_ms", "requests arriving this soon after their scope's 429 count as in flight, "
+                                       "not as Retry-After violations",
+               &settings::retry_after_grace_ms),
         number("internal_error_rate", "share of action requests answered INTERNAL_ERROR",
                &settings::internal_error_rate),
         number("channel_error_rate", "share of action requests answered CHANNEL_ERROR",
@@ -451,6 +454,10 @@ void validate(const settings& s, std::vector<std::string>& errors) {
     if (s.rate_limited_retry_after_s < 1) {
         errors.push_back("rate_limited_retry_after_s: must be at least 1 (a Retry-After window of 0 s is none), got " +
                          std::to_string(s.rate_limited_retry_after_s));
+    }
+    if (s.retry_after_grace_ms < 0 || s.retry_after_grace_ms > 60'000) {
+        errors.push_back("retry_after_grace_ms: must be between 0 and 60000, got " +
+                         std::to_string(s.retry_after_grace_ms));
     }
     if (s.latency_distribution != "uniform" && s.latency_distribution != "lognormal") {
         errors.push_back("latency_distribution: must be uniform or lognormal, got '" + s.latency_distribution + "'");

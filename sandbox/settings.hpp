@@ -72,6 +72,9 @@ struct settings {
     // with Retry-After rate_limited_retry_after_s (when retry_after is on); no effect, no charge.
     double rate_limited_rate = 0.0;
     std::int64_t rate_limited_retry_after_s = 1;
+    // A request of a scope arriving this soon after the scope's 429 was answered may have left
+    // the client before that answer reached it: counted apart, not as a Retry-After violation.
+    std::int64_t retry_after_grace_ms = 10;
     double internal_error_rate = 0.0;
     double channel_error_rate = 0.0;
     double drop_connection_rate = 0.0;     // close the connection without an answer, no effect

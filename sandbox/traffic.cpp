@@ -40,21 +40,25 @@ std::int64_t draw_latency_ms(const settings& cfg, rng64& rng) {
 
 const char* to_string(limit_scope s) { return s == limit_scope::key ? "key" : "account_action"; }
 
-void traffic_monitor::opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end) {
+void traffic_monitor::opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end,
+                             bool enforced) {
     ++windows_opened_[static_cast<std::size_t>(scope)];
     auto& w = windows_[static_cast<std::size_t>(scope)][scope_id];
-    if (w.second > start) {
-        w.second = std::max(w.second, end); // still live: the client was told to wait until the later end
+    if (w.end > start) {
+        w.end = std::max(w.end, end); // still live: the client was told to wait until the later end
     } else {
-        w = {start, end};
+        w = {start, end, start};
+    }
+    if (enforced) {
+        w.enforced_end = std::max(w.enforced_end, end);
     }
 }
 
-const std::pair<time_point, time_point>* traffic_monitor::inside(limit_scope scope, const std::string& scope_id,
-                                                                 time_point arrived) const {
+const traffic_monitor::window* traffic_monitor::inside(limit_scope scope, const std::string& scope_id,
+                                                       time_point arrived) const {
     const auto& m = windows_[static_cast<std::size_t>(scope)];
     auto it = m.find(scope_id);
-    if (it == m.end() || arrived < it->second.first || arrived >= it->second.second) {
+    if (it == m.end() || arrived < it->second.start || arrived >= it->second.end) {
         return nullptr;
     }
     return &it->second;
@@ -105,11 +109,13 @@ json traffic_monitor::stats(std::int64_t since_ms, std::int64_t until_ms) const 
                     {"max_ms", lat.empty() ? json(nullptr) : json(lat.back())}};
     json windows = json::object();
     json violations = json::object();
+    json in_flight = json::object();
     std::uint64_t total = 0;
     for (std::size_t i = 0; i < limit_scope_count; ++i) {
         const char* name = to_string(static_cast<limit_scope>(i));
         windows[name] = windows_opened_[i];
         violations[name] = violations_[i];
+        in_flight[name] = in_flight_[i];
         total += violations_[i];
     }
     json examples = json::array();
@@ -127,7 +133,8 @@ json traffic_monitor::stats(std::int64_t since_ms, std::int64_t until_ms) const 
                 {"latency", latency},
                 {"rate_limited_injected", injected_},
                 {"retry_after_windows", windows},
-                {"retry_after_violations", violations}};
+                {"retry_after_violations", violations},
+                {"retry_after_in_flight", in_flight}};
 }
 
 } // namespace orch::sandbox

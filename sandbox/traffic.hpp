@@ -35,15 +35,23 @@ const char* to_string(limit_scope s);
 
 class traffic_monitor {
 public:
-    // A 429 with Retry-After answered at `start` for `scope_id` (the key; or "account\naction"):
-    // requests of that scope arriving in [start, end) are violations. A window that overlaps a
-    // live one extends it.
-    void opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end);
+    // A Retry-After window: requests of its scope arriving in [start, end) are violations; those
+    // arriving before enforced_end are also refused by the sandbox (only the windows of the
+    // injected 429s are: a cap's 429 leaves the refusing to the cap, which may change meanwhile).
+    struct window {
+        time_point start{};
+        time_point end{};
+        time_point enforced_end{};
+    };
+    // A 429 with Retry-After answered at `start` for `scope_id` (the key; or "account\naction").
+    // A window that overlaps a live one extends it.
+    void opened(limit_scope scope, const std::string& scope_id, time_point start, time_point end, bool enforced);
     // The window of `scope_id` that `arrived` falls in, if any.
-    const std::pair<time_point, time_point>* inside(limit_scope scope, const std::string& scope_id,
-                                                    time_point arrived) const;
+    const window* inside(limit_scope scope, const std::string& scope_id, time_point arrived) const;
     // Counts a request that arrived inside a window (the first few are kept as examples).
     void violation(limit_scope scope, json example);
+    // Counts a request that arrived inside a window within the grace after its start.
+    void in_flight(limit_scope scope) { ++in_flight_[static_cast<std::size_t>(scope)]; }
     // A request answered (any status) at `at` after `latency_ms` of applied latency.
     void answered(time_point at, std::int64_t latency_ms, std::size_t keep_max);
     // Every request that reached the pipeline (answered or dropped).
@@ -63,9 +71,10 @@ private:
     std::uint64_t requests_total_ = 0;
     std::uint64_t answered_total_ = 0;
     std::uint64_t injected_ = 0;
-    std::array<std::map<std::string, std::pair<time_point, time_point>>, limit_scope_count> windows_;
+    std::array<std::map<std::string, window>, limit_scope_count> windows_;
     std::array<std::uint64_t, limit_scope_count> windows_opened_{};
     std::array<std::uint64_t, limit_scope_count> violations_{};
+    std::array<std::uint64_t, limit_scope_count> in_flight_{};
     std::array<std::vector<json>, limit_scope_count> examples_;
 };
 

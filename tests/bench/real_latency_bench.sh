@@ -13,13 +13,16 @@
 #                  connections can carry when each call holds one for its latency
 #   ratio          calls/s / bound (target >= 90 %)
 # and, over the whole run, the requests that arrived inside a Retry-After window the sandbox had
-# announced for their scope (target 0), with a few examples.
+# announced for their scope (target 0), with a few examples; those arriving within the sandbox's
+# retry_after_grace_ms (10 ms) of the 429 were on their way before it was answered and are shown
+# apart (sandbox/README.md, Retry-After windows).
 # A missed target prints NOT MET and still exits 0; only a broken run (a process that did not
 # start or died, no calls, leads run out before the interval ends) exits non-zero.
 #
 # Usage: tests/bench/real_latency_bench.sh [BUILD_DIR]
 #   env: POOL=64 WORKER_ARGS="--worker-lanes 4 --batch-size 64" ACCOUNTS=50 LEADS=20000
 #        WARMUP_S=15 MEASURE_S=75 RATE_LIMITED_RATE=0.02 MEDIAN_MS=300 P99_MS=3000 KEEP_WORK=1
+#        SANDBOX_SETTINGS='{"key_rate_per_s": 40}'  more sandbox settings for the run (merged last)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -85,9 +88,12 @@ YAML
 } >"$work/bench.yaml"
 "$orch" campaign apply "$work/bench.yaml" >/dev/null
 
+extra_settings="${SANDBOX_SETTINGS:-}"
+[ -n "$extra_settings" ] || extra_settings='{}'
 settings="$(jq -nc --arg m "$median_ms" --arg p "$p99_ms" --arg r "$rl_rate" \
     '{latency_distribution: "lognormal", latency_median_ms: $m, latency_p99_ms: $p,
-      rate_limited_rate: $r, rate_limited_retry_after_s: 1, retry_after: true}')"
+      rate_limited_rate: $r, rate_limited_retry_after_s: 1, retry_after: true} + $extra' \
+    --argjson extra "$extra_settings")"
 answer="$(curl -sS -X POST "$control/control/settings" -H 'content-type: application/json' -d "$settings")"
 [ "$(jq -r '.updated // empty' <<<"$answer")" != "" ] || broken "the sandbox refused the settings: $answer"
 
@@ -132,6 +138,8 @@ printf '%-52s %12s\n' "account 429s in the run: injected / others" \
 printf '%-52s %12s  %s\n' "requests inside a Retry-After window (target 0)" \
     "$(jq -r '.retry_after_violations | "\(.total) (key \(.key), account+action \(.account_action))"' <<<"$whole")" \
     "$([ "$violations" = 0 ] && echo MET || echo "NOT MET")"
+printf '%-52s %12s\n' "  within $(curl -sS "$control/control/settings" | jq -r .retry_after_grace_ms) ms of the 429 (in flight, not counted)" \
+    "$(jq -r '.retry_after_in_flight | "key \(.key), account+action \(.account_action)"' <<<"$whole")"
 if [ "$violations" != 0 ]; then
     echo "first violations:"
     jq -c '.retry_after_violations.examples[:5][]' <<<"$whole"

@@ -142,12 +142,13 @@ TEST(SandboxTraffic, InjectedRateLimitedCarriesItsRetryAfter) {
     auto r = c.v2(key, "profiles", account, "get_me");
     EXPECT_EQ(r.status, 429);
     EXPECT_EQ(r.header("retry-after"), "4");
+    EXPECT_FALSE(r.body_json()["error"].contains("enforced_window")) << "an internal marker leaked";
 }
 
 // A request of the same account and action inside the announced window is counted (and still
 // limited); another action of the account, and the same one after the window, are not.
 TEST(SandboxTraffic, RequestsInsideAnAccountWindowAreCountedAndOnesAfterItAreNot) {
-    sandbox_process p({"--rate-limited-rate", "1", "--rate-limited-retry-after-s", "1"});
+    sandbox_process p({"--rate-limited-rate", "1", "--rate-limited-retry-after-s", "1", "--retry-after-grace-ms", "0"});
     http_client c("127.0.0.1", p.port());
     http_client ctl("127.0.0.1", p.control_port());
     std::string account = login_account(c, key, "tok");
@@ -178,9 +179,30 @@ TEST(SandboxTraffic, RequestsInsideAnAccountWindowAreCountedAndOnesAfterItAreNot
     EXPECT_EQ(stats["rate_limited_injected"], 1);
 }
 
+// A daily cap's 429 announces a window too: a request inside it is counted, and the cap (not the
+// window) answers it.
+TEST(SandboxTraffic, ACapWindowIsCountedButLeftToTheCapToRefuse) {
+    sandbox_process p({"--account-daily-cap", "get_me=1", "--retry-after-grace-ms", "0"});
+    http_client c("127.0.0.1", p.port());
+    http_client ctl("127.0.0.1", p.control_port());
+    std::string account = login_account(c, key, "tok");
+    EXPECT_EQ(c.v2(key, "profiles", account, "get_me").status, 200);
+    auto capped = c.v2(key, "profiles", account, "get_me");
+    ASSERT_EQ(capped.status, 429);
+    ASSERT_NE(capped.header("retry-after"), "");
+    auto again = c.v2(key, "profiles", account, "get_me");
+    EXPECT_EQ(again.status, 429);
+    EXPECT_NE(again.body_json()["error"]["message"].get<std::string>().find("daily limit"), std::string::npos)
+        << again.body;
+    EXPECT_FALSE(again.body_json()["error"].contains("enforced_window")) << "an internal marker leaked";
+    auto stats = ctl.get("/control/stats").body_json();
+    EXPECT_EQ(stats["retry_after_violations"]["account_action"], 1);
+    EXPECT_EQ(stats["rate_limited_injected"], 0);
+}
+
 // The key's request-rate 429s announce a key-wide window: any request of the key inside it counts.
 TEST(SandboxTraffic, RequestsInsideAKeyWindowAreCountedAndOnesAfterItAreNot) {
-    sandbox_process p({"--key-rate-per-s", "1", "--key-burst", "1", "--retry-after-s", "1"});
+    sandbox_process p({"--key-rate-per-s", "1", "--key-burst", "1", "--retry-after-s", "1", "--retry-after-grace-ms", "0"});
     http_client c("127.0.0.1", p.port());
     http_client ctl("127.0.0.1", p.control_port());
     EXPECT_EQ(c.get("/v2/credits", key).status, 200);
@@ -196,6 +218,21 @@ TEST(SandboxTraffic, RequestsInsideAKeyWindowAreCountedAndOnesAfterItAreNot) {
     stats = ctl.get("/control/stats").body_json();
     EXPECT_EQ(stats["retry_after_violations"]["key"], 1);
     EXPECT_EQ(stats["retry_after_violations"]["total"], 1);
+}
+
+// A request arriving within the grace after its scope's 429 may have left the client before the
+// answer reached it: counted as in flight, not as a violation (and still refused).
+TEST(SandboxTraffic, RequestsWithinTheGraceCountAsInFlight) {
+    sandbox_process p({"--rate-limited-rate", "1", "--retry-after-grace-ms", "60000"});
+    http_client c("127.0.0.1", p.port());
+    http_client ctl("127.0.0.1", p.control_port());
+    std::string account = login_account(c, key, "tok");
+    ASSERT_EQ(c.v2(key, "profiles", account, "get_me").status, 429);
+    ASSERT_EQ(ctl.post("/control/settings", json{{"rate_limited_rate", 0}}).status, 200);
+    EXPECT_EQ(c.v2(key, "profiles", account, "get_me").status, 429);
+    auto stats = ctl.get("/control/stats").body_json();
+    EXPECT_EQ(stats["retry_after_in_flight"]["account_action"], 1);
+    EXPECT_EQ(stats["retry_after_violations"]["total"], 0);
 }
 
 TEST(SandboxTraffic, StatsGiveTheAppliedLatencyOfAnsweredRequests) {
