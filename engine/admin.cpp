@@ -143,7 +143,13 @@ json lead_json(const pqxx::row& r) {
 
 const std::vector<std::string> lead_states = {"live",    "ready",  "calling",  "waiting",
                                               "done",    "replied", "failed",  "cancelled"};
-const std::vector<std::string> event_kinds = {"accepted_invitation", "message", "disconnection", "other"};
+const std::vector<std::string> event_kinds = [] {
+    std::vector<std::string> out;
+    for (event_kind k : all_event_kinds) {
+        out.emplace_back(to_string(k));
+    }
+    return out;
+}();
 
 bool one_of(const std::vector<std::string>& set, const std::string& v) {
     return std::find(set.begin(), set.end(), v) != set.end();
