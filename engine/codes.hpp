@@ -59,9 +59,15 @@ constexpr std::optional<attempt_outcome> attempt_outcome_from_string(std::string
     return std::nullopt;
 }
 
-// The call's effect is known to have happened (the milestones and the limits count it).
+// The call's effect is known to have happened (the milestones and the limits count it). The SQL
+// twin is attempt_took_effect() (migration 0018).
 constexpr bool took_effect(attempt_outcome o) {
     return o == attempt_outcome::ok || o == attempt_outcome::reconciled_present;
+}
+// The call took effect or may have (in flight, or its answer lost): the person may have been
+// reached. The SQL twin is attempt_may_have_taken_effect() (migration 0018).
+constexpr bool may_have_taken_effect(attempt_outcome o) {
+    return took_effect(o) || o == attempt_outcome::in_flight || o == attempt_outcome::uncertain;
 }
 // The call failed and is known to have done nothing (its rate-limit take is given back).
 constexpr bool failed_without_effect(attempt_outcome o) {

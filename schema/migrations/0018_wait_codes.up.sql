@@ -61,7 +61,20 @@ UPDATE campaigns SET pause_code = CASE
     END
 WHERE state = 'paused' AND pause_code IS NULL;
 
--- 4. The worker's batch rows carry the code after the state's variant (engine/batch_rows.hpp).
+-- 4. Classes of attempt outcomes, the SQL twins of engine::took_effect (engine/codes.hpp): the
+--    statements that ask whether a call took effect, or may have, call these instead of each
+--    listing outcome names. Inlined by the planner (one SQL expression, immutable).
+CREATE OR REPLACE FUNCTION attempt_took_effect(o attempt_outcome) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT o IN ('ok', 'reconciled_present')
+$$;
+-- ... or may have: in flight, or its answer was lost (uncertain), as well.
+CREATE OR REPLACE FUNCTION attempt_may_have_taken_effect(o attempt_outcome) RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
+    SELECT o IN ('in_flight', 'ok', 'uncertain', 'reconciled_present')
+$$;
+
+-- 5. The worker's batch rows carry the code after the state's variant (engine/batch_rows.hpp).
 --    New types rather than altered ones (migration 0013's rule): workers of the previous version,
 --    still running while this is applied, keep sending worker_transition_row and
 --    worker_settle_row_v2 to their own statements, which leave wait_code as it was (such a row's

@@ -159,6 +159,15 @@ TEST_F(BatchRows, TheEnumsNamesAreTheDatabasesNames) {
         outcomes.emplace_back(orch::engine::to_string(o));
     }
     EXPECT_EQ(labels, outcomes);
+    // The outcome classes: the SQL functions of migration 0018 agree with engine/codes.hpp.
+    for (auto o : orch::engine::all_attempt_outcomes) {
+        const std::string name(orch::engine::to_string(o));
+        auto r = tx.exec_params1("SELECT attempt_took_effect($1::attempt_outcome), "
+                                 "attempt_may_have_taken_effect($1::attempt_outcome)",
+                                 name);
+        EXPECT_EQ(r[0].as<bool>(), orch::engine::took_effect(o)) << name;
+        EXPECT_EQ(r[1].as<bool>(), orch::engine::may_have_taken_effect(o)) << name;
+    }
 
     // A CHECK tested through a row value: the constraint's expression is evaluated on a one-row
     // table of the same shape, so no enrollment or event needs writing.

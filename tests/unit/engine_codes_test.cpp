@@ -53,6 +53,12 @@ TEST(AttemptOutcome, EffectClasses) {
         EXPECT_FALSE(took_effect(o)) << to_string(o);
         EXPECT_FALSE(failed_without_effect(o)) << to_string(o);
     }
+    // May have reached the person: what took effect, what is in flight, what was lost.
+    for (attempt_outcome o : all_attempt_outcomes) {
+        const bool expected = o == attempt_outcome::ok || o == attempt_outcome::reconciled_present ||
+                              o == attempt_outcome::in_flight || o == attempt_outcome::uncertain;
+        EXPECT_EQ(may_have_taken_effect(o), expected) << to_string(o);
+    }
 }
 
 TEST(EventKind, EveryKindRoundTrips) {

@@ -30,11 +30,11 @@ WITH x AS MATERIALIZED (
         -- an acceptance counts in the funnel however it was learned: a check that found it
         -- ACCEPTED sets accepted_seen as an event does (events/mark sets it for events)
         accepted_at = CASE WHEN x.accepted_seen THEN COALESCE(e.accepted_at, now()) ELSE e.accepted_at END,
-        checked_at = CASE WHEN x.call = 'check_invitation' AND x.outcome IN ('ok', 'reconciled_present')
+        checked_at = CASE WHEN x.call = 'check_invitation' AND attempt_took_effect(x.outcome::attempt_outcome)
                           THEN COALESCE(e.checked_at, now()) ELSE e.checked_at END,
-        invited_at = CASE WHEN x.call = 'invite' AND x.outcome IN ('ok', 'reconciled_present')
+        invited_at = CASE WHEN x.call = 'invite' AND attempt_took_effect(x.outcome::attempt_outcome)
                           THEN COALESCE(e.invited_at, now()) ELSE e.invited_at END,
-        messaged_at = CASE WHEN x.call = 'send' AND x.outcome IN ('ok', 'reconciled_present')
+        messaged_at = CASE WHEN x.call = 'send' AND attempt_took_effect(x.outcome::attempt_outcome)
                            THEN COALESCE(e.messaged_at, now()) ELSE e.messaged_at END,
         send_uncertain_at = CASE WHEN x.call = 'send' AND x.outcome = 'uncertain' AND e.send_uncertain_at IS NULL
                                  THEN (SELECT started_at FROM step_attempts WHERE attempt_id = x.attempt_id)
