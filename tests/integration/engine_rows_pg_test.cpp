@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -181,6 +182,29 @@ TEST_F(BatchRows, TheEnumsNamesAreTheDatabasesNames) {
         expr = expr.substr(0, expr.rfind(')'));
         return tx.exec_params1("SELECT " + expr + " FROM (SELECT $1::text AS " + column + ") t", value)[0].as<bool>();
     };
+    // ... and the other way: every name a CHECK lists is a C++ name.
+    auto listed = [&](const std::string& table, const std::string& column) {
+        std::set<std::string> out;
+        for (const auto& r : tx.exec_params(
+                 "SELECT m[1] FROM pg_constraint c, regexp_matches(pg_get_constraintdef(c.oid), '''([a-z_]+)''', 'g') m "
+                 "WHERE c.conrelid = $1::regclass AND c.contype = 'c' AND pg_get_constraintdef(c.oid) LIKE '%' || $2 || '%'",
+                 table, column)) {
+            out.insert(r[0].as<std::string>());
+        }
+        return out;
+    };
+    std::set<std::string> codes;
+    for (auto w : orch::campaigns::all_wait_codes) {
+        if (w != orch::campaigns::wait_code::none) {
+            codes.insert(orch::campaigns::to_string(w));
+        }
+    }
+    EXPECT_EQ(listed("enrollments", "wait_code"), codes);
+    std::set<std::string> kinds;
+    for (auto k : orch::engine::all_event_kinds) {
+        kinds.emplace(orch::engine::to_string(k));
+    }
+    EXPECT_EQ(listed("events", "kind"), kinds);
     for (auto w : orch::campaigns::all_wait_codes) {
         if (w == orch::campaigns::wait_code::none) {
             continue;  // stored as NULL
