@@ -236,34 +236,44 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         return {};
     }
     std::string why;
+    cs::wait_code code = cs::wait_code::none;
     switch (v.why) {
     case limits::reason::rate:
         why = "the API key's request rate";
+        code = cs::wait_code::key_rate;
         break;
     case limits::reason::cooldown_key:
         why = "the API key's RATE_LIMITED cooldown";
+        code = cs::wait_code::key_cooldown;
         break;
     case limits::reason::cooldown_account:
         why = std::string("the ") + limits::to_string(c.what) + " RATE_LIMITED cooldown of account " + c.account_id;
+        code = cs::wait_code::account_cooldown;
         break;
     case limits::reason::day_quota:
         why = std::string("the ") + limits::to_string(c.what) + " day quota of account " + c.account_id;
+        code = cs::wait_code::day_quota;
         break;
     case limits::reason::week_quota:
         why = std::string("the ") + limits::to_string(c.what) + " week quota of account " + c.account_id;
+        code = cs::wait_code::week_quota;
         break;
     case limits::reason::campaign_quota:
         why = std::string("the campaign's ") + limits::to_string(c.what) + " cap on account " + c.account_id;
+        code = cs::wait_code::campaign_quota;
         break;
     case limits::reason::pacing:
         why = std::string("the ") + limits::to_string(c.what) + " pacing of account " + c.account_id;
+        code = cs::wait_code::pacing;
         break;
     case limits::reason::unavailable:
         why = "the rate-limit store (Redis) to come back";
+        code = cs::wait_code::limits_unavailable;
         break;
     case limits::reason::bad_input:
     case limits::reason::none:
         why = std::string("the rate limits (") + limits::to_string(v.why) + ")";
+        code = cs::wait_code::limits_error;
         break;
     }
     auto wait = std::max(v.retry_after, std::chrono::milliseconds(1));
@@ -274,7 +284,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         wait += std::chrono::milliseconds(
             std::uniform_int_distribution<std::int64_t>(0, jitter_window_.count())(jitter_rng_));
     }
-    return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why};
+    return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why, code};
 }
 
 std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
@@ -315,9 +325,9 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         }
         return now + std::chrono::duration_cast<cs::time_point::duration>(*d);
     }
-    if (outcome.attempt_outcome == "ok" || outcome.attempt_outcome == "reconciled_present") {
+    if (took_effect(outcome.attempt_outcome)) {
         limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});
-    } else if (outcome.attempt_outcome == "transient" || outcome.attempt_outcome == "permanent") {
+    } else if (failed_without_effect(outcome.attempt_outcome)) {
         limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
     }
     return std::nullopt;

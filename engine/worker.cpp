@@ -138,7 +138,7 @@ private:
 // outcome, written by engine/settle together with that step's state.
 struct settled_call {
     std::int64_t attempt_id = 0;
-    std::string outcome;
+    attempt_outcome outcome = attempt_outcome::ok;
     std::string error;
     std::string call;
     std::int64_t credits = 0;
@@ -181,14 +181,15 @@ record_rows& state_row(record_rows& rows, const claimed& c, const cs::enrollment
         .add("reconcile", s.reconcile)
         .add("accepted_seen", s.accepted_seen)
         .add("reason", s.reason)
-        .add_or_null("variant", c.variant);
+        .add_or_null("variant", c.variant)
+        .add_or_null("wait_code", s.wait == cs::wait_code::none ? std::string_view() : cs::to_string(s.wait));
 }
 
 // An engine/settle row: the state, then the call's outcome.
 record_rows& settle_row(record_rows& rows, const claimed& c, const cs::enrollment_state& s, const settled_call& h) {
     return state_row(rows, c, s)
         .add("attempt_id", h.attempt_id)
-        .add("outcome", h.outcome)
+        .add("outcome", to_string(h.outcome))
         .add("error", h.error)
         .add("credits", h.credits)
         .add("call", h.call);
@@ -313,7 +314,7 @@ struct worker::impl {
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
     void claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch);
-    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events,
+    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, event_kind>>& events,
                                         cs::time_point t);
     void take_step(claimed& c, cs::decision d);
     // A due call of the batch waiting for the gate.
@@ -408,6 +409,8 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
         c.state.reconcile = r[9].as<bool>();
         c.state.accepted_seen = r[10].as<bool>();
         c.state.reason = r[11].as<std::string>();
+        c.state.wait = r[16].is_null() ? cs::wait_code::none
+                                       : cs::wait_code_from_string(r[16].as<std::string>()).value_or(cs::wait_code::none);
         c.event_cursor = r[12].as<std::int64_t>();
         c.profile_url = r[13].as<std::string>();
         c.account_quotas = r[15].as<std::string>();
@@ -432,14 +435,14 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
 // once; one with a call is returned, to be taken when the gate allows it (ask_gate, once for
 // the whole batch). nullopt when nothing more is to do now.
 std::optional<cs::decision> worker::impl::advance(claimed& c,
-                                                  const std::vector<std::pair<std::int64_t, std::string>>& events,
+                                                  const std::vector<std::pair<std::int64_t, event_kind>>& events,
                                                   cs::time_point t) {
     for (const auto& [event_id, kind] : events) {
         c.event_cursor = std::max(c.event_cursor, event_id);
         std::optional<cs::event> e;
-        if (kind == "accepted_invitation") {
+        if (kind == event_kind::accepted_invitation) {
             e = cs::ev_accepted{};
-        } else if (kind == "message") {
+        } else if (kind == event_kind::message) {
             e = cs::ev_replied{};
         }
         if (!e) {
@@ -506,7 +509,7 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
             continue;
         }
         claimed& c = *asking[i].c;
-        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, asking[i].t);
+        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason, g.code}, asking[i].t);
         if (deferred.valid) {
             c.state = deferred.next;
         }
@@ -521,9 +524,10 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycl
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
     }
-    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::string>>> events;
+    std::map<std::int64_t, std::vector<std::pair<std::int64_t, event_kind>>> events;
     for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
-        events[r[0].as<std::int64_t>()].emplace_back(r[1].as<std::int64_t>(), r[2].as<std::string>());
+        events[r[0].as<std::int64_t>()].emplace_back(
+            r[1].as<std::int64_t>(), event_kind_from_string(r[2].as<std::string>()).value_or(event_kind::other));
     }
     json lost = json::array();
     record_rows transitions(batch_rows::transition);
@@ -671,29 +675,34 @@ void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
         gate->released(target, *c.campaign, *c.call);
         cs::time_point until = t + std::chrono::hours(1);
         std::string why;
+        cs::wait_code code = cs::wait_code::none;
         switch (r.why) {
         case ledger::refusal::campaign_budget:
             until = t;  // parked with its campaign; runs as soon as a raised budget resumes it
             why = "paused: budget exhausted";
+            code = cs::wait_code::campaign_budget;
             parked.insert(c.campaign_id);
             break;
-        // These two reasons are matched by schema/queries/engine/wake_budget_waits.sql (a raised
-        // cap wakes the leads waiting for it): keep them in step.
+        // These two codes are matched by schema/queries/engine/wake_budget_waits.sql (a raised
+        // cap wakes the leads waiting for it).
         case ledger::refusal::day_budget:
             until = r.retry_at;
             why = "waiting for the campaign's daily budget (tomorrow, UTC)";
+            code = cs::wait_code::day_budget;
             break;
         case ledger::refusal::account_budget:
             until = t + std::chrono::hours(24);
             why = "the campaign's budget for account " + c.account_id + " is spent";
+            code = cs::wait_code::account_budget;
             break;
         case ledger::refusal::no_budget:
         case ledger::refusal::none:
             until = t + std::chrono::minutes(5);
             why = "the campaign has no budget in the ledger (apply it again)";
+            code = cs::wait_code::no_budget;
             break;
         }
-        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why}, t);
+        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why, code}, t);
         if (d.valid) {
             c.state = d.next;
         } else {
@@ -780,14 +789,15 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             next.step.clear();
             next.reconcile = false;
             next.reason = "internal: " + d.why;
+            next.wait = cs::wait_code::none;
         }
         nexts.push_back(std::move(next));
         // The ledger: what the API charged is posted (the rest of the reservation released); a
         // call that may have been charged without our knowing posts its whole reservation; a
         // failure that cost nothing voids it.
-        if (o.attempt_outcome == "uncertain") {
+        if (o.attempt_outcome == attempt_outcome::uncertain) {
             posts.emplace_back(c.attempt_id, std::max(o.credits, credits_upper_bound(*c.call)));
-        } else if (o.attempt_outcome == "transient" || o.attempt_outcome == "permanent") {
+        } else if (failed_without_effect(o.attempt_outcome)) {
             if (o.credits > 0) {
                 posts.emplace_back(c.attempt_id, o.credits);
             } else {
@@ -1006,7 +1016,7 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
             stopped.event.kind = cs::result_kind::transient;
             stopped.event.retry_at = now();
             stopped.event.reason = "not sent: do-not-contact";
-            stopped.attempt_outcome = "transient";
+            stopped.attempt_outcome = attempt_outcome::transient;
             stopped.error = stopped.event.reason;
             stopped.stop_reason = dnc::stopped_reason;
             f.outcome = std::move(stopped);
@@ -1017,7 +1027,7 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
             held.event.kind = cs::result_kind::throttled;
             held.event.retry_at = *until;
             held.event.reason = "not sent: a cooldown or an unavailable account holds it";
-            held.attempt_outcome = "transient";
+            held.attempt_outcome = attempt_outcome::transient;
             held.error = held.event.reason;
             f.outcome = std::move(held);
         } else {

@@ -62,7 +62,7 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     ASSERT_EQ(used(*now), 0);
 
     orch::engine::call_outcome failed;
-    failed.attempt_outcome = "transient";
+    failed.attempt_outcome = orch::engine::attempt_outcome::transient;
     failed.error_code = "CHANNEL_ERROR";
     gate.after(target, campaign_, invite, failed);
     EXPECT_EQ(used(*then), 0) << "the refund went to another day";
@@ -89,7 +89,7 @@ namespace {
 
 orch::engine::call_outcome rate_limited(std::chrono::milliseconds retry_after) {
     orch::engine::call_outcome o;
-    o.attempt_outcome = "transient";
+    o.attempt_outcome = orch::engine::attempt_outcome::transient;
     o.error_code = "RATE_LIMITED";
     o.error = "api_error RATE_LIMITED (HTTP 429): too many requests";
     o.retry_after = retry_after;
@@ -197,7 +197,7 @@ TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     const orch::engine::call_target target{"acc-gate-inactive", "https://network.example/in/w", 7, 45, ""};
     const orch::engine::call_target other_account{"acc-gate-active", "https://network.example/in/v", 7, 46, ""};
     orch::engine::call_outcome inactive;
-    inactive.attempt_outcome = "transient";
+    inactive.attempt_outcome = orch::engine::attempt_outcome::transient;
     inactive.error_code = "ACCOUNT_INACTIVE";
     inactive.consequence = orch::engine::call_consequence::pause_account;
     gate.answered(target, campaign_, invite, inactive);
