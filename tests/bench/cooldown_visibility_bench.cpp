@@ -36,7 +36,7 @@ using steady = std::chrono::steady_clock;
 
 orch::engine::call_outcome rate_limited(bool account_scope) {
     orch::engine::call_outcome o;
-    o.attempt_outcome = "transient";
+    o.attempt_outcome = orch::engine::attempt_outcome::transient;
     o.error_code = "RATE_LIMITED";
     // What the client's describe() makes of the sandbox's answers: the gate reads "account" in
     // the text as the (account, action) scope, anything else as the key's.
