@@ -1092,8 +1092,8 @@ void worker::impl::listen() {
 void worker::impl::lane(int index) {
     std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
     static const int process_slice = static_cast<int>(std::random_device{}() % claim_slices);
-    claim_sweep sweep{(process_slice + static_cast<int>(index * claim_slices / std::max<std::int64_t>(1, cfg.worker_lanes))) % claim_slices,
-                      std::minstd_rand(static_cast<std::uint_fast32_t>(rng()))};
+    const auto spread = static_cast<int>(index * claim_slices / std::max<std::int64_t>(1, cfg.worker_lanes));
+    claim_sweep sweep{(process_slice + spread) % claim_slices, std::minstd_rand(static_cast<std::uint_fast32_t>(rng()))};
     lane_sweep = &sweep;
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.

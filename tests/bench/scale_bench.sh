@@ -55,7 +55,7 @@ pg_ticks() {
 
 "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
     --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
-    --world-people "$(( leads > 10000 ? leads : 10000 ))" \
+    --world-people "$(( leads * (5 * repeat + 1) ))" \
     --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 1 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
@@ -65,9 +65,6 @@ control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
 orch="$build/bin/orchestrator"
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_VISIT_PER_DAY=-1 \
        ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
-curl -sS "$control/control/people?offset=0&limit=$leads" |
-    jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
-[ "$(wc -l <"$work/leads.csv")" -gt "$leads" ] || broken "the sandbox gave fewer than $leads people"
 cat >"$work/bench.yaml" <<'YAML'
 name: bench
 accounts: [sender-1, sender-2, sender-3, sender-4]
@@ -88,6 +85,11 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
     export DATABASE_URL="${admin_url%/*}/$db"
     "$orch" migrate >/dev/null
     for i in 1 2 3 4; do "$orch" accounts connect --login-token "scale-$run_no-$i" --label "sender-$i" >/dev/null; done
+    # People no run has contacted: a check of someone invited by an earlier run finds the invitation
+    # pending and ends the lead (half the transitions).
+    curl -sS "$control/control/people?offset=$(( (run_no - 1) * leads ))&limit=$leads" |
+        jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
+    [ "$(wc -l <"$work/leads.csv")" -gt "$leads" ] || broken "the sandbox gave fewer than $leads people"
     "$orch" campaign apply "$work/bench.yaml" >/dev/null
     # Settled table (the bulk insert's hint bits and WAL out of the way) and the setup's backends
     # gone before the interval starts.
