@@ -8,16 +8,23 @@
 #       2-core machine more processes add no CPU; they must not lose throughput either).
 #   (b) 3, 6 and 12 lanes in one process: transitions/s and the CPU the Postgres server spent
 #       per transition (utime + stime of the postmaster and its children, live and reaped, from
-#       /proc, over the measured interval, divided by the transitions). Target: each within 10 %
-#       of the 3-lane figure.
-# Each configuration runs on a fresh database; with REPEAT=n (default 2) it runs n times and the
-# run with the median Postgres CPU per transition (for (a): the median throughput) is reported,
-# as this shared VM's speed moves from one minute to the next.
+#       /proc, divided by the transitions), over the whole run and over its steady state: from
+#       the moment 10 % of the calls had started to the moment 90 % had (sampled every 100 ms;
+#       its transitions are its calls times the run's transitions per call). The whole run also
+#       holds each lane's connection start (its backend, catalog caches, first plans: some 30 ms
+#       of Postgres CPU per lane) and the run's tail, where lanes poll and wait for the last
+#       batches; a deployment's workers run for days, so the steady state is the figure the
+#       target is checked on (the whole-run one is printed beside it). Target: within 10 % of
+#       the 3-lane figure.
+# Each configuration runs on a fresh database and a fresh sandbox; with REPEAT=n (default 3) it
+# runs n times and the median run is reported (by throughput for (a), by steady-state CPU per
+# transition for (b)), as this shared VM's speed moves from one minute to the next.
 # Prints MET / NOT MET per target; exits non-zero only when a run broke (no transitions, a
 # worker failed, or not every lead finished).
 #
 # Usage: tests/bench/scale_bench.sh [BUILD_DIR]
-#   env: LEADS=16000 BATCH=100 LANES=3 REPEAT=2
+#   env: LEADS=16000 BATCH=100 LANES=3 REPEAT=3 (batch 100: 16,000 leads make some 40 cycles per
+#        lane at 12 lanes, where batches of 500 would leave a few)
 #        PG_STATEMENTS=1  also print the statements that took most of Postgres's time in each run
 set -euo pipefail
 
@@ -26,7 +33,7 @@ build="${1:-$repo/build}"
 leads="${LEADS:-16000}"
 batch="${BATCH:-100}"
 lanes="${LANES:-3}"
-repeat="${REPEAT:-2}"
+repeat="${REPEAT:-3}"
 work="$(mktemp -d /tmp/orch-scale-bench-XXXXXX)"
 pids=()
 cleanup() {
@@ -46,22 +53,28 @@ ticks=$(getconf CLK_TCK)
 # CPU ticks (user + system) of the postmaster and its children: the live ones' own, and those of
 # children already reaped (the postmaster's cutime + cstime).
 pg_ticks() {
-    local t=0 c
-    for c in "$pg_pid" $(cat "/proc/$pg_pid/task/$pg_pid/children" 2>/dev/null); do
-        t=$((t + $(awk '{print $14 + $15 + $16 + $17}' "/proc/$c/stat" 2>/dev/null || echo 0)))
-    done
-    echo "$t"
+    local c files=("/proc/$pg_pid/stat")
+    for c in $(cat "/proc/$pg_pid/task/$pg_pid/children" 2>/dev/null); do files+=("/proc/$c/stat"); done
+    cat "${files[@]}" 2>/dev/null | awk '{t += $14 + $15 + $16 + $17} END {print t + 0}'
 }
 
-"$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
-    --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
-    --world-people "$(( leads * (5 * repeat + 1) ))" \
-    --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
-pids+=($!)
-for _ in $(seq 1 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
-[ -s "$work/ready.json" ] || broken "the sandbox did not start"
-export OUTREACH_API_URL="http://127.0.0.1:$(jq -r .port "$work/ready.json")" OUTREACH_API_KEY=bench
-control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
+# A fresh sandbox for each run: one run's invitations would make the next run's checks find them
+# pending (and end those leads after one call instead of two).
+sandbox_pid=""
+start_sandbox() {
+    if [ -n "$sandbox_pid" ]; then kill "$sandbox_pid" 2>/dev/null || true; wait "$sandbox_pid" 2>/dev/null || true; fi
+    rm -f "$work/ready.json"
+    "$build/bin/outreach-sandbox" --listen 127.0.0.1:0 --control-listen 127.0.0.1:0 --ready-file "$work/ready.json" \
+        --api-key bench:100000000 --accept-probability 0 --weekly-invitation-cap 100000000 \
+        --world-people "$(( leads > 10000 ? leads : 10000 ))" \
+        --key-rate-per-s 1000000 --key-burst 1000000 >"$work/sandbox.log" 2>&1 &
+    sandbox_pid=$!
+    pids+=($!)
+    for _ in $(seq 1 200); do [ -s "$work/ready.json" ] && break; sleep 0.05; done
+    [ -s "$work/ready.json" ] || broken "the sandbox did not start"
+    export OUTREACH_API_URL="http://127.0.0.1:$(jq -r .port "$work/ready.json")" OUTREACH_API_KEY=bench
+    control="http://127.0.0.1:$(jq -r .control_port "$work/ready.json")"
+}
 orch="$build/bin/orchestrator"
 export ORCH_INVITE_PER_DAY=-1 ORCH_INVITE_PER_WEEK=-1 ORCH_SEND_PER_DAY=-1 ORCH_VISIT_PER_DAY=-1 \
        ORCH_WITHDRAW_PER_DAY=-1 ORCH_PACING=false ORCH_KEY_REQUESTS_PER_MINUTE=60000000 ORCH_KEY_BURST=1000000
@@ -83,11 +96,10 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
     db="scale_$run_no"
     psql -q "$admin_url" -c "SET client_min_messages = warning" -c "DROP DATABASE IF EXISTS $db WITH (FORCE)" -c "CREATE DATABASE $db" >/dev/null
     export DATABASE_URL="${admin_url%/*}/$db"
+    start_sandbox
     "$orch" migrate >/dev/null
     for i in 1 2 3 4; do "$orch" accounts connect --login-token "scale-$run_no-$i" --label "sender-$i" >/dev/null; done
-    # People no run has contacted: a check of someone invited by an earlier run finds the invitation
-    # pending and ends the lead (half the transitions).
-    curl -sS "$control/control/people?offset=$(( (run_no - 1) * leads ))&limit=$leads" |
+    curl -sS "$control/control/people?offset=0&limit=$leads" |
         jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
     [ "$(wc -l <"$work/leads.csv")" -gt "$leads" ] || broken "the sandbox gave fewer than $leads people"
     "$orch" campaign apply "$work/bench.yaml" >/dev/null
@@ -104,18 +116,29 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
             --worker-id "scale-$run_no-$i" 2>"$work/worker-$run_no-$i.log" &
         wp+=($!)
     done
+    # Steady-state samples, every 100 ms on one connection: Postgres's CPU ticks and the calls
+    # started so far (the attempt id sequence).
+    touch "$work/running"
+    ( while [ -e "$work/running" ]; do
+          echo "SELECT $(pg_ticks), last_value FROM step_attempts_attempt_id_seq;"
+          sleep 0.1
+      done ) | psql -qAt -F ' ' "$DATABASE_URL" >"$work/samples-$run_no" 2>/dev/null &
+    local sampler=$!
     local failed=0
     for p in "${wp[@]}"; do wait "$p" || failed=1; done
+    rm -f "$work/running"
+    wait "$sampler" || true
     end=$(date +%s.%N)
     # The workers' backends exit a moment after their clients: wait for them to be reaped, so that
     # their CPU is in the postmaster's cutime (a live backend's is read directly either way).
     sleep 0.3
-    local t1 total=0 t left
+    local t1 total=0 calls=0 t c left
     t1="$(pg_ticks)"
     [ "$failed" = 0 ] || broken "a worker exited with failure (see $work/worker-$run_no-*.log)"
     for i in $(seq 1 "$n"); do
         t=$(sed -n 's/.*stopped after \([0-9]*\) transitions.*/\1/p' "$work/worker-$run_no-$i.log")
-        total=$((total + ${t:-0}))
+        c=$(sed -n 's/.*transitions, \([0-9]*\) calls.*/\1/p' "$work/worker-$run_no-$i.log")
+        total=$((total + ${t:-0})) calls=$((calls + ${c:-0}))
     done
     [ "$total" -gt 0 ] || broken "no transitions ($n processes x $l lanes)"
     left="$(psql -At "$DATABASE_URL" -c "SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting')")"
@@ -125,18 +148,26 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
                                  FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
                                  ORDER BY total_exec_time DESC LIMIT 12" >&2
     fi
-    awk -v n="$total" -v a="$start" -v b="$end" -v p="$((t1 - t0))" -v k="$ticks" \
-        'BEGIN {printf "%d %.2f %.1f\n", n, b - a, 1e6 * p / k / n}'
+    # The steady state: from the sample where 10 % of the calls had started to the one where 90 %
+    # had (the lanes' connections, their first plans and the tail of the run left out); its
+    # transitions are its calls times the run's transitions per call.
+    local steady
+    steady=$(awk -v c="$calls" -v n="$total" -v k="$ticks" '
+        $2 >= 0.1 * c && a == "" {a = $1; av = $2}
+        $2 >= 0.9 * c && b == "" {b = $1; bv = $2}
+        END {if (b == "" || bv <= av) print "nan"; else printf "%.1f", 1e6 * (b - a) / k / ((bv - av) * n / c)}' "$work/samples-$run_no")
+    awk -v n="$total" -v a="$start" -v b="$end" -v p="$((t1 - t0))" -v k="$ticks" -v s="$steady" \
+        'BEGIN {printf "%d %.2f %.1f %s\n", n, b - a, 1e6 * p / k / n, s}'
 }
 
-# The run of `repeat` whose field $1 (2 = throughput, 3 = CPU per transition) is the median.
-median_run() {  # $1 = field to rank by, $2 = processes, $3 = lanes; prints "rate us_per_transition"
-    local f=$1 r out=()
+# The run of `repeat` whose field $1 (1 = throughput, 3 = steady-state CPU per transition) is the
+# median; prints "rate whole_run_us steady_us".
+median_run() {  # $1 = field to rank by, $2 = processes, $3 = lanes
+    local f=$1 r one out=()
     for r in $(seq 1 "$repeat"); do
-        local one
         one="$(run "$2" "$3")"
-        out+=("$(awk '{printf "%d %s\n", $1 / $2, $3}' <<<"$one")")
-        echo "  run $r, $2 process(es) x $3 lanes: $(awk '{print $1 " transitions in " $2 " s"}' <<<"$one"): ${out[-1]% *}/s, ${out[-1]#* } us Postgres CPU per transition" >&2
+        out+=("$(awk '{printf "%d %s %s\n", $1 / $2, $3, $4}' <<<"$one")")
+        echo "  run $r, $2 process(es) x $3 lanes: $(awk '{printf "%d transitions in %s s: %d/s; Postgres CPU per transition %s us over the run, %s us in the steady state", $1, $2, $1 / $2, $3, $4}' <<<"$one")" >&2
     done
     printf '%s\n' "${out[@]}" | sort -n -k"$f" | awk -v m="$(( (repeat + 1) / 2 ))" 'NR == m'
 }
@@ -149,15 +180,17 @@ printf '%-52s %10s\n' "1 process x $lanes lanes" "$p1/s"
 printf '%-52s %10s\n' "4 processes x $lanes lanes" "$p4/s"
 echo "4 processes / 1: ${ratio}x (target >= 1.00): $(awk -v r="$ratio" 'BEGIN {print (r >= 1 ? "MET" : "NOT MET")}')"
 
-declare -A rate cpu
+declare -A rate whole steady
 for l in 3 6 12; do
-    read -r rate[$l] cpu[$l] < <(median_run 2 1 "$l")
+    read -r rate[$l] whole[$l] steady[$l] < <(median_run 3 1 "$l")
 done
 met=MET
-printf '%-22s %14s %32s %10s\n' "1 process" "transitions/s" "Postgres CPU per transition" "vs 3 lanes"
+echo "1 process: transitions/s, Postgres CPU per transition over the whole run and in the steady state (10 % to 90 % of the calls)"
 for l in 3 6 12; do
-    spread=$(awk -v a="${cpu[$l]}" -v b="${cpu[3]}" 'BEGIN {printf "%+.1f", 100 * (a - b) / b}')
-    awk -v s="$spread" 'BEGIN {exit !(s > 10 || s < -10)}' && met="NOT MET"
-    printf '%-22s %14s %29s us %9s%%\n' "$l lanes" "${rate[$l]}" "${cpu[$l]}" "$spread"
+    spread=$(awk -v a="${steady[$l]}" -v b="${steady[3]}" 'BEGIN {printf "%+.1f", 100 * (a - b) / b}')
+    spread_whole=$(awk -v a="${whole[$l]}" -v b="${whole[3]}" 'BEGIN {printf "%+.1f", 100 * (a - b) / b}')
+    awk -v s="$spread" 'BEGIN {exit !(s > 10 || s < -10 || s != s)}' && met="NOT MET"
+    printf '  %2d lanes %8s/s   whole run %6s us (%6s%%)   steady state %6s us (%6s%%)\n' \
+        "$l" "${rate[$l]}" "${whole[$l]}" "$spread_whole" "${steady[$l]}" "$spread"
 done
-echo "Postgres CPU per transition, 6 and 12 lanes within 10 % of 3 lanes: $met"
+echo "steady-state Postgres CPU per transition, 6 and 12 lanes within 10 % of 3 lanes: $met"
