@@ -346,6 +346,24 @@ constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
 // Slices a pick visits before it takes the rest of its batch in due order over all slices: near
 // the end of the due work, not 64 probes of empty slices per idle poll.
 constexpr int claim_hops = 8;
+
+// Where a lane's sweep starts: from its claim slot (engine/claim_slot, held by its connection),
+// bit-reversed, so that lanes of all processes start evenly spread without knowing how many
+// there are; a random slice when all slots are held.
+int claim_start_slice(pqxx::connection& conn, std::minstd_rand& rng) {
+    pqxx::nontransaction tx(conn);
+    const auto r = tx.exec(q("engine/claim_slot"));
+    if (r.empty()) {
+        return static_cast<int>(rng() % claim_slices);
+    }
+    const int slot = r[0][0].as<int>();
+    static_assert(claim_slices == 64);
+    int slice = 0;
+    for (int bit = 0; bit < 6; ++bit) {  // 64 = 2^6 slices
+        slice |= ((slot >> bit) & 1) << (5 - bit);
+    }
+    return slice;
+}
 }  // namespace
 
 // Appends the claimed rows to `batch`.
@@ -1091,9 +1109,7 @@ void worker::impl::listen() {
 
 void worker::impl::lane(int index) {
     std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
-    static const int process_slice = static_cast<int>(std::random_device{}() % claim_slices);
-    const auto spread = static_cast<int>(index * claim_slices / std::max<std::int64_t>(1, cfg.worker_lanes));
-    claim_sweep sweep{(process_slice + spread) % claim_slices, std::minstd_rand(static_cast<std::uint_fast32_t>(rng()))};
+    claim_sweep sweep{0, std::minstd_rand(static_cast<std::uint_fast32_t>(rng()))};
     lane_sweep = &sweep;
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.
@@ -1105,6 +1121,7 @@ void worker::impl::lane(int index) {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
+                sweep.slice = claim_start_slice(*conn, sweep.rng);
             }
             auto seen = wake_seen();
             bool worked = cycle(*conn, rng, pending, owner);
