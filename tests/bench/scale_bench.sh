@@ -17,8 +17,9 @@
 #       target is checked on (the whole-run one is printed beside it). Target: within 10 % of
 #       the 3-lane figure.
 # Each configuration runs on a fresh database and a fresh sandbox; with REPEAT=n (default 3) it
-# runs n times and the median run is reported (by throughput for (a), by steady-state CPU per
-# transition for (b)), as this shared VM's speed moves from one minute to the next.
+# runs n times, the configurations taking turns, and the median run is reported (by throughput for
+# (a), by steady-state CPU per transition for (b)), as this shared VM's speed moves from one minute
+# to the next.
 # Prints MET / NOT MET per target; exits non-zero only when a run broke (no transitions, a
 # worker failed, or not every lead finished).
 #
@@ -160,29 +161,35 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
         'BEGIN {printf "%d %.2f %.1f %s\n", n, b - a, 1e6 * p / k / n, s}'
 }
 
-# The run of `repeat` whose field $1 (1 = throughput, 3 = steady-state CPU per transition) is the
-# median; prints "rate whole_run_us steady_us".
-median_run() {  # $1 = field to rank by, $2 = processes, $3 = lanes
-    local f=$1 r one out=()
-    for r in $(seq 1 "$repeat"); do
-        one="$(run "$2" "$3")"
-        out+=("$(awk '{printf "%d %s %s\n", $1 / $2, $3, $4}' <<<"$one")")
-        echo "  run $r, $2 process(es) x $3 lanes: $(awk '{printf "%d transitions in %s s: %d/s; Postgres CPU per transition %s us over the run, %s us in the steady state", $1, $2, $1 / $2, $3, $4}' <<<"$one")" >&2
-    done
-    printf '%s\n' "${out[@]}" | sort -n -k"$f" | awk -v m="$(( (repeat + 1) / 2 ))" 'NR == m'
+# One run of $2 processes x $3 lanes, logged; appends "rate whole_run_us steady_us" to the file $1.
+one_run() {
+    local one
+    one="$(run "$2" "$3")"
+    awk '{printf "%d %s %s\n", $1 / $2, $3, $4}' <<<"$one" >>"$1"
+    echo "  $2 process(es) x $3 lanes: $(awk '{printf "%d transitions in %s s: %d/s; Postgres CPU per transition %s us over the run, %s us in the steady state", $1, $2, $1 / $2, $3, $4}' <<<"$one")" >&2
 }
+# The median line of file $2 by field $1 (1 = throughput, 3 = steady-state CPU per transition).
+median_of() { sort -n -k"$1" "$2" | awk -v m="$(( (repeat + 1) / 2 ))" 'NR == m'; }
 
 echo "scale benchmark: $leads leads, check_invitation -> invite, sandbox at zero latency, batch $batch, $(nproc) cores"
-read -r p1 _ < <(median_run 1 1 "$lanes")
-read -r p4 _ < <(median_run 1 4 "$lanes")
+# The configurations take turns, so that the VM's speed drifting over minutes favours none.
+for r in $(seq 1 "$repeat"); do
+    one_run "$work/a1" 1 "$lanes"
+    one_run "$work/a4" 4 "$lanes"
+done
+read -r p1 _ < <(median_of 1 "$work/a1")
+read -r p4 _ < <(median_of 1 "$work/a4")
 ratio=$(awk -v a="$p4" -v b="$p1" 'BEGIN {printf "%.2f", a / b}')
 printf '%-52s %10s\n' "1 process x $lanes lanes" "$p1/s"
 printf '%-52s %10s\n' "4 processes x $lanes lanes" "$p4/s"
 echo "4 processes / 1: ${ratio}x (target >= 1.00): $(awk -v r="$ratio" 'BEGIN {print (r >= 1 ? "MET" : "NOT MET")}')"
 
 declare -A rate whole steady
+for r in $(seq 1 "$repeat"); do
+    for l in 3 6 12; do one_run "$work/b$l" 1 "$l"; done
+done
 for l in 3 6 12; do
-    read -r rate[$l] whole[$l] steady[$l] < <(median_run 3 1 "$l")
+    read -r rate[$l] whole[$l] steady[$l] < <(median_of 3 "$work/b$l")
 done
 met=MET
 echo "1 process: transitions/s, Postgres CPU per transition over the whole run and in the steady state (10 % to 90 % of the calls)"
