@@ -1,5 +1,11 @@
 -- Claims from disjoint slices of the due work (measured with tests/bench/scale_bench.sh).
 --
+-- (With this migration engine/apply_transitions writes a leased row's due_at as its lease's expiry
+-- instead of its call's start: the rows in flight leave the head of the due indexes, which every
+-- pick walked, reading each row's lease; with 12 lanes the picks read 2.2 times the buffers they
+-- read with 3, now 1.15 times. No schema change is needed for that: rows leased before it keep
+-- their past due_at until they are settled.)
+--
 -- Every lane claimed the oldest due rows: the head of enrollments_due. Rows another lane had just
 -- picked sit there, locked until that lane's cycle commits, and its leased rows (a calling row keeps
 -- its past due_at) too; every pick walked over them (FOR UPDATE SKIP LOCKED tries the lock of each,
