@@ -10,7 +10,7 @@
 -- picked sit there, locked until that lane's cycle commits, and its leased rows (a calling row keeps
 -- its past due_at) too; every pick walked over them (FOR UPDATE SKIP LOCKED tries the lock of each,
 -- the lease check reads each heap row), so a pick's cost grew with the lanes of all processes:
--- Postgres CPU per transition +30 to +40 % from 3 lanes to 12 in one process.
+-- Postgres CPU per transition +20 to +40 % from 3 lanes to 12 in one process.
 --
 -- Now the live rows are cut into 64 slices (enrollment_id % 64: ids are sequential, so a campaign's
 -- leads spread evenly) with an index per slice in due order. A lane sweeps the slices: it takes
