@@ -164,7 +164,10 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
 # One run of $2 processes x $3 lanes, logged; appends "rate whole_run_us steady_us" to the file $1.
 one_run() {
     local one
-    one="$(run "$2" "$3")"
+    # Not in a command substitution: the run's sandbox must be seen (and stopped) by the next run
+    # and by the cleanup, and a broken run must stop the script.
+    run "$2" "$3" >"$work/one"
+    one="$(cat "$work/one")"
     awk '{printf "%d %s %s\n", $1 / $2, $3, $4}' <<<"$one" >>"$1"
     echo "  $2 process(es) x $3 lanes: $(awk '{printf "%d transitions in %s s: %d/s; Postgres CPU per transition %s us over the run, %s us in the steady state", $1, $2, $1 / $2, $3, $4}' <<<"$one")" >&2
 }
