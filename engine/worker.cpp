@@ -35,6 +35,7 @@
 #include <unordered_map>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <set>
 #include <system_error>
 #include <thread>
@@ -50,7 +51,7 @@ std::string q(std::string_view name) { return std::string(schema::query(name)); 
 
 // The hot-path statements, prepared once per lane connection (parsed and planned once).
 constexpr const char* hot_statements[] = {
-    "engine/claim_pick",         "engine/claim_due",    "engine/pending_events",
+    "engine/claim_pick_slices",  "engine/claim_due",    "engine/pending_events",
     "engine/apply_transitions",  "engine/wake_pending", "engine/insert_intents",
     "engine/close_lost_attempts", "engine/settle",      "engine/next_attempt_ids",
     "engine/chain_hold",
@@ -371,8 +372,43 @@ struct worker::impl {
     void lane(int index);
 };
 
+namespace {
+// A lane's place in its sweep over the slices of the due work (migration 0019): set up by lane()
+// for its thread, moved on by claim(). Lanes start at slices spread by their index and, per
+// process, by a random offset, and sweep at the same pace, so each picks rows no other holds.
+struct claim_sweep {
+    int slice = 0;
+    std::minstd_rand rng;
+};
+thread_local claim_sweep* lane_sweep = nullptr;
+constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
+// Slices a pick visits before it takes the rest of its batch in due order over all slices: near
+// the end of the due work, not 64 probes of empty slices per idle poll.
+constexpr int claim_hops = 8;
+
+// Where a lane's sweep starts: from its claim slot (engine/claim_slot, held by its connection),
+// bit-reversed, so that lanes of all processes start evenly spread without knowing how many
+// there are; a random slice when all slots are held.
+int claim_start_slice(pqxx::connection& conn, std::minstd_rand& rng) {
+    pqxx::nontransaction tx(conn);
+    const auto r = tx.exec(q("engine/claim_slot"));
+    if (r.empty()) {
+        return static_cast<int>(rng() % claim_slices);
+    }
+    const int slot = r[0][0].as<int>();
+    static_assert(claim_slices == 64);
+    int slice = 0;
+    for (int bit = 0; bit < 6; ++bit) {  // 64 = 2^6 slices
+        slice |= ((slot >> bit) & 1) << (5 - bit);
+    }
+    return slice;
+}
+}  // namespace
+
 // Appends the claimed rows to `batch`.
 void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch) {
+    claim_sweep fallback;
+    claim_sweep& sweep = lane_sweep != nullptr ? *lane_sweep : fallback;
     pqxx::result rows;
     // Pick, then lock (schema/queries/engine/claim_pick.sql says why): the pick's row locks,
     // among them locks on rows other claims leased meanwhile, end with its savepoint, which is
@@ -380,18 +416,28 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
     // statements a concurrent claim may pick and lock the same rows, and claim_due skips them; a
     // pick may also find only rows to park. Either way the lane picks again (a few times) rather
     // than idle while rows are due.
+    // The pick sweeps the slices from the lane's (engine/claim_pick_slices). Picked rows that
+    // claim_due did not get went to another lane sweeping the same slices: this lane jumps to a
+    // random slice, so the two do not go on splitting every slice they meet.
     for (int round = 0; round < 3 && rows.empty(); ++round) {
         tx.exec0("SAVEPOINT claim_pick");
         std::string ids = "{";
-        for (const auto& r : tx.exec_prepared("engine/claim_pick", limit)) {
+        std::size_t picked = 0;
+        for (const auto& r : tx.exec_prepared("engine/claim_pick_slices", limit, sweep.slice, claim_hops)) {
             ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
+            sweep.slice = r[1].as<int>();
+            ++picked;
         }
         tx.exec0("ROLLBACK TO SAVEPOINT claim_pick");
         tx.exec0("RELEASE SAVEPOINT claim_pick");
-        if (ids.size() == 1) {
+        if (picked == 0) {
+            sweep.slice = (sweep.slice + claim_hops) % claim_slices;
             return;
         }
         rows = tx.exec_prepared("engine/claim_due", ids + "}");
+        if (rows.size() < picked) {
+            sweep.slice = static_cast<int>(sweep.rng() % claim_slices);
+        }
     }
     batch.reserve(batch.size() + rows.size());
     for (const auto& r : rows) {
@@ -1133,6 +1179,8 @@ void worker::impl::listen() {
 
 void worker::impl::lane(int index) {
     const std::shared_ptr<call_queue> q = queues[static_cast<std::size_t>(index)];
+    claim_sweep sweep{0, std::minstd_rand(std::random_device{}() ^ static_cast<std::uint_fast32_t>(index))};
+    lane_sweep = &sweep;
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.
     const std::string owner = cfg.worker_id + "/" + std::to_string(index);
@@ -1222,6 +1270,7 @@ void worker::impl::lane(int index) {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
+                sweep.slice = claim_start_slice(*conn, sweep.rng);
             }
             const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
             if (claim_now) {

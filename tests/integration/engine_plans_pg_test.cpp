@@ -19,6 +19,7 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <set>
@@ -233,6 +234,112 @@ TEST_F(HotStatementPlans, AClaimLocksOnlyThePickedRowsStillDue) {
     EXPECT_TRUE(lockable(9));    // leased by the other worker: neither returned nor locked
     EXPECT_FALSE(lockable(10));  // claimed: held until the claim's transaction ends
     claim.abort();
+}
+
+// The sweep over the due work's slices (migration 0019, engine/claim_pick_slices): a lane takes the
+// oldest due rows of its slice through the slice index, moves to the next slice when its own has
+// no more, skips rows another transaction holds, and only after `hops` slices takes the rest in due
+// order over all slices. The per-slice statement (read from the function's source) reaches the
+// rows through enrollments_due_slice in both plan modes, not through a walk of enrollments_due.
+TEST_F(HotStatementPlans, ClaimsSweepTheirSlicesThroughTheSliceIndex) {
+    {
+        pqxx::work tx(*conn_);
+        // slices 5 and 6 due (79 rows each of the 5,000), the rest leased
+        tx.exec("UPDATE enrollments SET status = 'ready', lease_owner = NULL, lease_expires_at = NULL, "
+                "due_at = now() - interval '1 second' * enrollment_id WHERE enrollment_id % 64 IN (5, 6)");
+        tx.commit();
+    }
+    {
+        pqxx::work tx(*conn_);
+        std::string src = tx.exec("SELECT prosrc FROM pg_proc WHERE proname = 'claim_pick_slices'")[0][0].as<std::string>();
+        const auto from = src.find("SELECT e.enrollment_id");
+        const auto to = src.find("SKIP LOCKED", from);
+        ASSERT_NE(from, std::string::npos);
+        ASSERT_NE(to, std::string::npos);
+        std::string per_slice = src.substr(from, to + 11 - from);
+        for (auto [var, param] : {std::pair{std::string("% 64 = s"), std::string("% 64 = $1::integer")},
+                                  std::pair{std::string("LIMIT room"), std::string("LIMIT $2::integer")}}) {
+            const auto at = per_slice.find(var);
+            ASSERT_NE(at, std::string::npos) << var << " in " << per_slice;
+            per_slice.replace(at, var.size(), param);
+        }
+        tx.abort();
+        for (const char* mode : {"force_custom_plan", "force_generic_plan"}) {
+            EXPECT_EQ(scans(mode, per_slice, {"5", "100"}), std::set<std::string>{}) << per_slice << " (" << mode << ")";
+        }
+    }
+    const std::string pick(orch::schema::query("engine/claim_pick_slices"));
+    auto index_scans = [&]() {  // idx_scan of enrollments_due_slice and enrollments_due, flushed
+        pqxx::nontransaction tx(*conn_);
+        tx.exec("SELECT pg_stat_force_next_flush()");
+        pqxx::connection reader(env_->database_url());
+        pqxx::nontransaction r(reader);
+        r.exec("SET stats_fetch_consistency = none");
+        const auto row = r.exec("SELECT sum(idx_scan) FILTER (WHERE indexrelname = 'enrollments_due_slice'), "
+                                "sum(idx_scan) FILTER (WHERE indexrelname = 'enrollments_due') "
+                                "FROM pg_stat_user_indexes WHERE relname = 'enrollments'")[0];
+        return std::pair{row[0].as<std::int64_t>(0), row[1].as<std::int64_t>(0)};
+    };
+    struct picked {
+        std::vector<std::int64_t> ids;
+        std::set<std::int64_t> slices;
+        int next = -1;
+    };
+    auto run = [&](pqxx::work& tx, int lim, int start, int hops) {
+        picked p;
+        for (const auto& r : tx.exec_params(pick, lim, start, hops)) {
+            p.ids.push_back(r[0].as<std::int64_t>());
+            p.slices.insert(r[0].as<std::int64_t>() % 64);
+            p.next = r[1].as<int>();
+        }
+        return p;
+    };
+
+    const auto before = index_scans();
+    {
+        pqxx::work tx(*conn_);
+        const auto p = run(tx, 50, 5, 8);  // slice 5 fills the batch, oldest first
+        EXPECT_EQ(p.ids.size(), 50u);
+        EXPECT_EQ(p.slices, (std::set<std::int64_t>{5}));
+        EXPECT_TRUE(std::is_sorted(p.ids.rbegin(), p.ids.rend()));  // due longest: the highest ids
+        EXPECT_EQ(p.next, 5);  // slice 5 has more
+        tx.commit();
+    }
+    const auto after = index_scans();
+    EXPECT_GT(after.first, before.first);
+    EXPECT_EQ(after.second, before.second);  // no walk of the due index over all slices
+
+    pqxx::connection other(env_->database_url());
+    pqxx::work holder(other);
+    const auto held = run(holder, 100, 5, 8);  // all 79 of slice 5, then 21 of slice 6
+    EXPECT_EQ(held.ids.size(), 100u);
+    EXPECT_EQ(held.slices, (std::set<std::int64_t>{5, 6}));
+    EXPECT_EQ(held.next, 6);
+    {
+        // Another lane starting at slice 4: slice 4 has nothing due, slice 5 is held, slice 6's 58
+        // others are taken, and after 8 slices it falls back to due order over all slices, where
+        // everything is held or leased.
+        pqxx::work tx(*conn_);
+        const auto p = run(tx, 100, 4, 8);
+        EXPECT_EQ(p.ids.size(), 58u);
+        EXPECT_EQ(p.slices, (std::set<std::int64_t>{6}));
+        EXPECT_EQ(p.next, 12);
+        std::set<std::int64_t> both(held.ids.begin(), held.ids.end());
+        for (auto id : p.ids) {
+            EXPECT_TRUE(both.insert(id).second) << id << " picked by both";
+        }
+        tx.abort();
+    }
+    holder.abort();
+    {
+        // Nothing due in the 2 slices visited: the batch comes from all slices in due order.
+        pqxx::work tx(*conn_);
+        const auto p = run(tx, 10, 20, 2);
+        EXPECT_EQ(p.ids.size(), 10u);
+        EXPECT_TRUE(std::is_sorted(p.ids.rbegin(), p.ids.rend()));
+        EXPECT_EQ(p.next, 22);
+        tx.abort();
+    }
 }
 
 // A settled call's next step is decided in the same cycle only on a row the lane still holds

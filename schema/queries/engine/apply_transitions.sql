@@ -2,8 +2,11 @@
 -- seconds): writes the state decide() chose for each enrollment claimed in this transaction (rows
 -- locked by claim_due), and the corrections of refused reservations (rows locked by claim_due or
 -- engine/chain_hold). Rows that start a call keep a lease so no other worker touches them while the
--- call is in flight; the rest are released. due_at is the machine's next_run_at; the
--- engine/wake_pending statement that follows makes rows with unapplied inbox events due now.
+-- call is in flight; the rest are released. due_at is the machine's next_run_at, and for a leased
+-- row its lease's expiry (when a claim may take it: to reconcile it should its worker have died),
+-- so that the rows in flight are not at the head of the due indexes, where every claim of every
+-- lane walked over them (migration 0019); the engine/wake_pending statement that follows makes
+-- rows with unapplied inbox events due now.
 -- The batch arrives as an array of rows (migration 0013, engine/record_rows.hpp), read field by
 -- field with each type's input function, through rows_of (unnest with a batch-sized estimate);
 -- the other hot statements read their batches the same way.
@@ -14,7 +17,7 @@ UPDATE enrollments e
 SET step = x.step,
     status = x.status::enrollment_status,
     next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
-    due_at = to_timestamp(x.next_run_at_ms / 1000.0),
+    due_at = CASE WHEN x.leased THEN now() + make_interval(secs => $3) ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
     attempt = x.attempt,
     reconcile = x.reconcile,
     accepted_seen = x.accepted_seen,

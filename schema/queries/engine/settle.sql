@@ -11,9 +11,11 @@ WITH x AS MATERIALIZED (
     SET step = x.step,
         status = x.status::enrollment_status,
         next_run_at = to_timestamp(x.next_run_at_ms / 1000.0),
-        -- A row that goes on to its next call keeps its due_at: a calling row's is already past (its
-        -- call's start; claims take it only once its lease expired), and an update that changes no
-        -- indexed column can be a heap-only (HOT) one, writing none of the table's four indexes.
+        -- A row that goes on to its next call keeps its due_at: a calling row's is its first lease's
+        -- expiry (engine/apply_transitions), and an update that changes no indexed column can be a
+        -- heap-only (HOT) one, writing none of the table's indexes. A chain of calls longer than
+        -- that lease leaves the row due while still leased: claims read it and pass it, as they
+        -- passed every row in flight before migration 0019.
         due_at = CASE WHEN x.leased THEN e.due_at ELSE to_timestamp(x.next_run_at_ms / 1000.0) END,
         attempt = x.attempt,
         reconcile = x.reconcile,
