@@ -1340,6 +1340,16 @@ int worker::run(bool exit_when_idle) {
         // Before the first call: the listener reloads it from then on.
         store s(m.cfg.database_url);
         m.do_not_contact.load(s.connection());
+        // The gate's waits were decided under the settings of the workers before this one: the
+        // leads they parked are looked at again under this worker's (pacing turned off, a quota
+        // raised), not when the old wait ends.
+        pqxx::work tx(s.connection());
+        const auto woken = tx.exec(q("engine/wake_gate_waiters"))[0][0].as<std::int64_t>();
+        tx.commit();
+        if (woken > 0) {
+            spdlog::info("worker: {} leads waiting for a quota, the pacing or the key's rate are due again under "
+                         "this worker's settings", woken);
+        }
     }
     auto guard = asio::make_work_guard(m.io);
     std::thread net([&m] { m.io.run(); });

@@ -186,7 +186,9 @@ if op == 'take' then
             if w > wait then wait, why = w, 6 end
         end
     end
-    if a[4] - now > wait then wait, why = a[4] - now, 7 end
+    -- The pacing slot a paced take left binds only paced takes: a worker running without pacing
+    -- (window 0) does not wait out the gap one with pacing set.
+    if window > 0 and a[4] - now > wait then wait, why = a[4] - now, 7 end
 
     if wait > 0 then return {0, why, wait, streaks, today, week} end
 

@@ -373,6 +373,55 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
     EXPECT_NE(table.output.find("5/5"), std::string::npos) << table.output;
 }
 
+// The worker's own settings change with a restart: leads the gate parked under the old ones are
+// looked at again at once. With pacing on and 6 invitations a day over a 24-hour window, one
+// invitation per account goes out and the rest wait hours for the pacing; a worker started with
+// pacing off sends the other 5 per account at once; one started with a quota of 8 sends 2 more.
+TEST_F(LimitsTest, WaitingLeadsAreLookedAtAgainUnderARestartedWorkersSettings) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_INVITE_PER_DAY", "6");
+    env_->set("ORCH_PACING", "true");
+    apply("restart", 36, "1s");
+    auto total = [&] {
+        int n = 0;
+        for (const auto& [account, k] : invitations_sent()) {
+            n += k;
+        }
+        return n;
+    };
+    auto waiting = [&](const std::string& code) {
+        return count("SELECT count(*) FROM enrollments WHERE status = 'ready' AND wait_code = '" + code + "'");
+    };
+    auto states = [&] {
+        return env_->scalar("SELECT string_agg(status || ' ' || coalesce(wait_code, '-') || ': ' || reason, E'\\n') "
+                            "FROM enrollments");
+    };
+    {
+        auto ws = workers(1, {"--batch-size", "10"});
+        const bool paced = eventually([&] { return total() == 3 && waiting("pacing") == 36 - 3 - needed_no_invitation(); }, 60s);
+        EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+        ASSERT_TRUE(paced) << states() << ws[0]->log();
+    }
+    env_->set("ORCH_PACING", "false");
+    {
+        auto ws = workers(1, {"--batch-size", "10"});
+        const bool freed = eventually([&] { return total() == 18 && waiting("day_quota") == 36 - 18 - needed_no_invitation(); }, 60s);
+        EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+        ASSERT_TRUE(freed) << states() << ws[0]->log();
+    }
+    env_->set("ORCH_INVITE_PER_DAY", "8");
+    {
+        auto ws = workers(1, {"--batch-size", "10"});
+        const bool raised = eventually([&] { return total() == 24 && waiting("day_quota") == 36 - 24 - needed_no_invitation(); }, 60s);
+        EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+        ASSERT_TRUE(raised) << states() << ws[0]->log();
+    }
+    for (const auto& [account, n] : invitations_sent()) {
+        EXPECT_EQ(n, 8) << account;
+    }
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
 // Per-account overrides (accounts limits): sender-1 may send 3 invitations a day, the others
 // keep the default of 6. Two workers on 36 leads (12 per sender): the sandbox's record shows
 // exactly 3 invitations from sender-1 and 6 from each other sender; `accounts list` shows
