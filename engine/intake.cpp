@@ -2,6 +2,7 @@
 
 #include "api/http_server.hpp"
 #include "engine/admin.hpp"
+#include "engine/inbox_sender.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
@@ -143,6 +144,7 @@ struct intake::impl {
     std::atomic<unsigned short> port{0};
     std::atomic<bool> stopping{false};
     std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
+    std::unique_ptr<inbox_sender> replies; // sends the inbox's manual replies (engine/inbox_sender.hpp)
 
     explicit impl(settings s) : cfg(std::move(s)) {
         if (!cfg.secret_key.empty()) {
@@ -1224,12 +1226,15 @@ int intake::run() {
         m.admin->start();
         spdlog::info("serve: admin endpoint on {} (port {})", m.cfg.admin_listen, m.admin->port());
     }
+    m.replies = std::make_unique<inbox_sender>(m.cfg, m.cfg.worker_id.empty() ? std::string("serve") : "serve:" + m.cfg.worker_id);
+    m.replies->start();
     asio::co_spawn(m.io, m.leader_loop(), asio::detached);
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
     asio::co_spawn(m.io, m.credits_loop(), asio::detached);
     asio::co_spawn(m.io, m.sweep_loop(), asio::detached);
     asio::co_spawn(m.io, m.health_loop(), asio::detached);
     m.io.run();
+    m.replies->stop();
     m.db_pool.join();
     m.lock_pool.join();
     m.gate_pool.join();
