@@ -209,11 +209,17 @@ struct inbox_sender::impl {
             }
             attempt_id = tx.exec_params(q("engine/next_attempt_ids"), 1)[0][0].as<std::int64_t>();
             reserved = credits_upper_bound(call);
+            // The intent row first: the ledger's transfer refers to it.
+            tx.exec_params(q("inbox/start_call"), r.id, attempt_id, owner, lease_seconds, r.enrollment_id,
+                           call.reconcile, r.body);
             ledger::reserve_request rr{attempt_id, r.campaign_id, r.account, call.reconcile ? "get_conversation" : "send",
                                        reserved};
             auto res = ledger::reserve(tx, {rr}, now);
             if (!res.front().reserved) {
+                // Not called, not billed: the intent goes (as the worker drops a refused one).
                 gate->released(target, *campaign, call);
+                tx.exec_params("UPDATE manual_replies SET attempt_id = NULL, tries = tries - 1 WHERE reply_id = $1", r.id);
+                tx.exec_params(q("engine/drop_intents"), "[" + std::to_string(attempt_id) + "]");
                 const auto why = std::string(ledger::to_string(res.front().why));
                 if (res.front().why == ledger::refusal::day_budget) {
                     set_state(tx, r.id, r.state, "waiting for the campaign's daily budget (tomorrow, UTC)",
@@ -224,8 +230,6 @@ struct inbox_sender::impl {
                 tx.commit();
                 co_return true;
             }
-            tx.exec_params(q("inbox/start_call"), r.id, attempt_id, owner, lease_seconds, r.enrollment_id,
-                           call.reconcile, r.body);
             tx.commit();
         }
         // The call (the intent is committed).
