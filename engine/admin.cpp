@@ -516,7 +516,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             check_no_body();
         }
         co_return co_await dnc_route(seg, params, req);
-    } else if (area == "inbox" && seg.size() <= 4) {
+    } else if ((area == "inbox" && seg.size() <= 4) || (area == "manual-replies" && seg.size() == 3)) {
         // The replies inbox (engine/inbox.hpp): its routes answer their own 404 and 405.
         if (post) {
             check_body({"application/json"});

@@ -442,11 +442,11 @@ rest_reply handle(pqxx::connection& conn, const std::string& method, const std::
         f.cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());
         return {200, list(conn, f), {}};
     }
-    if (seg.size() == 4 && seg[2] == "replies") {
+    if (seg[1] == "manual-replies") {
         if (!get) {
             return not_allowed("GET");
         }
-        const auto id = id_segment(seg[3], "the manual reply id");
+        const auto id = id_segment(seg[2], "the manual reply id");
         auto r = get_reply(conn, id);
         if (!r) {
             return err(404, "no such manual reply: " + std::to_string(id));

@@ -96,8 +96,8 @@ struct rest_reply {
 // POST /v1/inbox/{event_id}/reply   {"text", "idempotency_key"?, "requested_by"?} (or the
 //                                   Idempotency-Key header): 202 queued, 200 an existing reply
 // POST /v1/inbox/{event_id}/mark    {"mark": "not_interested", "by"?}
-// GET  /v1/inbox/replies/{reply_id}
-// `seg` are the path's segments from "v1"; bad input throws engine::bad_request (400) or
+// GET  /v1/manual-replies/{id}           one manual reply (poll it after a 202)
+// `seg` are the path's segments from "v1" (v1 inbox ... or v1 manual-replies ID); bad input throws engine::bad_request (400) or
 // engine::unprocessable (422).
 rest_reply handle(pqxx::connection& conn, const std::string& method, const std::vector<std::string>& seg,
                   const std::map<std::string, std::string>& params, const std::string& body,

@@ -121,7 +121,7 @@ protected:
     json settled(std::int64_t reply_id) {
         json m;
         for (int i = 0; i < 400; ++i) {
-            m = call("GET", "/v1/inbox/replies/" + std::to_string(reply_id)).body_json()["manual_reply"];
+            m = call("GET", "/v1/manual-replies/" + std::to_string(reply_id)).body_json()["manual_reply"];
             const auto st = m["state"].get<std::string>();
             if (st == "sent" || st == "failed" || st == "refused") {
                 break;
