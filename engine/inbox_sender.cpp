@@ -203,7 +203,8 @@ struct inbox_sender::impl {
             target = {r.account, r.profile_url, r.campaign_id, r.enrollment_id, r.quotas};
             auto d = gate->before(target, *campaign, call, now);
             if (!d.allowed) {
-                set_state(tx, r.id, r.state, "waiting: " + d.reason, seconds_until(d.until));
+                set_state(tx, r.id, r.state, d.reason.rfind("waiting", 0) == 0 ? d.reason : "waiting: " + d.reason,
+                          seconds_until(d.until));
                 tx.commit();
                 co_return true;
             }

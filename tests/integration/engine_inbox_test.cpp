@@ -319,7 +319,7 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     auto held = call("POST", path(0) + "/reply", R"({"text": "Held by the quota"})");
     ASSERT_EQ(held.status, 202) << held.body;
     const auto held_id = std::to_string(held.body_json()["manual_reply"]["id"].get<std::int64_t>());
-    ASSERT_TRUE(wait_for("SELECT reason LIKE 'waiting: %quota%' FROM manual_replies WHERE reply_id = " + held_id, "t"))
+    ASSERT_TRUE(wait_for("SELECT reason LIKE 'waiting for the send day quota%' FROM manual_replies WHERE reply_id = " + held_id, "t"))
         << env_->scalar("SELECT state || ' ' || reason FROM manual_replies WHERE reply_id = " + held_id) << serve_->log();
     std::this_thread::sleep_for(std::chrono::milliseconds(1000));
     EXPECT_EQ(env_->scalar("SELECT state FROM manual_replies WHERE reply_id = " + held_id), "queued");
@@ -327,7 +327,9 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0") << "no call, no charge";
     EXPECT_EQ(env_->scalar("SELECT sum(credits) FROM step_attempts"), spent_before);
 
-    // The campaign's budget is spent: refused, not sent, not billed.
+    // The campaign's budget is spent: refused, not sent, not billed (the quota back to its default
+    // first, so that only the budget stands in the way).
+    ASSERT_EQ(call("PUT", "/v1/accounts/" + account + "/limits", R"({"clear": ["send"]})").status, 200);
     auto budget = env_->run({"budget", "set", "inbox-demo", "--credits", "1"});
     ASSERT_EQ(budget.exit_code, 0) << budget.output;
     auto broke = call("POST", path(1) + "/reply", R"({"text": "No budget for this"})");
