@@ -54,8 +54,12 @@ protected:
     }
 
     void start_serve() {
-        admin_port_ = free_port();
-        const auto hook = "127.0.0.1:" + std::to_string(free_port());
+        // A restart keeps the receiver's address: the webhooks (and the sandbox's deliveries) stay valid.
+        admin_port_ = admin_port_ != 0 ? admin_port_ : free_port();
+        if (hook_.empty()) {
+            hook_ = "127.0.0.1:" + std::to_string(free_port());
+        }
+        const auto& hook = hook_;
         serve_ = env_->spawn({"serve", "--webhook-listen", hook, "--webhook-public-url", "http://" + hook + "/webhooks",
                               "--admin-listen", "127.0.0.1:" + std::to_string(admin_port_)});
         for (int i = 0; i < 400; ++i) {
@@ -134,6 +138,7 @@ protected:
     std::unique_ptr<background_process> serve_;
     std::unique_ptr<http_client> client_;
     unsigned short admin_port_ = 0;
+    std::string hook_;
 };
 
 // List, filters and the conversation; answering over REST (202, then sent once; a repeat is the
@@ -387,6 +392,47 @@ TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     auto bad = env_->run({"campaign", "watch", "inbox-demo", "--interval", "0"});
     EXPECT_NE(bad.exit_code, 0) << bad.output;
     EXPECT_NE(bad.output.find("--interval"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+
+namespace {
+
+// inbox_not_interested_pattern: a reply that matches it, arriving as a signed webhook, is marked
+// not interested at intake (its person on the do-not-contact list); one that does not is left
+// alone; a pattern that is not a regular expression stops serve at start, saying which setting.
+TEST_F(InboxTest, PatternMarksMatchingRepliesAtIntake) {
+    auto bad = env_->run({"serve", "--inbox-not-interested-pattern", "(unclosed", "--admin-listen", "off"}, 10'000);
+    EXPECT_EQ(bad.exit_code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("inbox_not_interested_pattern"), std::string::npos) << bad.output;
+
+    auto list = replies();
+    ASSERT_GE(list.size(), 2u);
+    serve_.reset();
+    env_->set("ORCH_INBOX_NOT_INTERESTED_PATTERN", "unsubscribe|not (a|the right) (priority|person)");
+    start_serve();
+    // The restarted leader checks the webhooks it reuses before events flow again.
+    for (int i = 0; i < 200 && serve_->log().find("reused") == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto say = [&](const json& r, const std::string& text) {
+        auto res = control.request("POST", "/control/events",
+                                   json{{"type", "message_received"}, {"account_id", r["account_id"]},
+                                        {"profile_url", r["profile_url"]}, {"text", text}}
+                                       .dump(),
+                                   {{"Content-Type", "application/json"}});
+        ASSERT_EQ(res.status, 200) << res.body;
+    };
+    say(list[0], "Please UNSUBSCRIBE me from this.");
+    say(list[1], "Tell me more about pricing.");
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message'", "6")) << env_->scalar("SELECT count(*) FROM events WHERE kind = 'message'") << serve_->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM do_not_contact", "1")) << serve_->log();
+    EXPECT_EQ(env_->scalar("SELECT profile_url || '|' || added_by FROM do_not_contact"),
+              list[0]["profile_url"].get<std::string>() + "|serve: inbox_not_interested_pattern");
+    EXPECT_EQ(env_->scalar("SELECT string_agg(COALESCE(inbox_mark, '-'), ',' ORDER BY event_id) FROM events "
+                           "WHERE kind = 'message' AND event_id > " + std::to_string(list[0]["id"].get<std::int64_t>())),
+              "not_interested,-");
 }
 
 }  // namespace
