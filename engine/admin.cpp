@@ -527,7 +527,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         const std::string body = req.body();
         const std::string key(req["Idempotency-Key"]);
         auto job = [this, &verb, &seg, &params, &body, &key] {
-            return inbox::handle(st().connection(), verb, seg, params, body, key);
+            return inbox::handle(st().connection(), cfg, verb, seg, params, body, key);
         };
         auto r = co_await on_db(job);
         reply out = ok_json(r.body, static_cast<http::status>(r.status));

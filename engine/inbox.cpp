@@ -2,13 +2,23 @@
 
 #include "api/text.hpp"
 #include "engine/admin_input.hpp"
+#include "engine/config.hpp"
 #include "engine/dnc.hpp"
+#include "engine/ledger.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/limits_gate.hpp"
+#include "engine/outreach/client.hpp"
+#include "engine/time_format.hpp"
 #include "engine/outreach/types.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
 #include <openssl/evp.h>
 #include <pqxx/pqxx>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <charconv>
 #include <limits>
@@ -164,6 +174,108 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
         }
         return json{{"reply", reply}, {"conversation", conversation}, {"manual_replies", manual}};
     });
+}
+
+live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std::int64_t event_id) {
+    live_outcome out;
+    std::string account, profile, campaign_name;
+    std::int64_t campaign_id = 0;
+    guarded("inbox/live", [&] {
+        pqxx::nontransaction tx(conn);
+        auto ev = tx.exec_params(q("inbox/event"), event_id);
+        if (ev.empty() || ev[0][15].as<std::string>() != "message") {
+            out.status = 404;
+            out.message = "no such reply: " + std::to_string(event_id);
+            return 0;
+        }
+        account = ev[0][1].as<std::string>();
+        profile = ev[0][6].as<std::string>();
+        campaign_name = ev[0][7].as<std::string>();
+        campaign_id = ev[0][9].as<std::int64_t>();
+        return 0;
+    });
+    if (out.status != 200) {
+        return out;
+    }
+    if (campaign_id == 0 || profile.empty()) {
+        out.status = 409;
+        out.message = "reply " + std::to_string(event_id) + " is from no campaign lead: reading its conversation has no "
+                      "budget to charge";
+        return out;
+    }
+    // The key's request bucket and the cooldowns, as serve's own calls take them.
+    limits::limiter limiter(limiter_settings(cfg));
+    limits::check c;
+    c.account_id = account;
+    c.what = limits::action::get_conversation;
+    c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+    auto v = limiter.take(c);
+    if (!v.allowed && v.why != limits::reason::bad_input) {
+        out.status = 503;
+        out.message = std::string("the API's rate limit holds the read (") + std::string(limits::to_string(v.why)) +
+                      "): try again in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s";
+        return out;
+    }
+    boost::asio::io_context io;
+    outreach::client_settings cs;
+    cs.base_url = cfg.api_url;
+    cs.api_key = cfg.api_key;
+    cs.pool_size = 1;
+    cs.total_timeout_ms = cfg.api_timeout_ms;
+    cs.read_timeout_ms = cfg.api_timeout_ms;
+    auto made = outreach::client::make(io.get_executor(), cs);
+    if (!made) {
+        out.status = 503;
+        out.message = "the API is not configured: " + outreach::describe(made.error());
+        return out;
+    }
+    auto api = std::move(*made);
+    outreach::get_conversation_params p;
+    p.profile_url = profile;
+    p.count = 100;
+    auto call = [&]() -> boost::asio::awaitable<outreach::result<outreach::conversation_page>> {
+        co_return co_await api.get_conversation(account, p);
+    };
+    auto fut = boost::asio::co_spawn(io, call(), boost::asio::use_future);
+    io.run();
+    auto r = fut.get();
+    api.shutdown();
+    if (!r && r.error().what_to_do == outreach::disposition::give_up) {
+        return out;  // no conversation with the person (yet): nothing to show, nothing charged
+    }
+    if (!r) {
+        if (r.error().code == "RATE_LIMITED") {
+            std::optional<std::chrono::milliseconds> ra;
+            if (r.error().retry_after_s) {
+                ra = std::chrono::seconds(*r.error().retry_after_s);
+            }
+            (void)limiter.rate_limited(c, limits::scope::key, ra);
+        }
+        out.status = 503;
+        out.message = "the API did not give the conversation: " + outreach::describe(r.error());
+        return out;
+    }
+    if (v.key_streak || v.account_streak) {
+        limiter.succeeded(c, v);
+    }
+    out.credits = r->meta.credits_consumed.value_or(0);
+    if (out.credits > 0) {
+        guarded("inbox/live", [&] {
+            pqxx::work tx(conn);
+            ledger::charge(tx, {campaign_id, account, "get_conversation", out.credits}, std::chrono::system_clock::now());
+            tx.commit();
+            return 0;
+        });
+    }
+    // Newest first from the API: shown oldest first, as the stored conversation.
+    for (auto it = r->messages.rbegin(); it != r->messages.rend(); ++it) {
+        json m = {{"direction", it->from_me.value_or(false) ? "out" : "in"},
+                  {"at", it->at ? json(iso8601_ms(*it->at)) : json(nullptr)},
+                  {"text", it->text},
+                  {"sender", it->sender_name}};
+        out.conversation.push_back(std::move(m));
+    }
+    return out;
 }
 
 std::optional<json> get_reply(pqxx::connection& conn, std::int64_t reply_id) {
@@ -416,7 +528,7 @@ rest_reply not_allowed(const std::string& allow) {
 
 }  // namespace
 
-rest_reply handle(pqxx::connection& conn, const std::string& method, const std::vector<std::string>& seg,
+rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string& method, const std::vector<std::string>& seg,
                   const std::map<std::string, std::string>& params, const std::string& body,
                   const std::string& idempotency_header) {
     const bool get = method == "GET" || method == "HEAD";
@@ -458,9 +570,27 @@ rest_reply handle(pqxx::connection& conn, const std::string& method, const std::
             return not_allowed("GET");
         }
         const auto id = id_segment(seg[2], "the reply id");
+        bool live = false;
+        for (const auto& [k, v] : params) {
+            if (k != "live") {
+                throw bad_request("unknown query parameter '" + k + "' (live)");
+            }
+            if (v != "true" && v != "false") {
+                throw bad_request("query parameter 'live' must be true or false, got '" + v + "'");
+            }
+            live = v == "true";
+        }
         auto s = show(conn, id);
         if (!s) {
             return err(404, "no such reply: " + std::to_string(id));
+        }
+        if (live) {
+            auto l = live_conversation(conn, cfg, id);
+            if (l.status != 200) {
+                return err(l.status, l.message);
+            }
+            (*s)["live_conversation"] = l.conversation;
+            (*s)["live_credits"] = l.credits;
         }
         return {200, *s, {}};
     }

@@ -15,6 +15,8 @@
 // which also stops their live leads) and records the mark on the reply.
 #pragma once
 
+#include "engine/config.hpp"
+
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
 
@@ -44,6 +46,19 @@ json list(pqxx::connection& conn, const list_filter& f);
 
 // {"reply": ..., "conversation": [...], "manual_replies": [...]}; nullopt: no such reply.
 std::optional<json> show(pqxx::connection& conn, std::int64_t event_id);
+
+// The conversation as the API has it (get_conversation, newest 100 messages, oldest first): what
+// was written outside the engine too. The call takes the key's request bucket and honours the
+// cooldowns (limits::limiter, as serve's own calls do) and is charged to the campaign of the
+// reply's lead (ledger::charge); a reply of no campaign lead is refused (nothing to bill). Runs
+// the call on an io_context of its own: blocking, bounded by api_timeout_ms.
+struct live_outcome {
+    int status = 200;        // 200, 404 (no such reply), 409 (no campaign lead), 503 (rate, API)
+    std::string message;     // when not 200
+    json conversation = json::array();
+    std::int64_t credits = 0;
+};
+live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std::int64_t event_id);
 
 // One manual reply as the API shows it; nullopt: none.
 std::optional<json> get_reply(pqxx::connection& conn, std::int64_t reply_id);
@@ -92,14 +107,15 @@ struct rest_reply {
 };
 
 // GET  /v1/inbox?campaign=&account=&cursor=&limit=
-// GET  /v1/inbox/{event_id}
+// GET  /v1/inbox/{event_id}[?live=true]   live: the conversation read from the API (see above)
 // POST /v1/inbox/{event_id}/reply   {"text", "idempotency_key"?, "requested_by"?} (or the
 //                                   Idempotency-Key header): 202 queued, 200 an existing reply
 // POST /v1/inbox/{event_id}/mark    {"mark": "not_interested", "by"?}
 // GET  /v1/manual-replies/{id}           one manual reply (poll it after a 202)
 // `seg` are the path's segments from "v1" (v1 inbox ... or v1 manual-replies ID); bad input throws engine::bad_request (400) or
 // engine::unprocessable (422).
-rest_reply handle(pqxx::connection& conn, const std::string& method, const std::vector<std::string>& seg,
+// `cfg`: the live read's API and Redis settings (GET /v1/inbox/{id}?live=true).
+rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string& method, const std::vector<std::string>& seg,
                   const std::map<std::string, std::string>& params, const std::string& body,
                   const std::string& idempotency_header);
 

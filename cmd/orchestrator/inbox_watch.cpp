@@ -110,12 +110,27 @@ void print_reply_line(const json& m) {
     std::cout << "; tries " << m["tries"].get<std::int64_t>() << ", credits " << m["credits"].get<std::int64_t>() << "\n";
 }
 
-int inbox_show(const engine::settings& s, const std::string& id_text, const std::string& format) {
+int inbox_show(const engine::settings& s, const std::string& id_text, const std::string& format, bool live) {
     const auto id = parse_id(id_text, "the reply id");
     auto db = open_db(s);
     auto out = inbox::show(db->connection(), id);
     if (!out) {
         throw failure("no such reply: " + std::to_string(id), 1);
+    }
+    if (live) {
+        inbox::live_outcome l;
+        try {
+            l = inbox::live_conversation(db->connection(), s, id);
+        } catch (const engine::store_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            throw failure(std::string("inbox show --live: ") + e.what(), 1);
+        }
+        if (l.status != 200) {
+            throw failure("inbox show --live: " + l.message, 1);
+        }
+        (*out)["conversation"] = l.conversation;
+        (*out)["live_credits"] = l.credits;
     }
     if (format == "json") {
         std::cout << out->dump(2) << "\n";
@@ -129,7 +144,9 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
     if (!r["mark"].is_null()) {
         std::cout << "  marked:   " << str(r["mark"]) << " by " << str(r["marked_by"]) << " at " << str(r["marked_at"]) << "\n";
     }
-    std::cout << "conversation:\n";
+    std::cout << (live ? "conversation (read from the API, " + std::to_string((*out)["live_credits"].get<std::int64_t>()) +
+                             " credits):\n"
+                       : std::string("conversation:\n"));
     for (const auto& m : (*out)["conversation"]) {
         std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << "  " << str(m["text"]) << "\n";
     }
@@ -300,6 +317,7 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
         int wait = 30;
         int interval = 2;
         bool once = false;
+        bool live = false;
     };
     static opts o;
 
@@ -316,7 +334,9 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     auto* show = cmd->add_subcommand("show", "a reply with its conversation and our manual replies");
     show->add_option("REPLY_ID", o.id)->required();
     show->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}))->capture_default_str();
-    show->callback([&, load_db] { action = guarded([load_db] { return inbox_show(load_db(), o.id, o.format); }); });
+    show->add_flag("--live", o.live,
+                   "read the conversation from the API (get_conversation: the key's rate limit, charged to the campaign)");
+    show->callback([&, load_db] { action = guarded([load_db] { return inbox_show(load_db(), o.id, o.format, o.live); }); });
     auto* reply = cmd->add_subcommand("reply", "answer a reply: serve sends it once, within quotas and budget");
     reply->add_option("REPLY_ID", o.id)->required();
     reply->add_option("TEXT", o.text, "the message")->required();

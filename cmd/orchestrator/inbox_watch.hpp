@@ -1,7 +1,8 @@
 // `orchestrator inbox ...` (the replies inbox, engine/inbox.hpp) and `orchestrator campaign watch`.
 //
 //   inbox list [--campaign NAME] [--account ID] [--limit N] [--format table|json]
-//   inbox show REPLY_ID [--format table|json]       the reply, its conversation, our manual replies
+//   inbox show REPLY_ID [--live] [--format table|json]   the reply, its conversation (--live: read
+//       from the API with get_conversation, charged to the campaign), our manual replies
 //   inbox reply REPLY_ID TEXT [--key KEY] [--by WHO] [--wait SECONDS]
 //       writes the reply's durable intent (a repeat with the same text or --key is the same reply)
 //       and waits up to --wait seconds (default 30; 0: not at all) for `serve` to send it

@@ -221,6 +221,8 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/inbox/" + reply).status, 200);
     EXPECT_EQ(send("GET", "/v1/inbox/999999").status, 404);
     EXPECT_EQ(send("GET", "/v1/inbox/abc").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "?live=maybe").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "?live=true").status, 200);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 202);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 200);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": ""})", js).status, 400);

@@ -223,6 +223,23 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     EXPECT_EQ(conv2["conversation"].back()["text"], text) << conv2.dump();
     EXPECT_EQ(conv2["manual_replies"].size(), 1u);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply' AND outcome = 'ok'"), "1");
+    // The conversation as the API has it (get_conversation), charged to the campaign.
+    const auto charged_before = env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'get_conversation'");
+    auto live = call("GET", path + "?live=true");
+    ASSERT_EQ(live.status, 200) << live.body;
+    auto lc = live.body_json()["live_conversation"];
+    ASSERT_GE(lc.size(), 3u) << live.body;
+    EXPECT_EQ(lc.back()["text"], text) << live.body;
+    EXPECT_EQ(lc.back()["direction"], "out") << live.body;
+    if (live.body_json()["live_credits"].get<int>() > 0) {
+        EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'get_conversation'"),
+                  std::to_string(std::stoi(charged_before) + 1));
+    }
+    EXPECT_EQ(call("GET", path + "?live=maybe").status, 400);
+    auto cli_live = env_->run({"inbox", "show", std::to_string(id), "--live"});
+    ASSERT_EQ(cli_live.exit_code, 0) << cli_live.output;
+    EXPECT_NE(cli_live.output.find("read from the API"), std::string::npos) << cli_live.output;
+    EXPECT_NE(cli_live.output.find(text), std::string::npos) << cli_live.output;
     // A client key reused for another text is a conflict.
     const std::map<std::string, std::string> keyed = {{"Idempotency-Key", "op-42"}};
     auto k1 = call("POST", path + "/reply", json{{"text", "Keyed answer"}}.dump(), keyed);
