@@ -189,6 +189,7 @@ decision due_ready(const campaign& c, const lead_view& lead, const enrollment_st
         enrollment_state next = s;
         next.next_run_at = next_working_start(c.schedule, now);
         next.reason = "outside working hours";
+        next.wait = wait_code::schedule;
         std::string why = "outside working hours until " + format_time(next.next_run_at);
         return moved(std::move(next), std::move(why));
     }
@@ -238,6 +239,7 @@ decision failed(enrollment_state s, std::string reason) {
     s.st = status::failed;
     s.reconcile = false;
     s.reason = std::move(reason);
+    s.wait = wait_code::none;
     std::string why = "failed: " + s.reason;
     return moved(std::move(s), std::move(why));
 }
@@ -257,6 +259,7 @@ decision retry(const campaign& c, enrollment_state s, const ev_result& r, time_p
     s.st = s.reconcile ? status::calling : status::ready;
     s.next_run_at = not_before(r.retry_at, now);
     s.reason = r.reason;
+    s.wait = r.kind == result_kind::throttled ? wait_code::throttled : wait_code::none;
     std::string why = "retry at " + format_time(s.next_run_at);
     return moved(std::move(s), std::move(why));
 }
@@ -292,6 +295,7 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
         next.st = status::replied;
         next.reconcile = false;
         next.reason = "the lead replied (found before the follow-up, which was not sent)";
+        next.wait = wait_code::none;
         return moved(std::move(next), "replied before the follow-up");
     }
     return moved(enter(c, current.next, now, s.accepted_seen), "done");
@@ -365,6 +369,7 @@ decision call_result(const campaign& c, const step& current, const enrollment_st
     next.reconcile = true;
     next.next_run_at = not_before(r.retry_at, now);
     next.reason = r.reason;
+    next.wait = wait_code::none;
     return moved(std::move(next), "uncertain: reconcile");
 }
 
@@ -398,6 +403,7 @@ decision on_deferred(const enrollment_state& s, const ev_deferred& e, time_point
     enrollment_state next = s;
     next.next_run_at = e.until;
     next.reason = e.reason;
+    next.wait = e.code;
     return moved(std::move(next), "deferred until " + format_time(e.until) + ": " + e.reason);
 }
 
@@ -426,6 +432,7 @@ decision on_replied(const campaign& c, const enrollment_state& s) {
     next.st = status::replied;
     next.reconcile = false;
     next.reason = "the lead replied";
+    next.wait = wait_code::none;
     return moved(std::move(next), "replied");
 }
 
@@ -437,6 +444,7 @@ decision on_cancel(const enrollment_state& s, const ev_cancel& e) {
     next.st = status::cancelled;
     next.reconcile = false;
     next.reason = e.reason;
+    next.wait = wait_code::none;
     return moved(std::move(next), "cancelled: " + e.reason);
 }
 
@@ -514,6 +522,56 @@ std::optional<call_kind> call_kind_from_string(std::string_view name) {
                         call_kind::visit, call_kind::get_conversation}) {
         if (name == to_string(k)) {
             return k;
+        }
+    }
+    return std::nullopt;
+}
+
+const char* to_string(wait_code w) {
+    switch (w) {
+    case wait_code::none:
+        return "none";
+    case wait_code::schedule:
+        return "schedule";
+    case wait_code::key_rate:
+        return "key_rate";
+    case wait_code::key_cooldown:
+        return "key_cooldown";
+    case wait_code::account_cooldown:
+        return "account_cooldown";
+    case wait_code::day_quota:
+        return "day_quota";
+    case wait_code::week_quota:
+        return "week_quota";
+    case wait_code::campaign_quota:
+        return "campaign_quota";
+    case wait_code::pacing:
+        return "pacing";
+    case wait_code::limits_unavailable:
+        return "limits_unavailable";
+    case wait_code::limits_error:
+        return "limits_error";
+    case wait_code::throttled:
+        return "throttled";
+    case wait_code::campaign_budget:
+        return "campaign_budget";
+    case wait_code::day_budget:
+        return "day_budget";
+    case wait_code::account_budget:
+        return "account_budget";
+    case wait_code::no_budget:
+        return "no_budget";
+    }
+    return "none";
+}
+
+static_assert(all_wait_codes.size() == static_cast<std::size_t>(wait_code::no_budget) + 1,
+              "all_wait_codes lists every wait code");
+
+std::optional<wait_code> wait_code_from_string(std::string_view name) {
+    for (wait_code w : all_wait_codes) {
+        if (name == to_string(w)) {
+            return w;
         }
     }
     return std::nullopt;

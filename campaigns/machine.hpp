@@ -54,6 +54,7 @@
 
 #include "campaigns/model.hpp"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -106,6 +107,42 @@ struct lead_view {
     std::map<std::string, std::string> fields;  // first_name, company, ... (missing = absent)
 };
 
+// Why a lead that could otherwise run waits: the engine's code for the English `reason` next to
+// it, so that what the engine matches (a raised quota or budget wakes its waiters: SQL
+// engine/wake_budget_waits, accounts/wake_quota_waiters) is this code, never the sentence, which
+// is for people and built from the code and its details (the action, the account). The code
+// travels with the reason: every transition that writes a reason writes its code (none when the
+// reason is not a wait: an error, a failure, a cancellation), and one that keeps the reason keeps
+// the code. Stored as text in enrollments.wait_code (migration 0018, NULL for none), whose CHECK
+// lists the same names: keep both in step.
+enum class wait_code {
+    none,
+    schedule,             // outside the campaign's working hours
+    key_rate,             // the API key's request rate (rate-limit bucket)
+    key_cooldown,         // the API key's RATE_LIMITED cooldown
+    account_cooldown,     // an account's RATE_LIMITED cooldown for an action
+    day_quota,            // the sender account's day quota for an action
+    week_quota,           // the sender account's week quota for an action
+    campaign_quota,       // the campaign's cap for an action on the sender account
+    pacing,               // the sender account's pacing for an action
+    limits_unavailable,   // the rate-limit store (Redis) is unreachable
+    limits_error,         // the rate limits refused the check itself (bad input)
+    throttled,            // the platform answered RATE_LIMITED, or a cooldown held the call at send time
+    campaign_budget,      // the campaign's budget is exhausted (the campaign is paused)
+    day_budget,           // the campaign's daily budget is spent (until the next UTC day)
+    account_budget,       // the campaign's budget for the sender account is spent
+    no_budget,            // the campaign has no budget in the ledger
+};
+// Every code, in declaration order (wait_code_from_string and the tests walk it).
+inline constexpr std::array<wait_code, 16> all_wait_codes{
+    wait_code::none,           wait_code::schedule,        wait_code::key_rate,       wait_code::key_cooldown,
+    wait_code::account_cooldown, wait_code::day_quota,     wait_code::week_quota,     wait_code::campaign_quota,
+    wait_code::pacing,         wait_code::limits_unavailable, wait_code::limits_error, wait_code::throttled,
+    wait_code::campaign_budget, wait_code::day_budget,     wait_code::account_budget, wait_code::no_budget};
+const char* to_string(wait_code w);
+// nullopt for a name not listed above ("none" is none).
+std::optional<wait_code> wait_code_from_string(std::string_view name);
+
 struct enrollment_state {
     std::string step;             // id of the current step ("" only in terminal states)
     status st = status::ready;
@@ -114,6 +151,7 @@ struct enrollment_state {
     bool reconcile = false;       // status calling: the next due reconciles instead of calling
     bool accepted_seen = false;   // an accepted_invitation arrived before its wait step
     std::string reason;           // why failed/cancelled/replied, or the last transient error
+    wait_code wait = wait_code::none;  // the code of `reason` when it says why the lead waits
 };
 
 // ---- events ----
@@ -145,6 +183,7 @@ struct ev_result {
 struct ev_deferred {
     time_point until;
     std::string reason;
+    wait_code code = wait_code::none;
 };
 
 struct ev_accepted {};  // accepted_invitation for this lead on its sender account

@@ -139,12 +139,20 @@ json lead_json(const pqxx::row& r) {
             {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
             {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
             {"finished_at", r[12].is_null() || r[12].as<std::string>().empty() ? json(nullptr) : json(r[12].as<std::string>())},
-            {"parked", r[13].as<bool>()}};
+            {"parked", r[13].as<bool>()},
+            // why it waits, for programs (migration 0018); `reason` is the sentence for people
+            {"wait_code", r["wait_code"].is_null() ? json(nullptr) : json(r["wait_code"].as<std::string>())}};
 }
 
 const std::vector<std::string> lead_states = {"live",    "ready",  "calling",  "waiting",
                                               "done",    "replied", "failed",  "cancelled"};
-const std::vector<std::string> event_kinds = {"accepted_invitation", "message", "disconnection", "other"};
+const std::vector<std::string> event_kinds = [] {
+    std::vector<std::string> out;
+    for (event_kind k : all_event_kinds) {
+        out.emplace_back(to_string(k));
+    }
+    return out;
+}();
 
 bool one_of(const std::vector<std::string>& set, const std::string& v) {
     return std::find(set.begin(), set.end(), v) != set.end();

@@ -7,17 +7,17 @@
 
 namespace orch::engine::batch_rows {
 
-// engine/apply_transitions: worker_transition_row (the enrollment's state as decide() left it,
-// then the statement's own fields)
-inline constexpr std::array<std::string_view, 11> transition{
-    "enrollment_id", "step",   "status", "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
-    "reason",        "variant", "event_cursor", "leased"};
-// engine/settle: worker_settle_row_v2 (the same state, then the call's outcome; then, for a row
+// engine/apply_transitions: worker_transition_row_v2 (the enrollment's state as decide() left it,
+// its wait code last: migration 0018; then the statement's own fields)
+inline constexpr std::array<std::string_view, 12> transition{
+    "enrollment_id", "step",    "status",    "next_run_at_ms", "attempt",      "reconcile",
+    "accepted_seen", "reason",  "variant",   "wait_code",      "event_cursor", "leased"};
+// engine/settle: worker_settle_row_v3 (the same state, then the call's outcome; then, for a row
 // whose next step was decided in the same cycle, its event cursor and lease: migration 0014)
-inline constexpr std::array<std::string_view, 16> settle{
-    "enrollment_id", "step",    "status",     "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
-    "reason",        "variant", "attempt_id", "outcome",        "error",   "credits",   "call",
-    "event_cursor",  "leased"};
+inline constexpr std::array<std::string_view, 17> settle{
+    "enrollment_id", "step",    "status",    "next_run_at_ms", "attempt", "reconcile", "accepted_seen",
+    "reason",        "variant", "wait_code", "attempt_id",     "outcome", "error",     "credits",
+    "call",          "event_cursor", "leased"};
 // engine/insert_intents: worker_intent_row
 inline constexpr std::array<std::string_view, 8> intent{"attempt_id", "enrollment_id", "step",    "call",
                                                         "reconcile",  "attempt",       "variant", "body"};

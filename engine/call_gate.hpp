@@ -23,6 +23,7 @@ struct gate_decision {
     bool allowed = true;
     campaigns::time_point until{};  // when !allowed: when to look again
     std::string reason;             // when !allowed: shown in the lead's timeline
+    campaigns::wait_code code = campaigns::wait_code::none;  // when !allowed: what `reason` says
 };
 
 // One call of a batch to ask about (the pointers outlive the before_many call).

@@ -24,6 +24,8 @@ struct settings {
     std::int64_t batch_size = 50;             // enrollments claimed per transaction
     std::int64_t lease_seconds = 60;          // how long a claimed call may run before others reconcile it
     std::int64_t idle_poll_ms = 200;          // sleep when nothing is due
+    std::int64_t settle_delay_ms = 5;         // a finished call waits at most this for others to settle with it
+    std::int64_t progress_log_seconds = 60;   // the worker's progress line; 0: none
     std::int64_t stop_timeout_ms = 10'000;    // SIGTERM: finish in-flight calls within this, then leave
     std::int64_t retry_base_ms = 2'000;       // transient failures: exponential backoff with full jitter
     std::int64_t retry_cap_ms = 600'000;

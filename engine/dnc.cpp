@@ -172,6 +172,9 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
                     tx.exec_params(q("dnc/cancel_matching"), urls.dump(), companies.dump()).size());
                 out.in_flight = tx.exec_params1(q("dnc/in_flight"), urls.dump(), companies.dump())[0].as<std::int64_t>();
             }
+            if (!out.added.empty()) {
+                tx.exec0(std::string("NOTIFY ") + changed_channel);
+            }
             tx.commit();
             if (!out.added.empty()) {
                 spdlog::info("dnc: {} entries added by {}; {} live leads stopped, {} in a call left to their worker",
@@ -191,6 +194,7 @@ std::optional<entry> remove(pqxx::connection& conn, std::int64_t id) {
         }
         auto e = entry_of(r[0]);
         tx.exec_params(q("dnc/delete"), id);
+        tx.exec0(std::string("NOTIFY ") + changed_channel);
         tx.commit();
         spdlog::info("dnc: entry {} ({}) removed", e.id, e.kind == "company" ? e.company : e.canonical_url);
         return e;
@@ -289,6 +293,49 @@ csv_rows read_csv(const std::string& text, const std::string& default_reason) {
         }
     }
     return out;
+}
+
+std::string company_key(const std::string& company_field) {
+    const auto first = company_field.find_first_not_of(' ');
+    if (first == std::string::npos) {
+        return {};
+    }
+    const auto last = company_field.find_last_not_of(' ');
+    return lower(company_field.substr(first, last - first + 1));
+}
+
+void mirror::load(pqxx::connection& conn) {
+    std::unordered_set<std::string> urls;
+    std::unordered_set<std::string> companies;
+    pqxx::read_transaction tx(conn);
+    for (const auto& r : tx.exec(q("dnc/mirror"))) {
+        if (!r[0].is_null()) {
+            urls.insert(r[0].as<std::string>());
+        }
+        if (!r[1].is_null()) {
+            companies.insert(r[1].as<std::string>());
+        }
+    }
+    tx.commit();
+    std::unique_lock lock(mutex_);
+    urls_.swap(urls);
+    companies_.swap(companies);
+    empty_ = urls_.empty() && companies_.empty();
+}
+
+bool mirror::blocks(const std::string& profile_url, const std::string& company) const {
+    if (empty_) {
+        return false;
+    }
+    const std::string canonical = canonical_profile_url(profile_url);
+    const std::string key = company.empty() ? std::string() : company_key(company);
+    std::shared_lock lock(mutex_);
+    return urls_.contains(canonical) || (!key.empty() && companies_.contains(key));
+}
+
+std::size_t mirror::size() const {
+    std::shared_lock lock(mutex_);
+    return urls_.size() + companies_.size();
 }
 
 }  // namespace orch::engine::dnc

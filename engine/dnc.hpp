@@ -5,16 +5,21 @@
 //
 // The list is checked at enrollment (campaigns/enroll). Adding entries also stops, in the same
 // transaction, every live enrollment of a matching lead that is not in a call: status cancelled,
-// reason "stopped: do-not-contact". A lead in `calling` has a request in flight; it is counted
-// (in_flight) and left to its worker, whose check before each side-effecting call stops it.
+// reason "stopped: do-not-contact". A lead in `calling` has a request queued or in flight; it is
+// counted (in_flight) and left to its worker, whose check before each side-effecting call
+// (dnc::mirror, below) stops it without sending. Adding and removing notify orch_dnc, on which
+// the workers reload their mirror.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
 
+#include <atomic>
 #include <cstdint>
 #include <optional>
+#include <shared_mutex>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 namespace orch::engine::dnc {
@@ -83,5 +88,30 @@ struct csv_rows {
     std::vector<std::string> problems;  // "line N: ..."
 };
 csv_rows read_csv(const std::string& text, const std::string& default_reason);
+
+// The channel adds and removals notify, in their transaction.
+inline constexpr const char* changed_channel = "orch_dnc";
+
+// A worker's copy of the whole list, checked before every side-effecting call: loaded before the
+// first call, again whenever orch_dnc is notified (within milliseconds of an add committing), and
+// at least every `reload_every` (a lost notification, a removal). Thread-safe; blocks() costs no
+// round trip. Matching is the same as at enrollment and in cancel_matching: the lead's canonical
+// profile URL, or its `company` field with surrounding spaces trimmed, ASCII lower-cased.
+class mirror {
+public:
+    static constexpr int reload_every_seconds = 30;
+    void load(pqxx::connection& conn);  // throws pqxx errors; the old copy stays on failure
+    bool blocks(const std::string& profile_url, const std::string& company) const;
+    std::size_t size() const;
+
+private:
+    mutable std::shared_mutex mutex_;
+    std::unordered_set<std::string> urls_;
+    std::unordered_set<std::string> companies_;
+    std::atomic<bool> empty_{true};
+};
+
+// A lead's `company` field as matched against company entries.
+std::string company_key(const std::string& company_field);
 
 }  // namespace orch::engine::dnc

@@ -51,14 +51,14 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     out.event.reason = out.error;
     if (e.may_have_taken_effect) {
         out.event.kind = result_kind::uncertain;
-        out.attempt_outcome = "uncertain";
+        out.attempt_outcome = attempt_outcome::uncertain;
         return out;
     }
     using outreach::disposition;
     switch (e.what_to_do) {
     case disposition::give_up:
         out.event.kind = result_kind::permanent;
-        out.attempt_outcome = "permanent";
+        out.attempt_outcome = attempt_outcome::permanent;
         return out;
     case disposition::pause_account:
         out.consequence = call_consequence::pause_account;
@@ -79,7 +79,7 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     const bool not_the_leads_fault = e.code == "RATE_LIMITED" || e.what_to_do == disposition::pause_account ||
                                      e.what_to_do == disposition::pause_budget;
     out.event.kind = not_the_leads_fault ? result_kind::throttled : result_kind::transient;
-    out.attempt_outcome = "transient";
+    out.attempt_outcome = attempt_outcome::transient;
     auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
                                  : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);
     out.event.retry_at = ctx.now() + std::chrono::duration_cast<campaigns::time_point::duration>(delay);
@@ -288,7 +288,7 @@ asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
         bool present = call.kind == call_kind::get_conversation
                            ? out.event.message_found
                            : (out.event.invitation_state && *out.event.invitation_state != campaigns::invitation::none);
-        out.attempt_outcome = present ? "reconciled_present" : "reconciled_absent";
+        out.attempt_outcome = present ? attempt_outcome::reconciled_present : attempt_outcome::reconciled_absent;
     }
     co_return out;
 }

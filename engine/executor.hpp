@@ -7,6 +7,7 @@
 #pragma once
 
 #include "campaigns/campaigns.hpp"
+#include "engine/codes.hpp"
 #include "engine/outreach/client.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -34,12 +35,13 @@ enum class call_consequence { none, pause_account, pause_budget, stop_everything
 
 struct call_outcome {
     campaigns::ev_result event;
-    std::string attempt_outcome = "ok";   // step_attempts.outcome
+    engine::attempt_outcome attempt_outcome = engine::attempt_outcome::ok;  // step_attempts.outcome
     std::string error;                    // describe(error), "" on success
     std::int64_t credits = 0;             // metadata.credits_consumed of the calls made
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
     std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
+    std::string stop_reason;  // set: not sent, and the lead stops with this reason (do-not-contact)
 };
 
 struct backoff_settings {

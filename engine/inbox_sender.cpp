@@ -2,6 +2,7 @@
 
 #include "api/text.hpp"
 #include "campaigns/campaigns.hpp"
+#include "engine/codes.hpp"
 #include "engine/executor.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
@@ -240,7 +241,7 @@ struct inbox_sender::impl {
             held = true;
             o.event.kind = cs::result_kind::throttled;
             o.event.retry_at = *until;
-            o.attempt_outcome = "transient";
+            o.attempt_outcome = attempt_outcome::transient;
             o.error = "not sent: a cooldown or an unavailable account holds it";
         } else if (call.reconcile) {
             co_await find_ours(target, r, o);
@@ -266,11 +267,11 @@ struct inbox_sender::impl {
             if (res.error().what_to_do == outreach::disposition::give_up) {
                 o.event.kind = cs::result_kind::ok;  // no conversation: nothing was sent
                 o.event.message_found = false;
-                o.attempt_outcome = "reconciled_absent";
+                o.attempt_outcome = attempt_outcome::reconciled_absent;
                 co_return;
             }
             o.event.kind = cs::result_kind::transient;
-            o.attempt_outcome = "transient";
+            o.attempt_outcome = attempt_outcome::transient;
             o.error = outreach::describe(res.error());
             o.error_code = res.error().code;
             co_return;
@@ -293,14 +294,14 @@ struct inbox_sender::impl {
         o.event.message_found = std::any_of(res->messages.begin(), res->messages.end(), [&](const auto& m) {
             return m.text == r.body && m.from_me.value_or(true) && (!m.at || *m.at >= since);
         });
-        o.attempt_outcome = o.event.message_found ? "reconciled_present" : "reconciled_absent";
+        o.attempt_outcome = o.event.message_found ? attempt_outcome::reconciled_present : attempt_outcome::reconciled_absent;
     }
 
     void settle(const claimed_reply& r, const cs::api_call& call, const call_outcome& o, std::int64_t attempt_id,
                 std::int64_t reserved, bool held, std::optional<cs::time_point> not_before) {
         const auto now = std::chrono::system_clock::now();
         pqxx::work tx(db->connection());
-        tx.exec_params(q("inbox/finish_attempt"), attempt_id, o.attempt_outcome, o.error, o.credits);
+        tx.exec_params(q("inbox/finish_attempt"), attempt_id, std::string(to_string(o.attempt_outcome)), o.error, o.credits);
         const bool ok = o.event.kind == cs::result_kind::ok;
         const bool uncertain = o.event.kind == cs::result_kind::uncertain;
         if (held || (!ok && !uncertain && o.credits == 0)) {
@@ -339,7 +340,7 @@ struct inbox_sender::impl {
         }
         tx.commit();
         spdlog::info("serve: manual reply={} account={} {}: {}", r.id, orch::text::escaped(r.account),
-                     call.reconcile ? "reconciliation" : "send", o.attempt_outcome);
+                     call.reconcile ? "reconciliation" : "send", to_string(o.attempt_outcome));
     }
 
     asio::awaitable<void> loop() {

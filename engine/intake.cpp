@@ -244,31 +244,31 @@ struct intake::impl {
     // Stores one parsed event in the inbox (db thread). Returns how many rows were new.
     int store_event(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
         int added = 0;
-        auto put = [&](const std::string& id, const char* kind, const std::string& person) {
+        auto put = [&](const std::string& id, event_kind kind, const std::string& person) {
             added += db->insert_event(id, account, kind, person, ev.raw).has_value() ? 1 : 0;
         };
         switch (ev.type) {
         case outreach::event_type::accepted_invitation:
             for (std::size_t i = 0; i < ev.connections.size(); ++i) {
                 const auto& c = ev.connections[i];
-                put(source_id + "#" + std::to_string(i), "accepted_invitation",
+                put(source_id + "#" + std::to_string(i), event_kind::accepted_invitation,
                     person_key(c.profile_url, c.public_identifier));
             }
             break;
         case outreach::event_type::message:
-            if (auto id = db->insert_event(source_id, account, "message", ev.sender_profile_url, ev.raw)) {
+            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw)) {
                 ++added;
                 auto_mark(*id, ev.message_text);
             }
             break;
         case outreach::event_type::disconnection:
-            put(source_id, "disconnection", "");
+            put(source_id, event_kind::disconnection, "");
             db->set_account_connected(account, false, "DISCONNECTED");
             spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", orch::text::escaped(account),
                          orch::text::escaped(ev.reason));
             break;
         case outreach::event_type::unknown:
-            put(source_id, "other", "");
+            put(source_id, event_kind::other, "");
             break;
         }
         return added;

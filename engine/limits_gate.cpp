@@ -61,8 +61,9 @@ limits_gate::~limits_gate() {
     }
 }
 
-// What other processes wrote, for the accounts this process sent calls for in the last 10 s: one
-// status round trip per account every mirror_refresh, on this thread, never on the call path.
+// What other processes wrote: the cooldown index, one round trip every mirror_refresh, on this
+// thread, never on the call path. Ended cooldowns are dropped, so the mirror holds the scopes
+// cooling down, not every scope ever limited.
 void limits_gate::refresh_mirror() {
     std::unique_lock lock(mirror_mutex_);
     while (!stopping_) {
@@ -70,33 +71,18 @@ void limits_gate::refresh_mirror() {
         if (stopping_) {
             break;
         }
-        const auto steady = std::chrono::steady_clock::now();
-        std::vector<std::string> accounts;
-        for (auto it = mirror_.refreshed.begin(); it != mirror_.refreshed.end();) {
-            if (steady - it->second > std::chrono::seconds(10)) {
-                it = mirror_.refreshed.erase(it);
-            } else {
-                accounts.push_back(it->first);
-                ++it;
-            }
-        }
         lock.unlock();
-        auto day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
-        for (const auto& account : accounts) {
-            auto st = day ? limiter_.status(account, *day) : std::nullopt;
-            if (!st) {
-                continue;
-            }
+        // One round trip for every scope cooling down, whoever recorded it: the bound on how
+        // late this process learns of another's 429 does not grow with the accounts it serves.
+        auto active = limiter_.cooldowns();
+        if (active) {
             std::lock_guard update(mirror_mutex_);
-            if (st->key_cooldown_until && *st->key_cooldown_until > mirror_.key_until) {
-                mirror_.key_until = *st->key_cooldown_until;
+            for (const auto& c : *active) {
+                auto& until = c.key_scope ? mirror_.key_until : mirror_.account_until[{c.account_id, c.what}];
+                until = std::max(until, c.until);
             }
-            for (const auto& a : st->actions) {
-                if (a.cooldown_until) {
-                    auto& until = mirror_.account_until[{account, a.what}];
-                    until = std::max(until, *a.cooldown_until);
-                }
-            }
+            const auto now = std::chrono::system_clock::now();
+            std::erase_if(mirror_.account_until, [now](const auto& e) { return e.second < now; });
         }
         lock.lock();
     }
@@ -107,7 +93,6 @@ std::optional<cs::time_point> limits_gate::hold(const call_target& target, const
     std::call_once(refresher_started_, [this] { refresher_ = std::thread([this] { refresh_mirror(); }); });
     const auto what = limits::action_of(call.kind, call.reconcile);
     std::lock_guard lock(mirror_mutex_);
-    mirror_.refreshed[target.account_id] = std::chrono::steady_clock::now();
     cs::time_point until{};
     until = std::max(until, mirror_.key_until);
     if (auto it = mirror_.account_until.find({target.account_id, what}); it != mirror_.account_until.end()) {
@@ -251,34 +236,44 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         return {};
     }
     std::string why;
+    cs::wait_code code = cs::wait_code::none;
     switch (v.why) {
     case limits::reason::rate:
         why = "the API key's request rate";
+        code = cs::wait_code::key_rate;
         break;
     case limits::reason::cooldown_key:
         why = "the API key's RATE_LIMITED cooldown";
+        code = cs::wait_code::key_cooldown;
         break;
     case limits::reason::cooldown_account:
         why = std::string("the ") + limits::to_string(c.what) + " RATE_LIMITED cooldown of account " + c.account_id;
+        code = cs::wait_code::account_cooldown;
         break;
     case limits::reason::day_quota:
         why = std::string("the ") + limits::to_string(c.what) + " day quota of account " + c.account_id;
+        code = cs::wait_code::day_quota;
         break;
     case limits::reason::week_quota:
         why = std::string("the ") + limits::to_string(c.what) + " week quota of account " + c.account_id;
+        code = cs::wait_code::week_quota;
         break;
     case limits::reason::campaign_quota:
         why = std::string("the campaign's ") + limits::to_string(c.what) + " cap on account " + c.account_id;
+        code = cs::wait_code::campaign_quota;
         break;
     case limits::reason::pacing:
         why = std::string("the ") + limits::to_string(c.what) + " pacing of account " + c.account_id;
+        code = cs::wait_code::pacing;
         break;
     case limits::reason::unavailable:
         why = "the rate-limit store (Redis) to come back";
+        code = cs::wait_code::limits_unavailable;
         break;
     case limits::reason::bad_input:
     case limits::reason::none:
         why = std::string("the rate limits (") + limits::to_string(v.why) + ")";
+        code = cs::wait_code::limits_error;
         break;
     }
     auto wait = std::max(v.retry_after, std::chrono::milliseconds(1));
@@ -289,7 +284,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         wait += std::chrono::milliseconds(
             std::uniform_int_distribution<std::int64_t>(0, jitter_window_.count())(jitter_rng_));
     }
-    return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why};
+    return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why, code};
 }
 
 std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
@@ -330,9 +325,9 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         }
         return now + std::chrono::duration_cast<cs::time_point::duration>(*d);
     }
-    if (outcome.attempt_outcome == "ok" || outcome.attempt_outcome == "reconciled_present") {
+    if (took_effect(outcome.attempt_outcome)) {
         limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});
-    } else if (outcome.attempt_outcome == "transient" || outcome.attempt_outcome == "permanent") {
+    } else if (failed_without_effect(outcome.attempt_outcome)) {
         limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
     }
     return std::nullopt;

@@ -50,8 +50,8 @@ public:
                   const campaigns::api_call& call) override;
     // The send-time check: this process's mirror of the cooldowns and unavailable accounts,
     // updated the instant an answer reports one (answered()) and refreshed from Redis every
-    // mirror_refresh by a thread of its own for the accounts in use (what other processes
-    // wrote): no Redis round trip on the call path. A held call is looked at again at the scope's end plus full jitter over a window of
+    // mirror_refresh by a thread of its own, which reads the index of every scope cooling down
+    // in one round trip (what other processes wrote): no Redis round trip on the call path. A held call is looked at again at the scope's end plus full jitter over a window of
     // the key bucket's burst at its rate (1 to 30 s), so parked leads do not all wake at once.
     std::optional<campaigns::time_point> hold(const call_target& target, const campaigns::api_call& call,
                                               campaigns::time_point now) override;
@@ -95,7 +95,6 @@ private:
         campaigns::time_point key_until{};
         std::map<std::pair<std::string, limits::action>, campaigns::time_point> account_until;
         std::map<std::string, campaigns::time_point> unavailable;
-        std::map<std::string, std::chrono::steady_clock::time_point> refreshed;  // account -> last hold()
         std::set<std::int64_t> cooled;  // enrollments whose RATE_LIMITED answered() recorded
     };
     void refresh_mirror();  // the refresher thread

@@ -784,21 +784,26 @@ funnel_row store::funnel(const std::string& name) {
 }
 
 std::optional<std::int64_t> store::insert_event(const std::string& source_id, const std::string& account_id,
-                                                const std::string& kind, const std::string& profile_url,
+                                                event_kind kind, const std::string& profile_url,
                                                 const json& payload) {
     return guarded("events/insert", [&]() -> std::optional<std::int64_t> {
         pqxx::work tx(*conn_);
         // "/in/<id>" (a person named by public identifier only) is matched by the URL's tail.
         auto canonical = profile_url.empty() || profile_url.rfind("/in/", 0) == 0 ? profile_url
                                                                                   : canonical_profile_url(profile_url);
-        auto r = tx.exec_params(q("events/insert"), source_id, account_id, kind, canonical, payload.dump());
+        auto r = tx.exec_params(q("events/insert"), source_id, account_id, std::string(to_string(kind)), canonical,
+                                payload.dump());
         if (r.empty()) {
             return std::nullopt;
         }
         auto event_id = r[0][0].as<std::int64_t>();
         auto lead_id = r[0][1].as<std::int64_t>();
         if (lead_id != 0) {
-            tx.exec_params(q("events/mark"), lead_id, account_id, kind);
+            const bool accepted = kind == event_kind::accepted_invitation;
+            const bool replied = kind == event_kind::message;
+            if (accepted || replied) {
+                tx.exec_params(q("events/mark"), lead_id, account_id, accepted, replied);
+            }
             tx.exec_params(q("events/wake"), lead_id, account_id);
             tx.exec(q("engine/notify_wake"));
         }

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "engine/account_quotas.hpp"
+#include "engine/codes.hpp"
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
@@ -277,7 +278,7 @@ public:
     json quarantined_events(std::int64_t limit);
 
     std::optional<std::int64_t> insert_event(const std::string& source_id, const std::string& account_id,
-                                             const std::string& kind, const std::string& profile_url,
+                                             event_kind kind, const std::string& profile_url,
                                              const json& payload);
 
 private:

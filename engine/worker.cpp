@@ -3,7 +3,9 @@
 #include "campaigns/loader.hpp"
 #include "engine/batch_rows.hpp"
 #include "engine/call_gate.hpp"
+#include "engine/dnc.hpp"
 #include "engine/executor.hpp"
+#include "engine/invariant.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/record_rows.hpp"
@@ -11,6 +13,7 @@
 #include "schema/schema.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
@@ -27,7 +30,9 @@
 #include <cstdlib>
 #include <exception>
 #include <future>
+#include <deque>
 #include <map>
+#include <unordered_map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -133,7 +138,7 @@ private:
 // outcome, written by engine/settle together with that step's state.
 struct settled_call {
     std::int64_t attempt_id = 0;
-    std::string outcome;
+    attempt_outcome outcome = attempt_outcome::ok;
     std::string error;
     std::string call;
     std::int64_t credits = 0;
@@ -145,6 +150,7 @@ struct claimed {
     std::string account_id;
     std::string account_quotas;  // accounts.quotas as text, "" for none (the limits gate reads it)
     std::string profile_url;
+    std::string company;  // the lead's `company` field (do-not-contact by company)
     std::shared_ptr<const cs::campaign> campaign;
     cs::lead_view lead;
     cs::enrollment_state state;
@@ -175,14 +181,15 @@ record_rows& state_row(record_rows& rows, const claimed& c, const cs::enrollment
         .add("reconcile", s.reconcile)
         .add("accepted_seen", s.accepted_seen)
         .add("reason", s.reason)
-        .add_or_null("variant", c.variant);
+        .add_or_null("variant", c.variant)
+        .add_or_null("wait_code", s.wait == cs::wait_code::none ? std::string_view() : cs::to_string(s.wait));
 }
 
 // An engine/settle row: the state, then the call's outcome.
 record_rows& settle_row(record_rows& rows, const claimed& c, const cs::enrollment_state& s, const settled_call& h) {
     return state_row(rows, c, s)
         .add("attempt_id", h.attempt_id)
-        .add("outcome", h.outcome)
+        .add("outcome", to_string(h.outcome))
         .add("error", h.error)
         .add("credits", h.credits)
         .add("call", h.call);
@@ -200,12 +207,44 @@ struct worker::impl {
     campaign_cache cache;
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
+    dnc::mirror do_not_contact;  // checked before each side-effecting call
 
-    // Wake-ups from LISTEN orch_wake (inbox events, applies, resumes, reconnects): idle lanes
-    // wait on `wake_cv` for a `wake_seq` change instead of sleeping out their poll interval.
-    std::mutex wake_mutex;
-    std::condition_variable wake_cv;
-    std::uint64_t wake_seq = 0;
+    // A lane's calls: queued rows start on the network thread while fewer than the lane's share
+    // of the API connections are in flight, and each finished call is handed back to the lane,
+    // which settles what has finished in small batches (settle_delay_ms, or as soon as every
+    // call it holds is back) while the others are still running. No call waits for a batch's
+    // slowest one, and a call checks the gate's send-time mirror when it leaves, not when its
+    // row was claimed.
+    struct call_queue {
+        struct finished {
+            std::int64_t enrollment_id = 0;
+            call_outcome outcome;
+            std::exception_ptr failure;
+        };
+        explicit call_queue(std::size_t share, std::uint64_t seed) : limit(share), rng(seed) {}
+        // Network thread only.
+        const std::size_t limit;
+        std::deque<claimed*> waiting;
+        std::size_t running = 0;
+        std::mt19937_64 rng;
+        // Shared with the lane, under `m`.
+        std::mutex m;
+        std::condition_variable cv;
+        std::vector<finished> done;
+        std::chrono::steady_clock::time_point first_done{};
+        std::uint64_t wakes = 0;       // LISTEN orch_wake notifications (work became due)
+        std::atomic<std::size_t> in_flight{0};  // read by the progress line
+    };
+    std::vector<std::shared_ptr<call_queue>> queues;  // one per lane, made before the lanes start
+    void notify_lanes() {
+        for (auto& q : queues) {
+            {
+                std::lock_guard lock(q->m);
+                ++q->wakes;
+            }
+            q->cv.notify_all();
+        }
+    }
     // Readable once a stop is requested: the wake-up listener waits on it next to its Postgres
     // socket, so a stop never waits out the listener's poll interval (it did, up to 200 ms, and 1 s
     // while the listener reconnected).
@@ -247,6 +286,13 @@ struct worker::impl {
         }
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
+        // Each lane runs at most its share of the API connections at once.
+        const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
+        const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
+        std::random_device seed;
+        for (std::size_t i = 0; i < lanes; ++i) {
+            queues.push_back(std::make_shared<call_queue>(share, (static_cast<std::uint64_t>(seed()) << 32) ^ seed()));
+        }
     }
     ~impl() { ::close(stop_fd); }
     impl(const impl&) = delete;
@@ -255,7 +301,7 @@ struct worker::impl {
     // Stops claiming: idle lanes, the listener and the exit-when-idle poll wake at once.
     void stop() {
         stopping = true;
-        wake_cv.notify_all();
+        notify_lanes();
         std::uint64_t one = 1;
         [[maybe_unused]] auto n = ::write(stop_fd, &one, sizeof one);
     }
@@ -268,7 +314,7 @@ struct worker::impl {
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
     void claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch);
-    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, std::string>>& events,
+    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, event_kind>>& events,
                                         cs::time_point t);
     void take_step(claimed& c, cs::decision d);
     // A due call of the batch waiting for the gate.
@@ -308,26 +354,19 @@ struct worker::impl {
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                 std::vector<claimed>* chain = nullptr);
     void write_settle(pqxx::work& tx, const unsettled::replay& r, bool held_too, cycle_work& w);
-    bool cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
-               const std::string& owner);
-    // A batch's calls, run by a few coroutines on the I/O thread that take the next job in turn.
-    struct call_run {
-        std::vector<const claimed*> jobs;  // the batch's rows with a call (the batch outlives the run)
-        // Parallel to jobs. Written on the I/O thread; the lane reads them after `done` (and
-        // takes the vector: a failed call rethrows its failure instead).
-        std::vector<call_outcome> results;
-        std::vector<std::exception_ptr> failures;
-        std::size_t next = 0;       // touched on the I/O thread only
-        std::size_t remaining = 0;  // touched on the I/O thread only
-        // Set by the last call to finish: the lane wakes once per batch, not once per call (a
-        // future per call cost a futex wake-up and a context switch per call).
-        std::promise<void> done;
-        std::mt19937_64* rng = nullptr;  // the lane's; the lane waits meanwhile
+    // What a cycle leaves the lane: the rows whose calls are to start now, and whether its claim
+    // found fewer due rows than it asked for (the lane then claims again only when woken, or
+    // after idle_poll_ms).
+    struct cycle_result {
+        std::vector<std::unique_ptr<claimed>> calls;
+        bool drained = false;
     };
-    asio::awaitable<void> run_calls(std::shared_ptr<call_run> run);
+    cycle_result cycle(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner,
+                       std::size_t room);
+    void enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs);
+    void pump(const std::shared_ptr<call_queue>& q);
+    asio::awaitable<void> run_one(std::shared_ptr<call_queue> q, claimed* job);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner);
-    std::uint64_t wake_seen();
-    void idle_wait(std::uint64_t seen);
     void listen();
     void lane(int index);
 };
@@ -370,12 +409,20 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
         c.state.reconcile = r[9].as<bool>();
         c.state.accepted_seen = r[10].as<bool>();
         c.state.reason = r[11].as<std::string>();
+        c.state.wait = r[16].is_null() ? cs::wait_code::none
+                                       : cs::wait_code_from_string(r[16].as<std::string>()).value_or(cs::wait_code::none);
         c.event_cursor = r[12].as<std::int64_t>();
         c.profile_url = r[13].as<std::string>();
         c.account_quotas = r[15].as<std::string>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
-            if (it->is_string() && !it->get_ref<const std::string&>().empty() && cached->fields.contains(it.key())) {
+            if (!it->is_string() || it->get_ref<const std::string&>().empty()) {
+                continue;
+            }
+            if (it.key() == "company") {
+                c.company = it->get<std::string>();
+            }
+            if (cached->fields.contains(it.key())) {
                 c.lead.fields.emplace(it.key(), it->get<std::string>());
             }
         }
@@ -388,14 +435,14 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
 // once; one with a call is returned, to be taken when the gate allows it (ask_gate, once for
 // the whole batch). nullopt when nothing more is to do now.
 std::optional<cs::decision> worker::impl::advance(claimed& c,
-                                                  const std::vector<std::pair<std::int64_t, std::string>>& events,
+                                                  const std::vector<std::pair<std::int64_t, event_kind>>& events,
                                                   cs::time_point t) {
     for (const auto& [event_id, kind] : events) {
         c.event_cursor = std::max(c.event_cursor, event_id);
         std::optional<cs::event> e;
-        if (kind == "accepted_invitation") {
+        if (kind == event_kind::accepted_invitation) {
             e = cs::ev_accepted{};
-        } else if (kind == "message") {
+        } else if (kind == event_kind::message) {
             e = cs::ev_replied{};
         }
         if (!e) {
@@ -449,10 +496,8 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
         requests.push_back({target_of(c), &*c.campaign, &*a.d.call});
     }
     std::vector<gate_decision> decisions = gate->before_many(requests, now());
-    if (decisions.size() != asking.size()) {
-        spdlog::critical("worker: the gate answered {} decisions for {} calls", decisions.size(), asking.size());
-        std::abort();
-    }
+    ORCH_INVARIANT(decisions.size() == asking.size(), "the gate answered {} decisions for {} calls",
+                   decisions.size(), asking.size());
     for (std::size_t i = 0; i < asking.size(); ++i) {
         if (decisions[i].allowed) {
             take_step(*asking[i].c, std::move(asking[i].d));
@@ -464,7 +509,7 @@ void worker::impl::ask_gate(std::vector<gated>& asking) {
             continue;
         }
         claimed& c = *asking[i].c;
-        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason}, asking[i].t);
+        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason, g.code}, asking[i].t);
         if (deferred.valid) {
             c.state = deferred.next;
         }
@@ -479,9 +524,10 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycl
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
     }
-    std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::string>>> events;
+    std::map<std::int64_t, std::vector<std::pair<std::int64_t, event_kind>>> events;
     for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
-        events[r[0].as<std::int64_t>()].emplace_back(r[1].as<std::int64_t>(), r[2].as<std::string>());
+        events[r[0].as<std::int64_t>()].emplace_back(
+            r[1].as<std::int64_t>(), event_kind_from_string(r[2].as<std::string>()).value_or(event_kind::other));
     }
     json lost = json::array();
     record_rows transitions(batch_rows::transition);
@@ -629,29 +675,34 @@ void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
         gate->released(target, *c.campaign, *c.call);
         cs::time_point until = t + std::chrono::hours(1);
         std::string why;
+        cs::wait_code code = cs::wait_code::none;
         switch (r.why) {
         case ledger::refusal::campaign_budget:
             until = t;  // parked with its campaign; runs as soon as a raised budget resumes it
             why = "paused: budget exhausted";
+            code = cs::wait_code::campaign_budget;
             parked.insert(c.campaign_id);
             break;
-        // These two reasons are matched by schema/queries/engine/wake_budget_waits.sql (a raised
-        // cap wakes the leads waiting for it): keep them in step.
+        // These two codes are matched by schema/queries/engine/wake_budget_waits.sql (a raised
+        // cap wakes the leads waiting for it).
         case ledger::refusal::day_budget:
             until = r.retry_at;
             why = "waiting for the campaign's daily budget (tomorrow, UTC)";
+            code = cs::wait_code::day_budget;
             break;
         case ledger::refusal::account_budget:
             until = t + std::chrono::hours(24);
             why = "the campaign's budget for account " + c.account_id + " is spent";
+            code = cs::wait_code::account_budget;
             break;
         case ledger::refusal::no_budget:
         case ledger::refusal::none:
             until = t + std::chrono::minutes(5);
             why = "the campaign has no budget in the ledger (apply it again)";
+            code = cs::wait_code::no_budget;
             break;
         }
-        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why}, t);
+        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why, code}, t);
         if (d.valid) {
             c.state = d.next;
         } else {
@@ -724,7 +775,8 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
                 o.event.retry_at = std::max(o.event.retry_at, *not_before);
             }
         }
-        auto d = cs::decide(*c.campaign, c.lead, c.state, o.event, t);
+        auto d = o.stop_reason.empty() ? cs::decide(*c.campaign, c.lead, c.state, o.event, t)
+                                       : cs::decide(*c.campaign, c.lead, c.state, cs::ev_cancel{o.stop_reason}, t);
         cs::enrollment_state next = c.state;
         if (d.valid) {
             next = d.next;
@@ -737,14 +789,15 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
             next.step.clear();
             next.reconcile = false;
             next.reason = "internal: " + d.why;
+            next.wait = cs::wait_code::none;
         }
         nexts.push_back(std::move(next));
         // The ledger: what the API charged is posted (the rest of the reservation released); a
         // call that may have been charged without our knowing posts its whole reservation; a
         // failure that cost nothing voids it.
-        if (o.attempt_outcome == "uncertain") {
+        if (o.attempt_outcome == attempt_outcome::uncertain) {
             posts.emplace_back(c.attempt_id, std::max(o.credits, credits_upper_bound(*c.call)));
-        } else if (o.attempt_outcome == "transient" || o.attempt_outcome == "permanent") {
+        } else if (failed_without_effect(o.attempt_outcome)) {
             if (o.credits > 0) {
                 posts.emplace_back(c.attempt_id, o.credits);
             } else {
@@ -850,12 +903,15 @@ void worker::impl::write_settle(pqxx::work& tx, const unsettled::replay& r, bool
     w.calls += r.calls;
 }
 
-// One transaction: settle the previous batch's calls (if any), claim and start the next batch,
-// wake_pending over every row written and released (its fresh snapshot catches inbox events
-// committed while those statements ran), then the ledger. Returns whether a batch was claimed.
-bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::optional<unsettled>& pending,
-                         const std::string& owner) {
+// One transaction: settle the calls that have come back (if any), claim up to `room` rows (those
+// settled rows whose next step is due at once count against it), write every new state and
+// intent, wake_pending over every row written and released (its fresh snapshot catches inbox
+// events committed while those statements ran), then the ledger. The rows with a call come back
+// to the lane, to be started once this commits.
+worker::impl::cycle_result worker::impl::cycle(pqxx::connection& conn, std::optional<unsettled>& pending,
+                                               const std::string& owner, std::size_t room) {
     std::vector<claimed> batch;  // the settled rows that go on at once (claimed::settled), then the claimed ones
+    cycle_result result;
     try {
         pqxx::work tx(conn);
         json touched = json::array();
@@ -864,9 +920,13 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
             settle(tx, *pending, touched, w, &batch);
             pending->let_go();
         }
-        const auto room = cfg.batch_size - static_cast<std::int64_t>(batch.size());
-        if (!stopping && room > 0) {
-            claim(tx, room, batch);
+        if (!stopping && room > batch.size()) {
+            const auto asked = static_cast<std::int64_t>(room - batch.size());
+            const auto before = batch.size();
+            claim(tx, asked, batch);
+            result.drained = static_cast<std::int64_t>(batch.size() - before) < asked;
+        } else {
+            result.drained = stopping;
         }
         if (!batch.empty()) {
             start_calls(tx, batch, w);
@@ -911,81 +971,94 @@ bool worker::impl::cycle(pqxx::connection& conn, std::mt19937_64& rng, std::opti
         throw;
     }
     pending.reset();
-    if (batch.empty()) {
-        return false;
-    }
-    unsettled next;
-    auto run = std::make_shared<call_run>();
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        claimed& c = batch[i];
-        if (!c.call) {
-            continue;
-        }
-        next.calls.push_back(i);
-        run->jobs.push_back(&c);
-    }
-    if (next.calls.empty()) {
-        return true;
-    }
-    // The batch's calls run on at most this lane's share of the API connections at once: a call
-    // beyond them would only wait for a connection, holding its coroutine frames meanwhile (about
-    // 4 KB each), so the others wait in the queue as plain rows.
-    run->results.resize(run->jobs.size());
-    run->failures.resize(run->jobs.size());
-    run->remaining = run->jobs.size();
-    std::future<void> done = run->done.get_future();
-    run->rng = &rng;
-    const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
-    const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
-    for (std::size_t k = 0; k < std::min(share, run->jobs.size()); ++k) {
-        asio::co_spawn(io, run_calls(run), asio::detached);
-    }
-    done.get();
-    for (const auto& failure : run->failures) {
-        if (failure) {
-            std::rethrow_exception(failure);
+    for (auto& c : batch) {
+        if (c.call) {
+            result.calls.push_back(std::make_unique<claimed>(std::move(c)));
         }
     }
-    next.outcomes = std::move(run->results);
-    next.batch = std::move(batch);
-    pending = std::move(next);
-    return true;
+    return result;
 }
 
-asio::awaitable<void> worker::impl::run_calls(std::shared_ptr<call_run> run) {
-    std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
-    while (run->next < run->jobs.size()) {
-        const std::size_t i = run->next++;
-        const claimed& job = *run->jobs[i];
-        // Built per call rather than held per job: the copies of its strings live while the call
-        // runs, not while the batch waits.
-        const call_target target = target_of(job);
-        try {
-            // The send-time check: a cooldown or an unavailable account seen since the batch was
-            // claimed holds the call (not sent, no attempt spent, its take given back by after()).
-            if (auto until = gate->hold(target, *job.call, now())) {
-                call_outcome held;
-                held.event.call = job.call->kind;
-                held.event.reconcile = job.call->reconcile;
-                held.event.kind = cs::result_kind::throttled;
-                held.event.retry_at = *until;
-                held.event.reason = "not sent: a cooldown or an unavailable account holds it";
-                held.attempt_outcome = "transient";
-                held.error = held.event.reason;
-                run->results[i] = std::move(held);
-            } else {
-                call_outcome o =
-                    co_await execute(*api, target, *job.call, backoff, job.state.attempt, clock, *run->rng);
-                gate->answered(target, *job.campaign, *job.call, o);
-                run->results[i] = std::move(o);
-            }
-        } catch (...) {
-            run->failures[i] = std::current_exception();
-        }
-        if (--run->remaining == 0) {
-            run->done.set_value();
-        }
+void worker::impl::enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs) {
+    q->in_flight += jobs.size();
+    asio::post(io, [this, q, jobs = std::move(jobs)] {
+        q->waiting.insert(q->waiting.end(), jobs.begin(), jobs.end());
+        pump(q);
+    });
+}
+
+// Network thread: starts queued calls while fewer than the lane's share are running. A call
+// beyond the share would only wait for a connection, holding its coroutine frames meanwhile
+// (about 4 KB each), so the others wait in the queue as plain rows.
+void worker::impl::pump(const std::shared_ptr<call_queue>& q) {
+    while (q->running < q->limit && !q->waiting.empty()) {
+        claimed* job = q->waiting.front();
+        q->waiting.pop_front();
+        ++q->running;
+        asio::co_spawn(io, run_one(q, job), asio::detached);
     }
+}
+
+asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claimed* job) {
+    std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
+    call_queue::finished f;
+    f.enrollment_id = job->enrollment_id;
+    try {
+        const call_target target = target_of(*job);
+        // The send-time checks. A person put on the do-not-contact list since the row was
+        // claimed is not contacted: the call is not sent and the lead stops. A cooldown or an
+        // unavailable account seen since then holds the call (not sent, no attempt spent, its
+        // take given back by after()).
+        if (!job->call->reconcile && cs::is_side_effecting(job->call->kind) &&
+            do_not_contact.blocks(job->profile_url, job->company)) {
+            call_outcome stopped;
+            stopped.event.call = job->call->kind;
+            stopped.event.kind = cs::result_kind::transient;
+            stopped.event.retry_at = now();
+            stopped.event.reason = "not sent: do-not-contact";
+            stopped.attempt_outcome = attempt_outcome::transient;
+            stopped.error = stopped.event.reason;
+            stopped.stop_reason = dnc::stopped_reason;
+            f.outcome = std::move(stopped);
+        } else if (auto until = gate->hold(target, *job->call, now())) {
+            call_outcome held;
+            held.event.call = job->call->kind;
+            held.event.reconcile = job->call->reconcile;
+            held.event.kind = cs::result_kind::throttled;
+            held.event.retry_at = *until;
+            held.event.reason = "not sent: a cooldown or an unavailable account holds it";
+            held.attempt_outcome = attempt_outcome::transient;
+            held.error = held.event.reason;
+            f.outcome = std::move(held);
+        } else {
+            call_outcome o = co_await execute(*api, target, *job->call, backoff, job->state.attempt, clock, q->rng);
+            gate->answered(target, *job->campaign, *job->call, o);
+            f.outcome = std::move(o);
+        }
+    } catch (...) {
+        f.failure = std::current_exception();
+    }
+    --q->running;
+    --q->in_flight;
+    const bool all_back = q->running == 0 && q->waiting.empty();
+    bool wake = false;
+    {
+        std::lock_guard lock(q->m);
+        q->done.push_back(std::move(f));
+        // The lane is woken when its first call comes back (it then times the settle delay),
+        // when a batch's worth is back, and when nothing is left running: not once per call (a
+        // wake-up per call cost a futex wake-up and a context switch per call).
+        if (q->done.size() == 1) {
+            q->first_done = std::chrono::steady_clock::now();
+            wake = true;
+        }
+        wake = wake || all_back || q->done.size() >= static_cast<std::size_t>(cfg.batch_size) ||
+               q->done.back().failure != nullptr;
+    }
+    if (wake) {
+        q->cv.notify_all();
+    }
+    pump(q);
 }
 
 void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner) {
@@ -1016,42 +1089,39 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>
     pending.reset();
 }
 
-std::uint64_t worker::impl::wake_seen() {
-    std::lock_guard lock(wake_mutex);
-    return wake_seq;
-}
-
-// Sleeps up to idle_poll_ms, less when a wake-up arrived since `seen` (read before the claim
-// that found nothing, so a wake-up in between is not lost) or a stop was requested.
-void worker::impl::idle_wait(std::uint64_t seen) {
-    std::unique_lock lock(wake_mutex);
-    wake_cv.wait_for(lock, std::chrono::milliseconds(cfg.idle_poll_ms),
-                     [&] { return wake_seq != seen || stopping.load(); });
-}
-
 // LISTEN orch_wake on a connection of its own; every notification wakes the idle lanes.
 void worker::impl::listen() {
     struct receiver final : pqxx::notification_receiver {
         impl& self;
         receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_wake"), self(s) {}
-        void operator()(const std::string&, int) override {
-            {
-                std::lock_guard lock(self.wake_mutex);
-                ++self.wake_seq;
-            }
-            self.wake_cv.notify_all();
-        }
+        void operator()(const std::string&, int) override { self.notify_lanes(); }
+    };
+    struct dnc_receiver final : pqxx::notification_receiver {
+        bool changed = false;
+        explicit dnc_receiver(pqxx::connection& c) : pqxx::notification_receiver(c, dnc::changed_channel) {}
+        void operator()(const std::string&, int) override { changed = true; }
     };
     while (!stopping) {
         try {
             pqxx::connection conn(cfg.database_url);
             receiver r(conn, *this);
+            dnc_receiver list_changed(conn);
+            // Listening first, then loading: an add committed in between is in the load or
+            // notifies after it.
+            do_not_contact.load(conn);
+            auto loaded = std::chrono::steady_clock::now();
+            const auto reload_every = std::chrono::seconds(dnc::mirror::reload_every_seconds);
             while (!stopping) {
                 // Notifications libpq already read (with LISTEN's answer, say) first: the socket
                 // does not show them. A broken connection makes the socket readable too, and
                 // get_notifs() then throws.
                 conn.get_notifs();
-                wait_readable_or_stop(conn.sock(), 60'000);
+                if (list_changed.changed || std::chrono::steady_clock::now() - loaded >= reload_every) {
+                    list_changed.changed = false;
+                    do_not_contact.load(conn);
+                    loaded = std::chrono::steady_clock::now();
+                }
+                wait_readable_or_stop(conn.sock(), 1'000);
             }
         } catch (const std::exception& e) {
             spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
@@ -1062,23 +1132,115 @@ void worker::impl::listen() {
 }
 
 void worker::impl::lane(int index) {
-    std::mt19937_64 rng(std::random_device{}() ^ static_cast<std::uint64_t>(index));
+    const std::shared_ptr<call_queue> q = queues[static_cast<std::size_t>(index)];
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.
     const std::string owner = cfg.worker_id + "/" + std::to_string(index);
+    using steady = std::chrono::steady_clock;
+    const auto settle_delay = std::chrono::milliseconds(cfg.settle_delay_ms);
+    const auto idle_poll = std::chrono::milliseconds(cfg.idle_poll_ms);
+    // The rows this lane leased whose calls are queued or running: at most batch_size, so a
+    // lane's memory and the rows it keeps from other lanes are bounded; the calls themselves run
+    // at most the lane's share of the API connections at once.
+    const auto max_held = static_cast<std::size_t>(cfg.batch_size);
+    const std::size_t claim_min = std::max<std::size_t>(1, max_held / 2);
+    std::unordered_map<std::int64_t, std::unique_ptr<claimed>> held;
     std::unique_ptr<pqxx::connection> conn;
     std::optional<unsettled> pending;
-    while (!stopping || pending) {
+    bool drained = false;  // the last claim found less than it asked for
+    std::uint64_t wakes_seen = 0;
+    steady::time_point last_claim{};
+    for (;;) {
+        std::vector<call_queue::finished> back;
+        bool claim_now = false;
+        {
+            std::unique_lock lock(q->m);
+            for (;;) {
+                const bool stop = stopping;
+                const auto t = steady::now();
+                const std::size_t running = held.size() - q->done.size();
+                if (stop && running == 0 && q->done.empty()) {
+                    break;
+                }
+                const bool settle_now =
+                    !q->done.empty() && (stop || running == 0 || q->done.size() >= max_held ||
+                                          t - q->first_done >= settle_delay);
+                // A claim rides along with every settle; on its own it waits until half the
+                // lane's rows are free, so that a lane does not commit a transaction per call.
+                const std::size_t free = stop || running >= max_held ? 0 : max_held - running;
+                const bool may_claim =
+                    free > 0 && (!drained || q->wakes != wakes_seen || t - last_claim >= idle_poll);
+                claim_now = may_claim && (settle_now || free >= claim_min);
+                if (settle_now || claim_now) {
+                    break;
+                }
+                auto until = t + std::chrono::seconds(1);
+                if (!q->done.empty()) {
+                    until = std::min(until, q->first_done + settle_delay);
+                }
+                if (free >= claim_min) {
+                    until = std::min(until, last_claim + idle_poll);
+                }
+                q->cv.wait_until(lock, until);
+            }
+            back.swap(q->done);
+            wakes_seen = q->wakes;
+        }
+        if (back.empty() && !claim_now) {
+            break;  // stopping, and nothing is left in flight
+        }
+        if (!back.empty()) {
+            unsettled u;
+            u.batch.reserve(back.size());
+            for (auto& f : back) {
+                auto it = held.find(f.enrollment_id);
+                ORCH_INVARIANT(it != held.end(), "lane {} got back a call it does not hold (enrollment {})", index,
+                               f.enrollment_id);
+                if (f.failure) {
+                    // Its lease expires and whoever claims it next reconciles it.
+                    try {
+                        std::rethrow_exception(f.failure);
+                    } catch (const std::exception& e) {
+                        spdlog::error("worker: lane={} enrollment={} call failed: {}", index, f.enrollment_id,
+                                      e.what());
+                    } catch (...) {
+                        spdlog::error("worker: lane={} enrollment={} call failed", index, f.enrollment_id);
+                    }
+                    held.erase(it);
+                    continue;
+                }
+                u.calls.push_back(u.batch.size());
+                u.batch.push_back(std::move(*it->second));
+                u.outcomes.push_back(std::move(f.outcome));
+                held.erase(it);
+            }
+            if (!u.calls.empty()) {
+                pending = std::move(u);
+            }
+        }
         try {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
             }
-            auto seen = wake_seen();
-            bool worked = cycle(*conn, rng, pending, owner);
+            const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
+            if (claim_now) {
+                last_claim = steady::now();
+            }
+            auto r = cycle(*conn, pending, owner, claim_now ? room : 0);
             ++stats.cycles;
-            if (!worked && !stopping) {
-                idle_wait(seen);
+            if (claim_now) {
+                drained = r.drained;
+            }
+            if (!r.calls.empty()) {
+                std::vector<claimed*> jobs;
+                jobs.reserve(r.calls.size());
+                for (auto& c : r.calls) {
+                    jobs.push_back(c.get());
+                    const auto id = c->enrollment_id;
+                    held.emplace(id, std::move(c));
+                }
+                enqueue(q, std::move(jobs));
             }
         } catch (const pqxx::broken_connection& e) {
             spdlog::warn("worker: lane={} database connection lost ({}); reconnecting", index, e.what());
@@ -1125,6 +1287,11 @@ int worker::run(bool exit_when_idle) {
         return 2;
     }
     m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
+    {
+        // Before the first call: the listener reloads it from then on.
+        store s(m.cfg.database_url);
+        m.do_not_contact.load(s.connection());
+    }
     auto guard = asio::make_work_guard(m.io);
     std::thread net([&m] { m.io.run(); });
     std::thread listener([&m] { m.listen(); });
@@ -1134,15 +1301,42 @@ int worker::run(bool exit_when_idle) {
     }
     spdlog::info("worker: {} started with {} lanes, batch {}, API {}", m.cfg.worker_id, m.cfg.worker_lanes,
                  m.cfg.batch_size, m.cfg.api_url);
-    if (exit_when_idle) {
-        store s(m.cfg.database_url);
+    {
+        std::optional<store> s;
+        if (exit_when_idle) {
+            s.emplace(m.cfg.database_url);
+        }
+        const auto every = std::chrono::seconds(m.cfg.progress_log_seconds);
+        auto last = std::chrono::steady_clock::now();
+        std::uint64_t last_transitions = 0;
+        std::uint64_t last_calls = 0;
         while (!m.stopping) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
             // the run (the demo's, a benchmark's) close to when the last lead finished.
-            m.wait_readable_or_stop(-1, 20);
-            pqxx::nontransaction tx(s.connection());
-            if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
-                m.stop();
+            m.wait_readable_or_stop(-1, exit_when_idle ? 20 : 1000);
+            if (s) {
+                pqxx::nontransaction tx(s->connection());
+                if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
+                    m.stop();
+                }
+            }
+            const auto t = std::chrono::steady_clock::now();
+            if (every.count() > 0 && t - last >= every) {
+                const auto transitions = m.stats.transitions.load();
+                const auto calls = m.stats.calls.load();
+                const double secs = std::chrono::duration<double>(t - last).count();
+                std::size_t in_flight = 0;
+                for (const auto& lane_queue : m.queues) {
+                    in_flight += lane_queue->in_flight.load();
+                }
+                spdlog::info("worker: progress: {} transitions ({:.0f}/s), {} API calls ({:.1f}/s) in the last {:.0f} s; "
+                             "{} calls queued or in flight; {} in total",
+                             transitions - last_transitions, static_cast<double>(transitions - last_transitions) / secs,
+                             calls - last_calls, static_cast<double>(calls - last_calls) / secs, secs, in_flight,
+                             transitions);
+                last = t;
+                last_transitions = transitions;
+                last_calls = calls;
             }
         }
     }

@@ -3,16 +3,25 @@
 // Threads: `worker_lanes` lanes, each a loop on its own Postgres connection (libpqxx blocks, hot
 // statements prepared once), one network thread running the Outreach client's io_context (all
 // API calls of all lanes are coroutines there; no thread per request), and one listener on
-// LISTEN orch_wake that wakes idle lanes at once when an event, an apply, a resume or a
-// reconnect made work due. A lane's cycle is one transaction:
-//   1. settle the previous batch's calls: each outcome and the state decide() chose after it, as
+// LISTEN orch_wake that wakes lanes at once when an event, an apply, a resume or a reconnect made
+// work due. The call path streams:
+//   - a lane holds at most batch_size leased rows whose calls are queued or running, and runs at
+//     most its share of api_pool_size calls at once; a queued call starts the moment a running
+//     one returns, and checks the gate's send-time mirror as it leaves (a cooldown or an
+//     unavailable account another call just reported holds it);
+//   - finished calls go back to the lane, which settles them in small batches: when
+//     settle_delay_ms has passed since the first came back, when batch_size are back, or when
+//     nothing is left running. No call waits for a batch's slowest one.
+// A lane's cycle is one transaction:
+//   1. settle the calls that came back: each outcome and the state decide() chose after it, as
 //      a compare-and-set on (calling, lease owner: the lane's, "<worker_id>/<lane>"); a row whose
 //      next step is due at once stays with the lane (engine/chain_hold) and goes on in step 2;
-//   2. claim due enrollments (FOR UPDATE SKIP LOCKED) up to batch_size with those, apply their
+//   2. claim due enrollments (FOR UPDATE SKIP LOCKED) into the lane's free room, apply their
 //      inbox events and the due step through campaigns::decide, write every new state and, for
 //      each API call, the intent row with a lease on the enrollment -> commit;
-//   then run the calls concurrently on the network thread and loop. (If the transaction fails,
-//   the settle is retried alone so finished calls do not wait for their lease.)
+//   then queue the new calls. A claim rides along with every settle; on its own it waits until
+//   half the lane's room is free, so a lane does not commit once per call. (If the transaction
+//   fails, the settle is retried alone so finished calls do not wait for their lease.)
 // A worker killed anywhere leaves enrollments either untouched, or `calling` with an intent and a
 // lease that expires; whoever claims them next reconciles before resending.
 //

@@ -7,6 +7,9 @@
 //   GET  /control/events?since_ms=N        every published event
 //   GET  /control/accounts                 every account with its status
 //   GET  /control/people?offset=N&limit=M  people of the world (profile URLs for tests)
+//   GET  /control/stats?since_ms=N&until_ms=M   requests, applied latency (mean, percentiles) of
+//                                          the requests answered in [N, M), injected 429s, Retry-After
+//                                          windows and the requests that arrived inside one
 //   GET  /control/settings                 current settings
 //   POST /control/settings {key: value}    change simulation, rate-limit and fault settings
 //   POST /control/events {type, account_id, profile_url, text, reason}
@@ -184,6 +187,14 @@ asio::awaitable<api::handler_result> service::handle_control(api::request& req, 
                                    {"last_name", p.last_name}});
             }
             co_return reply(200, json{{"people", out}, {"total", people.size()}});
+        }
+        if (path == "/control/stats" && get) {
+            auto since = query_ms(q, "since_ms");
+            auto until = query_ms(q, "until_ms");
+            if (until != 0 && until < since) {
+                throw control_error{400, "until_ms must not be before since_ms"};
+            }
+            co_return reply(200, traffic().stats(since, until));
         }
         if (path == "/control/settings" && get) {
             json out = json::object();

@@ -435,10 +435,106 @@ void service::check_account_cap(account_state& account, const std::string& actio
 
 namespace {
 
+// Marks (in api_error::extra, never sent) the 429s whose window the sandbox itself enforces.
+constexpr const char* enforced_window_marker = "enforced_window";
+
+std::string account_scope_id(const std::string& account_id, const std::string& action) {
+    return account_id + "\n" + action;
+}
+
+} // namespace
+
+void service::note_key_arrival(const request_record& rec) {
+    if (const auto* w = traffic_.inside(limit_scope::key, rec.key, rec.arrived)) {
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::key);
+            return;
+        }
+        traffic_.violation(limit_scope::key, json{{"scope", "key"},
+                                                  {"key", rec.key},
+                                                  {"path", rec.path},
+                                                  {"arrived_ms", unix_ms(rec.arrived)},
+                                                  {"window_start_ms", unix_ms(w->start)},
+                                                  {"window_end_ms", unix_ms(w->end)}});
+    }
+}
+
+void service::check_account_window(const account_state& account, const request_record& rec) {
+    if (const auto* w = traffic_.inside(limit_scope::account_action, account_scope_id(account.id, rec.action),
+                                        rec.arrived)) {
+        if (rec.arrived < w->start + std::chrono::milliseconds(cfg_.retry_after_grace_ms)) {
+            traffic_.in_flight(limit_scope::account_action);
+        } else {
+            traffic_.violation(limit_scope::account_action, json{{"scope", "account_action"},
+                                                                 {"key", rec.key},
+                                                                 {"account_id", account.id},
+                                                                 {"action", rec.action},
+                                                                 {"arrived_ms", unix_ms(rec.arrived)},
+                                                                 {"window_start_ms", unix_ms(w->start)},
+                                                                 {"window_end_ms", unix_ms(w->end)}});
+        }
+        if (rec.arrived < w->enforced_end) {
+            // An injected 429's scope is still limited for a request that arrived inside it.
+            json extra = {{enforced_window_marker, true}};
+            if (cfg_.retry_after) {
+                auto left_ms = std::chrono::duration_cast<std::chrono::milliseconds>(w->enforced_end - now()).count();
+                extra["retry_after_s"] = std::max<std::int64_t>(1, (left_ms + 999) / 1000);
+            }
+            throw api_error("RATE_LIMITED", 429,
+                            "too many '" + rec.action + "' requests for account " + account.id +
+                                "; the Retry-After of an earlier answer has not passed",
+                            extra);
+        }
+    }
+    if (cfg_.rate_limited_rate > 0 && rng_.chance(cfg_.rate_limited_rate)) {
+        traffic_.injected_rate_limited();
+        json extra = {{enforced_window_marker, true}};
+        if (cfg_.retry_after) {
+            extra["retry_after_s"] = cfg_.rate_limited_retry_after_s;
+        }
+        throw api_error("RATE_LIMITED", 429,
+                        "too many '" + rec.action + "' requests for account " + account.id +
+                            "; retry later with backoff",
+                        extra);
+    }
+}
+
+void service::note_rate_limited(const api_error& e, const request_record& rec, limit_scope scope) {
+    if (e.code() != "RATE_LIMITED") {
+        return;
+    }
+    auto it = e.extra().find("retry_after_s");
+    if (it == e.extra().end() || !it->is_number_integer()) {
+        return; // no Retry-After: no window was announced
+    }
+    std::string id;
+    if (scope == limit_scope::key) {
+        id = rec.key;
+    } else if (!rec.account_id.empty() && !rec.action.empty()) {
+        id = account_scope_id(rec.account_id, rec.action);
+    }
+    if (id.empty()) {
+        return;
+    }
+    auto start = now();
+    traffic_.opened(scope, id, start, start + std::chrono::seconds(it->get<std::int64_t>()),
+                    e.extra().contains(enforced_window_marker));
+}
+
+void service::note_finished(const request_record& rec, bool answered) {
+    traffic_.request();
+    if (answered) {
+        traffic_.answered(now(), rec.latency_ms, cfg_.request_log_max);
+    }
+}
+
+namespace {
+
 // Turns an api_error into the HTTP answer (with Retry-After where the error carries one).
 api::response error_reply(const settings& cfg, const api::request& req, const api_error& e, const std::string& action,
                           const std::string& account_id, time_point now) {
     json body = error_envelope(cfg, e, action, account_id, now);
+    body["error"].erase(enforced_window_marker);
     std::optional<std::int64_t> retry_after;
     if (auto it = body["error"].find("retry_after_s"); it != body["error"].end()) {
         retry_after = it->get<std::int64_t>();
@@ -582,16 +678,20 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
     }
 
     request_record rec;
+    rec.arrived = now();
     rec.method = std::string(req.method_string());
     rec.path = path;
     auto finish = [&](api::handler_result result) {
         rec.at_ms = unix_ms(now());
-        if (result.what == api::handler_result::kind::respond) {
+        bool answered = result.what == api::handler_result::kind::respond;
+        if (answered) {
             rec.status = static_cast<int>(result.res.result_int());
         }
+        note_finished(rec, answered);
         log_request(rec);
         return result;
     };
+    bool past_key_rate = false; // a 429 before it is the key's; after it, the account's
     try {
         auto key_header = req["x-api-key"];
         if (key_header.empty()) {
@@ -602,10 +702,12 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
             throw invalid_api_key("the API key is invalid or expired");
         }
         rec.key = key->key;
+        note_key_arrival(rec);
         check_key_rate(*key, now());
-        if (cfg_.latency_ms_max > 0) {
-            asio::steady_timer t(executor_, std::chrono::milliseconds(
-                                                rng_.between(cfg_.latency_ms_min, cfg_.latency_ms_max)));
+        past_key_rate = true;
+        rec.latency_ms = draw_latency_ms(cfg_, rng_);
+        if (rec.latency_ms > 0) {
+            asio::steady_timer t(executor_, std::chrono::milliseconds(rec.latency_ms));
             co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
         }
         switch (r) {
@@ -619,6 +721,7 @@ asio::awaitable<api::handler_result> service::handle_api(api::request& req, beas
         }
     } catch (const api_error& e) {
         rec.error_code = e.code();
+        note_rate_limited(e, rec, past_key_rate ? limit_scope::account_action : limit_scope::key);
         co_return finish(api::handler_result::reply(error_reply(cfg_, req, e, rec.action, rec.account_id, now())));
     }
     co_return finish(api::handler_result::reply(json_reply(req, 500, json{{"success", false}})));
@@ -669,6 +772,7 @@ asio::awaitable<api::handler_result> service::handle_action(api::request& req, c
         throw api_error("INVALID_ACTION", 400,
                         "action '" + rec.action + "' is not supported on /v2/" + category + " (supported: " + known + ")");
     }
+    check_account_window(*account, rec);
     check_account_cap(*account, rec.action, now());
 
     // Faults, drawn before the handler so that they never leave a half-done effect.
@@ -710,16 +814,20 @@ asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const
                                                         std::map<std::string, std::string> path_params,
                                                         const std::map<std::string, std::string>& query,
                                                         request_record& rec) {
+    rec.arrived = now();
     auto finish = [&](api::handler_result result) {
         rec.at_ms = unix_ms(now());
-        if (result.what == api::handler_result::kind::respond) {
+        bool answered = result.what == api::handler_result::kind::respond;
+        if (answered) {
             rec.status = static_cast<int>(result.res.result_int());
         }
+        note_finished(rec, answered);
         log_request(rec);
         return result;
     };
     key_state* key = nullptr;
     std::int64_t charged = 0;
+    bool past_key_rate = false;
     try {
         auto key_header = req["x-api-key"];
         if (key_header.empty()) {
@@ -730,10 +838,12 @@ asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const
             throw invalid_api_key("the API key is invalid or expired");
         }
         rec.key = key->key;
+        note_key_arrival(rec);
         check_key_rate(*key, now());
-        if (cfg_.latency_ms_max > 0) {
-            asio::steady_timer t(executor_, std::chrono::milliseconds(
-                                                rng_.between(cfg_.latency_ms_min, cfg_.latency_ms_max)));
+        past_key_rate = true;
+        rec.latency_ms = draw_latency_ms(cfg_, rng_);
+        if (rec.latency_ms > 0) {
+            asio::steady_timer t(executor_, std::chrono::milliseconds(rec.latency_ms));
             co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
         }
         json empty = json::object();
@@ -781,6 +891,9 @@ asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const
             key->charged_by_action[route.name] -= charged;
         }
         rec.error_code = e.code();
+        if (!past_key_rate) {
+            note_rate_limited(e, rec, limit_scope::key); // V1 has no per-account limits
+        }
         int status = (e.code() == "RATE_LIMITED" || e.code() == "INTERNAL_ERROR") ? e.http_status() : 200;
         json out = {{"status", "error"}, {"message", e.what()}, {"code", e.code()}};
         for (const auto& [k, v] : e.extra().items()) {

@@ -9,6 +9,7 @@
 #include "api/http_server.hpp"
 #include "sandbox/settings.hpp"
 #include "sandbox/state.hpp"
+#include "sandbox/traffic.hpp"
 #include "sandbox/util.hpp"
 #include "sandbox/world.hpp"
 
@@ -220,6 +221,9 @@ public:
         return *static_cast<T*>(slot.get());
     }
 
+    // Latency applied and Retry-After windows announced (GET /control/stats).
+    const traffic_monitor& traffic() const { return traffic_; }
+
     // Disconnects an account (control interface): disconnection event, then ACCOUNT_INACTIVE
     // until the next login.
     void disconnect_account(account_state& account, const std::string& reason);
@@ -243,6 +247,15 @@ private:
     // Applies the per-key rate limit and forced bursts; throws RATE_LIMITED.
     void check_key_rate(key_state& key, time_point now);
     void check_account_cap(account_state& account, const std::string& action, time_point now);
+    // Retry-After windows: counts a request of `key` that arrived inside the key's window.
+    void note_key_arrival(const request_record& rec);
+    // Answers 429 (and counts a violation) for a request that arrived inside the window of its
+    // account and action; then draws the injected RATE_LIMITED answers (rate_limited_rate).
+    void check_account_window(const account_state& account, const request_record& rec);
+    // Remembers the window a 429 with Retry-After announces for its scope.
+    void note_rate_limited(const api_error& e, const request_record& rec, limit_scope scope);
+    // Counts a finished request, and its applied latency when it was answered.
+    void note_finished(const request_record& rec, bool answered);
     void log_request(request_record rec);
     account_state& create_account(key_state& key, const std::string& id, const std::string& seed_text);
     void schedule_monitoring_tick();
@@ -261,6 +274,7 @@ private:
     std::vector<message_record> messages_;
     std::vector<json> visits_;
     std::deque<request_record> request_log_;
+    traffic_monitor traffic_;
     std::uint64_t id_counter_ = 0;
     std::uint64_t event_counter_ = 0;
     time_point last_event_at_{};

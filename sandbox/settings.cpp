@@ -203,8 +203,22 @@ const std::vector<entry>& table() {
         number("key_burst", "bucket size of the per-key rate; 0: one second of rate", &settings::key_burst),
         flag("retry_after", "send a Retry-After header with 429 answers", &settings::retry_after),
         number("retry_after_s", "smallest Retry-After value sent", &settings::retry_after_s),
-        number("latency_ms_min", "added latency per API request, lower bound", &settings::latency_ms_min),
-        number("latency_ms_max", "added latency per API request, upper bound", &settings::latency_ms_max),
+        text("latency_distribution", "latency per API request: uniform (latency_ms_min..max) or lognormal "
+                                     "(latency_median_ms, latency_p99_ms)",
+             &settings::latency_distribution),
+        number("latency_ms_min", "uniform: added latency per API request, lower bound", &settings::latency_ms_min),
+        number("latency_ms_max", "uniform: added latency per API request, upper bound", &settings::latency_ms_max),
+        number("latency_median_ms", "lognormal: median latency per API request", &settings::latency_median_ms),
+        number("latency_p99_ms", "lognormal: 99th percentile of the latency per API request",
+               &settings::latency_p99_ms),
+        number("rate_limited_rate", "share of V2 action requests answered 429 RATE_LIMITED for their account "
+                                    "and action (no effect, no charge)",
+               &settings::rate_limited_rate),
+        number("rate_limited_retry_after_s", "Retry-After of the rate_limited_rate answers (seconds, >= 1)",
+               &settings::rate_limited_retry_after_s),
+        number("retry_after_grace_ms", "requests arriving this soon after their scope's 429 count as in flight, "
+                                       "not as Retry-After violations",
+               &settings::retry_after_grace_ms),
         number("internal_error_rate", "share of action requests answered INTERNAL_ERROR",
                &settings::internal_error_rate),
         number("channel_error_rate", "share of action requests answered CHANNEL_ERROR",
@@ -436,6 +450,28 @@ void validate(const settings& s, std::vector<std::string>& errors) {
     range("accept_delay_ms_min", s.accept_delay_ms_min, "accept_delay_ms_max", s.accept_delay_ms_max);
     range("reply_delay_ms_min", s.reply_delay_ms_min, "reply_delay_ms_max", s.reply_delay_ms_max);
     range("latency_ms_min", s.latency_ms_min, "latency_ms_max", s.latency_ms_max);
+    probability("rate_limited_rate", s.rate_limited_rate);
+    if (s.rate_limited_retry_after_s < 1) {
+        errors.push_back("rate_limited_retry_after_s: must be at least 1 (a Retry-After window of 0 s is none), got " +
+                         std::to_string(s.rate_limited_retry_after_s));
+    }
+    if (s.retry_after_grace_ms < 0 || s.retry_after_grace_ms > 60'000) {
+        errors.push_back("retry_after_grace_ms: must be between 0 and 60000, got " +
+                         std::to_string(s.retry_after_grace_ms));
+    }
+    if (s.latency_distribution != "uniform" && s.latency_distribution != "lognormal") {
+        errors.push_back("latency_distribution: must be uniform or lognormal, got '" + s.latency_distribution + "'");
+    } else if (s.latency_distribution == "lognormal") {
+        if (s.latency_median_ms < 1) {
+            errors.push_back("latency_median_ms: must be at least 1 with latency_distribution lognormal, got " +
+                             std::to_string(s.latency_median_ms));
+        } else if (s.latency_p99_ms < s.latency_median_ms) {
+            errors.push_back("latency_p99_ms (" + std::to_string(s.latency_p99_ms) + ") is below latency_median_ms (" +
+                             std::to_string(s.latency_median_ms) + ")");
+        } else if (s.latency_p99_ms > 600'000) {
+            errors.push_back("latency_p99_ms: at most 600000 (10 minutes), got " + std::to_string(s.latency_p99_ms));
+        }
+    }
     if (s.world_people < 100) {
         errors.push_back("world_people: at least 100 people are needed, got " + std::to_string(s.world_people));
     }

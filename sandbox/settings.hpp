@@ -61,8 +61,20 @@ struct settings {
     std::int64_t retry_after_s = 1;        // value sent when the limiter cannot compute one
 
     // Faults
+    // Latency before each answer: uniform in [latency_ms_min, latency_ms_max] (0/0: none), or
+    // log-normal with the given median and 99th percentile (a long tail, as real APIs have).
+    std::string latency_distribution = "uniform"; // uniform | lognormal
     std::int64_t latency_ms_min = 0;
     std::int64_t latency_ms_max = 0;
+    std::int64_t latency_median_ms = 300;
+    std::int64_t latency_p99_ms = 3'000;
+    // A share of V2 action requests answered 429 RATE_LIMITED for (their account, their action),
+    // with Retry-After rate_limited_retry_after_s (when retry_after is on); no effect, no charge.
+    double rate_limited_rate = 0.0;
+    std::int64_t rate_limited_retry_after_s = 1;
+    // A request of a scope arriving this soon after the scope's 429 was answered may have left
+    // the client before that answer reached it: counted apart, not as a Retry-After violation.
+    std::int64_t retry_after_grace_ms = 10;
     double internal_error_rate = 0.0;
     double channel_error_rate = 0.0;
     double drop_connection_rate = 0.0;     // close the connection without an answer, no effect

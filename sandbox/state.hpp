@@ -238,6 +238,8 @@ struct webhook_state {
 
 struct request_record {
     std::int64_t at_ms = 0;           // unix ms when the request was answered
+    time_point arrived{};             // when it reached the pipeline (Retry-After windows)
+    std::int64_t latency_ms = 0;      // the latency the sandbox applied to it
     std::string key;
     std::string method;
     std::string path;

@@ -195,6 +195,16 @@ std::string encode_key_part(std::string_view part) {
 
 std::string key_scope_key(const std::string& tag) { return "orch:{" + tag + "}:key"; }
 
+std::string cooldown_index_key(const std::string& tag) { return "orch:{" + tag + "}:cooldowns"; }
+
+// A scope's member in the cooldown index: "key", or the account id and the action's number.
+std::string cooldown_member(bool key, std::string_view account_id, action a) {
+    if (key) {
+        return "key";
+    }
+    return "a" + std::to_string(static_cast<int>(a)) + ":" + std::string(account_id);
+}
+
 std::string account_key(const std::string& tag, std::string_view account_id, action a) {
     return "orch:{" + tag + "}:acct:" + encode_key_part(account_id) + ":" + to_string(a);
 }
@@ -277,6 +287,7 @@ struct limiter::impl {
     settings cfg;
     std::string tag;
     std::string key_key;
+    std::string cooldowns_key;
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
 
@@ -303,7 +314,8 @@ struct limiter::impl {
     }
 
     explicit impl(settings s)
-        : cfg(std::move(s)), tag(key_tag(cfg.api_key)), key_key(key_scope_key(tag)), pool(endpoint_of(cfg), cfg) {
+        : cfg(std::move(s)), tag(key_tag(cfg.api_key)), key_key(key_scope_key(tag)),
+          cooldowns_key(cooldown_index_key(tag)), pool(endpoint_of(cfg), cfg) {
         buckets.sha = hex_digest(EVP_sha1(), buckets.text);
     }
 
@@ -699,8 +711,9 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
     std::uniform_real_distribution<double> jitter(0.0, 1.0);
     const bool key = where == scope::key;
     std::vector<std::string> args{
-        "1",
+        "2",
         key ? impl_->key_key : account_key(impl_->tag, c.account_id, c.what),
+        impl_->cooldowns_key,
         "cooldown",
         key ? "key" : "account",
         std::to_string(ra),
@@ -710,6 +723,7 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
         fixed(jitter(thread_rng())),
         std::to_string(s.idle_ttl_ms),
         std::to_string(key ? s.idle_ttl_ms : s.counters_ttl_ms),
+        cooldown_member(key, c.account_id, c.what),
     };
     detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
     if (!rep) {
@@ -754,6 +768,43 @@ bool limiter::refund(const check& c) {
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
     };
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
+}
+
+std::optional<std::vector<active_cooldown>> limiter::cooldowns() {
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, {"1", impl_->cooldowns_key, "cooldowns"});
+    if (!rep || rep->type != REDIS_REPLY_ARRAY) {
+        return std::nullopt;
+    }
+    std::vector<active_cooldown> out;
+    for (std::size_t i = 0; i + 1 < rep->elements; i += 2) {
+        const redisReply* m = rep->element[i];
+        if (m->type != REDIS_REPLY_STRING) {
+            continue;
+        }
+        const std::string_view member(m->str, m->len);
+        active_cooldown a;
+        a.until = wall_in(std::chrono::milliseconds(int_at(rep.get(), i + 1)));
+        if (member == "key") {
+            a.key_scope = true;
+        } else {
+            // "a<action number>:<account id>"; anything else was not written by this version.
+            const auto colon = member.find(':');
+            if (member.size() < 3 || member[0] != 'a' || colon == std::string_view::npos || colon < 2) {
+                continue;
+            }
+            int n = -1;
+            for (char ch : member.substr(1, colon - 1)) {
+                n = ch >= '0' && ch <= '9' ? (n < 0 ? 0 : n) * 10 + (ch - '0') : 1'000;
+            }
+            if (n < 0 || n >= static_cast<int>(action_count)) {
+                continue;
+            }
+            a.what = static_cast<action>(n);
+            a.account_id = std::string(member.substr(colon + 1));
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
 }
 
 std::optional<account_status> limiter::status(const std::string& account_id, const local_day& day,

@@ -202,6 +202,14 @@ struct account_status {
     std::vector<action_status> actions;  // one per action, in enum order
 };
 
+// A scope cooling down after RATE_LIMITED, as the cooldown index lists it.
+struct active_cooldown {
+    bool key_scope = false;   // the API key's; else (account_id, what)
+    std::string account_id;
+    action what = action::check_invitation;
+    std::chrono::system_clock::time_point until;
+};
+
 class limiter {
 public:
     // No connection is made yet. Preconditions: validate(s) is empty (asserted).
@@ -249,6 +257,10 @@ public:
     std::optional<account_status> status(const std::string& account_id, const local_day& day,
                                           const std::array<std::optional<quota>, action_count>& quotas = {},
                                           std::optional<std::int64_t> first_day = std::nullopt);
+
+    // Every scope cooling down now, whoever recorded it, in one round trip (rate_limited() keeps
+    // an index of the cooldowns it sets). nullopt when Redis is unavailable.
+    std::optional<std::vector<active_cooldown>> cooldowns();
 
     // True while the limiter believes Redis is down (between the failure and the next success).
     bool unavailable() const;

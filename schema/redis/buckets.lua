@@ -5,6 +5,8 @@
 --   reset     a success: forget the hit streaks
 --   refund    a taken call surely had no effect: give back its place in the day's counters
 --   status    what `accounts list` and the admin side show
+--   cooldowns every scope cooling down now, from the index the cooldown op keeps (the workers'
+--             send-time mirrors read it in one call, however many accounts there are)
 --
 -- Times (rate, cooldowns, pacing) come from Redis TIME, so every worker on every host agrees; the
 -- caller passes only the local day number of the quota counters (days since 1970-01-01 in the
@@ -289,7 +291,8 @@ end
 if op == 'cooldown' then
     -- KEYS[1] the scope's key; ARGV[2] 'key' or 'account', [3] retry_after_ms (-1 = none),
     -- [4] base_ms, [5] cap_ms, [6] min_ms, [7] jitter in [0, 1) drawn by the caller,
-    -- [8] idle_ttl_ms (memory of the streak after the cooldown), [9] ttl_ms of the scope's record
+    -- [8] idle_ttl_ms (memory of the streak after the cooldown), [9] ttl_ms of the scope's record;
+    -- with KEYS[2] (the cooldown index, a sorted set by end), [10] the scope's member in it
     -- The wait is Retry-After when given, else full-jitter exponential backoff on the streak:
     -- uniform in [0, min(cap, base * 2^streak)], at least min_ms. An existing longer cooldown is
     -- kept. Returns {cooldown_ms from now, streak}.
@@ -323,6 +326,11 @@ if op == 'cooldown' then
     r[o + 1], r[o + 2], r[o + 3] = ends, streak, ends + idle
     local ttl = max(tonumber(ARGV[9]), ends - now + idle)
     if is_key then save_key(KEYS[1], r, ttl) else save_account(KEYS[1], r, tail, ttl) end
+    if KEYS[2] then
+        redis.call('ZADD', KEYS[2], ends, ARGV[10])
+        redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - DAY_MS)
+        redis.call('PEXPIRE', KEYS[2], max(DAY_MS, ends - now + DAY_MS))
+    end
     return {ends - now, streak}
 end
 
@@ -364,6 +372,14 @@ if op == 'refund' then
     end
     if changed then save_account(KEYS[1], a, tail, nil) end
     return max(0, n - 1)
+end
+
+if op == 'cooldowns' then
+    -- KEYS[1] the cooldown index. Read-only. Returns {member, ms left, member, ms left, ...} of
+    -- the scopes whose cooldown ends after now.
+    local r = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
+    for i = 2, #r, 2 do r[i] = tonumber(r[i]) - now end
+    return r
 end
 
 if op == 'status' then

@@ -363,6 +363,17 @@ TEST_F(AdminTest, LeadsPagesCsvAndTimeline) {
     EXPECT_EQ(l["step"], "check");
     EXPECT_TRUE(l["timeline"].is_array());
     EXPECT_NE(l["waiting"].get<std::string>().find("due now"), std::string::npos) << l["waiting"];
+    EXPECT_TRUE(l.contains("wait_code") && l["wait_code"].is_null()) << l.dump();  // waits for nothing
+    // A lead deferred by the gate (as the worker writes it): its code in the view and the pages.
+    env_->scalar("UPDATE enrollments SET reason = 'waiting for the invite day quota of account x', "
+                 "wait_code = 'day_quota' WHERE lead_id = " + lead_id + " RETURNING 1");
+    EXPECT_EQ(get("/v1/campaigns/beta/leads/" + lead_id).body_json()["wait_code"], "day_quota");
+    std::size_t coded = 0;
+    const auto listed = get("/v1/campaigns/beta/leads").body_json();
+    for (const auto& i : listed["items"]) {
+        coded += i["wait_code"] == "day_quota" ? 1 : 0;
+    }
+    EXPECT_EQ(coded, 1u) << listed.dump();
     ASSERT_EQ(call("POST", "/v1/campaigns/beta/pause").status, 200);
     EXPECT_EQ(get("/v1/campaigns/beta/leads/" + lead_id).body_json()["waiting"], "paused: paused by an operator");
     EXPECT_EQ(get("/v1/campaigns/beta/leads/999999").status, 404);
@@ -557,8 +568,8 @@ TEST_F(AdminTest, PutCampaignBudget) {
     EXPECT_EQ(call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300})", "").status, 401);
 
     // Paused for its budget (as the ledger pauses it): a raise resumes it.
-    env_->scalar("UPDATE campaigns SET state = 'paused', pause_reason = 'budget exhausted: test' WHERE name = 'delta' "
-                 "RETURNING 1");
+    env_->scalar("UPDATE campaigns SET state = 'paused', pause_reason = 'budget exhausted: test', pause_code = 'budget' "
+                 "WHERE name = 'delta' RETURNING 1");
     auto raise = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300})");
     ASSERT_EQ(raise.status, 200) << raise.body;
     EXPECT_EQ(raise.body_json()["resumed"], true);

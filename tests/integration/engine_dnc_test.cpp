@@ -361,4 +361,55 @@ TEST_F(DncTest, AddedMidCampaignIsNeverContactedAgain) {
               "0");
 }
 
+// A person put on the list while their invite waits in the worker's queue (the row already
+// leased, `calling`) is not contacted: the worker checks the list before each side-effecting
+// call. One API connection and 1.5 s of sandbox latency keep four of the five invites queued
+// behind the first while the entries are added.
+TEST_F(DncTest, AddedWhileTheCallWaitsInTheQueueIsNotSent) {
+    std::string csv = "profile_url,first_name,company\n";
+    for (int i = 3; i < 8; ++i) {
+        csv += urls_[i] + ",P,Company " + std::to_string(i) + "\n";
+    }
+    write("queued.csv", csv);
+    auto file = write("q.yaml", "name: queued\naccounts: [sender-1]\naudience:\n  file: queued.csv\n" +
+                                    schedule_and_budget() +
+                                    "steps:\n  - id: invite\n    kind: invite\n  - id: finish\n    kind: end\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1",
+                               "--batch-size", "50"});
+    bool leased = false;
+    for (int i = 0; i < 2000 && !leased; ++i) {
+        leased = q("SELECT count(*) FROM enrollments WHERE status = 'calling'") == "5";
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(leased) << worker->log();
+    // Four by profile URL, the fifth by company.
+    json entries = json::array();
+    for (int i = 3; i < 7; ++i) {
+        entries.push_back({{"profile_url", urls_[i]}});
+    }
+    entries.push_back({{"company", "  COMPANY 7 "}});
+    auto added = call("POST", "/v1/dnc", json{{"entries", entries}}.dump());
+    ASSERT_EQ(added.status, 201) << added.body;
+    EXPECT_EQ(added.body_json()["stopped_leads"], 0) << added.body;  // all five are in a call
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+
+    // The one call already on the wire went; no request left for the other four.
+    auto truth = control.get("/control/side-effects").body_json();
+    int requested = 0;
+    for (const auto& inv : truth["invitations"]) {
+        requested += inv["requests"].get<int>();
+    }
+    EXPECT_EQ(requested, 1) << truth.dump();
+    int stopped = 0;
+    for (int i = 3; i < 8; ++i) {
+        stopped += status_of(urls_[i]) == "cancelled|stopped: do-not-contact" ? 1 : 0;
+    }
+    EXPECT_EQ(stopped, 4) << worker->log();
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE error = 'not sent: do-not-contact' AND outcome = 'transient'"),
+              "4");
+}
+
 }  // namespace

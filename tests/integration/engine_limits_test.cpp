@@ -425,6 +425,10 @@ TEST_F(LimitsTest, AnAccountsOwnQuotaHoldsAndAChangeTakesEffectWithoutARestart) 
                   count("SELECT count(*) FROM enrollments e WHERE account_id = '" + a +
                         "' AND status = 'done' AND NOT EXISTS (SELECT 1 FROM step_attempts s "
                         "WHERE s.enrollment_id = e.enrollment_id AND s.call = 'invite')"));
+    // The leads waiting for the quota carry the code the raise below wakes them by (migration 0018).
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE wait_code = 'day_quota'"),
+              count("SELECT count(*) FROM enrollments WHERE reason LIKE '%invite day quota%'"));
+    EXPECT_GT(count("SELECT count(*) FROM enrollments WHERE wait_code = 'day_quota'"), 0);
 
     auto r = env_->run({"accounts", "list", "--format", "json"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -555,6 +559,8 @@ TEST_F(LimitsTest, ADailyCapSpendsExactlyUpToItAndTheLeadsWaitForTheNextDay) {
     auto all_reasons = [&] { return env_->scalar("SELECT string_agg(status || ': ' || reason, E'\\n') FROM enrollments"); };
     ASSERT_TRUE(reached) << "charged " << charged() << "\n" << all_reasons();
     EXPECT_TRUE(still) << charged();
+    // Each of them carries the code the wake-up below matches (migration 0018).
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE wait_code = 'day_budget'"), waiting());
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'daily'"), "active");
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
     // The lead's timeline in the admin API reads this reason; the next run is the next UTC midnight.

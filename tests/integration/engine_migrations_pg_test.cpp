@@ -131,4 +131,95 @@ INSERT INTO events (source_id, account_id, kind, lead_id, payload, received_at) 
     EXPECT_EQ(counts("acc-2"), "3 1 1 0 1 1 1 1 4");
 }
 
+// 0018 on a database the previous version filled: each live lead's wait code from the sentence
+// the engine wrote (every sentence it wrote for a wait), none for a reason that is not a wait or
+// a finished lead; the wake-ups then find the leads by code.
+TEST_F(MigrationsOnAFilledDatabase, WaitCodesAreBackfilledFromTheOldSentences) {
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        for (const auto& m : orch::schema::migrations()) {
+            if (m.version > 4 && m.version < 18) {
+                tx.exec(std::string(m.sql));
+                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
+            }
+        }
+        tx.exec(R"sql(
+INSERT INTO accounts (account_id) VALUES ('acc-1');
+INSERT INTO campaigns (campaign_id, name) VALUES (1, 'old');
+INSERT INTO campaigns (campaign_id, name, state, pause_reason) VALUES
+    (2, 'budget', 'paused', 'budget exhausted: 3 credits short'),
+    (3, 'credits', 'paused', 'credits: the API key is out of credits (INSUFFICIENT_CREDITS)'),
+    (4, 'ended', 'paused', 'ended: end_at 2026-01-01T00:00:00Z passed'),
+    (5, 'held', 'paused', 'holiday'),
+    (6, 'gone', 'cancelled', NULL);
+INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES (1, 1, '{}', '', '');
+INSERT INTO leads (lead_id, canonical_url, profile_url)
+SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 20) g;
+INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status, reason,
+                         next_run_at, due_at, finished_at) VALUES
+    (1, 1, 1, 1, 'acc-1', 'invite', 'ready', 'outside working hours', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (2, 1, 1, 2, 'acc-1', 'invite', 'ready', 'waiting for the API key''s request rate', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (3, 1, 1, 3, 'acc-1', 'invite', 'ready', 'waiting for the API key''s RATE_LIMITED cooldown', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (4, 1, 1, 4, 'acc-1', 'invite', 'ready', 'waiting for the invite RATE_LIMITED cooldown of account acc-1', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (5, 1, 1, 5, 'acc-1', 'invite', 'ready', 'waiting for the invite day quota of account acc-1', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (6, 1, 1, 6, 'acc-1', 'send', 'ready', 'waiting for the send week quota of account acc-1', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (7, 1, 1, 7, 'acc-1', 'invite', 'ready', 'waiting for the campaign''s invite cap on account acc-1', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (8, 1, 1, 8, 'acc-1', 'invite', 'ready', 'waiting for the invite pacing of account acc-1', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (9, 1, 1, 9, 'acc-1', 'invite', 'ready', 'waiting for the rate-limit store (Redis) to come back', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (10, 1, 1, 10, 'acc-1', 'invite', 'ready', 'waiting for the rate limits (bad_input)', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (11, 1, 1, 11, 'acc-1', 'invite', 'ready', 'not sent: a cooldown or an unavailable account holds it', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (12, 1, 1, 12, 'acc-1', 'invite', 'ready', 'RATE_LIMITED: too many requests (HTTP 429)', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (13, 1, 1, 13, 'acc-1', 'invite', 'ready', 'paused: budget exhausted', now(), 'infinity', NULL),
+    (14, 1, 1, 14, 'acc-1', 'invite', 'ready', 'waiting for the campaign''s daily budget (tomorrow, UTC)', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (15, 1, 1, 15, 'acc-1', 'invite', 'ready', 'the campaign''s budget for account acc-1 is spent', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (16, 1, 1, 16, 'acc-1', 'invite', 'ready', 'the campaign has no budget in the ledger (apply it again)', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (17, 1, 1, 17, 'acc-1', 'invite', 'ready', 'HTTP 503 from the API', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (18, 1, 1, 18, 'acc-1', 'invite', 'ready', '', now() + interval '1 hour', now() + interval '1 hour', NULL),
+    (19, 1, 1, 19, 'acc-1', 'invite', 'failed', 'waiting for the invite day quota of account acc-1', now(), now(), now()),
+    (20, 1, 1, 20, 'acc-1', 'wait', 'waiting', 'waiting for the campaign''s daily budget (tomorrow, UTC)', now() + interval '1 hour', now() + interval '1 hour', NULL);
+)sql");
+        tx.commit();
+    }
+    ASSERT_EQ(scalar("SELECT max(version) FROM schema_migrations"), "17");
+    auto r = env_->run({"migrate"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(scalar("SELECT string_agg(enrollment_id || ' ' || COALESCE(wait_code, '-'), ', ' ORDER BY enrollment_id) "
+                     "FROM enrollments"),
+              "1 schedule, 2 key_rate, 3 key_cooldown, 4 account_cooldown, 5 day_quota, 6 week_quota, "
+              "7 campaign_quota, 8 pacing, 9 limits_unavailable, 10 limits_error, 11 throttled, 12 throttled, "
+              "13 campaign_budget, 14 day_budget, 15 account_budget, 16 no_budget, 17 -, 18 -, 19 -, 20 day_budget");
+
+    EXPECT_EQ(scalar("SELECT string_agg(name || ' ' || COALESCE(pause_code, '-'), ', ' ORDER BY campaign_id) "
+                     "FROM campaigns"),
+              "old -, budget budget, credits credits, ended ended, held operator, gone -");
+
+    // The wake-ups match the codes: the quota waiters of acc-1 (5 and 6), then the budget waiters
+    // of campaign 1 (14, 15 and 20); nothing else moves.
+    pqxx::connection c(env_->database_url());
+    {
+        pqxx::work tx(c);
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("accounts/wake_quota_waiters")), "acc-1").affected_rows(),
+                  2u);
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("engine/wake_budget_waits")), 1).affected_rows(), 3u);
+        tx.commit();
+    }
+    EXPECT_EQ(scalar("SELECT string_agg(enrollment_id::text, ' ' ORDER BY enrollment_id) FROM enrollments "
+                     "WHERE due_at <= now() AND status <> 'failed'"),
+              "5 6 14 15 20");
+
+    // The resumes match the pause codes: a raised budget lifts the ledger's pause only, credits
+    // read again lift the credits pause only; the operator's pause stays.
+    {
+        pqxx::work tx(c);
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("ledger/resume_campaign")), 5).size(), 0u);
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("ledger/resume_campaign")), 2).size(), 1u);
+        EXPECT_EQ(tx.exec(std::string(orch::schema::query("credits/resume"))).size(), 1u);
+        tx.commit();
+    }
+    EXPECT_EQ(scalar("SELECT string_agg(name || ' ' || state || ' ' || COALESCE(pause_code, '-'), ', ' "
+                     "ORDER BY campaign_id) FROM campaigns WHERE campaign_id > 1"),
+              "budget active -, credits active -, ended paused ended, held paused operator, gone cancelled -");
+}
+
 }  // namespace

@@ -2,7 +2,9 @@
 // type's fields in the type's order, and what record_rows writes reads back, through Postgres's
 // own array and row input, as exactly the values written (text that needs escaping, NULL next
 // to empty text, extreme integers, arrays, invalid UTF-8 and NUL bytes replaced).
+#include "campaigns/machine.hpp"
 #include "engine/batch_rows.hpp"
+#include "engine/codes.hpp"
 #include "engine/record_rows.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <limits>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -53,8 +56,8 @@ protected:
 };
 
 TEST_F(BatchRows, EachWriterListsItsTypesFieldsInOrder) {
-    EXPECT_EQ(type_fields("worker_transition_row"), names(batch_rows::transition));
-    EXPECT_EQ(type_fields("worker_settle_row_v2"), names(batch_rows::settle));
+    EXPECT_EQ(type_fields("worker_transition_row_v2"), names(batch_rows::transition));
+    EXPECT_EQ(type_fields("worker_settle_row_v3"), names(batch_rows::settle));
     EXPECT_EQ(type_fields("worker_intent_row"), names(batch_rows::intent));
     EXPECT_EQ(type_fields("ledger_transfer_row"), names(batch_rows::transfer));
     EXPECT_EQ(type_fields("ledger_settled_row"), names(batch_rows::settled));
@@ -87,7 +90,7 @@ TEST_F(BatchRows, WhatIsWrittenReadsBackAsWritten) {
     }
     pqxx::nontransaction tx(*conn_);
     auto r = tx.exec_params("SELECT enrollment_id, step, status IS NULL, next_run_at_ms, reconcile, variant IS NULL, "
-                            "COALESCE(variant, ''), error, call IS NULL FROM unnest($1::worker_settle_row_v2[]) "
+                            "COALESCE(variant, ''), error, call IS NULL FROM unnest($1::worker_settle_row_v3[]) "
                             "WITH ORDINALITY AS x ORDER BY ordinality",
                             rows.text());
     ASSERT_EQ(r.size(), texts.size());
@@ -137,9 +140,84 @@ TEST_F(BatchRows, InvalidUtf8AndNulBytesAreReplacedNotRefused) {
     record_rows rows(batch_rows::settle);
     rows.row().add("error", std::string("bad \xff byte and a \0 nul", 22));
     pqxx::nontransaction tx(*conn_);
-    auto r = tx.exec_params("SELECT error FROM unnest($1::worker_settle_row_v2[])", rows.text());
+    auto r = tx.exec_params("SELECT error FROM unnest($1::worker_settle_row_v3[])", rows.text());
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0][0].as<std::string>(), "bad \xEF\xBF\xBD byte and a \xEF\xBF\xBD nul");
+}
+
+// The closed sets of names the engine keeps as enums (engine/codes.hpp, campaigns::wait_code)
+// are the database's sets, both ways: each C++ name is accepted where it is stored, and nothing
+// else is.
+TEST_F(BatchRows, TheEnumsNamesAreTheDatabasesNames) {
+    pqxx::nontransaction tx(*conn_);
+    std::vector<std::string> labels;
+    for (const auto& r : tx.exec("SELECT enumlabel FROM pg_enum WHERE enumtypid = 'attempt_outcome'::regtype "
+                                 "ORDER BY enumsortorder")) {
+        labels.push_back(r[0].as<std::string>());
+    }
+    std::vector<std::string> outcomes;
+    for (auto o : orch::engine::all_attempt_outcomes) {
+        outcomes.emplace_back(orch::engine::to_string(o));
+    }
+    EXPECT_EQ(labels, outcomes);
+    // The outcome classes: the SQL functions of migration 0018 agree with engine/codes.hpp.
+    for (auto o : orch::engine::all_attempt_outcomes) {
+        const std::string name(orch::engine::to_string(o));
+        auto r = tx.exec_params1("SELECT attempt_took_effect($1::attempt_outcome), "
+                                 "attempt_may_have_taken_effect($1::attempt_outcome)",
+                                 name);
+        EXPECT_EQ(r[0].as<bool>(), orch::engine::took_effect(o)) << name;
+        EXPECT_EQ(r[1].as<bool>(), orch::engine::may_have_taken_effect(o)) << name;
+    }
+
+    // A CHECK tested through a row value: the constraint's expression is evaluated on a one-row
+    // table of the same shape, so no enrollment or event needs writing.
+    auto accepted = [&](const std::string& table, const std::string& column, const std::string& value) {
+        auto def = tx.exec_params1(
+            "SELECT pg_get_constraintdef(c.oid) FROM pg_constraint c "
+            "WHERE c.conrelid = $1::regclass AND c.contype = 'c' AND pg_get_constraintdef(c.oid) LIKE '%' || $2 || '%'",
+            table, column)[0].as<std::string>();
+        // CHECK (expr) -> SELECT expr FROM (SELECT value AS column) t
+        auto expr = def.substr(def.find('(') + 1);
+        expr = expr.substr(0, expr.rfind(')'));
+        return tx.exec_params1("SELECT " + expr + " FROM (SELECT $1::text AS " + column + ") t", value)[0].as<bool>();
+    };
+    // ... and the other way: every name a CHECK lists is a C++ name.
+    auto listed = [&](const std::string& table, const std::string& column) {
+        std::set<std::string> out;
+        for (const auto& r : tx.exec_params(
+                 "SELECT m[1] FROM pg_constraint c, regexp_matches(pg_get_constraintdef(c.oid), '''([a-z_]+)''', 'g') m "
+                 "WHERE c.conrelid = $1::regclass AND c.contype = 'c' AND pg_get_constraintdef(c.oid) LIKE '%' || $2 || '%'",
+                 table, column)) {
+            out.insert(r[0].as<std::string>());
+        }
+        return out;
+    };
+    std::set<std::string> codes;
+    for (auto w : orch::campaigns::all_wait_codes) {
+        if (w != orch::campaigns::wait_code::none) {
+            codes.insert(orch::campaigns::to_string(w));
+        }
+    }
+    EXPECT_EQ(listed("enrollments", "wait_code"), codes);
+    std::set<std::string> kinds;
+    for (auto k : orch::engine::all_event_kinds) {
+        kinds.emplace(orch::engine::to_string(k));
+    }
+    EXPECT_EQ(listed("events", "kind"), kinds);
+    for (auto w : orch::campaigns::all_wait_codes) {
+        if (w == orch::campaigns::wait_code::none) {
+            continue;  // stored as NULL
+        }
+        EXPECT_TRUE(accepted("enrollments", "wait_code", orch::campaigns::to_string(w))) << orch::campaigns::to_string(w);
+    }
+    EXPECT_FALSE(accepted("enrollments", "wait_code", "none"));
+    EXPECT_FALSE(accepted("enrollments", "wait_code", "waiting for the invite day quota of account a"));
+    EXPECT_EQ(tx.exec1("SELECT count(*) FROM pg_constraint WHERE conname = 'enrollments_wait_code_known'")[0].as<int>(), 1);
+    for (auto k : orch::engine::all_event_kinds) {
+        EXPECT_TRUE(accepted("events", "kind", std::string(orch::engine::to_string(k)))) << orch::engine::to_string(k);
+    }
+    EXPECT_FALSE(accepted("events", "kind", "message_received"));
 }
 
 }  // namespace

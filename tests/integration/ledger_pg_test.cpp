@@ -854,9 +854,17 @@ TEST_F(LedgerTest, UpdateCampaignBudgetResumesAndWakes) {
     EXPECT_EQ(state(c), "active ");
     EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity' AND campaign_id = " + std::to_string(c)), 0);
 
-    // A lead waiting for the day cap (the worker's reason) is due again when the cap changes.
+    // A lead waiting for the day cap (the worker's code, migration 0018) is due again when the cap
+    // changes; the sentence is for people only: a lead with the same sentence but no code (as a
+    // reworded one would be) is not matched by it.
     scalar("UPDATE enrollments SET due_at = now() + interval '5 hours', next_run_at = now() + interval '5 hours', "
-           "reason = 'waiting for the campaign''s daily budget (tomorrow, UTC)' WHERE campaign_id = " + std::to_string(c));
+           "reason = 'waiting for the campaign''s daily budget (tomorrow, UTC)', wait_code = NULL "
+           "WHERE campaign_id = " + std::to_string(c));
+    r = db.update_campaign_budget("live", {std::nullopt, std::optional<std::int64_t>(4), std::nullopt}, t0);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->woken, 0);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at <= now() AND campaign_id = " + std::to_string(c)), 0);
+    scalar("UPDATE enrollments SET wait_code = 'day_budget' WHERE campaign_id = " + std::to_string(c));
     r = db.update_campaign_budget("live", {std::nullopt, std::optional<std::int64_t>(5), std::nullopt}, t0);
     ASSERT_TRUE(r);
     EXPECT_FALSE(r->resumed);

@@ -62,7 +62,7 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     ASSERT_EQ(used(*now), 0);
 
     orch::engine::call_outcome failed;
-    failed.attempt_outcome = "transient";
+    failed.attempt_outcome = orch::engine::attempt_outcome::transient;
     failed.error_code = "CHANNEL_ERROR";
     gate.after(target, campaign_, invite, failed);
     EXPECT_EQ(used(*then), 0) << "the refund went to another day";
@@ -89,7 +89,7 @@ namespace {
 
 orch::engine::call_outcome rate_limited(std::chrono::milliseconds retry_after) {
     orch::engine::call_outcome o;
-    o.attempt_outcome = "transient";
+    o.attempt_outcome = orch::engine::attempt_outcome::transient;
     o.error_code = "RATE_LIMITED";
     o.error = "api_error RATE_LIMITED (HTTP 429): too many requests";
     o.retry_after = retry_after;
@@ -150,6 +150,45 @@ TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRe
     EXPECT_GT(wakes.size(), 10u);
 }
 
+// An account-scoped 429 reaches another process within the mirror refresh however many accounts
+// that process serves, including an account it has never sent for: its mirror reads the index of
+// every scope cooling down in one round trip, not a status per account.
+TEST_F(LimitsGateRedis, AnAccountCooldownReachesOtherProcessesWithinTheRefreshAtAnyScale) {
+    orch::engine::limits_gate here(settings_, false);
+    orch::engine::limits_gate elsewhere(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    auto now = std::chrono::system_clock::now();
+    for (int i = 0; i < 2'000; ++i) {
+        const orch::engine::call_target t{"acc-scale-" + std::to_string(i), "https://network.example/in/s", 7, 100 + i, ""};
+        ASSERT_FALSE(elsewhere.hold(t, invite, now));
+    }
+    const orch::engine::call_target target{"acc-never-seen-there", "https://network.example/in/n", 7, 5'000, ""};
+    const orch::engine::call_target neighbour{"acc-scale-1", "https://network.example/in/s", 7, 101, ""};
+    ASSERT_TRUE(here.before(target, campaign_, invite, now).allowed);
+    auto limited = rate_limited(2s);
+    limited.error = "api_error RATE_LIMITED (HTTP 429): too many invitations for this account";
+    here.answered(target, campaign_, invite, limited);
+    const auto written = std::chrono::steady_clock::now();
+    std::optional<cs::time_point> seen;
+    while (!seen && std::chrono::steady_clock::now() - written < 2s) {
+        seen = elsewhere.hold(target, invite, std::chrono::system_clock::now());
+        if (!seen) {
+            std::this_thread::sleep_for(2ms);
+        }
+    }
+    ASSERT_TRUE(seen) << "another process never saw the account's cooldown";
+    const auto bound = std::chrono::steady_clock::now() - written;
+    EXPECT_LE(bound, orch::engine::limits_gate::mirror_refresh + 100ms)
+        << "seen after " << std::chrono::duration_cast<std::chrono::milliseconds>(bound).count() << " ms";
+    EXPECT_GE(*seen, now + 2s - 100ms);
+    // The account's scope only: its other actions and the other accounts go on.
+    EXPECT_FALSE(elsewhere.hold(neighbour, invite, std::chrono::system_clock::now()));
+    cs::api_call send;
+    send.kind = cs::call_kind::send;
+    EXPECT_FALSE(elsewhere.hold(target, send, std::chrono::system_clock::now()));
+}
+
 // An account the API reported unavailable holds every queued call of that account at once.
 TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     orch::engine::limits_gate gate(settings_, false);
@@ -158,7 +197,7 @@ TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     const orch::engine::call_target target{"acc-gate-inactive", "https://network.example/in/w", 7, 45, ""};
     const orch::engine::call_target other_account{"acc-gate-active", "https://network.example/in/v", 7, 46, ""};
     orch::engine::call_outcome inactive;
-    inactive.attempt_outcome = "transient";
+    inactive.attempt_outcome = orch::engine::attempt_outcome::transient;
     inactive.error_code = "ACCOUNT_INACTIVE";
     inactive.consequence = orch::engine::call_consequence::pause_account;
     gate.answered(target, campaign_, invite, inactive);

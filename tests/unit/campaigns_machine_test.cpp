@@ -5,19 +5,21 @@
 #include <gtest/gtest.h>
 
 #include <ostream>
+#include <set>
+#include <string>
 
 namespace orch::campaigns {
 
 bool operator==(const enrollment_state& a, const enrollment_state& b) {
     return a.step == b.step && a.st == b.st && a.next_run_at == b.next_run_at && a.attempt == b.attempt &&
-           a.reconcile == b.reconcile && a.accepted_seen == b.accepted_seen && a.reason == b.reason;
+           a.reconcile == b.reconcile && a.accepted_seen == b.accepted_seen && a.reason == b.reason && a.wait == b.wait;
 }
 
 void PrintTo(const enrollment_state& s, std::ostream* out) {
     *out << "{step=" << s.step << " status=" << to_string(s.st)
          << " next_run_at=" << s.next_run_at.time_since_epoch().count() << " attempt=" << s.attempt
          << " reconcile=" << s.reconcile << " accepted_seen=" << s.accepted_seen << " reason=" << s.reason
-         << "}";
+         << " wait=" << to_string(s.wait) << "}";
 }
 
 }  // namespace orch::campaigns
@@ -89,6 +91,12 @@ enrollment_state at(std::string step, status st, time_point next_run_at, int att
     s.reconcile = reconcile;
     s.accepted_seen = accepted_seen;
     s.reason = std::move(reason);
+    return s;
+}
+
+// `s` with the wait code its reason carries.
+enrollment_state waiting_for(enrollment_state s, wait_code w) {
+    s.wait = w;
     return s;
 }
 
@@ -181,6 +189,12 @@ INSTANTIATE_TEST_SUITE_P(
                    ev_due{}, t0, at("hello", status::ready, t0, 0, false, true), std::nullopt},
         transition{"deferred_stays_ready", at("invite", status::ready, t0, 2), ev_deferred{later, "bucket"},
                    t0, at("invite", status::ready, later, 2, false, false, "bucket"), std::nullopt},
+        transition{"deferred_with_a_code_keeps_it", at("invite", status::ready, t0, 2),
+                   ev_deferred{later, "waiting for the invite day quota of account a", wait_code::day_quota}, t0,
+                   waiting_for(at("invite", status::ready, later, 2, false, false,
+                                  "waiting for the invite day quota of account a"),
+                               wait_code::day_quota),
+                   std::nullopt},
         transition{"accepted_early_is_remembered", at("invite", status::ready, t0), ev_accepted{}, t0,
                    at("invite", status::ready, t0, 0, false, true), std::nullopt},
         transition{"accepted_at_wait_retry_moves_on", at("wait", status::ready, t0, 1), ev_accepted{}, later,
@@ -217,17 +231,24 @@ INSTANTIATE_TEST_SUITE_P(calling, transitions,
                                  "throttled_retries_without_spending_an_attempt",
                                  at("invite", status::calling, t0, 2),
                                  failed_with(call_kind::invite, result_kind::throttled, retry_at), t0,
-                                 at("invite", status::ready, retry_at, 2, false, false, "E"), std::nullopt},
+                                 waiting_for(at("invite", status::ready, retry_at, 2, false, false, "E"),
+                                             wait_code::throttled),
+                                 std::nullopt},
                              transition{
                                  "throttled_at_the_last_attempt_still_retries",
                                  at("check", status::calling, t0, 2),
                                  failed_with(call_kind::check_invitation, result_kind::throttled, retry_at),
-                                 t0, at("check", status::ready, retry_at, 2, false, false, "E"), std::nullopt},
+                                 t0,
+                                 waiting_for(at("check", status::ready, retry_at, 2, false, false, "E"),
+                                             wait_code::throttled),
+                                 std::nullopt},
                              transition{"reconcile_throttled_stays_calling_same_attempt",
                                         at("invite", status::calling, t0, 1, true),
                                         failed_with(call_kind::check_invitation, result_kind::throttled,
                                                     retry_at, true),
-                                        t0, at("invite", status::calling, retry_at, 1, true, false, "E"),
+                                        t0,
+                                        waiting_for(at("invite", status::calling, retry_at, 1, true, false, "E"),
+                                                    wait_code::throttled),
                                         std::nullopt},
                              transition{
                                  "transient_exhausts_attempts", at("check", status::calling, t0, 2),
@@ -562,8 +583,9 @@ TEST(decide, outside_working_hours_stays_ready_until_the_window) {
     decision d = decide(c, lead, at("invite", status::ready, t0, 1), ev_due{}, friday_evening);
     EXPECT_TRUE(d.valid);
     EXPECT_FALSE(d.call);
-    EXPECT_EQ(d.next,
-              at("invite", status::ready, t0 + day * 7 - hours(1), 1, false, false, "outside working hours"));
+    EXPECT_EQ(d.next, waiting_for(at("invite", status::ready, t0 + day * 7 - hours(1), 1, false, false,
+                                     "outside working hours"),
+                                  wait_code::schedule));
     // Monday 09:00 the call goes out.
     decision monday = decide(c, lead, d.next, ev_due{}, d.next.next_run_at);
     ASSERT_TRUE(monday.call);
@@ -667,6 +689,56 @@ TEST(choose_variant, splits_leads_evenly) {
     }
     EXPECT_GT(a, 4700);
     EXPECT_LT(a, 5300);
+}
+
+// The wait code travels with the reason: kept while the reason is kept, replaced with it.
+TEST(decide, a_wait_code_travels_with_its_reason) {
+    enrollment_state s = waiting_for(at("invite", status::ready, t0, 1, false, false, "waiting for the key"),
+                                     wait_code::key_rate);
+    // An event that keeps the reason keeps the code.
+    EXPECT_EQ(decide(the_campaign, lead, s, ev_accepted{}, t0).next.wait, wait_code::key_rate);
+    // Deferred again for another cause: the new code.
+    decision again = decide(the_campaign, lead, s, ev_deferred{t0 + day, "budget", wait_code::day_budget}, t0);
+    ASSERT_TRUE(again.valid);
+    EXPECT_EQ(again.next.wait, wait_code::day_budget);
+    EXPECT_EQ(again.next.reason, "budget");
+    // The call goes out, succeeds: the next step waits for nothing.
+    decision call = decide(the_campaign, lead, s, ev_due{}, t0);
+    ASSERT_TRUE(call.call);
+    decision ok = decide(the_campaign, lead, call.next, result(call_kind::invite, result_kind::ok), t0);
+    ASSERT_TRUE(ok.valid);
+    EXPECT_EQ(ok.next.wait, wait_code::none);
+    EXPECT_EQ(ok.next.reason, "");
+    // A transient failure's reason is the error, no wait; a permanent one fails the lead.
+    ev_result transient = result(call_kind::invite, result_kind::transient);
+    transient.reason = "HTTP 503";
+    transient.retry_at = t0 + minutes(5);
+    EXPECT_EQ(decide(the_campaign, lead, call.next, transient, t0).next.wait, wait_code::none);
+    ev_result permanent = result(call_kind::invite, result_kind::permanent);
+    permanent.reason = "FORBIDDEN";
+    decision failed = decide(the_campaign, lead, call.next, permanent, t0);
+    EXPECT_EQ(failed.next.st, status::failed);
+    EXPECT_EQ(failed.next.wait, wait_code::none);
+    // Cancelled or replied: no wait.
+    EXPECT_EQ(decide(the_campaign, lead, s, ev_cancel{"dnc"}, t0).next.wait, wait_code::none);
+    EXPECT_EQ(decide(the_campaign, lead, s, ev_replied{}, t0).next.wait, wait_code::none);
+}
+
+TEST(machine_names, wait_codes_round_trip) {
+    std::set<std::string> seen;
+    for (wait_code w : all_wait_codes) {
+        const std::string name = to_string(w);
+        EXPECT_TRUE(seen.insert(name).second) << name << " is not unique";
+        auto back = wait_code_from_string(name);
+        ASSERT_TRUE(back.has_value()) << name;
+        EXPECT_EQ(*back, w) << name;
+    }
+    EXPECT_EQ(seen.size(), all_wait_codes.size());
+    EXPECT_STREQ(to_string(wait_code::day_quota), "day_quota");
+    EXPECT_STREQ(to_string(wait_code::account_budget), "account_budget");
+    EXPECT_FALSE(wait_code_from_string("").has_value());
+    EXPECT_FALSE(wait_code_from_string("Day_quota").has_value());
+    EXPECT_FALSE(wait_code_from_string("waiting for the invite day quota of account a").has_value());
 }
 
 TEST(machine_names, statuses_and_calls) {

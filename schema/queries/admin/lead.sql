@@ -7,7 +7,7 @@ SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, 
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
        e.due_at = 'infinity' AS parked,
        e.next_run_at > now() AS later,
-       c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt
+       c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt, e.wait_code
 FROM enrollments e
 JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)

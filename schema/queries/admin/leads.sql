@@ -6,7 +6,7 @@ SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, 
        to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
-       e.due_at = 'infinity' AS parked
+       e.due_at = 'infinity' AS parked, e.wait_code
 FROM enrollments e JOIN leads l USING (lead_id)
 WHERE e.campaign_id = $1
   AND ($2 = '' OR ($2 = 'live' AND e.status IN ('ready', 'calling', 'waiting')) OR e.status::text = $2)

@@ -3,7 +3,7 @@
 -- live enrollments in this campaign that are not in a call end as cancelled. A `calling` row is
 -- left to its worker.
 UPDATE enrollments e
-SET status = 'cancelled', reason = 'stopped: excluded by the campaign', reconcile = false, lease_owner = NULL,
+SET status = 'cancelled', reason = 'stopped: excluded by the campaign', wait_code = NULL, reconcile = false, lease_owner = NULL,
     lease_expires_at = NULL, finished_at = now(), updated_at = now()
 FROM leads l
 WHERE e.campaign_id = $1 AND l.lead_id = e.lead_id AND e.status IN ('ready', 'waiting')

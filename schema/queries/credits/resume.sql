@@ -1,5 +1,5 @@
 -- resume(): the key has credits again; campaigns paused because it had none resume. Their
 -- parked enrollments are woken by engine/unpark (per campaign id returned).
-UPDATE campaigns SET state = 'active', pause_reason = NULL, updated_at = now()
-WHERE state = 'paused' AND pause_reason LIKE 'credits:%'
+UPDATE campaigns SET state = 'active', pause_reason = NULL, pause_code = NULL, updated_at = now()
+WHERE state = 'paused' AND pause_code = 'credits'
 RETURNING campaign_id;

@@ -10,7 +10,7 @@ WITH m AS (
        OR lower(btrim(l.fields->>'company')) IN (SELECT jsonb_array_elements_text($2::jsonb))
 )
 UPDATE enrollments e
-SET status = 'cancelled', reason = 'stopped: do-not-contact', reconcile = false, lease_owner = NULL,
+SET status = 'cancelled', reason = 'stopped: do-not-contact', wait_code = NULL, reconcile = false, lease_owner = NULL,
     lease_expires_at = NULL, finished_at = now(), updated_at = now()
 WHERE e.lead_id IN (SELECT lead_id FROM m) AND e.status IN ('ready', 'waiting')
 RETURNING e.enrollment_id;

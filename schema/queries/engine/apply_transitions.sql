@@ -1,4 +1,4 @@
--- apply_transitions($1 transitions, worker_transition_row[]; $2 lease owner (the lane's); $3 lease
+-- apply_transitions($1 transitions, worker_transition_row_v2[]; $2 lease owner (the lane's); $3 lease
 -- seconds): writes the state decide() chose for each enrollment claimed in this transaction (rows
 -- locked by claim_due), and the corrections of refused reservations (rows locked by claim_due or
 -- engine/chain_hold). Rows that start a call keep a lease so no other worker touches them while the
@@ -8,7 +8,7 @@
 -- field with each type's input function, through rows_of (unnest with a batch-sized estimate);
 -- the other hot statements read their batches the same way.
 WITH x AS MATERIALIZED (
-    SELECT * FROM rows_of($1::worker_transition_row[])
+    SELECT * FROM rows_of($1::worker_transition_row_v2[])
 )
 UPDATE enrollments e
 SET step = x.step,
@@ -19,6 +19,7 @@ SET step = x.step,
     reconcile = x.reconcile,
     accepted_seen = x.accepted_seen,
     reason = x.reason,
+    wait_code = x.wait_code,
     variant = COALESCE(x.variant, e.variant),
     event_cursor = x.event_cursor,
     lease_owner = CASE WHEN x.leased THEN $2 END,

@@ -23,11 +23,15 @@
 -- PUT /v1/accounts/{id}/limits holds from the next claim on, in every worker.
 WITH due AS MATERIALIZED (
     SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status,
-           e.next_run_at, e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor, e.due_at
+           e.next_run_at, e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor, e.due_at,
+           e.wait_code
     FROM enrollments e
     -- status as text: the partial enrollments_due index must not serve this statement (see
-    -- engine/settle); the rows come by primary key
-    WHERE e.enrollment_id = ANY($1::bigint[])
+    -- engine/settle); the rows come by primary key. The ids as an init plan's array, whose length
+    -- the planner does not know: with the literal array of a custom plan it weighed a batch of
+    -- 100 against the table's size guessed from its width when the statistics said empty, and a
+    -- column more (migration 0018) tipped that to a scan of the whole table.
+    WHERE e.enrollment_id = ANY(ARRAY(SELECT unnest($1::bigint[])))
       AND e.status::text IN ('ready', 'calling', 'waiting')
       AND e.due_at <= now()
       AND (e.lease_expires_at IS NULL OR e.lease_expires_at < now())
@@ -48,11 +52,12 @@ parked AS (
     FROM claimed
     WHERE e.enrollment_id = claimed.enrollment_id AND NOT claimed.workable
 ),
--- A campaign past its end_at (migration 0017) stops here: paused with reason 'ended: ...', once;
+-- A campaign past its end_at (migration 0017) stops here: paused with reason 'ended: ...' (pause
+-- code 'ended', migration 0018), once;
 -- its rows are parked as they are picked (above), and re-applying it with a later end_at resumes it.
 ended AS (
     UPDATE campaigns c
-    SET state = 'paused', updated_at = now(),
+    SET state = 'paused', pause_code = 'ended', updated_at = now(),
         pause_reason = 'ended: end_at ' || to_char(c.end_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' passed'
     -- by primary key from an array (an init plan), not a join that rescans the batch per campaign
     WHERE c.campaign_id = ANY(ARRAY(SELECT campaign_id FROM claimed WHERE ended)) AND c.state = 'active'
@@ -60,7 +65,7 @@ ended AS (
 SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::text,
        (extract(epoch FROM next_run_at) * 1000)::bigint AS next_run_at_ms,
        attempt, reconcile, accepted_seen, reason, event_cursor,
-       profile_url, fields::text, COALESCE(quotas::text, '')
+       profile_url, fields::text, COALESCE(quotas::text, ''), wait_code
 FROM claimed
 WHERE workable
 ORDER BY due_at;

@@ -16,6 +16,6 @@ WHERE e.account_id = $1
   AND v.definition->>'on_account_unavailable' = 'reassign'
   AND NOT EXISTS (SELECT 1 FROM step_attempts a
                   WHERE a.enrollment_id = e.enrollment_id AND a.call IN ('invite', 'send')
-                    AND a.outcome IN ('in_flight', 'ok', 'uncertain', 'reconciled_present'))
+                    AND attempt_may_have_taken_effect(a.outcome))
 ORDER BY e.enrollment_id
 FOR UPDATE OF e SKIP LOCKED;  -- a row another worker holds is in its hands; it stays with this account

@@ -1,11 +1,11 @@
--- settle($1 outcomes, worker_settle_row_v2[]; $2 lease owner (the lane's); $3 lease seconds):
+-- settle($1 outcomes, worker_settle_row_v3[]; $2 lease owner (the lane's); $3 lease seconds):
 -- records each call's outcome and the state decide() chose after it. Compare-and-set: only rows
 -- still `calling` under this lane's lease move, so a late completion after the lease expired (and
 -- another worker reconciled) is dropped; RETURNING says which rows moved.
 -- A row whose next step the cycle decided at once (engine/chain_hold locked it first) arrives with
 -- that step's state, `leased` and its event cursor: outcome and next call in one row version.
 WITH x AS MATERIALIZED (
-    SELECT * FROM rows_of($1::worker_settle_row_v2[])
+    SELECT * FROM rows_of($1::worker_settle_row_v3[])
 ), moved AS (
     UPDATE enrollments e
     SET step = x.step,
@@ -19,6 +19,7 @@ WITH x AS MATERIALIZED (
         reconcile = x.reconcile,
         accepted_seen = x.accepted_seen,
         reason = x.reason,
+        wait_code = x.wait_code,
         variant = COALESCE(x.variant, e.variant),
         event_cursor = COALESCE(x.event_cursor, e.event_cursor),
         lease_owner = CASE WHEN x.leased THEN $2 END,
@@ -29,11 +30,11 @@ WITH x AS MATERIALIZED (
         -- an acceptance counts in the funnel however it was learned: a check that found it
         -- ACCEPTED sets accepted_seen as an event does (events/mark sets it for events)
         accepted_at = CASE WHEN x.accepted_seen THEN COALESCE(e.accepted_at, now()) ELSE e.accepted_at END,
-        checked_at = CASE WHEN x.call = 'check_invitation' AND x.outcome IN ('ok', 'reconciled_present')
+        checked_at = CASE WHEN x.call = 'check_invitation' AND attempt_took_effect(x.outcome::attempt_outcome)
                           THEN COALESCE(e.checked_at, now()) ELSE e.checked_at END,
-        invited_at = CASE WHEN x.call = 'invite' AND x.outcome IN ('ok', 'reconciled_present')
+        invited_at = CASE WHEN x.call = 'invite' AND attempt_took_effect(x.outcome::attempt_outcome)
                           THEN COALESCE(e.invited_at, now()) ELSE e.invited_at END,
-        messaged_at = CASE WHEN x.call = 'send' AND x.outcome IN ('ok', 'reconciled_present')
+        messaged_at = CASE WHEN x.call = 'send' AND attempt_took_effect(x.outcome::attempt_outcome)
                            THEN COALESCE(e.messaged_at, now()) ELSE e.messaged_at END,
         send_uncertain_at = CASE WHEN x.call = 'send' AND x.outcome = 'uncertain' AND e.send_uncertain_at IS NULL
                                  THEN (SELECT started_at FROM step_attempts WHERE attempt_id = x.attempt_id)

@@ -1,11 +1,11 @@
 -- wake_budget_waits($1 campaign id): the campaign's budget caps were changed. Its leads that wait
--- for a per-day or per-account cap (the reasons engine/worker.cpp finish_ledger writes) become
--- due now; a lead whose cap still refuses it waits again with the same reason. Parked rows
--- (due_at infinity: paused campaign, unavailable account) are left to engine/unpark.
+-- for a per-day or per-account cap (wait codes day_budget and account_budget, written by
+-- engine/worker.cpp finish_ledger) become due now; a lead whose cap still refuses it waits again
+-- with the same code. Parked rows (due_at infinity: paused campaign, unavailable account) are
+-- left to engine/unpark.
 UPDATE enrollments SET due_at = now(), next_run_at = now()
 WHERE campaign_id = $1
   AND status IN ('ready', 'waiting')
   AND due_at < 'infinity'
   AND next_run_at > now()
-  AND (reason LIKE 'waiting for the campaign''s daily budget%'
-       OR reason LIKE 'the campaign''s budget for account % is spent');
+  AND wait_code IN ('day_budget', 'account_budget');

@@ -7,7 +7,7 @@ SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_
        e.due_at = 'infinity' AS parked,
        EXISTS (SELECT 1 FROM step_attempts a
                WHERE a.enrollment_id = e.enrollment_id AND a.call IN ('invite', 'send')
-                 AND a.outcome IN ('in_flight', 'ok', 'uncertain', 'reconciled_present')) AS contacted,
+                 AND attempt_may_have_taken_effect(a.outcome)) AS contacted,
        e.attempt, e.reason
 FROM enrollments e
 WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting')

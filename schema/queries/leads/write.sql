@@ -22,6 +22,8 @@ SET step = y.step,
                   ELSE COALESCE(y.run_at, e.next_run_at) END,
     attempt = y.attempt,
     reason = y.reason,
+    -- the wait code travels with the reason (migration 0018); a new sender waits for none of its own
+    wait_code = CASE WHEN y.reason = e.reason AND y.account_id = e.account_id THEN e.wait_code END,
     account_id = y.account_id,
     reconcile = false,
     lease_owner = NULL,

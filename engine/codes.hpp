@@ -1,0 +1,113 @@
+// orch::engine codes: the closed sets of names the engine stores and matches as text in Postgres,
+// as enums in C++. Each has one to_string/from_string pair, used only where a value crosses the
+// database boundary (a batch row, a query parameter, a column read); everywhere else the code
+// compares enums. The database keeps its own spelling of the same set (named below), which these
+// names must equal; engine_codes_test holds the C++ side to them.
+// (The enrollment's wait code, part of the state machine's state, is campaigns::wait_code.)
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace orch::engine {
+
+// step_attempts.outcome: the Postgres enum attempt_outcome (migration 0001).
+enum class attempt_outcome {
+    in_flight,           // the intent row before the call's answer (written by SQL, never by C++)
+    ok,
+    transient,           // failed without effect
+    permanent,           // failed for good, without effect
+    uncertain,           // may have taken effect (the whole reservation is charged)
+    reconciled_present,  // a reconciliation found the interrupted call's effect
+    reconciled_absent,   // a reconciliation found no effect
+};
+inline constexpr std::array<attempt_outcome, 7> all_attempt_outcomes{
+    attempt_outcome::in_flight, attempt_outcome::ok,        attempt_outcome::transient,
+    attempt_outcome::permanent, attempt_outcome::uncertain, attempt_outcome::reconciled_present,
+    attempt_outcome::reconciled_absent};
+
+static_assert(all_attempt_outcomes.size() == static_cast<std::size_t>(attempt_outcome::reconciled_absent) + 1);
+
+constexpr std::string_view to_string(attempt_outcome o) {
+    switch (o) {
+    case attempt_outcome::in_flight:
+        return "in_flight";
+    case attempt_outcome::ok:
+        return "ok";
+    case attempt_outcome::transient:
+        return "transient";
+    case attempt_outcome::permanent:
+        return "permanent";
+    case attempt_outcome::uncertain:
+        return "uncertain";
+    case attempt_outcome::reconciled_present:
+        return "reconciled_present";
+    case attempt_outcome::reconciled_absent:
+        return "reconciled_absent";
+    }
+    return "in_flight";
+}
+
+constexpr std::optional<attempt_outcome> attempt_outcome_from_string(std::string_view name) {
+    for (attempt_outcome o : all_attempt_outcomes) {
+        if (name == to_string(o)) {
+            return o;
+        }
+    }
+    return std::nullopt;
+}
+
+// The call's effect is known to have happened (the milestones and the limits count it). The SQL
+// twin is attempt_took_effect() (migration 0018).
+constexpr bool took_effect(attempt_outcome o) {
+    return o == attempt_outcome::ok || o == attempt_outcome::reconciled_present;
+}
+// The call took effect or may have (in flight, or its answer lost): the person may have been
+// reached. The SQL twin is attempt_may_have_taken_effect() (migration 0018).
+constexpr bool may_have_taken_effect(attempt_outcome o) {
+    return took_effect(o) || o == attempt_outcome::in_flight || o == attempt_outcome::uncertain;
+}
+// The call failed and is known to have done nothing (its rate-limit take is given back).
+constexpr bool failed_without_effect(attempt_outcome o) {
+    return o == attempt_outcome::transient || o == attempt_outcome::permanent;
+}
+
+// events.kind: the inbox's event kinds (its CHECK, migration 0001). The intake maps the API's
+// event types to these; the worker applies accepted_invitation and message to the state machine.
+enum class event_kind {
+    accepted_invitation,  // the lead accepted the sender's invitation
+    message,              // the lead wrote to the sender
+    disconnection,        // the sender account was disconnected
+    other,                // stored for the record, applied to nothing
+};
+inline constexpr std::array<event_kind, 4> all_event_kinds{event_kind::accepted_invitation, event_kind::message,
+                                                           event_kind::disconnection, event_kind::other};
+
+static_assert(all_event_kinds.size() == static_cast<std::size_t>(event_kind::other) + 1);
+
+constexpr std::string_view to_string(event_kind k) {
+    switch (k) {
+    case event_kind::accepted_invitation:
+        return "accepted_invitation";
+    case event_kind::message:
+        return "message";
+    case event_kind::disconnection:
+        return "disconnection";
+    case event_kind::other:
+        return "other";
+    }
+    return "other";
+}
+
+constexpr std::optional<event_kind> event_kind_from_string(std::string_view name) {
+    for (event_kind k : all_event_kinds) {
+        if (name == to_string(k)) {
+            return k;
+        }
+    }
+    return std::nullopt;
+}
+
+}  // namespace orch::engine
