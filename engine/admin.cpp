@@ -8,6 +8,7 @@
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
 #include "engine/dnc.hpp"
+#include "engine/inbox.hpp"
 #include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
@@ -523,6 +524,23 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             check_no_body();
         }
         co_return co_await dnc_route(seg, params, req);
+    } else if ((area == "inbox" && seg.size() <= 4) || (area == "manual-replies" && seg.size() == 3)) {
+        // The replies inbox (engine/inbox.hpp): its routes answer their own 404 and 405.
+        if (post) {
+            check_body({"application/json"});
+        } else {
+            check_no_body();
+        }
+        const std::string verb(req.method_string());
+        const std::string body = req.body();
+        const std::string key(req["Idempotency-Key"]);
+        auto job = [this, &verb, &seg, &params, &body, &key] {
+            return inbox::handle(st().connection(), cfg, verb, seg, params, body, key);
+        };
+        auto r = co_await on_db(job);
+        reply out = ok_json(r.body, static_cast<http::status>(r.status));
+        out.allow = r.allow;
+        co_return out;
     } else if (area == "accounts" && seg.size() == 4 && seg[3] == "limits") {
         const bool put = method == http::verb::put;
         if (!get && !put) {

@@ -18,6 +18,8 @@
 //   GET|PUT /v1/accounts/{id}/limits   an account's own quotas per action (account_quotas.hpp)
 //   GET  /v1/budget[?campaign=]        budgets, reserved, spent; the key's balance and drift
 //   GET  /v1/events?type=&limit=       recent inbox events
+//   GET  /v1/inbox[/{id}], POST /v1/inbox/{id}/reply|mark, GET /v1/manual-replies/{id}
+//                                      the replies inbox (engine/inbox.hpp)
 //
 // Auth: every path but /healthz and /readyz needs "Authorization: Bearer <admin_token>"
 // (ORCH_ADMIN_TOKEN), compared in constant time; 401 otherwise. Without a token, `serve` does

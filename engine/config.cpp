@@ -10,6 +10,8 @@
 #include <functional>
 #include <unistd.h>
 
+#include <regex>
+
 extern char** environ;
 
 namespace orch::engine {
@@ -166,6 +168,22 @@ const std::vector<setting_row>& rows() {
          "serve: key that encrypts webhook signing secrets in the database (secret, environment only, >= 32 "
          "characters; required with webhook_public_url)",
          text(&settings::secret_key)},
+        {"inbox_not_interested_pattern", "",
+         "serve: a reply matching this regular expression (ECMAScript, any case) is marked not interested as it "
+         "arrives, which puts the person on the do-not-contact list (default empty: off)",
+         {[](settings& s, const std::string& v) {
+              if (v.size() > 2000) {
+                  return std::string("must be at most 2000 characters");
+              }
+              try {
+                  std::regex(v, std::regex::ECMAScript | std::regex::icase);
+              } catch (const std::regex_error& e) {
+                  return "is not a valid regular expression: " + std::string(e.what());
+              }
+              s.inbox_not_interested_pattern = v;
+              return std::string();
+          },
+          [](const settings& s) { return s.inbox_not_interested_pattern; }}},
         {"events_quiet_seconds", "",
          "serve: an account with pending invitations and no event for this long makes events health degraded "
          "(default 3600)",

@@ -64,6 +64,10 @@ struct settings {
     std::int64_t events_quiet_seconds = 3'600;
     // serve: how often the leader runs the catch-up sweep (and after any gap in intake).
     std::int64_t sweep_seconds = 900;
+    // serve: a reply whose text matches this regular expression (ECMAScript, any case; "" = off)
+    // is marked "not interested" as it arrives: the person goes on the do-not-contact list
+    // (engine/inbox.hpp). Checked when the settings are read.
+    std::string inbox_not_interested_pattern;
 };
 
 // Where each setting may come from. `file_text` is the YAML text of --config (empty: none);

@@ -2,6 +2,8 @@
 
 #include "api/http_server.hpp"
 #include "engine/admin.hpp"
+#include "engine/inbox.hpp"
+#include "engine/inbox_sender.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
@@ -26,6 +28,7 @@
 
 #include <future>
 #include <map>
+#include <regex>
 #include <set>
 
 namespace orch::engine {
@@ -143,6 +146,8 @@ struct intake::impl {
     std::atomic<unsigned short> port{0};
     std::atomic<bool> stopping{false};
     std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
+    std::unique_ptr<inbox_sender> replies; // sends the inbox's manual replies (engine/inbox_sender.hpp)
+    std::optional<std::regex> not_interested;  // inbox_not_interested_pattern, when set
 
     explicit impl(settings s) : cfg(std::move(s)) {
         if (!cfg.secret_key.empty()) {
@@ -251,7 +256,10 @@ struct intake::impl {
             }
             break;
         case outreach::event_type::message:
-            put(source_id, event_kind::message, ev.sender_profile_url);
+            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw)) {
+                ++added;
+                auto_mark(*id, ev.message_text);
+            }
             break;
         case outreach::event_type::disconnection:
             put(source_id, event_kind::disconnection, "");
@@ -264,6 +272,26 @@ struct intake::impl {
             break;
         }
         return added;
+    }
+
+    // A new reply matching inbox_not_interested_pattern is marked not interested (db thread). A
+    // failure is logged: the event is stored either way.
+    void auto_mark(std::int64_t event_id, const std::string& text) {
+        if (!not_interested || text.size() > 20'000 || !std::regex_search(text, *not_interested)) {
+            return;
+        }
+        try {
+            auto o = inbox::mark_not_interested(db->connection(), event_id, "serve: inbox_not_interested_pattern");
+            if (o.found && o.message.empty()) {
+                spdlog::info("serve: reply {} matches inbox_not_interested_pattern: do-not-contact entry {} ({} live leads "
+                             "stopped)", event_id, o.entry_id, o.stopped);
+            } else {
+                spdlog::warn("serve: reply {} matches inbox_not_interested_pattern but was not marked: {}", event_id,
+                             orch::text::escaped(o.message));
+            }
+        } catch (const std::exception& e) {
+            spdlog::error("serve: reply {}: marking it not interested failed: {}", event_id, orch::text::escaped(e.what()));
+        }
     }
 
     asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
@@ -1224,12 +1252,19 @@ int intake::run() {
         m.admin->start();
         spdlog::info("serve: admin endpoint on {} (port {})", m.cfg.admin_listen, m.admin->port());
     }
+    if (!m.cfg.inbox_not_interested_pattern.empty()) {
+        // Checked when the settings were read; a regex_error here would be a bug, not input.
+        m.not_interested.emplace(m.cfg.inbox_not_interested_pattern, std::regex::ECMAScript | std::regex::icase);
+    }
+    m.replies = std::make_unique<inbox_sender>(m.cfg, m.cfg.worker_id.empty() ? std::string("serve") : "serve:" + m.cfg.worker_id);
+    m.replies->start();
     asio::co_spawn(m.io, m.leader_loop(), asio::detached);
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);
     asio::co_spawn(m.io, m.credits_loop(), asio::detached);
     asio::co_spawn(m.io, m.sweep_loop(), asio::detached);
     asio::co_spawn(m.io, m.health_loop(), asio::detached);
     m.io.run();
+    m.replies->stop();
     m.db_pool.join();
     m.lock_pool.join();
     m.gate_pool.join();

@@ -13,6 +13,7 @@
 //   budget show [CAMPAIGN] [--format table|json|csv]   credit budgets, reserved vs posted, spend
 //   budget set CAMPAIGN [--credits N] [--per-day N|none] [--per-account N|none]   a live change
 //   dnc add|remove|list|import, leads list|show|stop|retry|skip|move   (dnc_leads.hpp)
+//   inbox list|show|reply|mark, campaign watch NAME   (inbox_watch.hpp)
 //
 // Settings: --config FILE (YAML) < environment (DATABASE_URL, REDIS_URL, OUTREACH_API_URL,
 // OUTREACH_API_KEY) < flags. A bad or missing setting stops the command at start with one message
@@ -21,6 +22,7 @@
 #include "api/text.hpp"
 #include "campaigns/campaigns.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
+#include "cmd/orchestrator/inbox_watch.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
 #include "engine/config.hpp"
@@ -1636,6 +1638,8 @@ int main(int argc, char** argv) {
 
     // dnc add|remove|list|import, leads list|show|stop|retry|skip|move (dnc_leads.hpp).
     orch::cli::add_dnc_and_leads_commands(app, action, [&] { return load(g, need(true, false, false)); });
+    // inbox list|show|reply|mark, campaign watch (inbox_watch.hpp).
+    orch::cli::add_inbox_and_watch_commands(app, action, [&] { return load(g, need(true, false, false)); });
 
     CLI11_PARSE(app, argc, argv);
     try {

@@ -208,6 +208,36 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/events?type=bogus").status, 400);
     EXPECT_EQ(send("GET", "/v1/events?limit=100000").status, 400);
 
+    // The replies inbox: a reply of a lead of `conf` (stored as the intake stores one), answered
+    // (202, then the same request: 200), marked not interested, and the refusals.
+    const auto reply = env_->scalar(
+        "INSERT INTO events (source_id, account_id, kind, lead_id, payload) SELECT 'conf-reply', e.account_id, "
+        "'message', e.lead_id, '{\"type\": \"message\", \"message_text\": \"Tell me more\"}' FROM enrollments e "
+        "ORDER BY e.enrollment_id LIMIT 1 RETURNING event_id");
+    ASSERT_FALSE(reply.empty());
+    EXPECT_EQ(send("GET", "/v1/inbox").status, 200);
+    EXPECT_EQ(send("GET", "/v1/inbox?campaign=conf&limit=5").status, 200);
+    EXPECT_EQ(send("GET", "/v1/inbox?limit=0").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply).status, 200);
+    EXPECT_EQ(send("GET", "/v1/inbox/999999").status, 404);
+    EXPECT_EQ(send("GET", "/v1/inbox/abc").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "?live=maybe").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "?live=true").status, 200);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 202);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 200);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": ""})", js).status, 400);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "x", "extra": 1})", js).status, 400);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "x"})", {{"Content-Type", "text/plain"}}).status,
+              415);
+    EXPECT_EQ(send("POST", "/v1/inbox/999999/reply", R"({"text": "x"})", js).status, 404);
+    EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "/reply").status, 405);
+    EXPECT_EQ(send("GET", "/v1/manual-replies/" + env_->scalar("SELECT max(reply_id) FROM manual_replies")).status, 200);
+    EXPECT_EQ(send("GET", "/v1/manual-replies/999999").status, 404);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "spam"})", js).status, 400);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "not_interested"})", js).status, 200);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Another"})", js).status, 409);
+    EXPECT_EQ(send("POST", "/v1/inbox/999999/mark", R"({"mark": "not_interested"})", js).status, 404);
+
     // State changes, then the cancelled campaign's conflicts.
     EXPECT_EQ(send("POST", "/v1/campaigns/conf/pause").status, 200);
     EXPECT_EQ(send("POST", "/v1/campaigns/conf/resume").status, 200);
@@ -219,7 +249,7 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/campaigns/conf/cancel").status, 405);
     EXPECT_EQ(send("POST", "/v1/campaigns/nope/pause").status, 404);
 
-    EXPECT_GE(sent_, 55);
+    EXPECT_GE(sent_, 75);
     EXPECT_GT(request_violations_, 0) << "Prism reported no request violation for the invalid requests: is it validating?";
     EXPECT_TRUE(serve_->alive());
 }

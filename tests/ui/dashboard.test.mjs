@@ -42,6 +42,7 @@ let dbName = '';
 let adminUrl = '';
 let browser = null;
 let worker = null;
+let controlPort = 0;
 
 function freePort() {
   return new Promise((resolve, reject) => {
@@ -118,6 +119,7 @@ before(async () => {
     '--accept-delay-ms-min', '300', '--accept-delay-ms-max', '2000', '--reply-probability', '0.35',
     '--reply-delay-ms-min', '300', '--reply-delay-ms-max', '2000'], 'sandbox.log');
   const sandbox = await waitFor('the sandbox', () => fs.existsSync(ready) && fs.statSync(ready).size > 0 && JSON.parse(fs.readFileSync(ready, 'utf8')));
+  controlPort = sandbox.control_port;
 
   const adminPort = await freePort();
   const hookPort = await freePort();
@@ -389,6 +391,9 @@ async function browserSteps(context, page) {
   await page.waitForSelector('#events table');
   await page.waitForSelector('#quarantine > *');
   await page.screenshot({ path: path.join(shots, '08-events.png'), fullPage: true });
+  // A lead's reply reaches the inbox (the sandbox answers a third of the messages).
+  const replied = await waitFor('a campaign reply in the inbox',
+    async () => (await api('GET', '/v1/inbox')).body.replies.find((r) => r.campaign === campaign), 90000, 500);
   await page.click('[data-nav="inbox"]');
   await page.waitForSelector('#inbox > *');
   await page.waitForSelector('#dnc > *');
@@ -400,7 +405,34 @@ async function browserSteps(context, page) {
   assert.match(await page.textContent('#dnc-result'), /1 added/);
   const listed = (await api('GET', '/v1/dnc')).body.entries;
   assert.deepEqual(listed.map((d) => [d.kind, d.company, d.reason]), [['company', 'Initech', 'asked by phone']]);
+  // Answer a reply from the inbox: its conversation opens, the answer is queued, serve sends it
+  // (the status turns "sent"), and the sandbox received it exactly once.
+  const item = `#inbox details[data-reply="${replied.id}"]`;
+  await page.click(`${item} summary`);
+  await page.waitForSelector(`${item} .conversation li.in`);
+  const answer = `Thanks ${replied.id}, let us talk on Tuesday.`;
+  await page.fill(`${item} .reply-text`, answer);
+  await page.click(`${item} .reply-send`);
+  await page.waitForFunction((sel) => /\bsent\b/.test(document.querySelector(sel)?.textContent || ''), `${item} .reply-status`, { timeout: 30000 });
+  await page.waitForSelector(`${item} .conversation li.out:has-text("${answer}")`);
+  const answered = (await api('GET', `/v1/inbox/${replied.id}`)).body;
+  assert.deepEqual(answered.manual_replies.map((m) => [m.text, m.state, m.requested_by]), [[answer, 'sent', 'admin-api']]);
+  const effects = await (await fetch(`http://127.0.0.1:${controlPort}/control/side-effects`)).json();
+  assert.equal(effects.messages.filter((m) => m.text === answer).length, 1, 'the answer was sent exactly once');
+  // Sending the same answer again is the same reply: nothing more is sent.
+  await page.fill(`${item} .reply-text`, answer);
+  await page.click(`${item} .reply-send`);
+  await page.waitForFunction((sel) => /asked for before|sent/.test(document.querySelector(sel)?.textContent || ''), `${item} .reply-status`);
+  await sleep(1000);
+  const again = await (await fetch(`http://127.0.0.1:${controlPort}/control/side-effects`)).json();
+  assert.equal(again.messages.filter((m) => m.text === answer).length, 1, 'a repeated answer is not sent twice');
   await page.screenshot({ path: path.join(shots, '09-inbox.png'), fullPage: true });
+  // "Not interested": the person goes on the do-not-contact list.
+  page.once('dialog', (d) => d.accept());
+  await page.click(`${item} .not-interested`);
+  await page.waitForSelector(`${item} .reply-status .marked`);
+  const dncNow = (await api('GET', '/v1/dnc')).body.entries;
+  assert.ok(dncNow.some((d) => d.kind === 'profile' && d.profile_url === replied.profile_url), JSON.stringify(dncNow));
   for (const id of ['#inbox', '#dnc']) {
     assert.equal(await page.locator(`${id} .error`).count(), 0, `${id}: ${await page.textContent(id)}`);
   }

@@ -1,17 +1,89 @@
-// Inbox: replies by campaign and account with the conversation, and the do-not-contact list.
-// Both endpoints (/v1/inbox, /v1/dnc) are newer than some servers: a 404 "no such path" shows
-// that plainly instead of an error.
+// Inbox: replies by campaign and account with the conversation, answering a reply, marking it
+// "not interested" (the person goes on the do-not-contact list), and the do-not-contact list.
+// A reply is answered through POST /v1/inbox/{id}/reply: serve sends it once, within the
+// account's quotas and the campaign's budget; the page polls GET /v1/manual-replies/{id} until
+// it is sent (or says why not). Both endpoints (/v1/inbox, /v1/dnc) are newer than some servers:
+// a 404 "no such path" shows that plainly instead of an error.
 import { get, post, call } from './api.js';
-import { h, clear, put, table, errorBox, when, unavailable } from './ui.js';
+import { h, clear, put, table, errorBox, when, unavailable, badge } from './ui.js';
 
-function conversation(c) {
-  const messages = c.messages || [];
-  return h('details', {},
-    h('summary', {}, h('strong', { text: c.profile_url || c.lead || 'conversation' }), ' ',
-      h('small', { class: 'muted', text: [c.campaign, c.account_id, when(c.last_at || c.received_at)].filter(Boolean).join(' · ') })),
-    messages.length ? h('ol', { class: 'conversation' }, messages.map((m) => h('li', { class: m.direction === 'in' || m.from_lead ? 'in' : 'out' },
-      h('small', { class: 'muted block', text: when(m.at || m.sent_at || m.received_at) }), h('span', { text: m.text || '' }))))
-      : h('p', { class: 'muted', text: c.text || 'No messages.' }));
+const finalStates = new Set(['sent', 'failed', 'refused']);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+function manualLine(m) {
+  return h('li', { class: 'manual', dataset: { manualReply: m.id } }, badge(m.state), ' ',
+    h('span', { text: m.text }), m.reason ? h('small', { class: 'muted block', text: m.reason }) : null);
+}
+
+// One reply: a summary line; opened, its conversation, our manual replies and the two actions.
+function replyItem(r, onDnc) {
+  const body = h('div', { class: 'reply-body' }, h('p', { class: 'muted', text: 'Loading the conversation…' }));
+  const status = h('div', { class: 'reply-status', role: 'status' });
+  const text = h('textarea', { class: 'reply-text', rows: 3, placeholder: 'Your answer', 'aria-label': 'Your answer', maxlength: 8000 });
+  const send = h('button', { type: 'submit', class: 'reply-send', text: 'Send reply' });
+  const notInterested = h('button', { type: 'button', class: 'secondary outline not-interested', text: 'Not interested' });
+  const form = h('form', { class: 'reply-form' }, text, h('div', { class: 'actions' }, send, notInterested), status);
+  const details = h('details', { class: 'reply', dataset: { reply: r.id } },
+    h('summary', {}, h('strong', { text: r.profile_url || r.sender_name || `reply ${r.id}` }), ' ',
+      r.mark ? badge('not interested') : null, r.last_reply_state ? badge(`answer ${r.last_reply_state}`) : null, ' ',
+      h('small', { class: 'muted', text: [r.campaign, r.account_id, when(r.received_at)].filter(Boolean).join(' · ') }),
+      h('span', { class: 'block', text: `“${r.text || ''}”` })),
+    body, form);
+  async function load() {
+    try {
+      const d = await get(`/v1/inbox/${r.id}`);
+      const messages = d.conversation || [];
+      put(body,
+        messages.length ? h('ol', { class: 'conversation' }, messages.map((m) => h('li', { class: m.direction === 'in' ? 'in' : 'out' },
+          h('small', { class: 'muted block', text: `${when(m.at)}${m.step === 'manual_reply' ? ' · manual reply' : ''}` }),
+          h('span', { text: m.text || '' })))) : h('p', { class: 'muted', text: r.text || 'No messages.' }),
+        (d.manual_replies || []).length ? h('ul', { class: 'manual-replies' }, d.manual_replies.map(manualLine)) : null);
+      if (!d.reply.campaign) {
+        put(status, h('small', { class: 'muted', text: 'From no campaign lead: the inbox answers campaign conversations only.' }));
+        send.disabled = true;
+      }
+    } catch (e) {
+      put(body, errorBox(e));
+    }
+  }
+  details.addEventListener('toggle', () => { if (details.open) load(); });
+  form.addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const answer = text.value;
+    if (!answer.trim()) {
+      put(status, h('p', { class: 'error', text: 'Write an answer first.' }));
+      return;
+    }
+    send.disabled = true;
+    try {
+      let res = await post(`/v1/inbox/${r.id}/reply`, { text: answer });
+      let m = res.manual_reply;
+      put(status, badge(m.state), ` ${res.duplicate ? 'the same answer was asked for before' : 'queued: serve sends it'}`);
+      for (let i = 0; i < 60 && !finalStates.has(m.state); i += 1) {
+        await sleep(500);
+        m = (await get(`/v1/manual-replies/${m.id}`)).manual_reply;
+        put(status, badge(m.state), m.reason ? ` ${m.reason}` : '');
+      }
+      put(status, badge(m.state), ` ${m.state === 'sent' ? 'sent' : m.reason || 'not sent yet: serve sends it when it can'}`);
+      if (m.state === 'sent') text.value = '';
+      load();
+    } catch (err) {
+      put(status, errorBox(err));
+    } finally {
+      send.disabled = false;
+    }
+  });
+  notInterested.addEventListener('click', async () => {
+    if (!window.confirm(`Mark this reply "not interested"? ${r.profile_url || 'The person'} goes on the do-not-contact list and their live leads stop.`)) return;
+    try {
+      const res = await post(`/v1/inbox/${r.id}/mark`, { mark: 'not_interested' });
+      put(status, h('p', { class: 'marked', text: `${res.added ? 'Added to' : 'Already on'} the do-not-contact list; ${res.stopped_leads} live leads stopped.` }));
+      onDnc();
+    } catch (err) {
+      put(status, errorBox(err));
+    }
+  });
+  return details;
 }
 
 export function render(main) {
@@ -28,8 +100,8 @@ export function render(main) {
     if (acct.value.trim()) q.set('account', acct.value.trim());
     try {
       const r = await get(`/v1/inbox${q.toString() ? `?${q}` : ''}`);
-      const items = r.conversations || r.replies || r.items || [];
-      put(inbox, items.length ? h('div', {}, items.map(conversation)) : h('p', { class: 'muted', text: 'No replies.' }));
+      const items = r.replies || [];
+      put(inbox, items.length ? h('div', {}, items.map((x) => replyItem(x, loadDnc))) : h('p', { class: 'muted', text: 'No replies.' }));
     } catch (e) {
       put(inbox, e.missingEndpoint ? unavailable('GET /v1/inbox') : errorBox(e));
     }

@@ -1,0 +1,371 @@
+#include "cmd/orchestrator/inbox_watch.hpp"
+
+#include "api/text.hpp"
+#include "engine/inbox.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <pqxx/pqxx>
+
+#include <atomic>
+#include <charconv>
+#include <csignal>
+#include <cstdlib>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace orch::cli {
+
+namespace {
+
+using json = nlohmann::json;
+namespace inbox = engine::inbox;
+
+struct failure : std::runtime_error {
+    failure(const std::string& what, int code_) : std::runtime_error(what), code(code_) {}
+    int code;
+};
+
+template <typename F>
+std::function<int()> guarded(F f) {
+    return [f = std::move(f)]() -> int {
+        try {
+            return f();
+        } catch (const failure& e) {
+            std::cerr << e.what() << "\n";
+            return e.code;
+        }
+    };
+}
+
+std::int64_t parse_id(const std::string& text, const std::string& what) {
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
+        throw failure(what + " must be a positive integer, got '" + orch::text::escaped(text) + "'", 2);
+    }
+    return n;
+}
+
+std::string who_default() {
+    const char* u = std::getenv("USER");
+    return std::string("cli") + (u != nullptr && *u != '\0' ? ":" + std::string(u) : "");
+}
+
+std::unique_ptr<engine::store> open_db(const engine::settings& s) {
+    auto db = std::make_unique<engine::store>(s.database_url);
+    db->require_current();
+    return db;
+}
+
+std::string str(const json& j) {
+    if (j.is_null()) {
+        return "";
+    }
+    return j.is_string() ? orch::text::escaped(j.get<std::string>()) : j.dump();
+}
+
+// One line of a message: its text on one line, cut at `width` characters.
+std::string one_line(const json& j, std::size_t width) {
+    auto s = str(j);
+    return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+}
+
+int inbox_list(const engine::settings& s, const std::string& campaign, const std::string& account, std::int64_t limit,
+               const std::string& format) {
+    auto db = open_db(s);
+    inbox::list_filter f{campaign, account, 0, limit};
+    auto out = inbox::list(db->connection(), f);
+    if (format == "json") {
+        std::cout << out.dump(2) << "\n";
+        return 0;
+    }
+    const auto& items = out["replies"];
+    if (items.empty()) {
+        std::cout << "no replies\n";
+        return 0;
+    }
+    std::cout << std::left << std::setw(8) << "ID" << std::setw(26) << "RECEIVED" << std::setw(18) << "CAMPAIGN"
+              << std::setw(18) << "ACCOUNT" << std::setw(10) << "ANSWERED" << "FROM / TEXT\n";
+    for (const auto& r : items) {
+        std::string answered = r["manual_replies"].get<std::int64_t>() > 0 ? str(r["last_reply_state"]) : "-";
+        if (!r["mark"].is_null()) {
+            answered = "not-int.";
+        }
+        std::cout << std::setw(8) << r["id"].get<std::int64_t>() << std::setw(26) << str(r["received_at"])
+                  << std::setw(18) << one_line(r["campaign"], 17) << std::setw(18) << one_line(r["account_id"], 17)
+                  << std::setw(10) << answered << one_line(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"], 60)
+                  << "\n" << std::setw(98) << "" << "\"" << one_line(r["text"], 70) << "\"\n";
+    }
+    return 0;
+}
+
+void print_reply_line(const json& m) {
+    std::cout << "manual reply #" << m["id"].get<std::int64_t>() << ": " << str(m["state"]);
+    if (!str(m["reason"]).empty()) {
+        std::cout << " (" << str(m["reason"]) << ")";
+    }
+    std::cout << "; tries " << m["tries"].get<std::int64_t>() << ", credits " << m["credits"].get<std::int64_t>() << "\n";
+}
+
+int inbox_show(const engine::settings& s, const std::string& id_text, const std::string& format, bool live) {
+    const auto id = parse_id(id_text, "the reply id");
+    auto db = open_db(s);
+    auto out = inbox::show(db->connection(), id);
+    if (!out) {
+        throw failure("no such reply: " + std::to_string(id), 1);
+    }
+    if (live) {
+        inbox::live_outcome l;
+        try {
+            l = inbox::live_conversation(db->connection(), s, id);
+        } catch (const engine::store_error&) {
+            throw;
+        } catch (const std::exception& e) {
+            throw failure(std::string("inbox show --live: ") + e.what(), 1);
+        }
+        if (l.status != 200) {
+            throw failure("inbox show --live: " + l.message, 1);
+        }
+        (*out)["conversation"] = l.conversation;
+        (*out)["live_credits"] = l.credits;
+    }
+    if (format == "json") {
+        std::cout << out->dump(2) << "\n";
+        return 0;
+    }
+    const auto& r = (*out)["reply"];
+    std::cout << "reply #" << id << " from " << str(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"])
+              << "\n  campaign: " << (r["campaign"].is_null() ? "(none)" : str(r["campaign"]))
+              << "\n  account:  " << str(r["account_id"]) << (r["account_connected"].get<bool>() ? "" : " (unavailable)")
+              << "\n  received: " << str(r["received_at"]) << "\n";
+    if (!r["mark"].is_null()) {
+        std::cout << "  marked:   " << str(r["mark"]) << " by " << str(r["marked_by"]) << " at " << str(r["marked_at"]) << "\n";
+    }
+    std::cout << (live ? "conversation (read from the API, " + std::to_string((*out)["live_credits"].get<std::int64_t>()) +
+                             " credits):\n"
+                       : std::string("conversation:\n"));
+    for (const auto& m : (*out)["conversation"]) {
+        std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << "  " << str(m["text"]) << "\n";
+    }
+    for (const auto& m : (*out)["manual_replies"]) {
+        std::cout << "  ";
+        print_reply_line(m);
+    }
+    return 0;
+}
+
+int inbox_reply(const engine::settings& s, const std::string& id_text, const std::string& text, const std::string& key,
+                const std::string& by, int wait_s) {
+    inbox::reply_request r;
+    r.event_id = parse_id(id_text, "the reply id");
+    r.text = text;
+    r.idempotency_key = key;
+    r.requested_by = by;
+    if (auto why = inbox::check(r); !why.empty()) {
+        throw failure("inbox reply: " + why + "; nothing changed", 2);
+    }
+    auto db = open_db(s);
+    auto o = inbox::request_reply(db->connection(), r);
+    using kind = inbox::reply_outcome::kind;
+    if (o.what == kind::not_found) {
+        throw failure("inbox reply: " + o.message + "; nothing changed", 1);
+    }
+    if (o.what == kind::conflict) {
+        throw failure("inbox reply: " + o.message + "; nothing changed", 1);
+    }
+    const auto reply_id = o.reply["id"].get<std::int64_t>();
+    std::cout << (o.what == kind::existing ? "the same reply was asked for before: " : "queued: ") << "manual reply #"
+              << reply_id << " to reply #" << r.event_id << " (serve sends it)\n";
+    auto state = o.reply;
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
+    auto final_state = [](const json& j) {
+        const auto st = j["state"].get<std::string>();
+        return st == "sent" || st == "failed" || st == "refused";
+    };
+    while (!final_state(state) && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        state = *inbox::get_reply(db->connection(), reply_id);
+    }
+    print_reply_line(state);
+    const auto st = state["state"].get<std::string>();
+    if (st == "sent" || (wait_s == 0 && !final_state(state))) {
+        return 0;
+    }
+    if (!final_state(state)) {
+        std::cerr << "not sent within " << wait_s << " s: the intent stays, and serve sends it when it can "
+                  << "(`orchestrator inbox show " << r.event_id << "`)\n";
+    }
+    return 1;
+}
+
+int inbox_mark(const engine::settings& s, const std::string& id_text, const std::string& mark, const std::string& by) {
+    const auto id = parse_id(id_text, "the reply id");
+    if (mark != "not-interested" && mark != "not_interested") {
+        throw failure("inbox mark: the mark must be not-interested, got '" + orch::text::escaped(mark) + "'", 2);
+    }
+    if (by.size() > 200 || orch::text::check_name(by)) {
+        throw failure("inbox mark: --by must be at most 200 characters without control characters", 2);
+    }
+    auto db = open_db(s);
+    auto o = inbox::mark_not_interested(db->connection(), id, by);
+    if (!o.found || !o.message.empty()) {
+        throw failure("inbox mark: " + o.message + "; nothing changed", 1);
+    }
+    std::cout << "reply #" << id << " marked not interested: "
+              << (o.added ? "added to" : "already on") << " the do-not-contact list (entry #" << o.entry_id << "); "
+              << o.stopped << " live leads stopped";
+    if (o.in_flight > 0) {
+        std::cout << "; " << o.in_flight << " in a call now, stopped by their worker";
+    }
+    std::cout << "\n";
+    return 0;
+}
+
+// ---- campaign watch ----
+
+std::atomic<bool> interrupted{false};
+extern "C" void on_sigint(int) { interrupted = true; }
+
+std::string bar(std::int64_t done, std::int64_t total, int width) {
+    const int full = total > 0 ? static_cast<int>(width * done / total) : 0;
+    return "[" + std::string(static_cast<std::size_t>(full), '#') + std::string(static_cast<std::size_t>(width - full), '.') +
+           "]";
+}
+
+// One frame; false: no such campaign.
+bool watch_frame(engine::store& db, const std::string& name, std::ostream& out) {
+    pqxx::read_transaction tx(db.connection());
+    auto row = tx.exec_params(std::string(orch::schema::query("admin/campaign")), name);
+    if (row.empty()) {
+        return false;
+    }
+    const auto& c = row[0];
+    const auto enrolled = c[7].as<std::int64_t>();
+    const auto live = c[8].as<std::int64_t>();
+    std::vector<std::tuple<std::string, std::string, std::int64_t>> waits;
+    for (const auto& r : tx.exec_params(std::string(orch::schema::query("inbox/waiting_reasons")), name)) {
+        waits.emplace_back(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>());
+    }
+    tx.commit();
+    auto f = db.funnel(name);
+    const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+    std::tm tm{};
+    gmtime_r(&now, &tm);
+    out << "campaign '" << orch::text::escaped(name) << "'  " << c[2].as<std::string>();
+    if (!c[3].is_null() && !c[3].as<std::string>().empty()) {
+        out << " (" << orch::text::escaped(c[3].as<std::string>()) << ")";
+    }
+    out << "  version " << c[4].as<int>() << "   " << std::put_time(&tm, "%Y-%m-%d %H:%M:%S UTC") << "\n\n";
+    const auto finished = enrolled - live;
+    out << "progress  " << bar(finished, enrolled, 40) << " " << finished << "/" << enrolled << " finished, " << live
+        << " live\n\n";
+    out << "funnel\n";
+    const std::vector<std::pair<const char*, std::int64_t>> stages = {
+        {"found", f.found},       {"checked", f.checked}, {"invited", f.invited}, {"accepted", f.accepted},
+        {"messaged", f.messaged}, {"replied", f.replied}, {"failed", f.failed},   {"skipped", f.skipped}};
+    for (const auto& [stage, n] : stages) {
+        out << "  " << std::left << std::setw(10) << stage << std::right << std::setw(8) << n << "  "
+            << bar(n, std::max<std::int64_t>(f.found, 1), 30) << "\n";
+    }
+    out << "  credits   " << std::setw(8) << f.credits << "\n\nwaiting\n";
+    if (waits.empty()) {
+        out << "  (no live lead)\n";
+    }
+    for (const auto& [status, reason, n] : waits) {
+        out << "  " << std::setw(6) << n << "  " << std::left << std::setw(8) << status << std::right << " "
+            << (reason.empty() ? "(due: waiting for a worker)" : orch::text::escaped(reason)) << "\n";
+    }
+    return true;
+}
+
+int campaign_watch(const engine::settings& s, const std::string& name, int interval_s, bool once) {
+    auto db = open_db(s);
+    if (once) {
+        if (!watch_frame(*db, name, std::cout)) {
+            throw failure("no campaign named '" + orch::text::escaped(name) + "'", 2);
+        }
+        return 0;
+    }
+    interrupted = false;
+    auto previous = std::signal(SIGINT, on_sigint);
+    while (!interrupted) {
+        std::ostringstream frame;
+        if (!watch_frame(*db, name, frame)) {
+            std::signal(SIGINT, previous);
+            throw failure("no campaign named '" + orch::text::escaped(name) + "'", 2);
+        }
+        // Home and clear, then the frame: one write, so the screen does not flicker.
+        std::cout << "\x1b[H\x1b[2J" << frame.str() << "\n(every " << interval_s << " s; Ctrl-C to stop)" << std::flush;
+        for (int i = 0; i < interval_s * 10 && !interrupted; ++i) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+    }
+    std::signal(SIGINT, previous);
+    std::cout << "\n";
+    return 0;
+}
+
+}  // namespace
+
+void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, std::function<engine::settings()> load_db) {
+    struct opts {
+        std::string campaign, account, id, text, key, by = who_default(), format = "table", mark, name;
+        std::int64_t limit = 50;
+        int wait = 30;
+        int interval = 2;
+        bool once = false;
+        bool live = false;
+    };
+    static opts o;
+
+    auto* cmd = app.add_subcommand("inbox", "replies by campaign and account: read, answer, mark not interested");
+    cmd->require_subcommand(1);
+    auto* list = cmd->add_subcommand("list", "replies, newest first");
+    list->add_option("--campaign", o.campaign, "only this campaign's");
+    list->add_option("--account", o.account, "only those received on this account id");
+    list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
+    list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    list->callback([&, load_db] {
+        action = guarded([load_db] { return inbox_list(load_db(), o.campaign, o.account, o.limit, o.format); });
+    });
+    auto* show = cmd->add_subcommand("show", "a reply with its conversation and our manual replies");
+    show->add_option("REPLY_ID", o.id)->required();
+    show->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    show->add_flag("--live", o.live,
+                   "read the conversation from the API (get_conversation: the key's rate limit, charged to the campaign)");
+    show->callback([&, load_db] { action = guarded([load_db] { return inbox_show(load_db(), o.id, o.format, o.live); }); });
+    auto* reply = cmd->add_subcommand("reply", "answer a reply: serve sends it once, within quotas and budget");
+    reply->add_option("REPLY_ID", o.id)->required();
+    reply->add_option("TEXT", o.text, "the message")->required();
+    reply->add_option("--key", o.key, "an idempotency key (default: derived from the reply and the text)");
+    reply->add_option("--by", o.by, "who answers (default cli:$USER)");
+    reply->add_option("--wait", o.wait, "seconds to wait for serve to send it (0: do not wait)")
+        ->check(CLI::Range(0, 3600))
+        ->type_name("SECONDS")
+        ->capture_default_str();
+    reply->callback([&, load_db] {
+        action = guarded([load_db] { return inbox_reply(load_db(), o.id, o.text, o.key, o.by, o.wait); });
+    });
+    auto* mark = cmd->add_subcommand("mark", "mark a reply: not-interested puts the person on the do-not-contact list");
+    mark->add_option("REPLY_ID", o.id)->required();
+    mark->add_option("MARK", o.mark, "not-interested")->required();
+    mark->add_option("--by", o.by, "who marks it (default cli:$USER)");
+    mark->callback([&, load_db] { action = guarded([load_db] { return inbox_mark(load_db(), o.id, o.mark, o.by); }); });
+
+    auto* campaign = app.get_subcommand("campaign");
+    auto* watch = campaign->add_subcommand("watch", "live progress, the funnel and why leads wait, until Ctrl-C");
+    watch->add_option("NAME", o.name, "the campaign's name")->required()->type_name("TEXT");
+    watch->add_option("--interval", o.interval, "seconds between frames")
+        ->check(CLI::Range(1, 3600))
+        ->type_name("SECONDS")
+        ->capture_default_str();
+    watch->add_flag("--once", o.once, "print one frame and exit");
+    watch->callback([&, load_db] {
+        action = guarded([load_db] { return campaign_watch(load_db(), o.name, o.interval, o.once); });
+    });
+}
+
+}  // namespace orch::cli

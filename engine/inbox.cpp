@@ -1,0 +1,681 @@
+#include "engine/inbox.hpp"
+
+#include "api/text.hpp"
+#include "engine/admin_input.hpp"
+#include "engine/config.hpp"
+#include "engine/dnc.hpp"
+#include "engine/ledger.hpp"
+#include "engine/limits/limits.hpp"
+#include "engine/limits_gate.hpp"
+#include "engine/outreach/client.hpp"
+#include "engine/time_format.hpp"
+#include "engine/outreach/types.hpp"
+#include "engine/store.hpp"
+#include "schema/schema.hpp"
+
+#include <openssl/evp.h>
+#include <pqxx/pqxx>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/use_future.hpp>
+
+#include <charconv>
+#include <limits>
+
+namespace orch::engine::inbox {
+
+using admin_input::bad_request;
+
+namespace {
+
+std::string q(std::string_view name) { return std::string(schema::query(name)); }
+
+template <typename F>
+auto guarded(const char* what, F&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
+    }
+}
+
+std::string sha256_hex(const std::string& s) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int n = 0;
+    EVP_Digest(s.data(), s.size(), md, &n, EVP_sha256(), nullptr);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned int i = 0; i < n; ++i) {
+        out += hex[md[i] >> 4];
+        out += hex[md[i] & 15];
+    }
+    return out;
+}
+
+json opt_text(const pqxx::field& f) { return f.is_null() ? json(nullptr) : json(f.as<std::string>()); }
+
+// What a stored message event says: its text and sender's name (parsed as the intake read it).
+struct message_view {
+    std::string text;
+    std::string sender_name;
+};
+message_view message_of(const std::string& payload) {
+    message_view m;
+    auto ev = outreach::parse_webhook_event(std::string_view(payload));
+    if (ev) {
+        m.text = ev->message_text;
+        m.sender_name = ev->sender_name;
+    }
+    return m;
+}
+
+// A reply as listed: the columns of inbox/list and inbox/event (0..7) and the two counts.
+json reply_summary(const pqxx::row& r) {
+    auto m = message_of(r[3].as<std::string>());
+    json j = {{"id", r[0].as<std::int64_t>()},
+              {"account_id", r[1].as<std::string>()},
+              {"received_at", r[2].as<std::string>()},
+              {"text", m.text},
+              {"sender_name", m.sender_name},
+              {"mark", opt_text(r[4])},
+              {"lead_id", r[5].as<std::int64_t>() > 0 ? json(r[5].as<std::int64_t>()) : json(nullptr)},
+              {"profile_url", r[6].as<std::string>().empty() ? json(nullptr) : json(r[6].as<std::string>())},
+              {"campaign", r[7].as<std::string>().empty() ? json(nullptr) : json(r[7].as<std::string>())}};
+    return j;
+}
+
+json reply_json(const pqxx::row& r) {
+    return {{"id", r[0].as<std::int64_t>()},
+            {"idempotency_key", r[1].as<std::string>()},
+            {"reply_to", r[2].as<std::int64_t>()},
+            {"account_id", r[3].as<std::string>()},
+            {"campaign", r[4].as<std::string>()},
+            {"lead_id", r[5].as<std::int64_t>()},
+            {"profile_url", r[6].as<std::string>()},
+            {"text", r[7].as<std::string>()},
+            {"state", r[8].as<std::string>()},
+            {"reason", r[9].as<std::string>()},
+            {"tries", r[10].as<std::int64_t>()},
+            {"credits", r[11].as<std::int64_t>()},
+            {"requested_by", r[12].as<std::string>()},
+            {"created_at", r[13].as<std::string>()},
+            {"sent_at", opt_text(r[14])},
+            {"finished_at", opt_text(r[15])},
+            {"not_before", r[16].as<std::string>()}};
+}
+
+std::optional<json> reply_by_id(pqxx::transaction_base& tx, std::int64_t id) {
+    auto r = tx.exec_params(q("inbox/reply"), id);
+    if (r.empty()) {
+        return std::nullopt;
+    }
+    return reply_json(r[0]);
+}
+
+}  // namespace
+
+json list(pqxx::connection& conn, const list_filter& f) {
+    return guarded("inbox/list", [&] {
+        pqxx::nontransaction tx(conn);
+        json items = json::array();
+        std::int64_t last = 0;
+        auto rows = tx.exec_params(q("inbox/list"), f.campaign, f.account, f.cursor, f.limit + 1);
+        for (const auto& r : rows) {
+            if (static_cast<std::int64_t>(items.size()) == f.limit) {
+                break;
+            }
+            json j = reply_summary(r);
+            j["manual_replies"] = r[8].as<std::int64_t>();
+            j["last_reply_state"] = r[9].as<std::string>().empty() ? json(nullptr) : json(r[9].as<std::string>());
+            last = r[0].as<std::int64_t>();
+            items.push_back(std::move(j));
+        }
+        json next = static_cast<std::int64_t>(rows.size()) > f.limit ? json(last) : json(nullptr);
+        return json{{"replies", items}, {"next_cursor", next}};
+    });
+}
+
+std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
+    return guarded("inbox/show", [&]() -> std::optional<json> {
+        pqxx::read_transaction tx(conn);
+        auto ev = tx.exec_params(q("inbox/event"), event_id);
+        if (ev.empty() || ev[0][15].as<std::string>() != "message") {
+            return std::nullopt;
+        }
+        const auto& e = ev[0];
+        json reply = reply_summary(e);
+        reply["marked_by"] = e[16].as<std::string>().empty() ? json(nullptr) : json(e[16].as<std::string>());
+        reply["marked_at"] = opt_text(e[17]);
+        reply["campaign_state"] = e[10].as<std::string>().empty() ? json(nullptr) : json(e[10].as<std::string>());
+        reply["account_connected"] = e[11].as<bool>();
+        json conversation = json::array();
+        const auto lead = e[5].as<std::int64_t>();
+        if (lead > 0) {
+            for (const auto& m : tx.exec_params(q("inbox/conversation"), lead, e[1].as<std::string>())) {
+                const bool in = m[0].as<std::string>() == "in";
+                json item = {{"direction", in ? "in" : "out"}, {"at", m[2].as<std::string>()}};
+                if (in) {
+                    auto v = message_of(m[1].as<std::string>());
+                    item["text"] = v.text;
+                    item["event_id"] = m[5].as<std::int64_t>();
+                } else {
+                    item["text"] = m[1].as<std::string>();
+                    item["step"] = m[4].as<std::string>();
+                }
+                conversation.push_back(std::move(item));
+            }
+        }
+        json manual = json::array();
+        for (const auto& r : tx.exec_params(q("inbox/replies_of"), event_id)) {
+            if (auto j = reply_by_id(tx, r[0].as<std::int64_t>())) {
+                manual.push_back(std::move(*j));
+            }
+        }
+        return json{{"reply", reply}, {"conversation", conversation}, {"manual_replies", manual}};
+    });
+}
+
+live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std::int64_t event_id) {
+    live_outcome out;
+    std::string account, profile, campaign_name;
+    std::int64_t campaign_id = 0;
+    guarded("inbox/live", [&] {
+        pqxx::nontransaction tx(conn);
+        auto ev = tx.exec_params(q("inbox/event"), event_id);
+        if (ev.empty() || ev[0][15].as<std::string>() != "message") {
+            out.status = 404;
+            out.message = "no such reply: " + std::to_string(event_id);
+            return 0;
+        }
+        account = ev[0][1].as<std::string>();
+        profile = ev[0][6].as<std::string>();
+        campaign_name = ev[0][7].as<std::string>();
+        campaign_id = ev[0][9].as<std::int64_t>();
+        return 0;
+    });
+    if (out.status != 200) {
+        return out;
+    }
+    if (campaign_id == 0 || profile.empty()) {
+        out.status = 409;
+        out.message = "reply " + std::to_string(event_id) + " is from no campaign lead: reading its conversation has no "
+                      "budget to charge";
+        return out;
+    }
+    // The key's request bucket and the cooldowns, as serve's own calls take them.
+    limits::limiter limiter(limiter_settings(cfg));
+    limits::check c;
+    c.account_id = account;
+    c.what = limits::action::get_conversation;
+    c.day = limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(limits::local_day{});
+    auto v = limiter.take(c);
+    if (!v.allowed && v.why != limits::reason::bad_input) {
+        out.status = 503;
+        out.message = std::string("the API's rate limit holds the read (") + std::string(limits::to_string(v.why)) +
+                      "): try again in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s";
+        return out;
+    }
+    boost::asio::io_context io;
+    outreach::client_settings cs;
+    cs.base_url = cfg.api_url;
+    cs.api_key = cfg.api_key;
+    cs.pool_size = 1;
+    cs.total_timeout_ms = cfg.api_timeout_ms;
+    cs.read_timeout_ms = cfg.api_timeout_ms;
+    auto made = outreach::client::make(io.get_executor(), cs);
+    if (!made) {
+        out.status = 503;
+        out.message = "the API is not configured: " + outreach::describe(made.error());
+        return out;
+    }
+    auto api = std::move(*made);
+    outreach::get_conversation_params p;
+    p.profile_url = profile;
+    p.count = 100;
+    auto call = [&]() -> boost::asio::awaitable<outreach::result<outreach::conversation_page>> {
+        co_return co_await api.get_conversation(account, p);
+    };
+    auto fut = boost::asio::co_spawn(io, call(), boost::asio::use_future);
+    io.run();
+    auto r = fut.get();
+    api.shutdown();
+    if (!r && r.error().what_to_do == outreach::disposition::give_up) {
+        return out;  // no conversation with the person (yet): nothing to show, nothing charged
+    }
+    if (!r) {
+        if (r.error().code == "RATE_LIMITED") {
+            std::optional<std::chrono::milliseconds> ra;
+            if (r.error().retry_after_s) {
+                ra = std::chrono::seconds(*r.error().retry_after_s);
+            }
+            (void)limiter.rate_limited(c, limits::scope::key, ra);
+        }
+        out.status = 503;
+        out.message = "the API did not give the conversation: " + outreach::describe(r.error());
+        return out;
+    }
+    if (v.key_streak || v.account_streak) {
+        limiter.succeeded(c, v);
+    }
+    out.credits = r->meta.credits_consumed.value_or(0);
+    if (out.credits > 0) {
+        guarded("inbox/live", [&] {
+            pqxx::work tx(conn);
+            ledger::charge(tx, {campaign_id, account, "get_conversation", out.credits}, std::chrono::system_clock::now());
+            tx.commit();
+            return 0;
+        });
+    }
+    // Newest first from the API: shown oldest first, as the stored conversation.
+    for (auto it = r->messages.rbegin(); it != r->messages.rend(); ++it) {
+        json m = {{"direction", it->from_me.value_or(false) ? "out" : "in"},
+                  {"at", it->at ? json(iso8601_ms(*it->at)) : json(nullptr)},
+                  {"text", it->text},
+                  {"sender", it->sender_name}};
+        out.conversation.push_back(std::move(m));
+    }
+    return out;
+}
+
+std::optional<json> get_reply(pqxx::connection& conn, std::int64_t reply_id) {
+    return guarded("inbox/reply", [&] {
+        pqxx::nontransaction tx(conn);
+        return reply_by_id(tx, reply_id);
+    });
+}
+
+std::string check(const reply_request& r) {
+    if (r.event_id <= 0) {
+        return "the reply id must be a positive integer";
+    }
+    if (auto p = orch::text::check_text(r.text)) {
+        return "'text': " + p->what + " at byte " + std::to_string(p->offset);
+    }
+    if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return "'text' is empty";
+    }
+    // Characters, not bytes: count the UTF-8 lead bytes.
+    std::size_t chars = 0;
+    for (unsigned char c : r.text) {
+        chars += (c & 0xC0) != 0x80 ? 1 : 0;
+        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+            return "'text' holds a control character other than a line break or tab";
+        }
+    }
+    if (chars > text_max) {
+        return "'text' is longer than " + std::to_string(text_max) + " characters (" + std::to_string(chars) + ")";
+    }
+    if (r.idempotency_key.size() > key_max) {
+        return "the idempotency key is longer than " + std::to_string(key_max) + " bytes";
+    }
+    if (auto p = orch::text::check_name(r.idempotency_key)) {
+        return "the idempotency key: " + p->what;
+    }
+    if (r.requested_by.size() > 200) {
+        return "'requested_by' is longer than 200 characters";
+    }
+    if (auto p = orch::text::check_name(r.requested_by)) {
+        return "'requested_by': " + p->what;
+    }
+    return {};
+}
+
+std::string key_of(const reply_request& r) {
+    if (!r.idempotency_key.empty()) {
+        return "client:" + r.idempotency_key;
+    }
+    return "derived:" + std::to_string(r.event_id) + ":" + sha256_hex(r.text);
+}
+
+reply_outcome request_reply(pqxx::connection& conn, const reply_request& req) {
+    return guarded("inbox/request_reply", [&] {
+        reply_outcome out;
+        const std::string key = key_of(req);
+        pqxx::work tx(conn);
+        auto same_key = [&]() -> std::optional<reply_outcome> {
+            auto k = tx.exec_params(q("inbox/by_key"), key);
+            if (k.empty()) {
+                return std::nullopt;
+            }
+            reply_outcome o;
+            if (k[0][1].as<std::int64_t>() != req.event_id || k[0][2].as<std::string>() != req.text) {
+                o.what = reply_outcome::kind::conflict;
+                o.message = "the idempotency key was already used for another reply (id " +
+                            std::to_string(k[0][0].as<std::int64_t>()) + ")";
+                return o;
+            }
+            o.what = reply_outcome::kind::existing;
+            o.reply = *reply_by_id(tx, k[0][0].as<std::int64_t>());
+            return o;
+        };
+        if (auto o = same_key()) {
+            return *o;
+        }
+        auto ev = tx.exec_params(q("inbox/event"), req.event_id);
+        if (ev.empty() || ev[0][15].as<std::string>() != "message") {
+            out.what = reply_outcome::kind::not_found;
+            out.message = "no such reply: " + std::to_string(req.event_id);
+            return out;
+        }
+        const auto& e = ev[0];
+        auto refuse = [&out](std::string why) {
+            out.what = reply_outcome::kind::conflict;
+            out.message = std::move(why);
+            return out;
+        };
+        const auto lead = e[5].as<std::int64_t>();
+        const auto enrollment = e[8].as<std::int64_t>();
+        if (lead == 0 || enrollment == 0) {
+            return refuse("reply " + std::to_string(req.event_id) +
+                          " is from no campaign lead on account " + e[1].as<std::string>() +
+                          ": the inbox answers the conversations of campaign leads (their budget pays for it)");
+        }
+        if (auto d = tx.exec_params(q("inbox/dnc_of"), lead); !d.empty()) {
+            return refuse("the person is on the do-not-contact list (entry " + std::to_string(d[0][0].as<std::int64_t>()) +
+                          ")");
+        }
+        if (e[10].as<std::string>() == "cancelled") {
+            return refuse("campaign '" + e[7].as<std::string>() + "' is cancelled: its leads are not contacted");
+        }
+        if (!e[11].as<bool>()) {
+            return refuse("account " + e[1].as<std::string>() + " is unavailable (status " + e[12].as<std::string>() +
+                          "): log it in again (`orchestrator accounts connect`)");
+        }
+        auto ins = tx.exec_params(q("inbox/insert"), key, req.event_id, enrollment, e[9].as<std::int64_t>(),
+                                  e[1].as<std::string>(), lead, req.text, req.requested_by);
+        if (ins.empty()) {
+            // Another request under the same key won the race: that one is the reply.
+            if (auto o = same_key()) {
+                tx.commit();
+                return *o;
+            }
+        }
+        out.reply = *reply_by_id(tx, ins[0][0].as<std::int64_t>());
+        tx.commit();
+        out.what = reply_outcome::kind::created;
+        return out;
+    });
+}
+
+mark_outcome mark_not_interested(pqxx::connection& conn, std::int64_t event_id, const std::string& by) {
+    mark_outcome out;
+    std::string profile;
+    guarded("inbox/mark", [&] {
+        pqxx::nontransaction tx(conn);
+        auto ev = tx.exec_params(q("inbox/event"), event_id);
+        if (ev.empty() || ev[0][15].as<std::string>() != "message") {
+            out.message = "no such reply: " + std::to_string(event_id);
+            return 0;
+        }
+        out.found = true;
+        profile = ev[0][6].as<std::string>();
+        if (profile.empty()) {
+            // The intake keeps the sender's profile in the payload when no lead matched it.
+            auto parsed = outreach::parse_webhook_event(std::string_view(ev[0][3].as<std::string>()));
+            if (parsed) {
+                profile = parsed->sender_profile_url;
+            }
+        }
+        return 0;
+    });
+    if (!out.found) {
+        return out;
+    }
+    if (profile.empty()) {
+        out.message = "reply " + std::to_string(event_id) + " names no sender profile to put on the do-not-contact list";
+        return out;
+    }
+    dnc::input in;
+    in.profile_url = profile;
+    in.reason = std::string(not_interested_reason) + " " + std::to_string(event_id);
+    if (auto why = dnc::check(in); !why.empty()) {
+        out.message = "the sender's profile cannot be listed: " + why;
+        return out;
+    }
+    auto added = dnc::add(conn, {in}, by);
+    out.added = !added.added.empty();
+    out.stopped = added.cancelled;
+    out.in_flight = added.in_flight;
+    if (out.added) {
+        out.entry_id = added.added.front().id;
+    } else if (!added.duplicates.empty()) {
+        out.entry_id = added.duplicates.front().existing_id;
+    }
+    guarded("inbox/mark", [&] {
+        pqxx::work tx(conn);
+        tx.exec_params(q("inbox/mark"), event_id, "not_interested", by);
+        tx.commit();
+        return 0;
+    });
+    return out;
+}
+
+// ---- REST ----
+
+namespace {
+
+std::int64_t id_segment(const std::string& s, const char* what) {
+    std::int64_t n = 0;
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), n);
+    if (ec != std::errc() || end != s.data() + s.size() || n <= 0) {
+        throw bad_request(std::string(what) + " in the path must be a positive integer, got '" + s + "'");
+    }
+    return n;
+}
+
+std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
+                       std::int64_t min, std::int64_t max) {
+    auto it = params.find(name);
+    if (it == params.end()) {
+        return dflt;
+    }
+    std::int64_t n = 0;
+    const auto& v = it->second;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < min || n > max) {
+        throw bad_request("query parameter '" + name + "' must be an integer from " + std::to_string(min) + " to " +
+                          std::to_string(max) + ", got '" + v + "'");
+    }
+    return n;
+}
+
+json object_body(const std::string& text, const std::string& shape) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return json::object();
+    }
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        throw bad_request("the body must be a JSON object: " + shape);
+    }
+    return j;
+}
+
+// The string field `key` ("" when absent or null); another type is a 400 naming the field.
+std::string string_field(const json& j, const std::string& key) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) {
+        return {};
+    }
+    if (!it->is_string()) {
+        throw bad_request("'" + key + "' must be a string, got " + it->dump());
+    }
+    return it->get<std::string>();
+}
+
+void only_fields(const json& j, std::initializer_list<const char*> allowed) {
+    for (const auto& [key, v] : j.items()) {
+        bool ok = false;
+        std::string names;
+        for (const char* a : allowed) {
+            ok = ok || key == a;
+            names += std::string(names.empty() ? "" : ", ") + a;
+        }
+        if (!ok) {
+            throw bad_request("unknown field '" + key + "' (fields: " + names + "); nothing changed");
+        }
+    }
+}
+
+rest_reply err(int status, const std::string& message) {
+    return {status, {{"error", {{"status", status}, {"message", message}}}}, {}};
+}
+rest_reply not_allowed(const std::string& allow) {
+    auto r = err(405, "method not allowed; allowed: " + allow);
+    r.allow = allow;
+    return r;
+}
+
+}  // namespace
+
+rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string& method, const std::vector<std::string>& seg,
+                  const std::map<std::string, std::string>& params, const std::string& body,
+                  const std::string& idempotency_header) {
+    const bool get = method == "GET" || method == "HEAD";
+    const bool post = method == "POST";
+    // seg: v1 inbox ...
+    if (seg.size() == 2) {
+        if (!get) {
+            return not_allowed("GET");
+        }
+        list_filter f;
+        if (auto it = params.find("campaign"); it != params.end()) {
+            f.campaign = it->second;
+        }
+        if (auto it = params.find("account"); it != params.end()) {
+            f.account = it->second;
+        }
+        for (const auto& [k, v] : params) {
+            if (k != "campaign" && k != "account" && k != "cursor" && k != "limit") {
+                throw bad_request("unknown query parameter '" + k + "' (campaign, account, cursor, limit)");
+            }
+        }
+        f.limit = int_param(params, "limit", 50, 1, 500);
+        f.cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());
+        return {200, list(conn, f), {}};
+    }
+    if (seg[1] == "manual-replies") {
+        if (!get) {
+            return not_allowed("GET");
+        }
+        const auto id = id_segment(seg[2], "the manual reply id");
+        auto r = get_reply(conn, id);
+        if (!r) {
+            return err(404, "no such manual reply: " + std::to_string(id));
+        }
+        return {200, {{"manual_reply", *r}}, {}};
+    }
+    if (seg.size() == 3) {
+        if (!get) {
+            return not_allowed("GET");
+        }
+        const auto id = id_segment(seg[2], "the reply id");
+        bool live = false;
+        for (const auto& [k, v] : params) {
+            if (k != "live") {
+                throw bad_request("unknown query parameter '" + k + "' (live)");
+            }
+            if (v != "true" && v != "false") {
+                throw bad_request("query parameter 'live' must be true or false, got '" + v + "'");
+            }
+            live = v == "true";
+        }
+        auto s = show(conn, id);
+        if (!s) {
+            return err(404, "no such reply: " + std::to_string(id));
+        }
+        if (live) {
+            auto l = live_conversation(conn, cfg, id);
+            if (l.status != 200) {
+                return err(l.status, l.message);
+            }
+            (*s)["live_conversation"] = l.conversation;
+            (*s)["live_credits"] = l.credits;
+        }
+        return {200, *s, {}};
+    }
+    if (seg.size() == 4 && seg[3] == "reply") {
+        if (!post) {
+            return not_allowed("POST");
+        }
+        const auto id = id_segment(seg[2], "the reply id");
+        auto j = object_body(body, "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}");
+        only_fields(j, {"text", "idempotency_key", "requested_by"});
+        reply_request r;
+        r.event_id = id;
+        r.text = string_field(j, "text");
+        r.idempotency_key = string_field(j, "idempotency_key");
+        if (!idempotency_header.empty()) {
+            if (!r.idempotency_key.empty() && r.idempotency_key != idempotency_header) {
+                throw bad_request("the Idempotency-Key header and 'idempotency_key' differ; nothing changed");
+            }
+            r.idempotency_key = idempotency_header;
+        }
+        r.requested_by = string_field(j, "requested_by");
+        if (r.requested_by.empty()) {
+            r.requested_by = "admin-api";
+        }
+        if (!j.contains("text")) {
+            throw bad_request("'text' is required: {\"text\": \"...\"}; nothing changed");
+        }
+        if (auto why = check(r); !why.empty()) {
+            throw bad_request(why + "; nothing changed");
+        }
+        auto o = request_reply(conn, r);
+        switch (o.what) {
+        case reply_outcome::kind::not_found:
+            return err(404, o.message);
+        case reply_outcome::kind::conflict:
+            return err(409, o.message + "; nothing changed");
+        case reply_outcome::kind::existing:
+            return {200, {{"manual_reply", o.reply}, {"duplicate", true}}, {}};
+        case reply_outcome::kind::created:
+            break;
+        }
+        return {202, {{"manual_reply", o.reply}, {"duplicate", false}}, {}};
+    }
+    if (seg.size() == 4 && seg[3] == "mark") {
+        if (!post) {
+            return not_allowed("POST");
+        }
+        const auto id = id_segment(seg[2], "the reply id");
+        auto j = object_body(body, "{\"mark\": \"not_interested\", \"by\"?: \"...\"}");
+        only_fields(j, {"mark", "by"});
+        const auto mark = string_field(j, "mark");
+        if (mark != "not_interested") {
+            throw bad_request("'mark' must be \"not_interested\", got " + (j.contains("mark") ? j["mark"].dump() : "nothing") +
+                              "; nothing changed");
+        }
+        auto by = string_field(j, "by");
+        if (by.size() > 200 || orch::text::check_name(by)) {
+            throw bad_request("'by' must be at most 200 characters without control characters; nothing changed");
+        }
+        if (by.empty()) {
+            by = "admin-api";
+        }
+        auto o = mark_not_interested(conn, id, by);
+        if (!o.found) {
+            return err(404, o.message);
+        }
+        if (!o.message.empty()) {
+            return err(409, o.message + "; nothing changed");
+        }
+        return {200,
+                {{"reply", id},
+                 {"mark", "not_interested"},
+                 {"dnc_entry", o.entry_id},
+                 {"added", o.added},
+                 {"stopped_leads", o.stopped},
+                 {"in_flight_leads", o.in_flight}},
+                {}};
+    }
+    return err(404, "no such path: /" + [&] {
+        std::string p;
+        for (const auto& s : seg) {
+            p += (p.empty() ? "" : "/") + s;
+        }
+        return p;
+    }());
+}
+
+}  // namespace orch::engine::inbox

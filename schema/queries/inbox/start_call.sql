@@ -1,0 +1,11 @@
+-- start_call($1 reply, $2 attempt id, $3 owner, $4 lease seconds, $5 enrollment, $6 reconcile,
+-- $7 text): the intent of the call (a step_attempts row, committed before the call leaves) and
+-- the reply's lease.
+WITH intent AS (
+    INSERT INTO step_attempts (attempt_id, enrollment_id, step, call, reconcile, attempt, body, worker)
+    SELECT $2, $5, 'manual_reply', 'send', $6, r.tries, $7, $3 FROM manual_replies r WHERE r.reply_id = $1
+)
+UPDATE manual_replies
+SET state = 'in_flight', attempt_id = $2, tries = tries + 1, lease_owner = $3,
+    lease_expires_at = now() + make_interval(secs => $4::double precision), updated_at = now()
+WHERE reply_id = $1;

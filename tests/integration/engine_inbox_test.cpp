@@ -1,0 +1,455 @@
+// End-to-end tests of the replies inbox (engine/inbox.hpp, engine/inbox_sender.hpp) and
+// `orchestrator campaign watch`: the real `orchestrator` (serve with its webhook receiver and
+// admin API, a worker, the CLI) against the real sandbox, Postgres and Redis. The leads of a small
+// campaign reply for real (the sandbox's replies reach serve as signed webhooks); the tests answer
+// them over REST and the CLI and check, against the sandbox's own record of what was sent, that a
+// manual reply goes out exactly once: when the request is repeated, and after a simulated crash
+// between the call and the recording of its result. Refusals (quota, budget, do-not-contact,
+// unavailable account) and bad input change nothing and send nothing.
+#include "tests/support/e2e_campaign.hpp"
+#include "tests/support/http_client.hpp"
+#include "tests/support/orchestrator_env.hpp"
+#include "tests/support/require_services.hpp"
+#include "tests/support/sandbox_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace {
+
+using orch::test::background_process;
+using orch::test::free_port;
+using orch::test::http_client;
+using orch::test::http_result;
+using orch::test::json;
+
+const std::string token = "inbox-test-token-0123456789";
+
+class InboxTest : public orch::test::campaign_fixture {
+protected:
+    void SetUp() override {
+        campaign_fixture::SetUp();
+        if (IsSkipped()) {
+            return;
+        }
+        start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "200",
+               "--reply-probability", "1", "--reply-delay-ms-min", "50", "--reply-delay-ms-max", "200"});
+        env_->set("ORCH_ADMIN_TOKEN", token);
+        auto file = write("c.yaml", orch::test::campaign_yaml("inbox-demo", orch::test::search_audience(4), "20s",
+                                                               {"sender-1", "sender-2"}));
+        auto applied = env_->run({"campaign", "apply", file});
+        ASSERT_EQ(applied.exit_code, 0) << applied.output;
+        start_serve();
+        auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10", "--api-timeout-ms", "5000"});
+        ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+        // Every lead was messaged and replied: four replies in the inbox.
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id IS NOT NULL", "4"))
+            << serve_->log();
+        // From here on nobody answers: the inbox holds those four replies.
+        http_client control("127.0.0.1", sandbox_->control_port());
+        auto quiet = control.request("POST", "/control/settings", R"({"reply_probability": 0})",
+                                     {{"Content-Type", "application/json"}});
+        ASSERT_EQ(quiet.status, 200) << quiet.body;
+    }
+
+    void start_serve() {
+        // A restart keeps the receiver's address: the webhooks (and the sandbox's deliveries) stay valid.
+        admin_port_ = admin_port_ != 0 ? admin_port_ : free_port();
+        if (hook_.empty()) {
+            hook_ = "127.0.0.1:" + std::to_string(free_port());
+        }
+        const auto& hook = hook_;
+        serve_ = env_->spawn({"serve", "--webhook-listen", hook, "--webhook-public-url", "http://" + hook + "/webhooks",
+                              "--admin-listen", "127.0.0.1:" + std::to_string(admin_port_)});
+        for (int i = 0; i < 400; ++i) {
+            try {
+                if (http_client("127.0.0.1", admin_port_).get("/healthz").status == 200 &&
+                    env_->scalar("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL") == "3") {
+                    client_ = std::make_unique<http_client>("127.0.0.1", admin_port_);
+                    return;
+                }
+            } catch (const std::exception&) {
+                // not listening yet
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+        FAIL() << "serve did not come up: " << serve_->log();
+    }
+
+    bool wait_for(const std::string& sql, const std::string& want, int ms = 20'000) {
+        for (int i = 0; i < ms / 50; ++i) {
+            if (env_->scalar(sql) == want) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    }
+
+    http_result call(const std::string& method, const std::string& target, const std::string& body = "",
+                     std::map<std::string, std::string> headers = {}) {
+        headers["Authorization"] = "Bearer " + token;
+        if (!body.empty()) {
+            headers["Content-Type"] = "application/json";
+        }
+        return client_->request(method, target, body, headers);
+    }
+
+    static std::string error_message(const http_result& r) {
+        auto j = r.body_json();
+        EXPECT_TRUE(j.contains("error")) << r.body;
+        EXPECT_EQ(j["error"]["status"], r.status) << r.body;
+        return j["error"].value("message", "");
+    }
+
+    // How many times the sandbox received `text` (from any account, to anyone).
+    int sent_count(const std::string& text) {
+        http_client control("127.0.0.1", sandbox_->control_port());
+        int n = 0;
+        auto all = control.get("/control/side-effects").body_json();
+        for (const auto& m : all["messages"]) {
+            n += m.contains("text") && m["text"].is_string() && m["text"].get<std::string>() == text ? 1 : 0;
+        }
+        return n;
+    }
+
+    // The replies in the inbox, newest first.
+    json replies() {
+        auto r = call("GET", "/v1/inbox");
+        EXPECT_EQ(r.status, 200) << r.body;
+        return r.body_json()["replies"];
+    }
+
+    // Polls a manual reply until it is final (or 20 s).
+    json settled(std::int64_t reply_id) {
+        json m;
+        for (int i = 0; i < 400; ++i) {
+            m = call("GET", "/v1/manual-replies/" + std::to_string(reply_id)).body_json()["manual_reply"];
+            const auto st = m["state"].get<std::string>();
+            if (st == "sent" || st == "failed" || st == "refused") {
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return m;
+    }
+
+    std::unique_ptr<background_process> serve_;
+    std::unique_ptr<http_client> client_;
+    unsigned short admin_port_ = 0;
+    std::string hook_;
+};
+
+// List, filters and the conversation; answering over REST (202, then sent once; a repeat is the
+// same reply); answering with the CLI; bad input.
+TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
+    auto list = replies();
+    ASSERT_EQ(list.size(), 4u) << list.dump();
+    for (const auto& r : list) {
+        EXPECT_EQ(r["campaign"], "inbox-demo") << r.dump();
+        EXPECT_FALSE(r["text"].get<std::string>().empty()) << r.dump();
+        EXPECT_TRUE(r["profile_url"].is_string()) << r.dump();
+    }
+    // By campaign and account.
+    EXPECT_EQ(call("GET", "/v1/inbox?campaign=no-such").body_json()["replies"].size(), 0u);
+    const auto account = list[0]["account_id"].get<std::string>();
+    const auto on_account = call("GET", "/v1/inbox?account=" + account).body_json()["replies"];
+    EXPECT_GE(on_account.size(), 1u);
+    for (const auto& r : on_account) {
+        EXPECT_EQ(r["account_id"], account);
+    }
+    const auto paged = call("GET", "/v1/inbox?limit=3").body_json();
+    EXPECT_EQ(paged["replies"].size(), 3u);
+    EXPECT_EQ(call("GET", "/v1/inbox?limit=3&cursor=" + std::to_string(paged["next_cursor"].get<std::int64_t>()))
+                  .body_json()["replies"]
+                  .size(),
+              1u);
+
+    // The conversation: our campaign message, then their reply.
+    const auto id = list[0]["id"].get<std::int64_t>();
+    const auto path = "/v1/inbox/" + std::to_string(id);
+    auto shown = call("GET", path);
+    ASSERT_EQ(shown.status, 200) << shown.body;
+    auto conv = shown.body_json()["conversation"];
+    ASSERT_GE(conv.size(), 2u) << shown.body;
+    EXPECT_EQ(conv[0]["direction"], "out") << shown.body;
+    EXPECT_EQ(conv[conv.size() - 1]["direction"], "in") << shown.body;
+    EXPECT_EQ(conv[conv.size() - 1]["text"], list[0]["text"]);
+
+    // Bad input: the documented error shape, nothing stored.
+    for (const auto& [target, body, status] : std::vector<std::tuple<std::string, std::string, int>>{
+             {path + "/reply", "{}", 400},
+             {path + "/reply", "{\"text\": \"   \"}", 400},
+             {path + "/reply", "{\"text\": 5}", 400},
+             {path + "/reply", "{\"text\": \"hi\", \"extra\": 1}", 400},
+             {path + "/reply", "not json", 400},
+             {path + "/reply", "{\"text\": \"a\\u0000b\"}", 400},
+             {path + "/reply", "{\"text\": \"" + std::string(8001, 'x') + "\"}", 400},
+             {"/v1/inbox/abc/reply", "{\"text\": \"hi\"}", 400},
+             {"/v1/inbox/999999/reply", "{\"text\": \"hi\"}", 404},
+             {path + "/mark", "{\"mark\": \"spam\"}", 400}}) {
+        auto r = call("POST", target, body);
+        EXPECT_EQ(r.status, status) << target << " " << body.substr(0, 60) << ": " << r.body;
+        EXPECT_FALSE(error_message(r).empty());
+    }
+    EXPECT_EQ(call("GET", "/v1/inbox?limit=0").status, 400);
+    EXPECT_EQ(call("GET", "/v1/inbox?color=red").status, 400);
+    EXPECT_EQ(call("GET", "/v1/inbox/999999").status, 404);
+    auto wrong = call("DELETE", path);
+    EXPECT_EQ(wrong.status, 405);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM manual_replies"), "0");
+
+    // Answered over REST: queued (202), then sent once by serve.
+    const std::string text = "Thanks for your answer! Does Tuesday work?";
+    const std::string body = json{{"text", text}}.dump();
+    auto queued = call("POST", path + "/reply", body);
+    ASSERT_EQ(queued.status, 202) << queued.body;
+    const auto reply_id = queued.body_json()["manual_reply"]["id"].get<std::int64_t>();
+    auto done = settled(reply_id);
+    ASSERT_EQ(done["state"], "sent") << done.dump() << serve_->log();
+    EXPECT_GT(done["credits"].get<int>(), 0) << "the send was billed to the campaign";
+    EXPECT_EQ(sent_count(text), 1);
+    // The same request again: the same reply, not a second send.
+    auto again = call("POST", path + "/reply", body);
+    ASSERT_EQ(again.status, 200) << again.body;
+    EXPECT_EQ(again.body_json()["duplicate"], true);
+    EXPECT_EQ(again.body_json()["manual_reply"]["id"], reply_id);
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+    EXPECT_EQ(sent_count(text), 1);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM manual_replies"), "1");
+    // The conversation shows it; the ledger charged it as a send of the campaign.
+    auto conv2 = call("GET", path).body_json();
+    EXPECT_EQ(conv2["conversation"].back()["text"], text) << conv2.dump();
+    EXPECT_EQ(conv2["manual_replies"].size(), 1u);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply' AND outcome = 'ok'"), "1");
+    // The conversation as the API has it (get_conversation), charged to the campaign.
+    const auto charged_before = env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'get_conversation'");
+    auto live = call("GET", path + "?live=true");
+    ASSERT_EQ(live.status, 200) << live.body;
+    auto lc = live.body_json()["live_conversation"];
+    ASSERT_GE(lc.size(), 3u) << live.body;
+    EXPECT_EQ(lc.back()["text"], text) << live.body;
+    EXPECT_EQ(lc.back()["direction"], "out") << live.body;
+    if (live.body_json()["live_credits"].get<int>() > 0) {
+        EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'get_conversation'"),
+                  std::to_string(std::stoi(charged_before) + 1));
+    }
+    EXPECT_EQ(call("GET", path + "?live=maybe").status, 400);
+    auto cli_live = env_->run({"inbox", "show", std::to_string(id), "--live"});
+    ASSERT_EQ(cli_live.exit_code, 0) << cli_live.output;
+    EXPECT_NE(cli_live.output.find("read from the API"), std::string::npos) << cli_live.output;
+    EXPECT_NE(cli_live.output.find(text), std::string::npos) << cli_live.output;
+    // A client key reused for another text is a conflict.
+    const std::map<std::string, std::string> keyed = {{"Idempotency-Key", "op-42"}};
+    auto k1 = call("POST", path + "/reply", json{{"text", "Keyed answer"}}.dump(), keyed);
+    ASSERT_EQ(k1.status, 202) << k1.body;
+    auto k2 = call("POST", path + "/reply", json{{"text", "Another text"}}.dump(), keyed);
+    EXPECT_EQ(k2.status, 409) << k2.body;
+    EXPECT_NE(error_message(k2).find("idempotency key"), std::string::npos);
+    EXPECT_EQ(settled(k1.body_json()["manual_reply"]["id"].get<std::int64_t>())["state"], "sent");
+    EXPECT_EQ(sent_count("Keyed answer"), 1);
+    EXPECT_EQ(sent_count("Another text"), 0);
+
+    // The CLI: list, show, reply (waits for serve), and the repeat.
+    const auto other = std::to_string(list[1]["id"].get<std::int64_t>());
+    auto cli_list = env_->run({"inbox", "list", "--campaign", "inbox-demo", "--format", "json"});
+    ASSERT_EQ(cli_list.exit_code, 0) << cli_list.output;
+    EXPECT_EQ(json::parse(cli_list.output)["replies"].size(), 4u);
+    auto cli_show = env_->run({"inbox", "show", other});
+    ASSERT_EQ(cli_show.exit_code, 0) << cli_show.output;
+    EXPECT_NE(cli_show.output.find("conversation:"), std::string::npos) << cli_show.output;
+    const std::string cli_text = "Happy to share more, here is a link.";
+    auto r1 = env_->run({"inbox", "reply", other, cli_text, "--wait", "20"});
+    ASSERT_EQ(r1.exit_code, 0) << r1.output << serve_->log();
+    EXPECT_NE(r1.output.find(": sent"), std::string::npos) << r1.output;
+    auto r2 = env_->run({"inbox", "reply", other, cli_text, "--wait", "5"});
+    ASSERT_EQ(r2.exit_code, 0) << r2.output;
+    EXPECT_NE(r2.output.find("asked for before"), std::string::npos) << r2.output;
+    EXPECT_EQ(sent_count(cli_text), 1);
+    auto bad = env_->run({"inbox", "reply", "abc", "x"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.output;
+    auto empty = env_->run({"inbox", "reply", other, " "});
+    EXPECT_EQ(empty.exit_code, 2) << empty.output;
+}
+
+// A crash between the call and the recording of its result: the intent is left in flight under an
+// expired lease. Sent already: the conversation shows it, so it is confirmed, not sent again. Not
+// sent: the conversation does not show it, so it is sent, once.
+TEST_F(InboxTest, InFlightIntentIsReconciledNotResent) {
+    auto list = replies();
+    ASSERT_GE(list.size(), 2u);
+    const auto first = std::to_string(list[0]["id"].get<std::int64_t>());
+    const std::string text = "Following up on your reply.";
+    auto sent = call("POST", "/v1/inbox/" + first + "/reply", json{{"text", text}}.dump());
+    ASSERT_EQ(sent.status, 202) << sent.body;
+    const auto id = std::to_string(sent.body_json()["manual_reply"]["id"].get<std::int64_t>());
+    ASSERT_EQ(settled(std::stoll(id))["state"], "sent");
+    ASSERT_EQ(sent_count(text), 1);
+
+    // Sent, but the sender "died" before recording it.
+    serve_.reset();
+    env_->scalar("UPDATE step_attempts SET outcome = 'in_flight', finished_at = NULL, credits = 0 "
+                 "WHERE attempt_id = (SELECT attempt_id FROM manual_replies WHERE reply_id = " + id + ")");
+    env_->scalar("UPDATE manual_replies SET state = 'in_flight', lease_owner = 'dead', lease_expires_at = now() - "
+                 "interval '1 second', sent_at = NULL, finished_at = NULL WHERE reply_id = " + id);
+    // Not sent: the intent was written, then the sender died before the request left.
+    const auto second = std::to_string(list[1]["id"].get<std::int64_t>());
+    const std::string unsent = "This one never left before the crash.";
+    auto queued = env_->run({"inbox", "reply", second, unsent, "--wait", "0"});
+    ASSERT_EQ(queued.exit_code, 0) << queued.output;
+    const auto id2 = env_->scalar("SELECT reply_id FROM manual_replies WHERE body = '" + unsent + "'");
+    env_->scalar("INSERT INTO step_attempts (attempt_id, enrollment_id, step, call, attempt, body, worker) "
+                 "SELECT nextval('step_attempts_attempt_id_seq'), enrollment_id, 'manual_reply', 'send', 0, body, 'dead' "
+                 "FROM manual_replies WHERE reply_id = " + id2);
+    env_->scalar("UPDATE manual_replies SET state = 'in_flight', lease_owner = 'dead', lease_expires_at = now() - "
+                 "interval '1 second', attempt_id = (SELECT max(attempt_id) FROM step_attempts) WHERE reply_id = " + id2);
+
+    start_serve();
+    auto recovered = settled(std::stoll(id));
+    EXPECT_EQ(recovered["state"], "sent") << recovered.dump() << serve_->log();
+    EXPECT_NE(recovered["reason"].get<std::string>().find("confirmed by reading the conversation"), std::string::npos)
+        << recovered.dump();
+    auto resent = settled(std::stoll(id2));
+    EXPECT_EQ(resent["state"], "sent") << resent.dump() << serve_->log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    EXPECT_EQ(sent_count(text), 1) << "the reply was sent twice";
+    EXPECT_EQ(sent_count(unsent), 1);
+    EXPECT_EQ(env_->scalar("SELECT string_agg(a.outcome::text, ',' ORDER BY a.attempt_id) FROM step_attempts a "
+                           "JOIN manual_replies r ON r.enrollment_id = a.enrollment_id AND a.body = r.body "
+                           "WHERE r.reply_id = " + id + " AND a.step = 'manual_reply'"),
+              "uncertain,reconciled_present");
+    EXPECT_EQ(env_->scalar("SELECT string_agg(a.outcome::text, ',' ORDER BY a.attempt_id) FROM step_attempts a "
+                           "JOIN manual_replies r ON r.enrollment_id = a.enrollment_id AND a.body = r.body "
+                           "WHERE r.reply_id = " + id2 + " AND a.step = 'manual_reply'"),
+              "uncertain,reconciled_absent,ok");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'in_flight'"), "0");
+}
+
+// An exhausted send quota holds the reply (not sent, not billed); an exhausted budget refuses it;
+// a person on the do-not-contact list and an unavailable account are refused at once.
+TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
+    auto list = replies();
+    ASSERT_GE(list.size(), 4u);
+    const auto path = [&](int i) { return "/v1/inbox/" + std::to_string(list[i]["id"].get<std::int64_t>()); };
+    const auto account = list[0]["account_id"].get<std::string>();
+    const auto spent_before = env_->scalar("SELECT sum(credits) FROM step_attempts");
+
+    // The account's send quota is 0 today.
+    auto limited = call("PUT", "/v1/accounts/" + account + "/limits", R"({"send": {"per_day": 0}})");
+    ASSERT_EQ(limited.status, 200) << limited.body;
+    auto held = call("POST", path(0) + "/reply", R"({"text": "Held by the quota"})");
+    ASSERT_EQ(held.status, 202) << held.body;
+    const auto held_id = std::to_string(held.body_json()["manual_reply"]["id"].get<std::int64_t>());
+    ASSERT_TRUE(wait_for("SELECT reason LIKE 'waiting for the send day quota%' FROM manual_replies WHERE reply_id = " + held_id, "t"))
+        << env_->scalar("SELECT state || ' ' || reason FROM manual_replies WHERE reply_id = " + held_id) << serve_->log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    EXPECT_EQ(env_->scalar("SELECT state FROM manual_replies WHERE reply_id = " + held_id), "queued");
+    EXPECT_EQ(sent_count("Held by the quota"), 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0") << "no call, no charge";
+    EXPECT_EQ(env_->scalar("SELECT sum(credits) FROM step_attempts"), spent_before);
+
+    // The campaign's budget is spent: refused, not sent, not billed (the quota back to its default
+    // first, so that only the budget stands in the way).
+    ASSERT_EQ(call("PUT", "/v1/accounts/" + account + "/limits", R"({"clear": ["send"]})").status, 200);
+    auto budget = env_->run({"budget", "set", "inbox-demo", "--credits", "1"});
+    ASSERT_EQ(budget.exit_code, 0) << budget.output;
+    auto broke = call("POST", path(1) + "/reply", R"({"text": "No budget for this"})");
+    ASSERT_EQ(broke.status, 202) << broke.body;
+    auto refused = settled(broke.body_json()["manual_reply"]["id"].get<std::int64_t>());
+    EXPECT_EQ(refused["state"], "refused") << refused.dump();
+    EXPECT_NE(refused["reason"].get<std::string>().find("budget"), std::string::npos) << refused.dump();
+    EXPECT_EQ(refused["credits"], 0);
+    EXPECT_EQ(sent_count("No budget for this"), 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0");
+
+    // Not interested: the person goes on the do-not-contact list; a reply to them is refused.
+    const auto profile = list[2]["profile_url"].get<std::string>();
+    auto marked = call("POST", path(2) + "/mark", R"({"mark": "not_interested", "by": "ops"})");
+    ASSERT_EQ(marked.status, 200) << marked.body;
+    EXPECT_EQ(marked.body_json()["added"], true);
+    auto dnc = call("GET", "/v1/dnc").body_json()["entries"];
+    ASSERT_EQ(dnc.size(), 1u) << dnc.dump();
+    EXPECT_EQ(dnc[0]["profile_url"], profile);
+    EXPECT_EQ(dnc[0]["added_by"], "ops");
+    EXPECT_EQ(call("GET", path(2)).body_json()["reply"]["mark"], "not_interested");
+    auto to_dnc = call("POST", path(2) + "/reply", R"({"text": "Are you sure?"})");
+    EXPECT_EQ(to_dnc.status, 409) << to_dnc.body;
+    EXPECT_NE(error_message(to_dnc).find("do-not-contact"), std::string::npos);
+    // The CLI marks another; marking again changes nothing.
+    const auto fourth = std::to_string(list[3]["id"].get<std::int64_t>());
+    auto cli_mark = env_->run({"inbox", "mark", fourth, "not-interested", "--by", "cli-test"});
+    ASSERT_EQ(cli_mark.exit_code, 0) << cli_mark.output;
+    EXPECT_NE(cli_mark.output.find("added to the do-not-contact list"), std::string::npos) << cli_mark.output;
+    auto cli_again = env_->run({"inbox", "mark", fourth, "not-interested"});
+    ASSERT_EQ(cli_again.exit_code, 0) << cli_again.output;
+    EXPECT_NE(cli_again.output.find("already on"), std::string::npos) << cli_again.output;
+    EXPECT_EQ(env_->run({"inbox", "mark", fourth, "spam"}).exit_code, 2);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM do_not_contact"), "2");
+
+    // An unavailable account: refused at once.
+    env_->scalar("UPDATE accounts SET connected = false, api_status = 'DISCONNECTED' WHERE account_id = '" +
+                 list[1]["account_id"].get<std::string>() + "'");
+    auto gone = call("POST", path(1) + "/reply", R"({"text": "To a disconnected account"})");
+    EXPECT_EQ(gone.status, 409) << gone.body;
+    EXPECT_NE(error_message(gone).find("unavailable"), std::string::npos);
+    EXPECT_EQ(sent_count("To a disconnected account"), 0);
+}
+
+// `campaign watch --once`: one frame with the state, the progress and the funnel.
+TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
+    auto w = env_->run({"campaign", "watch", "inbox-demo", "--once"});
+    ASSERT_EQ(w.exit_code, 0) << w.output;
+    EXPECT_NE(w.output.find("campaign 'inbox-demo'"), std::string::npos) << w.output;
+    EXPECT_NE(w.output.find("4/4 finished, 0 live"), std::string::npos) << w.output;
+    EXPECT_NE(w.output.find("replied"), std::string::npos) << w.output;
+    EXPECT_NE(w.output.find("funnel"), std::string::npos) << w.output;
+    auto none = env_->run({"campaign", "watch", "no-such", "--once"});
+    EXPECT_EQ(none.exit_code, 2) << none.output;
+    auto bad = env_->run({"campaign", "watch", "inbox-demo", "--interval", "0"});
+    EXPECT_NE(bad.exit_code, 0) << bad.output;
+    EXPECT_NE(bad.output.find("--interval"), std::string::npos) << bad.output;
+}
+
+}  // namespace
+
+namespace {
+
+// inbox_not_interested_pattern: a reply that matches it, arriving as a signed webhook, is marked
+// not interested at intake (its person on the do-not-contact list); one that does not is left
+// alone; a pattern that is not a regular expression stops serve at start, saying which setting.
+TEST_F(InboxTest, PatternMarksMatchingRepliesAtIntake) {
+    auto bad = env_->run({"serve", "--inbox-not-interested-pattern", "(unclosed", "--admin-listen", "off"}, 10'000);
+    EXPECT_EQ(bad.exit_code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("inbox_not_interested_pattern"), std::string::npos) << bad.output;
+
+    auto list = replies();
+    ASSERT_GE(list.size(), 2u);
+    serve_.reset();
+    env_->set("ORCH_INBOX_NOT_INTERESTED_PATTERN", "unsubscribe|not (a|the right) (priority|person)");
+    start_serve();
+    // The restarted leader checks the webhooks it reuses before events flow again.
+    for (int i = 0; i < 200 && serve_->log().find("reused") == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto say = [&](const json& r, const std::string& text) {
+        auto res = control.request("POST", "/control/events",
+                                   json{{"type", "message_received"}, {"account_id", r["account_id"]},
+                                        {"profile_url", r["profile_url"]}, {"text", text}}
+                                       .dump(),
+                                   {{"Content-Type", "application/json"}});
+        ASSERT_EQ(res.status, 200) << res.body;
+    };
+    say(list[0], "Please UNSUBSCRIBE me from this.");
+    say(list[1], "Tell me more about pricing.");
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message'", "6")) << env_->scalar("SELECT count(*) FROM events WHERE kind = 'message'") << serve_->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM do_not_contact", "1")) << serve_->log();
+    EXPECT_EQ(env_->scalar("SELECT profile_url || '|' || added_by FROM do_not_contact"),
+              list[0]["profile_url"].get<std::string>() + "|serve: inbox_not_interested_pattern");
+    EXPECT_EQ(env_->scalar("SELECT string_agg(COALESCE(inbox_mark, '-'), ',' ORDER BY event_id) FROM events "
+                           "WHERE kind = 'message' AND event_id > " + std::to_string(list[0]["id"].get<std::int64_t>())),
+              "not_interested,-");
+}
+
+}  // namespace
