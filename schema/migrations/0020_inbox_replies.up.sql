@@ -1,4 +1,4 @@
--- 0019 the replies inbox: an operator answers a reply (a message event) from the inbox, and may
+-- 0020 the replies inbox: an operator answers a reply (a message event) from the inbox, and may
 -- mark it "not interested" (which puts the person on the do-not-contact list).
 -- A manual reply is a durable intent, as a step is: the row is written (unique per idempotency
 -- key, so a repeated request does not send twice) before `serve` makes the call; the call itself
