@@ -99,21 +99,7 @@ reply not_allowed(const std::string& allow) {
 using admin_input::bad_request;
 using admin_input::unprocessable;
 using admin_input::unsupported_media;
-std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
-                       std::int64_t min, std::int64_t max) {
-    auto it = params.find(name);
-    if (it == params.end()) {
-        return dflt;
-    }
-    std::int64_t n = 0;
-    const auto& v = it->second;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || end != v.data() + v.size() || n < min || n > max) {
-        throw bad_request("query parameter '" + name + "' must be an integer from " + std::to_string(min) + " to " +
-                          std::to_string(max) + ", got '" + v + "'");
-    }
-    return n;
-}
+using admin_input::int_param;
 
 std::string csv_field(const std::string& v) {
     if (v.find_first_of(",\"\n\r") == std::string::npos) {

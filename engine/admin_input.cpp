@@ -5,6 +5,7 @@
 #include <boost/url/parse.hpp>
 
 #include <algorithm>
+#include <charconv>
 
 namespace orch::engine::admin_input {
 
@@ -275,6 +276,22 @@ std::optional<quota_overrides> apply_limits_body(const quota_overrides& current,
         base = *cleared;
     }
     return apply_patch(base, body.patch, why);
+}
+
+std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
+                       std::int64_t min, std::int64_t max) {
+    auto it = params.find(name);
+    if (it == params.end()) {
+        return dflt;
+    }
+    std::int64_t n = 0;
+    const auto& v = it->second;
+    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < min || n > max) {
+        throw bad_request("query parameter '" + name + "' must be an integer from " + std::to_string(min) + " to " +
+                          std::to_string(max) + ", got '" + v + "'");
+    }
+    return n;
 }
 
 }  // namespace orch::engine::admin_input

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cstdint>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -43,6 +44,11 @@ target read_target(std::string_view raw);
 // Names in a path (segment 3 of /v1/campaigns/{name}... and /v1/accounts/{id}...) have no control
 // or bidirectional characters. Throws bad_request.
 void check_path_names(const target& t);
+
+// Query parameter `name` of `params` as an integer in [min, max], `dflt` when absent. Throws
+// bad_request naming the parameter and the range.
+std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
+                       std::int64_t min, std::int64_t max);
 
 // The media type of a Content-Type value, lower-case, without parameters; "" when empty.
 std::string media_type(std::string_view content_type);

@@ -1,4 +1,5 @@
 #include "engine/admin_ui.hpp"
+#include "engine/secret_box.hpp"
 
 #include "engine/admin.hpp"
 #include "web/assets.hpp"
@@ -48,12 +49,6 @@ std::string random_token() {
     return hex(b, sizeof b);
 }
 
-std::string sha256_hex(std::string_view s) {
-    unsigned char d[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_Digest(s.data(), s.size(), d, &n, EVP_sha256(), nullptr);
-    return hex(d, n);
-}
 
 // Constant time over equal-length digests, whatever the inputs' lengths.
 bool same_secret(std::string_view a, std::string_view b) {

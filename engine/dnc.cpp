@@ -61,14 +61,6 @@ auto again_after_deadlock(const char* what, F&& once) {
     }
 }
 
-template <typename F>
-auto guarded(const char* what, F&& fn) -> decltype(fn()) {
-    try {
-        return fn();
-    } catch (const pqxx::failure&) {
-        rethrow_as_store_error(what);
-    }
-}
 
 }  // namespace
 

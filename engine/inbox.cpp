@@ -1,4 +1,5 @@
 #include "engine/inbox.hpp"
+#include "engine/secret_box.hpp"
 
 #include "api/text.hpp"
 #include "engine/admin_input.hpp"
@@ -26,32 +27,13 @@
 namespace orch::engine::inbox {
 
 using admin_input::bad_request;
+using admin_input::int_param;
 
 namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-template <typename F>
-auto guarded(const char* what, F&& fn) -> decltype(fn()) {
-    try {
-        return fn();
-    } catch (const pqxx::failure&) {
-        rethrow_as_store_error(what);
-    }
-}
 
-std::string sha256_hex(const std::string& s) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int n = 0;
-    EVP_Digest(s.data(), s.size(), md, &n, EVP_sha256(), nullptr);
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned int i = 0; i < n; ++i) {
-        out += hex[md[i] >> 4];
-        out += hex[md[i] & 15];
-    }
-    return out;
-}
 
 json opt_text(const pqxx::field& f) { return f.is_null() ? json(nullptr) : json(f.as<std::string>()); }
 
@@ -464,21 +446,6 @@ std::int64_t id_segment(const std::string& s, const char* what) {
     return n;
 }
 
-std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
-                       std::int64_t min, std::int64_t max) {
-    auto it = params.find(name);
-    if (it == params.end()) {
-        return dflt;
-    }
-    std::int64_t n = 0;
-    const auto& v = it->second;
-    auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || end != v.data() + v.size() || n < min || n > max) {
-        throw bad_request("query parameter '" + name + "' must be an integer from " + std::to_string(min) + " to " +
-                          std::to_string(max) + ", got '" + v + "'");
-    }
-    return n;
-}
 
 json object_body(const std::string& text, const std::string& shape) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {

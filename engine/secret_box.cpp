@@ -69,4 +69,17 @@ std::optional<std::string> secret_box::open(std::string_view sealed) const {
     return plain;
 }
 
+std::string sha256_hex(std::string_view text) {
+    unsigned char md[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
+    static const char* hex = "0123456789abcdef";
+    std::string out;
+    for (unsigned i = 0; i < len; ++i) {
+        out.push_back(hex[md[i] >> 4]);
+        out.push_back(hex[md[i] & 15]);
+    }
+    return out;
+}
+
 }  // namespace orch::engine

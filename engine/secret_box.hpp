@@ -21,4 +21,7 @@ private:
     unsigned char key_[32];
 };
 
+// The SHA-256 digest of `text` in lower-case hex (64 characters).
+std::string sha256_hex(std::string_view text);
+
 }  // namespace orch::engine

@@ -1,5 +1,7 @@
 #include "engine/store.hpp"
 
+#include "engine/secret_box.hpp"
+
 #include "api/text.hpp"
 #include "campaigns/model.hpp"
 #include "engine/ledger.hpp"
@@ -22,28 +24,7 @@ namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-// Runs `fn` and translates pqxx's exceptions into store_error naming the query area.
-template <typename F>
-auto guarded(const char* what, F&& fn) -> decltype(fn()) {
-    try {
-        return fn();
-    } catch (const pqxx::failure&) {
-        rethrow_as_store_error(what);
-    }
-}
 
-std::string sha256_hex(const std::string& text) {
-    unsigned char md[EVP_MAX_MD_SIZE];
-    unsigned int len = 0;
-    EVP_Digest(text.data(), text.size(), md, &len, EVP_sha256(), nullptr);
-    static const char* hex = "0123456789abcdef";
-    std::string out;
-    for (unsigned i = 0; i < len; ++i) {
-        out.push_back(hex[md[i] >> 4]);
-        out.push_back(hex[md[i] & 15]);
-    }
-    return out;
-}
 
 // A company name as the do-not-contact checks compare it (SQL lower(btrim(...))).
 std::string lower_trimmed(const std::string& s) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
+#include <pqxx/except>
 #include <pqxx/transaction>
 
 #include <chrono>
@@ -38,6 +39,16 @@ struct store_error : std::runtime_error {
 // Called inside a catch handler of a pqxx::failure: rethrows it as a store_error naming `what`,
 // with its SQLSTATE (08006 for a lost connection).
 [[noreturn]] void rethrow_as_store_error(std::string_view what);
+
+// Runs `fn`, turning pqxx's exceptions into store_error naming `what` (rethrow_as_store_error).
+template <typename F>
+auto guarded(const char* what, F&& fn) -> decltype(fn()) {
+    try {
+        return fn();
+    } catch (const pqxx::failure&) {
+        rethrow_as_store_error(what);
+    }
+}
 
 // Canonical form of a profile URL, the key that deduplicates leads across campaigns:
 // lower case, no scheme, no "www.", no query or fragment, no trailing slash.

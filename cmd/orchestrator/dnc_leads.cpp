@@ -1,5 +1,7 @@
 #include "cmd/orchestrator/dnc_leads.hpp"
 
+#include "cmd/orchestrator/command_support.hpp"
+
 #include "engine/dnc.hpp"
 #include "engine/lead_ops.hpp"
 #include "engine/store.hpp"
@@ -22,12 +24,6 @@ using engine::json;
 namespace dnc = engine::dnc;
 namespace lead_ops = engine::lead_ops;
 
-// A failure these commands report themselves: the message, and the exit code.
-struct failure : std::runtime_error {
-    failure(const std::string& what, int code_) : std::runtime_error(what), code(code_) {}
-    int code;
-};
-
 std::string q(std::string_view name) { return std::string(orch::schema::query(name)); }
 
 std::string csv_field(const std::string& v) {
@@ -39,26 +35,6 @@ std::string csv_field(const std::string& v) {
         out += c == '"' ? std::string("\"\"") : std::string(1, c);
     }
     return out + "\"";
-}
-
-std::int64_t parse_id(const std::string& text, const std::string& what) {
-    std::int64_t n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
-        throw failure(what + " must be a positive integer, got '" + text + "'", 2);
-    }
-    return n;
-}
-
-std::string who_default() {
-    const char* u = std::getenv("USER");
-    return std::string("cli") + (u != nullptr && *u != '\0' ? ":" + std::string(u) : "");
-}
-
-std::unique_ptr<engine::store> open_db(const engine::settings& s) {
-    auto db = std::make_unique<engine::store>(s.database_url);
-    db->require_current();
-    return db;
 }
 
 void print_add(const dnc::add_outcome& o, bool by_line) {
@@ -358,19 +334,6 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
         std::cout << "  " << n << " refused: " << why << "\n";
     }
     return 0;
-}
-
-// Runs `f`, turning this module's failures into their message and exit code.
-template <typename F>
-std::function<int()> guarded(F f) {
-    return [f = std::move(f)]() -> int {
-        try {
-            return f();
-        } catch (const failure& e) {
-            std::cerr << e.what() << "\n";
-            return e.code;
-        }
-    };
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "cmd/orchestrator/inbox_watch.hpp"
 
+#include "cmd/orchestrator/command_support.hpp"
+
 #include "api/text.hpp"
 #include "engine/inbox.hpp"
 #include "engine/store.hpp"
@@ -22,43 +24,6 @@ namespace {
 
 using json = nlohmann::json;
 namespace inbox = engine::inbox;
-
-struct failure : std::runtime_error {
-    failure(const std::string& what, int code_) : std::runtime_error(what), code(code_) {}
-    int code;
-};
-
-template <typename F>
-std::function<int()> guarded(F f) {
-    return [f = std::move(f)]() -> int {
-        try {
-            return f();
-        } catch (const failure& e) {
-            std::cerr << e.what() << "\n";
-            return e.code;
-        }
-    };
-}
-
-std::int64_t parse_id(const std::string& text, const std::string& what) {
-    std::int64_t n = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
-    if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
-        throw failure(what + " must be a positive integer, got '" + orch::text::escaped(text) + "'", 2);
-    }
-    return n;
-}
-
-std::string who_default() {
-    const char* u = std::getenv("USER");
-    return std::string("cli") + (u != nullptr && *u != '\0' ? ":" + std::string(u) : "");
-}
-
-std::unique_ptr<engine::store> open_db(const engine::settings& s) {
-    auto db = std::make_unique<engine::store>(s.database_url);
-    db->require_current();
-    return db;
-}
 
 std::string str(const json& j) {
     if (j.is_null()) {
