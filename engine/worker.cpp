@@ -1198,6 +1198,8 @@ void worker::impl::lane(int index) {
     bool drained = false;  // the last claim found less than it asked for
     std::uint64_t wakes_seen = 0;
     steady::time_point last_claim{};
+    steady::time_point last_cycle_end{};
+    steady::duration last_cycle{};
     for (;;) {
         std::vector<call_queue::finished> back;
         bool claim_now = false;
@@ -1210,9 +1212,14 @@ void worker::impl::lane(int index) {
                 if (stop && running == 0 && q->done.empty()) {
                     break;
                 }
+                // The delay is the longer of settle_delay_ms and twice the lane's last cycle:
+                // a lane spends at most about a third of its time in transactions, so when
+                // commits slow down (the campaigns' balance rows are shared by every lane) the
+                // lane settles fewer, larger batches instead of queueing more small ones.
+                const auto delay = std::max<steady::duration>(settle_delay, 2 * last_cycle);
                 const bool settle_now =
                     !q->done.empty() && (stop || running == 0 || q->done.size() >= max_held ||
-                                          t - q->first_done >= settle_delay);
+                                          (t - q->first_done >= settle_delay && t - last_cycle_end >= delay));
                 // A claim rides along with every settle; on its own it waits until half the
                 // lane's rows are free, so that a lane does not commit a transaction per call.
                 const std::size_t free = stop || running >= max_held ? 0 : max_held - running;
@@ -1224,7 +1231,7 @@ void worker::impl::lane(int index) {
                 }
                 auto until = t + std::chrono::seconds(1);
                 if (!q->done.empty()) {
-                    until = std::min(until, q->first_done + settle_delay);
+                    until = std::min(until, std::max(q->first_done + settle_delay, last_cycle_end + delay));
                 }
                 if (free >= claim_min) {
                     until = std::min(until, last_claim + idle_poll);
@@ -1276,7 +1283,10 @@ void worker::impl::lane(int index) {
             if (claim_now) {
                 last_claim = steady::now();
             }
+            const auto cycle_start = steady::now();
             auto r = cycle(*conn, pending, owner, claim_now ? room : 0);
+            last_cycle_end = steady::now();
+            last_cycle = last_cycle_end - cycle_start;
             ++stats.cycles;
             if (claim_now) {
                 drained = r.drained;

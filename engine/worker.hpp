@@ -10,8 +10,10 @@
 //     one returns, and checks the gate's send-time mirror as it leaves (a cooldown or an
 //     unavailable account another call just reported holds it);
 //   - finished calls go back to the lane, which settles them in small batches: when
-//     settle_delay_ms has passed since the first came back, when batch_size are back, or when
-//     nothing is left running. No call waits for a batch's slowest one.
+//     settle_delay_ms has passed since the first came back (and twice the lane's last cycle
+//     since that cycle ended, so that slow commits make for fewer, larger batches), when
+//     batch_size are back, or when nothing is left running. No call waits for a batch's slowest
+//     one.
 // A lane's cycle is one transaction:
 //   1. settle the calls that came back: each outcome and the state decide() chose after it, as
 //      a compare-and-set on (calling, lease owner: the lane's, "<worker_id>/<lane>"); a row whose
