@@ -240,8 +240,12 @@ bool watch_frame(engine::store& db, const std::string& name, std::ostream& out) 
         out << "  (no live lead)\n";
     }
     for (const auto& [status, reason, n] : waits) {
+        // A row without a reason is where its status puts it: in a wait step, in a call, or due.
+        const char* where = status == "waiting"   ? "(in a wait step: for the event, or its timeout)"
+                            : status == "calling" ? "(a call queued or on the wire)"
+                                                  : "(due: waiting for a worker)";
         out << "  " << std::setw(6) << n << "  " << std::left << std::setw(8) << status << std::right << " "
-            << (reason.empty() ? "(due: waiting for a worker)" : orch::text::escaped(reason)) << "\n";
+            << (reason.empty() ? std::string(where) : orch::text::escaped(reason)) << "\n";
     }
     return true;
 }
