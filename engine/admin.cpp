@@ -100,6 +100,7 @@ using admin_input::bad_request;
 using admin_input::unprocessable;
 using admin_input::unsupported_media;
 using admin_input::int_param;
+using admin_input::object_body;
 
 std::string csv_field(const std::string& v) {
     if (v.find_first_of(",\"\n\r") == std::string::npos) {
@@ -1409,17 +1410,6 @@ asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& na
 
 namespace {
 
-// An optional JSON object body: empty is {}. Throws bad_request for anything else.
-json object_body(const std::string& text, const std::string& shape) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        return json::object();
-    }
-    auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        throw bad_request("the body must be a JSON object: " + shape);
-    }
-    return j;
-}
 
 // The string field `key` of `j` ("" when absent); a value of another type is a 422 (returned).
 std::optional<std::string> string_field(const json& j, const std::string& key, std::string& text) {

@@ -294,4 +294,15 @@ std::int64_t int_param(const std::map<std::string, std::string>& params, const s
     return n;
 }
 
+json object_body(const std::string& text, const std::string& shape) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        return json::object();
+    }
+    auto j = json::parse(text, nullptr, false);
+    if (j.is_discarded() || !j.is_object()) {
+        throw bad_request("the body must be a JSON object: " + shape);
+    }
+    return j;
+}
+
 }  // namespace orch::engine::admin_input

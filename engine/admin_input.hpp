@@ -50,6 +50,10 @@ void check_path_names(const target& t);
 std::int64_t int_param(const std::map<std::string, std::string>& params, const std::string& name, std::int64_t dflt,
                        std::int64_t min, std::int64_t max);
 
+// An optional JSON object body: empty (or blank) is {}; anything but an object is a bad_request
+// naming `shape`, the object expected.
+json object_body(const std::string& text, const std::string& shape);
+
 // The media type of a Content-Type value, lower-case, without parameters; "" when empty.
 std::string media_type(std::string_view content_type);
 // A body route's checks: a media type of `types` (415 otherwise, also without Content-Type), a

@@ -228,6 +228,16 @@ asio::awaitable<void> visit(outreach::client& api, const call_target& t, call_ou
 
 }  // namespace
 
+outreach::client_settings api_client_settings(const settings& s, std::size_t pool_size) {
+    outreach::client_settings c;
+    c.base_url = s.api_url;
+    c.api_key = s.api_key;
+    c.pool_size = pool_size;
+    c.total_timeout_ms = s.api_timeout_ms;
+    c.read_timeout_ms = s.api_timeout_ms;
+    return c;
+}
+
 std::int64_t credits_upper_bound(const campaigns::api_call& call) {
     const outreach::json none = outreach::json::object();
     auto one = [&](std::string_view category, std::string_view action) {

@@ -8,6 +8,7 @@
 
 #include "campaigns/campaigns.hpp"
 #include "engine/codes.hpp"
+#include "engine/config.hpp"
 #include "engine/outreach/client.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -51,6 +52,10 @@ struct backoff_settings {
 
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
 std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng);
+
+// The API client's settings from the orchestrator's: URL, key, `api_timeout_ms` as the call's
+// whole and read deadlines, and `pool_size` connections (every client the orchestrator makes).
+outreach::client_settings api_client_settings(const settings& s, std::size_t pool_size);
 
 // The most credits execute() can spend on `call`, from the client's cost model (an upper bound,
 // reserved in the budget ledger before the call): every request it may make, e.g. an invitation

@@ -1,4 +1,5 @@
 #include "engine/inbox.hpp"
+#include "engine/executor.hpp"
 #include "engine/secret_box.hpp"
 
 #include "api/text.hpp"
@@ -28,12 +29,11 @@ namespace orch::engine::inbox {
 
 using admin_input::bad_request;
 using admin_input::int_param;
+using admin_input::object_body;
 
 namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
-
-
 
 json opt_text(const pqxx::field& f) { return f.is_null() ? json(nullptr) : json(f.as<std::string>()); }
 
@@ -199,13 +199,7 @@ live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std:
         return out;
     }
     boost::asio::io_context io;
-    outreach::client_settings cs;
-    cs.base_url = cfg.api_url;
-    cs.api_key = cfg.api_key;
-    cs.pool_size = 1;
-    cs.total_timeout_ms = cfg.api_timeout_ms;
-    cs.read_timeout_ms = cfg.api_timeout_ms;
-    auto made = outreach::client::make(io.get_executor(), cs);
+    auto made = outreach::client::make(io.get_executor(), api_client_settings(cfg, 1));
     if (!made) {
         out.status = 503;
         out.message = "the API is not configured: " + outreach::describe(made.error());
@@ -444,18 +438,6 @@ std::int64_t id_segment(const std::string& s, const char* what) {
         throw bad_request(std::string(what) + " in the path must be a positive integer, got '" + s + "'");
     }
     return n;
-}
-
-
-json object_body(const std::string& text, const std::string& shape) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        return json::object();
-    }
-    auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        throw bad_request("the body must be a JSON object: " + shape);
-    }
-    return j;
 }
 
 // The string field `key` ("" when absent or null); another type is a 400 naming the field.

@@ -89,13 +89,7 @@ struct inbox_sender::impl {
                 db = std::make_unique<store>(cfg.database_url);
             }
             if (!api) {
-                outreach::client_settings c;
-                c.base_url = cfg.api_url;
-                c.api_key = cfg.api_key;
-                c.pool_size = 4;
-                c.total_timeout_ms = cfg.api_timeout_ms;
-                c.read_timeout_ms = cfg.api_timeout_ms;
-                auto made = outreach::client::make(io.get_executor(), c);
+                auto made = outreach::client::make(io.get_executor(), api_client_settings(cfg, 4));
                 if (!made) {
                     spdlog::error("serve: inbox sender: bad API settings: {}", outreach::describe(made.error()));
                     return false;

@@ -1,4 +1,5 @@
 #include "engine/intake.hpp"
+#include "engine/executor.hpp"
 
 #include "api/http_server.hpp"
 #include "engine/admin.hpp"
@@ -1201,11 +1202,8 @@ int intake::run() {
     } catch (const std::exception& e) {
         return fail(std::string("rate-limit buckets: ") + e.what());
     }
-    outreach::client_settings cs;
-    cs.base_url = m.cfg.api_url;
-    cs.api_key = m.cfg.api_key;
-    cs.pool_size = static_cast<std::size_t>(m.cfg.api_pool_size);
-    auto made = outreach::client::make(m.io.get_executor(), cs);
+    auto made = outreach::client::make(m.io.get_executor(),
+                                       api_client_settings(m.cfg, static_cast<std::size_t>(m.cfg.api_pool_size)));
     if (!made) {
         return fail("bad API settings: " + outreach::describe(made.error()));
     }

@@ -1328,13 +1328,8 @@ int worker::run(bool exit_when_idle) {
         store s(m.cfg.database_url);
         s.require_current();
     }
-    outreach::client_settings cs_settings;
-    cs_settings.base_url = m.cfg.api_url;
-    cs_settings.api_key = m.cfg.api_key;
-    cs_settings.pool_size = static_cast<std::size_t>(m.cfg.api_pool_size);
-    cs_settings.total_timeout_ms = m.cfg.api_timeout_ms;
-    cs_settings.read_timeout_ms = m.cfg.api_timeout_ms;
-    auto made = outreach::client::make(m.io.get_executor(), cs_settings);
+    auto made = outreach::client::make(m.io.get_executor(),
+                                       api_client_settings(m.cfg, static_cast<std::size_t>(m.cfg.api_pool_size)));
     if (!made) {
         spdlog::critical("worker: bad API settings: {}", outreach::describe(made.error()));
         return 2;
