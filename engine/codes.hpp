@@ -110,4 +110,14 @@ constexpr std::optional<event_kind> event_kind_from_string(std::string_view name
     return std::nullopt;
 }
 
+// Why the credit ledger refused a reservation (engine/ledger.hpp's reserve(); the planner turns
+// it into the lead's wait).
+enum class budget_refusal {
+    none,
+    campaign_budget,   // the campaign's budget cannot cover it: the campaign is paused
+    day_budget,        // today's cap is used up: the reservation's retry_at is the next UTC midnight
+    account_budget,    // this sender's cap in the campaign is used up
+    no_budget,         // the campaign has no budget in the ledger (set_budget never ran)
+};
+
 }  // namespace orch::engine

@@ -45,6 +45,7 @@ campaigns::invitation to_invitation(outreach::invitation_state s) {
 call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx) {
     out.error = outreach::describe(e);
     out.error_code = e.code;
+    out.unknown_charge = out.unknown_charge || e.may_have_been_charged;
     if (e.retry_after_s) {
         out.retry_after = std::chrono::seconds(*e.retry_after_s);
     }
@@ -100,7 +101,7 @@ bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx)
 
 // Every argument of a co_await'ed call is a named local: GCC 12 destroys some temporaries of a
 // co_await full-expression twice.
-asio::awaitable<void> check(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+asio::awaitable<void> check(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.check_invitation(t.account_id, params);
     if (!absorb(r, out, ctx)) {
@@ -110,7 +111,7 @@ asio::awaitable<void> check(outreach::client& api, const call_target& t, call_ou
     co_return;
 }
 
-asio::awaitable<void> invite(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+asio::awaitable<void> invite(api_port& api, const call_target& t, const campaigns::api_call& call,
                              call_outcome& out, const context& ctx) {
     outreach::invite_params p;
     p.profile_url = t.profile_url;
@@ -138,7 +139,7 @@ asio::awaitable<void> invite(outreach::client& api, const call_target& t, const 
     out = from_error(refusal, std::move(out), ctx);
 }
 
-asio::awaitable<void> withdraw(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+asio::awaitable<void> withdraw(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto st = co_await api.check_invitation(t.account_id, params);
     if (!absorb(st, out, ctx)) {
@@ -158,7 +159,7 @@ asio::awaitable<void> withdraw(outreach::client& api, const call_target& t, call
 // the lead wrote after our last message. True when the send may go out.
 constexpr std::int64_t reply_check_count = 10;
 
-asio::awaitable<bool> no_reply_since_ours(outreach::client& api, const call_target& t, call_outcome& out,
+asio::awaitable<bool> no_reply_since_ours(api_port& api, const call_target& t, call_outcome& out,
                                           const context& ctx) {
     outreach::get_conversation_params p;
     p.profile_url = t.profile_url;
@@ -186,7 +187,7 @@ asio::awaitable<bool> no_reply_since_ours(outreach::client& api, const call_targ
     co_return true;
 }
 
-asio::awaitable<void> send(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+asio::awaitable<void> send(api_port& api, const call_target& t, const campaigns::api_call& call,
                            call_outcome& out, const context& ctx) {
     if (call.confirm_no_reply && !co_await no_reply_since_ours(api, t, out, ctx)) {
         co_return;  // a reply (the event says so) or a failed read (the outcome says so)
@@ -198,7 +199,7 @@ asio::awaitable<void> send(outreach::client& api, const call_target& t, const ca
     (void)absorb(r, out, ctx);
 }
 
-asio::awaitable<void> find_sent(outreach::client& api, const call_target& t, const campaigns::api_call& call,
+asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campaigns::api_call& call,
                                 call_outcome& out, const context& ctx) {
     outreach::get_conversation_params p;
     p.profile_url = t.profile_url;
@@ -220,7 +221,7 @@ asio::awaitable<void> find_sent(outreach::client& api, const call_target& t, con
     co_return;
 }
 
-asio::awaitable<void> visit(outreach::client& api, const call_target& t, call_outcome& out, const context& ctx) {
+asio::awaitable<void> visit(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.visit(t.account_id, params);
     (void)absorb(r, out, ctx);
@@ -266,7 +267,7 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call) {
     return 1;
 }
 
-asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
+asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
                                       std::function<campaigns::time_point()> now, std::mt19937_64& rng) {
     context ctx{backoff, attempt, std::move(now), rng};

@@ -9,6 +9,7 @@
 #include "campaigns/campaigns.hpp"
 #include "engine/codes.hpp"
 #include "engine/config.hpp"
+#include "engine/api_port.hpp"
 #include "engine/outreach/client.hpp"
 
 #include <boost/asio/awaitable.hpp>
@@ -39,6 +40,7 @@ struct call_outcome {
     engine::attempt_outcome attempt_outcome = engine::attempt_outcome::ok;  // step_attempts.outcome
     std::string error;                    // describe(error), "" on success
     std::int64_t credits = 0;             // metadata.credits_consumed of the calls made
+    bool unknown_charge = false;          // a request's answer was lost after it reached the API
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
     std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
@@ -70,7 +72,7 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call);
 //  - withdraw: asks check_invitation for the invitation id first; no pending invitation is ok.
 //  - reconciliation (call.reconcile): check_invitation for invite/withdraw, get_conversation for
 //    send (the rendered text among the account's messages means it was sent).
-boost::asio::awaitable<call_outcome> execute(outreach::client& api, call_target target,
+boost::asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                              const campaigns::api_call& call, const backoff_settings& backoff,
                                              int attempt, std::function<campaigns::time_point()> now,
                                              std::mt19937_64& rng);

@@ -241,7 +241,8 @@ struct inbox_sender::impl {
             co_await find_ours(target, r, o);
         } else {
             std::function<cs::time_point()> clock = [] { return std::chrono::system_clock::now(); };
-            o = co_await execute(*api, target, call, backoff, r.tries, clock, rng);
+            client_port port(*api);
+            o = co_await execute(port, target, call, backoff, r.tries, clock, rng);
             gate->answered(target, *campaign, call, o);
         }
         auto not_before = gate->after(target, *campaign, call, o);

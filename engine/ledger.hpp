@@ -21,6 +21,8 @@
 // After an error the caller's transaction is unusable and must be rolled back.
 #pragma once
 
+#include "engine/codes.hpp"
+
 #include <pqxx/connection>
 #include <pqxx/transaction>
 
@@ -75,13 +77,7 @@ struct reserve_request {
     std::int64_t credits = 0;      // the cost model's upper bound (>= 0)
 };
 
-enum class refusal {
-    none,
-    campaign_budget,   // the campaign's budget cannot cover it: the campaign is paused
-    day_budget,        // today's cap is used up: retry_at is the next UTC midnight
-    account_budget,    // this sender's cap in the campaign is used up
-    no_budget,         // the campaign has no budget in the ledger (set_budget never ran)
-};
+using refusal = budget_refusal;  // engine/codes.hpp
 std::string_view to_string(refusal r);
 
 struct reservation {

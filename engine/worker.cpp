@@ -8,6 +8,8 @@
 #include "engine/invariant.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
+#include "engine/planner.hpp"
+#include "engine/call_path.hpp"
 #include "engine/record_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -157,10 +159,8 @@ struct claimed {
     cs::enrollment_state state;
     std::int64_t event_cursor = 0;
     bool was_calling = false;
-    // The state before the due step chose its call (the ledger's refusal goes back to it). This
-    // and `settled` are needed only in the cycle that sets them and are dropped at its end: a
-    // row's memory while its call runs is a worker's memory per in-flight lead.
-    std::shared_ptr<const cs::enrollment_state> before;
+    // `settled` is needed only in the cycle that sets it and is dropped at its end: a row's
+    // memory while its call runs is a worker's memory per in-flight lead.
     std::optional<cs::api_call> call;
     std::string variant;
     std::int64_t attempt_id = 0;
@@ -209,6 +209,8 @@ struct worker::impl {
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
     dnc::mirror do_not_contact;  // checked before each side-effecting call
+    std::optional<client_port> api_port;
+    call_path_ports ports;  // set by run() before the lanes start
 
     // A lane's calls: queued rows start on the network thread while fewer than the lane's share
     // of the API connections are in flight, and each finished call is handed back to the lane,
@@ -222,11 +224,9 @@ struct worker::impl {
             call_outcome outcome;
             std::exception_ptr failure;
         };
-        explicit call_queue(std::size_t share, std::uint64_t seed) : limit(share), rng(seed) {}
+        call_queue(asio::any_io_executor ex, std::size_t share, std::uint64_t seed) : window(std::move(ex), share), rng(seed) {}
         // Network thread only.
-        const std::size_t limit;
-        std::deque<claimed*> waiting;
-        std::size_t running = 0;
+        call_window window;
         std::mt19937_64 rng;
         // Shared with the lane, under `m`.
         std::mutex m;
@@ -292,7 +292,7 @@ struct worker::impl {
         const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
         std::random_device seed;
         for (std::size_t i = 0; i < lanes; ++i) {
-            queues.push_back(std::make_shared<call_queue>(share, (static_cast<std::uint64_t>(seed()) << 32) ^ seed()));
+            queues.push_back(std::make_shared<call_queue>(io.get_executor(), share, (static_cast<std::uint64_t>(seed()) << 32) ^ seed()));
         }
     }
     ~impl() { ::close(stop_fd); }
@@ -315,24 +315,13 @@ struct worker::impl {
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
     void claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch);
-    std::optional<cs::decision> advance(claimed& c, const std::vector<std::pair<std::int64_t, event_kind>>& events,
-                                        cs::time_point t);
-    void take_step(claimed& c, cs::decision d);
-    // A due call of the batch waiting for the gate.
-    struct gated {
-        claimed* c = nullptr;
-        cs::decision d;
-        cs::time_point t;  // when its step was decided
-    };
-    void ask_gate(std::vector<gated>& asking);
-    // The ledger's part of a cycle, gathered while the enrollments are written and applied last,
-    // just before the commit: the campaign budget rows it locks are then held only for the
-    // ledger statements and the commit, not for the whole transaction.
+    struct proposed;
+    // The ledger's part of a cycle, gathered by its settle and its plan (finish_cycle).
     struct ledger_work {
         std::vector<ledger::post_request> posts;
         std::vector<std::int64_t> voids;
         std::vector<ledger::reserve_request> reserves;
-        std::vector<claimed*> reservers;  // parallel to reserves
+        std::vector<proposed*> reservers;  // parallel to reserves
     };
     // One transaction's work: the lease owner it writes (the lane's), its ledger part, and what it
     // counts, added to `stats` once it commits.
@@ -348,9 +337,11 @@ struct worker::impl {
             stats.chained += chained;
         }
     };
-    void start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w);
-    bool fast_ledger(pqxx::work& tx, ledger_work& lw);
-    void finish_ledger(pqxx::work& tx, cycle_work& w);
+    std::vector<proposed> propose(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w);
+    void write_plan(pqxx::work& tx, std::vector<claimed>& batch, std::vector<proposed>& asks, const json& touched,
+                    cycle_work& w);
+    void write_intents(pqxx::work& tx, const std::vector<proposed>& asks, cycle_work& w);
+    void finish_cycle(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w);
     void post_lost(const pqxx::result& lost, ledger_work& lw);
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                 std::vector<claimed>* chain = nullptr);
@@ -365,7 +356,6 @@ struct worker::impl {
     cycle_result cycle(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner,
                        std::size_t room);
     void enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs);
-    void pump(const std::shared_ptr<call_queue>& q);
     asio::awaitable<void> run_one(std::shared_ptr<call_queue> q, claimed* job);
     void settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner);
     void listen();
@@ -477,140 +467,126 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
     }
 }
 
-// Applies the inbox events of `c`, then decides its due step: a step without a call is taken at
-// once; one with a call is returned, to be taken when the gate allows it (ask_gate, once for
-// the whole batch). nullopt when nothing more is to do now.
-std::optional<cs::decision> worker::impl::advance(claimed& c,
-                                                  const std::vector<std::pair<std::int64_t, event_kind>>& events,
-                                                  cs::time_point t) {
-    for (const auto& [event_id, kind] : events) {
-        c.event_cursor = std::max(c.event_cursor, event_id);
-        std::optional<cs::event> e;
-        if (kind == event_kind::accepted_invitation) {
-            e = cs::ev_accepted{};
-        } else if (kind == event_kind::message) {
-            e = cs::ev_replied{};
-        }
-        if (!e) {
-            continue;
-        }
-        auto d = cs::decide(*c.campaign, c.lead, c.state, *e, t);
-        if (d.valid) {
-            c.state = d.next;
-        }
-    }
-    if (cs::is_terminal(c.state.st)) {
-        return std::nullopt;
-    }
-    // A `calling` row reaches us only after its lease expired: the worker that made the call is
-    // gone, so the machine reconciles. Other rows run when their time has come.
-    if (c.state.st != cs::status::calling && c.state.next_run_at > t) {
-        return std::nullopt;
-    }
-    auto d = cs::decide(*c.campaign, c.lead, c.state, cs::ev_due{}, t);
-    if (!d.valid) {
-        spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, d.why);
-        return std::nullopt;
-    }
-    if (d.call) {
-        return d;
-    }
-    take_step(c, std::move(d));
-    return std::nullopt;
-}
+// A row's proposed call (planner::propose), waiting for the gate's and the ledger's verdicts.
+// `state` is the row as proposed: the cycle plans from it again should the ledger's fast path
+// give way to the locked one (its savepoint rolled back, the verdicts asked again).
+struct worker::impl::proposed {
+    claimed* c = nullptr;
+    cs::decision d;
+    cs::enrollment_state state;
+    planner::verdict gate;
+    planner::verdict ledger;
+};
 
-void worker::impl::take_step(claimed& c, cs::decision d) {
-    c.before = std::make_shared<const cs::enrollment_state>(c.state);
-    c.state = std::move(d.next);
-    c.call = std::move(d.call);
-    if (c.call && !c.call->variant.empty()) {
-        c.variant = c.call->variant;
-    }
+namespace {
+planner::row row_of(claimed& c) {
+    return {c.campaign.get(), &c.lead, std::move(c.state), c.event_cursor};
 }
-
-// One gate round trip for every due call of the batch, in batch order. The allowed calls are
-// taken first (from then on cycle() gives their takes back if the transaction fails), then the
-// denied leads are parked until the gate's time (ev_deferred, attempts unchanged).
-void worker::impl::ask_gate(std::vector<gated>& asking) {
-    if (asking.empty()) {
-        return;
-    }
-    std::vector<gate_request> requests;
-    requests.reserve(asking.size());
-    for (const auto& a : asking) {
-        const claimed& c = *a.c;
-        requests.push_back({target_of(c), &*c.campaign, &*a.d.call});
-    }
-    std::vector<gate_decision> decisions = gate->before_many(requests, now());
-    ORCH_INVARIANT(decisions.size() == asking.size(), "the gate answered {} decisions for {} calls",
-                   decisions.size(), asking.size());
-    for (std::size_t i = 0; i < asking.size(); ++i) {
-        if (decisions[i].allowed) {
-            take_step(*asking[i].c, std::move(asking[i].d));
-        }
-    }
-    for (std::size_t i = 0; i < asking.size(); ++i) {
-        const gate_decision& g = decisions[i];
-        if (g.allowed) {
-            continue;
-        }
-        claimed& c = *asking[i].c;
-        auto deferred = cs::decide(*c.campaign, c.lead, c.state, cs::ev_deferred{g.until, g.reason, g.code}, asking[i].t);
-        if (deferred.valid) {
-            c.state = deferred.next;
-        }
-    }
+planner::verdict verdict_of(gate_decision g) {
+    return {g.allowed, g.until, std::move(g.reason), g.code};
 }
+}  // namespace
 
-// Rows settled in this cycle whose next step is decided now (claimed::settled) are written by
-// engine/settle with their outcome; the claimed rows by engine/apply_transitions.
-void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w) {
-    ledger_work& lw = w.lw;
+// Steps 1 and 2 of the planner (engine/planner.hpp) for the claimed rows and the rows settled in
+// this cycle that go on at once: their events, their due steps, and the gate's verdicts on the
+// calls those steps would make (one round trip for the batch, in batch order). Attempts whose
+// worker died are closed (their reservations posted whole), and every call the gate allowed gets
+// its attempt id and its reservation request.
+std::vector<worker::impl::proposed> worker::impl::propose(pqxx::work& tx, std::vector<claimed>& batch,
+                                                          cycle_work& w) {
     json ids = json::array();
     for (const auto& c : batch) {
         ids.push_back(c.enrollment_id);
     }
-    std::map<std::int64_t, std::vector<std::pair<std::int64_t, event_kind>>> events;
+    std::map<std::int64_t, std::vector<planner::inbox_event>> events;
     for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
         events[r[0].as<std::int64_t>()].emplace_back(
             r[1].as<std::int64_t>(), event_kind_from_string(r[2].as<std::string>()).value_or(event_kind::other));
     }
+    std::vector<proposed> asks;
     json lost = json::array();
-    record_rows transitions(batch_rows::transition);
-    record_rows intents(batch_rows::intent);
-    std::vector<gated> asking;
     for (auto& c : batch) {
-        auto t = now();
-        if (auto d = advance(c, events[c.enrollment_id], t); d) {
-            asking.push_back({&c, std::move(*d), t});
+        planner::row r = row_of(c);
+        std::string refused;
+        auto d = planner::propose(r, events[c.enrollment_id], now(), &refused);
+        c.state = std::move(r.state);
+        c.event_cursor = r.event_cursor;
+        if (!refused.empty()) {
+            spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, refused);
+        }
+        if (d) {
+            asks.push_back({&c, std::move(*d), c.state, {}, {}});
         }
         if (c.was_calling) {
             lost.push_back(c.enrollment_id);
         }
     }
-    ask_gate(asking);
+    if (!asks.empty()) {
+        std::vector<gate_request> requests;
+        requests.reserve(asks.size());
+        for (const auto& a : asks) {
+            requests.push_back({target_of(*a.c), a.c->campaign.get(), &*a.d.call});
+        }
+        std::vector<gate_decision> decisions = gate->before_many(requests, now());
+        ORCH_INVARIANT(decisions.size() == asks.size(), "the gate answered {} decisions for {} calls",
+                       decisions.size(), asks.size());
+        for (std::size_t i = 0; i < asks.size(); ++i) {
+            asks[i].gate = verdict_of(std::move(decisions[i]));
+        }
+    }
     if (!lost.empty()) {
-        post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), lw);
+        post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), w.lw);
     }
-    // Attempt ids first: each call's credit reservation (made at the end of the transaction) is
-    // keyed by its attempt id.
-    std::vector<claimed*> callers;
-    for (auto& c : batch) {
+    // Attempt ids first: each call's credit reservation is keyed by its attempt id (its intent
+    // row is written after the ledger answered; the foreign key is checked at commit).
+    std::size_t allowed = 0;
+    for (const auto& a : asks) {
+        allowed += a.gate.allowed ? 1 : 0;
+    }
+    if (allowed > 0) {
+        auto attempt_ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(allowed));
+        pqxx::result::size_type k = 0;
+        for (auto& a : asks) {
+            if (!a.gate.allowed) {
+                continue;
+            }
+            claimed& c = *a.c;
+            c.attempt_id = attempt_ids[k++][0].as<std::int64_t>();
+            w.lw.reserves.push_back({c.attempt_id, c.campaign_id, c.account_id,
+                                     attempt_call(*c.campaign, a.d.next.step, *a.d.call),
+                                     credits_upper_bound(*a.d.call)});
+            w.lw.reservers.push_back(&a);
+        }
+    }
+    return asks;
+}
+
+// Step 3 of the planner with the verdicts in, then the rows: the settled rows that went on
+// (claimed::settled) through engine/settle with their outcome, the claimed rows through
+// engine/apply_transitions, an intent row for every call, and wake_pending over every row written
+// and released (its fresh snapshot catches inbox events committed while those statements ran).
+// Rows written leased (a call starts) are left out of it: an event's writer (events/wake) waits
+// for this transaction's lock on the row, so such an event is read by the cycle that settles the
+// call, as by a claim after an expired lease.
+void worker::impl::write_plan(pqxx::work& tx, std::vector<claimed>& batch, std::vector<proposed>& asks,
+                              const json& touched, cycle_work& w) {
+    const auto t = now();
+    for (auto& a : asks) {
+        claimed& c = *a.c;
+        planner::row r{c.campaign.get(), &c.lead, a.state, c.event_cursor};
+        c.call = planner::take(r, a.d, a.gate, a.ledger, t);
+        c.state = std::move(r.state);
         if (c.call) {
-            callers.push_back(&c);
+            if (!c.call->variant.empty()) {
+                c.variant = c.call->variant;
+            }
+        } else {
+            c.attempt_id = 0;
         }
     }
-    if (!callers.empty()) {
-        auto ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(callers.size()));
-        for (std::size_t i = 0; i < callers.size(); ++i) {
-            claimed& c = *callers[i];
-            c.attempt_id = ids[static_cast<pqxx::result::size_type>(i)][0].as<std::int64_t>();
-            lw.reserves.push_back({c.attempt_id, c.campaign_id, c.account_id,
-                                   attempt_call(*c.campaign, c.state.step, *c.call), credits_upper_bound(*c.call)});
-            lw.reservers.push_back(&c);
-        }
-    }
+    record_rows transitions(batch_rows::transition);
     record_rows settles(batch_rows::settle);
+    json wake = touched;
     for (auto& c : batch) {
         if (c.settled) {
             settle_row(settles, c, c.state, *c.settled)
@@ -619,16 +595,8 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycl
         } else {
             state_row(transitions, c, c.state).add("event_cursor", c.event_cursor).add("leased", c.call.has_value());
         }
-        if (c.call) {
-            intents.row()
-                .add("attempt_id", c.attempt_id)
-                .add("enrollment_id", c.enrollment_id)
-                .add("step", c.state.step)
-                .add("call", attempt_call(*c.campaign, c.state.step, *c.call))
-                .add("reconcile", c.call->reconcile)
-                .add("attempt", c.state.attempt)
-                .add_or_null("variant", c.call->variant)
-                .add("body", c.call->text);
+        if (!c.call) {
+            wake.push_back(c.enrollment_id);
         }
     }
     if (!settles.empty()) {
@@ -637,53 +605,81 @@ void worker::impl::start_calls(pqxx::work& tx, std::vector<claimed>& batch, cycl
     if (!transitions.empty()) {
         tx.exec_prepared("engine/apply_transitions", transitions.text(), w.owner, cfg.lease_seconds);
     }
+    if (!wake.empty()) {
+        tx.exec_prepared("engine/wake_pending", wake.dump());
+    }
+}
+
+// The intent row of every call the gate allowed, as its step proposed it: the ledger's transfer
+// for the call refers to it, so it is written before the ledger answers. The state rows follow
+// the ledger's verdict (write_plan); a call the ledger refuses has its intent row dropped again
+// before the transaction ends.
+void worker::impl::write_intents(pqxx::work& tx, const std::vector<proposed>& asks, cycle_work& w) {
+    record_rows intents(batch_rows::intent);
+    for (const auto& a : asks) {
+        if (!a.gate.allowed) {
+            continue;
+        }
+        const claimed& c = *a.c;
+        const cs::api_call& call = *a.d.call;
+        intents.row()
+            .add("attempt_id", c.attempt_id)
+            .add("enrollment_id", c.enrollment_id)
+            .add("step", a.d.next.step)
+            .add("call", attempt_call(*c.campaign, a.d.next.step, call))
+            .add("reconcile", call.reconcile)
+            .add("attempt", a.d.next.attempt)
+            .add_or_null("variant", call.variant)
+            .add("body", call.text);
+    }
     if (!intents.empty()) {
         tx.exec_prepared("engine/insert_intents", intents.text(), w.owner);
     }
-    w.transitions += batch.size();
 }
 
-// The ledger's fast path (engine/ledger.hpp, held_balances): the campaigns' balance rows are
-// locked only by the transaction's last statement. Taken when every charge fits its reservation
-// and every reservation its budget, as nearly always; otherwise the savepoint is rolled back and
-// finish_ledger does the same work under locks, deciding refusals and overruns there.
-bool worker::impl::fast_ledger(pqxx::work& tx, ledger_work& lw) {
+// The rest of a cycle after its settle and its claim, ending with the ledger (engine/ledger.hpp):
+// the settled calls' charges are posted (or their reservations voided), and every call the gate
+// allowed reserves its cost model's upper bound from its campaign's budget, before any state
+// moves (planner::take sees the ledger's verdict).
+// The fast path (held_balances) reserves without locks, writes the plan, posts, and locks the
+// campaigns' balance rows only in its last statement: taken when every reservation fits its
+// budget and every charge its reservation, as nearly always. Otherwise its savepoint is rolled
+// back and the same work is done under locks: the verdicts are the locked ledger's, and a call it
+// refuses is not made (the gate's take given back; the lead waits: a campaign out of budget is
+// paused by the ledger and parked here, a day cap waits for the next day).
+void worker::impl::finish_cycle(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w) {
+    std::vector<proposed> asks;
+    if (!batch.empty()) {
+        asks = propose(tx, batch, w);
+        w.transitions += batch.size();
+    }
+    ledger_work& lw = w.lw;
     if (lw.posts.empty() && lw.voids.empty() && lw.reserves.empty()) {
-        return true;
+        write_plan(tx, batch, asks, touched, w);
+        return;
     }
     tx.exec0("SAVEPOINT ledger_fast");
     try {
         ledger::held_balances held;
         const auto t = now();
+        write_intents(tx, asks, w);
+        if (!lw.reserves.empty()) {
+            ledger::reserve(tx, lw.reserves, t, held);  // every one reserved, or needs_locks
+        }
+        write_plan(tx, batch, asks, touched, w);
         if (!lw.posts.empty() || !lw.voids.empty()) {
             ledger::settle(tx, lw.posts, lw.voids, t, held);
-        }
-        if (!lw.reserves.empty()) {
-            ledger::reserve(tx, lw.reserves, t, held);   // every one reserved, or needs_locks
         }
         ledger::apply_balances(tx, held);
         tx.exec0("RELEASE SAVEPOINT ledger_fast");
         ++stats.ledger_fast;
-        return true;
+        return;
     } catch (const ledger::needs_locks& e) {
         spdlog::debug("worker: the ledger takes the locked path: {}", e.what());
     }
     tx.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
     ++stats.ledger_locked;
-    return false;
-}
-
-// The ledger, last in the cycle's transaction: the settled calls' charges are posted (or their
-// reservations voided), then every call about to be made reserves its cost model's upper bound
-// from its campaign's budget (atomic with its intent row). A refused call is not made: its intent
-// row is dropped, its rate-limit take given back, and the lead waits (a campaign out of budget
-// is paused by the ledger and parked here; a day cap waits for the next day).
-void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
-    ledger_work& lw = w.lw;
-    if (fast_ledger(tx, lw)) {
-        return;
-    }
-    auto t = now();
+    const auto t = now();
     if (!lw.posts.empty() || !lw.voids.empty()) {
         // A charge above its reservation that the budget could not cover pauses the campaign
         // (the ledger does, in this transaction): its waiting leads are parked like any other
@@ -702,73 +698,30 @@ void worker::impl::finish_ledger(pqxx::work& tx, cycle_work& w) {
             }
         }
     }
-    if (lw.reserves.empty()) {
-        return;
-    }
-    auto results = ledger::reserve(tx, lw.reserves, t);
-    auto& callers = lw.reservers;
-    record_rows corrections(batch_rows::transition);
-    json dropped = json::array();
-    json corrected = json::array();
     std::set<std::int64_t> parked;
-    for (std::size_t i = 0; i < callers.size(); ++i) {
-        const auto& r = results[i];
-        if (r.reserved) {
-            continue;
+    write_intents(tx, asks, w);
+    if (!lw.reserves.empty()) {
+        json dropped = json::array();
+        auto results = ledger::reserve(tx, lw.reserves, t);
+        for (std::size_t i = 0; i < lw.reservers.size(); ++i) {
+            const auto& r = results[i];
+            if (r.reserved) {
+                continue;
+            }
+            proposed& a = *lw.reservers[i];
+            a.ledger = planner::ledger_refused(r.why, r.retry_at, a.c->account_id, t);
+            dropped.push_back(a.c->attempt_id);
+            gate->released(target_of(*a.c), *a.c->campaign, *a.d.call);
+            if (r.why == ledger::refusal::campaign_budget) {
+                parked.insert(a.c->campaign_id);
+            }
         }
-        claimed& c = *callers[i];
-        call_target target = target_of(c);
-        gate->released(target, *c.campaign, *c.call);
-        cs::time_point until = t + std::chrono::hours(1);
-        std::string why;
-        cs::wait_code code = cs::wait_code::none;
-        switch (r.why) {
-        case ledger::refusal::campaign_budget:
-            until = t;  // parked with its campaign; runs as soon as a raised budget resumes it
-            why = "paused: budget exhausted";
-            code = cs::wait_code::campaign_budget;
-            parked.insert(c.campaign_id);
-            break;
-        // These two codes are matched by schema/queries/engine/wake_budget_waits.sql (a raised
-        // cap wakes the leads waiting for it).
-        case ledger::refusal::day_budget:
-            until = r.retry_at;
-            why = "waiting for the campaign's daily budget (tomorrow, UTC)";
-            code = cs::wait_code::day_budget;
-            break;
-        case ledger::refusal::account_budget:
-            until = t + std::chrono::hours(24);
-            why = "the campaign's budget for account " + c.account_id + " is spent";
-            code = cs::wait_code::account_budget;
-            break;
-        case ledger::refusal::no_budget:
-        case ledger::refusal::none:
-            until = t + std::chrono::minutes(5);
-            why = "the campaign has no budget in the ledger (apply it again)";
-            code = cs::wait_code::no_budget;
-            break;
+        if (!dropped.empty()) {
+            tx.exec_params(q("engine/drop_intents"), dropped.dump());
         }
-        auto d = cs::decide(*c.campaign, c.lead, *c.before, cs::ev_deferred{until, why, code}, t);
-        if (d.valid) {
-            c.state = d.next;
-        } else {
-            c.state = *c.before;  // e.g. a reconciliation found after a crash: keep it, later
-            c.state.next_run_at = until;
-        }
-        dropped.push_back(c.attempt_id);
-        corrected.push_back(c.enrollment_id);
-        c.call.reset();
-        c.attempt_id = 0;
-        c.variant.clear();
-        state_row(corrections, c, c.state).add("event_cursor", c.event_cursor).add("leased", false);
     }
-    if (!corrections.empty()) {
-        tx.exec_params(q("engine/drop_intents"), dropped.dump());
-        tx.exec_prepared("engine/apply_transitions", corrections.text(), w.owner, cfg.lease_seconds);
-        // cycle() ran wake_pending before the ledger; these rows were written again since.
-        tx.exec_prepared("engine/wake_pending", corrected.dump());
-    }
-    // After the corrections, so that the refused rows are parked too.
+    write_plan(tx, batch, asks, touched, w);
+    // After the rows, so that the refused ones are parked too.
     for (auto campaign_id : parked) {
         tx.exec_params(q("engine/park_campaign"), campaign_id);
         spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", campaign_id);
@@ -821,36 +774,19 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
                 o.event.retry_at = std::max(o.event.retry_at, *not_before);
             }
         }
-        auto d = o.stop_reason.empty() ? cs::decide(*c.campaign, c.lead, c.state, o.event, t)
-                                       : cs::decide(*c.campaign, c.lead, c.state, cs::ev_cancel{o.stop_reason}, t);
-        cs::enrollment_state next = c.state;
-        if (d.valid) {
-            next = d.next;
-            if (!cs::is_terminal(next.st) && next.st != cs::status::calling && next.next_run_at <= t) {
-                due_now += (due_now.size() > 1 ? "," : "") + std::to_string(c.enrollment_id);
-            }
-        } else {
-            spdlog::error("worker: enrollment={} result refused by the state machine: {}", c.enrollment_id, d.why);
-            next.st = cs::status::failed;
-            next.step.clear();
-            next.reconcile = false;
-            next.reason = "internal: " + d.why;
-            next.wait = cs::wait_code::none;
+        const planner::row r{c.campaign.get(), &c.lead, c.state, c.event_cursor};
+        planner::settled p = planner::settle(r, *c.call, o, t);
+        if (!p.refused.empty()) {
+            spdlog::error("worker: enrollment={} result refused by the state machine: {}", c.enrollment_id, p.refused);
         }
-        nexts.push_back(std::move(next));
-        // The ledger: what the API charged is posted (the rest of the reservation released); a
-        // call that may have been charged without our knowing posts its whole reservation; a
-        // failure that cost nothing voids it.
-        if (o.attempt_outcome == attempt_outcome::uncertain) {
-            posts.emplace_back(c.attempt_id, std::max(o.credits, credits_upper_bound(*c.call)));
-        } else if (failed_without_effect(o.attempt_outcome)) {
-            if (o.credits > 0) {
-                posts.emplace_back(c.attempt_id, o.credits);
-            } else {
-                voids.push_back(c.attempt_id);
-            }
+        if (p.due_now) {
+            due_now += (due_now.size() > 1 ? "," : "") + std::to_string(c.enrollment_id);
+        }
+        nexts.push_back(std::move(p.next));
+        if (p.ledger.post) {
+            posts.emplace_back(c.attempt_id, p.ledger.credits);
         } else {
-            posts.emplace_back(c.attempt_id, o.credits);
+            voids.push_back(c.attempt_id);
         }
         if (o.consequence == call_consequence::pause_account) {
             unavailable[c.account_id] = o.error;
@@ -974,34 +910,10 @@ worker::impl::cycle_result worker::impl::cycle(pqxx::connection& conn, std::opti
         } else {
             result.drained = stopping;
         }
-        if (!batch.empty()) {
-            start_calls(tx, batch, w);
-            // Rows written leased (a call starts) are left out. An event's writer (events/wake)
-            // waits for this transaction's lock on the row, so an event for such a row committed
-            // before engine/pending_events read it, or wakes the row after this commit; either
-            // way the row is not claimed before its lease ends, and the cycle that settles it
-            // releases it through this statement, or decides its next step after reading the
-            // inbox again (engine/pending_events), as the claim after an expired lease does.
-            // Waking leased rows only probed the inbox for nothing (about 2 % of Postgres's time
-            // in tests/bench/engine_bench.sh).
-            for (const auto& c : batch) {
-                if (!c.call) {
-                    touched.push_back(c.enrollment_id);
-                }
-            }
-        }
-        // wake_pending before the ledger: the ledger statements lock the campaigns' balance rows,
-        // which every lane and worker process of a campaign needs, until this transaction ends, so
-        // they come last. An event committed after wake_pending's snapshot is covered as before:
-        // its writer's events/wake waits for these rows' locks and then sees what was committed.
-        if (!touched.empty()) {
-            tx.exec_prepared("engine/wake_pending", touched.dump());
-        }
-        finish_ledger(tx, w);
+        finish_cycle(tx, batch, touched, w);
         tx.commit();
         w.committed(stats);
         for (auto& c : batch) {
-            c.before.reset();
             c.settled.reset();
         }
     } catch (...) {
@@ -1028,65 +940,24 @@ worker::impl::cycle_result worker::impl::cycle(pqxx::connection& conn, std::opti
 void worker::impl::enqueue(const std::shared_ptr<call_queue>& q, std::vector<claimed*> jobs) {
     q->in_flight += jobs.size();
     asio::post(io, [this, q, jobs = std::move(jobs)] {
-        q->waiting.insert(q->waiting.end(), jobs.begin(), jobs.end());
-        pump(q);
+        // A call beyond the lane's share would only wait for a connection, holding its coroutine
+        // frames meanwhile (about 4 KB each), so the others wait in the window as plain jobs.
+        for (claimed* job : jobs) {
+            q->window.add([this, q, job] { return run_one(q, job); });
+        }
     });
 }
 
-// Network thread: starts queued calls while fewer than the lane's share are running. A call
-// beyond the share would only wait for a connection, holding its coroutine frames meanwhile
-// (about 4 KB each), so the others wait in the queue as plain rows.
-void worker::impl::pump(const std::shared_ptr<call_queue>& q) {
-    while (q->running < q->limit && !q->waiting.empty()) {
-        claimed* job = q->waiting.front();
-        q->waiting.pop_front();
-        ++q->running;
-        asio::co_spawn(io, run_one(q, job), asio::detached);
-    }
-}
-
 asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claimed* job) {
-    std::function<cs::time_point()> clock = &impl::now;  // named: no temporaries in co_await (GCC 12)
     call_queue::finished f;
     f.enrollment_id = job->enrollment_id;
     try {
-        const call_target target = target_of(*job);
-        // The send-time checks. A person put on the do-not-contact list since the row was
-        // claimed is not contacted: the call is not sent and the lead stops. A cooldown or an
-        // unavailable account seen since then holds the call (not sent, no attempt spent, its
-        // take given back by after()).
-        if (!job->call->reconcile && cs::is_side_effecting(job->call->kind) &&
-            do_not_contact.blocks(job->profile_url, job->company)) {
-            call_outcome stopped;
-            stopped.event.call = job->call->kind;
-            stopped.event.kind = cs::result_kind::transient;
-            stopped.event.retry_at = now();
-            stopped.event.reason = "not sent: do-not-contact";
-            stopped.attempt_outcome = attempt_outcome::transient;
-            stopped.error = stopped.event.reason;
-            stopped.stop_reason = dnc::stopped_reason;
-            f.outcome = std::move(stopped);
-        } else if (auto until = gate->hold(target, *job->call, now())) {
-            call_outcome held;
-            held.event.call = job->call->kind;
-            held.event.reconcile = job->call->reconcile;
-            held.event.kind = cs::result_kind::throttled;
-            held.event.retry_at = *until;
-            held.event.reason = "not sent: a cooldown or an unavailable account holds it";
-            held.attempt_outcome = attempt_outcome::transient;
-            held.error = held.event.reason;
-            f.outcome = std::move(held);
-        } else {
-            call_outcome o = co_await execute(*api, target, *job->call, backoff, job->state.attempt, clock, q->rng);
-            gate->answered(target, *job->campaign, *job->call, o);
-            f.outcome = std::move(o);
-        }
+        call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt};
+        f.outcome = co_await send_checked(ports, std::move(j), q->rng);
     } catch (...) {
         f.failure = std::current_exception();
     }
-    --q->running;
-    --q->in_flight;
-    const bool all_back = q->running == 0 && q->waiting.empty();
+    const bool all_back = --q->in_flight == 0;
     bool wake = false;
     {
         std::lock_guard lock(q->m);
@@ -1104,7 +975,6 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
     if (wake) {
         q->cv.notify_all();
     }
-    pump(q);
 }
 
 void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>& pending, const std::string& owner) {
@@ -1124,8 +994,8 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<unsettled>
         } else {
             settle(tx, *pending, touched, w);
         }
-        finish_ledger(tx, w);
-        tx.exec_prepared("engine/wake_pending", touched.dump());
+        std::vector<claimed> none;
+        finish_cycle(tx, none, touched, w);
         tx.commit();
         w.committed(stats);
     } catch (const std::exception& e) {
@@ -1341,6 +1211,14 @@ int worker::run(bool exit_when_idle) {
         return 2;
     }
     m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
+    m.api_port.emplace(*m.api);
+    m.ports.api = &*m.api_port;
+    m.ports.gate = m.gate.get();
+    m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company) {
+        return m.do_not_contact.blocks(profile_url, company);
+    };
+    m.ports.clock = &impl::now;
+    m.ports.backoff = m.backoff;
     {
         // Before the first call: the listener reloads it from then on.
         store s(m.cfg.database_url);

@@ -308,6 +308,7 @@ error make_transport_error(error_kind kind, failure_step step, std::string messa
     e.message = std::move(message);
     e.what_to_do = disposition::retry_later;
     e.may_have_taken_effect = side_effect && request_written;
+    e.may_have_been_charged = request_written;
     switch (kind) {
     case error_kind::timeout: e.code = "TIMEOUT"; break;
     case error_kind::connection_lost: e.code = "CONNECTION_LOST"; break;
@@ -327,6 +328,7 @@ error make_malformed(std::string message, int http_status, bool side_effect) {
     e.step = failure_step::parse;
     // The API answered 2xx, so a side-effecting call most likely did happen.
     e.may_have_taken_effect = side_effect && http_status >= 200 && http_status < 300;
+    e.may_have_been_charged = http_status >= 200 && http_status < 300;
     return e;
 }
 

@@ -88,6 +88,9 @@ struct error {
     std::string message;           // the API's message or a description of the failure
     std::optional<std::int64_t> retry_after_s; // from Retry-After (delta-seconds or HTTP-date)
     bool may_have_taken_effect = false;
+    // The request reached the API and its answer was lost or unreadable: a read too may have been
+    // billed (the caller's ledger counts its whole reservation as spent).
+    bool may_have_been_charged = false;
     failure_step step = failure_step::none;
     nlohmann::json details = nullptr; // other fields of the API's error object (e.g. required, remaining)
 

@@ -138,6 +138,7 @@ error classify(const error_code& ec, failure_step step, bool cancelled, bool wri
         e.step = step;
         e.what_to_do = disposition::retry_later;
         e.may_have_taken_effect = side_effect && written;
+        e.may_have_been_charged = written;
         return e;
     }
     return make_transport_error(error_kind::connection_lost, step,

@@ -1,0 +1,156 @@
+#include "engine/call_path.hpp"
+
+#include "engine/dnc.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+
+namespace orch::engine {
+
+namespace asio = boost::asio;
+namespace cs = campaigns;
+
+namespace {
+
+// The port as one call sees it: every request of the call, not only its first, is checked
+// against the gate's send-time mirror as it leaves. A call may make several requests (the reply
+// check before a follow-up, withdraw's look-up of the invitation, the check after an invitation's
+// refusal); a cooldown or an unavailable account reported by another call while the first was on
+// the wire holds the next one: it is not sent, and `held` says until when.
+class gated_api final : public api_port {
+public:
+    gated_api(api_port& inner, call_gate& gate, const call_target& target, const cs::api_call& call,
+              const std::function<cs::time_point()>& clock)
+        : inner_(inner), gate_(gate), target_(target), call_(call), clock_(clock) {}
+    std::optional<cs::time_point> held;
+
+    answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
+        if (stop()) {
+            return refused<outreach::invitation_status>();
+        }
+        return inner_.check_invitation(a, p);
+    }
+    answer<outreach::invite_result> invite(std::string_view a, const outreach::invite_params& p) override {
+        if (stop()) {
+            return refused<outreach::invite_result>();
+        }
+        return inner_.invite(a, p);
+    }
+    answer<outreach::withdraw_result> withdraw(std::string_view a, const outreach::withdraw_params& p) override {
+        if (stop()) {
+            return refused<outreach::withdraw_result>();
+        }
+        return inner_.withdraw(a, p);
+    }
+    answer<outreach::send_message_result> send_message(std::string_view a,
+                                                       const outreach::send_message_params& p) override {
+        if (stop()) {
+            return refused<outreach::send_message_result>();
+        }
+        return inner_.send_message(a, p);
+    }
+    answer<outreach::conversation_page> get_conversation(std::string_view a,
+                                                         const outreach::get_conversation_params& p) override {
+        if (stop()) {
+            return refused<outreach::conversation_page>();
+        }
+        return inner_.get_conversation(a, p);
+    }
+    answer<outreach::visit_result> visit(std::string_view a, const outreach::profile_url_params& p) override {
+        if (stop()) {
+            return refused<outreach::visit_result>();
+        }
+        return inner_.visit(a, p);
+    }
+
+private:
+    bool stop() {
+        if (!held) {
+            held = gate_.hold(target_, call_, clock_());
+        }
+        return held.has_value();
+    }
+    // Not sent: an error without effect; send_checked replaces the call's outcome with the hold.
+    template <typename T>
+    static answer<T> refused() {
+        co_return outreach::result<T>(outreach::make_transport_error(
+            outreach::error_kind::cancelled, outreach::failure_step::pool_wait, "held at send time", false, false));
+    }
+    api_port& inner_;
+    call_gate& gate_;
+    const call_target& target_;
+    const cs::api_call& call_;
+    const std::function<cs::time_point()>& clock_;
+};
+
+call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
+    call_outcome held;
+    held.event.call = call.kind;
+    held.event.reconcile = call.reconcile;
+    held.event.kind = cs::result_kind::throttled;
+    held.event.retry_at = until;
+    held.event.reason = "not sent: a cooldown or an unavailable account holds it";
+    held.attempt_outcome = attempt_outcome::transient;
+    held.error = held.event.reason;
+    return held;
+}
+
+}  // namespace
+
+asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, call_job job, std::mt19937_64& rng) {
+    const cs::api_call& call = *job.call;
+    const auto now = ports.clock();
+    if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
+        ports.do_not_contact(job.target.profile_url, job.company)) {
+        call_outcome stopped;
+        stopped.event.call = call.kind;
+        stopped.event.kind = cs::result_kind::transient;
+        stopped.event.retry_at = now;
+        stopped.event.reason = "not sent: do-not-contact";
+        stopped.attempt_outcome = attempt_outcome::transient;
+        stopped.error = stopped.event.reason;
+        stopped.stop_reason = dnc::stopped_reason;
+        co_return stopped;
+    }
+    if (auto until = ports.gate->hold(job.target, call, now)) {
+        co_return held_outcome(call, *until);
+    }
+    std::function<cs::time_point()> clock = ports.clock;  // named: no temporaries in co_await (GCC 12)
+    gated_api api(*ports.api, *ports.gate, job.target, call, clock);
+    call_outcome o = co_await execute(api, job.target, call, ports.backoff, job.attempt, clock, rng);
+    if (api.held) {
+        // A later request of the call was held: what the earlier ones read is charged, nothing
+        // took effect, and the lead waits for the hold like any held call.
+        call_outcome held = held_outcome(call, *api.held);
+        held.credits = o.credits;
+        o = std::move(held);
+    }
+    ports.gate->answered(job.target, *job.campaign, call, o);
+    co_return o;
+}
+
+void call_window::add(start_fn job) {
+    waiting_.push_back(std::move(job));
+    pump();
+}
+
+void call_window::pump() {
+    while (running_ < limit_ && !waiting_.empty()) {
+        start_fn job = std::move(waiting_.front());
+        waiting_.pop_front();
+        ++running_;
+        asio::co_spawn(ex_, run(this, std::move(job)), asio::detached);
+    }
+}
+
+asio::awaitable<void> call_window::run(call_window* self, start_fn job) {
+    try {
+        co_await job();
+    } catch (...) {
+        // A job reports its own failures; the window only frees the slot.
+    }
+    --self->running_;
+    self->pump();
+}
+
+}  // namespace orch::engine

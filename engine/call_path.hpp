@@ -1,0 +1,70 @@
+// orch::engine call path: what happens to a queued call when it leaves, and the bounded window
+// of calls in flight. The worker and the seeded simulation (tests/sim) run the same code over
+// their own ports (api_port, call_gate, the do-not-contact check, the clock).
+//
+// send_checked() is the send-time check, then the call:
+//   - a person put on the do-not-contact list since the row was claimed is not contacted: the
+//     call is not sent and the lead stops (call_outcome::stop_reason);
+//   - a cooldown or an unavailable account seen since the claim holds the call (gate.hold(), a
+//     local mirror: no I/O in the common case): not sent, no attempt spent;
+//   - otherwise execute(), and the gate hears the answer (answered()) before any further call
+//     leaves, so a 429 closes its scope and ACCOUNT_INACTIVE holds the account's queued calls.
+#pragma once
+
+#include "campaigns/campaigns.hpp"
+#include "engine/api_port.hpp"
+#include "engine/call_gate.hpp"
+#include "engine/executor.hpp"
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+
+#include <cstddef>
+#include <deque>
+#include <functional>
+#include <random>
+#include <string>
+
+namespace orch::engine {
+
+struct call_path_ports {
+    api_port* api = nullptr;
+    call_gate* gate = nullptr;
+    // True when the person (profile URL, company) may not be contacted.
+    std::function<bool(const std::string&, const std::string&)> do_not_contact;
+    std::function<campaigns::time_point()> clock;
+    backoff_settings backoff;
+};
+
+// One call as it leaves. The campaign and the call outlive the returned awaitable.
+struct call_job {
+    call_target target;
+    const campaigns::campaign* campaign = nullptr;
+    const campaigns::api_call* call = nullptr;
+    std::string company;
+    int attempt = 0;  // failed attempts of the step so far (the backoff's exponent)
+};
+
+// Never throws for an API failure (every failure is an outcome).
+boost::asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, call_job job, std::mt19937_64& rng);
+
+// At most `limit` calls in flight on one executor; the rest wait as plain jobs (no coroutine
+// frame) and start the moment a running one returns. Used on the executor's thread only.
+class call_window {
+public:
+    using start_fn = std::function<boost::asio::awaitable<void>()>;
+    call_window(boost::asio::any_io_executor ex, std::size_t limit) : ex_(std::move(ex)), limit_(limit) {}
+    void add(start_fn job);
+    std::size_t running() const { return running_; }
+    std::size_t waiting() const { return waiting_.size(); }
+
+private:
+    static boost::asio::awaitable<void> run(call_window* self, start_fn job);
+    void pump();
+    boost::asio::any_io_executor ex_;
+    const std::size_t limit_;
+    std::deque<start_fn> waiting_;
+    std::size_t running_ = 0;
+};
+
+}  // namespace orch::engine
