@@ -1,0 +1,164 @@
+// engine/planner: the cycle's decisions as pure functions (no database, no clock, no API).
+#include "campaigns/campaigns.hpp"
+#include "campaigns/loader.hpp"
+#include "engine/planner.hpp"
+
+#include <gtest/gtest.h>
+
+namespace {
+
+namespace cs = orch::campaigns;
+namespace planner = orch::engine::planner;
+using orch::engine::attempt_outcome;
+using orch::engine::call_outcome;
+using orch::engine::event_kind;
+
+const cs::time_point t0 = cs::time_point{} + std::chrono::seconds{1709546400};
+
+cs::campaign load() {
+    cs::load_options lo;
+    lo.read_file = [](const std::string&) -> std::optional<std::string> {
+        return std::string("profile_url,first_name\nhttps://www.linkedin.com/in/x,X\n");
+    };
+    auto r = cs::load_campaign(R"(name: p
+accounts: [acc_1]
+audience:
+  file: leads.csv
+schedule:
+  time_zone: UTC
+  days: [mon, tue, wed, thu, fri, sat, sun]
+  hours: "00:00-24:00"
+budget_credits: 100
+max_attempts: 3
+steps:
+  - id: invite
+    kind: invite
+  - id: wait
+    kind: wait_accepted
+    timeout: 3d
+    next: intro
+  - id: intro
+    kind: send
+    message_text: "Hello {{first_name}}"
+  - id: finished
+    kind: end
+)",
+                              lo);
+    EXPECT_TRUE(r.value) << (r.errors.empty() ? "" : r.errors.front().to_string());
+    return *r.value;
+}
+
+const cs::campaign campaign = load();
+const cs::lead_view lead{"1", {{"first_name", "Ada"}}};
+
+planner::row fresh() { return {&campaign, &lead, cs::initial_state(campaign, t0), 0}; }
+
+TEST(Planner, ProposesTheDueCallWithoutMovingTheState) {
+    auto r = fresh();
+    const auto before = r.state;
+    auto d = planner::propose(r, {}, t0);
+    ASSERT_TRUE(d);
+    ASSERT_TRUE(d->call);
+    EXPECT_EQ(d->call->kind, cs::call_kind::invite);
+    EXPECT_EQ(r.state.st, before.st);  // moved only by take()
+    EXPECT_EQ(r.state.step, "invite");
+}
+
+TEST(Planner, AppliesOnlyNewEventsAndTakesStepsWithoutACall) {
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    r.state = d->next;  // invited: calling
+    call_outcome ok;
+    ok.event.call = cs::call_kind::invite;
+    auto s = planner::settle(r, *d->call, ok, t0);
+    EXPECT_EQ(s.next.step, "wait");
+    EXPECT_EQ(s.next.st, cs::status::waiting);
+    r.state = s.next;
+    r.event_cursor = 5;
+    // An event at or below the cursor was applied before (a duplicate delivery): skipped.
+    const std::vector<planner::inbox_event> old{{5, event_kind::accepted_invitation}};
+    EXPECT_FALSE(planner::propose(r, old, t0 + std::chrono::minutes(1)));
+    EXPECT_EQ(r.state.step, "wait");
+    const std::vector<planner::inbox_event> fresh_event{{6, event_kind::accepted_invitation}};
+    auto next = planner::propose(r, fresh_event, t0 + std::chrono::minutes(1));
+    EXPECT_EQ(r.event_cursor, 6);
+    ASSERT_TRUE(next);  // the wait step passed on to intro, whose send is due now
+    EXPECT_EQ(next->call->kind, cs::call_kind::send);
+}
+
+TEST(Planner, ARefusingVerdictParksTheLeadUntilItsTimeWithAttemptsUnchanged) {
+    for (bool gate_refuses : {true, false}) {
+        auto r = fresh();
+        auto d = planner::propose(r, {}, t0);
+        ASSERT_TRUE(d);
+        planner::verdict gate, ledger;
+        if (gate_refuses) {
+            gate = {false, t0 + std::chrono::hours(2), "day quota", cs::wait_code::day_quota};
+        } else {
+            ledger = planner::ledger_refused(orch::engine::budget_refusal::day_budget, t0 + std::chrono::hours(14),
+                                             "acc_1", t0);
+        }
+        auto call = planner::take(r, *d, gate, ledger, t0);
+        EXPECT_FALSE(call);
+        EXPECT_EQ(r.state.st, cs::status::ready);
+        EXPECT_EQ(r.state.step, "invite");
+        EXPECT_EQ(r.state.attempt, 0);
+        EXPECT_EQ(r.state.next_run_at, t0 + std::chrono::hours(gate_refuses ? 2 : 14));
+        EXPECT_EQ(r.state.wait, gate_refuses ? cs::wait_code::day_quota : cs::wait_code::day_budget);
+    }
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    auto call = planner::take(r, *d, {}, {}, t0);
+    ASSERT_TRUE(call);
+    EXPECT_EQ(r.state.st, cs::status::calling);
+}
+
+TEST(Planner, TheLedgerPostsWhatMayHaveBeenChargedAndVoidsWhatCostNothing) {
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    r.state = d->next;
+    const auto bound = orch::engine::credits_upper_bound(*d->call);
+    call_outcome o;
+    o.event.call = cs::call_kind::invite;
+    o.credits = 1;
+    auto s = planner::settle(r, *d->call, o, t0);
+    EXPECT_TRUE(s.ledger.post);
+    EXPECT_EQ(s.ledger.credits, 1);
+
+    call_outcome uncertain = o;
+    uncertain.event.kind = cs::result_kind::uncertain;
+    uncertain.attempt_outcome = attempt_outcome::uncertain;
+    uncertain.credits = 0;
+    s = planner::settle(r, *d->call, uncertain, t0);
+    EXPECT_TRUE(s.ledger.post);
+    EXPECT_EQ(s.ledger.credits, bound);
+
+    call_outcome nothing = o;
+    nothing.event.kind = cs::result_kind::transient;
+    nothing.event.retry_at = t0 + std::chrono::seconds(5);
+    nothing.attempt_outcome = attempt_outcome::transient;
+    nothing.credits = 0;
+    s = planner::settle(r, *d->call, nothing, t0);
+    EXPECT_FALSE(s.ledger.post);
+    EXPECT_EQ(s.next.attempt, 1);
+
+    // A read whose answer was lost after it reached the API may have been billed.
+    nothing.unknown_charge = true;
+    s = planner::settle(r, *d->call, nothing, t0);
+    EXPECT_TRUE(s.ledger.post);
+    EXPECT_EQ(s.ledger.credits, bound);
+}
+
+TEST(Planner, AnOutcomeTheMachineRefusesFailsTheLeadWithTheReason) {
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    r.state = d->next;
+    call_outcome wrong;
+    wrong.event.call = cs::call_kind::send;  // not the call the step made
+    auto s = planner::settle(r, *d->call, wrong, t0);
+    EXPECT_FALSE(s.refused.empty());
+    EXPECT_EQ(s.next.st, cs::status::failed);
+    EXPECT_NE(s.next.reason.find("internal: "), std::string::npos);
+}
+
+}  // namespace
