@@ -10,6 +10,7 @@
 #include "engine/limits_gate.hpp"
 #include "engine/planner.hpp"
 #include "engine/call_path.hpp"
+#include "engine/cycle_plan.hpp"
 #include "engine/record_rows.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -76,30 +77,6 @@ cs::status parse_status(const std::string& s) {
         {"done", cs::status::done},     {"replied", cs::status::replied}, {"failed", cs::status::failed},
         {"cancelled", cs::status::cancelled}};
     return m.at(s);
-}
-
-// The call a step's attempt row is about: the side-effecting action being reconciled, or the
-// call itself.
-std::string attempt_call(const cs::campaign& c, const std::string& step_id, const cs::api_call& call) {
-    if (!call.reconcile) {
-        return cs::to_string(call.kind);
-    }
-    const cs::step* s = cs::find_step(c, step_id);
-    if (s != nullptr) {
-        switch (s->kind) {
-        case cs::step_kind::invite:
-            return "invite";
-        case cs::step_kind::withdraw:
-            return "withdraw";
-        case cs::step_kind::send:
-            return "send";
-        case cs::step_kind::visit:
-            return "visit";
-        default:
-            break;
-        }
-    }
-    return cs::to_string(call.kind);
 }
 
 // A stored campaign version, and the lead fields its templates read: the only ones a claimed
@@ -315,13 +292,10 @@ struct worker::impl {
     static cs::time_point now() { return std::chrono::system_clock::now(); }
 
     void claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed>& batch);
-    struct proposed;
-    // The ledger's part of a cycle, gathered by its settle and its plan (finish_cycle).
+    // The ledger's part of a cycle's settle: posted by its plan's ledger (pg_ledger).
     struct ledger_work {
         std::vector<ledger::post_request> posts;
         std::vector<std::int64_t> voids;
-        std::vector<ledger::reserve_request> reserves;
-        std::vector<proposed*> reservers;  // parallel to reserves
     };
     // One transaction's work: the lease owner it writes (the lane's), its ledger part, and what it
     // counts, added to `stats` once it commits.
@@ -337,10 +311,8 @@ struct worker::impl {
             stats.chained += chained;
         }
     };
-    std::vector<proposed> propose(pqxx::work& tx, std::vector<claimed>& batch, cycle_work& w);
-    void write_plan(pqxx::work& tx, std::vector<claimed>& batch, std::vector<proposed>& asks, const json& touched,
-                    cycle_work& w);
-    void write_intents(pqxx::work& tx, const std::vector<proposed>& asks, cycle_work& w);
+    class pg_ledger;
+    void write_plan(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w);
     void finish_cycle(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w);
     void post_lost(const pqxx::result& lost, ledger_work& lw);
     void settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
@@ -467,123 +439,136 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
     }
 }
 
-// A row's proposed call (planner::propose), waiting for the gate's and the ledger's verdicts.
-// `state` is the row as proposed: the cycle plans from it again should the ledger's fast path
-// give way to the locked one (its savepoint rolled back, the verdicts asked again).
-struct worker::impl::proposed {
-    claimed* c = nullptr;
-    cs::decision d;
-    cs::enrollment_state state;
-    planner::verdict gate;
-    planner::verdict ledger;
+// The cycle's ledger over Postgres (engine/ledger.hpp), the ledger port of plan_cycle. The
+// settled calls' charges are posted (or their reservations voided), and every call the gate
+// allowed reserves its cost model's upper bound from its campaign's budget; its intent row,
+// which the ledger's transfer refers to, is written first.
+// The fast path (held_balances) reserves without locks, has the plan written, posts, and locks
+// the campaigns' balance rows only in its last statement: taken when every reservation fits its
+// budget and every charge its reservation, as nearly always. Otherwise its savepoint is rolled
+// back and the same work is done under locks: the verdicts are the locked ledger's, the plan is
+// written again with them, and a refused call's intent row is dropped (the lead waits: a
+// campaign out of budget is paused by the ledger and parked here, a day cap waits for the next
+// day).
+class worker::impl::pg_ledger final : public ledger_port {
+public:
+    pg_ledger(impl& self, pqxx::work& tx, cycle_work& w) : self_(self), tx_(tx), w_(w) {}
+
+    void reserve(std::span<const ledger_ask> asks,
+                 const std::function<void(std::span<const planner::verdict>)>& write) override {
+        ledger_work& lw = w_.lw;
+        std::vector<ledger::reserve_request> reserves;
+        reserves.reserve(asks.size());
+        for (const auto& a : asks) {
+            const call_target& t = a.item->target;
+            reserves.push_back({a.attempt_id, t.campaign_id, t.account_id, a.action, a.credits});
+        }
+        const std::vector<planner::verdict> all_allowed(asks.size());
+        if (lw.posts.empty() && lw.voids.empty() && reserves.empty()) {
+            write(all_allowed);
+            return;
+        }
+        tx_.exec0("SAVEPOINT ledger_fast");
+        try {
+            ledger::held_balances held;
+            const auto t = now();
+            write_intents(asks);
+            if (!reserves.empty()) {
+                ledger::reserve(tx_, reserves, t, held);  // every one reserved, or needs_locks
+            }
+            write(all_allowed);
+            if (!lw.posts.empty() || !lw.voids.empty()) {
+                ledger::settle(tx_, lw.posts, lw.voids, t, held);
+            }
+            ledger::apply_balances(tx_, held);
+            tx_.exec0("RELEASE SAVEPOINT ledger_fast");
+            ++self_.stats.ledger_fast;
+            return;
+        } catch (const ledger::needs_locks& e) {
+            spdlog::debug("worker: the ledger takes the locked path: {}", e.what());
+        }
+        tx_.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
+        ++self_.stats.ledger_locked;
+        const auto t = now();
+        if (!lw.posts.empty() || !lw.voids.empty()) {
+            // A charge above its reservation that the budget could not cover pauses the campaign
+            // (the ledger does, in this transaction): its waiting leads are parked like any other
+            // paused campaign's, so claims do not walk past them.
+            json short_of_budget = json::array();
+            for (const auto& s : ledger::settle(tx_, lw.posts, lw.voids, t)) {
+                if (s.shortfall > 0) {
+                    short_of_budget.push_back(s.attempt_id);
+                }
+            }
+            if (!short_of_budget.empty()) {
+                for (const auto& r : tx_.exec_params(q("engine/paused_campaigns_of_attempts"), short_of_budget.dump())) {
+                    tx_.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
+                    spdlog::warn("worker: campaign={} paused: a charge above its reservation exhausted its budget",
+                                 r[0].as<std::int64_t>());
+                }
+            }
+        }
+        write_intents(asks);
+        std::vector<planner::verdict> verdicts(asks.size());
+        std::set<std::int64_t> parked;
+        if (!reserves.empty()) {
+            json dropped = json::array();
+            const auto results = ledger::reserve(tx_, reserves, t);
+            for (std::size_t i = 0; i < asks.size(); ++i) {
+                const auto& r = results[i];
+                if (r.reserved) {
+                    continue;
+                }
+                verdicts[i] = planner::ledger_refused(r.why, r.retry_at, asks[i].item->target.account_id, t);
+                dropped.push_back(asks[i].attempt_id);
+                if (r.why == ledger::refusal::campaign_budget) {
+                    parked.insert(asks[i].item->target.campaign_id);
+                }
+            }
+            if (!dropped.empty()) {
+                tx_.exec_params(q("engine/drop_intents"), dropped.dump());
+            }
+        }
+        write(verdicts);
+        // After the rows, so that the refused ones are parked too.
+        for (auto campaign_id : parked) {
+            tx_.exec_params(q("engine/park_campaign"), campaign_id);
+            spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", campaign_id);
+        }
+    }
+
+private:
+    void write_intents(std::span<const ledger_ask> asks) {
+        record_rows intents(batch_rows::intent);
+        for (const auto& a : asks) {
+            const plan_item& it = *a.item;
+            const cs::api_call& call = *it.proposal->call;
+            intents.row()
+                .add("attempt_id", a.attempt_id)
+                .add("enrollment_id", it.target.enrollment_id)
+                .add("step", it.proposal->next.step)
+                .add("call", a.action)
+                .add("reconcile", call.reconcile)
+                .add("attempt", it.proposal->next.attempt)
+                .add_or_null("variant", call.variant)
+                .add("body", call.text);
+        }
+        if (!intents.empty()) {
+            tx_.exec_prepared("engine/insert_intents", intents.text(), w_.owner);
+        }
+    }
+    impl& self_;
+    pqxx::work& tx_;
+    cycle_work& w_;
 };
 
-namespace {
-planner::row row_of(claimed& c) {
-    return {c.campaign.get(), &c.lead, std::move(c.state), c.event_cursor};
-}
-planner::verdict verdict_of(gate_decision g) {
-    return {g.allowed, g.until, std::move(g.reason), g.code};
-}
-}  // namespace
-
-// Steps 1 and 2 of the planner (engine/planner.hpp) for the claimed rows and the rows settled in
-// this cycle that go on at once: their events, their due steps, and the gate's verdicts on the
-// calls those steps would make (one round trip for the batch, in batch order). Attempts whose
-// worker died are closed (their reservations posted whole), and every call the gate allowed gets
-// its attempt id and its reservation request.
-std::vector<worker::impl::proposed> worker::impl::propose(pqxx::work& tx, std::vector<claimed>& batch,
-                                                          cycle_work& w) {
-    json ids = json::array();
-    for (const auto& c : batch) {
-        ids.push_back(c.enrollment_id);
-    }
-    std::map<std::int64_t, std::vector<planner::inbox_event>> events;
-    for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
-        events[r[0].as<std::int64_t>()].emplace_back(
-            r[1].as<std::int64_t>(), event_kind_from_string(r[2].as<std::string>()).value_or(event_kind::other));
-    }
-    std::vector<proposed> asks;
-    json lost = json::array();
-    for (auto& c : batch) {
-        planner::row r = row_of(c);
-        std::string refused;
-        auto d = planner::propose(r, events[c.enrollment_id], now(), &refused);
-        c.state = std::move(r.state);
-        c.event_cursor = r.event_cursor;
-        if (!refused.empty()) {
-            spdlog::warn("worker: enrollment={} step={} due event refused: {}", c.enrollment_id, c.state.step, refused);
-        }
-        if (d) {
-            asks.push_back({&c, std::move(*d), c.state, {}, {}});
-        }
-        if (c.was_calling) {
-            lost.push_back(c.enrollment_id);
-        }
-    }
-    if (!asks.empty()) {
-        std::vector<gate_request> requests;
-        requests.reserve(asks.size());
-        for (const auto& a : asks) {
-            requests.push_back({target_of(*a.c), a.c->campaign.get(), &*a.d.call});
-        }
-        std::vector<gate_decision> decisions = gate->before_many(requests, now());
-        ORCH_INVARIANT(decisions.size() == asks.size(), "the gate answered {} decisions for {} calls",
-                       decisions.size(), asks.size());
-        for (std::size_t i = 0; i < asks.size(); ++i) {
-            asks[i].gate = verdict_of(std::move(decisions[i]));
-        }
-    }
-    if (!lost.empty()) {
-        post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), w.lw);
-    }
-    // Attempt ids first: each call's credit reservation is keyed by its attempt id (its intent
-    // row is written after the ledger answered; the foreign key is checked at commit).
-    std::size_t allowed = 0;
-    for (const auto& a : asks) {
-        allowed += a.gate.allowed ? 1 : 0;
-    }
-    if (allowed > 0) {
-        auto attempt_ids = tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(allowed));
-        pqxx::result::size_type k = 0;
-        for (auto& a : asks) {
-            if (!a.gate.allowed) {
-                continue;
-            }
-            claimed& c = *a.c;
-            c.attempt_id = attempt_ids[k++][0].as<std::int64_t>();
-            w.lw.reserves.push_back({c.attempt_id, c.campaign_id, c.account_id,
-                                     attempt_call(*c.campaign, a.d.next.step, *a.d.call),
-                                     credits_upper_bound(*a.d.call)});
-            w.lw.reservers.push_back(&a);
-        }
-    }
-    return asks;
-}
-
-// Step 3 of the planner with the verdicts in, then the rows: the settled rows that went on
-// (claimed::settled) through engine/settle with their outcome, the claimed rows through
-// engine/apply_transitions, an intent row for every call, and wake_pending over every row written
-// and released (its fresh snapshot catches inbox events committed while those statements ran).
-// Rows written leased (a call starts) are left out of it: an event's writer (events/wake) waits
-// for this transaction's lock on the row, so such an event is read by the cycle that settles the
-// call, as by a claim after an expired lease.
-void worker::impl::write_plan(pqxx::work& tx, std::vector<claimed>& batch, std::vector<proposed>& asks,
-                              const json& touched, cycle_work& w) {
-    const auto t = now();
-    for (auto& a : asks) {
-        claimed& c = *a.c;
-        planner::row r{c.campaign.get(), &c.lead, a.state, c.event_cursor};
-        c.call = planner::take(r, a.d, a.gate, a.ledger, t);
-        c.state = std::move(r.state);
-        if (c.call) {
-            if (!c.call->variant.empty()) {
-                c.variant = c.call->variant;
-            }
-        } else {
-            c.attempt_id = 0;
-        }
-    }
+// The rows as plan_cycle decided them: the settled rows that went on (claimed::settled) through
+// engine/settle with their outcome, the claimed rows through engine/apply_transitions, and
+// wake_pending over every row written and released (its fresh snapshot catches inbox events
+// committed while those statements ran). Rows written leased (a call starts) are left out of it:
+// an event's writer (events/wake) waits for this transaction's lock on the row, so such an event
+// is read by the cycle that settles the call, as by a claim after an expired lease.
+void worker::impl::write_plan(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w) {
     record_rows transitions(batch_rows::transition);
     record_rows settles(batch_rows::settle);
     json wake = touched;
@@ -610,122 +595,69 @@ void worker::impl::write_plan(pqxx::work& tx, std::vector<claimed>& batch, std::
     }
 }
 
-// The intent row of every call the gate allowed, as its step proposed it: the ledger's transfer
-// for the call refers to it, so it is written before the ledger answers. The state rows follow
-// the ledger's verdict (write_plan); a call the ledger refuses has its intent row dropped again
-// before the transaction ends.
-void worker::impl::write_intents(pqxx::work& tx, const std::vector<proposed>& asks, cycle_work& w) {
-    record_rows intents(batch_rows::intent);
-    for (const auto& a : asks) {
-        if (!a.gate.allowed) {
-            continue;
-        }
-        const claimed& c = *a.c;
-        const cs::api_call& call = *a.d.call;
-        intents.row()
-            .add("attempt_id", c.attempt_id)
-            .add("enrollment_id", c.enrollment_id)
-            .add("step", a.d.next.step)
-            .add("call", attempt_call(*c.campaign, a.d.next.step, call))
-            .add("reconcile", call.reconcile)
-            .add("attempt", a.d.next.attempt)
-            .add_or_null("variant", call.variant)
-            .add("body", call.text);
-    }
-    if (!intents.empty()) {
-        tx.exec_prepared("engine/insert_intents", intents.text(), w.owner);
-    }
-}
-
-// The rest of a cycle after its settle and its claim, ending with the ledger (engine/ledger.hpp):
-// the settled calls' charges are posted (or their reservations voided), and every call the gate
-// allowed reserves its cost model's upper bound from its campaign's budget, before any state
-// moves (planner::take sees the ledger's verdict).
-// The fast path (held_balances) reserves without locks, writes the plan, posts, and locks the
-// campaigns' balance rows only in its last statement: taken when every reservation fits its
-// budget and every charge its reservation, as nearly always. Otherwise its savepoint is rolled
-// back and the same work is done under locks: the verdicts are the locked ledger's, and a call it
-// refuses is not made (the gate's take given back; the lead waits: a campaign out of budget is
-// paused by the ledger and parked here, a day cap waits for the next day).
+// The rest of a cycle after its settle and its claim: the claimed rows' (and the settled rows'
+// that go on) inbox events, the attempts of rows whose worker died closed (their reservations
+// posted whole), then plan_cycle over the gate and the Postgres ledger, ending with the commit's
+// ledger statements.
 void worker::impl::finish_cycle(pqxx::work& tx, std::vector<claimed>& batch, const json& touched, cycle_work& w) {
-    std::vector<proposed> asks;
-    if (!batch.empty()) {
-        asks = propose(tx, batch, w);
-        w.transitions += batch.size();
-    }
-    ledger_work& lw = w.lw;
-    if (lw.posts.empty() && lw.voids.empty() && lw.reserves.empty()) {
-        write_plan(tx, batch, asks, touched, w);
+    pg_ledger ledger_port(*this, tx, w);
+    if (batch.empty()) {
+        ledger_port.reserve({}, [&](std::span<const planner::verdict>) { write_plan(tx, batch, touched, w); });
         return;
     }
-    tx.exec0("SAVEPOINT ledger_fast");
-    try {
-        ledger::held_balances held;
-        const auto t = now();
-        write_intents(tx, asks, w);
-        if (!lw.reserves.empty()) {
-            ledger::reserve(tx, lw.reserves, t, held);  // every one reserved, or needs_locks
-        }
-        write_plan(tx, batch, asks, touched, w);
-        if (!lw.posts.empty() || !lw.voids.empty()) {
-            ledger::settle(tx, lw.posts, lw.voids, t, held);
-        }
-        ledger::apply_balances(tx, held);
-        tx.exec0("RELEASE SAVEPOINT ledger_fast");
-        ++stats.ledger_fast;
-        return;
-    } catch (const ledger::needs_locks& e) {
-        spdlog::debug("worker: the ledger takes the locked path: {}", e.what());
-    }
-    tx.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
-    ++stats.ledger_locked;
-    const auto t = now();
-    if (!lw.posts.empty() || !lw.voids.empty()) {
-        // A charge above its reservation that the budget could not cover pauses the campaign
-        // (the ledger does, in this transaction): its waiting leads are parked like any other
-        // paused campaign's, so claims do not walk past them.
-        json short_of_budget = json::array();
-        for (const auto& s : ledger::settle(tx, lw.posts, lw.voids, t)) {
-            if (s.shortfall > 0) {
-                short_of_budget.push_back(s.attempt_id);
-            }
-        }
-        if (!short_of_budget.empty()) {
-            for (const auto& r : tx.exec_params(q("engine/paused_campaigns_of_attempts"), short_of_budget.dump())) {
-                tx.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
-                spdlog::warn("worker: campaign={} paused: a charge above its reservation exhausted its budget",
-                             r[0].as<std::int64_t>());
-            }
+    json ids = json::array();
+    json lost = json::array();
+    for (const auto& c : batch) {
+        ids.push_back(c.enrollment_id);
+        if (c.was_calling) {
+            lost.push_back(c.enrollment_id);
         }
     }
-    std::set<std::int64_t> parked;
-    write_intents(tx, asks, w);
-    if (!lw.reserves.empty()) {
-        json dropped = json::array();
-        auto results = ledger::reserve(tx, lw.reserves, t);
-        for (std::size_t i = 0; i < lw.reservers.size(); ++i) {
-            const auto& r = results[i];
-            if (r.reserved) {
-                continue;
-            }
-            proposed& a = *lw.reservers[i];
-            a.ledger = planner::ledger_refused(r.why, r.retry_at, a.c->account_id, t);
-            dropped.push_back(a.c->attempt_id);
-            gate->released(target_of(*a.c), *a.c->campaign, *a.d.call);
-            if (r.why == ledger::refusal::campaign_budget) {
-                parked.insert(a.c->campaign_id);
+    std::vector<plan_item> items(batch.size());
+    std::unordered_map<std::int64_t, std::size_t> index;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        claimed& c = batch[i];
+        items[i].row = {c.campaign.get(), &c.lead, std::move(c.state), c.event_cursor};
+        items[i].target = target_of(c);
+        index.emplace(c.enrollment_id, i);
+    }
+    for (const auto& r : tx.exec_prepared("engine/pending_events", ids.dump())) {
+        items[index.at(r[0].as<std::int64_t>())].events.emplace_back(
+            r[1].as<std::int64_t>(), event_kind_from_string(r[2].as<std::string>()).value_or(event_kind::other));
+    }
+    if (!lost.empty()) {
+        post_lost(tx.exec_prepared("engine/close_lost_attempts", lost.dump()), w.lw);
+    }
+    plan_ports ports;
+    ports.gate = gate.get();
+    ports.ledger = &ledger_port;
+    ports.attempt_ids = [&tx](std::size_t n) {
+        std::vector<std::int64_t> out;
+        out.reserve(n);
+        for (const auto& r : tx.exec_prepared("engine/next_attempt_ids", static_cast<int>(n))) {
+            out.push_back(r[0].as<std::int64_t>());
+        }
+        return out;
+    };
+    ports.refused = [](const plan_item& it, const std::string& why) {
+        spdlog::warn("worker: enrollment={} step={} due event refused: {}", it.target.enrollment_id,
+                     it.row.state.step, why);
+    };
+    plan_cycle(items, ports, now(), [&] {
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            claimed& c = batch[i];
+            plan_item& it = items[i];
+            c.state = it.row.state;
+            c.event_cursor = it.row.event_cursor;
+            c.call = it.call;
+            c.attempt_id = it.attempt_id;
+            if (c.call && !c.call->variant.empty()) {
+                c.variant = c.call->variant;
             }
         }
-        if (!dropped.empty()) {
-            tx.exec_params(q("engine/drop_intents"), dropped.dump());
-        }
-    }
-    write_plan(tx, batch, asks, touched, w);
-    // After the rows, so that the refused ones are parked too.
-    for (auto campaign_id : parked) {
-        tx.exec_params(q("engine/park_campaign"), campaign_id);
-        spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", campaign_id);
-    }
+        write_plan(tx, batch, touched, w);
+    });
+    w.transitions += batch.size();
 }
 
 // Attempts whose worker died: they may have been charged, so their whole reservation is posted.
@@ -813,7 +745,7 @@ void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         const claimed& c = done.batch[done.calls[i]];
         const call_outcome& o = done.outcomes[i];
-        settled_call h{c.attempt_id, o.attempt_outcome, o.error, attempt_call(*c.campaign, c.state.step, *c.call),
+        settled_call h{c.attempt_id, o.attempt_outcome, o.error, attempt_action(*c.campaign, c.state.step, *c.call),
                        o.credits};
         if (chain != nullptr) {
             r.touched.push_back(c.enrollment_id);

@@ -3,6 +3,7 @@
 #include "campaigns/campaigns.hpp"
 #include "campaigns/loader.hpp"
 #include "engine/call_path.hpp"
+#include "engine/cycle_plan.hpp"
 #include "engine/outreach/cost_model.hpp"
 #include "engine/planner.hpp"
 
@@ -494,7 +495,9 @@ public:
         if (!chance(o_.accept_share)) {
             return;
         }
-        at(now_ + milliseconds(static_cast<std::int64_t>(uniform() * 2 * 86'400'000.0)), [this, who, account] {
+        // Some accept at once, so that their event often arrives before the invitation is settled.
+        const double within_ms = chance(o_.early_accept_share) ? 3'000.0 : 2 * 86'400'000.0;
+        at(now_ + milliseconds(static_cast<std::int64_t>(uniform() * within_ms)), [this, who, account] {
             auto& inv = people_[static_cast<std::size_t>(who)].invitation[account];
             if (inv != outreach::invitation_state::pending) {
                 return;  // withdrawn meanwhile
@@ -518,11 +521,21 @@ public:
         if (chance(o_.event_lost)) {
             return;
         }
+        const double late_ms = chance(o_.early_accept_share) ? 500.0 : 600'000.0;
         const int copies = chance(o_.event_duplicated) ? 2 : 1;
         for (int i = 0; i < copies; ++i) {
-            at(now_ + milliseconds(static_cast<std::int64_t>(uniform() * 600'000.0)), [this, who, kind] {
+            at(now_ + milliseconds(static_cast<std::int64_t>(uniform() * late_ms)), [this, who, kind] {
                 ++events_;
                 inbox_.push_back({++event_id_, rows_[static_cast<std::size_t>(who)].id, kind});
+                if (kind == eng::event_kind::accepted_invitation) {
+                    acceptance_delivered_.insert(who);
+                }
+                // As events/wake: a lead not in a call is due at once; one in a call is woken by
+                // the settle that ends it (below).
+                enrollment& e = rows_[static_cast<std::size_t>(who)];
+                if (!cs::is_terminal(e.state.st) && e.owner < 0 && e.state.st != cs::status::calling) {
+                    e.state.next_run_at = std::min(e.state.next_run_at, now_);
+                }
                 wake_all();
             });
         }
@@ -685,6 +698,7 @@ public:
     std::optional<cooldown_window> pending_window_;
     std::vector<cooldown_window> windows_;
     std::set<int> replied_;
+    std::set<int> acceptance_delivered_;
     std::map<std::string, time_point> last_login_;
     std::map<std::pair<std::string, std::string>, int> invites_by_day_;  // (account, day) -> effective
 
@@ -923,6 +937,13 @@ void simulation::settle(process& p) {
         e.state = std::move(s.next);
         e.owner = -1;
         e.attempt_id = 0;
+        // As engine/wake_pending: events that arrived during the call make the lead due.
+        const bool pending = std::any_of(inbox_.begin(), inbox_.end(), [&](const inbox_row& ev) {
+            return ev.enrollment == e.id && ev.id > e.cursor;
+        });
+        if (pending && !cs::is_terminal(e.state.st)) {
+            e.state.next_run_at = std::min(e.state.next_run_at, now_);
+        }
     }
 }
 
@@ -968,72 +989,79 @@ void simulation::claim(process& p) {
         }
         batch.push_back(&e);
     }
-    struct ask {
-        enrollment* e;
-        eng::planner::row row;
-        cs::decision d;
-        eng::planner::verdict gate, ledger;
-        std::int64_t attempt = 0;
+    // The plan over the simulation's ports: the same plan_cycle as the worker's, with the
+    // in-memory ledger.
+    struct sim_ledger final : eng::ledger_port {
+        simulation& s;
+        explicit sim_ledger(simulation& sim) : s(sim) {}
+        void reserve(std::span<const eng::ledger_ask> asks,
+                     const std::function<void(std::span<const eng::planner::verdict>)>& write) override {
+            std::vector<eng::planner::verdict> verdicts(asks.size());
+            for (std::size_t i = 0; i < asks.size(); ++i) {
+                if (!s.reserve(asks[i].attempt_id, asks[i].credits)) {
+                    verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, s.now_,
+                                                               asks[i].item->target.account_id, s.now_);
+                    s.campaign_paused_ = true;
+                }
+            }
+            write(verdicts);
+        }
     };
-    std::vector<ask> asks;
-    for (enrollment* e : batch) {
+    std::vector<eng::plan_item> items(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        enrollment* e = batch[i];
         if (e->state.st == cs::status::calling && e->attempt_id != 0) {
             // Its worker is gone: the call may have been charged, so its reservation is posted whole.
             auto it = reservations_.find(e->attempt_id);
             post(e->attempt_id, it == reservations_.end() ? 0 : it->second);
             e->attempt_id = 0;
         }
-        std::vector<eng::planner::inbox_event> events;
+        e->owner = -1;
+        items[i].row = {campaign_.get(), &leads_[static_cast<std::size_t>(e->lead)], e->state, e->cursor};
+        items[i].target = {e->account, people_[static_cast<std::size_t>(e->lead)].url, 1, e->id, ""};
         for (const auto& ev : inbox_) {
             if (ev.enrollment == e->id && ev.id > e->cursor) {
-                events.emplace_back(ev.id, ev.kind);
+                items[i].events.emplace_back(ev.id, ev.kind);
             }
         }
-        eng::planner::row r{campaign_.get(), &leads_[static_cast<std::size_t>(e->lead)], e->state, e->cursor};
-        std::string refused;
-        auto d = eng::planner::propose(r, events, now_, &refused);
-        e->state = r.state;
-        e->cursor = r.event_cursor;
-        e->owner = -1;
-        if (d) {
-            asks.push_back({e, r, std::move(*d), {}, {}, 0});
-        }
     }
-    // The gate, then the ledger, answer before any state moves.
-    for (auto& a : asks) {
-        const eng::call_target target{a.e->account, people_[static_cast<std::size_t>(a.e->lead)].url, 1, a.e->id, ""};
-        auto g = p.gate->before(target, *campaign_, *a.d.call, now_);
-        a.gate = {g.allowed, g.until, g.reason, g.code};
-        if (!a.gate.allowed) {
+    sim_ledger ledger(*this);
+    eng::plan_ports ports;
+    ports.gate = p.gate.get();
+    ports.ledger = &ledger;
+    ports.attempt_ids = [this](std::size_t n) {
+        std::vector<std::int64_t> ids;
+        for (std::size_t i = 0; i < n; ++i) {
+            ids.push_back(++next_attempt_);
+        }
+        return ids;
+    };
+    ports.refused = [this](const eng::plan_item& it, const std::string& why) {
+        violation("enrollment " + std::to_string(it.target.enrollment_id) + ": the due event was refused: " + why);
+    };
+    eng::plan_cycle(items, ports, now_, [] {});
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        enrollment* e = batch[i];
+        const eng::plan_item& it = items[i];
+        e->state = it.row.state;
+        e->cursor = it.row.event_cursor;
+        if (!it.call) {
             continue;
         }
-        a.attempt = ++next_attempt_;
-        if (!reserve(a.attempt, eng::credits_upper_bound(*a.d.call))) {
-            a.ledger = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, now_, a.e->account, now_);
-            p.gate->released(target, *campaign_, *a.d.call);
-            campaign_paused_ = true;
-        }
-    }
-    for (auto& a : asks) {
-        auto call = eng::planner::take(a.row, a.d, a.gate, a.ledger, now_);
-        a.e->state = a.row.state;
-        if (!call) {
-            continue;
-        }
-        a.e->owner = p.id;
-        a.e->owner_generation = p.generation;
-        a.e->lease_until = now_ + seconds(o_.lease_seconds);
-        a.e->attempt_id = a.attempt;
+        e->owner = p.id;
+        e->owner_generation = p.generation;
+        e->lease_until = now_ + seconds(o_.lease_seconds);
+        e->attempt_id = it.attempt_id;
         auto h = std::make_shared<held_call>();
-        h->enrollment = a.e->id;
-        h->attempt_id = a.attempt;
+        h->enrollment = e->id;
+        h->attempt_id = it.attempt_id;
         h->campaign = campaign_;
-        h->lead = leads_[static_cast<std::size_t>(a.e->lead)];
-        h->state = a.e->state;
-        h->cursor = a.e->cursor;
-        h->call = *call;
-        h->account = a.e->account;
-        p.held[a.e->id] = h;
+        h->lead = leads_[static_cast<std::size_t>(e->lead)];
+        h->state = e->state;
+        h->cursor = e->cursor;
+        h->call = *it.call;
+        h->account = e->account;
+        p.held[e->id] = h;
         const auto gen = p.generation;
         p.window->add([this, pp = &p, gen, h] { return run_call(pp, gen, h); });
     }
@@ -1058,6 +1086,18 @@ report simulation::run() {
     r.seed = o_.seed;
     for (const auto& e : rows_) {
         digest_ = fnv(digest_, std::string(cs::to_string(e.state.st)) + e.state.step + e.state.reason);
+        // An acceptance that reached the inbox is never lost on the way (early, duplicated, out of
+        // order): a lead that ended normally sent its introduction.
+        if (e.state.st == cs::status::done && acceptance_delivered_.count(e.lead) != 0) {
+            const auto& msgs = people_[static_cast<std::size_t>(e.lead)].messages;
+            const bool introduced = std::any_of(msgs.begin(), msgs.end(), [](const message& m) {
+                return m.from_me && m.text.rfind("Thanks for connecting", 0) == 0;
+            });
+            if (!introduced) {
+                violation("lead " + std::to_string(e.id) + " accepted (the event was delivered) but ended without "
+                          "its introduction");
+            }
+        }
         if (!cs::is_terminal(e.state.st)) {
             violation("lead " + std::to_string(e.id) + " lost: " + cs::to_string(e.state.st) + " at " + e.state.step +
                       " (" + e.state.reason + "), owner " + std::to_string(e.owner));

@@ -33,6 +33,7 @@ struct options {
     double disconnect_rate = 0.002;             // a request finds its account logged out (for hours)
     std::int64_t key_credits = 0;               // 0: leads * 4 (runs out mid-run); topped up later
     double accept_share = 0.6;
+    double early_accept_share = 0.1;            // acceptances within 3 s of the invitation
     double reply_share = 0.3;
     // The events.
     double event_lost = 0.05;
