@@ -81,7 +81,7 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 reply ok_json(const json& j, http::status status = http::status::ok) { return {status, dump(j), "application/json", {}}; }
 
-reply error(http::status status, const std::string& message, json details = nullptr) {
+reply error_reply(http::status status, const std::string& message, json details = nullptr) {
     json e = {{"status", static_cast<int>(status)}, {"message", message}};
     if (!details.is_null()) {
         e["details"] = std::move(details);
@@ -90,7 +90,7 @@ reply error(http::status status, const std::string& message, json details = null
 }
 
 reply not_allowed(const std::string& allow) {
-    auto r = error(http::status::method_not_allowed, "method not allowed here; allowed: " + allow);
+    auto r = error_reply(http::status::method_not_allowed, "method not allowed here; allowed: " + allow);
     r.allow = allow;
     return r;
 }
@@ -315,6 +315,45 @@ std::optional<std::int64_t> admin_server::impl::campaign_id(const std::string& n
     return r[0][0].as<std::int64_t>();
 }
 
+namespace {
+// A failure in the engine's taxonomy (engine/result.hpp) as the admin API answers it. What the
+// database said (SQL, constraint names) stays in the log; a client's value the database refused
+// is still the client's (400), anything else of the database's is an outage (503).
+reply failure_reply(const api::request& req, const failure& f) {
+    const bool database = dynamic_cast<const store_error*>(&f) != nullptr;
+    if (database) {
+        spdlog::error("admin: {} {}: database: {}", orch::text::escaped(req.method_string()),
+                      orch::text::escaped(req.target()), orch::text::escaped(f.what()));
+        if (f.category() == error_category::invalid_input) {
+            return error_reply(http::status::bad_request, "a value in the request is not accepted (details are logged)");
+        }
+        return error_reply(http::status::service_unavailable, "database unavailable (details are logged)");
+    }
+    switch (f.category()) {
+    case error_category::invalid_input:
+        return error_reply(http::status::bad_request, f.what());
+    case error_category::unsupported_media:
+        return error_reply(http::status::unsupported_media_type, f.what());
+    case error_category::unprocessable:
+        return error_reply(http::status::unprocessable_entity, std::string(f.what()) + "; nothing changed");
+    case error_category::not_found:
+        return error_reply(http::status::not_found, f.what());
+    case error_category::conflict:
+        return error_reply(http::status::conflict, std::string(f.what()) + "; nothing changed");
+    case error_category::contended:
+    case error_category::unavailable:
+        spdlog::warn("admin: {} {}: {}", orch::text::escaped(req.method_string()), orch::text::escaped(req.target()),
+                     orch::text::escaped(f.what()));
+        return error_reply(http::status::service_unavailable, "unavailable, try again (details are logged)");
+    case error_category::internal:
+        break;
+    }
+    spdlog::error("admin: {} {}: {}", orch::text::escaped(req.method_string()), orch::text::escaped(req.target()),
+                  orch::text::escaped(f.what()));
+    return error_reply(http::status::internal_server_error, "internal error (logged)");
+}
+}  // namespace
+
 asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& req) {
     if (auto page = ui.serve(req)) {
         co_return api::handler_result::reply(std::move(*page));
@@ -322,33 +361,16 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
     reply r;
     try {
         r = co_await route(req);
-    } catch (const bad_request& e) {
-        r = error(http::status::bad_request, e.what());
-    } catch (const unsupported_media& e) {
-        r = error(http::status::unsupported_media_type, e.what());
-    } catch (const unprocessable& e) {
-        r = error(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
-    } catch (const campaign_conflict& e) {
-        r = error(http::status::conflict, std::string(e.what()) + "; nothing changed");
-    } catch (const store_error& e) {
-        // The database's own text (SQL, constraint names) stays in the log, not in the answer.
-        spdlog::error("admin: {} {}: database: {}", orch::text::escaped(req.method_string()),
-                      orch::text::escaped(req.target()), orch::text::escaped(e.what()));
-        if (e.sqlstate.rfind("22", 0) == 0) {
-            // Class 22 (data exception): a value the input checks should have refused; still the
-            // client's value, not an outage.
-            r = error(http::status::bad_request, "a value in the request is not accepted (details are logged)");
-        } else {
-            r = error(http::status::service_unavailable, "database unavailable (details are logged)");
-        }
+    } catch (const failure& f) {
+        r = failure_reply(req, f);
     } catch (const pqxx::broken_connection& e) {
         spdlog::error("admin: {} {}: database connection lost", orch::text::escaped(req.method_string()),
                       orch::text::escaped(req.target()));
-        r = error(http::status::service_unavailable, "database unavailable: connection lost");
+        r = error_reply(http::status::service_unavailable, "database unavailable: connection lost");
     } catch (const std::exception& e) {
         spdlog::error("admin: {} {}: {}", orch::text::escaped(req.method_string()), orch::text::escaped(req.target()),
                       orch::text::escaped(e.what()));
-        r = error(http::status::internal_server_error, "internal error (logged)");
+        r = error_reply(http::status::internal_server_error, "internal error (logged)");
     }
     api::response res{r.status, req.version()};
     res.set(http::field::server, "orchestrator-admin");
@@ -398,11 +420,11 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         case dashboard::access::session:
             break;
         case dashboard::access::unauthenticated:
-            co_return error(http::status::unauthorized, "missing Authorization: Bearer <token>");
+            co_return error_reply(http::status::unauthorized, "missing Authorization: Bearer <token>");
         case dashboard::access::bad_token:
-            co_return error(http::status::unauthorized, "invalid token");
+            co_return error_reply(http::status::unauthorized, "invalid token");
         case dashboard::access::csrf_refused:
-            co_return error(http::status::forbidden,
+            co_return error_reply(http::status::forbidden,
                             "a change made with the dashboard's session needs its X-CSRF-Token header; nothing changed");
     }
     if (seg.size() == 1 && seg[0] == "metrics") {
@@ -413,7 +435,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         co_return co_await metrics();
     }
     if (seg.empty() || seg[0] != "v1" || seg.size() < 2) {
-        co_return error(http::status::not_found, "no such path: " + target.path);
+        co_return error_reply(http::status::not_found, "no such path: " + target.path);
     }
     const auto& area = seg[1];
     // Names never hold control or bidirectional characters (the loader refuses them too).
@@ -558,7 +580,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         }
         co_return co_await events(params);
     }
-    co_return error(http::status::not_found, "no such path: " + target.path);
+    co_return error_reply(http::status::not_found, "no such path: " + target.path);
 }
 
 asio::awaitable<reply> admin_server::impl::readyz() {
@@ -740,7 +762,7 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
     };
     auto c = co_await on_db(job);
     if (!c) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     co_return ok_json(*c);
 }
@@ -748,7 +770,7 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
 asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run) {
     const std::string& text = req.body();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        co_return error(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
+        co_return error_reply(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
     }
     if (admin_input::media_type(req[http::field::content_type]) == "application/json") {
         admin_input::json_body(text);  // labelled JSON: it must be JSON (YAML goes as application/yaml)
@@ -789,20 +811,20 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         return out;
     };
     if (!c.wanted_files.empty()) {
-        co_return error(http::status::unprocessable_entity,
+        co_return error_reply(http::status::unprocessable_entity,
                         "audience.file '" + c.wanted_files.front() +
                             "' cannot be read by the server for a remote request: use an audience search, or "
                             "apply the file with `orchestrator campaign apply FILE`; nothing was stored");
     }
     if (!c.loaded.errors.empty()) {
-        co_return error(http::status::unprocessable_entity,
+        co_return error_reply(http::status::unprocessable_entity,
                         "the campaign definition has " + std::to_string(c.loaded.errors.size()) +
                             " error(s); nothing was stored",
                         diag(c.loaded.errors));
     }
     const auto& campaign = *c.loaded.value;
     if (!c.conflict.empty()) {
-        co_return error(http::status::conflict, c.conflict + "; nothing was stored or searched");
+        co_return error_reply(http::status::conflict, c.conflict + "; nothing was stored or searched");
     }
     if (dry_run) {
         co_return ok_json({{"valid", true},
@@ -831,14 +853,14 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
     if (campaign.who.kind == campaigns::audience::source::search) {
         if (api == nullptr) {
-            co_return error(http::status::service_unavailable, "no API client: the audience search cannot run");
+            co_return error_reply(http::status::service_unavailable, "no API client: the audience search cannot run");
         }
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
         const page_gate gate = limiter ? search_gate(*limiter, sender, campaign) : page_gate{};
         auto found = co_await search_audience(*api, sender, campaign, gate);
         if (!found) {
-            co_return error(http::status::bad_gateway,
+            co_return error_reply(http::status::bad_gateway,
                             "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
         }
         leads = leads_from_search(found->people);
@@ -888,10 +910,10 @@ asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& nam
     auto job = [this, &name, &verb] { return change_campaign_state(st(), name, verb); };
     auto o = co_await on_db(job);
     if (!o.found) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (o.conflict) {
-        co_return error(http::status::conflict, state_conflict_message(verb, name, o.from));
+        co_return error_reply(http::status::conflict, state_conflict_message(verb, name, o.from));
     }
     if (o.changed) {
         spdlog::info("admin: campaign '{}' {} -> {}", orch::text::escaped(name), o.from, o.to);
@@ -937,10 +959,10 @@ asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& 
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (out->is_null()) {
-        co_return error(http::status::not_found, "campaign '" + name + "' has no version " + *version);
+        co_return error_reply(http::status::not_found, "campaign '" + name + "' has no version " + *version);
     }
     co_return ok_json(*out);
 }
@@ -971,10 +993,10 @@ asio::awaitable<reply> admin_server::impl::campaign_diff_get(const std::string& 
     };
     auto d = co_await on_db(job);
     if (!d.found) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (!d.error.empty()) {
-        co_return error(http::status::not_found, d.error);
+        co_return error_reply(http::status::not_found, d.error);
     }
     co_return ok_json({{"name", name}, {"from", d.from}, {"to", d.to}, {"same", d.text.empty()}, {"diff", d.text}});
 }
@@ -1049,11 +1071,11 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
     };
     auto p = co_await on_db(job);
     if (!p.found) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (csv) {
         if (p.truncated) {
-            co_return error(http::status::bad_request, "more than 100000 leads: export them in parts with cursor=");
+            co_return error_reply(http::status::bad_request, "more than 100000 leads: export them in parts with cursor=");
         }
         co_return reply{http::status::ok, std::move(p.csv), "text/csv; charset=utf-8", {}};
     }
@@ -1107,10 +1129,10 @@ asio::awaitable<reply> admin_server::impl::campaign_lead(const std::string& name
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     if (out->is_null()) {
-        co_return error(http::status::not_found, "campaign '" + name + "' has no lead " + lead);
+        co_return error_reply(http::status::not_found, "campaign '" + name + "' has no lead " + lead);
     }
     co_return ok_json(*out);
 }
@@ -1192,10 +1214,10 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
     };
     auto r = co_await on_db(job);
     if (!r.found) {
-        co_return error(http::status::not_found, "no account '" + account + "'");
+        co_return error_reply(http::status::not_found, "no account '" + account + "'");
     }
     if (!r.error.empty()) {
-        co_return error(http::status::unprocessable_entity, r.error);
+        co_return error_reply(http::status::unprocessable_entity, r.error);
     }
     if (r.changed) {
         spdlog::info("admin: account={} quota overrides set to {}", orch::text::escaped(r.account_id),
@@ -1264,7 +1286,7 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
     };
     auto r = co_await on_db(job);
     if (!name.empty() && r.campaigns.empty()) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     json key = {{"balance", nullptr}};
     if (api != nullptr) {
@@ -1301,7 +1323,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
     try {
         u = admin_input::parse_budget_body(req.body());
     } catch (const budget_update_error& e) {
-        co_return error(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, std::string(e.what()) + "; nothing changed");
     }
     struct outcome {
         std::optional<budget_set_outcome> set;
@@ -1318,10 +1340,10 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
     };
     auto o = co_await on_db(job);
     if (!o.refused.empty()) {
-        co_return error(http::status::unprocessable_entity, o.refused + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, o.refused + "; nothing changed");
     }
     if (!o.set) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     spdlog::info("admin: campaign '{}' budget set: {} credits, per day {}, per account {}{}", orch::text::escaped(name),
                  o.set->total,
@@ -1401,7 +1423,7 @@ asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& na
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
     }
     co_return ok_json(*out);
 }
@@ -1434,7 +1456,7 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
     if (lead != nullptr) {
         auto v = lead_ops::verb_from_string(verb);
         if (!v) {
-            co_return error(http::status::not_found, "no such lead action '" + verb + "' (stop, retry, skip, move)");
+            co_return error_reply(http::status::not_found, "no such lead action '" + verb + "' (stop, retry, skip, move)");
         }
         r.what = *v;
         std::int64_t id = 0;
@@ -1446,37 +1468,37 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing");
         for (const auto& [key, v2] : body.items()) {
             if (key != "to" && key != "account") {
-                co_return error(http::status::unprocessable_entity, "unknown field '" + key + "' (fields: to, account); nothing changed");
+                co_return error_reply(http::status::unprocessable_entity, "unknown field '" + key + "' (fields: to, account); nothing changed");
             }
         }
     } else {
         body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}");
         for (const auto& [key, v2] : body.items()) {
             if (key != "action" && key != "state" && key != "lead_ids" && key != "to" && key != "account") {
-                co_return error(http::status::unprocessable_entity,
+                co_return error_reply(http::status::unprocessable_entity,
                                 "unknown field '" + key + "' (fields: action, state, lead_ids, to, account); nothing changed");
             }
         }
         std::string action;
         if (auto bad = string_field(body, "action", action)) {
-            co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+            co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
         }
         auto v = lead_ops::verb_from_string(action);
         if (!v) {
-            co_return error(http::status::unprocessable_entity,
+            co_return error_reply(http::status::unprocessable_entity,
                             "'action' must be one of stop, retry, skip, move, got '" + action + "'; nothing changed");
         }
         r.what = *v;
         if (auto bad = string_field(body, "state", r.state)) {
-            co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+            co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
         }
         if (auto it = body.find("lead_ids"); it != body.end() && !it->is_null()) {
             if (!it->is_array()) {
-                co_return error(http::status::unprocessable_entity, "'lead_ids' must be an array of lead ids; nothing changed");
+                co_return error_reply(http::status::unprocessable_entity, "'lead_ids' must be an array of lead ids; nothing changed");
             }
             for (const auto& id : *it) {
                 if (!id.is_number_integer() || id.get<std::int64_t>() < 1) {
-                    co_return error(http::status::unprocessable_entity,
+                    co_return error_reply(http::status::unprocessable_entity,
                                     "'lead_ids' must hold positive integers, got " + id.dump() + "; nothing changed");
                 }
                 r.lead_ids.push_back(id.get<std::int64_t>());
@@ -1484,13 +1506,13 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         }
     }
     if (auto bad = string_field(body, "to", r.to_step)) {
-        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
     }
     if (auto bad = string_field(body, "account", r.account)) {
-        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
     }
     if (auto why = lead_ops::check(r); !why.empty()) {
-        co_return error(http::status::unprocessable_entity, why + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, why + "; nothing changed");
     }
     auto job = [this, &r] { return lead_ops::run(st().connection(), r); };
     auto o = co_await on_db(job);
@@ -1498,11 +1520,11 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
     switch (o.result) {
     case kind::no_campaign:
     case kind::no_lead:
-        co_return error(http::status::not_found, o.message);
+        co_return error_reply(http::status::not_found, o.message);
     case kind::bad_request:
-        co_return error(http::status::unprocessable_entity, o.message);
+        co_return error_reply(http::status::unprocessable_entity, o.message);
     case kind::conflict:
-        co_return error(http::status::conflict, o.message, lead_ops::to_json(r, o));
+        co_return error_reply(http::status::conflict, o.message, lead_ops::to_json(r, o));
     case kind::ok:
         break;
     }
@@ -1525,7 +1547,7 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
         auto job = [this, id] { return dnc::remove(st().connection(), id); };
         auto removed = co_await on_db(job);
         if (!removed) {
-            co_return error(http::status::not_found, "no do-not-contact entry " + seg[2]);
+            co_return error_reply(http::status::not_found, "no do-not-contact entry " + seg[2]);
         }
         co_return ok_json({{"removed", dnc::to_json(*removed)},
                            {"note", "leads the entry stopped stay stopped"}});
@@ -1557,18 +1579,18 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     auto body = object_body(req.body(), shape);
     std::string added_by = "admin api";
     if (auto bad = string_field(body, "added_by", added_by)) {
-        co_return error(http::status::unprocessable_entity, *bad + "; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
     }
     if (added_by.size() > 200) {
-        co_return error(http::status::unprocessable_entity, "'added_by' is longer than 200 characters; nothing changed");
+        co_return error_reply(http::status::unprocessable_entity, "'added_by' is longer than 200 characters; nothing changed");
     }
     json items = json::array();
     if (auto it = body.find("entries"); it != body.end()) {
         if (!it->is_array() || it->empty()) {
-            co_return error(http::status::unprocessable_entity, "'entries' must be a non-empty array; nothing changed");
+            co_return error_reply(http::status::unprocessable_entity, "'entries' must be a non-empty array; nothing changed");
         }
         if (it->size() > 10'000) {
-            co_return error(http::status::unprocessable_entity, "at most 10000 entries at once; nothing changed");
+            co_return error_reply(http::status::unprocessable_entity, "at most 10000 entries at once; nothing changed");
         }
         items = *it;
     } else {
@@ -1607,7 +1629,7 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
         inputs.push_back(std::move(in));
     }
     if (!problems.empty()) {
-        co_return error(http::status::unprocessable_entity,
+        co_return error_reply(http::status::unprocessable_entity,
                         std::to_string(problems.size()) + " invalid entr" + (problems.size() == 1 ? "y" : "ies") +
                             " (first: " + problems[0]["message"].get<std::string>() + "); nothing changed",
                         problems);
@@ -1665,7 +1687,7 @@ admin_server::admin_server(asio::io_context& io, const settings& s, outreach::cl
     // The server's own answers (413, 431, malformed HTTP, a handler that threw) in the Error
     // shape of api/openapi.yaml, like every other error of this endpoint.
     ss.error_body = [](http::status status, std::string_view, std::string_view message) {
-        return error(status, std::string(message)).body;
+        return error_reply(status, std::string(message)).body;
     };
     ss.body_limit_bytes = static_cast<std::size_t>(m.cfg.admin_body_limit_bytes);
     std::weak_ptr<impl> weak = impl_;

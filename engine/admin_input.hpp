@@ -8,6 +8,7 @@
 // unprocessable (422) or budget_update_error (422), with a message saying where.
 #pragma once
 
+#include "engine/result.hpp"
 #include "engine/store.hpp"
 
 #include <nlohmann/json.hpp>
@@ -23,14 +24,15 @@ namespace orch::engine::admin_input {
 
 using json = nlohmann::json;
 
-struct bad_request : std::runtime_error {
-    using std::runtime_error::runtime_error;
+// The admin input's failures, in the engine's taxonomy (engine/result.hpp).
+struct bad_request : failure {
+    explicit bad_request(const std::string& what) : failure(error_category::invalid_input, what) {}
 };
-struct unsupported_media : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct unsupported_media : failure {
+    explicit unsupported_media(const std::string& what) : failure(error_category::unsupported_media, what) {}
 };
-struct unprocessable : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct unprocessable : failure {
+    explicit unprocessable(const std::string& what) : failure(error_category::unprocessable, what) {}
 };
 
 struct target {

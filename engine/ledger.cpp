@@ -1,5 +1,7 @@
 #include "engine/ledger.hpp"
 
+#include "engine/invariant.hpp"
+
 #include "engine/batch_rows.hpp"
 #include "engine/record_rows.hpp"
 #include "engine/store.hpp"
@@ -104,13 +106,26 @@ struct write_set {
     std::vector<entry> entries;
 };
 
+// The locked path never loses a race to a read made without locks: a contended answer there is a
+// bug.
+template <typename T>
+T locked(result<T> r) {
+    ORCH_INVARIANT(r.has_value(), "the ledger's locked path answered: {}", r.error().message);
+    return std::move(r).value();
+}
+void locked(result<void> r) {
+    ORCH_INVARIANT(r.has_value(), "the ledger's locked path answered: {}", r.error().message);
+}
+
 std::optional<std::int64_t> id_or_null(std::int64_t id) {
     return id == 0 ? std::nullopt : std::optional<std::int64_t>(id);
 }
 
 // held: the fast path (ledger.hpp, held_balances): the balance changes are added there instead of
 // written.
-void apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
+// On the fast path, a contended error when a transfer to settle was settled by another
+// transaction since it was read (the locked path decides again).
+result<void> apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
     record_rows entries(batch_rows::entry);
     for (const auto& e : w.entries) {
         entries.row()
@@ -133,8 +148,9 @@ void apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
     // On the fast path the transfers to settle were read without a lock: one that another
     // transaction settled since is left as it is by the UPDATE, and the locked path decides again.
     if (held != nullptr && r[1].as<std::size_t>() < w.settled.size()) {
-        throw needs_locks("ledger/apply: " + std::to_string(w.settled.size() - r[1].as<std::size_t>()) +
-                          " transfer(s) settled by another transaction since they were read");
+        return error{error_category::contended,
+                     "ledger/apply: " + std::to_string(w.settled.size() - r[1].as<std::size_t>()) +
+                         " transfer(s) settled by another transaction since they were read"};
     }
     // Pair assertions: every transfer decided under our locks was written (a transfer naming a step
     // attempt with no intent row is not), and every account the entries move was there to be
@@ -147,6 +163,7 @@ void apply(pqxx::work& tx, const write_set& w, held_balances* held = nullptr) {
                           r[3].as<std::string>() + " accounts (a transfer's step attempt is missing, or a bug: "
                           "the transaction must be rolled back)");
     }
+    return {};
 }
 
 // A bigint[] literal, '{1,2,3}', for the `= ANY($1::bigint[])` lookups.
@@ -302,7 +319,7 @@ std::string_view to_string(settle_status s) {
 
 namespace {
 
-std::vector<reservation> reserve_batch(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
+result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
                                        held_balances* held) {
     validate(batch);
     std::vector<reservation> out(batch.size());
@@ -320,7 +337,7 @@ std::vector<reservation> reserve_batch(pqxx::work& tx, const std::vector<reserve
     auto scopes = lock_reserve_scopes(tx, pairs, day, held == nullptr);
     if (scopes.missing) {
         if (held != nullptr) {
-            throw needs_locks("ledger reserve: a budget scope is still to be created");
+            return error{error_category::contended, "ledger reserve: a budget scope is still to be created"};
         }
         run(tx, "ledger/ensure_scopes", pairs, day);
         scopes = lock_reserve_scopes(tx, pairs, day);
@@ -404,13 +421,15 @@ std::vector<reservation> reserve_batch(pqxx::work& tx, const std::vector<reserve
     if (held != nullptr) {
         for (const auto& r : out) {
             if (!r.reserved) {
-                throw needs_locks("ledger reserve: attempt " + std::to_string(r.attempt_id) +
-                                  " is refused or was settled before; decided under locks");
+                return error{error_category::contended, "ledger reserve: attempt " + std::to_string(r.attempt_id) +
+                                                            " is refused or was settled before; decided under locks"};
             }
         }
     }
     if (!w.new_transfers.empty()) {
-        apply(tx, w, held);
+        if (auto applied = apply(tx, w, held); !applied) {
+            return applied.error();
+        }
     }
     for (const auto& [campaign_id, r] : first_refusal) {
         std::int64_t have = 0;
@@ -427,15 +446,15 @@ std::vector<reservation> reserve_batch(pqxx::work& tx, const std::vector<reserve
 }  // namespace
 
 std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now) {
-    return reserve_batch(tx, batch, now, nullptr);
+    return locked(reserve_batch(tx, batch, now, nullptr));
 }
 
-std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
-                                 held_balances& held) {
+result<std::vector<reservation>> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
+                                         held_balances& held) {
     return reserve_batch(tx, batch, now, &held);
 }
 
-void apply_balances(pqxx::work& tx, const held_balances& held) {
+result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
     std::vector<std::int64_t> ids;
     std::string scopes = "{", kinds = "{", deltas = "{";
     std::size_t want = 0;   // accounts to move
@@ -452,7 +471,7 @@ void apply_balances(pqxx::work& tx, const held_balances& held) {
         deltas += sep + std::to_string(delta);
     }
     if (ids.empty()) {
-        return;
+        return {};
     }
     // The locks first, in scope_id order like every writer's, then the change.
     lock_available(tx, ids);
@@ -461,7 +480,8 @@ void apply_balances(pqxx::work& tx, const held_balances& held) {
         rows = run_prepared(tx, "ledger/apply_balances", scopes + "}", kinds + "}", deltas + "}").affected_rows();
     } catch (const store_error& e) {
         if (e.sqlstate == "23514") {   // check_violation: the fast path's read was stale
-            throw needs_locks(std::string("ledger/apply_balances: a balance would go below zero: ") + e.what());
+            return error{error_category::contended,
+                         std::string("ledger/apply_balances: a balance would go below zero: ") + e.what()};
         }
         throw;
     }
@@ -469,6 +489,7 @@ void apply_balances(pqxx::work& tx, const held_balances& held) {
         throw store_error("ledger/apply_balances: updated " + std::to_string(rows) + " of " + std::to_string(want) +
                           " accounts (a bug: the transaction must be rolled back)");
     }
+    return {};
 }
 
 std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now) {
@@ -541,7 +562,7 @@ std::int64_t settle_legs(write_set& w, std::int64_t transfer_id, std::int64_t re
     return shortfall;
 }
 
-std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now,
+result<std::vector<settlement>> settle_batch(pqxx::work& tx, const std::vector<settle_request>& batch, time_point now,
                                      held_balances* held = nullptr) {
     std::vector<settlement> out(batch.size());
     std::set<std::int64_t> seen;
@@ -566,12 +587,12 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
     auto pending = pending_of(tx, attempts, held == nullptr);
     if (held != nullptr) {
         if (pending.size() < batch.size()) {
-            throw needs_locks("ledger settle: an attempt was settled before, or never reserved");
+            return error{error_category::contended, "ledger settle: an attempt was settled before, or never reserved"};
         }
         for (const auto& s : batch) {
             if (s.credits.value_or(0) > pending[s.attempt_id].reserved) {
-                throw needs_locks("ledger settle: attempt " + std::to_string(s.attempt_id) +
-                                  " was charged above its reservation");
+                return error{error_category::contended, "ledger settle: attempt " + std::to_string(s.attempt_id) +
+                                                            " was charged above its reservation"};
             }
         }
     }
@@ -668,7 +689,9 @@ std::vector<settlement> settle_batch(pqxx::work& tx, const std::vector<settle_re
         }
     }
     if (!w.settled.empty()) {
-        apply(tx, w, held);
+        if (auto applied = apply(tx, w, held); !applied) {
+            return applied.error();
+        }
     }
     for (const auto& [campaign_id, credits] : shortfall_of) {
         pause(tx, campaign_id, "the API charged " + std::to_string(credits) + " credits beyond the budget");
@@ -698,16 +721,16 @@ std::vector<settlement> post(pqxx::work& tx, const std::vector<post_request>& ba
     for (const auto& p : batch) {
         s.push_back({p.attempt_id, p.credits, &p});
     }
-    return settle_batch(tx, s, now);
+    return locked(settle_batch(tx, s, now));
 }
 
 std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
                                const std::vector<std::int64_t>& voids, time_point now) {
-    return settle_batch(tx, settle_requests(posts, voids), now);
+    return locked(settle_batch(tx, settle_requests(posts, voids), now));
 }
 
-std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
-                               const std::vector<std::int64_t>& voids, time_point now, held_balances& held) {
+result<std::vector<settlement>> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+                                       const std::vector<std::int64_t>& voids, time_point now, held_balances& held) {
     return settle_batch(tx, settle_requests(posts, voids), now, &held);
 }
 
@@ -721,7 +744,7 @@ std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std:
     for (auto a : attempt_ids) {
         s.push_back({a, std::nullopt, nullptr});
     }
-    return settle_batch(tx, s, now);
+    return locked(settle_batch(tx, s, now));
 }
 
 std::vector<settlement> void_reservations(pqxx::connection& conn, const std::vector<std::int64_t>& attempt_ids,
@@ -791,7 +814,7 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
         .add("posted", c.credits)
         .add("overrun", out.overrun)
         .add("shortfall", out.shortfall);
-    apply(tx, w);
+    locked(apply(tx, w));
     if (out.shortfall > 0) {
         pause(tx, c.campaign_id,
               "the API charged " + std::to_string(out.shortfall) + " credits beyond the budget (" + c.action + ": " +
@@ -854,7 +877,7 @@ budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget&
         out.available = id == campaign_scope ? available : out.available;
     }
     if (!w.entries.empty()) {
-        apply(tx, w);
+        locked(apply(tx, w));
     }
     if (out.available > 0) {
         out.resumed = !run(tx, "ledger/resume_campaign", campaign_id).empty();

@@ -22,6 +22,7 @@
 #pragma once
 
 #include "engine/codes.hpp"
+#include "engine/result.hpp"
 
 #include <pqxx/connection>
 #include <pqxx/transaction>
@@ -113,17 +114,14 @@ std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reser
 // A decision that depends on the exact balance is never taken on an unlocked read: a refusal, a
 // charge above its reservation, a scope still to create, an attempt already settled or never
 // reserved, a transfer settled by another transaction since it was read — and an overdraft
-// refused by apply_balances — throw needs_locks. The caller then
+// refused by apply_balances — answer a `contended` error (engine/result.hpp). The caller then
 // rolls back to a savepoint taken before and does the same work with the functions above.
 struct held_balances {
     std::map<std::pair<std::int64_t, std::string>, std::int64_t> delta;   // (scope_id, account kind) -> change
 };
-struct needs_locks : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
-                                 held_balances& held);
-void apply_balances(pqxx::work& tx, const held_balances& held);
+result<std::vector<reservation>> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
+                                         held_balances& held);
+result<void> apply_balances(pqxx::work& tx, const held_balances& held);
 
 struct post_request {
     post_request() = default;
@@ -170,7 +168,7 @@ std::vector<settlement> post(pqxx::connection& conn, const std::vector<post_requ
 std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
                                const std::vector<std::int64_t>& voids, time_point now);
 // The same on the fast path (held_balances above).
-std::vector<settlement> settle(pqxx::work& tx, const std::vector<post_request>& posts,
+result<std::vector<settlement>> settle(pqxx::work& tx, const std::vector<post_request>& posts,
                                const std::vector<std::int64_t>& voids, time_point now, held_balances& held);
 // Releases the whole reservation of each attempt (the call failed or never left).
 std::vector<settlement> void_reservations(pqxx::work& tx, const std::vector<std::int64_t>& attempt_ids,

@@ -92,10 +92,26 @@ void rethrow_as_store_error(std::string_view what) {
     }
 }
 
+error error_of_current_exception() {
+    try {
+        throw;
+    } catch (const failure& f) {
+        return f.as_error();
+    } catch (const pqxx::broken_connection& e) {
+        return {error_category::unavailable, e.what()};
+    } catch (const pqxx::sql_error& e) {
+        return {category_of_sqlstate(e.sqlstate()), e.what()};
+    } catch (const std::exception& e) {
+        return {error_category::internal, e.what()};
+    } catch (...) {
+        return {error_category::internal, "an exception of an unknown type"};
+    }
+}
+
 bool store_error::retryable() const {
-    // 40001 serialization_failure, 40P01 deadlock_detected, class 08 connection exceptions,
-    // 57P01 admin_shutdown.
-    return sqlstate == "40001" || sqlstate == "40P01" || sqlstate.rfind("08", 0) == 0 || sqlstate == "57P01";
+    // Serialization failure and deadlock (contended), connection exceptions and admin shutdown
+    // (unavailable): engine/result.cpp's category_of_sqlstate.
+    return category() == error_category::contended || category() == error_category::unavailable;
 }
 
 std::string canonical_profile_url(const std::string& url) {

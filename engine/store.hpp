@@ -6,6 +6,7 @@
 // SQLSTATE when there is one); nothing else escapes.
 #pragma once
 
+#include "engine/result.hpp"
 #include "engine/account_quotas.hpp"
 #include "engine/codes.hpp"
 
@@ -28,9 +29,9 @@ namespace orch::engine {
 
 using json = nlohmann::json;
 
-struct store_error : std::runtime_error {
+struct store_error : failure {
     store_error(const std::string& what, std::string sqlstate_ = {})
-        : std::runtime_error(what), sqlstate(std::move(sqlstate_)) {}
+        : failure(category_of_sqlstate(sqlstate_), what), sqlstate(std::move(sqlstate_)) {}
     std::string sqlstate;
     // Serialization failure, deadlock, lost connection: worth retrying the transaction.
     bool retryable() const;
@@ -100,10 +101,15 @@ struct funnel_row {
                  failed = 0, live = 0, credits = 0;
 };
 
+// The exception being handled (call inside a catch block) in the engine's taxonomy: a failure's
+// own error; libpqxx's lost connection unavailable, its SQL errors by SQLSTATE; anything else
+// internal.
+error error_of_current_exception();
+
 // A change the campaign's state forbids (applying a cancelled campaign, resuming a cancelled one):
 // a conflict the caller reports (409 in the admin API, exit 2 in the CLI), not a database failure.
-struct campaign_conflict : std::runtime_error {
-    using std::runtime_error::runtime_error;
+struct campaign_conflict : failure {
+    explicit campaign_conflict(const std::string& what) : failure(error_category::conflict, what) {}
 };
 
 // The digest stored with each campaign version: SHA-256 (hex) of the canonical JSON's dump().
@@ -160,8 +166,8 @@ struct budget_set_outcome {
     std::int64_t woken = 0;       // leads that waited for a per-day or per-account cap, due again
 };
 // What went wrong with a budget_update that changed nothing (an unknown campaign is nullopt).
-struct budget_update_error : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
+struct budget_update_error : failure {
+    explicit budget_update_error(const std::string& what) : failure(error_category::unprocessable, what) {}
 };
 
 // Sets a campaign's budget in the ledger in the caller's transaction (apply, budget set): a

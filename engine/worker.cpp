@@ -469,23 +469,12 @@ public:
             return;
         }
         tx_.exec0("SAVEPOINT ledger_fast");
-        try {
-            ledger::held_balances held;
-            const auto t = now();
-            write_intents(asks);
-            if (!reserves.empty()) {
-                ledger::reserve(tx_, reserves, t, held);  // every one reserved, or needs_locks
-            }
-            write(all_allowed);
-            if (!lw.posts.empty() || !lw.voids.empty()) {
-                ledger::settle(tx_, lw.posts, lw.voids, t, held);
-            }
-            ledger::apply_balances(tx_, held);
+        if (auto fast = fast_path(asks, reserves, write); fast) {
             tx_.exec0("RELEASE SAVEPOINT ledger_fast");
             ++self_.stats.ledger_fast;
             return;
-        } catch (const ledger::needs_locks& e) {
-            spdlog::debug("worker: the ledger takes the locked path: {}", e.what());
+        } else {
+            spdlog::debug("worker: the ledger takes the locked path: {}", fast.error().message);
         }
         tx_.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
         ++self_.stats.ledger_locked;
@@ -538,6 +527,27 @@ public:
     }
 
 private:
+    // The fast path: every call reserved and every charge posted without locks, the plan written
+    // in between; `contended` when any of it needs the locked path.
+    result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,
+                           const std::function<void(std::span<const planner::verdict>)>& write) {
+        ledger_work& lw = w_.lw;
+        ledger::held_balances held;
+        const auto t = now();
+        write_intents(asks);
+        if (!reserves.empty()) {
+            if (auto r = ledger::reserve(tx_, reserves, t, held); !r) {
+                return r.error();
+            }
+        }
+        write(std::vector<planner::verdict>(asks.size()));
+        if (!lw.posts.empty() || !lw.voids.empty()) {
+            if (auto r = ledger::settle(tx_, lw.posts, lw.voids, t, held); !r) {
+                return r.error();
+            }
+        }
+        return ledger::apply_balances(tx_, held);
+    }
     void write_intents(std::span<const ledger_ask> asks) {
         record_rows intents(batch_rows::intent);
         for (const auto& a : asks) {
@@ -1103,17 +1113,29 @@ void worker::impl::lane(int index) {
                 }
                 enqueue(q, std::move(jobs));
             }
-        } catch (const pqxx::broken_connection& e) {
-            spdlog::warn("worker: lane={} database connection lost ({}); reconnecting", index, e.what());
-            conn.reset();
-            pending.reset();
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        } catch (const std::exception& e) {
+        } catch (...) {
             // A failed transaction rolled back: the claimed rows are untouched, or leased and
-            // reconciled after the lease. Nothing is lost; log and go on.
-            spdlog::error("worker: lane={} cycle failed: {}", index, e.what());
+            // reconciled after the lease. Nothing is lost; what the lane does next depends on the
+            // failure's category (engine/result.hpp).
+            const error e = error_of_current_exception();
             pending.reset();
-            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            switch (e.category) {
+            case error_category::unavailable:
+                spdlog::warn("worker: lane={} database unavailable ({}); reconnecting", index, e.message);
+                conn.reset();
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                break;
+            case error_category::contended:
+                // A deadlock or a serialization failure: PostgreSQL chose this transaction; the
+                // next cycle goes on soon.
+                spdlog::info("worker: lane={} cycle rolled back ({}); going on", index, e.message);
+                std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                break;
+            default:
+                spdlog::error("worker: lane={} cycle failed ({}): {}", index, to_string(e.category), e.message);
+                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                break;
+            }
         }
     }
 }

@@ -1647,12 +1647,26 @@ int main(int argc, char** argv) {
     } catch (const usage_error& e) {
         std::cerr << e.what() << "\n";
         return 2;
-    } catch (const orch::engine::campaign_conflict& e) {
-        std::cerr << orch::text::escaped(e.what()) << "; nothing changed\n";
-        return 2;
     } catch (const orch::engine::store_error& e) {
         std::cerr << "database: " << e.what() << "\n";
         return 1;
+    } catch (const orch::engine::failure& f) {
+        // The engine's taxonomy (engine/result.hpp): the caller's mistakes exit 2, the rest 1.
+        using orch::engine::error_category;
+        switch (f.category()) {
+        case error_category::conflict:
+        case error_category::unprocessable:
+            std::cerr << orch::text::escaped(f.what()) << "; nothing changed\n";
+            return 2;
+        case error_category::invalid_input:
+        case error_category::unsupported_media:
+        case error_category::not_found:
+            std::cerr << orch::text::escaped(f.what()) << "\n";
+            return 2;
+        default:
+            std::cerr << "error: " << f.what() << "\n";
+            return 1;
+        }
     } catch (const std::exception& e) {
         std::cerr << "error: " << e.what() << "\n";
         return 1;

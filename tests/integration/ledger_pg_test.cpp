@@ -921,23 +921,33 @@ TEST_F(LedgerTest, BudgetSetCommand) {
 
 // ---- the worker's fast path (ledger.hpp, held_balances) ----
 
-// What a worker cycle does: a savepoint, the fast path, and on needs_locks a rollback to the
-// savepoint and the locked functions. Returns whether the fast path held.
+// What a worker cycle does: a savepoint, the fast path, and on a `contended` answer a rollback to
+// the savepoint and the locked functions. Returns whether the fast path held.
 bool fast_or_locked(pqxx::work& tx, const std::vector<ledger::post_request>& posts,
                     const std::vector<std::int64_t>& voids, const std::vector<ledger::reserve_request>& reserves,
                     std::vector<ledger::reservation>* reserved = nullptr) {
     tx.exec("SAVEPOINT fast");
-    try {
+    {
         ledger::held_balances held;
-        ledger::settle(tx, posts, voids, t0, held);
-        auto r = ledger::reserve(tx, reserves, t0, held);
-        ledger::apply_balances(tx, held);
-        tx.exec("RELEASE SAVEPOINT fast");
-        if (reserved != nullptr) {
-            *reserved = r;
+        orch::engine::result<void> fast;
+        std::vector<ledger::reservation> got;
+        if (auto settled = ledger::settle(tx, posts, voids, t0, held); !settled) {
+            fast = settled.error();
+        } else if (auto r = ledger::reserve(tx, reserves, t0, held); !r) {
+            fast = r.error();
+        } else {
+            got = *r;
+            fast = ledger::apply_balances(tx, held);
         }
-        return true;
-    } catch (const ledger::needs_locks&) {
+        if (fast) {
+            tx.exec("RELEASE SAVEPOINT fast");
+            if (reserved != nullptr) {
+                *reserved = got;
+            }
+            return true;
+        }
+        // Not an exception: the fast path answers `contended`, and the caller takes the locked one.
+        EXPECT_EQ(fast.error().category, orch::engine::error_category::contended) << fast.error().message;
         tx.exec("ROLLBACK TO SAVEPOINT fast");
     }
     ledger::settle(tx, posts, voids, t0);
@@ -1034,8 +1044,8 @@ TEST_F(LedgerTest, AnOverdraftFoundAtTheEndIsDecidedAgainUnderLocks) {
     pqxx::work first(*conn_);
     first.exec("SAVEPOINT fast");
     ledger::held_balances held;
-    ASSERT_TRUE(ledger::reserve(first, {{a[0], c, "acc-1", "invite", 8}}, t0, held).at(0).reserved);
-    ledger::apply_balances(first, held);   // holds the campaign's rows until `first` ends
+    ASSERT_TRUE(ledger::reserve(first, {{a[0], c, "acc-1", "invite", 8}}, t0, held)->at(0).reserved);
+    ASSERT_TRUE(ledger::apply_balances(first, held));   // holds the campaign's rows until `first` ends
 
     std::atomic<bool> done{false};
     bool second_fast = true;
@@ -1075,8 +1085,8 @@ TEST_F(LedgerTest, ATransferSettledSinceItWasReadIsDecidedAgainUnderLocks) {
     pqxx::work first(*conn_);
     first.exec("SAVEPOINT fast");
     ledger::held_balances held;
-    ASSERT_EQ(ledger::settle(first, {{a[0], 4}}, {}, t0, held).at(0).status, ledger::settle_status::posted);
-    ledger::apply_balances(first, held);   // holds the transfer and the campaign's rows until `first` ends
+    ASSERT_EQ(ledger::settle(first, {{a[0], 4}}, {}, t0, held)->at(0).status, ledger::settle_status::posted);
+    ASSERT_TRUE(ledger::apply_balances(first, held));   // holds the transfer and the campaign's rows until `first` ends
 
     std::atomic<bool> done{false};
     bool second_fast = true;
