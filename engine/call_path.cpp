@@ -25,45 +25,35 @@ public:
     std::optional<cs::time_point> held;
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
-        if (stop()) {
-            return refused<outreach::invitation_status>();
-        }
-        return inner_.check_invitation(a, p);
+        return pass(&api_port::check_invitation, a, p);
     }
     answer<outreach::invite_result> invite(std::string_view a, const outreach::invite_params& p) override {
-        if (stop()) {
-            return refused<outreach::invite_result>();
-        }
-        return inner_.invite(a, p);
+        return pass(&api_port::invite, a, p);
     }
     answer<outreach::withdraw_result> withdraw(std::string_view a, const outreach::withdraw_params& p) override {
-        if (stop()) {
-            return refused<outreach::withdraw_result>();
-        }
-        return inner_.withdraw(a, p);
+        return pass(&api_port::withdraw, a, p);
     }
     answer<outreach::send_message_result> send_message(std::string_view a,
                                                        const outreach::send_message_params& p) override {
-        if (stop()) {
-            return refused<outreach::send_message_result>();
-        }
-        return inner_.send_message(a, p);
+        return pass(&api_port::send_message, a, p);
     }
     answer<outreach::conversation_page> get_conversation(std::string_view a,
                                                          const outreach::get_conversation_params& p) override {
-        if (stop()) {
-            return refused<outreach::conversation_page>();
-        }
-        return inner_.get_conversation(a, p);
+        return pass(&api_port::get_conversation, a, p);
     }
     answer<outreach::visit_result> visit(std::string_view a, const outreach::profile_url_params& p) override {
-        if (stop()) {
-            return refused<outreach::visit_result>();
-        }
-        return inner_.visit(a, p);
+        return pass(&api_port::visit, a, p);
     }
 
 private:
+    // The request goes to the inner port unless the gate holds the call now.
+    template <typename T, typename P>
+    answer<T> pass(answer<T> (api_port::*request)(std::string_view, const P&), std::string_view a, const P& p) {
+        if (stop()) {
+            return refused<T>();
+        }
+        return (inner_.*request)(a, p);
+    }
     bool stop() {
         if (!held) {
             held = gate_.hold(target_, call_, clock_());

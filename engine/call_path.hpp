@@ -55,8 +55,6 @@ public:
     using start_fn = std::function<boost::asio::awaitable<void>()>;
     call_window(boost::asio::any_io_executor ex, std::size_t limit) : ex_(std::move(ex)), limit_(limit) {}
     void add(start_fn job);
-    std::size_t running() const { return running_; }
-    std::size_t waiting() const { return waiting_.size(); }
 
 private:
     static boost::asio::awaitable<void> run(call_window* self, start_fn job);

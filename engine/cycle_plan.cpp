@@ -63,39 +63,58 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
             allowed.push_back(it);
         }
     }
-    std::vector<ledger_ask> asks;
-    if (!allowed.empty()) {
-        const auto ids = ports.attempt_ids(allowed.size());
-        ORCH_INVARIANT(ids.size() == allowed.size(), "{} attempt ids for {} calls", ids.size(), allowed.size());
-        asks.reserve(allowed.size());
-        for (std::size_t i = 0; i < allowed.size(); ++i) {
-            plan_item& it = *allowed[i];
-            const cs::api_call& call = *it.proposal->call;
-            it.attempt_id = ids[i];
-            asks.push_back({&it, ids[i], attempt_action(*it.row.campaign, it.proposal->next.step, call),
-                            credits_upper_bound(call)});
-        }
-    }
     std::vector<bool> given_back(allowed.size(), false);
-    ports.ledger->reserve(asks, [&](std::span<const planner::verdict> verdicts) {
-        ORCH_INVARIANT(verdicts.size() == allowed.size(), "the ledger answered {} verdicts for {} calls",
-                       verdicts.size(), allowed.size());
-        for (std::size_t i = 0; i < allowed.size(); ++i) {
-            plan_item& it = *allowed[i];
-            it.ledger = verdicts[i];
-            it.attempt_id = verdicts[i].allowed ? asks[i].attempt_id : 0;
-            if (!verdicts[i].allowed && !given_back[i]) {
-                // The ledger refused what the gate allowed: the gate's take is given back, once.
-                ports.gate->released(it.target, *it.row.campaign, *it.proposal->call);
-                given_back[i] = true;
+    try {
+        std::vector<ledger_ask> asks;
+        if (!allowed.empty()) {
+            const auto ids = ports.attempt_ids(allowed.size());
+            ORCH_INVARIANT(ids.size() == allowed.size(), "{} attempt ids for {} calls", ids.size(), allowed.size());
+            asks.reserve(allowed.size());
+            for (std::size_t i = 0; i < allowed.size(); ++i) {
+                plan_item& it = *allowed[i];
+                const cs::api_call& call = *it.proposal->call;
+                it.attempt_id = ids[i];
+                asks.push_back({&it, ids[i], attempt_action(*it.row.campaign, it.proposal->next.step, call),
+                                credits_upper_bound(call)});
             }
         }
-        for (plan_item* it : asking) {
-            it->row.state = it->proposed;
-            it->call = planner::take(it->row, *it->proposal, it->gate, it->ledger, now);
+        ports.ledger->reserve(asks, [&](std::span<const planner::verdict> verdicts) {
+            ORCH_INVARIANT(verdicts.size() == allowed.size(), "the ledger answered {} verdicts for {} calls",
+                           verdicts.size(), allowed.size());
+            for (std::size_t i = 0; i < allowed.size(); ++i) {
+                plan_item& it = *allowed[i];
+                it.ledger = verdicts[i];
+                it.attempt_id = verdicts[i].allowed ? asks[i].attempt_id : 0;
+                // A port answers a call allowed, then (after undoing its writes) refused, never the
+                // other way round: a take given back stays given back.
+                ORCH_INVARIANT(!verdicts[i].allowed || !given_back[i],
+                               "the ledger allowed attempt {} after refusing it", asks[i].attempt_id);
+                if (!verdicts[i].allowed && !given_back[i]) {
+                    // The ledger refused what the gate allowed: the gate's take is given back, once.
+                    ports.gate->released(it.target, *it.row.campaign, *it.proposal->call);
+                    given_back[i] = true;
+                }
+            }
+            for (plan_item* it : asking) {
+                it->row.state = it->proposed;
+                it->call = planner::take(it->row, *it->proposal, it->gate, it->ledger, now);
+            }
+            write();
+        });
+    } catch (...) {
+        // The cycle failed (it rolls back): what the gate took for this plan's calls is given
+        // back, and no item keeps a call.
+        for (std::size_t i = 0; i < allowed.size(); ++i) {
+            if (!given_back[i]) {
+                ports.gate->released(allowed[i]->target, *allowed[i]->row.campaign, *allowed[i]->proposal->call);
+            }
         }
-        write();
-    });
+        for (auto& it : items) {
+            it.call.reset();
+            it.attempt_id = 0;
+        }
+        throw;
+    }
 }
 
 }  // namespace orch::engine

@@ -67,7 +67,10 @@ struct plan_ports {
 };
 
 // Steps 1-4 over `items`. `write` is called (from inside the ledger's reserve) once the states
-// are decided: each item's row, call and attempt id are final when it runs.
+// are decided, with each item's row, call and attempt id as that answer of the ledger decided
+// them; it may run again after the ledger undid its writes (ledger_port), and the last run's
+// values stand. When plan_cycle throws (the cycle fails and rolls back), it has given back
+// every take of the gate it held and no item has a call: the caller gives back nothing of it.
 void plan_cycle(std::span<plan_item> items, const plan_ports& ports, campaigns::time_point now,
                 const std::function<void()>& write);
 

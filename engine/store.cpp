@@ -79,7 +79,7 @@ void rethrow_as_store_error(std::string_view what) {
         throw store_error(std::string(what) + ": connection lost: " + e.what(), "08006");
     } catch (const pqxx::deadlock_detected& e) {
         // pqxx 6 derives its transaction-rollback errors from failure, not sql_error: the SQLSTATE
-        // that store_error::retryable() and the deadlock retries test is restored from the type.
+        // that store_error's category (contended) and the deadlock retries test is restored from the type.
         throw store_error(std::string(what) + ": " + e.what(), "40P01");
     } catch (const pqxx::serialization_failure& e) {
         throw store_error(std::string(what) + ": " + e.what(), "40001");
@@ -94,24 +94,23 @@ void rethrow_as_store_error(std::string_view what) {
 
 error error_of_current_exception() {
     try {
-        throw;
-    } catch (const failure& f) {
-        return f.as_error();
-    } catch (const pqxx::broken_connection& e) {
-        return {error_category::unavailable, e.what()};
-    } catch (const pqxx::sql_error& e) {
-        return {category_of_sqlstate(e.sqlstate()), e.what()};
+        try {
+            throw;
+        } catch (const failure& f) {
+            return f.as_error();
+        } catch (const pqxx::failure&) {
+            // libpqxx's types as store_error's SQLSTATE (pqxx 6 derives its transaction-rollback
+            // errors from failure, not sql_error: their state comes from the type).
+            rethrow_as_store_error("database");
+        }
+    } catch (const store_error& e) {
+        return e.as_error();
     } catch (const std::exception& e) {
         return {error_category::internal, e.what()};
     } catch (...) {
         return {error_category::internal, "an exception of an unknown type"};
     }
-}
-
-bool store_error::retryable() const {
-    // Serialization failure and deadlock (contended), connection exceptions and admin shutdown
-    // (unavailable): engine/result.cpp's category_of_sqlstate.
-    return category() == error_category::contended || category() == error_category::unavailable;
+    return {error_category::internal, "an exception of an unknown type"};
 }
 
 std::string canonical_profile_url(const std::string& url) {

@@ -33,8 +33,6 @@ struct store_error : failure {
     store_error(const std::string& what, std::string sqlstate_ = {})
         : failure(category_of_sqlstate(sqlstate_), what), sqlstate(std::move(sqlstate_)) {}
     std::string sqlstate;
-    // Serialization failure, deadlock, lost connection: worth retrying the transaction.
-    bool retryable() const;
 };
 
 // Called inside a catch handler of a pqxx::failure: rethrows it as a store_error naming `what`,

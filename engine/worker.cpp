@@ -446,10 +446,11 @@ void worker::impl::claim(pqxx::work& tx, std::int64_t limit, std::vector<claimed
 // The fast path (held_balances) reserves without locks, has the plan written, posts, and locks
 // the campaigns' balance rows only in its last statement: taken when every reservation fits its
 // budget and every charge its reservation, as nearly always. Otherwise its savepoint is rolled
-// back and the same work is done under locks: the verdicts are the locked ledger's, the plan is
-// written again with them, and a refused call's intent row is dropped (the lead waits: a
-// campaign out of budget is paused by the ledger and parked here, a day cap waits for the next
-// day).
+// back and the same work is done under locks (the balance rows are then held from the ledger's
+// first statement through the plan's writes to the commit: the rare path): the verdicts are the
+// locked ledger's, the plan is written again with them, and a refused call's intent row is
+// dropped (the lead waits: a campaign out of budget is paused by the ledger and parked here, a
+// day cap waits for the next day).
 class worker::impl::pg_ledger final : public ledger_port {
 public:
     pg_ledger(impl& self, pqxx::work& tx, cycle_work& w) : self_(self), tx_(tx), w_(w) {}
@@ -479,6 +480,7 @@ public:
         tx_.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
         ++self_.stats.ledger_locked;
         const auto t = now();
+        std::set<std::int64_t> parked;
         if (!lw.posts.empty() || !lw.voids.empty()) {
             // A charge above its reservation that the budget could not cover pauses the campaign
             // (the ledger does, in this transaction): its waiting leads are parked like any other
@@ -491,7 +493,7 @@ public:
             }
             if (!short_of_budget.empty()) {
                 for (const auto& r : tx_.exec_params(q("engine/paused_campaigns_of_attempts"), short_of_budget.dump())) {
-                    tx_.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
+                    parked.insert(r[0].as<std::int64_t>());
                     spdlog::warn("worker: campaign={} paused: a charge above its reservation exhausted its budget",
                                  r[0].as<std::int64_t>());
                 }
@@ -499,7 +501,6 @@ public:
         }
         write_intents(asks);
         std::vector<planner::verdict> verdicts(asks.size());
-        std::set<std::int64_t> parked;
         if (!reserves.empty()) {
             json dropped = json::array();
             const auto results = ledger::reserve(tx_, reserves, t);
@@ -512,6 +513,8 @@ public:
                 dropped.push_back(asks[i].attempt_id);
                 if (r.why == ledger::refusal::campaign_budget) {
                     parked.insert(asks[i].item->target.campaign_id);
+                    spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call",
+                                 asks[i].item->target.campaign_id);
                 }
             }
             if (!dropped.empty()) {
@@ -519,21 +522,26 @@ public:
             }
         }
         write(verdicts);
-        // After the rows, so that the refused ones are parked too.
+        // After the rows, so that the batch's rows of these campaigns are parked too.
         for (auto campaign_id : parked) {
             tx_.exec_params(q("engine/park_campaign"), campaign_id);
-            spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call", campaign_id);
         }
     }
 
 private:
-    // The fast path: every call reserved and every charge posted without locks, the plan written
+    // The fast path: every charge posted and every call reserved without locks, the plan written
     // in between; `contended` when any of it needs the locked path.
     result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,
                            const std::function<void(std::span<const planner::verdict>)>& write) {
         ledger_work& lw = w_.lw;
         ledger::held_balances held;
         const auto t = now();
+        // The settled calls' charges first: what they release is there for the reservations.
+        if (!lw.posts.empty() || !lw.voids.empty()) {
+            if (auto r = ledger::settle(tx_, lw.posts, lw.voids, t, held); !r) {
+                return r.error();
+            }
+        }
         write_intents(asks);
         if (!reserves.empty()) {
             if (auto r = ledger::reserve(tx_, reserves, t, held); !r) {
@@ -541,11 +549,6 @@ private:
             }
         }
         write(std::vector<planner::verdict>(asks.size()));
-        if (!lw.posts.empty() || !lw.voids.empty()) {
-            if (auto r = ledger::settle(tx_, lw.posts, lw.voids, t, held); !r) {
-                return r.error();
-            }
-        }
         return ledger::apply_balances(tx_, held);
     }
     void write_intents(std::span<const ledger_ask> asks) {
@@ -653,20 +656,33 @@ void worker::impl::finish_cycle(pqxx::work& tx, std::vector<claimed>& batch, con
         spdlog::warn("worker: enrollment={} step={} due event refused: {}", it.target.enrollment_id,
                      it.row.state.step, why);
     };
-    plan_cycle(items, ports, now(), [&] {
-        for (std::size_t i = 0; i < batch.size(); ++i) {
-            claimed& c = batch[i];
-            plan_item& it = items[i];
-            c.state = it.row.state;
-            c.event_cursor = it.row.event_cursor;
-            c.call = it.call;
-            c.attempt_id = it.attempt_id;
-            if (c.call && !c.call->variant.empty()) {
-                c.variant = c.call->variant;
+    // The variant each row had before the plan: a call the locked ledger refuses after the fast
+    // path's write set its variant must not leave it behind.
+    std::vector<std::string> variants;
+    variants.reserve(batch.size());
+    for (const auto& c : batch) {
+        variants.push_back(c.variant);
+    }
+    try {
+        plan_cycle(items, ports, now(), [&] {
+            for (std::size_t i = 0; i < batch.size(); ++i) {
+                claimed& c = batch[i];
+                plan_item& it = items[i];
+                c.state = it.row.state;
+                c.event_cursor = it.row.event_cursor;
+                c.call = it.call;
+                c.attempt_id = it.attempt_id;
+                c.variant = c.call && !c.call->variant.empty() ? c.call->variant : variants[i];
             }
+            write_plan(tx, batch, touched, w);
+        });
+    } catch (...) {
+        // plan_cycle gave back the gate's takes: cycle() must not give them back again.
+        for (auto& c : batch) {
+            c.call.reset();
         }
-        write_plan(tx, batch, touched, w);
-    });
+        throw;
+    }
     w.transitions += batch.size();
 }
 
@@ -686,15 +702,15 @@ void worker::impl::post_lost(const pqxx::result& lost, ledger_work& lw) {
     }
 }
 
-// Records the outcomes of `done`'s calls and the states decide() chose after them, and the
-// ledger's part (posts and voids, applied by finish_ledger). With `chain` (the cycle's own settle,
-// not settle_alone): a row whose next step is due at once and that this lane still holds
-// (engine/chain_hold) is not released to be claimed again; it moves from `done` to `chain` with
-// that state and its outcome (claimed::settled), and start_calls decides the step and writes both
-// in one row version (`done` keeps what settle_alone needs to write the settle again,
-// unsettled::replay, should the cycle's transaction fail). Not when a call of the batch found its account unavailable or the key out of credits
-// (the settle then parks rows, as before), nor when the worker was asked to stop before this
-// settle.
+// Records the outcomes of `done`'s calls and the states the planner chose after them
+// (planner::settle), and the ledger's part (posts and voids, applied by the cycle's pg_ledger).
+// With `chain` (the cycle's own settle, not settle_alone): a row whose next step is due at once
+// and that this lane still holds (engine/chain_hold) is not released to be claimed again; it moves
+// from `done` to `chain` with that state and its outcome (claimed::settled), and finish_cycle
+// plans the step and writes both in one row version (`done` keeps what settle_alone needs to
+// write the settle again, unsettled::replay, should the cycle's transaction fail). Not when a call
+// of the batch found its account unavailable or the key out of credits (the settle then parks
+// rows), nor when the worker was asked to stop before this settle.
 void worker::impl::settle(pqxx::work& tx, unsettled& done, json& touched, cycle_work& w,
                           std::vector<claimed>* chain) {
     auto& posts = w.lw.posts;

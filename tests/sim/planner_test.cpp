@@ -1,6 +1,7 @@
 // engine/planner: the cycle's decisions as pure functions (no database, no clock, no API).
 #include "campaigns/campaigns.hpp"
 #include "campaigns/loader.hpp"
+#include "engine/cycle_plan.hpp"
 #include "engine/planner.hpp"
 
 #include <gtest/gtest.h>
@@ -159,6 +160,98 @@ TEST(Planner, AnOutcomeTheMachineRefusesFailsTheLeadWithTheReason) {
     EXPECT_FALSE(s.refused.empty());
     EXPECT_EQ(s.next.st, cs::status::failed);
     EXPECT_NE(s.next.reason.find("internal: "), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+// plan_cycle over a gate that counts its takes and a ledger port that answers twice (allowed,
+// then, after undoing, refused), as the worker's Postgres ledger does when its fast path gives way.
+struct counting_gate final : orch::engine::call_gate {
+    int taken = 0, given_back = 0;
+    orch::engine::gate_decision before(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&,
+                                       cs::time_point) override {
+        ++taken;
+        return {};
+    }
+    std::optional<cs::time_point> after(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&,
+                                        const call_outcome&) override {
+        return std::nullopt;
+    }
+    void released(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&) override {
+        ++given_back;
+    }
+};
+
+struct twice_ledger final : orch::engine::ledger_port {
+    void reserve(std::span<const orch::engine::ledger_ask> asks,
+                 const std::function<void(std::span<const planner::verdict>)>& write) override {
+        write(std::vector<planner::verdict>(asks.size()));  // the fast path's answer, then undone
+        std::vector<planner::verdict> locked(asks.size());
+        locked[0] = planner::ledger_refused(orch::engine::budget_refusal::campaign_budget, t0, "acc_1", t0);
+        write(locked);
+    }
+};
+
+TEST(PlanCycle, ALedgerThatAnswersTwiceLeavesTheLastAnswerAndGivesBackOnce) {
+    counting_gate gate;
+    twice_ledger ledger;
+    std::vector<orch::engine::plan_item> items(2);
+    for (auto& it : items) {
+        it.row = fresh();
+    }
+    items[0].target.enrollment_id = 1;
+    items[1].target.enrollment_id = 2;
+    orch::engine::plan_ports ports;
+    ports.gate = &gate;
+    ports.ledger = &ledger;
+    std::int64_t next = 100;
+    ports.attempt_ids = [&](std::size_t n) {
+        std::vector<std::int64_t> ids;
+        for (std::size_t i = 0; i < n; ++i) {
+            ids.push_back(next++);
+        }
+        return ids;
+    };
+    int writes = 0;
+    orch::engine::plan_cycle(items, ports, t0, [&] { ++writes; });
+    EXPECT_EQ(writes, 2);
+    EXPECT_EQ(gate.taken, 2);
+    EXPECT_EQ(gate.given_back, 1);  // the refused call's take, once
+    EXPECT_FALSE(items[0].call);
+    EXPECT_EQ(items[0].attempt_id, 0);
+    EXPECT_EQ(items[0].row.state.st, cs::status::ready);
+    EXPECT_EQ(items[0].row.state.wait, cs::wait_code::campaign_budget);
+    ASSERT_TRUE(items[1].call);
+    EXPECT_EQ(items[1].attempt_id, 101);
+    EXPECT_EQ(items[1].row.state.st, cs::status::calling);
+}
+
+struct failing_ledger final : orch::engine::ledger_port {
+    void reserve(std::span<const orch::engine::ledger_ask> asks,
+                 const std::function<void(std::span<const planner::verdict>)>& write) override {
+        write(std::vector<planner::verdict>(asks.size()));
+        throw std::runtime_error("the transaction failed");
+    }
+};
+
+TEST(PlanCycle, AFailedCycleGivesBackEveryTakeAndLeavesNoCall) {
+    counting_gate gate;
+    failing_ledger ledger;
+    std::vector<orch::engine::plan_item> items(2);
+    for (auto& it : items) {
+        it.row = fresh();
+    }
+    orch::engine::plan_ports ports;
+    ports.gate = &gate;
+    ports.ledger = &ledger;
+    ports.attempt_ids = [](std::size_t n) { return std::vector<std::int64_t>(n, 7); };
+    EXPECT_THROW(orch::engine::plan_cycle(items, ports, t0, [] {}), std::runtime_error);
+    EXPECT_EQ(gate.taken, 2);
+    EXPECT_EQ(gate.given_back, 2);
+    EXPECT_FALSE(items[0].call);
+    EXPECT_FALSE(items[1].call);
 }
 
 }  // namespace

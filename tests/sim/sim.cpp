@@ -104,7 +104,6 @@ struct cooldown_window {
     std::string account;  // "" = the whole key
     time_point known_at;  // when the 429 reached the process
     time_point until;
-    int process = 0;
 };
 
 class simulation;
@@ -132,9 +131,7 @@ struct held_call {
     std::int64_t enrollment = 0;
     std::int64_t attempt_id = 0;
     std::shared_ptr<const cs::campaign> campaign;
-    cs::lead_view lead;
     cs::enrollment_state state;  // after the step that made the call
-    std::int64_t cursor = 0;
     cs::api_call call;
     std::string account;
 };
@@ -424,7 +421,7 @@ public:
                                           account.empty() ? "too many requests for this key"
                                                           : "too many requests for account " + account,
                                           ra, false);
-        pending_window_ = cooldown_window{account, {}, now_ + seconds(ra.value_or(0)), 0};
+        pending_window_ = cooldown_window{account, {}, now_ + seconds(ra.value_or(0))};
         if (!ra) {
             pending_window_.reset();  // no window declared: the gate's own backoff applies
         }
@@ -482,7 +479,6 @@ public:
         if (procs_[static_cast<std::size_t>(r.process)]->generation == r.generation) {
             if (window) {
                 window->known_at = now_;
-                window->process = r.process;
                 windows_.push_back(*window);
             }
             answer_reached(r, out ? nullptr : &out.error());
@@ -996,6 +992,12 @@ void simulation::claim(process& p) {
         explicit sim_ledger(simulation& sim) : s(sim) {}
         void reserve(std::span<const eng::ledger_ask> asks,
                      const std::function<void(std::span<const eng::planner::verdict>)>& write) override {
+            // Sometimes first an optimistic answer, undone, as the worker's Postgres ledger gives
+            // when its fast path gives way to the locked one (the simulation's `write` writes
+            // nothing: the rows are stored from the plan once it returns).
+            if (!asks.empty() && s.chance(0.3)) {
+                write(std::vector<eng::planner::verdict>(asks.size()));
+            }
             std::vector<eng::planner::verdict> verdicts(asks.size());
             for (std::size_t i = 0; i < asks.size(); ++i) {
                 if (!s.reserve(asks[i].attempt_id, asks[i].credits)) {
@@ -1056,9 +1058,7 @@ void simulation::claim(process& p) {
         h->enrollment = e->id;
         h->attempt_id = it.attempt_id;
         h->campaign = campaign_;
-        h->lead = leads_[static_cast<std::size_t>(e->lead)];
         h->state = e->state;
-        h->cursor = e->cursor;
         h->call = *it.call;
         h->account = e->account;
         p.held[e->id] = h;
