@@ -47,8 +47,9 @@ private:
     engine::error error_;
 };
 
-// The category of a PostgreSQL SQLSTATE: connection (08) unavailable, serialization failure or
-// deadlock (40001, 40P01) contended, data exception (22) invalid_input, anything else internal.
+// The category of a PostgreSQL SQLSTATE: connection exceptions (08) and admin shutdown (57P01)
+// unavailable, serialization failure and deadlock (40001, 40P01) contended, data exception (22)
+// invalid_input, anything else internal.
 error_category category_of_sqlstate(std::string_view sqlstate);
 
 }  // namespace orch::engine

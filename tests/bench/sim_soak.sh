@@ -24,8 +24,9 @@ run_set() {
     shift
     local out rc=0
     out="$("$bin" --seed "$first" --soak-seconds "$per_set" "$@")" || rc=$?
-    echo "$name: $(tail -n 20 <<<"$out")"
-    [ "$rc" -eq 0 ] || status=1
+    # Without --verbose orch-sim prints the failing seeds and its totals: all of it.
+    echo "$name (options: ${*:-none}): $out"
+    [ "$rc" -eq 0 ] || { status=1; echo "  replay a failing seed N of this set: $bin --seed N $*"; }
 }
 run_set default
 run_set large --leads 200

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <exception>
 
 int main(int argc, char** argv) {
     CLI::App app{"orch-sim: the seeded simulation of the engine"};
@@ -16,16 +17,37 @@ int main(int argc, char** argv) {
     double soak_seconds = 0;
     orch::sim::options base;
     bool verbose = false;
-    app.add_option("--seed", seed, "the first seed (a failing seed replays exactly)");
-    app.add_option("--seeds", seeds, "how many seeds from --seed");
-    app.add_option("--soak-seconds", soak_seconds, "run seeds from --seed until this many seconds passed");
-    app.add_option("--leads", base.leads, "leads per seed");
-    app.add_option("--processes", base.processes, "worker processes (0: 1 to 3 by seed)");
-    app.add_option("--crash-rate", base.crash_rate, "chance of a crash at each await point");
+    const auto share = CLI::Range(0.0, 1.0);
+    app.add_option("--seed", seed, "the first seed (a failing seed replays exactly)")->capture_default_str();
+    app.add_option("--seeds", seeds, "how many seeds from --seed")->capture_default_str()->check(CLI::PositiveNumber);
+    app.add_option("--soak-seconds", soak_seconds, "run seeds from --seed until this many seconds passed")
+        ->check(CLI::NonNegativeNumber);
+    app.add_option("--leads", base.leads, "leads per seed")->capture_default_str()->check(CLI::Range(1, 100'000));
+    base.processes = 0;
+    app.add_option("--processes", base.processes, "worker processes (0: 1 to 3 by seed)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 16));
+    app.add_option("--crash-rate", base.crash_rate, "chance of a crash at each await point")
+        ->capture_default_str()
+        ->check(share);
+    app.add_option("--burst-rate", base.account_burst_rate, "chance that a request opens a 429 burst on its account")
+        ->capture_default_str()
+        ->check(share);
+    app.add_option("--lost-rate", base.lost_after_effect,
+                   "chance that a request takes effect and its answer is lost (as many are lost before)")
+        ->capture_default_str()
+        ->check(share);
+    app.add_option("--disconnect-rate", base.disconnect_rate, "chance that a request finds its account logged out")
+        ->capture_default_str()
+        ->check(share);
+    app.add_option("--event-loss", base.event_lost, "chance that an event is never delivered")
+        ->capture_default_str()
+        ->check(share);
     app.add_flag("--verbose", verbose, "print every seed's summary");
     CLI11_PARSE(app, argc, argv);
     spdlog::set_level(spdlog::level::off);
-    const bool by_seed = !app.count("--processes");
+    const bool by_seed = base.processes == 0;
+    base.lost_before_effect = base.lost_after_effect;
     const auto start = std::chrono::steady_clock::now();
     std::uint64_t ran = 0, failed = 0, requests = 0;
     for (std::uint64_t s = seed;; ++s) {
@@ -38,7 +60,13 @@ int main(int argc, char** argv) {
         if (by_seed) {
             o.processes = 1 + static_cast<int>(s % 3);
         }
-        const auto r = orch::sim::run(o);
+        orch::sim::report r;
+        try {
+            r = orch::sim::run(o);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "orch-sim: seed %llu: %s\n", static_cast<unsigned long long>(s), e.what());
+            return 2;
+        }
         ++ran;
         requests += r.requests;
         if (!r.violations.empty()) {

@@ -557,7 +557,7 @@ public:
         wake_all();
     }
     void raise_budget() {
-        budget_ += o_.budget / 2;
+        budget_ += o_.budget;  // the operator adds the first budget again
         campaign_paused_ = false;
         budget_raise_scheduled_ = false;
         wake_all();

@@ -1,4 +1,4 @@
-// The seeded simulation of the engine (tests/sim/sim.hpp): a few hundred seeds, each checked
+// The seeded simulation of the engine (tests/sim/sim.hpp): 1,000 seeds, each checked
 // for every guarantee after every step; a seed replays exactly; and the checks do see a broken
 // call path.
 #include "tests/sim/sim.hpp"
