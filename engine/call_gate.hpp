@@ -1,12 +1,14 @@
-// orch::engine call_gate: the one place where every API call of a step meets the limits.
-// The worker asks before_many() once per batch, after the state machine chose every due call of
-// the batch and before the intents are written; a deferral parks the lead (ev_deferred) until
-// the given time, attempts unchanged.
-// after() is told every outcome (settle credits, record RATE_LIMITED cooldowns).
+// orch::engine call_gate: the one place where every API call of a step meets the limits, a port
+// of the cycle's plan (engine/cycle_plan.hpp). plan_cycle asks before_many() once per cycle,
+// after the planner proposed every due call and before the ledger and the states; a deferral
+// parks the lead (ev_deferred) until the given time, attempts unchanged. At send time, hold()
+// checks every request of a call against the cooldowns and unavailable accounts seen since
+// (engine/call_path.hpp), and answered() hears each answer at once; after() is told every
+// outcome at its settle (quota given back for a failure without effect, cooldowns recorded).
 //
-// The Redis rate-limit buckets and the Postgres credit ledger (their own issue) implement this
-// interface; until then `open_gate` lets every call through and only honours the API's own
-// RATE_LIMITED answers through the executor's backoff.
+// engine/limits_gate (the Redis rate-limit buckets) is the worker's implementation; `open_gate`
+// lets every call through (only the API's own RATE_LIMITED answers hold it, through the
+// executor's backoff); tests/sim has an in-memory one.
 #pragma once
 
 #include "campaigns/campaigns.hpp"
@@ -56,8 +58,8 @@ public:
     virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
                                                       const campaigns::api_call& call,
                                                       const call_outcome& outcome) = 0;
-    // A call before() allowed will not be made after all (its budget reservation was refused):
-    // give back what before() took.
+    // A call before() allowed will not be made after all (the ledger refused it, or the cycle
+    // failed): give back what before() took.
     virtual void released(const call_target& target, const campaigns::campaign& campaign,
                           const campaigns::api_call& call) = 0;
     // At send time, just before a call leaves (before() ran when its batch was claimed): when a

@@ -87,7 +87,8 @@ call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
 
 }  // namespace
 
-asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, call_job job, std::mt19937_64& rng) {
+asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, const call_job& job,
+                                           std::mt19937_64& rng) {
     const cs::api_call& call = *job.call;
     const auto now = ports.clock();
     if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&

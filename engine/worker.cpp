@@ -186,7 +186,7 @@ struct worker::impl {
     backoff_settings backoff;
     std::unique_ptr<call_gate> gate = std::make_unique<open_gate>();
     dnc::mirror do_not_contact;  // checked before each side-effecting call
-    std::optional<client_port> api_port;
+    std::optional<client_port> client_api;  // the port over `api`
     call_path_ports ports;  // set by run() before the lanes start
 
     // A lane's calls: queued rows start on the network thread while fewer than the lane's share
@@ -211,7 +211,7 @@ struct worker::impl {
         std::vector<finished> done;
         std::chrono::steady_clock::time_point first_done{};
         std::uint64_t wakes = 0;       // LISTEN orch_wake notifications (work became due)
-        std::atomic<std::size_t> in_flight{0};  // read by the progress line
+        std::atomic<std::size_t> in_flight{0};  // queued or running: the progress line; 0 when all are back
     };
     std::vector<std::shared_ptr<call_queue>> queues;  // one per lane, made before the lanes start
     void notify_lanes() {
@@ -911,7 +911,7 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
     f.enrollment_id = job->enrollment_id;
     try {
         call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt};
-        f.outcome = co_await send_checked(ports, std::move(j), q->rng);
+        f.outcome = co_await send_checked(ports, j, q->rng);
     } catch (...) {
         f.failure = std::current_exception();
     }
@@ -1181,8 +1181,8 @@ int worker::run(bool exit_when_idle) {
         return 2;
     }
     m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
-    m.api_port.emplace(*m.api);
-    m.ports.api = &*m.api_port;
+    m.client_api.emplace(*m.api);
+    m.ports.api = &*m.client_api;
     m.ports.gate = m.gate.get();
     m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company) {
         return m.do_not_contact.blocks(profile_url, company);
