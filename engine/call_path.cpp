@@ -87,37 +87,58 @@ call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
 
 }  // namespace
 
-asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, const call_job& job,
-                                           std::mt19937_64& rng) {
+namespace {
+
+// The checks before the first request: true, with `out` set, when the call is not sent.
+bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& out) {
     const cs::api_call& call = *job.call;
     const auto now = ports.clock();
     if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
         ports.do_not_contact(job.target.profile_url, job.company)) {
-        call_outcome stopped;
-        stopped.event.call = call.kind;
-        stopped.event.kind = cs::result_kind::transient;
-        stopped.event.retry_at = now;
-        stopped.event.reason = "not sent: do-not-contact";
-        stopped.attempt_outcome = attempt_outcome::transient;
-        stopped.error = stopped.event.reason;
-        stopped.stop_reason = dnc::stopped_reason;
-        co_return stopped;
+        out = call_outcome{};
+        out.event.call = call.kind;
+        out.event.kind = cs::result_kind::transient;
+        out.event.retry_at = now;
+        out.event.reason = "not sent: do-not-contact";
+        out.attempt_outcome = attempt_outcome::transient;
+        out.error = out.event.reason;
+        out.stop_reason = dnc::stopped_reason;
+        return true;
     }
     if (auto until = ports.gate->hold(job.target, call, now)) {
-        co_return held_outcome(call, *until);
+        out = held_outcome(call, *until);
+        return true;
+    }
+    return false;
+}
+
+// After the call: a later request of it that was held makes the whole call held (what the
+// earlier ones read is charged, nothing took effect, and the lead waits for the hold like any
+// held call); then the gate hears the answer.
+void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
+                call_outcome& out) {
+    if (held) {
+        const std::int64_t credits = out.credits;
+        out = held_outcome(*job.call, *held);
+        out.credits = credits;
+    }
+    ports.gate->answered(job.target, *job.campaign, *job.call, out);
+}
+
+}  // namespace
+
+// The coroutine keeps only what lives across its one suspension (the clock, the checked port):
+// the outcomes are built by the plain functions above into the caller's `out`, so a call in
+// flight holds no copies of them.
+asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, std::mt19937_64& rng,
+                                   call_outcome& out) {
+    if (not_sent(ports, job, out)) {
+        co_return;
     }
     std::function<cs::time_point()> clock = ports.clock;  // named: no temporaries in co_await (GCC 12)
-    gated_api api(*ports.api, *ports.gate, job.target, call, clock);
-    call_outcome o = co_await execute(api, job.target, call, ports.backoff, job.attempt, clock, rng);
-    if (api.held) {
-        // A later request of the call was held: what the earlier ones read is charged, nothing
-        // took effect, and the lead waits for the hold like any held call.
-        call_outcome held = held_outcome(call, *api.held);
-        held.credits = o.credits;
-        o = std::move(held);
-    }
-    ports.gate->answered(job.target, *job.campaign, call, o);
-    co_return o;
+    gated_api api(*ports.api, *ports.gate, job.target, *job.call, clock);
+    out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, clock, rng);
+    after_call(ports, job, api.held, out);
 }
 
 void call_window::add(start_fn job) {

@@ -45,11 +45,12 @@ struct call_job {
     int attempt = 0;  // failed attempts of the step so far (the backoff's exponent)
 };
 
-// Never throws for an API failure (every failure is an outcome). `ports`, `job` and `rng` must
-// outlive the returned awaitable (the caller co_awaits it at once, on its own frame's locals: a
-// copy per call in flight would be memory per in-flight lead).
-boost::asio::awaitable<call_outcome> send_checked(const call_path_ports& ports, const call_job& job,
-                                                  std::mt19937_64& rng);
+// Sets `out` to the call's outcome. Never throws for an API failure (every failure is an
+// outcome). `ports`, `job`, `rng` and `out` must outlive the returned awaitable (the caller
+// co_awaits it at once, on its own frame's locals: a copy per call in flight would be memory per
+// in-flight lead).
+boost::asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, std::mt19937_64& rng,
+                                          call_outcome& out);
 
 // At most `limit` calls in flight on one executor; the rest wait as plain jobs (no coroutine
 // frame) and start the moment a running one returns. Used on the executor's thread only.

@@ -911,7 +911,7 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, claim
     f.enrollment_id = job->enrollment_id;
     try {
         call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt};
-        f.outcome = co_await send_checked(ports, j, q->rng);
+        co_await send_checked(ports, j, q->rng, f.outcome);
     } catch (...) {
         f.failure = std::current_exception();
     }

@@ -864,7 +864,8 @@ asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation,
                       "",
                       h->state.attempt};
     eng::call_path_ports ports = p->ports;
-    eng::call_outcome o = co_await eng::send_checked(ports, job, p->rng);
+    eng::call_outcome o;
+    co_await eng::send_checked(ports, job, p->rng, o);
     if (p->generation != generation) {
         co_return;  // its process crashed: the answer is lost
     }
