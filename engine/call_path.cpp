@@ -73,21 +73,22 @@ private:
     const std::function<cs::time_point()>& clock_;
 };
 
-call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
-    call_outcome held;
-    held.event.call = call.kind;
-    held.event.reconcile = call.reconcile;
-    held.event.kind = cs::result_kind::throttled;
-    held.event.retry_at = until;
-    held.event.reason = "not sent: a cooldown or an unavailable account holds it";
-    held.attempt_outcome = attempt_outcome::transient;
-    held.error = held.event.reason;
-    return held;
+// The outcome of a call that was not sent: no attempt spent, nothing charged.
+call_outcome unsent(const cs::api_call& call, cs::result_kind kind, cs::time_point retry_at, std::string reason) {
+    call_outcome o;
+    o.event.call = call.kind;
+    o.event.reconcile = call.reconcile;
+    o.event.kind = kind;
+    o.event.retry_at = retry_at;
+    o.event.reason = std::move(reason);
+    o.attempt_outcome = attempt_outcome::transient;
+    o.error = o.event.reason;
+    return o;
 }
 
-}  // namespace
-
-namespace {
+call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
+    return unsent(call, cs::result_kind::throttled, until, "not sent: a cooldown or an unavailable account holds it");
+}
 
 // The checks before the first request: true, with `out` set, when the call is not sent.
 bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& out) {
@@ -95,13 +96,7 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
     const auto now = ports.clock();
     if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
         ports.do_not_contact(job.target.profile_url, job.company)) {
-        out = call_outcome{};
-        out.event.call = call.kind;
-        out.event.kind = cs::result_kind::transient;
-        out.event.retry_at = now;
-        out.event.reason = "not sent: do-not-contact";
-        out.attempt_outcome = attempt_outcome::transient;
-        out.error = out.event.reason;
+        out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
         out.stop_reason = dnc::stopped_reason;
         return true;
     }
