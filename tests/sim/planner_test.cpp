@@ -1,8 +1,8 @@
 // engine/planner: the cycle's decisions as pure functions (no database, no clock, no API).
 #include "campaigns/campaigns.hpp"
-#include "campaigns/loader.hpp"
 #include "engine/cycle_plan.hpp"
 #include "engine/planner.hpp"
+#include "tests/sim/sim.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,40 +16,8 @@ using orch::engine::event_kind;
 
 const cs::time_point t0 = cs::time_point{} + std::chrono::seconds{1709546400};
 
-cs::campaign load() {
-    cs::load_options lo;
-    lo.read_file = [](const std::string&) -> std::optional<std::string> {
-        return std::string("profile_url,first_name\nhttps://www.linkedin.com/in/x,X\n");
-    };
-    auto r = cs::load_campaign(R"(name: p
-accounts: [acc_1]
-audience:
-  file: leads.csv
-schedule:
-  time_zone: UTC
-  days: [mon, tue, wed, thu, fri, sat, sun]
-  hours: "00:00-24:00"
-budget_credits: 100
-max_attempts: 3
-steps:
-  - id: invite
-    kind: invite
-  - id: wait
-    kind: wait_accepted
-    timeout: 3d
-    next: intro
-  - id: intro
-    kind: send
-    message_text: "Hello {{first_name}}"
-  - id: finished
-    kind: end
-)",
-                              lo);
-    EXPECT_TRUE(r.value) << (r.errors.empty() ? "" : r.errors.front().to_string());
-    return *r.value;
-}
-
-const cs::campaign campaign = load();
+// invite -> wait (3 d) -> intro -> ... (tests/sim's campaign)
+const cs::campaign campaign = orch::sim::sim_campaign(1, 100);
 const cs::lead_view lead{"1", {{"first_name", "Ada"}}};
 
 planner::row fresh() { return {&campaign, &lead, cs::initial_state(campaign, t0), 0}; }
@@ -194,26 +162,35 @@ struct twice_ledger final : orch::engine::ledger_port {
     }
 };
 
-TEST(PlanCycle, ALedgerThatAnswersTwiceLeavesTheLastAnswerAndGivesBackOnce) {
-    counting_gate gate;
-    twice_ledger ledger;
+// Two fresh leads whose invitations are due, and the ports over `gate` and `ledger` (attempt
+// ids from 100 on).
+std::vector<orch::engine::plan_item> two_items() {
     std::vector<orch::engine::plan_item> items(2);
-    for (auto& it : items) {
-        it.row = fresh();
+    for (std::size_t i = 0; i < items.size(); ++i) {
+        items[i].row = fresh();
+        items[i].target.enrollment_id = static_cast<std::int64_t>(i + 1);
     }
-    items[0].target.enrollment_id = 1;
-    items[1].target.enrollment_id = 2;
+    return items;
+}
+orch::engine::plan_ports ports_over(orch::engine::call_gate& gate, orch::engine::ledger_port& ledger) {
     orch::engine::plan_ports ports;
     ports.gate = &gate;
     ports.ledger = &ledger;
-    std::int64_t next = 100;
-    ports.attempt_ids = [&](std::size_t n) {
+    ports.attempt_ids = [next = std::int64_t{100}](std::size_t n) mutable {
         std::vector<std::int64_t> ids;
         for (std::size_t i = 0; i < n; ++i) {
             ids.push_back(next++);
         }
         return ids;
     };
+    return ports;
+}
+
+TEST(PlanCycle, ALedgerThatAnswersTwiceLeavesTheLastAnswerAndGivesBackOnce) {
+    counting_gate gate;
+    twice_ledger ledger;
+    auto items = two_items();
+    const auto ports = ports_over(gate, ledger);
     int writes = 0;
     orch::engine::plan_cycle(items, ports, t0, [&] { ++writes; });
     EXPECT_EQ(writes, 2);
@@ -239,14 +216,8 @@ struct failing_ledger final : orch::engine::ledger_port {
 TEST(PlanCycle, AFailedCycleGivesBackEveryTakeAndLeavesNoCall) {
     counting_gate gate;
     failing_ledger ledger;
-    std::vector<orch::engine::plan_item> items(2);
-    for (auto& it : items) {
-        it.row = fresh();
-    }
-    orch::engine::plan_ports ports;
-    ports.gate = &gate;
-    ports.ledger = &ledger;
-    ports.attempt_ids = [](std::size_t n) { return std::vector<std::int64_t>(n, 7); };
+    auto items = two_items();
+    const auto ports = ports_over(gate, ledger);
     EXPECT_THROW(orch::engine::plan_cycle(items, ports, t0, [] {}), std::runtime_error);
     EXPECT_EQ(gate.taken, 2);
     EXPECT_EQ(gate.given_back, 2);

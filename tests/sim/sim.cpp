@@ -704,23 +704,10 @@ public:
                   cycles_ = 0;
 
     void load_campaign() {
-        std::string accounts;
         for (int i = 0; i < o_.accounts; ++i) {
             accounts_.push_back("acc_" + std::to_string(i + 1));
-            accounts += (i > 0 ? ", " : "") + accounts_.back();
         }
-        std::string text = campaign_text;
-        text.replace(text.find("ACCOUNTS"), 8, accounts);
-        text.replace(text.find("BUDGET"), 6, std::to_string(o_.budget));
-        cs::load_options lo;
-        lo.read_file = [](const std::string&) -> std::optional<std::string> {
-            return std::string("profile_url,first_name\nhttps://www.linkedin.com/in/x,X\n");
-        };
-        auto loaded = cs::load_campaign(text, lo);
-        if (!loaded.value) {
-            throw std::runtime_error("sim: the campaign does not load: " + loaded.errors.front().to_string());
-        }
-        campaign_ = std::make_shared<const cs::campaign>(std::move(*loaded.value));
+        campaign_ = std::make_shared<const cs::campaign>(sim_campaign(o_.accounts, o_.budget));
     }
 
     friend class sim_api;
@@ -1121,6 +1108,25 @@ report simulation::run() {
 }
 
 }  // namespace
+
+cs::campaign sim_campaign(int accounts, std::int64_t budget) {
+    std::string names;
+    for (int i = 0; i < accounts; ++i) {
+        names += (i > 0 ? ", acc_" : "acc_") + std::to_string(i + 1);
+    }
+    std::string text = campaign_text;
+    text.replace(text.find("ACCOUNTS"), 8, names);
+    text.replace(text.find("BUDGET"), 6, std::to_string(budget));
+    cs::load_options lo;
+    lo.read_file = [](const std::string&) -> std::optional<std::string> {
+        return std::string("profile_url,first_name\nhttps://www.linkedin.com/in/x,X\n");
+    };
+    auto loaded = cs::load_campaign(text, lo);
+    if (!loaded.value) {
+        throw std::runtime_error("sim: the campaign does not load: " + loaded.errors.front().to_string());
+    }
+    return std::move(*loaded.value);
+}
 
 std::string report::summary() const {
     std::ostringstream s;

@@ -6,6 +6,8 @@
 // crash at every await point. The guarantees are checked at every step.
 #pragma once
 
+#include "campaigns/campaigns.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -59,5 +61,10 @@ struct report {
 };
 
 report run(const options& o);
+
+// The simulation's campaign, loaded by the real loader (invite; wait 3 days for the acceptance,
+// else withdraw; introduction; a day; follow-up; stop on reply) over accounts acc_1..acc_N.
+// Throws std::runtime_error when it does not load.
+campaigns::campaign sim_campaign(int accounts, std::int64_t budget);
 
 }  // namespace orch::sim
