@@ -14,13 +14,16 @@
 //     since that cycle ended, so that slow commits make for fewer, larger batches), when
 //     batch_size are back, or when nothing is left running. No call waits for a batch's slowest
 //     one.
-// A lane's cycle is one transaction:
+// A lane's cycle is one transaction, engine/lane_cycle.hpp over the store port, here the
+// Postgres store (engine/pg_lane_store.hpp); the seeded simulation (tests/sim) runs the same cycle
+// over its in-memory store:
 //   1. settle the calls that came back: each outcome and the state decide() chose after it, as
 //      a compare-and-set on (calling, lease owner: the lane's, "<worker_id>/<lane>"); a row whose
 //      next step is due at once stays with the lane (engine/chain_hold) and goes on in step 2;
 //   2. claim due enrollments (FOR UPDATE SKIP LOCKED) into the lane's free room, apply their
-//      inbox events and the due step through campaigns::decide, write every new state and, for
-//      each API call, the intent row with a lease on the enrollment -> commit;
+//      inbox events and the due step (engine/cycle_plan.hpp: the gate and the ledger answer
+//      before any state moves), write every new state and, for each API call, the intent row
+//      with a lease on the enrollment -> commit;
 //   then queue the new calls. A claim rides along with every settle; on its own it waits until
 //   half the lane's room is free, so a lane does not commit once per call. (If the transaction
 //   fails, the settle is retried alone so finished calls do not wait for their lease.)

@@ -1,6 +1,9 @@
-// engine/planner: the cycle's decisions as pure functions (no database, no clock, no API).
+// engine/planner: the cycle's decisions as pure functions (no database, no clock, no API); and
+// the orders they run in: engine/cycle_plan (a cycle's plan over the gate and ledger ports) and
+// engine/lane_cycle (a lane's transaction over the store port).
 #include "campaigns/campaigns.hpp"
 #include "engine/cycle_plan.hpp"
+#include "engine/lane_cycle.hpp"
 #include "engine/planner.hpp"
 #include "tests/sim/sim.hpp"
 
@@ -223,6 +226,242 @@ TEST(PlanCycle, AFailedCycleGivesBackEveryTakeAndLeavesNoCall) {
     EXPECT_EQ(gate.given_back, 2);
     EXPECT_FALSE(items[0].call);
     EXPECT_FALSE(items[1].call);
+}
+
+// ---- engine/lane_cycle over a store that records what it is asked ----
+
+namespace eng = orch::engine;
+
+struct allowing_ledger final : eng::ledger_port {
+    void reserve(std::span<const eng::ledger_ask> asks,
+                 const std::function<void(std::span<const planner::verdict>)>& write) override {
+        write(std::vector<planner::verdict>(asks.size()));
+    }
+};
+
+// Holds on to every row the cycle marks due_now (as engine/chain_hold does to those its lane
+// still leases), claims from `due`, and fails its commits while `fail_commits`.
+struct recording_store final : eng::lane_store {
+    std::vector<eng::lane_row> due;
+    bool fail_commits = false;
+    int settles = 0, settles_again = 0, writes = 0, commits = 0;
+    std::vector<bool> due_now_seen;
+    std::vector<std::int64_t> written;  // enrollment ids of the last write
+    allowing_ledger ledger_;
+    std::int64_t next_attempt = 100;
+
+    void settle(eng::finished_calls& done, eng::settle_decisions& d, std::vector<eng::lane_row>* chain) override {
+        ++settles;
+        due_now_seen = d.due_now;
+        if (chain == nullptr) {
+            return;
+        }
+        done.again = std::make_unique<eng::settle_replay>();
+        done.again->calls = done.calls.size();
+        for (std::size_t i = 0; i < done.calls.size(); ++i) {
+            if (!d.due_now[i]) {
+                continue;
+            }
+            eng::lane_row next = std::move(done.batch[done.calls[i]]);
+            next.state = d.nexts[i];
+            next.call.reset();
+            next.attempt_id = 0;
+            next.settled = std::make_shared<const eng::settled_call>(d.outcomes[i]);
+            chain->push_back(std::move(next));
+        }
+    }
+    void settle_again(const eng::settle_replay&) override { ++settles_again; }
+    void claim(std::size_t limit, std::vector<eng::lane_row>& batch) override {
+        for (std::size_t i = 0; i < due.size() && i < limit; ++i) {
+            batch.push_back(due[i]);
+        }
+        due.clear();
+    }
+    void pending_events(std::span<const eng::lane_row>, std::span<eng::plan_item>) override {}
+    void close_lost(std::span<const eng::lane_row>) override {}
+    eng::ledger_port& ledger() override { return ledger_; }
+    std::vector<std::int64_t> attempt_ids(std::size_t n) override {
+        std::vector<std::int64_t> ids;
+        for (std::size_t i = 0; i < n; ++i) {
+            ids.push_back(next_attempt++);
+        }
+        return ids;
+    }
+    void write(std::span<const eng::lane_row> batch) override {
+        ++writes;
+        written.clear();
+        for (const auto& r : batch) {
+            written.push_back(r.enrollment_id);
+        }
+    }
+    void commit() override {
+        if (fail_commits) {
+            throw std::runtime_error("the commit failed");
+        }
+        ++commits;
+    }
+};
+
+std::shared_ptr<const cs::campaign> shared_campaign = std::make_shared<const cs::campaign>(campaign);
+
+eng::lane_row due_row(std::int64_t id) {
+    eng::lane_row r;
+    r.enrollment_id = id;
+    r.campaign_id = 1;
+    r.account_id = "acc_1";
+    r.campaign = shared_campaign;
+    r.lead = lead;
+    r.state = cs::initial_state(campaign, t0);
+    return r;
+}
+
+// Calls that came back from rows whose invitations were sent; `transient` ones failed without
+// effect and are due again at once (retry_at now), the others succeeded.
+eng::finished_calls came_back(const std::vector<bool>& transient) {
+    eng::finished_calls f;
+    for (std::size_t i = 0; i < transient.size(); ++i) {
+        auto r = due_row(static_cast<std::int64_t>(i + 1));
+        planner::row pr{&campaign, &lead, r.state, 0};
+        auto d = planner::propose(pr, {}, t0);
+        r.call = planner::take(pr, *d, {}, {}, t0);
+        r.state = pr.state;
+        r.attempt_id = static_cast<std::int64_t>(50 + i);
+        call_outcome o;
+        o.event.call = cs::call_kind::invite;
+        if (transient[i]) {
+            o.event.kind = cs::result_kind::transient;
+            o.event.retry_at = t0;
+            o.attempt_outcome = attempt_outcome::transient;
+        }
+        f.calls.push_back(f.batch.size());
+        f.batch.push_back(std::move(r));
+        f.outcomes.push_back(o);
+    }
+    return f;
+}
+
+struct counting_after_gate final : eng::call_gate {
+    int taken = 0, given_back = 0, told = 0;
+    eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&, cs::time_point) override {
+        ++taken;
+        return {};
+    }
+    std::optional<cs::time_point> after(const eng::call_target&, const cs::campaign&, const cs::api_call&,
+                                        const call_outcome&) override {
+        ++told;
+        return std::nullopt;
+    }
+    void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override { ++given_back; }
+};
+
+eng::lane_context context_over(eng::call_gate& gate, bool& stopping) {
+    eng::lane_context ctx;
+    ctx.gate = &gate;
+    ctx.stopping = [&stopping] { return stopping; };
+    return ctx;
+}
+
+TEST(LaneCycle, ARowDueAgainAtOnceGoesOnInTheCycleThatSettledIt) {
+    counting_after_gate gate;
+    bool stopping = false;
+    const auto ctx = context_over(gate, stopping);
+    recording_store store;
+    store.due = {due_row(7)};
+    std::optional<eng::finished_calls> pending = came_back({true, false});
+    auto r = eng::lane_cycle(store, ctx, pending, 4, t0);
+    EXPECT_FALSE(pending);
+    EXPECT_EQ(gate.told, 2);
+    EXPECT_EQ(store.due_now_seen, (std::vector<bool>{true, false}));
+    // The held row (1) first, then the claimed one (7): both invite now.
+    EXPECT_EQ(store.written, (std::vector<std::int64_t>{1, 7}));
+    ASSERT_EQ(r.calls.size(), 2u);
+    EXPECT_EQ(r.calls[0]->enrollment_id, 1);
+    EXPECT_EQ(r.calls[0]->attempt_id, 100);
+    EXPECT_FALSE(r.calls[0]->settled);  // dropped once committed
+    EXPECT_EQ(r.counts.calls, 2u);
+    EXPECT_EQ(r.counts.chained, 1u);
+    EXPECT_EQ(r.counts.transitions, 2u + 2u);  // two settles, two planned rows
+    EXPECT_TRUE(r.drained);  // asked for 3, found 1
+    EXPECT_EQ(store.commits, 1);
+}
+
+TEST(LaneCycle, NothingGoesOnWhenACallFoundItsAccountUnavailableOrTheLaneIsStopping) {
+    for (bool unavailable : {true, false}) {
+        counting_after_gate gate;
+        bool stopping = !unavailable;
+        const auto ctx = context_over(gate, stopping);
+        recording_store store;
+        std::optional<eng::finished_calls> pending = came_back({true, false});
+        if (unavailable) {
+            pending->outcomes[1].consequence = eng::call_consequence::pause_account;
+        }
+        auto r = eng::lane_cycle(store, ctx, pending, 4, t0);
+        EXPECT_EQ(store.due_now_seen, (std::vector<bool>{false, false}));
+        EXPECT_TRUE(r.calls.empty());
+        EXPECT_EQ(r.counts.chained, 0u);
+    }
+}
+
+TEST(LaneCycle, AFailedCycleGivesBackItsTakesAndItsSettleIsWrittenAgainAlone) {
+    counting_after_gate gate;
+    bool stopping = false;
+    const auto ctx = context_over(gate, stopping);
+    recording_store store;
+    store.fail_commits = true;
+    store.due = {due_row(7), due_row(8)};
+    std::optional<eng::finished_calls> pending = came_back({true, false});
+    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4, t0), std::runtime_error);
+    EXPECT_EQ(gate.taken, 3);       // the held row and the two claimed ones
+    EXPECT_EQ(gate.given_back, 3);  // once each: the commit failed after the plan
+    ASSERT_TRUE(pending);
+    ASSERT_TRUE(pending->again);    // the settle stands for the batch, let go
+    EXPECT_TRUE(pending->batch.empty());
+    store.fail_commits = false;
+    const auto counts = eng::settle_alone(store, ctx, *pending, t0);
+    EXPECT_EQ(store.settles_again, 1);
+    EXPECT_EQ(store.settles, 1);  // not decided again
+    EXPECT_EQ(gate.told, 2);      // the gate was told each outcome once
+    EXPECT_EQ(counts.calls, 2u);
+    EXPECT_EQ(store.commits, 1);
+    EXPECT_TRUE(store.written.empty());
+}
+
+TEST(LaneCycle, ASettleThatFailedBeforeItWasWrittenIsDecidedAgainWithoutTellingTheGateTwice) {
+    counting_after_gate gate;
+    bool stopping = false;
+    const auto ctx = context_over(gate, stopping);
+    struct failing_settle final : eng::lane_store {
+        recording_store inner;
+        bool fail = true;
+        void settle(eng::finished_calls& done, eng::settle_decisions& d, std::vector<eng::lane_row>* chain) override {
+            if (fail) {
+                throw std::runtime_error("the settle statement failed");
+            }
+            inner.settle(done, d, chain);
+        }
+        void settle_again(const eng::settle_replay& r) override { inner.settle_again(r); }
+        void claim(std::size_t l, std::vector<eng::lane_row>& b) override { inner.claim(l, b); }
+        void pending_events(std::span<const eng::lane_row> b, std::span<eng::plan_item> i) override {
+            inner.pending_events(b, i);
+        }
+        void close_lost(std::span<const eng::lane_row> b) override { inner.close_lost(b); }
+        eng::ledger_port& ledger() override { return inner.ledger(); }
+        std::vector<std::int64_t> attempt_ids(std::size_t n) override { return inner.attempt_ids(n); }
+        void write(std::span<const eng::lane_row> b) override { inner.write(b); }
+        void commit() override { inner.commit(); }
+    } store;
+    std::optional<eng::finished_calls> pending = came_back({true, false});
+    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4, t0), std::runtime_error);
+    ASSERT_TRUE(pending);
+    EXPECT_FALSE(pending->again);
+    EXPECT_EQ(pending->batch.size(), 2u);  // kept whole: nothing was written
+    store.fail = false;
+    const auto counts = eng::settle_alone(store, ctx, *pending, t0);
+    EXPECT_EQ(store.inner.settles, 1);
+    EXPECT_EQ(store.inner.due_now_seen, (std::vector<bool>{false, false}));  // released, not held
+    EXPECT_EQ(gate.told, 2);
+    EXPECT_EQ(counts.calls, 2u);
+    EXPECT_EQ(store.inner.commits, 1);
 }
 
 }  // namespace

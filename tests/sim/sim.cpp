@@ -4,6 +4,7 @@
 #include "campaigns/loader.hpp"
 #include "engine/call_path.hpp"
 #include "engine/cycle_plan.hpp"
+#include "engine/lane_cycle.hpp"
 #include "engine/outreach/cost_model.hpp"
 #include "engine/planner.hpp"
 
@@ -127,17 +128,10 @@ struct enrollment {
     std::int64_t attempt_id = 0;  // the open intent
 };
 
-struct held_call {
-    std::int64_t enrollment = 0;
-    std::int64_t attempt_id = 0;
-    std::shared_ptr<const cs::campaign> campaign;
-    cs::enrollment_state state;  // after the step that made the call
-    cs::api_call call;
-    std::string account;
-};
-
+// A call a process holds: the row its lane cycle claimed (engine/lane_cycle.hpp), shared with the
+// call's coroutine, which may outlive a crash of its process.
 struct finished_call {
-    std::shared_ptr<held_call> held;
+    std::shared_ptr<eng::lane_row> held;
     eng::call_outcome outcome;
 };
 
@@ -252,8 +246,9 @@ struct process {
     std::shared_ptr<sim_gate> gate;
     std::shared_ptr<eng::api_port> api;
     eng::call_path_ports ports;
-    std::map<std::int64_t, std::shared_ptr<held_call>> held;
+    std::map<std::int64_t, std::shared_ptr<eng::lane_row>> held;
     std::vector<finished_call> done;
+    eng::lane_context context;  // what its lane cycles decide with besides the store
     std::mt19937_64 rng;
     std::optional<time_point> cycle_at;
     std::vector<std::unique_ptr<eng::call_window>> old_windows;  // kept: their coroutines may still run
@@ -574,6 +569,17 @@ public:
         p.ports.do_not_contact = nullptr;
         p.ports.clock = [this] { return now_; };
         p.ports.backoff = {2'000, 600'000};
+        p.context.gate = p.gate.get();
+        p.context.stopping = [] { return false; };
+        p.context.outcome_refused = [this](std::int64_t enrollment, const std::string& why) {
+            violation("enrollment " + std::to_string(enrollment) + ": the machine refused an outcome: " + why);
+        };
+        p.context.event_refused = [this](const eng::plan_item& it, const std::string& why) {
+            violation("enrollment " + std::to_string(it.target.enrollment_id) + ": the due event was refused: " + why);
+        };
+        p.context.stop_everything = [this](const std::string& error) {
+            violation("a call found the key refused: " + error);
+        };
         schedule(p, now_);
     }
     std::shared_ptr<eng::api_port> make_api(process& p);
@@ -614,11 +620,20 @@ public:
             schedule(*p, now_);
         }
     }
-    asio::awaitable<void> run_call(process* p, std::uint64_t generation, std::shared_ptr<held_call> h);
+    asio::awaitable<void> run_call(process* p, std::uint64_t generation, std::shared_ptr<eng::lane_row> h);
     void cycle(process& p);
-    void settle(process& p);
-    void claim(process& p);
+    class sim_store;
     time_point next_due() const;
+    enrollment& row(std::int64_t enrollment_id) { return rows_[static_cast<std::size_t>(enrollment_id - 1)]; }
+    // As engine/wake_pending: an inbox event after the row's cursor makes a released row due.
+    void wake_if_pending(enrollment& e) {
+        const bool pending = std::any_of(inbox_.begin(), inbox_.end(), [&](const inbox_row& ev) {
+            return ev.enrollment == e.id && ev.id > e.cursor;
+        });
+        if (pending && !cs::is_terminal(e.state.st)) {
+            e.state.next_run_at = std::min(e.state.next_run_at, now_);
+        }
+    }
     bool all_finished() const {
         return std::all_of(rows_.begin(), rows_.end(), [](const enrollment& e) { return cs::is_terminal(e.state.st); });
     }
@@ -701,7 +716,7 @@ public:
     std::vector<std::string> violations_;
     std::uint64_t digest_ = 1469598103934665603ULL;
     std::uint64_t requests_ = 0, invites_ = 0, messages_ = 0, rate_limited_ = 0, crashes_ = 0, events_ = 0,
-                  cycles_ = 0;
+                  cycles_ = 0, chained_ = 0;
 
     void load_campaign() {
         for (int i = 0; i < o_.accounts; ++i) {
@@ -837,19 +852,14 @@ private:
 
 std::shared_ptr<eng::api_port> simulation::make_api(process& p) { return std::make_shared<sim_api>(*this, p); }
 
-asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation, std::shared_ptr<held_call> h) {
+asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation, std::shared_ptr<eng::lane_row> h) {
     if (p->generation != generation) {
         co_return;  // its process crashed while it waited in the window: it never left
     }
     // Kept alive for the call: a crash replaces them.
     std::shared_ptr<sim_gate> gate = p->gate;
     std::shared_ptr<eng::api_port> api = p->api;
-    eng::call_job job{{h->account, people_[static_cast<std::size_t>(rows_[static_cast<std::size_t>(h->enrollment - 1)].lead)].url,
-                       1, h->enrollment, ""},
-                      h->campaign.get(),
-                      &h->call,
-                      "",
-                      h->state.attempt};
+    eng::call_job job{eng::target_of(*h), h->campaign.get(), &*h->call, h->company, h->state.attempt};
     eng::call_path_ports ports = p->ports;
     eng::call_outcome o;
     co_await eng::send_checked(ports, job, p->rng, o);
@@ -864,10 +874,204 @@ asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation,
     schedule(*p, now_ + milliseconds(5));
 }
 
+// The store port over the simulation's rows (what Postgres holds), one cycle of one process at a
+// time: its transactions never fail, so a settle is never written again. Leases are compared
+// and set as engine/settle and engine/chain_hold do: a row whose lease its process lost is
+// someone else's.
+class simulation::sim_store final : public eng::lane_store {
+public:
+    sim_store(simulation& s, process& p) : s_(s), p_(p), ledger_(s) {}
+
+    void settle(eng::finished_calls& done, eng::settle_decisions& d, std::vector<eng::lane_row>* chain) override {
+        // What the calls found about their accounts or the key counts even when a row's lease was
+        // lost (as the worker's write_settle).
+        for (const auto& [account, error] : d.unavailable) {
+            if (s_.now_ < s_.accounts_state_[account].inactive_until) {
+                s_.unavailable_.insert(account);  // not when it logged in again already
+            }
+        }
+        if (!d.out_of_credits.empty()) {
+            s_.out_of_credits_ = true;
+            if (!s_.topup_scheduled_) {
+                s_.topup_scheduled_ = true;
+                s_.at(s_.now_ + std::chrono::hours(1), [sim = &s_] { sim->topup(); });
+            }
+        }
+        for (std::size_t i = 0; i < done.calls.size(); ++i) {
+            eng::lane_row& c = done.batch[done.calls[i]];
+            enrollment& e = s_.row(c.enrollment_id);
+            if (!holds(e, c.attempt_id)) {
+                continue;  // its lease expired and another claim has it: that one reconciles
+            }
+            s_.post(c.attempt_id, d.ledger[i].post ? d.ledger[i].credits : 0);
+            e.attempt_id = 0;
+            // As engine/chain_hold: the lease not yet expired, the campaign and account workable.
+            if (chain != nullptr && d.due_now[i] && e.lease_until > s_.now_ && !s_.campaign_paused_ &&
+                !s_.out_of_credits_ && s_.unavailable_.count(e.account) == 0) {
+                e.state = d.nexts[i];
+                eng::lane_row next = std::move(c);
+                next.state = std::move(d.nexts[i]);
+                next.was_calling = false;
+                next.call.reset();
+                next.attempt_id = 0;
+                next.settled = std::make_shared<const eng::settled_call>(std::move(d.outcomes[i]));
+                chain->push_back(std::move(next));
+                continue;
+            }
+            e.state = std::move(d.nexts[i]);
+            e.owner = -1;
+            s_.wake_if_pending(e);
+        }
+        if (chain != nullptr) {
+            done.again = std::make_unique<eng::settle_replay>();
+            done.again->calls = done.calls.size();
+        }
+    }
+    void settle_again(const eng::settle_replay&) override {
+        s_.violation("a settle written again: the simulation's transactions do not fail");
+    }
+    void claim(std::size_t limit, std::vector<eng::lane_row>& batch) override {
+        if (s_.campaign_paused_ && !s_.budget_raise_scheduled_) {
+            s_.budget_raise_scheduled_ = true;
+            s_.at(s_.now_ + std::chrono::hours(3), [sim = &s_] { sim->raise_budget(); });
+        }
+        if (s_.out_of_credits_ || s_.campaign_paused_) {
+            return;
+        }
+        std::size_t taken = 0;
+        for (auto& e : s_.rows_) {
+            if (taken >= limit) {
+                break;
+            }
+            if (cs::is_terminal(e.state.st) || s_.unavailable_.count(e.account) != 0) {
+                continue;
+            }
+            if (e.owner >= 0 && e.lease_until > s_.now_) {
+                continue;  // leased (a row this cycle holds on is too)
+            }
+            if (e.state.st != cs::status::calling && e.state.next_run_at > s_.now_) {
+                continue;
+            }
+            eng::lane_row c;
+            c.enrollment_id = e.id;
+            c.campaign_id = 1;
+            c.account_id = e.account;
+            c.profile_url = s_.people_[static_cast<std::size_t>(e.lead)].url;
+            c.campaign = s_.campaign_;
+            c.lead = s_.leads_[static_cast<std::size_t>(e.lead)];
+            c.state = e.state;
+            c.event_cursor = e.cursor;
+            c.was_calling = e.state.st == cs::status::calling;
+            e.owner = -1;  // the plan's write leases it again if it makes a call
+            batch.push_back(std::move(c));
+            ++taken;
+        }
+    }
+    void pending_events(std::span<const eng::lane_row> batch, std::span<eng::plan_item> items) override {
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            for (const auto& ev : s_.inbox_) {
+                if (ev.enrollment == batch[i].enrollment_id && ev.id > batch[i].event_cursor) {
+                    items[i].events.emplace_back(ev.id, ev.kind);
+                }
+            }
+        }
+    }
+    void close_lost(std::span<const eng::lane_row> batch) override {
+        for (const auto& c : batch) {
+            enrollment& e = s_.row(c.enrollment_id);
+            if (c.was_calling && e.attempt_id != 0) {
+                // Its worker is gone: the call may have been charged, so its reservation is posted whole.
+                auto it = s_.reservations_.find(e.attempt_id);
+                s_.post(e.attempt_id, it == s_.reservations_.end() ? 0 : it->second);
+                e.attempt_id = 0;
+            }
+        }
+    }
+    eng::ledger_port& ledger() override { return ledger_; }
+    std::vector<std::int64_t> attempt_ids(std::size_t n) override {
+        std::vector<std::int64_t> ids;
+        for (std::size_t i = 0; i < n; ++i) {
+            ids.push_back(++s_.next_attempt_);
+        }
+        return ids;
+    }
+    void write(std::span<const eng::lane_row> batch) override {
+        for (const auto& c : batch) {
+            enrollment& e = s_.row(c.enrollment_id);
+            e.state = c.state;
+            e.cursor = c.event_cursor;
+            if (c.call) {
+                e.owner = p_.id;
+                e.owner_generation = p_.generation;
+                e.lease_until = s_.now_ + seconds(s_.o_.lease_seconds);
+                e.attempt_id = c.attempt_id;
+            } else {
+                e.owner = -1;
+                e.attempt_id = 0;
+                s_.wake_if_pending(e);
+            }
+        }
+    }
+    void commit() override {}
+
+private:
+    bool holds(const enrollment& e, std::int64_t attempt_id) const {
+        return e.owner == p_.id && e.owner_generation == p_.generation && e.attempt_id == attempt_id;
+    }
+    // The in-memory ledger: sometimes first an optimistic answer, undone, as the worker's
+    // Postgres ledger gives when its fast path gives way to the locked one.
+    struct sim_ledger final : eng::ledger_port {
+        simulation& s;
+        explicit sim_ledger(simulation& sim) : s(sim) {}
+        void reserve(std::span<const eng::ledger_ask> asks,
+                     const std::function<void(std::span<const eng::planner::verdict>)>& write) override {
+            if (!asks.empty() && s.chance(0.3)) {
+                write(std::vector<eng::planner::verdict>(asks.size()));
+            }
+            std::vector<eng::planner::verdict> verdicts(asks.size());
+            for (std::size_t i = 0; i < asks.size(); ++i) {
+                if (!s.reserve(asks[i].attempt_id, asks[i].credits)) {
+                    verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, s.now_,
+                                                               asks[i].item->target.account_id, s.now_);
+                    s.campaign_paused_ = true;
+                }
+            }
+            write(verdicts);
+        }
+    };
+    simulation& s_;
+    process& p_;
+    sim_ledger ledger_;
+};
+
+// One cycle of a process: engine/lane_cycle over the in-memory store, then the calls it made
+// start in the process's window.
 void simulation::cycle(process& p) {
     ++cycles_;
-    settle(p);
-    claim(p);
+    std::optional<eng::finished_calls> pending;
+    if (!p.done.empty()) {
+        eng::finished_calls f;
+        for (auto& d : p.done) {
+            if (auto it = p.held.find(d.held->enrollment_id); it != p.held.end() && it->second == d.held) {
+                p.held.erase(it);
+            }
+            f.calls.push_back(f.batch.size());
+            f.batch.push_back(*d.held);
+            f.outcomes.push_back(std::move(d.outcome));
+        }
+        p.done.clear();
+        pending = std::move(f);
+    }
+    const std::size_t room = o_.batch > p.held.size() ? o_.batch - p.held.size() : 0;
+    sim_store store(*this, p);
+    auto r = eng::lane_cycle(store, p.context, pending, room, now_);
+    chained_ += r.counts.chained;
+    for (auto& c : r.calls) {
+        std::shared_ptr<eng::lane_row> h = std::move(c);
+        p.held[h->enrollment_id] = h;
+        const auto gen = p.generation;
+        p.window->add([this, pp = &p, gen, h] { return run_call(pp, gen, h); });
+    }
     maybe_crash(p.id, p.generation, "after a cycle's commit, before its calls leave");
     if (!p.up) {
         return;
@@ -879,56 +1083,6 @@ void simulation::cycle(process& p) {
         schedule(p, std::max(now_ + milliseconds(1), next_due()));
     }
     // A full process cycles again when a call comes back (run_call).
-}
-
-// The settle: each outcome, as a compare-and-set on the lease this process holds.
-void simulation::settle(process& p) {
-    std::vector<finished_call> done;
-    done.swap(p.done);
-    for (auto& f : done) {
-        const held_call& h = *f.held;
-        if (auto it = p.held.find(h.enrollment); it != p.held.end() && it->second == f.held) {
-            p.held.erase(it);
-        }
-        eng::call_outcome& o = f.outcome;
-        // What the call found about its account or the key counts even when the row's lease was
-        // lost (as the worker's write_settle).
-        if (o.consequence == eng::call_consequence::pause_account) {
-            if (now_ < accounts_state_[h.account].inactive_until) {
-                unavailable_.insert(h.account);  // not when it logged in again already
-            }
-        } else if (o.consequence == eng::call_consequence::pause_budget) {
-            out_of_credits_ = true;
-            if (!topup_scheduled_) {
-                topup_scheduled_ = true;
-                at(now_ + std::chrono::hours(1), [this] { topup(); });
-            }
-        }
-        enrollment& e = rows_[static_cast<std::size_t>(h.enrollment - 1)];
-        if (e.owner != p.id || e.owner_generation != p.generation || e.attempt_id != h.attempt_id) {
-            continue;  // its lease expired and another claim has it: that one reconciles
-        }
-        const eng::call_target target{h.account, people_[static_cast<std::size_t>(e.lead)].url, 1, e.id, ""};
-        if (auto not_before = p.gate->after(target, *h.campaign, h.call, o)) {
-            o.event.retry_at = std::max(o.event.retry_at, *not_before);
-        }
-        const eng::planner::row r{h.campaign.get(), &leads_[static_cast<std::size_t>(e.lead)], h.state, e.cursor};
-        auto s = eng::planner::settle(r, h.call, o, now_);
-        if (!s.refused.empty()) {
-            violation("the machine refused an outcome: " + s.refused);
-        }
-        post(h.attempt_id, s.ledger.post ? s.ledger.credits : 0);
-        e.state = std::move(s.next);
-        e.owner = -1;
-        e.attempt_id = 0;
-        // As engine/wake_pending: events that arrived during the call make the lead due.
-        const bool pending = std::any_of(inbox_.begin(), inbox_.end(), [&](const inbox_row& ev) {
-            return ev.enrollment == e.id && ev.id > e.cursor;
-        });
-        if (pending && !cs::is_terminal(e.state.st)) {
-            e.state.next_run_at = std::min(e.state.next_run_at, now_);
-        }
-    }
 }
 
 time_point simulation::next_due() const {
@@ -945,114 +1099,6 @@ time_point simulation::next_due() const {
         }
     }
     return t;
-}
-
-void simulation::claim(process& p) {
-    if (campaign_paused_ && !budget_raise_scheduled_) {
-        budget_raise_scheduled_ = true;
-        at(now_ + std::chrono::hours(3), [this] { raise_budget(); });
-    }
-    if (out_of_credits_ || campaign_paused_) {
-        return;
-    }
-    std::size_t room = o_.batch > p.held.size() ? o_.batch - p.held.size() : 0;
-    std::vector<enrollment*> batch;
-    for (auto& e : rows_) {
-        if (batch.size() >= room) {
-            break;
-        }
-        if (cs::is_terminal(e.state.st) || unavailable_.count(e.account) != 0) {
-            continue;
-        }
-        const bool leased = e.owner >= 0 && e.lease_until > now_;
-        if (leased) {
-            continue;
-        }
-        if (e.state.st != cs::status::calling && e.state.next_run_at > now_) {
-            continue;
-        }
-        batch.push_back(&e);
-    }
-    // The plan over the simulation's ports: the same plan_cycle as the worker's, with the
-    // in-memory ledger.
-    struct sim_ledger final : eng::ledger_port {
-        simulation& s;
-        explicit sim_ledger(simulation& sim) : s(sim) {}
-        void reserve(std::span<const eng::ledger_ask> asks,
-                     const std::function<void(std::span<const eng::planner::verdict>)>& write) override {
-            // Sometimes first an optimistic answer, undone, as the worker's Postgres ledger gives
-            // when its fast path gives way to the locked one (the simulation's `write` writes
-            // nothing: the rows are stored from the plan once it returns).
-            if (!asks.empty() && s.chance(0.3)) {
-                write(std::vector<eng::planner::verdict>(asks.size()));
-            }
-            std::vector<eng::planner::verdict> verdicts(asks.size());
-            for (std::size_t i = 0; i < asks.size(); ++i) {
-                if (!s.reserve(asks[i].attempt_id, asks[i].credits)) {
-                    verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, s.now_,
-                                                               asks[i].item->target.account_id, s.now_);
-                    s.campaign_paused_ = true;
-                }
-            }
-            write(verdicts);
-        }
-    };
-    std::vector<eng::plan_item> items(batch.size());
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        enrollment* e = batch[i];
-        if (e->state.st == cs::status::calling && e->attempt_id != 0) {
-            // Its worker is gone: the call may have been charged, so its reservation is posted whole.
-            auto it = reservations_.find(e->attempt_id);
-            post(e->attempt_id, it == reservations_.end() ? 0 : it->second);
-            e->attempt_id = 0;
-        }
-        e->owner = -1;
-        items[i].row = {campaign_.get(), &leads_[static_cast<std::size_t>(e->lead)], e->state, e->cursor};
-        items[i].target = {e->account, people_[static_cast<std::size_t>(e->lead)].url, 1, e->id, ""};
-        for (const auto& ev : inbox_) {
-            if (ev.enrollment == e->id && ev.id > e->cursor) {
-                items[i].events.emplace_back(ev.id, ev.kind);
-            }
-        }
-    }
-    sim_ledger ledger(*this);
-    eng::plan_ports ports;
-    ports.gate = p.gate.get();
-    ports.ledger = &ledger;
-    ports.attempt_ids = [this](std::size_t n) {
-        std::vector<std::int64_t> ids;
-        for (std::size_t i = 0; i < n; ++i) {
-            ids.push_back(++next_attempt_);
-        }
-        return ids;
-    };
-    ports.refused = [this](const eng::plan_item& it, const std::string& why) {
-        violation("enrollment " + std::to_string(it.target.enrollment_id) + ": the due event was refused: " + why);
-    };
-    eng::plan_cycle(items, ports, now_, [] {});
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-        enrollment* e = batch[i];
-        const eng::plan_item& it = items[i];
-        e->state = it.row.state;
-        e->cursor = it.row.event_cursor;
-        if (!it.call) {
-            continue;
-        }
-        e->owner = p.id;
-        e->owner_generation = p.generation;
-        e->lease_until = now_ + seconds(o_.lease_seconds);
-        e->attempt_id = it.attempt_id;
-        auto h = std::make_shared<held_call>();
-        h->enrollment = e->id;
-        h->attempt_id = it.attempt_id;
-        h->campaign = campaign_;
-        h->state = e->state;
-        h->call = *it.call;
-        h->account = e->account;
-        p.held[e->id] = h;
-        const auto gen = p.generation;
-        p.window->add([this, pp = &p, gen, h] { return run_call(pp, gen, h); });
-    }
 }
 
 report simulation::run() {
@@ -1102,6 +1148,7 @@ report simulation::run() {
     r.crashes = crashes_;
     r.events = events_;
     r.cycles = cycles_;
+    r.chained = chained_;
     r.sim_days = secs(now_) / 86'400;
     // Let the coroutines still suspended end with the io_context.
     return r;
@@ -1133,7 +1180,7 @@ std::string report::summary() const {
     s << "seed " << seed << ": " << (violations.empty() ? "ok" : "FAILED") << "; " << finished << " leads finished in "
       << sim_days << " simulated days; " << requests << " requests (" << invites << " invitations, " << messages
       << " messages, " << rate_limited << " 429s), " << events << " events, " << crashes << " crashes, " << cycles
-      << " cycles; digest " << std::hex << digest;
+      << " cycles (" << chained << " settles went on in the same cycle); digest " << std::hex << digest;
     for (const auto& v : violations) {
         s << "\n  " << v;
     }

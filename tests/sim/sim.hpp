@@ -1,6 +1,7 @@
 // The seeded simulation of the whole engine (tests/sim/README.md): the real planner
-// (engine/planner), call path (engine/call_path: send-time checks, executor, the window of calls
-// in flight) and state machine run over in-memory ports (store, gate, ledger), a simulated
+// (engine/planner), lane cycle (engine/lane_cycle: settle, claim, plan, write), call path
+// (engine/call_path: send-time checks, executor, the window of calls in flight) and state machine
+// run over in-memory ports (store, gate, ledger), a simulated
 // clock and a simulated Outreach API with latency, 429 bursts, lost responses, disconnections,
 // credits running out, and early, duplicate, out-of-order and lost events; worker processes
 // crash at every await point. The guarantees are checked at every step.
@@ -55,7 +56,7 @@ struct report {
     std::vector<std::string> violations;  // empty: every guarantee held
     std::uint64_t digest = 0;             // of every request and final state: equal for a replay
     std::uint64_t requests = 0, invites = 0, messages = 0, rate_limited = 0, crashes = 0, events = 0,
-                  cycles = 0, finished = 0;
+                  cycles = 0, chained = 0, finished = 0;  // chained: settled rows that went on in the same cycle
     double sim_days = 0;
     std::string summary() const;
 };

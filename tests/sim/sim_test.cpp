@@ -26,7 +26,7 @@ protected:
 TEST_F(Sim, EverySeedHoldsEveryGuarantee) {
     const auto first = env_or("ORCH_SIM_FIRST_SEED", 1);
     const auto count = env_or("ORCH_SIM_SEEDS", 1000);
-    std::uint64_t crashes = 0, rate_limited = 0, events = 0, invites = 0, messages = 0, failed = 0;
+    std::uint64_t crashes = 0, rate_limited = 0, events = 0, invites = 0, messages = 0, chained = 0, failed = 0;
     for (auto seed = first; seed < first + count; ++seed) {
         orch::sim::options o;
         o.seed = seed;
@@ -41,18 +41,21 @@ TEST_F(Sim, EverySeedHoldsEveryGuarantee) {
         events += r.events;
         invites += r.invites;
         messages += r.messages;
+        chained += r.chained;
     }
     std::printf("%llu seeds from %llu: %llu failed; %llu invitations, %llu messages, %llu 429s, %llu events, "
-                "%llu crashes\n",
+                "%llu crashes, %llu settles that went on in the same cycle\n",
                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(first),
                 static_cast<unsigned long long>(failed), static_cast<unsigned long long>(invites),
                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(rate_limited),
-                static_cast<unsigned long long>(events), static_cast<unsigned long long>(crashes));
-    // The faults did happen: the seeds are not a quiet world.
+                static_cast<unsigned long long>(events), static_cast<unsigned long long>(crashes), static_cast<unsigned long long>(chained));
+    // The faults did happen: the seeds are not a quiet world; and the lane cycle's paths were
+    // taken, a settled row going on to its next step among them.
     EXPECT_GT(crashes, count / 4);
     EXPECT_GT(rate_limited, count);
     EXPECT_GT(events, count);
     EXPECT_GT(messages, count);
+    EXPECT_GT(chained, count);
 }
 
 TEST_F(Sim, ASeedReplaysExactly) {

@@ -1,0 +1,100 @@
+// orch::engine Postgres lane store: the store port of a worker lane's cycle (engine/lane_cycle.hpp)
+// over one transaction of the lane's connection. Its optimisations stay inside it:
+//   - claim and settle in one transaction, one commit per cycle;
+//   - a settled row whose next step is due at once is held on (engine/chain_hold) and written
+//     with that step in one row version;
+//   - claims pick from disjoint slices of the due work (migration 0019), one sweep per lane;
+//   - the ledger's fast path (reservations without locks, the balance rows locked by its last
+//     statement) and, when it gives way, the same work under locks;
+//   - hot statements prepared once per connection (prepare_hot_statements).
+#pragma once
+
+#include "engine/config.hpp"
+#include "engine/lane_cycle.hpp"
+#include "engine/ledger.hpp"
+#include "engine/worker.hpp"
+
+#include <pqxx/connection>
+#include <pqxx/transaction>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace orch::engine {
+
+// A stored campaign version, and the lead fields its templates read: the only ones a claimed
+// lead keeps (a file's other columns, the profile URL among them, are not copied per lead).
+struct cached_campaign {
+    std::shared_ptr<const campaigns::campaign> campaign;
+    std::set<std::string, std::less<>> fields;
+};
+
+// Cache of campaign versions, shared by a worker's lanes: definitions never change once stored.
+class campaign_cache {
+public:
+    std::shared_ptr<const cached_campaign> get(pqxx::work& tx, std::int64_t id, int version);
+
+private:
+    std::mutex mutex_;
+    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cached_campaign>> cache_;
+};
+
+// A lane's place in its sweep over the slices of the due work (migration 0019), moved on by each
+// claim. Lanes start at slices spread by their claim slots (claim_start_slice) and sweep at the
+// same pace, so each picks rows no other holds.
+struct claim_sweep {
+    int slice = 0;
+    std::minstd_rand rng;
+};
+
+// Prepares the lane's hot statements on its connection.
+void prepare_hot_statements(pqxx::connection& conn);
+// Where a lane's sweep starts: from its claim slot (engine/claim_slot, held by its connection).
+int claim_start_slice(pqxx::connection& conn, std::minstd_rand& rng);
+
+class pg_lane_store final : public lane_store {
+public:
+    // What a lane's store uses of its worker and its lane: all outlive the store.
+    struct lane_refs {
+        const settings& cfg;
+        campaign_cache& cache;
+        worker_stats& stats;  // the ledger's fast and locked paths are counted
+        const std::string& owner;  // the lane's lease owner, "<worker_id>/<lane>"
+        claim_sweep& sweep;
+    };
+    pg_lane_store(pqxx::connection& conn, const lane_refs& lane);
+    ~pg_lane_store() override;
+    pg_lane_store(const pg_lane_store&) = delete;
+    pg_lane_store& operator=(const pg_lane_store&) = delete;
+
+    void settle(finished_calls& done, settle_decisions& d, std::vector<lane_row>* chain) override;
+    void settle_again(const settle_replay& r) override;
+    void claim(std::size_t limit, std::vector<lane_row>& batch) override;
+    void pending_events(std::span<const lane_row> batch, std::span<plan_item> items) override;
+    void close_lost(std::span<const lane_row> batch) override;
+    ledger_port& ledger() override;
+    std::vector<std::int64_t> attempt_ids(std::size_t n) override;
+    void write(std::span<const lane_row> batch) override;
+    void commit() override;
+
+private:
+    struct replay;
+    class pg_ledger;
+    void write_settle(const replay& r, bool held_too);
+
+    lane_refs lane_;
+    pqxx::work tx_;
+    std::vector<std::int64_t> touched_;  // rows the settle released: engine/wake_pending looks at them
+    std::vector<ledger::post_request> posts_;  // the settle's ledger work, done by the ledger's reserve
+    std::vector<std::int64_t> voids_;
+    std::unique_ptr<pg_ledger> ledger_;
+};
+
+}  // namespace orch::engine
