@@ -1,5 +1,7 @@
 #include "engine/lane_cycle.hpp"
 
+#include "engine/invariant.hpp"
+
 #include <algorithm>
 #include <unordered_map>
 #include <utility>
@@ -125,6 +127,9 @@ lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::op
                 std::fill(d.due_now.begin(), d.due_now.end(), false);
             }
             store.settle(*pending, d, &batch);
+            // The batch is let go below: the store's replay stands for it should this cycle fail.
+            ORCH_INVARIANT(pending->again != nullptr, "the store's settle of {} calls left no replay",
+                           pending->calls.size());
             result.counts.calls = d.nexts.size();
             result.counts.transitions = d.nexts.size();
             result.counts.chained = batch.size();

@@ -897,6 +897,21 @@ public:
                 s_.at(s_.now_ + std::chrono::hours(1), [sim = &s_] { sim->topup(); });
             }
         }
+        // Which rows go on is decided before any post, as engine/chain_hold runs before the
+        // ledger's statements: a campaign this settle's charges pause is paused after the holds.
+        std::vector<bool> hold(done.calls.size(), false);
+        for (std::size_t i = 0; i < done.calls.size(); ++i) {
+            const enrollment& e = s_.row(done.batch[done.calls[i]].enrollment_id);
+            // As engine/chain_hold: its lease held and not yet expired, the campaign and the
+            // account workable.
+            hold[i] = chain != nullptr && d.due_now[i] && holds(e, done.batch[done.calls[i]].attempt_id) &&
+                      e.lease_until > s_.now_ && !s_.campaign_paused_ && !s_.out_of_credits_ &&
+                      s_.unavailable_.count(e.account) == 0;
+        }
+        if (chain != nullptr) {
+            done.again = std::make_unique<eng::settle_replay>();
+            done.again->calls = done.calls.size();
+        }
         for (std::size_t i = 0; i < done.calls.size(); ++i) {
             eng::lane_row& c = done.batch[done.calls[i]];
             enrollment& e = s_.row(c.enrollment_id);
@@ -905,9 +920,7 @@ public:
             }
             s_.post(c.attempt_id, d.ledger[i].post ? d.ledger[i].credits : 0);
             e.attempt_id = 0;
-            // As engine/chain_hold: the lease not yet expired, the campaign and account workable.
-            if (chain != nullptr && d.due_now[i] && e.lease_until > s_.now_ && !s_.campaign_paused_ &&
-                !s_.out_of_credits_ && s_.unavailable_.count(e.account) == 0) {
+            if (hold[i]) {
                 e.state = d.nexts[i];
                 eng::lane_row next = std::move(c);
                 next.state = std::move(d.nexts[i]);
@@ -922,19 +935,11 @@ public:
             e.owner = -1;
             s_.wake_if_pending(e);
         }
-        if (chain != nullptr) {
-            done.again = std::make_unique<eng::settle_replay>();
-            done.again->calls = done.calls.size();
-        }
     }
     void settle_again(const eng::settle_replay&) override {
         s_.violation("a settle written again: the simulation's transactions do not fail");
     }
     void claim(std::size_t limit, std::vector<eng::lane_row>& batch) override {
-        if (s_.campaign_paused_ && !s_.budget_raise_scheduled_) {
-            s_.budget_raise_scheduled_ = true;
-            s_.at(s_.now_ + std::chrono::hours(3), [sim = &s_] { sim->raise_budget(); });
-        }
         if (s_.out_of_credits_ || s_.campaign_paused_) {
             return;
         }
@@ -1066,6 +1071,11 @@ void simulation::cycle(process& p) {
     sim_store store(*this, p);
     auto r = eng::lane_cycle(store, p.context, pending, room, now_);
     chained_ += r.counts.chained;
+    // The simulated operator raises a paused campaign's budget three hours after a cycle saw it.
+    if (campaign_paused_ && !budget_raise_scheduled_) {
+        budget_raise_scheduled_ = true;
+        at(now_ + std::chrono::hours(3), [this] { raise_budget(); });
+    }
     for (auto& c : r.calls) {
         std::shared_ptr<eng::lane_row> h = std::move(c);
         p.held[h->enrollment_id] = h;
