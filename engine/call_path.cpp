@@ -20,7 +20,7 @@ namespace {
 class gated_api final : public api_port {
 public:
     gated_api(api_port& inner, call_gate& gate, const call_target& target, const cs::api_call& call,
-              const std::function<cs::time_point()>& clock)
+              const clock_port& clock)
         : inner_(inner), gate_(gate), target_(target), call_(call), clock_(clock) {}
     std::optional<cs::time_point> held;
 
@@ -56,7 +56,7 @@ private:
     }
     bool stop() {
         if (!held) {
-            held = gate_.hold(target_, call_, clock_());
+            held = gate_.hold(target_, call_, clock_.now());
         }
         return held.has_value();
     }
@@ -70,7 +70,7 @@ private:
     call_gate& gate_;
     const call_target& target_;
     const cs::api_call& call_;
-    const std::function<cs::time_point()>& clock_;
+    const clock_port& clock_;
 };
 
 // The outcome of a call that was not sent: no attempt spent, nothing charged.
@@ -93,7 +93,7 @@ call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
 // The checks before the first request: true, with `out` set, when the call is not sent.
 bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& out) {
     const cs::api_call& call = *job.call;
-    const auto now = ports.clock();
+    const auto now = ports.clock->now();
     if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
         ports.do_not_contact(job.target.profile_url, job.company)) {
         out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
@@ -122,7 +122,7 @@ void after_call(const call_path_ports& ports, const call_job& job, const std::op
 
 }  // namespace
 
-// The coroutine keeps only what lives across its one suspension (the clock, the checked port):
+// The coroutine keeps only what lives across its one suspension (the checked port):
 // the outcomes are built by the plain functions above into the caller's `out`, so a call in
 // flight holds no copies of them.
 asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, std::mt19937_64& rng,
@@ -130,9 +130,8 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     if (not_sent(ports, job, out)) {
         co_return;
     }
-    std::function<cs::time_point()> clock = ports.clock;  // named: no temporaries in co_await (GCC 12)
-    gated_api api(*ports.api, *ports.gate, job.target, *job.call, clock);
-    out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, clock, rng);
+    gated_api api(*ports.api, *ports.gate, job.target, *job.call, *ports.clock);
+    out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
     after_call(ports, job, api.held, out);
 }
 

@@ -32,7 +32,7 @@ struct call_path_ports {
     call_gate* gate = nullptr;
     // True when the person (profile URL, company) may not be contacted.
     std::function<bool(const std::string&, const std::string&)> do_not_contact;
-    std::function<campaigns::time_point()> clock;
+    const clock_port* clock = &system_clock();
     backoff_settings backoff;
 };
 

@@ -23,7 +23,7 @@ namespace {
 struct context {
     const backoff_settings& backoff;
     int attempt;
-    std::function<campaigns::time_point()> now;
+    const clock_port& clock;
     std::mt19937_64& rng;
 };
 
@@ -83,7 +83,7 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     out.attempt_outcome = attempt_outcome::transient;
     auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
                                  : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);
-    out.event.retry_at = ctx.now() + std::chrono::duration_cast<campaigns::time_point::duration>(delay);
+    out.event.retry_at = ctx.clock.now() + std::chrono::duration_cast<campaigns::time_point::duration>(delay);
     return out;
 }
 
@@ -269,8 +269,8 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call) {
 
 asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
-                                      std::function<campaigns::time_point()> now, std::mt19937_64& rng) {
-    context ctx{backoff, attempt, std::move(now), rng};
+                                      const clock_port& clock, std::mt19937_64& rng) {
+    context ctx{backoff, attempt, clock, rng};
     call_outcome out;
     out.event.call = call.kind;
     out.event.reconcile = call.reconcile;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "campaigns/campaigns.hpp"
+#include "engine/clock.hpp"
 #include "engine/codes.hpp"
 #include "engine/config.hpp"
 #include "engine/api_port.hpp"
@@ -65,7 +66,7 @@ outreach::client_settings api_client_settings(const settings& s, std::size_t poo
 std::int64_t credits_upper_bound(const campaigns::api_call& call);
 
 // Runs `call` for `target`. Never throws; every failure is an outcome. `target` is taken by
-// value (the coroutine outlives the caller's locals); `api`, `call`, `backoff` and `rng` must
+// value (the coroutine outlives the caller's locals); `api`, `call`, `backoff`, `clock` and `rng` must
 // outlive the returned awaitable.
 //  - invite: a CHANNEL_ERROR refusal is checked with check_invitation: an invitation already
 //    pending or accepted counts as ok (the person is invited, whoever did it).
@@ -74,7 +75,7 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call);
 //    send (the rendered text among the account's messages means it was sent).
 boost::asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                              const campaigns::api_call& call, const backoff_settings& backoff,
-                                             int attempt, std::function<campaigns::time_point()> now,
+                                             int attempt, const clock_port& clock,
                                              std::mt19937_64& rng);
 
 }  // namespace orch::engine

@@ -240,9 +240,8 @@ struct inbox_sender::impl {
         } else if (call.reconcile) {
             co_await find_ours(target, r, o);
         } else {
-            std::function<cs::time_point()> clock = [] { return std::chrono::system_clock::now(); };
             client_port port(*api);
-            o = co_await execute(port, target, call, backoff, r.tries, clock, rng);
+            o = co_await execute(port, target, call, backoff, r.tries, system_clock(), rng);
             gate->answered(target, *campaign, call, o);
         }
         auto not_before = gate->after(target, *campaign, call, o);

@@ -41,8 +41,9 @@ limits::settings limiter_settings(const settings& s) {
     return l;
 }
 
-limits_gate::limits_gate(limits::settings s, bool pacing)
-    : defaults_(s.actions),
+limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& clock)
+    : clock_(clock),
+      defaults_(s.actions),
       limiter_(s),
       pacing_(pacing),
       jitter_window_(std::clamp(
@@ -81,7 +82,7 @@ void limits_gate::refresh_mirror() {
                 auto& until = c.key_scope ? mirror_.key_until : mirror_.account_until[{c.account_id, c.what}];
                 until = std::max(until, c.until);
             }
-            const auto now = std::chrono::system_clock::now();
+            const auto now = clock_.now();
             std::erase_if(mirror_.account_until, [now](const auto& e) { return e.second < now; });
         }
         lock.lock();
@@ -110,7 +111,7 @@ std::optional<cs::time_point> limits_gate::hold(const call_target& target, const
 
 void limits_gate::answered(const call_target& target, const cs::campaign& campaign, const cs::api_call& call,
                            const call_outcome& outcome) {
-    auto now = std::chrono::system_clock::now();
+    auto now = clock_.now();
     if (outcome.consequence == call_consequence::pause_account) {
         // Held here until the settle pauses the account in Postgres (the claim then skips it).
         std::lock_guard lock(mirror_mutex_);
@@ -290,7 +291,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
 std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
                                                 const cs::api_call& call, const call_outcome& outcome) {
     std::optional<taken_call> taken = forget(target.enrollment_id);
-    auto now = std::chrono::system_clock::now();
+    auto now = clock_.now();
     auto c = make_check(target, campaign, call, now);
     if (!c) {
         return std::nullopt;
@@ -335,7 +336,7 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
 
 void limits_gate::released(const call_target& target, const cs::campaign& campaign, const cs::api_call& call) {
     std::optional<taken_call> taken = forget(target.enrollment_id);
-    if (auto c = make_check(target, campaign, call, std::chrono::system_clock::now()); c) {
+    if (auto c = make_check(target, campaign, call, clock_.now()); c) {
         if (taken) {
             c->day = taken->day;
         }

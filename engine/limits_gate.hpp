@@ -16,6 +16,7 @@
 
 #include "engine/account_quotas.hpp"
 #include "engine/call_gate.hpp"
+#include "engine/clock.hpp"
 #include "engine/limits/limits.hpp"
 
 #include <map>
@@ -34,7 +35,7 @@ class limits_gate final : public call_gate {
 public:
     // `pacing`: spread each day quota over the campaign's working window (else calls go as fast
     // as the quotas and the key rate allow).
-    limits_gate(limits::settings s, bool pacing);
+    limits_gate(limits::settings s, bool pacing, const clock_port& clock = system_clock());
     ~limits_gate() override;
     limits_gate(const limits_gate&) = delete;
     limits_gate& operator=(const limits_gate&) = delete;
@@ -73,6 +74,7 @@ private:
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
+    const clock_port& clock_;
     std::array<limits::action_defaults, limits::action_count> defaults_;  // before limiter_ (built from the same settings)
     limits::limiter limiter_;
     bool pacing_ = true;

@@ -35,8 +35,6 @@ constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
 // the end of the due work, not 64 probes of empty slices per idle poll.
 constexpr int claim_hops = 8;
 
-cs::time_point now() { return std::chrono::system_clock::now(); }
-
 std::int64_t epoch_ms(cs::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
@@ -181,7 +179,7 @@ public:
         }
         tx_.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
         ++s_.lane_.stats.ledger_locked;
-        const auto t = now();
+        const auto t = s_.lane_.clock.now();
         std::set<std::int64_t> parked;
         if (!s_.posts_.empty() || !s_.voids_.empty()) {
             // A charge above its reservation that the budget could not cover pauses the campaign
@@ -236,7 +234,7 @@ private:
     result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,
                            const std::function<void(std::span<const planner::verdict>)>& write) {
         ledger::held_balances held;
-        const auto t = now();
+        const auto t = s_.lane_.clock.now();
         // The settled calls' charges first: what they release is there for the reservations.
         if (!s_.posts_.empty() || !s_.voids_.empty()) {
             if (auto r = ledger::settle(tx_, s_.posts_, s_.voids_, t, held); !r) {

@@ -9,6 +9,7 @@
 //   - hot statements prepared once per connection (prepare_hot_statements).
 #pragma once
 
+#include "engine/clock.hpp"
 #include "engine/config.hpp"
 #include "engine/lane_cycle.hpp"
 #include "engine/ledger.hpp"
@@ -66,6 +67,7 @@ public:
         const settings& cfg;
         campaign_cache& cache;
         worker_stats& stats;  // the ledger's fast and locked paths are counted
+        const clock_port& clock;
         const std::string& owner;  // the lane's lease owner, "<worker_id>/<lane>"
         claim_sweep& sweep;
     };

@@ -128,7 +128,8 @@ struct worker::impl {
         ::poll(fds.data(), fd < 0 ? 1 : 2, timeout_ms);
     }
 
-    static cs::time_point now() { return std::chrono::system_clock::now(); }
+    const clock_port* clock = &system_clock();  // the engine's time source
+    cs::time_point now() const { return clock->now(); }
 
     // What a lane's cycle decides with besides its store (set by run() once the gate is made).
     lane_context context;
@@ -152,7 +153,7 @@ struct worker::impl {
 lane_cycle_result worker::impl::cycle(pqxx::connection& conn, std::optional<finished_calls>& pending,
                                      const std::string& owner, claim_sweep& sweep, std::size_t room) {
     try {
-        pg_lane_store store(conn, {cfg, cache, stats, owner, sweep});
+        pg_lane_store store(conn, {cfg, cache, stats, *clock, owner, sweep});
         auto r = lane_cycle(store, context, pending, room, now());
         committed(r.counts);
         return r;
@@ -210,7 +211,7 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<finished_c
         return;
     }
     try {
-        pg_lane_store store(conn, {cfg, cache, stats, owner, sweep});
+        pg_lane_store store(conn, {cfg, cache, stats, *clock, owner, sweep});
         committed(engine::settle_alone(store, context, *pending, now()));
     } catch (const std::exception& e) {
         spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
@@ -435,14 +436,14 @@ int worker::run(bool exit_when_idle) {
         spdlog::critical("worker: bad rate-limit settings: {}", problems.front());
         return 2;
     }
-    m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing);
+    m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing, *m.clock);
     m.client_api.emplace(*m.api);
     m.ports.api = &*m.client_api;
     m.ports.gate = m.gate.get();
     m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company) {
         return m.do_not_contact.blocks(profile_url, company);
     };
-    m.ports.clock = &impl::now;
+    m.ports.clock = m.clock;
     m.ports.backoff = m.backoff;
     m.context.gate = m.gate.get();
     m.context.stopping = [&m] { return m.stopping.load(); };

@@ -25,6 +25,7 @@
 #        WORKERS=N         with PARTS=throughput: N worker processes instead of 1
 #        PG_EXPLAIN_MS=N   with PG_STATEMENTS: auto_explain logs (analyzed) plans of statements over N ms;
 #        KEEP_LOG=FILE     keeps Postgres's log there
+#        WORKER_LOGS=DIR   keeps the workers' logs there (worker-<processes>-<i>.log)
 #        PERF_OUT=FILE     a system-wide `perf record -g` of the worker runs of 2. (the last one kept)
 #        PERF_ARGS=ARGS    perf record's sampling options instead of "-g -F 499" (e.g. "--call-graph dwarf -F 199")
 #        BENCH_SQL=SQL     run on each run's database after its migration (schema experiments)
@@ -231,6 +232,7 @@ SQL
         psql "$DATABASE_URL" -c "SELECT relname, n_tup_ins, n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables
                                  WHERE n_tup_ins + n_tup_upd > 0 ORDER BY relname" >"$work/tables-$n-$extra"
     fi
+    [ -z "${WORKER_LOGS:-}" ] || { mkdir -p "$WORKER_LOGS" && cp "$work"/worker-"$n"-*.log "$WORKER_LOGS"/; }
     echo "$total $(awk -v a="$start" -v b="$end" 'BEGIN {printf "%.2f", b - a}') $(awk '{print $2}' "$work/rss-$n-1")"
 }
 

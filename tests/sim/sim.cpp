@@ -145,8 +145,7 @@ struct shared_limits {
 
 class sim_gate final : public eng::call_gate {
 public:
-    sim_gate(shared_limits& s, std::function<time_point()> clock, bool broken)
-        : shared_(s), clock_(std::move(clock)), broken_(broken) {}
+    sim_gate(shared_limits& s, const eng::clock_port& clock, bool broken) : shared_(s), clock_(clock), broken_(broken) {}
 
     eng::gate_decision before(const eng::call_target& t, const cs::campaign&, const cs::api_call& call,
                               time_point now) override {
@@ -208,7 +207,7 @@ public:
         if (o.error_code == "RATE_LIMITED") {
             cool(t, o);
         } else if (o.consequence == eng::call_consequence::pause_account) {
-            unavailable_[t.account_id] = clock_() + std::chrono::minutes(10);
+            unavailable_[t.account_id] = clock_.now() + std::chrono::minutes(10);
         }
     }
     void relogged(const std::string& account) { unavailable_.erase(account); }
@@ -216,7 +215,7 @@ public:
 private:
     time_point cool(const eng::call_target& t, const eng::call_outcome& o) {
         const bool account = o.error.find("account") != std::string::npos;
-        const auto until = clock_() + (o.retry_after ? std::chrono::duration_cast<time_point::duration>(*o.retry_after)
+        const auto until = clock_.now() + (o.retry_after ? std::chrono::duration_cast<time_point::duration>(*o.retry_after)
                                                      : std::chrono::duration_cast<time_point::duration>(seconds(2)));
         auto& u = shared_.cooldown[account ? t.account_id : std::string()];
         u = std::max(u, until);
@@ -228,11 +227,11 @@ private:
         }
         // The take was today's or an earlier day's; giving back today's is what the real gate does
         // (its buckets refill per day).
-        int& n = shared_.invites_taken[{t.account_id, day_of(clock_())}];
+        int& n = shared_.invites_taken[{t.account_id, day_of(clock_.now())}];
         n = std::max(0, n - 1);
     }
     shared_limits& shared_;
-    std::function<time_point()> clock_;
+    const eng::clock_port& clock_;
     bool broken_;
     std::map<std::string, time_point> unavailable_;  // account -> until
     std::set<std::int64_t> taken_;
@@ -296,6 +295,13 @@ public:
 
     // ---- the clock and the event queue ----
     time_point now() const { return now_; }
+    // The clock port over the simulated time (the call path's and the gates').
+    struct sim_clock final : eng::clock_port {
+        const simulation& s;
+        explicit sim_clock(const simulation& sim) : s(sim) {}
+        time_point now() const override { return s.now_; }
+    };
+    sim_clock clock_{*this};
     void at(time_point t, std::function<void()> fn) { queue_.push({std::max(t, now_), seq_++, std::move(fn)}); }
     auto sleep(time_point::duration d) {
         return asio::async_initiate<const asio::use_awaitable_t<>&, void()>(
@@ -562,12 +568,12 @@ public:
     void start(process& p) {
         p.up = true;
         p.window = std::make_unique<eng::call_window>(io_.get_executor(), o_.pool);
-        p.gate = std::make_shared<sim_gate>(limits_, [this] { return now_; }, o_.break_send_time_check);
+        p.gate = std::make_shared<sim_gate>(limits_, clock_, o_.break_send_time_check);
         p.api = make_api(p);
         p.ports.api = p.api.get();
         p.ports.gate = p.gate.get();
         p.ports.do_not_contact = nullptr;
-        p.ports.clock = [this] { return now_; };
+        p.ports.clock = &clock_;
         p.ports.backoff = {2'000, 600'000};
         p.context.gate = p.gate.get();
         p.context.stopping = [] { return false; };
