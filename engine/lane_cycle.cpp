@@ -20,8 +20,9 @@ void finished_calls::let_go() {
     std::vector<call_outcome>().swap(outcomes);
 }
 
-settle_decisions decide_settle(finished_calls& done, const lane_context& ctx, cs::time_point now) {
+settle_decisions decide_settle(finished_calls& done, const lane_context& ctx) {
     settle_decisions d;
+    const cs::time_point now = ctx.clock->now();
     const std::size_t n = done.calls.size();
     d.nexts.reserve(n);
     d.outcomes.reserve(n);
@@ -64,7 +65,7 @@ namespace {
 bool stopping(const lane_context& ctx) { return ctx.stopping && ctx.stopping(); }
 
 // Steps 3 and 4 over the cycle's batch (the settled rows that go on, then the claimed ones).
-void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& batch, cs::time_point now) {
+void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& batch) {
     if (batch.empty()) {
         // The settle's posts and voids, and its rows' wakes.
         store.ledger().reserve({}, [&](std::span<const planner::verdict>) { store.write(batch); });
@@ -91,7 +92,7 @@ void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& bat
         variants.push_back(c.variant);
     }
     try {
-        plan_cycle(items, ports, now, [&] {
+        plan_cycle(items, ports, ctx.clock->now(), [&] {
             for (std::size_t i = 0; i < batch.size(); ++i) {
                 lane_row& c = batch[i];
                 plan_item& it = items[i];
@@ -115,12 +116,12 @@ void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& bat
 }  // namespace
 
 lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::optional<finished_calls>& pending,
-                             std::size_t room, cs::time_point now) {
+                             std::size_t room) {
     std::vector<lane_row> batch;  // the settled rows that go on at once (lane_row::settled), then the claimed ones
     lane_cycle_result result;
     try {
         if (pending) {
-            settle_decisions d = decide_settle(*pending, ctx, now);
+            settle_decisions d = decide_settle(*pending, ctx);
             // No row goes on when a call found its account unavailable or the key out of credits
             // (the settle parks rows), nor once the worker is stopping.
             if (stopping(ctx) || !d.unavailable.empty() || !d.out_of_credits.empty()) {
@@ -143,7 +144,7 @@ lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::op
         } else {
             result.drained = stopping(ctx);
         }
-        plan(store, ctx, batch, now);
+        plan(store, ctx, batch);
         result.counts.transitions += batch.size();
         store.commit();
         for (auto& c : batch) {
@@ -168,20 +169,20 @@ lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::op
     return result;
 }
 
-cycle_counts settle_alone(lane_store& store, const lane_context& ctx, finished_calls& pending, cs::time_point now) {
+cycle_counts settle_alone(lane_store& store, const lane_context& ctx, finished_calls& pending) {
     cycle_counts counts;
     if (pending.again) {
         store.settle_again(*pending.again);
         counts.calls = pending.again->calls;
     } else {
-        settle_decisions d = decide_settle(pending, ctx, now);
+        settle_decisions d = decide_settle(pending, ctx);
         std::fill(d.due_now.begin(), d.due_now.end(), false);
         store.settle(pending, d, nullptr);
         counts.calls = d.nexts.size();
     }
     counts.transitions = counts.calls;
     std::vector<lane_row> none;
-    plan(store, ctx, none, now);
+    plan(store, ctx, none);
     store.commit();
     return counts;
 }

@@ -15,6 +15,7 @@
 #pragma once
 
 #include "engine/call_gate.hpp"
+#include "engine/clock.hpp"
 #include "engine/cycle_plan.hpp"
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
@@ -128,6 +129,9 @@ public:
 // What a lane's cycle decides with, besides the store.
 struct lane_context {
     call_gate* gate = nullptr;
+    // Read when the settle is decided, and again for the plan once the claim is in: a row the
+    // claim found due (by the database's clock at the transaction's start) is due to the plan.
+    const clock_port* clock = &system_clock();
     std::function<bool()> stopping;  // no claim, no row held on
     // An outcome the state machine refused (its row fails), a due inbox event it refused, and a
     // call that found the API refusing the key itself (the worker stops).
@@ -149,17 +153,16 @@ struct lane_cycle_result {
 };
 
 // Step 1's decisions: the gate told each outcome (once: `done.gated`), then planner::settle.
-settle_decisions decide_settle(finished_calls& done, const lane_context& ctx, campaigns::time_point now);
+settle_decisions decide_settle(finished_calls& done, const lane_context& ctx);
 
 // Steps 1-5 in one transaction of `store`. `pending` is reset once committed. On a throw, the
 // gate's takes for the plan's calls have been given back; `pending` is kept (with its replay) for
 // settle_alone.
 lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::optional<finished_calls>& pending,
-                             std::size_t room, campaigns::time_point now);
+                             std::size_t room);
 
 // The settle of `pending` on its own, in one transaction of `store` (after a failed cycle):
 // written again from its replay when the failed cycle had written it, every row released.
-cycle_counts settle_alone(lane_store& store, const lane_context& ctx, finished_calls& pending,
-                          campaigns::time_point now);
+cycle_counts settle_alone(lane_store& store, const lane_context& ctx, finished_calls& pending);
 
 }  // namespace orch::engine

@@ -129,7 +129,6 @@ struct worker::impl {
     }
 
     const clock_port* clock = &system_clock();  // the engine's time source
-    cs::time_point now() const { return clock->now(); }
 
     // What a lane's cycle decides with besides its store (set by run() once the gate is made).
     lane_context context;
@@ -154,7 +153,7 @@ lane_cycle_result worker::impl::cycle(pqxx::connection& conn, std::optional<fini
                                      const std::string& owner, claim_sweep& sweep, std::size_t room) {
     try {
         pg_lane_store store(conn, {cfg, cache, stats, *clock, owner, sweep});
-        auto r = lane_cycle(store, context, pending, room, now());
+        auto r = lane_cycle(store, context, pending, room);
         committed(r.counts);
         return r;
     } catch (...) {
@@ -212,7 +211,7 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<finished_c
     }
     try {
         pg_lane_store store(conn, {cfg, cache, stats, *clock, owner, sweep});
-        committed(engine::settle_alone(store, context, *pending, now()));
+        committed(engine::settle_alone(store, context, *pending));
     } catch (const std::exception& e) {
         spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
                       pending->again ? pending->again->calls : pending->calls.size(), e.what());
@@ -446,6 +445,7 @@ int worker::run(bool exit_when_idle) {
     m.ports.clock = m.clock;
     m.ports.backoff = m.backoff;
     m.context.gate = m.gate.get();
+    m.context.clock = m.clock;
     m.context.stopping = [&m] { return m.stopping.load(); };
     m.context.outcome_refused = [](std::int64_t enrollment_id, const std::string& why) {
         spdlog::error("worker: enrollment={} result refused by the state machine: {}", enrollment_id, why);

@@ -354,9 +354,15 @@ struct counting_after_gate final : eng::call_gate {
     void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override { ++given_back; }
 };
 
+struct fixed_clock final : eng::clock_port {
+    cs::time_point now() const override { return t0; }
+};
+const fixed_clock at_t0;
+
 eng::lane_context context_over(eng::call_gate& gate, bool& stopping) {
     eng::lane_context ctx;
     ctx.gate = &gate;
+    ctx.clock = &at_t0;
     ctx.stopping = [&stopping] { return stopping; };
     return ctx;
 }
@@ -368,7 +374,7 @@ TEST(LaneCycle, ARowDueAgainAtOnceGoesOnInTheCycleThatSettledIt) {
     recording_store store;
     store.due = {due_row(7)};
     std::optional<eng::finished_calls> pending = came_back({true, false});
-    auto r = eng::lane_cycle(store, ctx, pending, 4, t0);
+    auto r = eng::lane_cycle(store, ctx, pending, 4);
     EXPECT_FALSE(pending);
     EXPECT_EQ(gate.told, 2);
     EXPECT_EQ(store.due_now_seen, (std::vector<bool>{true, false}));
@@ -395,7 +401,7 @@ TEST(LaneCycle, NothingGoesOnWhenACallFoundItsAccountUnavailableOrTheLaneIsStopp
         if (unavailable) {
             pending->outcomes[1].consequence = eng::call_consequence::pause_account;
         }
-        auto r = eng::lane_cycle(store, ctx, pending, 4, t0);
+        auto r = eng::lane_cycle(store, ctx, pending, 4);
         EXPECT_EQ(store.due_now_seen, (std::vector<bool>{false, false}));
         EXPECT_TRUE(r.calls.empty());
         EXPECT_EQ(r.counts.chained, 0u);
@@ -410,14 +416,14 @@ TEST(LaneCycle, AFailedCycleGivesBackItsTakesAndItsSettleIsWrittenAgainAlone) {
     store.fail_commits = true;
     store.due = {due_row(7), due_row(8)};
     std::optional<eng::finished_calls> pending = came_back({true, false});
-    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4, t0), std::runtime_error);
+    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4), std::runtime_error);
     EXPECT_EQ(gate.taken, 3);       // the held row and the two claimed ones
     EXPECT_EQ(gate.given_back, 3);  // once each: the commit failed after the plan
     ASSERT_TRUE(pending);
     ASSERT_TRUE(pending->again);    // the settle stands for the batch, let go
     EXPECT_TRUE(pending->batch.empty());
     store.fail_commits = false;
-    const auto counts = eng::settle_alone(store, ctx, *pending, t0);
+    const auto counts = eng::settle_alone(store, ctx, *pending);
     EXPECT_EQ(store.settles_again, 1);
     EXPECT_EQ(store.settles, 1);  // not decided again
     EXPECT_EQ(gate.told, 2);      // the gate was told each outcome once
@@ -451,12 +457,12 @@ TEST(LaneCycle, ASettleThatFailedBeforeItWasWrittenIsDecidedAgainWithoutTellingT
         void commit() override { inner.commit(); }
     } store;
     std::optional<eng::finished_calls> pending = came_back({true, false});
-    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4, t0), std::runtime_error);
+    EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4), std::runtime_error);
     ASSERT_TRUE(pending);
     EXPECT_FALSE(pending->again);
     EXPECT_EQ(pending->batch.size(), 2u);  // kept whole: nothing was written
     store.fail = false;
-    const auto counts = eng::settle_alone(store, ctx, *pending, t0);
+    const auto counts = eng::settle_alone(store, ctx, *pending);
     EXPECT_EQ(store.inner.settles, 1);
     EXPECT_EQ(store.inner.due_now_seen, (std::vector<bool>{false, false}));  // released, not held
     EXPECT_EQ(gate.told, 2);

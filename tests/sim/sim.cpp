@@ -576,6 +576,7 @@ public:
         p.ports.clock = &clock_;
         p.ports.backoff = {2'000, 600'000};
         p.context.gate = p.gate.get();
+        p.context.clock = &clock_;
         p.context.stopping = [] { return false; };
         p.context.outcome_refused = [this](std::int64_t enrollment, const std::string& why) {
             violation("enrollment " + std::to_string(enrollment) + ": the machine refused an outcome: " + why);
@@ -1075,7 +1076,7 @@ void simulation::cycle(process& p) {
     }
     const std::size_t room = o_.batch > p.held.size() ? o_.batch - p.held.size() : 0;
     sim_store store(*this, p);
-    auto r = eng::lane_cycle(store, p.context, pending, room, now_);
+    auto r = eng::lane_cycle(store, p.context, pending, room);
     chained_ += r.counts.chained;
     // The simulated operator raises a paused campaign's budget three hours after a cycle saw it.
     if (campaign_paused_ && !budget_raise_scheduled_) {
