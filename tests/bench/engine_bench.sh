@@ -194,8 +194,16 @@ SQL
     # the diagnostics below add their own).
     read -r p0 r0 s0 idle0 <<<"$cpu0"
     local p1 r1 s1 idle wcpu=0
-    p1="$(cpu_of "$pg_pid")" r1="$(cpu_of "$redis_pid")" s1="$(cpu_of "$sandbox_pid")"
     idle="$(awk -v i="$idle0" -v k="$ticks" '/^cpu /{print ($5 + $6 - i) / k}' /proc/stat)"
+    # The workers' backends end a moment after the workers: read once they have, or a backend
+    # exiting between the read of the postmaster's children and their reaping is missed (runs
+    # showed a few µs of Postgres CPU per transition instead of some 45).
+    for _ in $(seq 1 50); do
+        [ "$(psql -At "$admin_url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'")" = 0 ] && break
+        sleep 0.02
+    done
+    sleep 0.1
+    p1="$(cpu_of "$pg_pid")" r1="$(cpu_of "$redis_pid")" s1="$(cpu_of "$sandbox_pid")"
     for i in $(seq 1 "$n"); do
         wcpu=$(awk -v a="$wcpu" -v f="$work/rss-$n-$i" 'BEGIN {getline l < f; split(l, x, " "); print a + x[3] + x[4]}')
     done
