@@ -1,7 +1,8 @@
 // orch::engine clock: the time source of the engine's decisions, a port. The worker reads the
 // system clock; the seeded simulation (tests/sim) its own simulated clock, so that a seed replays
-// exactly. Randomness is injected the same way, as a seeded std::mt19937_64 (the standard's
-// uniform random bit generator), never drawn from a global source.
+// exactly. The call path's randomness (the backoff's jitter) is handed in the same way, as a
+// seeded std::mt19937_64 (the standard's uniform random bit generator); the simulation seeds it
+// from the run's seed.
 #pragma once
 
 #include "campaigns/campaigns.hpp"

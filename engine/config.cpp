@@ -348,7 +348,7 @@ settings_result load_settings(const settings_sources& src, const settings_needs&
             out.problems.push_back("unknown setting '" + name + "'");
             continue;
         }
-        apply(out.value, *row, value, "flag --" + name, out.problems);
+        apply(out.value, *row, value, "flag --" + dashed(name), out.problems);
     }
     if (out.value.worker_id.empty()) {
         char host[256] = {};

@@ -1641,7 +1641,13 @@ int main(int argc, char** argv) {
     // inbox list|show|reply|mark, campaign watch (inbox_watch.hpp).
     orch::cli::add_inbox_and_watch_commands(app, action, [&] { return load(g, need(true, false, false)); });
 
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        // Help answers 0; a mistake in the command line is the caller's, exit 2 as every other
+        // (CLI11's own codes, 105-109, would mean nothing to a script).
+        return app.exit(e) == 0 ? 0 : 2;
+    }
     try {
         return action ? action() : 0;
     } catch (const usage_error& e) {

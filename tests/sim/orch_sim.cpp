@@ -1,6 +1,6 @@
 // orch-sim: runs the seeded simulation of the engine (tests/sim/sim.hpp) for one seed (replay),
 // a range of seeds, or as a soak for a number of seconds. Exit status 1 when any seed broke a
-// guarantee; each such seed is printed with its violations.
+// guarantee; each such seed is printed with its violations. Exit status 2 for a bad option.
 #include "tests/sim/sim.hpp"
 
 #include <CLI/CLI.hpp>
@@ -18,8 +18,14 @@ int main(int argc, char** argv) {
     orch::sim::options base;
     bool verbose = false;
     const auto share = CLI::Range(0.0, 1.0);
-    app.add_option("--seed", seed, "the first seed (a failing seed replays exactly)")->capture_default_str();
-    app.add_option("--seeds", seeds, "how many seeds from --seed")->capture_default_str()->check(CLI::PositiveNumber);
+    // Bounded so that seed + seeds cannot wrap around (a negative --seed would read as 2^64 - 1).
+    constexpr std::uint64_t max_seed = std::uint64_t{1} << 62;
+    app.add_option("--seed", seed, "the first seed (a failing seed replays exactly)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::uint64_t{0}, max_seed));
+    app.add_option("--seeds", seeds, "how many seeds from --seed")
+        ->capture_default_str()
+        ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1'000'000'000}));
     app.add_option("--soak-seconds", soak_seconds, "run seeds from --seed until this many seconds passed")
         ->check(CLI::NonNegativeNumber);
     app.add_option("--leads", base.leads, "leads per seed")->capture_default_str()->check(CLI::Range(1, 100'000));
@@ -44,7 +50,11 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(share);
     app.add_flag("--verbose", verbose, "print every seed's summary");
-    CLI11_PARSE(app, argc, argv);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        return app.exit(e) == 0 ? 0 : 2;  // help: 0; a bad option: 2, as the orchestrator's CLI
+    }
     spdlog::set_level(spdlog::level::off);
     const bool by_seed = base.processes == 0;
     base.lost_before_effect = base.lost_after_effect;

@@ -107,7 +107,7 @@ TEST(EngineConfig, QuotaAndSwitchProblemsNameTheirSource) {
     src.flags = {{"invite_per_day", "-5"}};
     auto r = load_settings(src, settings_needs{});
     EXPECT_TRUE(mentions(r.problems, "environment ORCH_RAMP_UP: ramp_up must be true or false")) << r.problems.size();
-    EXPECT_TRUE(mentions(r.problems, "flag --invite_per_day: invite_per_day must be between -1"));
+    EXPECT_TRUE(mentions(r.problems, "flag --invite-per-day: invite_per_day must be between -1"));
 }
 
 TEST(EngineConfig, AdminTokenComesFromTheEnvironmentOnly) {

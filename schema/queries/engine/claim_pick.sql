@@ -1,5 +1,7 @@
 -- claim_pick($1 limit): the ids of up to $1 due enrollments that no other transaction holds, in
--- due order. Run inside a savepoint that is rolled back at once (worker.cpp, claim): its row
+-- due order, over the whole table (the worker picks by slices, engine/claim_pick_slices, which
+-- does the same per slice; the tests run this one). Run inside a savepoint that is rolled back at
+-- once (engine/pg_lane_store.cpp, claim): its row
 -- locks only split the due rows between concurrent claims; engine/claim_due then locks the picked
 -- rows for the transaction, under a fresh snapshot.
 -- Why two statements: in READ COMMITTED, FOR UPDATE on a row that another claim leased and

@@ -1,6 +1,6 @@
 -- wake_budget_waits($1 campaign id): the campaign's budget caps were changed. Its leads that wait
 -- for a per-day or per-account cap (wait codes day_budget and account_budget, written by
--- engine/worker.cpp finish_ledger) become due now; a lead whose cap still refuses it waits again
+-- the ledger's refusal, planner::ledger_refused) become due now; a lead whose cap still refuses it waits again
 -- with the same code. Parked rows (due_at infinity: paused campaign, unavailable account) are
 -- left to engine/unpark.
 UPDATE enrollments SET due_at = now(), next_run_at = now()
