@@ -51,6 +51,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 #include <unistd.h>
@@ -938,18 +940,31 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     for (const auto& st : statuses) {
         steps_t.columns.push_back(st);
     }
+    std::set<std::string> defined;
+    auto add_step = [&](const std::string& id, const std::string& kind, const std::string& label) {
+        json counts = json::object();
+        std::vector<std::string> r = {label, kind};
+        for (const auto& st : statuses) {
+            const auto n = at[id][st];
+            counts[st] = n;
+            r.push_back(std::to_string(n));
+        }
+        steps.push_back({{"id", id}, {"kind", kind}, {"leads", counts}});
+        steps_t.rows.push_back(std::move(r));
+    };
     if (definition.is_object() && definition.contains("steps") && definition["steps"].is_array()) {
         for (const auto& step : definition["steps"]) {
             const std::string id = step.value("id", "");
-            json counts = json::object();
-            std::vector<std::string> r = {id, step.value("kind", "")};
-            for (const auto& st : statuses) {
-                const auto n = at[id][st];
-                counts[st] = n;
-                r.push_back(std::to_string(n));
-            }
-            steps.push_back({{"id", id}, {"kind", step.value("kind", "")}, {"leads", counts}});
-            steps_t.rows.push_back(std::move(r));
+            defined.insert(id);
+            add_step(id, step.value("kind", ""), id);
+        }
+    }
+    // Leads past the last step (the machine clears a finished lead's step: id "") and leads at a
+    // step only an older version has, after the current version's steps: without these rows a
+    // finished lead was counted at no step.
+    for (const auto& [id, by_status] : at) {
+        if (defined.count(id) == 0) {
+            add_step(id, "", id.empty() ? "(ended)" : id + " (older version)");
         }
     }
     // lifecycle: the campaign's dates (null when not set)
@@ -972,7 +987,7 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     for (const auto& key : {"credits", "per_day", "per_account", "available", "reserved", "spent"}) {
         summary_t.rows.push_back({std::string("budget.") + key, budget.is_null() ? "" : cell(budget[key])});
     }
-    summary_t.rows.push_back({"steps", std::to_string(steps.size())});
+    summary_t.rows.push_back({"steps", std::to_string(defined.size())});
     text_table funnel_t{"funnel", {"stage", "count"}, {}};
     for (const auto& key : {"found", "checked", "invited", "accepted", "messaged", "replied", "failed", "skipped", "live",
                             "credits"}) {

@@ -220,6 +220,21 @@ TEST_F(LifecyclePg, ACampaignWhoseLeadsAllFinishIsCompletedAndNewLeadsMakeItActi
     EXPECT_EQ(shown["summary"]["state"], "completed");
     EXPECT_EQ(shown["summary"]["live"], 0);
     EXPECT_EQ(shown["steps"][0]["leads"]["done"], 2);
+    // Leads the machine finished have no step: they show on a row of their own, after the steps.
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("UPDATE enrollments SET step = '' WHERE status = 'done'");
+        tx.commit();
+    }
+    auto ended = json::parse(env_->run({"campaign", "show", "c", "--format", "json"}).output, nullptr, false);
+    ASSERT_TRUE(ended.is_object());
+    ASSERT_FALSE(ended["steps"].empty());
+    EXPECT_EQ(ended["steps"][0]["leads"]["done"], 0);
+    EXPECT_EQ(ended["steps"].back()["id"], "");
+    EXPECT_EQ(ended["steps"].back()["leads"]["done"], 2);
+    auto table = env_->run({"campaign", "show", "c", "--section", "steps"});
+    EXPECT_NE(table.output.find("(ended)"), std::string::npos) << table.output;
 
     // The same audience again: nothing new, it stays completed.
     auto same = env_->run({"campaign", "apply", write("c", {"p1", "p2"})});
