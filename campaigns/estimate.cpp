@@ -145,10 +145,29 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             f.per_working_day = static_cast<std::int64_t>(per_day * static_cast<double>(senders));
             f.working_days = per_day == 0 ? 1e9 : static_cast<double>(f.calls_max) / (per_day * static_cast<double>(senders));
         }
+        f.working_days_new_accounts = f.working_days;
+        if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end() && rp->second.first > 0) {
+            // Day by day: working day i allows min(first + increase x i, the quota above).
+            const double need = static_cast<double>(f.calls_max) / static_cast<double>(senders);
+            double done = 0;
+            double days = 0;
+            for (std::int64_t i = 0; done < need && i < 100'000; ++i) {
+                const double today = std::min(per_day, static_cast<double>(rp->second.first + rp->second.second * i));
+                if (done + today >= need) {
+                    days += (need - done) / today;
+                    done = need;
+                } else {
+                    done += today;
+                    days += 1;
+                }
+            }
+            f.working_days_new_accounts = days;
+        }
         if (f.working_days > r.working_days) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;
         }
+        r.working_days_new_accounts = std::max(r.working_days_new_accounts, f.working_days_new_accounts);
         r.actions.push_back(std::move(f));
     }
     if (c.budget_per_day_credits) {
@@ -157,10 +176,12 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
         f.calls_max = in.leads * p.max_credits;
         f.per_working_day = *c.budget_per_day_credits;
         f.working_days = static_cast<double>(f.calls_max) / static_cast<double>(*c.budget_per_day_credits);
+        f.working_days_new_accounts = f.working_days;
         if (f.working_days > r.working_days) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;
         }
+        r.working_days_new_accounts = std::max(r.working_days_new_accounts, f.working_days_new_accounts);
         r.actions.push_back(std::move(f));
     }
     if (c.budget_per_account_credits) {
@@ -168,6 +189,8 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     }
     r.calendar_days = r.working_days * 7.0 / working_days_per_week +
                       static_cast<double>(r.longest_wait.count()) / 86'400.0;
+    r.calendar_days_new_accounts = r.working_days_new_accounts * 7.0 / working_days_per_week +
+                                   static_cast<double>(r.longest_wait.count()) / 86'400.0;
     return r;
 }
 

@@ -17,6 +17,10 @@
 // on any path is added once (the last leads still wait after their last call). Rough by nature:
 // acceptance and reply rates are unknown before launch, so the figures are bounds.
 //
+// Ramp-up: accounts new to the orchestrator start an action's day quota lower and raise it day by
+// day (estimate_input::ramp); the same forecast is also given for such senders, day by day
+// (action_forecast::working_days_new_accounts), beside the one for senders past their ramp-up.
+//
 // Budget caps: a `budget_per_day_credits` cap is one more bottleneck row, "credits (day cap)":
 // the costliest path's step credits over the audience, at most the cap per day (the audience
 // search is not drawn from it). A `budget_per_account_credits` cap bounds what all senders
@@ -43,6 +47,9 @@ struct estimate_input {
     // the quota in force; absent or negative = unlimited.
     std::map<std::string, std::int64_t> per_day;
     std::map<std::string, std::int64_t> per_week;
+    // Per action, a new account's first-day quota and its daily increase (limits::ramp_up);
+    // absent or a first-day quota of 0: no ramp-up.
+    std::map<std::string, std::pair<std::int64_t, std::int64_t>> ramp;
     std::int64_t senders = 1;
 };
 
@@ -51,6 +58,7 @@ struct action_forecast {
     std::int64_t calls_max = 0;      // over the whole audience, worst case
     std::int64_t per_working_day = -1;  // all senders together; -1 = unlimited
     double working_days = 0;         // calls_max / per_working_day (0 when unlimited)
+    double working_days_new_accounts = 0;  // the same for senders starting their ramp-up
 };
 
 struct estimate_result {
@@ -63,6 +71,8 @@ struct estimate_result {
     std::vector<action_forecast> actions;
     std::string bottleneck;          // the slowest action ("" when nothing is limited)
     double working_days = 0;         // the bottleneck's working days
+    double working_days_new_accounts = 0;  // the slowest action's for senders starting their ramp-up
+    double calendar_days_new_accounts = 0;
     std::chrono::seconds longest_wait{0};  // waits and delays on the longest path
     double calendar_days = 0;        // working days over the schedule's week, plus the waits
 };

@@ -755,6 +755,17 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     quota("send", s.send_per_day, s.send_per_week);
     quota("visit", s.visit_per_day, s.visit_per_week);
     quota("withdraw", s.withdraw_per_day, s.withdraw_per_week);
+    // New accounts' ramp-up, as the limits gate applies it (none with ramp_up: false).
+    {
+        const auto limits = orch::engine::limiter_settings(s);
+        for (const auto& [name, a] : {std::pair{"invite", orch::limits::action::invite},
+                                      std::pair{"send", orch::limits::action::send},
+                                      std::pair{"visit", orch::limits::action::visit},
+                                      std::pair{"withdraw", orch::limits::action::withdraw}}) {
+            const auto& ramp = limits.actions[static_cast<std::size_t>(a)].ramp;
+            in.ramp[name] = {ramp.start_per_day, ramp.step_per_day};
+        }
+    }
     auto r = cs::estimate(c.value, in);
     auto finish = std::chrono::system_clock::now() +
                   std::chrono::seconds(static_cast<std::int64_t>(r.calendar_days * 86'400.0));
@@ -773,13 +784,16 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"working_days", r.working_days},
                                 {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
                                 {"calendar_days", r.calendar_days},
-                                {"finish_around", finish_day}};
+                                {"finish_around", finish_day},
+                                {"new_accounts", {{"working_days", r.working_days_new_accounts},
+                                                  {"calendar_days", r.calendar_days_new_accounts}}}};
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
                                     {"calls_max", a.calls_max},
                                     {"per_working_day", a.per_working_day},
-                                    {"working_days", a.working_days}});
+                                    {"working_days", a.working_days},
+                                    {"working_days_new_accounts", a.working_days_new_accounts}});
         }
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -808,16 +822,22 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                     "in the costliest case some leads would wait\n",
                     static_cast<long long>(r.account_cap_credits), c.value.accounts.size());
     }
-    std::printf("  %-18s %10s %14s %12s\n", "action", "calls (max)", "per work day", "work days");
+    std::printf("  %-18s %10s %14s %12s %12s\n", "action", "calls (max)", "per work day", "work days",
+                "new senders");
     for (const auto& a : r.actions) {
         std::string per = a.per_working_day < 0 ? "unlimited" : std::to_string(a.per_working_day);
-        std::printf("  %-18s %10lld %14s %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max), per.c_str(),
-                    a.working_days);
+        std::printf("  %-18s %10lld %14s %12.1f %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max),
+                    per.c_str(), a.working_days, a.working_days_new_accounts);
     }
     std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
                 "finishing around %s\n",
                 r.calendar_days, r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
                 r.working_days, static_cast<double>(r.longest_wait.count()) / 86'400.0, finish_day.c_str());
+    if (r.calendar_days_new_accounts > r.calendar_days + 0.05) {
+        std::printf("  new senders  about %.1f calendar days for accounts new to the orchestrator: their day quotas "
+                    "start lower and ramp up (ramp_up)\n",
+                    r.calendar_days_new_accounts);
+    }
     return 0;
 }
 

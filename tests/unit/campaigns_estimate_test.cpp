@@ -76,6 +76,26 @@ TEST(CampaignEstimate, TheTightestQuotaIsTheBottleneckAndSetsTheCalendar) {
     EXPECT_DOUBLE_EQ(r.calendar_days, 14.0 + 7.0);
 }
 
+TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
+    auto in = one_credit_each(400);
+    in.senders = 2;
+    in.per_day["invite"] = 40;          // 80 a working day for both: 5 working days once ramped up
+    in.ramp["invite"] = {20, 10};       // a new account: 20, 30, 40, 40, ... invites a day
+    in.per_day["send"] = 100;
+    in.ramp["send"] = {0, 0};           // no ramp-up: the same either way
+    auto r = estimate(load(canonical), in);
+    EXPECT_EQ(r.bottleneck, "invite");
+    EXPECT_DOUBLE_EQ(r.working_days, 5.0);
+    // Per sender 200 invites: 20 + 30 + 40 + 40 + 40 = 170 in 5 days, the last 30 in 0.75 of a day.
+    EXPECT_DOUBLE_EQ(r.working_days_new_accounts, 5.75);
+    EXPECT_DOUBLE_EQ(r.calendar_days_new_accounts, 5.75 * 7.0 / 5.0 + 7.0);
+    for (const auto& a : r.actions) {
+        if (a.action == "send") {
+            EXPECT_DOUBLE_EQ(a.working_days_new_accounts, a.working_days);
+        }
+    }
+}
+
 TEST(CampaignEstimate, AWeekQuotaSpreadOverWorkingDaysCanBeTheTighterOne) {
     auto in = one_credit_each(100);
     in.per_day["invite"] = 80;
