@@ -106,7 +106,7 @@ const std::vector<setting_row>& rows() {
         {"lease_seconds", "", "worker: lease of a claimed call before others reconcile it (default 60)",
          number(&settings::lease_seconds, 5, 3600)},
         {"idle_poll_ms", "", "worker: pause when nothing is due (default 200)", number(&settings::idle_poll_ms, 1, 60'000)},
-        {"settle_delay_ms", "", "worker: longest a finished call waits to be settled with others (default 5)",
+        {"settle_delay_ms", "", "worker: how long a finished call waits for others to settle with it while calls run (default 5)",
          number(&settings::settle_delay_ms, 0, 1'000)},
         {"progress_log_seconds", "", "worker: seconds between progress log lines, 0 for none (default 60)",
          number(&settings::progress_log_seconds, 0, 86'400)},
