@@ -52,6 +52,62 @@ struct path_summary {
     std::chrono::seconds max_wait{0};
 };
 
+// Working days for `need` calls of one sender that starts its ramp-up (estimate_input::ramp) on
+// the schedule's first working day of a week: week by week, each allowing the smaller of the
+// week quota and the sum of its working days' day quotas (the ramped account quota, calendar day
+// c after the first at min(quota, first + increase x c), and the day quota); the last week's
+// calls spread over its working days. Once a week is fully ramped up the rest goes at the steady
+// pace, `steady_days` for the whole need.
+double ramped_working_days(double need, std::int64_t per_day, std::int64_t per_week, const estimate_input::ramp_input& rp,
+                           const std::array<bool, 7>& days, double steady_days) {
+    if (rp.account_per_day < 0 || rp.first_day <= 0 || need <= 0) {
+        return steady_days;
+    }
+    int first = 0;
+    while (first < 7 && !days[static_cast<std::size_t>(first)]) {
+        ++first;
+    }
+    if (first == 7) {
+        return steady_days;
+    }
+    const double working_per_week = static_cast<double>(std::count(days.begin(), days.end(), true));
+    const double steady_per_day = need / steady_days;  // what a working day allows once ramped up
+    double done = 0;
+    double working = 0;
+    for (std::int64_t week = 0;; ++week) {
+        double allowed = 0;
+        bool ramped_up = true;
+        for (int d = 0; d < 7; ++d) {
+            if (!days[static_cast<std::size_t>((first + d) % 7)]) {
+                continue;
+            }
+            const std::int64_t calendar_day = week * 7 + d;
+            const std::int64_t ramp = rp.first_day + rp.increase * calendar_day;
+            ramped_up = ramped_up && ramp >= rp.account_per_day;
+            double today = static_cast<double>(std::min(rp.account_per_day, ramp));
+            if (per_day >= 0) {
+                today = std::min(today, static_cast<double>(per_day));
+            }
+            allowed += today;
+        }
+        if (per_week >= 0) {
+            allowed = std::min(allowed, static_cast<double>(per_week));
+        }
+        if (ramped_up) {
+            return working + (need - done) / steady_per_day;  // the steady pace from here on
+        }
+        if (allowed <= 0) {
+            return 1e9;
+        }
+        if (done + allowed >= need || rp.increase <= 0) {
+            // The last week; or every week from here on allows the same (no quota grows).
+            return working + (need - done) / (allowed / working_per_week);
+        }
+        done += allowed;
+        working += working_per_week;
+    }
+}
+
 }  // namespace
 
 estimate_result estimate(const campaign& c, const estimate_input& in) {
@@ -146,22 +202,13 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             f.working_days = per_day == 0 ? 1e9 : static_cast<double>(f.calls_max) / (per_day * static_cast<double>(senders));
         }
         f.working_days_new_accounts = f.working_days;
-        if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end() && rp->second.first > 0) {
-            // Day by day: working day i allows min(first + increase x i, the quota above).
-            const double need = static_cast<double>(f.calls_max) / static_cast<double>(senders);
-            double done = 0;
-            double days = 0;
-            for (std::int64_t i = 0; done < need && i < 100'000; ++i) {
-                const double today = std::min(per_day, static_cast<double>(rp->second.first + rp->second.second * i));
-                if (done + today >= need) {
-                    days += (need - done) / today;
-                    done = need;
-                } else {
-                    done += today;
-                    days += 1;
-                }
-            }
-            f.working_days_new_accounts = days;
+        if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end()) {
+            auto d = in.per_day.find(f.action);
+            auto w = in.per_week.find(f.action);
+            f.working_days_new_accounts = ramped_working_days(
+                static_cast<double>(f.calls_max) / static_cast<double>(senders),
+                d == in.per_day.end() ? -1 : d->second, w == in.per_week.end() ? -1 : w->second, rp->second,
+                c.schedule.days, f.working_days);
         }
         if (f.working_days > r.working_days) {
             r.working_days = f.working_days;

@@ -17,9 +17,11 @@
 // on any path is added once (the last leads still wait after their last call). Rough by nature:
 // acceptance and reply rates are unknown before launch, so the figures are bounds.
 //
-// Ramp-up: accounts new to the orchestrator start an action's day quota lower and raise it day by
-// day (estimate_input::ramp); the same forecast is also given for such senders, day by day
-// (action_forecast::working_days_new_accounts), beside the one for senders past their ramp-up.
+// Ramp-up: an account new to the orchestrator starts an action's day quota lower and raises it
+// every calendar day until the quota (estimate_input::ramp, as the limits gate does); the week
+// quota still holds. The forecast for such senders (action_forecast::working_days_new_accounts)
+// goes week by week: a week allows the smaller of the week quota and its working days' ramped
+// day quotas, spread over those days as above; once ramped up, the weeks are the ones above.
 //
 // Budget caps: a `budget_per_day_credits` cap is one more bottleneck row, "credits (day cap)":
 // the costliest path's step credits over the audience, at most the cap per day (the audience
@@ -47,9 +49,15 @@ struct estimate_input {
     // the quota in force; absent or negative = unlimited.
     std::map<std::string, std::int64_t> per_day;
     std::map<std::string, std::int64_t> per_week;
-    // Per action, a new account's first-day quota and its daily increase (limits::ramp_up);
-    // absent or a first-day quota of 0: no ramp-up.
-    std::map<std::string, std::pair<std::int64_t, std::int64_t>> ramp;
+    // Per action, what ramps up (limits::ramp_up): the account's own day quota (-1: none, then
+    // nothing ramps), a new account's first-day quota (0: no ramp-up) and its daily increase.
+    // per_day above may be tighter (a campaign's limit): it holds as it is.
+    struct ramp_input {
+        std::int64_t account_per_day = -1;
+        std::int64_t first_day = 0;
+        std::int64_t increase = 0;
+    };
+    std::map<std::string, ramp_input> ramp;
     std::int64_t senders = 1;
 };
 

@@ -130,7 +130,9 @@ public:
 struct lane_context {
     call_gate* gate = nullptr;
     // Read when the settle is decided, and again for the plan once the claim is in: a row the
-    // claim found due (by the database's clock at the transaction's start) is due to the plan.
+    // claim found due (by the database's clock at the transaction's start) is due to the plan,
+    // as long as the worker's clock is not behind the database's (a row found not yet due is
+    // written back as it was, and claimed again later).
     const clock_port* clock = &system_clock();
     std::function<bool()> stopping;  // no claim, no row held on
     // An outcome the state machine refused (its row fails), a due inbox event it refused, and a

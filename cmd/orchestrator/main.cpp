@@ -762,14 +762,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                       std::pair{"send", orch::limits::action::send},
                                       std::pair{"visit", orch::limits::action::visit},
                                       std::pair{"withdraw", orch::limits::action::withdraw}}) {
-            const auto& ramp = limits.actions[static_cast<std::size_t>(a)].ramp;
-            in.ramp[name] = {ramp.start_per_day, ramp.step_per_day};
+            const auto& action = limits.actions[static_cast<std::size_t>(a)];
+            in.ramp[name] = {action.limit.per_day, action.ramp.start_per_day, action.ramp.step_per_day};
         }
     }
     auto r = cs::estimate(c.value, in);
-    auto finish = std::chrono::system_clock::now() +
-                  std::chrono::seconds(static_cast<std::int64_t>(r.calendar_days * 86'400.0));
-    auto finish_day = orch::engine::ledger::utc_day(finish);
+    // Beyond a century (a quota of nearly nothing) there is no date to give: the clock's range
+    // ends some 290 years out.
+    const bool finishes = r.calendar_days < 36'500.0;
+    const std::string finish_day =
+        finishes ? orch::engine::ledger::utc_day(std::chrono::system_clock::now() +
+                                                 std::chrono::seconds(static_cast<std::int64_t>(r.calendar_days * 86'400.0)))
+                 : std::string();
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},
                                 {"leads", in.leads},
@@ -784,7 +788,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"working_days", r.working_days},
                                 {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
                                 {"calendar_days", r.calendar_days},
-                                {"finish_around", finish_day},
+                                {"finish_around", finishes ? orch::engine::json(finish_day) : orch::engine::json(nullptr)},
                                 {"new_accounts", {{"working_days", r.working_days_new_accounts},
                                                   {"calendar_days", r.calendar_days_new_accounts}}}};
         j["actions"] = orch::engine::json::array();
@@ -830,9 +834,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                     per.c_str(), a.working_days, a.working_days_new_accounts);
     }
     std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
-                "finishing around %s\n",
+                "%s\n",
                 r.calendar_days, r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
-                r.working_days, static_cast<double>(r.longest_wait.count()) / 86'400.0, finish_day.c_str());
+                r.working_days, static_cast<double>(r.longest_wait.count()) / 86'400.0,
+                finishes ? ("finishing around " + finish_day).c_str() : "not finishing within a century");
     if (r.calendar_days_new_accounts > r.calendar_days + 0.05) {
         std::printf("  new senders  about %.1f calendar days for accounts new to the orchestrator: their day quotas "
                     "start lower and ramp up (ramp_up)\n",

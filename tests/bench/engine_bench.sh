@@ -199,7 +199,7 @@ SQL
     # exiting between the read of the postmaster's children and their reaping is missed (runs
     # showed a few µs of Postgres CPU per transition instead of some 45).
     for _ in $(seq 1 50); do
-        [ "$(psql -At "$admin_url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db'")" = 0 ] && break
+        [ "$(psql -At "$admin_url" -c "SELECT count(*) FROM pg_stat_activity WHERE datname = '$db' AND backend_type = 'client backend'")" = 0 ] && break
         sleep 0.02
     done
     sleep 0.1

@@ -80,13 +80,14 @@ TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
     auto in = one_credit_each(400);
     in.senders = 2;
     in.per_day["invite"] = 40;          // 80 a working day for both: 5 working days once ramped up
-    in.ramp["invite"] = {20, 10};       // a new account: 20, 30, 40, 40, ... invites a day
+    in.ramp["invite"] = {40, 20, 10};   // a new account: 20, 30, 40, 40, ... invites a day
     in.per_day["send"] = 100;
-    in.ramp["send"] = {0, 0};           // no ramp-up: the same either way
+    in.ramp["send"] = {100, 0, 0};      // no ramp-up: the same either way
     auto r = estimate(load(canonical), in);
     EXPECT_EQ(r.bottleneck, "invite");
     EXPECT_DOUBLE_EQ(r.working_days, 5.0);
-    // Per sender 200 invites: 20 + 30 + 40 + 40 + 40 = 170 in 5 days, the last 30 in 0.75 of a day.
+    // Per sender 200 invites, Monday to Friday: the first week allows 20 + 30 + 40 + 40 + 40 = 170;
+    // the second is ramped up (40 a day), the last 30 take 0.75 of a day.
     EXPECT_DOUBLE_EQ(r.working_days_new_accounts, 5.75);
     EXPECT_DOUBLE_EQ(r.calendar_days_new_accounts, 5.75 * 7.0 / 5.0 + 7.0);
     for (const auto& a : r.actions) {
@@ -94,6 +95,36 @@ TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
             EXPECT_DOUBLE_EQ(a.working_days_new_accounts, a.working_days);
         }
     }
+}
+
+TEST(CampaignEstimate, ARampUpInsideTheWeekQuotaCostsNothing) {
+    // The defaults: 80 a day, 200 a week, a new account 20 + 10 a day. Its first working week
+    // allows 20 + 30 + 40 + 50 + 60 = 200, the week quota, as an old account's does.
+    auto in = one_credit_each(1000);
+    in.per_day["invite"] = 80;
+    in.per_week["invite"] = 200;
+    in.ramp["invite"] = {80, 20, 10};
+    auto r = estimate(load(canonical), in);
+    EXPECT_DOUBLE_EQ(r.working_days, 25.0);
+    EXPECT_DOUBLE_EQ(r.working_days_new_accounts, 25.0);
+    // Without a day quota of its own the account has nothing to ramp up.
+    in.ramp["invite"] = {-1, 20, 10};
+    EXPECT_DOUBLE_EQ(estimate(load(canonical), in).working_days_new_accounts, 25.0);
+}
+
+TEST(CampaignEstimate, TheRampCountsCalendarDaysAndHasNoIterationCap) {
+    // Mondays only: the first Monday allows 20, the next (a week later: 90, capped) 40.
+    auto mondays = one_credit_each(100);
+    mondays.per_day["invite"] = 40;
+    mondays.ramp["invite"] = {40, 20, 10};
+    auto r = estimate(load(canonical, "[mon]"), mondays);
+    EXPECT_DOUBLE_EQ(r.working_days, 2.5);
+    EXPECT_DOUBLE_EQ(r.working_days_new_accounts, 1.0 + 80.0 / 40.0);
+    // A quota that never finishes ramping (no increase) goes at its first-day pace to the end.
+    auto slow = one_credit_each(1'000'000);
+    slow.per_day["invite"] = 40;
+    slow.ramp["invite"] = {40, 20, 0};
+    EXPECT_DOUBLE_EQ(estimate(load(canonical), slow).working_days_new_accounts, 1'000'000.0 / 20.0);
 }
 
 TEST(CampaignEstimate, AWeekQuotaSpreadOverWorkingDaysCanBeTheTighterOne) {
