@@ -391,6 +391,46 @@ TEST(LaneCycle, ARowDueAgainAtOnceGoesOnInTheCycleThatSettledIt) {
     EXPECT_EQ(store.commits, 1);
 }
 
+// The plan reads the clock once the claim is in: a row the claim found due by then is due to it.
+TEST(LaneCycle, ThePlanReadsTheClockAfterTheClaim) {
+    struct stepping_clock final : eng::clock_port {
+        cs::time_point t = t0;
+        cs::time_point now() const override { return t; }
+    } clock;
+    struct claim_moves_the_clock final : eng::lane_store {
+        recording_store inner;
+        stepping_clock* clock = nullptr;
+        void settle(eng::finished_calls& d, eng::settle_decisions& s, std::vector<eng::lane_row>* c) override {
+            inner.settle(d, s, c);
+        }
+        void settle_again(const eng::settle_replay& r) override { inner.settle_again(r); }
+        void claim(std::size_t l, std::vector<eng::lane_row>& b) override {
+            inner.claim(l, b);
+            clock->t = t0 + std::chrono::seconds(5);  // the claim took its time
+        }
+        void pending_events(std::span<const eng::lane_row> b, std::span<eng::plan_item> i) override {
+            inner.pending_events(b, i);
+        }
+        void close_lost(std::span<const eng::lane_row> b) override { inner.close_lost(b); }
+        eng::ledger_port& ledger() override { return inner.ledger(); }
+        std::vector<std::int64_t> attempt_ids(std::size_t n) override { return inner.attempt_ids(n); }
+        void write(std::span<const eng::lane_row> b) override { inner.write(b); }
+        void commit() override { inner.commit(); }
+    } store;
+    store.clock = &clock;
+    auto row = due_row(9);
+    row.state.next_run_at = t0 + std::chrono::seconds(3);  // due by the claim's end, not at the cycle's start
+    store.inner.due = {row};
+    counting_after_gate gate;
+    bool stopping = false;
+    auto ctx = context_over(gate, stopping);
+    ctx.clock = &clock;
+    std::optional<eng::finished_calls> none;
+    auto r = eng::lane_cycle(store, ctx, none, 4);
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0]->call->kind, cs::call_kind::invite);
+}
+
 TEST(LaneCycle, NothingGoesOnWhenACallFoundItsAccountUnavailableOrTheLaneIsStopping) {
     for (bool unavailable : {true, false}) {
         counting_after_gate gate;
