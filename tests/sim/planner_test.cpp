@@ -241,7 +241,7 @@ struct allowing_ledger final : eng::ledger_port {
 
 // Holds on to every row the cycle marks due_now (as engine/chain_hold does to those its lane
 // still leases), claims from `due`, and fails its commits while `fail_commits`.
-struct recording_store final : eng::lane_store {
+struct recording_store : eng::lane_store {
     std::vector<eng::lane_row> due;
     bool fail_commits = false;
     int settles = 0, settles_again = 0, writes = 0, commits = 0;
@@ -397,30 +397,17 @@ TEST(LaneCycle, ThePlanReadsTheClockAfterTheClaim) {
         cs::time_point t = t0;
         cs::time_point now() const override { return t; }
     } clock;
-    struct claim_moves_the_clock final : eng::lane_store {
-        recording_store inner;
+    struct claim_moves_the_clock final : recording_store {
         stepping_clock* clock = nullptr;
-        void settle(eng::finished_calls& d, eng::settle_decisions& s, std::vector<eng::lane_row>* c) override {
-            inner.settle(d, s, c);
-        }
-        void settle_again(const eng::settle_replay& r) override { inner.settle_again(r); }
         void claim(std::size_t l, std::vector<eng::lane_row>& b) override {
-            inner.claim(l, b);
+            recording_store::claim(l, b);
             clock->t = t0 + std::chrono::seconds(5);  // the claim took its time
         }
-        void pending_events(std::span<const eng::lane_row> b, std::span<eng::plan_item> i) override {
-            inner.pending_events(b, i);
-        }
-        void close_lost(std::span<const eng::lane_row> b) override { inner.close_lost(b); }
-        eng::ledger_port& ledger() override { return inner.ledger(); }
-        std::vector<std::int64_t> attempt_ids(std::size_t n) override { return inner.attempt_ids(n); }
-        void write(std::span<const eng::lane_row> b) override { inner.write(b); }
-        void commit() override { inner.commit(); }
     } store;
     store.clock = &clock;
     auto row = due_row(9);
     row.state.next_run_at = t0 + std::chrono::seconds(3);  // due by the claim's end, not at the cycle's start
-    store.inner.due = {row};
+    store.due = {row};
     counting_after_gate gate;
     bool stopping = false;
     auto ctx = context_over(gate, stopping);
@@ -476,25 +463,14 @@ TEST(LaneCycle, ASettleThatFailedBeforeItWasWrittenIsDecidedAgainWithoutTellingT
     counting_after_gate gate;
     bool stopping = false;
     const auto ctx = context_over(gate, stopping);
-    struct failing_settle final : eng::lane_store {
-        recording_store inner;
+    struct failing_settle final : recording_store {
         bool fail = true;
         void settle(eng::finished_calls& done, eng::settle_decisions& d, std::vector<eng::lane_row>* chain) override {
             if (fail) {
                 throw std::runtime_error("the settle statement failed");
             }
-            inner.settle(done, d, chain);
+            recording_store::settle(done, d, chain);
         }
-        void settle_again(const eng::settle_replay& r) override { inner.settle_again(r); }
-        void claim(std::size_t l, std::vector<eng::lane_row>& b) override { inner.claim(l, b); }
-        void pending_events(std::span<const eng::lane_row> b, std::span<eng::plan_item> i) override {
-            inner.pending_events(b, i);
-        }
-        void close_lost(std::span<const eng::lane_row> b) override { inner.close_lost(b); }
-        eng::ledger_port& ledger() override { return inner.ledger(); }
-        std::vector<std::int64_t> attempt_ids(std::size_t n) override { return inner.attempt_ids(n); }
-        void write(std::span<const eng::lane_row> b) override { inner.write(b); }
-        void commit() override { inner.commit(); }
     } store;
     std::optional<eng::finished_calls> pending = came_back({true, false});
     EXPECT_THROW(eng::lane_cycle(store, ctx, pending, 4), std::runtime_error);
@@ -503,11 +479,11 @@ TEST(LaneCycle, ASettleThatFailedBeforeItWasWrittenIsDecidedAgainWithoutTellingT
     EXPECT_EQ(pending->batch.size(), 2u);  // kept whole: nothing was written
     store.fail = false;
     const auto counts = eng::settle_alone(store, ctx, *pending);
-    EXPECT_EQ(store.inner.settles, 1);
-    EXPECT_EQ(store.inner.due_now_seen, (std::vector<bool>{false, false}));  // released, not held
+    EXPECT_EQ(store.settles, 1);
+    EXPECT_EQ(store.due_now_seen, (std::vector<bool>{false, false}));  // released, not held
     EXPECT_EQ(gate.told, 2);
     EXPECT_EQ(counts.calls, 2u);
-    EXPECT_EQ(store.inner.commits, 1);
+    EXPECT_EQ(store.commits, 1);
 }
 
 }  // namespace
