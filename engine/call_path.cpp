@@ -125,7 +125,7 @@ void after_call(const call_path_ports& ports, const call_job& job, const std::op
 // The coroutine keeps only what lives across its one suspension (the checked port):
 // the outcomes are built by the plain functions above into the caller's `out`, so a call in
 // flight holds no copies of them.
-asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, std::mt19937_64& rng,
+asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, random_port& rng,
                                    call_outcome& out) {
     if (not_sent(ports, job, out)) {
         co_return;

@@ -49,7 +49,7 @@ struct call_job {
 // outcome). `ports`, `job`, `rng` and `out` must outlive the returned awaitable (the caller
 // co_awaits it at once, on its own frame's locals: a copy per call in flight would be memory per
 // in-flight lead).
-boost::asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, std::mt19937_64& rng,
+boost::asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job& job, random_port& rng,
                                           call_outcome& out);
 
 // At most `limit` calls in flight on one executor; the rest wait as plain jobs (no coroutine

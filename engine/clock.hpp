@@ -1,8 +1,6 @@
 // orch::engine clock: the time source of the engine's decisions, a port. The worker reads the
 // system clock; the seeded simulation (tests/sim) its own simulated clock, so that a seed replays
-// exactly. The call path's randomness (the backoff's jitter) is handed in the same way, as a
-// seeded std::mt19937_64 (the standard's uniform random bit generator); the simulation seeds it
-// from the run's seed.
+// exactly. Randomness is a port of its own (engine/random.hpp).
 #pragma once
 
 #include "campaigns/campaigns.hpp"

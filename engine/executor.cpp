@@ -8,7 +8,7 @@ namespace asio = boost::asio;
 using campaigns::call_kind;
 using campaigns::result_kind;
 
-std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng) {
+std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, random_port& rng) {
     std::int64_t ceiling = b.base_ms;
     for (int i = 0; i < attempt && ceiling < b.cap_ms; ++i) {
         ceiling *= 2;
@@ -24,7 +24,7 @@ struct context {
     const backoff_settings& backoff;
     int attempt;
     const clock_port& clock;
-    std::mt19937_64& rng;
+    random_port& rng;
 };
 
 std::int64_t credits_of(const outreach::reply_base& r) { return r.meta.credits_consumed.value_or(0); }
@@ -269,7 +269,7 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call) {
 
 asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
-                                      const clock_port& clock, std::mt19937_64& rng) {
+                                      const clock_port& clock, random_port& rng) {
     context ctx{backoff, attempt, clock, rng};
     call_outcome out;
     out.event.call = call.kind;

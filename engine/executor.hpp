@@ -12,6 +12,7 @@
 #include "engine/config.hpp"
 #include "engine/api_port.hpp"
 #include "engine/outreach/client.hpp"
+#include "engine/random.hpp"
 
 #include <boost/asio/awaitable.hpp>
 
@@ -54,7 +55,7 @@ struct backoff_settings {
 };
 
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
-std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, std::mt19937_64& rng);
+std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, random_port& rng);
 
 // The API client's settings from the orchestrator's: URL, key, `api_timeout_ms` as the call's
 // whole and read deadlines, and `pool_size` connections (every client the orchestrator makes).
@@ -76,6 +77,6 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call);
 boost::asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                              const campaigns::api_call& call, const backoff_settings& backoff,
                                              int attempt, const clock_port& clock,
-                                             std::mt19937_64& rng);
+                                             random_port& rng);
 
 }  // namespace orch::engine

@@ -69,7 +69,7 @@ struct inbox_sender::impl {
     std::optional<outreach::client> api;
     std::unique_ptr<limits_gate> gate;
     std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> campaigns;  // (id, version)
-    std::mt19937_64 rng{std::random_device{}()};
+    seeded_random rng;
     backoff_settings backoff;
 
     impl(settings s, std::string o) : cfg(std::move(s)), owner(std::move(o)) {

@@ -41,7 +41,7 @@ limits::settings limiter_settings(const settings& s) {
     return l;
 }
 
-limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& clock)
+limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& clock, std::unique_ptr<random_port> rng)
     : clock_(clock),
       defaults_(s.actions),
       limiter_(s),
@@ -49,7 +49,8 @@ limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& cloc
       jitter_window_(std::clamp(
           std::chrono::milliseconds(static_cast<std::int64_t>(
               s.key_requests_per_s > 0 ? 1000.0 * static_cast<double>(s.key_burst) / s.key_requests_per_s : 1000.0)),
-          std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))) {}
+          std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))),
+      jitter_rng_(rng ? std::move(rng) : std::make_unique<seeded_random>()) {}
 
 limits_gate::~limits_gate() {
     {
@@ -106,7 +107,7 @@ std::optional<cs::time_point> limits_gate::hold(const call_target& target, const
         return std::nullopt;
     }
     std::uniform_int_distribution<std::int64_t> jitter(0, jitter_window_.count());
-    return until + std::chrono::milliseconds(jitter(jitter_rng_));
+    return until + std::chrono::milliseconds(jitter(*jitter_rng_));
 }
 
 void limits_gate::answered(const call_target& target, const cs::campaign& campaign, const cs::api_call& call,
@@ -283,7 +284,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         // into the next window: full jitter over the key bucket's burst at its rate.
         std::lock_guard lock(mirror_mutex_);
         wait += std::chrono::milliseconds(
-            std::uniform_int_distribution<std::int64_t>(0, jitter_window_.count())(jitter_rng_));
+            std::uniform_int_distribution<std::int64_t>(0, jitter_window_.count())(*jitter_rng_));
     }
     return {false, now + std::chrono::duration_cast<cs::time_point::duration>(wait), "waiting for " + why, code};
 }

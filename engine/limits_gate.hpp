@@ -18,6 +18,7 @@
 #include "engine/call_gate.hpp"
 #include "engine/clock.hpp"
 #include "engine/limits/limits.hpp"
+#include "engine/random.hpp"
 
 #include <map>
 #include <memory>
@@ -35,7 +36,9 @@ class limits_gate final : public call_gate {
 public:
     // `pacing`: spread each day quota over the campaign's working window (else calls go as fast
     // as the quotas and the key rate allow).
-    limits_gate(limits::settings s, bool pacing, const clock_port& clock = system_clock());
+    // `rng` draws the wake-ups' jitter (null: seeded from std::random_device).
+    limits_gate(limits::settings s, bool pacing, const clock_port& clock = system_clock(),
+                std::unique_ptr<random_port> rng = nullptr);
     ~limits_gate() override;
     limits_gate(const limits_gate&) = delete;
     limits_gate& operator=(const limits_gate&) = delete;
@@ -107,7 +110,7 @@ private:
     std::once_flag refresher_started_;
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
-    std::mt19937_64 jitter_rng_{std::random_device{}()};
+    std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_
     mutable std::mutex quotas_mutex_;
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen
 };

@@ -70,10 +70,10 @@ struct worker::impl {
             call_outcome outcome;
             std::exception_ptr failure;
         };
-        call_queue(asio::any_io_executor ex, std::size_t share, std::uint64_t seed) : window(std::move(ex), share), rng(seed) {}
+        call_queue(asio::any_io_executor ex, std::size_t share) : window(std::move(ex), share) {}
         // Network thread only.
         call_window window;
-        std::mt19937_64 rng;
+        seeded_random rng;  // from std::random_device
         // Shared with the lane, under `m`.
         std::mutex m;
         std::condition_variable cv;
@@ -106,9 +106,8 @@ struct worker::impl {
         // Each lane runs at most its share of the API connections at once.
         const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
         const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
-        std::random_device seed;
         for (std::size_t i = 0; i < lanes; ++i) {
-            queues.push_back(std::make_shared<call_queue>(io.get_executor(), share, (static_cast<std::uint64_t>(seed()) << 32) ^ seed()));
+            queues.push_back(std::make_shared<call_queue>(io.get_executor(), share));
         }
     }
     ~impl() { ::close(stop_fd); }

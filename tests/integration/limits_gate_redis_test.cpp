@@ -1,6 +1,7 @@
 // The limits gate (engine/limits_gate) on a real Redis: what it takes before a call and gives
 // back after it, on the day the take counted in.
 #include "engine/limits_gate.hpp"
+#include "engine/random.hpp"
 #include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
@@ -148,6 +149,36 @@ TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRe
                          .count());
     }
     EXPECT_GT(wakes.size(), 10u);
+}
+
+// The wake-ups' jitter draws from the randomness port handed in (engine/random.hpp): two gates
+// with sources of one seed, at one (fixed) time, spread their held calls' wake-ups alike.
+TEST_F(LimitsGateRedis, WakeUpJitterDrawsFromTheRandomSourceHandedIn) {
+    struct fixed_clock final : orch::engine::clock_port {
+        cs::time_point at = std::chrono::time_point_cast<cs::time_point::duration>(std::chrono::system_clock::now());
+        cs::time_point now() const override { return at; }
+    } clock;
+    settings_.key_requests_per_s = 100;
+    settings_.key_burst = 100;  // a 1-second jitter window
+    auto wakes_of = [&](std::uint64_t seed, const std::string& account) {
+        orch::engine::limits_gate gate(settings_, false, clock, std::make_unique<orch::engine::seeded_random>(seed));
+        cs::api_call send;
+        send.kind = cs::call_kind::send;
+        const orch::engine::call_target target{account, "https://network.example/in/j", 7, 45, ""};
+        // The 429 alone (no before(): the key's cooldown the first gate wrote to Redis would
+        // refuse the others', and a refusal draws from the source too).
+        gate.answered(target, campaign_, send, rate_limited(3s));
+        std::vector<cs::time_point> wakes;
+        for (int i = 0; i < 8; ++i) {
+            wakes.push_back(*gate.hold(target, send, clock.now()));
+        }
+        return wakes;
+    };
+    const auto a = wakes_of(11, "acc-jitter-a");
+    const auto b = wakes_of(11, "acc-jitter-b");
+    const auto c = wakes_of(12, "acc-jitter-c");
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, c);
 }
 
 // An account-scoped 429 reaches another process within the mirror refresh however many accounts

@@ -248,7 +248,7 @@ struct process {
     std::map<std::int64_t, std::shared_ptr<eng::lane_row>> held;
     std::vector<finished_call> done;
     eng::lane_context context;  // what its lane cycles decide with besides the store
-    std::mt19937_64 rng;
+    eng::seeded_random rng{0};  // the call path's (backoff jitter), seeded from the run's seed
     std::optional<time_point> cycle_at;
     std::vector<std::unique_ptr<eng::call_window>> old_windows;  // kept: their coroutines may still run
     std::map<std::string, time_point> knows_unavailable;         // account -> since (its own answers)
@@ -285,7 +285,7 @@ public:
         for (int p = 0; p < o_.processes; ++p) {
             auto proc = std::make_unique<process>();
             proc->id = p;
-            proc->rng.seed(o_.seed * 7919 + static_cast<std::uint64_t>(p));
+            proc->rng = eng::seeded_random(o_.seed * 7919 + static_cast<std::uint64_t>(p));
             procs_.push_back(std::move(proc));
             start(*procs_.back());
         }
