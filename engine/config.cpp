@@ -101,6 +101,10 @@ const std::vector<setting_row>& rows() {
         {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)", text(&settings::worker_id)},
         {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
          number(&settings::worker_lanes, 1, 64)},
+        {"lane_transaction_slots", "",
+         "worker: lane transactions running in the database at once, across every worker process; about the "
+         "database host's cores (0: no limit; default 4)",
+         number(&settings::lane_transaction_slots, 0, 64)},
         {"batch_size", "", "worker: enrollments claimed per transaction (default 50)",
          number(&settings::batch_size, 1, 1000)},
         {"lease_seconds", "", "worker: lease of a claimed call before others reconcile it (default 60)",

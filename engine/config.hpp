@@ -22,6 +22,9 @@ struct settings {
     std::string worker_id;                    // default: <hostname>-<pid>
     std::int64_t worker_lanes = 2;            // concurrent claim/settle loops (each owns a DB connection)
     std::int64_t batch_size = 50;             // enrollments claimed per transaction
+    // At most this many lane transactions run at once in the database, across every worker
+    // process (0: no limit); migration 0021 says why.
+    std::int64_t lane_transaction_slots = 4;
     std::int64_t lease_seconds = 60;          // how long a claimed call may run before others reconcile it
     std::int64_t idle_poll_ms = 200;          // sleep when nothing is due
     std::int64_t settle_delay_ms = 5;         // a finished call waits at most this for others to settle with it

@@ -27,13 +27,16 @@ constexpr const char* hot_statements[] = {
     "engine/claim_pick_slices",  "engine/claim_due",    "engine/pending_events",
     "engine/apply_transitions",  "engine/wake_pending", "engine/insert_intents",
     "engine/close_lost_attempts", "engine/settle",      "engine/next_attempt_ids",
-    "engine/chain_hold",
+    "engine/chain_hold",         "engine/lane_gate_enter",
 };
 
 constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
 // Slices a pick visits before it takes the rest of its batch in due order over all slices: near
 // the end of the due work, not 64 probes of empty slices per idle poll.
 constexpr int claim_hops = 8;
+// How long a lane waits for its gate (migration 0021) before it goes on without it: far above a
+// cycle's transaction (milliseconds), so only a stalled holder is passed by.
+constexpr int lane_gate_wait_ms = 1000;
 
 std::int64_t epoch_ms(cs::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -111,19 +114,20 @@ void prepare_hot_statements(pqxx::connection& conn) {
 
 // From the claim slot bit-reversed, so that lanes of all processes start evenly spread without
 // knowing how many there are; a random slice when all slots are held.
-int claim_start_slice(pqxx::connection& conn, std::minstd_rand& rng) {
+void start_sweep(pqxx::connection& conn, claim_sweep& sweep) {
     pqxx::nontransaction tx(conn);
     const auto r = tx.exec(q("engine/claim_slot"));
     if (r.empty()) {
-        return static_cast<int>(rng() % claim_slices);
+        sweep.slot = -1;
+        sweep.slice = static_cast<int>(sweep.rng() % claim_slices);
+        return;
     }
-    const int slot = r[0][0].as<int>();
+    sweep.slot = r[0][0].as<int>();
     static_assert(claim_slices == 64);
-    int slice = 0;
+    sweep.slice = 0;
     for (int bit = 0; bit < 6; ++bit) {  // 64 = 2^6 slices
-        slice |= ((slot >> bit) & 1) << (5 - bit);
+        sweep.slice |= ((sweep.slot >> bit) & 1) << (5 - bit);
     }
-    return slice;
 }
 
 // What the cycle's settle wrote, as settle_again writes it if that transaction fails: every
@@ -274,7 +278,18 @@ private:
 };
 
 pg_lane_store::pg_lane_store(pqxx::connection& conn, const lane_refs& lane)
-    : lane_(lane), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {}
+    : lane_(lane), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {
+    // The lane gate (migration 0021) first, before any other lock of this transaction.
+    if (const auto gates = lane_.cfg.lane_transaction_slots; gates > 0) {
+        const auto slot = lane_.sweep.slot >= 0 ? lane_.sweep.slot : static_cast<int>(lane_.sweep.rng() % 64);
+        const int gate = static_cast<int>(slot % gates);
+        if (!tx_.exec_prepared1("engine/lane_gate_enter", gate, lane_gate_wait_ms)[0].as<bool>()) {
+            ++lane_.stats.gate_timeouts;
+            spdlog::debug("worker: lane {} waited {} ms for database gate {}; going on without it", lane_.owner,
+                          lane_gate_wait_ms, gate);
+        }
+    }
+}
 
 pg_lane_store::~pg_lane_store() = default;
 

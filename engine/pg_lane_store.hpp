@@ -48,17 +48,19 @@ private:
 };
 
 // A lane's place in its sweep over the slices of the due work (migration 0019), moved on by each
-// claim. Lanes start at slices spread by their claim slots (claim_start_slice) and sweep at the
+// claim. Lanes start at slices spread by their claim slots (start_sweep) and sweep at the
 // same pace, so each picks rows no other holds.
 struct claim_sweep {
     int slice = 0;
+    int slot = -1;  // the lane's claim slot (engine/claim_slot), -1 when all were held
     std::minstd_rand rng;
 };
 
 // Prepares the lane's hot statements on its connection.
 void prepare_hot_statements(pqxx::connection& conn);
-// Where a lane's sweep starts: from its claim slot (engine/claim_slot, held by its connection).
-int claim_start_slice(pqxx::connection& conn, std::minstd_rand& rng);
+// Takes a claim slot for the lane's connection (engine/claim_slot, held by the connection) and
+// starts the sweep from it.
+void start_sweep(pqxx::connection& conn, claim_sweep& sweep);
 
 class pg_lane_store final : public lane_store {
 public:

@@ -262,7 +262,7 @@ void worker::impl::listen() {
 
 void worker::impl::lane(int index) {
     const std::shared_ptr<call_queue> q = queues[static_cast<std::size_t>(index)];
-    claim_sweep sweep{0, std::minstd_rand(std::random_device{}() ^ static_cast<std::uint_fast32_t>(index))};
+    claim_sweep sweep{0, -1, std::minstd_rand(std::random_device{}() ^ static_cast<std::uint_fast32_t>(index))};
     // Each lane leases in its own name: a lane whose lease expired while its call ran cannot
     // settle over (or go on from) a row another lane of this worker has claimed since.
     const std::string owner = cfg.worker_id + "/" + std::to_string(index);
@@ -359,7 +359,7 @@ void worker::impl::lane(int index) {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
-                sweep.slice = claim_start_slice(*conn, sweep.rng);
+                start_sweep(*conn, sweep);
             }
             const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
             if (claim_now) {
@@ -530,9 +530,10 @@ int worker::run(bool exit_when_idle) {
     m.io.stop();
     net.join();
     spdlog::info("worker: {} stopped after {} transitions, {} calls ({} went on to their next step in the cycle "
-                 "that settled them); ledger writes: {} on the fast path, {} under locks",
+                 "that settled them); ledger writes: {} on the fast path, {} under locks; {} lane transactions went on without their "
+                 "database gate",
                  m.cfg.worker_id, m.stats.transitions.load(), m.stats.calls.load(), m.stats.chained.load(),
-                 m.stats.ledger_fast.load(), m.stats.ledger_locked.load());
+                 m.stats.ledger_fast.load(), m.stats.ledger_locked.load(), m.stats.gate_timeouts.load());
     return m.failed ? 1 : 0;
 }
 

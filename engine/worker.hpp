@@ -49,6 +49,7 @@ struct worker_stats {
     std::atomic<std::uint64_t> cycles{0};
     std::atomic<std::uint64_t> ledger_fast{0};     // cycles whose ledger writes took the fast path
     std::atomic<std::uint64_t> ledger_locked{0};   // ... that fell back to the locked path
+    std::atomic<std::uint64_t> gate_timeouts{0};   // lane transactions that went on without their gate
 };
 
 class worker {

@@ -26,6 +26,7 @@
 # Usage: tests/bench/scale_bench.sh [BUILD_DIR]
 #   env: LEADS=16000 BATCH=100 LANES=3 REPEAT=3 (batch 100: 16,000 leads make some 40 cycles per
 #        lane at 12 lanes, where batches of 500 would leave a few)
+#        PARTS=processes or PARTS=lanes  only (a) or only (b) (for quick iterations)
 #        PG_STATEMENTS=1  also print the statements that took most of Postgres's time in each run
 set -euo pipefail
 
@@ -175,7 +176,9 @@ one_run() {
 median_of() { sort -n -k"$1" "$2" | awk -v m="$(( (repeat + 1) / 2 ))" 'NR == m'; }
 
 echo "scale benchmark: $leads leads, check_invitation -> invite, sandbox at zero latency, batch $batch, $(nproc) cores"
+parts="${PARTS:-processes lanes}"
 # The configurations take turns, so that the VM's speed drifting over minutes favours none.
+if [[ " $parts " == *" processes "* ]]; then
 for r in $(seq 1 "$repeat"); do
     one_run "$work/a1" 1 "$lanes"
     one_run "$work/a4" 4 "$lanes"
@@ -186,6 +189,8 @@ ratio=$(awk -v a="$p4" -v b="$p1" 'BEGIN {printf "%.2f", a / b}')
 printf '%-52s %10s\n' "1 process x $lanes lanes" "$p1/s"
 printf '%-52s %10s\n' "4 processes x $lanes lanes" "$p4/s"
 echo "4 processes / 1: ${ratio}x (target >= 1.00): $(awk -v r="$ratio" 'BEGIN {print (r >= 1 ? "MET" : "NOT MET")}')"
+fi
+[[ " $parts " == *" lanes "* ]] || exit 0
 
 declare -A rate whole steady
 for r in $(seq 1 "$repeat"); do
