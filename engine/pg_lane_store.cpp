@@ -34,9 +34,10 @@ constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
 // Slices a pick visits before it takes the rest of its batch in due order over all slices: near
 // the end of the due work, not 64 probes of empty slices per idle poll.
 constexpr int claim_hops = 8;
-// How long a lane waits for its gate (migration 0021) before it goes on without it: far above a
-// cycle's transaction (milliseconds), so only a stalled holder is passed by.
-constexpr int lane_gate_wait_ms = 1000;
+// How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
+// without one: far above a cycle's transaction (milliseconds) times the lanes that may queue
+// ahead of it on a gate at the usual ratios of lanes to gates.
+constexpr int lane_gate_wait_ms = 2500;
 
 std::int64_t epoch_ms(cs::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
@@ -279,14 +280,16 @@ private:
 
 pg_lane_store::pg_lane_store(pqxx::connection& conn, const lane_refs& lane)
     : lane_(lane), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {
-    // The lane gate (migration 0021) first, before any other lock of this transaction.
+    // The lane gate (migration 0021) first, before any other lock of this transaction. Its wait
+    // counts as the cycle's time (the worker's settle delay): the busier the database, the larger
+    // the batches a lane settles.
     if (const auto gates = lane_.cfg.lane_transaction_slots; gates > 0) {
-        const auto slot = lane_.sweep.slot >= 0 ? lane_.sweep.slot : static_cast<int>(lane_.sweep.rng() % 64);
-        const int gate = static_cast<int>(slot % gates);
-        if (!tx_.exec_prepared1("engine/lane_gate_enter", gate, lane_gate_wait_ms)[0].as<bool>()) {
+        const auto preferred = lane_.sweep.slot >= 0 ? lane_.sweep.slot % gates
+                                                     : static_cast<std::int64_t>(lane_.sweep.rng() % gates);
+        if (tx_.exec_prepared1("engine/lane_gate_enter", gates, preferred, lane_gate_wait_ms)[0].as<int>() < 0) {
             ++lane_.stats.gate_timeouts;
-            spdlog::debug("worker: lane {} waited {} ms for database gate {}; going on without it", lane_.owner,
-                          lane_gate_wait_ms, gate);
+            spdlog::debug("worker: lane {} found every database gate taken for {} ms; going on without one",
+                          lane_.owner, lane_gate_wait_ms);
         }
     }
 }

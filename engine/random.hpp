@@ -1,7 +1,10 @@
 // orch::engine randomness: the source of the engine's random choices, a port, as the clock is
 // (engine/clock.hpp): the backoff's jitter, the spread of wake-ups after a cooldown. The worker
 // seeds each source from std::random_device; the seeded simulation (tests/sim) from its run's
-// seed, so that a seed replays exactly. Nothing in the engine draws from a global generator.
+// seed, so that a seed replays exactly. Outside the port (none of them run in the simulation):
+// the Redis limiter's (engine/limits) pacing gaps and its jitter of a cooldown without
+// Retry-After, the lanes' claim sweeps (engine/pg_lane_store) and the store's pause before a
+// retry after a deadlock, each from a generator of its own.
 //
 // A random_port is a uniform random bit generator (std::uniform_random_bit_generator), so the
 // standard distributions draw from it directly. One source is used by one thread at a time (its

@@ -1,6 +1,6 @@
 // The lane gate (migration 0021, engine/pg_lane_store.cpp): at most `lane_transaction_slots` lane
-// transactions run at once in the database. Each lane transaction's first statement enters the
-// gate its claim slot maps to; a gate held by a stalled transaction is passed by after a bound.
+// transactions run at once in the database. Each lane transaction's first statement enters a gate:
+// the one its claim slot prefers, else any free one, else it queues for its own, for a bound.
 #include "engine/clock.hpp"
 #include "engine/config.hpp"
 #include "engine/pg_lane_store.hpp"
@@ -17,6 +17,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace {
 
@@ -58,69 +59,75 @@ protected:
     std::unique_ptr<orchestrator_env> env_;
 };
 
-TEST_F(LaneGate, ASecondTransactionWaitsForTheGateUntilTheFirstEnds) {
+// The gate a session holds, -1 for none: lane_gate_enter(gates, preferred, wait_ms).
+int enter(pqxx::work& tx, int gates, int preferred, int wait_ms) {
+    return tx.exec_params1("SELECT lane_gate_enter($1, $2, $3)", gates, preferred, wait_ms)[0].as<int>();
+}
+
+// Gates act as a semaphore: the preferred one, else any free one, without waiting.
+TEST_F(LaneGate, ALaneTakesItsPreferredGateElseAnyFreeOne) {
     auto a = connect();
     auto b = connect();
+    auto c = connect();
     auto watch = connect();
-    pqxx::work first(*a);
-    ASSERT_TRUE(first.exec1("SELECT lane_gate_enter(3, 5000)")[0].as<bool>());
-    auto second = std::async(std::launch::async, [&] {
-        pqxx::work tx(*b);
-        const auto t0 = std::chrono::steady_clock::now();
-        const bool entered = tx.exec1("SELECT lane_gate_enter(3, 5000)")[0].as<bool>();
-        const auto waited = std::chrono::steady_clock::now() - t0;
-        tx.commit();
-        return std::make_pair(entered, waited);
+    pqxx::work first(*a), second(*b), third(*c);
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_EQ(enter(first, 2, 1, 5000), 1);
+    EXPECT_EQ(enter(second, 2, 1, 5000), 0);  // its preferred gate is taken: the other one
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1000ms);
+    EXPECT_EQ(gates_held(*watch, watch->backendpid()), (std::set<int>{0, 1}));
+    // Every gate taken: the third queues for its preferred gate, holding nothing, until that
+    // gate's transaction ends.
+    auto third_entered = std::async(std::launch::async, [&] {
+        const auto start = std::chrono::steady_clock::now();
+        const int g = enter(third, 2, 0, 5000);
+        return std::make_pair(g, std::chrono::steady_clock::now() - start);
     });
-    // The second waits in the lock queue for as long as the first transaction runs.
     for (int i = 0; i < 100 && waiting_for_gates(*watch) == 0; ++i) {
         std::this_thread::sleep_for(10ms);
     }
     ASSERT_EQ(waiting_for_gates(*watch), 1);
     std::this_thread::sleep_for(200ms);
-    EXPECT_EQ(second.wait_for(0s), std::future_status::timeout);
-    first.commit();  // the gate goes with the transaction
-    const auto [entered, waited] = second.get();
-    EXPECT_TRUE(entered);
-    EXPECT_GE(waited, 200ms);
+    EXPECT_EQ(third_entered.wait_for(0s), std::future_status::timeout);
+    first.commit();  // gate 1 frees: not the one the third queued for
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(third_entered.wait_for(0s), std::future_status::timeout);
+    second.commit();  // gate 0: the gate goes with the transaction
+    const auto [g, waited] = third_entered.get();
+    EXPECT_EQ(g, 0);
+    EXPECT_GE(waited, 300ms);
     EXPECT_LT(waited, 5000ms);
+    third.commit();
 }
 
-TEST_F(LaneGate, OtherGatesDoNotWait) {
-    auto a = connect();
-    auto b = connect();
-    pqxx::work first(*a);
-    ASSERT_TRUE(first.exec1("SELECT lane_gate_enter(0, 5000)")[0].as<bool>());
-    pqxx::work second(*b);
-    const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_TRUE(second.exec1("SELECT lane_gate_enter(1, 5000)")[0].as<bool>());
-    EXPECT_LT(std::chrono::steady_clock::now() - t0, 1000ms);
-}
-
-TEST_F(LaneGate, AGateHeldPastTheWaitIsPassedByAndTheTransactionGoesOn) {
+TEST_F(LaneGate, AGateQueuedForPastTheWaitIsPassedByAndTheTransactionGoesOn) {
     auto a = connect();
     auto b = connect();
     pqxx::work stalled(*a);
-    ASSERT_TRUE(stalled.exec1("SELECT lane_gate_enter(2, 5000)")[0].as<bool>());
+    ASSERT_EQ(enter(stalled, 1, 0, 5000), 0);
     pqxx::work tx(*b);
     tx.exec("SET LOCAL lock_timeout = '7s'");
     const auto t0 = std::chrono::steady_clock::now();
-    EXPECT_FALSE(tx.exec1("SELECT lane_gate_enter(2, 100)")[0].as<bool>());
+    EXPECT_EQ(enter(tx, 1, 0, 100), -1);
     const auto waited = std::chrono::steady_clock::now() - t0;
     EXPECT_GE(waited, 100ms);
     EXPECT_LT(waited, 3000ms);
     // The transaction is still usable, and its own lock_timeout is back.
     EXPECT_EQ(tx.exec1("SELECT current_setting('lock_timeout')")[0].as<std::string>(), "7s");
-    // And after a gate entered in time too.
-    stalled.commit();
-    EXPECT_TRUE(tx.exec1("SELECT lane_gate_enter(2, 100)")[0].as<bool>());
+    // And after a gate entered by queueing too.
+    auto release = std::async(std::launch::async, [&] {
+        std::this_thread::sleep_for(200ms);
+        stalled.commit();
+    });
+    EXPECT_EQ(enter(tx, 1, 0, 5000), 0);
+    release.get();
     EXPECT_EQ(tx.exec1("SELECT current_setting('lock_timeout')")[0].as<std::string>(), "7s");
     tx.commit();
 }
 
-// The worker's store enters the gate its lane's claim slot maps to, as its transaction's first
-// statement, holds it to the commit, and counts a gate it had to pass by.
-TEST_F(LaneGate, ALaneStoreHoldsTheGateOfItsClaimSlotUntilItCommits) {
+// The worker's store enters a gate as its transaction's first statement, the one its lane's claim
+// slot prefers when free, holds it to the commit, and counts the times it had to go on without.
+TEST_F(LaneGate, ALaneStoreHoldsAGateUntilItCommits) {
     orch::engine::settings cfg;
     cfg.database_url = env_->database_url();
     cfg.lane_transaction_slots = 3;
@@ -131,31 +138,56 @@ TEST_F(LaneGate, ALaneStoreHoldsTheGateOfItsClaimSlotUntilItCommits) {
     auto lane = connect();
     orch::engine::prepare_hot_statements(*lane);
     auto watch = connect();
-    const int lane_pid = lane->backendpid();
+    const int watch_pid = watch->backendpid();
     {
         orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
-        EXPECT_EQ(gates_held(*watch, watch->backendpid()), std::set<int>{1});
+        EXPECT_EQ(gates_held(*watch, watch_pid), std::set<int>{1});
         store.commit();
     }
-    EXPECT_TRUE(gates_held(*watch, lane_pid).empty());
+    EXPECT_TRUE(gates_held(*watch, watch_pid).empty()) << "the gate outlived the commit";
     EXPECT_EQ(stats.gate_timeouts.load(), 0u);
 
-    // Gate 1 held elsewhere past the lane's wait: the lane goes on without it, and counts it.
-    pqxx::work stalled(*watch);
-    ASSERT_TRUE(stalled.exec1("SELECT lane_gate_enter(1, 100)")[0].as<bool>());
+    // Its gate taken: another one.
+    {
+        pqxx::work other(*watch);
+        ASSERT_EQ(enter(other, 3, 1, 100), 1);
+        orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
+        auto look = connect();
+        EXPECT_EQ(gates_held(*look, look->backendpid()), (std::set<int>{1, 2}));
+        store.commit();
+        other.commit();
+    }
+
+    // No slot (all 64 were held): a gate all the same.
+    sweep.slot = -1;
     {
         orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
+        EXPECT_EQ(gates_held(*watch, watch_pid).size(), 1u);
+        store.commit();
+    }
+    sweep.slot = 7;
+
+    // Every gate taken for longer than the lane queues: it goes on without one, and counts it.
+    {
+        std::vector<std::unique_ptr<pqxx::connection>> holders;
+        std::vector<std::unique_ptr<pqxx::work>> held;
+        for (int g = 0; g < 3; ++g) {
+            holders.push_back(connect());
+            held.push_back(std::make_unique<pqxx::work>(*holders.back()));
+            ASSERT_EQ(enter(*held.back(), 3, g, 100), g);
+        }
+        const auto t0 = std::chrono::steady_clock::now();
+        orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
+        EXPECT_GE(std::chrono::steady_clock::now() - t0, 2000ms);
         store.commit();
     }
     EXPECT_EQ(stats.gate_timeouts.load(), 1u);
-    stalled.commit();
 
     // No limit: no gate at all.
     cfg.lane_transaction_slots = 0;
     {
         orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
-        auto other = connect();
-        EXPECT_TRUE(gates_held(*other, other->backendpid()).empty());
+        EXPECT_TRUE(gates_held(*watch, watch_pid).empty());
         store.commit();
     }
 }

@@ -161,12 +161,14 @@ TEST_F(LimitsGateRedis, WakeUpJitterDrawsFromTheRandomSourceHandedIn) {
     settings_.key_requests_per_s = 100;
     settings_.key_burst = 100;  // a 1-second jitter window
     auto wakes_of = [&](std::uint64_t seed, const std::string& account) {
-        orch::engine::limits_gate gate(settings_, false, clock, std::make_unique<orch::engine::seeded_random>(seed));
+        auto s = settings_;
+        s.api_key += "-" + account;  // a key of its own: no gate sees another's cooldown in Redis
+        orch::engine::limits_gate gate(s, false, clock, std::make_unique<orch::engine::seeded_random>(seed));
         cs::api_call send;
         send.kind = cs::call_kind::send;
         const orch::engine::call_target target{account, "https://network.example/in/j", 7, 45, ""};
-        // The 429 alone (no before(): the key's cooldown the first gate wrote to Redis would
-        // refuse the others', and a refusal draws from the source too).
+        // The 429 alone; the wakes are drawn at once, well within the mirror's first refresh
+        // (which would fold in the cooldown as Redis has it, on the wall clock).
         gate.answered(target, campaign_, send, rate_limited(3s));
         std::vector<cs::time_point> wakes;
         for (int i = 0; i < 8; ++i) {
