@@ -34,10 +34,6 @@ constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
 // Slices a pick visits before it takes the rest of its batch in due order over all slices: near
 // the end of the due work, not 64 probes of empty slices per idle poll.
 constexpr int claim_hops = 8;
-// How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
-// without one: far above a cycle's transaction (milliseconds) times the lanes that may queue
-// ahead of it on a gate at the usual ratios of lanes to gates.
-constexpr int lane_gate_wait_ms = 2500;
 
 std::int64_t epoch_ms(cs::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();

@@ -56,6 +56,11 @@ struct claim_sweep {
     std::minstd_rand rng;
 };
 
+// How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
+// without one: far above a cycle's transaction (milliseconds) times the lanes that may queue
+// ahead of it on a gate at the usual ratios of lanes to gates.
+inline constexpr int lane_gate_wait_ms = 2500;
+
 // Prepares the lane's hot statements on its connection.
 void prepare_hot_statements(pqxx::connection& conn);
 // Takes a claim slot for the lane's connection (engine/claim_slot, held by the connection) and

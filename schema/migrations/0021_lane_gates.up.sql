@@ -26,6 +26,10 @@ DECLARE
     before text := current_setting('lock_timeout');
     g integer;
 BEGIN
+    IF gates < 1 OR preferred < 0 THEN
+        RAISE EXCEPTION 'lane_gate_enter: gates must be at least 1 and preferred at least 0, got % and %',
+            gates, preferred USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     FOR i IN 0 .. gates - 1 LOOP
         g := (preferred + i) % gates;
         -- Fair with the queue: a gate with lanes queued for it is not free to a try.

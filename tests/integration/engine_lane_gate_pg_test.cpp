@@ -12,6 +12,7 @@
 #include <pqxx/pqxx>
 
 #include <chrono>
+#include <csignal>
 #include <future>
 #include <memory>
 #include <set>
@@ -125,6 +126,18 @@ TEST_F(LaneGate, AGateQueuedForPastTheWaitIsPassedByAndTheTransactionGoesOn) {
     tx.commit();
 }
 
+TEST_F(LaneGate, NoGatesIsAnErrorNotADivisionByZero) {
+    auto a = connect();
+    pqxx::work tx(*a);
+    try {
+        enter(tx, 0, 0, 100);
+        FAIL() << "lane_gate_enter(0, ...) answered";
+    } catch (const pqxx::sql_error& e) {
+        EXPECT_EQ(e.sqlstate(), "22023");
+        EXPECT_NE(std::string(e.what()).find("gates must be at least 1"), std::string::npos) << e.what();
+    }
+}
+
 // The worker's store enters a gate as its transaction's first statement, the one its lane's claim
 // slot prefers when free, holds it to the commit, and counts the times it had to go on without.
 TEST_F(LaneGate, ALaneStoreHoldsAGateUntilItCommits) {
@@ -190,6 +203,37 @@ TEST_F(LaneGate, ALaneStoreHoldsAGateUntilItCommits) {
         EXPECT_TRUE(gates_held(*watch, watch_pid).empty());
         store.commit();
     }
+}
+
+// A worker says its gates at start, warns as soon as lanes go on without a gate (not only in its
+// last line: a worker runs for weeks), and counts them when it stops; with no limit it says
+// nothing of gates (that its store then takes none is ALaneStoreHoldsAGateUntilItCommits's).
+TEST_F(LaneGate, AWorkerWarnsWhenItsLanesGoOnWithoutAGate) {
+    auto holder = connect();
+    pqxx::work held(*holder);
+    ASSERT_EQ(enter(held, 1, 0, 100), 0);  // the only gate, held past every lane's wait
+    auto worker = env_->spawn({"worker", "--lane-transaction-slots", "1", "--worker-lanes", "2", "--idle-poll-ms", "50"});
+    bool warned = false;
+    for (int i = 0; i < 200 && !warned; ++i) {
+        std::this_thread::sleep_for(50ms);
+        warned = worker->log().find("went on without one") != std::string::npos;
+    }
+    EXPECT_TRUE(warned) << worker->log();
+    held.commit();
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+    const std::string log = worker->log();
+    EXPECT_NE(log.find("lane transaction slots 1,"), std::string::npos) << log;
+    const auto counted = log.find("lane transactions went on without a database gate");
+    ASSERT_NE(counted, std::string::npos) << log;
+    // "...; N lane transactions went on...": at least one.
+    const auto number_at = log.rfind("; ", counted) + 2;
+    EXPECT_GE(std::stoi(log.substr(number_at, counted - number_at)), 1) << log;
+
+    auto unlimited = env_->spawn({"worker", "--lane-transaction-slots", "0", "--worker-lanes", "2", "--idle-poll-ms", "50"});
+    std::this_thread::sleep_for(500ms);
+    EXPECT_EQ(unlimited->stop(SIGTERM), 0) << unlimited->log();
+    EXPECT_NE(unlimited->log().find("lane transaction slots unlimited"), std::string::npos) << unlimited->log();
+    EXPECT_EQ(unlimited->log().find("database gate"), std::string::npos) << unlimited->log();
 }
 
 }  // namespace
