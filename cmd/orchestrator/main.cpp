@@ -1681,6 +1681,16 @@ int main(int argc, char** argv) {
     // inbox list|show|reply|mark, campaign watch (inbox_watch.hpp).
     orch::cli::add_inbox_and_watch_commands(app, action, [&] { return load(g, need(true, false, false)); });
 
+    // Every subcommand's help points at the settings, which are the top level's flags.
+    std::function<void(CLI::App&)> point_at_settings = [&](CLI::App& a) {
+        for (CLI::App* sub : a.get_subcommands({})) {
+            sub->footer("Settings (--database-url, --worker-lanes, ...) may follow the subcommand: "
+                        "`orchestrator --help` lists them.");
+            point_at_settings(*sub);
+        }
+    };
+    point_at_settings(app);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

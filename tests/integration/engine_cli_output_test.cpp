@@ -185,6 +185,13 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     EXPECT_EQ(help.output.find("--admin-token TEXT="), std::string::npos) << "a secret's default is not shown";
     auto list_help = env_->run({"campaign", "list", "--help"});
     EXPECT_NE(list_help.output.find("--format FORMAT:{table,json,csv}=table"), std::string::npos) << list_help.output;
+    // A subcommand's help, which lists only its own flags, points at the settings.
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"worker", "--help"},
+                                                 std::vector<std::string>{"campaign", "list", "--help"}}) {
+        auto sub_help = env_->run(args);
+        EXPECT_EQ(sub_help.exit_code, 0) << sub_help.output;
+        EXPECT_NE(sub_help.output.find("`orchestrator --help` lists them"), std::string::npos) << sub_help.output;
+    }
     // A flag's shown default does not override the environment (settings precedence holds).
     env_->set("ORCH_LOG_LEVEL", "nonsense");
     auto bad = env_->run({"campaign", "list"});
