@@ -109,6 +109,17 @@ void prepare_hot_statements(pqxx::connection& conn) {
     }
 }
 
+std::vector<std::int64_t> name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& owner) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_params("SELECT set_config('application_name', $1, false)",
+                   "orch-worker slots=" + std::to_string(slots) + " " + owner);
+    std::vector<std::int64_t> others;
+    for (const auto& r : tx.exec_params(q("engine/lane_session_others"), std::to_string(slots))) {
+        others.push_back(r[0].as<std::int64_t>());
+    }
+    return others;
+}
+
 // From the claim slot bit-reversed, so that lanes of all processes start evenly spread without
 // knowing how many there are; a random slice when all slots are held.
 void start_sweep(pqxx::connection& conn, claim_sweep& sweep) {

@@ -63,6 +63,10 @@ inline constexpr int lane_gate_wait_ms = 2500;
 
 // Prepares the lane's hot statements on its connection.
 void prepare_hot_statements(pqxx::connection& conn);
+// Names the lane's session for pg_stat_activity ("orch-worker slots=<lane_transaction_slots>
+// <owner>", cut to Postgres's 63 bytes) and answers the lane_transaction_slots of the other
+// workers' lanes on the database that differ from `slots` (every worker needs the same).
+std::vector<std::int64_t> name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& owner);
 // Takes a claim slot for the lane's connection (engine/claim_slot, held by the connection) and
 // starts the sweep from it.
 void start_sweep(pqxx::connection& conn, claim_sweep& sweep);

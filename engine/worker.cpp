@@ -16,6 +16,7 @@
 #include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/io_context.hpp>
 #include <pqxx/pqxx>
+#include <spdlog/fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <poll.h>
@@ -49,6 +50,7 @@ struct worker::impl {
     worker_stats stats;
     std::atomic<bool> stopping{false};
     std::atomic<bool> failed{false};
+    std::atomic<bool> slots_differ_told{false};  // the warning of another lane_transaction_slots, once
     asio::io_context io{1};
     std::optional<outreach::client> api;
     campaign_cache cache;
@@ -359,6 +361,13 @@ void worker::impl::lane(int index) {
             if (!conn) {
                 conn = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*conn);
+                if (auto others = name_lane_session(*conn, cfg.lane_transaction_slots, owner);
+                    !others.empty() && !slots_differ_told.exchange(true)) {
+                    spdlog::warn("worker: other workers on this database run with lane_transaction_slots {} where this "
+                                 "one has {}: give every worker the same value (the largest holds, and workers with "
+                                 "fewer gates get fewer turns)",
+                                 fmt::join(others, ", "), cfg.lane_transaction_slots);
+                }
                 start_sweep(*conn, sweep);
             }
             const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;

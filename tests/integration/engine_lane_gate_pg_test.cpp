@@ -236,4 +236,38 @@ TEST_F(LaneGate, AWorkerWarnsWhenItsLanesGoOnWithoutAGate) {
     EXPECT_EQ(unlimited->log().find("database gate"), std::string::npos) << unlimited->log();
 }
 
+// Every worker needs the same lane_transaction_slots: a worker started next to one with another
+// value says so at its start. The lanes' sessions are named for pg_stat_activity.
+TEST_F(LaneGate, AWorkerStartedWithOtherSlotsThanTheOthersSaysSo) {
+    auto first = env_->spawn({"worker", "--lane-transaction-slots", "3", "--worker-lanes", "2", "--idle-poll-ms", "50"});
+    auto watch = connect();
+    auto named = [&](int lanes) {
+        int n = 0;
+        for (int i = 0; i < 200 && n < lanes; ++i) {
+            std::this_thread::sleep_for(25ms);
+            pqxx::nontransaction tx(*watch);
+            n = tx.exec("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                        "AND application_name LIKE 'orch-worker slots=3 %/%'")[0][0]
+                    .as<int>();
+        }
+        return n;
+    };
+    ASSERT_EQ(named(2), 2) << first->log();
+    auto same = env_->spawn({"worker", "--lane-transaction-slots", "3", "--worker-lanes", "1", "--idle-poll-ms", "50"});
+    ASSERT_EQ(named(3), 3) << same->log();
+    auto other = env_->spawn({"worker", "--lane-transaction-slots", "5", "--worker-lanes", "1", "--idle-poll-ms", "50"});
+    bool told = false;
+    for (int i = 0; i < 200 && !told; ++i) {
+        std::this_thread::sleep_for(25ms);
+        told = other->log().find("run with lane_transaction_slots 3 where this one has 5") != std::string::npos;
+    }
+    EXPECT_TRUE(told) << other->log();
+    EXPECT_EQ(same->stop(SIGTERM), 0);
+    EXPECT_EQ(other->stop(SIGTERM), 0);
+    EXPECT_EQ(first->stop(SIGTERM), 0);
+    // The workers with the same value said nothing of it (the one with 5 started after them).
+    EXPECT_EQ(same->log().find("where this one has"), std::string::npos) << same->log();
+    EXPECT_EQ(first->log().find("where this one has"), std::string::npos) << first->log();
+}
+
 }  // namespace
