@@ -60,6 +60,17 @@ protected:
     std::unique_ptr<orchestrator_env> env_;
 };
 
+// Whether a worker's log shows `text` within 10 s.
+bool log_shows(orch::test::background_process& worker, const std::string& text) {
+    for (int i = 0; i < 400; ++i) {
+        if (worker.log().find(text) != std::string::npos) {
+            return true;
+        }
+        std::this_thread::sleep_for(25ms);
+    }
+    return false;
+}
+
 // The gate a session holds, -1 for none: lane_gate_enter(gates, preferred, wait_ms).
 int enter(pqxx::work& tx, int gates, int preferred, int wait_ms) {
     return tx.exec_params1("SELECT lane_gate_enter($1, $2, $3)", gates, preferred, wait_ms)[0].as<int>();
@@ -213,12 +224,7 @@ TEST_F(LaneGate, AWorkerWarnsWhenItsLanesGoOnWithoutAGate) {
     pqxx::work held(*holder);
     ASSERT_EQ(enter(held, 1, 0, 100), 0);  // the only gate, held past every lane's wait
     auto worker = env_->spawn({"worker", "--lane-transaction-slots", "1", "--worker-lanes", "2", "--idle-poll-ms", "50"});
-    bool warned = false;
-    for (int i = 0; i < 200 && !warned; ++i) {
-        std::this_thread::sleep_for(50ms);
-        warned = worker->log().find("went on without one") != std::string::npos;
-    }
-    EXPECT_TRUE(warned) << worker->log();
+    EXPECT_TRUE(log_shows(*worker, "went on without one")) << worker->log();
     held.commit();
     EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
     const std::string log = worker->log();
@@ -256,12 +262,7 @@ TEST_F(LaneGate, AWorkerStartedWithOtherSlotsThanTheOthersSaysSo) {
     auto same = env_->spawn({"worker", "--lane-transaction-slots", "3", "--worker-lanes", "1", "--idle-poll-ms", "50"});
     ASSERT_EQ(named(3), 3) << same->log();
     auto other = env_->spawn({"worker", "--lane-transaction-slots", "5", "--worker-lanes", "1", "--idle-poll-ms", "50"});
-    bool told = false;
-    for (int i = 0; i < 200 && !told; ++i) {
-        std::this_thread::sleep_for(25ms);
-        told = other->log().find("run with lane_transaction_slots 3 where this one has 5") != std::string::npos;
-    }
-    EXPECT_TRUE(told) << other->log();
+    EXPECT_TRUE(log_shows(*other, "run with lane_transaction_slots 3 where this one has 5")) << other->log();
     EXPECT_EQ(same->stop(SIGTERM), 0);
     EXPECT_EQ(other->stop(SIGTERM), 0);
     EXPECT_EQ(first->stop(SIGTERM), 0);
