@@ -15,6 +15,8 @@
 #include "engine/ledger.hpp"
 #include "engine/worker.hpp"
 
+#include <chrono>
+
 #include <pqxx/connection>
 #include <pqxx/transaction>
 
@@ -60,6 +62,10 @@ struct claim_sweep {
 // without one: far above a cycle's transaction (milliseconds) times the lanes that may queue
 // ahead of it on a gate at the usual ratios of lanes to gates.
 inline constexpr int lane_gate_wait_ms = 2500;
+
+// How often a lane that got no claim slot (all 64 held) asks for one again: without one it sweeps
+// from random slices and prefers a random gate, so lanes may step on each other's rows.
+inline constexpr std::chrono::seconds claim_slot_retry{5};
 
 // Prepares the lane's hot statements on its connection.
 void prepare_hot_statements(pqxx::connection& conn);

@@ -284,6 +284,21 @@ void worker::impl::lane(int index) {
     steady::time_point last_claim{};
     steady::time_point last_cycle_end{};
     steady::duration last_cycle{};
+    // A lane without a claim slot (more than 64 lanes on the database) asks again now and then,
+    // and says so once it has none and once it got one.
+    steady::time_point last_slot_try{};
+    bool without_slot_told = false;
+    const auto tell_slot = [&] {
+        if (sweep.slot < 0 && !without_slot_told) {
+            without_slot_told = true;
+            spdlog::warn("worker: lane={} got no claim slot: all 64 are held by the lanes on this database; it "
+                         "claims from random slices of the due work and asks again every {} s",
+                         index, claim_slot_retry.count());
+        } else if (sweep.slot >= 0 && without_slot_told) {
+            without_slot_told = false;
+            spdlog::info("worker: lane={} got claim slot {}", index, sweep.slot);
+        }
+    };
     for (;;) {
         std::vector<call_queue::finished> back;
         bool claim_now = false;
@@ -369,6 +384,12 @@ void worker::impl::lane(int index) {
                                  fmt::join(others, ", "), cfg.lane_transaction_slots);
                 }
                 start_sweep(*conn, sweep);
+                last_slot_try = steady::now();
+                tell_slot();
+            } else if (sweep.slot < 0 && steady::now() - last_slot_try >= claim_slot_retry) {
+                start_sweep(*conn, sweep);
+                last_slot_try = steady::now();
+                tell_slot();
             }
             const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
             if (claim_now) {

@@ -177,7 +177,7 @@ SQL
     cpu0="$(cpu_of "$pg_pid") $(cpu_of "$redis_pid") $(cpu_of "$sandbox_pid") $(awk '/^cpu /{print $5 + $6}' /proc/stat)"
     start=$(date +%s.%N)
     local perf_pid=""
-    if [ -n "${PERF_OUT:-}" ] && [ "$n" = 1 ]; then
+    if [ -n "${PERF_OUT:-}" ]; then
         perf record -q -a ${PERF_ARGS:--g -F 499} -o "$PERF_OUT" >/dev/null 2>&1 &
         perf_pid=$!
     fi

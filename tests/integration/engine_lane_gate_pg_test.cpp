@@ -271,4 +271,26 @@ TEST_F(LaneGate, AWorkerStartedWithOtherSlotsThanTheOthersSaysSo) {
     EXPECT_EQ(first->log().find("where this one has"), std::string::npos) << first->log();
 }
 
+// A lane that got no claim slot (all 64 held: more lanes on the database than slots) says so, and
+// takes one once a slot is free again (it asks every claim_slot_retry), not only at reconnecting.
+TEST_F(LaneGate, ALaneWithoutAClaimSlotSaysSoAndTakesOneWhenItIsFree) {
+    auto holder = connect();
+    {
+        pqxx::nontransaction tx(*holder);
+        tx.exec("SELECT pg_advisory_lock(727100019, s) FROM generate_series(0, 63) AS s");  // engine/claim_slot
+    }
+    auto worker = env_->spawn({"worker", "--worker-lanes", "1", "--idle-poll-ms", "50"});
+    EXPECT_TRUE(log_shows(*worker, "lane=0 got no claim slot")) << worker->log();
+    {
+        pqxx::nontransaction tx(*holder);
+        tx.exec("SELECT pg_advisory_unlock(727100019, 17)");
+    }
+    bool took = false;
+    for (int i = 0; i < 2 && !took; ++i) {  // log_shows waits 10 s; the lane asks every 5
+        took = log_shows(*worker, "lane=0 got claim slot 17");
+    }
+    EXPECT_TRUE(took) << worker->log();
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+}
+
 }  // namespace
