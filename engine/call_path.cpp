@@ -19,10 +19,10 @@ namespace {
 // the wire holds the next one: it is not sent, and `held` says until when.
 class gated_api final : public api_port {
 public:
-    gated_api(api_port& inner, call_gate& gate, const call_target& target, const cs::api_call& call,
-              const clock_port& clock)
-        : inner_(inner), gate_(gate), target_(target), call_(call), clock_(clock) {}
+    gated_api(api_port& inner, call_gate& gate, const call_job& job, const clock_port& clock)
+        : inner_(inner), gate_(gate), target_(job.target), call_(*job.call), send_by_(job.send_by), clock_(clock) {}
     std::optional<cs::time_point> held;
+    bool late = false;  // held because the lease would end before an answer
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
         return pass(&api_port::check_invitation, a, p);
@@ -56,7 +56,13 @@ private:
     }
     bool stop() {
         if (!held) {
-            held = gate_.hold(target_, call_, clock_.now());
+            const auto now = clock_.now();
+            if (now >= send_by_) {
+                held = now;
+                late = true;
+            } else {
+                held = gate_.hold(target_, call_, now);
+            }
         }
         return held.has_value();
     }
@@ -70,6 +76,7 @@ private:
     call_gate& gate_;
     const call_target& target_;
     const cs::api_call& call_;
+    const cs::time_point send_by_;
     const clock_port& clock_;
 };
 
@@ -90,6 +97,12 @@ call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
     return unsent(call, cs::result_kind::throttled, until, "not sent: a cooldown or an unavailable account holds it");
 }
 
+// Not sent because its lease would end before an answer: the lead is due again at once (its
+// claim, by this worker or another, goes on from what the calls before it found).
+call_outcome late_outcome(const cs::api_call& call, cs::time_point now) {
+    return unsent(call, cs::result_kind::throttled, now, std::string(lease_too_short_reason));
+}
+
 // The checks before the first request: true, with `out` set, when the call is not sent.
 bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& out) {
     const cs::api_call& call = *job.call;
@@ -98,6 +111,10 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
         ports.do_not_contact(job.target.profile_url, job.company)) {
         out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
         out.stop_reason = dnc::stopped_reason;
+        return true;
+    }
+    if (now >= job.send_by) {
+        out = late_outcome(call, now);
         return true;
     }
     if (auto until = ports.gate->hold(job.target, call, now)) {
@@ -111,10 +128,10 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // earlier ones read is charged, nothing took effect, and the lead waits for the hold like any
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
-                call_outcome& out) {
+                bool late, call_outcome& out) {
     if (held) {
         const std::int64_t credits = out.credits;
-        out = held_outcome(*job.call, *held);
+        out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held);
         out.credits = credits;
     }
     ports.gate->answered(job.target, *job.campaign, *job.call, out);
@@ -130,9 +147,9 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     if (not_sent(ports, job, out)) {
         co_return;
     }
-    gated_api api(*ports.api, *ports.gate, job.target, *job.call, *ports.clock);
+    gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, out);
+    after_call(ports, job, api.held, api.late, out);
 }
 
 void call_window::add(start_fn job) {

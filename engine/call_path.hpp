@@ -7,6 +7,8 @@
 //     call is not sent and the lead stops (call_outcome::stop_reason);
 //   - a cooldown or an unavailable account seen since the claim holds the call (gate.hold(), a
 //     local mirror: no I/O in the common case): not sent, no attempt spent;
+//   - so does a lease too close to its end for an answer (call_job::send_by), checked before
+//     every request of the call;
 //   - otherwise execute(), and the gate hears the answer (answered()) before any further call
 //     leaves, so a 429 closes its scope and ACCOUNT_INACTIVE holds the account's queued calls.
 #pragma once
@@ -24,6 +26,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <string_view>
 
 namespace orch::engine {
 
@@ -43,7 +46,15 @@ struct call_job {
     const campaigns::api_call* call = nullptr;
     std::string company;
     int attempt = 0;  // failed attempts of the step so far (the backoff's exponent)
+    // The last moment a request of the call may leave: its row's lease must outlast the answer
+    // (the lease's end less the longest a request may take). Past it the call is not sent: a
+    // worker that finds the lease expired reconciles the row, and could not see a request still
+    // on its way.
+    campaigns::time_point send_by = campaigns::time_point::max();
 };
+
+// The reason of a call not sent because its lease would end before an answer.
+inline constexpr std::string_view lease_too_short_reason = "not sent: its lease would end before an answer could come back";
 
 // Sets `out` to the call's outcome. Never throws for an API failure (every failure is an
 // outcome). `ports`, `job`, `rng` and `out` must outlive the returned awaitable (the caller

@@ -135,7 +135,16 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         out = std::move(seen);
         co_return;
     }
+    if (seen.event.kind != result_kind::ok && seen.event.kind != result_kind::permanent) {
+        // The check could not say (a 429, the account gone inactive, a timeout): its outcome is
+        // the call's, so that the gate hears the cooldown or the unavailable account and the
+        // lead tries again later, instead of failing for a refusal that may mean "already invited".
+        seen.event.invitation_state.reset();
+        out = std::move(seen);
+        co_return;
+    }
     out.credits = seen.credits;
+    out.unknown_charge = seen.unknown_charge;
     out = from_error(refusal, std::move(out), ctx);
 }
 

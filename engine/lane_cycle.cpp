@@ -161,8 +161,11 @@ lane_cycle_result lane_cycle(lane_store& store, const lane_context& ctx, std::op
         throw;
     }
     pending.reset();
+    const auto send_by = ctx.send_window ? store.leases_from() + std::chrono::duration_cast<cs::time_point::duration>(*ctx.send_window)
+                                         : cs::time_point::max();
     for (auto& c : batch) {
         if (c.call) {
+            c.send_by = send_by;
             result.calls.push_back(std::make_unique<lane_row>(std::move(c)));
         }
     }

@@ -20,6 +20,7 @@
 #include "engine/executor.hpp"
 #include "engine/planner.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -60,6 +61,9 @@ struct lane_row {
     std::string variant;
     std::int64_t attempt_id = 0;
     std::shared_ptr<const settled_call> settled;  // set: not claimed but held on from this cycle's settle
+    // The last moment its call's requests may leave (engine/call_path.hpp, call_job::send_by):
+    // lane_cycle sets it from the store's leases_from() and lane_context::send_window.
+    campaigns::time_point send_by = campaigns::time_point::max();
 };
 
 call_target target_of(const lane_row& r);
@@ -124,6 +128,9 @@ public:
     // waits for it. Called by the ledger's reserve, possibly twice (plan_cycle).
     virtual void write(std::span<const lane_row> batch) = 0;
     virtual void commit() = 0;
+    // No later than the moment the leases this transaction writes count from (the database's
+    // clock at the transaction's start), read on the engine's clock before the transaction began.
+    virtual campaigns::time_point leases_from() const = 0;
 };
 
 // What a lane's cycle decides with, besides the store.
@@ -140,6 +147,10 @@ struct lane_context {
     std::function<void(std::int64_t enrollment_id, const std::string& why)> outcome_refused;
     std::function<void(const plan_item&, const std::string&)> event_refused;
     std::function<void(const std::string& error)> stop_everything;
+    // How long after leases_from() a call of the cycle may still leave: the lease less the longest
+    // a request may take, so that every request is over before its lease lets another worker
+    // reconcile the row (which could not see a request still on its way). None: no limit.
+    std::optional<std::chrono::milliseconds> send_window;
 };
 
 struct cycle_counts {

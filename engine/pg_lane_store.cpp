@@ -286,7 +286,7 @@ private:
 };
 
 pg_lane_store::pg_lane_store(pqxx::connection& conn, const lane_refs& lane)
-    : lane_(lane), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {
+    : lane_(lane), began_(lane.clock.now()), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {
     // The lane gate (migration 0021) first, before any other lock of this transaction. Its wait
     // counts as the cycle's time (the worker's settle delay): the busier the database, the larger
     // the batches a lane settles.

@@ -102,6 +102,7 @@ public:
     std::vector<std::int64_t> attempt_ids(std::size_t n) override;
     void write(std::span<const lane_row> batch) override;
     void commit() override;
+    campaigns::time_point leases_from() const override { return began_; }
 
 private:
     struct replay;
@@ -109,6 +110,7 @@ private:
     void write_settle(const replay& r, bool held_too);
 
     lane_refs lane_;
+    campaigns::time_point began_;  // before tx_: read before the transaction begins
     pqxx::work tx_;
     std::vector<std::int64_t> touched_;  // rows the settle released: engine/wake_pending looks at them
     std::vector<ledger::post_request> posts_;  // the settle's ledger work, done by the ledger's reserve

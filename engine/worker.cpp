@@ -69,6 +69,7 @@ struct worker::impl {
     struct call_queue {
         struct finished {
             std::int64_t enrollment_id = 0;
+            const lane_row* job = nullptr;  // which call of the row (a row may be claimed again)
             call_outcome outcome;
             std::exception_ptr failure;
         };
@@ -179,8 +180,9 @@ void worker::impl::enqueue(const std::shared_ptr<call_queue>& q, std::vector<lan
 asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, lane_row* job) {
     call_queue::finished f;
     f.enrollment_id = job->enrollment_id;
+    f.job = job;
     try {
-        call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt};
+        call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt, job->send_by};
         co_await send_checked(ports, j, q->rng, f.outcome);
     } catch (...) {
         f.failure = std::current_exception();
@@ -277,6 +279,10 @@ void worker::impl::lane(int index) {
     const auto max_held = static_cast<std::size_t>(cfg.batch_size);
     const std::size_t claim_min = std::max<std::size_t>(1, max_held / 2);
     std::unordered_map<std::int64_t, std::unique_ptr<lane_row>> held;
+    // Calls whose rows this lane claimed again before they came back: their leases ended while
+    // they waited (the send window keeps them from leaving then). Their answers are dropped when
+    // they come back: the new claim closed their attempts and reconciles them.
+    std::unordered_map<const lane_row*, std::unique_ptr<lane_row>> superseded;
     std::unique_ptr<pqxx::connection> conn;
     std::optional<finished_calls> pending;
     bool drained = false;  // the last claim found less than it asked for
@@ -307,7 +313,7 @@ void worker::impl::lane(int index) {
             for (;;) {
                 const bool stop = stopping;
                 const auto t = steady::now();
-                const std::size_t running = held.size() - q->done.size();
+                const std::size_t running = held.size() + superseded.size() - q->done.size();
                 if (stop && running == 0 && q->done.empty()) {
                     break;
                 }
@@ -348,8 +354,13 @@ void worker::impl::lane(int index) {
             u.batch.reserve(back.size());
             for (auto& f : back) {
                 auto it = held.find(f.enrollment_id);
-                ORCH_INVARIANT(it != held.end(), "lane {} got back a call it does not hold (enrollment {})", index,
-                               f.enrollment_id);
+                if (it == held.end() || it->second.get() != f.job) {
+                    const auto old = superseded.find(f.job);
+                    ORCH_INVARIANT(old != superseded.end(), "lane {} got back a call it does not hold (enrollment {})",
+                                   index, f.enrollment_id);
+                    superseded.erase(old);
+                    continue;
+                }
                 if (f.failure) {
                     // Its lease expires and whoever claims it next reconciles it.
                     try {
@@ -391,7 +402,8 @@ void worker::impl::lane(int index) {
                 last_slot_try = steady::now();
                 tell_slot();
             }
-            const std::size_t room = max_held > held.size() ? max_held - held.size() : 0;
+            const std::size_t holding = held.size() + superseded.size();
+            const std::size_t room = max_held > holding ? max_held - holding : 0;
             if (claim_now) {
                 last_claim = steady::now();
             }
@@ -408,8 +420,15 @@ void worker::impl::lane(int index) {
                 jobs.reserve(r.calls.size());
                 for (auto& c : r.calls) {
                     jobs.push_back(c.get());
-                    const auto id = c->enrollment_id;
-                    held.emplace(id, std::move(c));
+                    auto [it, fresh] = held.try_emplace(c->enrollment_id);
+                    if (!fresh) {
+                        spdlog::warn("worker: lane={} claimed enrollment {} again before its earlier call came back "
+                                     "(its lease ended while it waited to be sent): that call is not sent, or its "
+                                     "answer is dropped, and this claim reconciles it",
+                                     index, c->enrollment_id);
+                        superseded.emplace(it->second.get(), std::move(it->second));
+                    }
+                    it->second = std::move(c);
                 }
                 enqueue(q, std::move(jobs));
             }
@@ -476,6 +495,9 @@ int worker::run(bool exit_when_idle) {
     m.context.gate = m.gate.get();
     m.context.clock = m.clock;
     m.context.stopping = [&m] { return m.stopping.load(); };
+    // A request takes at most api_timeout_ms (the client's total deadline, pool wait included);
+    // a second of margin for the clocks' reading. The settings keep it at 1 s or more.
+    m.context.send_window = std::chrono::milliseconds(m.cfg.lease_seconds * 1000 - m.cfg.api_timeout_ms - 1000);
     m.context.outcome_refused = [](std::int64_t enrollment_id, const std::string& why) {
         spdlog::error("worker: enrollment={} result refused by the state machine: {}", enrollment_id, why);
     };

@@ -49,6 +49,18 @@ int main(int argc, char** argv) {
     app.add_option("--event-loss", base.event_lost, "chance that an event is never delivered")
         ->capture_default_str()
         ->check(share);
+    app.add_option("--latency-median-ms", base.latency_median_ms, "the API's median round trip (log-normal, at most 10 s)")
+        ->capture_default_str()
+        ->check(CLI::Range(1.0, 10'000.0));
+    app.add_option("--lease-seconds", base.lease_seconds, "a claimed call's lease (at least 12: a request takes 10 s at most)")
+        ->capture_default_str()
+        ->check(CLI::Range(12, 3600));
+    app.add_option("--pool", base.pool, "calls in flight per process (api_pool_size)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
+    app.add_option("--batch", base.batch, "rows a process holds (batch_size)")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
     app.add_flag("--verbose", verbose, "print every seed's summary");
     try {
         app.parse(argc, argv);

@@ -294,6 +294,7 @@ struct recording_store : eng::lane_store {
             written.push_back(r.enrollment_id);
         }
     }
+    cs::time_point leases_from() const override { return {}; }  // no send window in these tests
     void commit() override {
         if (fail_commits) {
             throw std::runtime_error("the commit failed");

@@ -578,6 +578,10 @@ public:
         p.context.gate = p.gate.get();
         p.context.clock = &clock_;
         p.context.stopping = [] { return false; };
+        // A request's round trip is at most 10 s here (latency()); a second of margin.
+        if (!o_.break_send_window) {
+            p.context.send_window = std::chrono::milliseconds(o_.lease_seconds * 1000 - 11'000);
+        }
         p.context.outcome_refused = [this](std::int64_t enrollment, const std::string& why) {
             violation("enrollment " + std::to_string(enrollment) + ": the machine refused an outcome: " + why);
         };
@@ -866,7 +870,7 @@ asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation,
     // Kept alive for the call: a crash replaces them.
     std::shared_ptr<sim_gate> gate = p->gate;
     std::shared_ptr<eng::api_port> api = p->api;
-    eng::call_job job{eng::target_of(*h), h->campaign.get(), &*h->call, h->company, h->state.attempt};
+    eng::call_job job{eng::target_of(*h), h->campaign.get(), &*h->call, h->company, h->state.attempt, h->send_by};
     eng::call_path_ports ports = p->ports;
     eng::call_outcome o;
     co_await eng::send_checked(ports, job, p->rng, o);
@@ -1025,6 +1029,7 @@ public:
         }
     }
     void commit() override {}
+    cs::time_point leases_from() const override { return s_.now_; }  // a cycle takes no simulated time
 
 private:
     bool holds(const enrollment& e, std::int64_t attempt_id) const {

@@ -48,6 +48,9 @@ struct options {
     // A deliberate defect: the call path's send-time check is skipped and answers are not
     // mirrored (the checks must then find requests inside cooldown windows).
     bool break_send_time_check = false;
+    // Another: calls leave however close their leases are to their end (no send window), so a
+    // call queued past its lease can leave while another process reconciles its row.
+    bool break_send_window = false;
     std::chrono::hours horizon{24 * 40};
 };
 

@@ -70,6 +70,39 @@ TEST_F(Sim, ASeedReplaysExactly) {
     EXPECT_NE(orch::sim::run(o).digest, a.digest);
 }
 
+// Slow calls, few in flight and a short lease: calls wait in the window for longer than their
+// lease leaves for an answer. They are not sent (the send window), and no person is contacted
+// twice; without the send window, calls queued past their lease leave while another claim
+// reconciles their rows, and the checks find second invitations and messages.
+TEST_F(Sim, CallsQueuedPastTheirLeaseAreNotSent) {
+    auto slow = [](std::uint64_t seed, bool broken) {
+        orch::sim::options o;
+        o.seed = seed;
+        o.processes = 1 + static_cast<int>(seed % 3);
+        o.latency_median_ms = 3000;
+        o.lease_seconds = 12;
+        o.pool = 2;
+        o.batch = 8;
+        o.break_send_window = broken;
+        return orch::sim::run(o);
+    };
+    int caught = 0;
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+        const auto r = slow(seed, false);
+        EXPECT_TRUE(r.violations.empty()) << r.summary() << "\n  replay: build/bin/orch-sim --seed " << seed
+                                          << " --latency-median-ms 3000 --lease-seconds 12 --pool 2 --batch 8 "
+                                             "--processes "
+                                          << 1 + seed % 3;
+        for (const auto& v : slow(seed, true).violations) {
+            if (v.find("a second invite") != std::string::npos || v.find("sent twice") != std::string::npos) {
+                ++caught;
+                break;
+            }
+        }
+    }
+    EXPECT_GE(caught, 4);  // 9 of these 40 seeds
+}
+
 // Without the send-time check (and the answers not mirrored), calls queued behind a 429 leave
 // inside its Retry-After window: the checks must say so, or they would pass anything.
 TEST_F(Sim, TheChecksCatchABrokenSendTimeCheck) {

@@ -1,0 +1,217 @@
+// The call path (engine/call_path.hpp) and the executor's outcome mapping (engine/executor.cpp)
+// over a scripted API port: the send window that keeps a request from leaving when its lease
+// would end before an answer, and a refused invitation whose check could not say.
+#include "engine/call_path.hpp"
+#include "engine/random.hpp"
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace cs = orch::campaigns;
+namespace eng = orch::engine;
+namespace outreach = orch::outreach;
+using namespace std::chrono_literals;
+
+class manual_clock final : public eng::clock_port {
+public:
+    cs::time_point now() const override { return t; }
+    cs::time_point t = cs::time_point(std::chrono::hours(24 * 365 * 56));
+};
+
+// Answers each request with the next scripted answer for its kind, and moves the clock on by
+// `latency` per request. Records the requests in order.
+class scripted_api final : public eng::api_port {
+public:
+    explicit scripted_api(manual_clock& clock) : clock_(clock) {}
+    std::vector<std::string> requests;
+    std::chrono::milliseconds latency = 100ms;
+    std::deque<outreach::result<outreach::invitation_status>> checks;
+    std::deque<outreach::result<outreach::invite_result>> invites;
+    std::deque<outreach::result<outreach::conversation_page>> conversations;
+    std::deque<outreach::result<outreach::send_message_result>> sends;
+
+    answer<outreach::invitation_status> check_invitation(std::string_view, const outreach::profile_url_params&) override {
+        co_return next("check_invitation", checks);
+    }
+    answer<outreach::invite_result> invite(std::string_view, const outreach::invite_params&) override {
+        co_return next("invite", invites);
+    }
+    answer<outreach::withdraw_result> withdraw(std::string_view, const outreach::withdraw_params&) override {
+        requests.emplace_back("withdraw");
+        co_return outreach::result<outreach::withdraw_result>(outreach::withdraw_result{});
+    }
+    answer<outreach::send_message_result> send_message(std::string_view, const outreach::send_message_params&) override {
+        co_return next("send_message", sends);
+    }
+    answer<outreach::conversation_page> get_conversation(std::string_view,
+                                                         const outreach::get_conversation_params&) override {
+        co_return next("get_conversation", conversations);
+    }
+    answer<outreach::visit_result> visit(std::string_view, const outreach::profile_url_params&) override {
+        requests.emplace_back("visit");
+        co_return outreach::result<outreach::visit_result>(outreach::visit_result{});
+    }
+
+private:
+    template <typename T>
+    outreach::result<T> next(const char* what, std::deque<outreach::result<T>>& script) {
+        requests.emplace_back(what);
+        clock_.t += latency;
+        if (script.empty()) {
+            ADD_FAILURE() << "no scripted answer for " << what;
+            return outreach::result<T>(outreach::make_api_error(outreach::error_kind::api_error, 500, "INTERNAL_ERROR",
+                                                                "unscripted", std::nullopt, false));
+        }
+        auto r = std::move(script.front());
+        script.pop_front();
+        return r;
+    }
+    manual_clock& clock_;
+};
+
+// Lets everything through and records what it hears at once.
+class listening_gate final : public eng::call_gate {
+public:
+    std::vector<std::string> heard;  // the error codes of the answers (answered())
+    eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&, cs::time_point) override {
+        return {};
+    }
+    std::optional<cs::time_point> after(const eng::call_target&, const cs::campaign&, const cs::api_call&,
+                                        const eng::call_outcome&) override {
+        return std::nullopt;
+    }
+    void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override {}
+    void answered(const eng::call_target&, const cs::campaign&, const cs::api_call&,
+                  const eng::call_outcome& o) override {
+        heard.push_back(o.error_code);
+    }
+};
+
+outreach::error api_error(int status, const std::string& code, const std::string& message,
+                          std::optional<std::int64_t> retry_after = std::nullopt) {
+    return outreach::make_api_error(outreach::error_kind::api_error, status, code, message, retry_after, false);
+}
+
+class CallPath : public ::testing::Test {
+protected:
+    CallPath() {
+        ports_.api = &api_;
+        ports_.gate = &gate_;
+        ports_.clock = &clock_;
+        job_.target = {"acc_1", "https://www.linkedin.com/in/someone", 1, 7, ""};
+        job_.campaign = &campaign_;
+    }
+    eng::call_outcome run(const cs::api_call& call) {
+        job_.call = &call;
+        eng::call_outcome out;
+        asio::io_context io;
+        asio::co_spawn(io, eng::send_checked(ports_, job_, rng_, out), asio::detached);
+        io.run();
+        return out;
+    }
+    manual_clock clock_;
+    scripted_api api_{clock_};
+    listening_gate gate_;
+    eng::call_path_ports ports_;
+    eng::seeded_random rng_{7};
+    cs::campaign campaign_;
+    eng::call_job job_;
+};
+
+cs::api_call invite_call() {
+    cs::api_call c;
+    c.kind = cs::call_kind::invite;
+    c.text = "Hello";
+    return c;
+}
+
+TEST_F(CallPath, ACallPastItsSendWindowIsNotSent) {
+    job_.send_by = clock_.t;  // the lease would end before an answer
+    const auto call = invite_call();
+    const auto out = run(call);
+    EXPECT_TRUE(api_.requests.empty());
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);  // no attempt spent
+    EXPECT_EQ(out.event.reason, eng::lease_too_short_reason);
+    EXPECT_EQ(out.event.retry_at, clock_.t);  // due again at once
+    EXPECT_EQ(out.credits, 0);
+}
+
+// A follow-up reads the conversation, then sends: a send that would leave after the window is
+// not sent, whatever the read found; the read's credits stay charged.
+TEST_F(CallPath, ALaterRequestOfACallPastTheWindowIsNotSent) {
+    cs::api_call call;
+    call.kind = cs::call_kind::send;
+    call.text = "Following up";
+    call.confirm_no_reply = true;
+    outreach::conversation_page page;
+    page.meta.credits_consumed = 1;
+    api_.conversations.emplace_back(page);
+    api_.sends.emplace_back(outreach::send_message_result{});
+    api_.latency = 2s;
+    job_.send_by = clock_.t + 1s;  // the read leaves in time and comes back after it
+    const auto out = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    EXPECT_EQ(out.event.reason, eng::lease_too_short_reason);
+    EXPECT_EQ(out.credits, 1);
+
+    api_.requests.clear();
+    api_.conversations.emplace_back(page);
+    job_.send_by = clock_.t + 3s;  // both leave in time
+    const auto sent = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation", "send_message"}));
+    EXPECT_EQ(sent.event.kind, cs::result_kind::ok);
+}
+
+// An invitation refused with CHANNEL_ERROR is checked: "already invited" counts as done, "none"
+// leaves the refusal standing; a check that could not say makes the call's outcome its own, so
+// the gate hears the 429 or the inactive account and the lead does not fail for a refusal that
+// may have meant "already invited".
+TEST_F(CallPath, ARefusedInvitationWhoseCheckCouldNotSayIsNotAFailure) {
+    const auto call = invite_call();
+    const auto refused = api_error(422, "CHANNEL_ERROR", "cannot invite");
+
+    api_.invites.emplace_back(refused);
+    api_.checks.emplace_back(api_error(429, "RATE_LIMITED", "too many requests for account acc_1", 30));
+    auto out = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"invite", "check_invitation"}));
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    EXPECT_EQ(out.error_code, "RATE_LIMITED");
+    EXPECT_EQ(out.retry_after, std::chrono::milliseconds(30'000));
+    EXPECT_EQ(gate_.heard, (std::vector<std::string>{"RATE_LIMITED"}));
+
+    api_.invites.emplace_back(refused);
+    api_.checks.emplace_back(api_error(403, "ACCOUNT_INACTIVE", "account inactive"));
+    out = run(call);
+    EXPECT_EQ(out.error_code, "ACCOUNT_INACTIVE");
+    EXPECT_EQ(out.consequence, eng::call_consequence::pause_account);
+    EXPECT_NE(out.event.kind, cs::result_kind::permanent);
+
+    api_.invites.emplace_back(refused);
+    outreach::invitation_status none;
+    none.state = outreach::invitation_state::no_invitation;
+    api_.checks.emplace_back(none);
+    out = run(call);
+    EXPECT_EQ(out.event.kind, cs::result_kind::permanent);
+    EXPECT_EQ(out.error_code, "CHANNEL_ERROR");
+
+    api_.invites.emplace_back(refused);
+    outreach::invitation_status pending;
+    pending.state = outreach::invitation_state::pending;
+    api_.checks.emplace_back(pending);
+    out = run(call);
+    EXPECT_EQ(out.event.kind, cs::result_kind::ok);
+}
+
+}  // namespace
