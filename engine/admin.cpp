@@ -163,42 +163,6 @@ std::string iso(std::chrono::system_clock::time_point t) {
     return buf;
 }
 
-// Why a lead is where it is, in one sentence ("waiting for the invite day quota of account X
-// until 14:32 UTC (2026-11-23T14:32:00Z)", "paused: budget exhausted: ...").
-std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
-                             bool account_connected, bool later) {
-    const auto state = lead["state"].get<std::string>();
-    const auto reason = lead["reason"].get<std::string>();
-    const auto until = lead["next_run_at"].get<std::string>();
-    const auto hhmm = until.size() >= 16 ? until.substr(11, 5) + " UTC (" + until + ")" : until;
-    if (state == "cancelled" && reason.rfind("stopped", 0) == 0) {
-        return reason;  // "stopped: do-not-contact", "stopped by an operator"
-    }
-    if (state == "done" || state == "replied" || state == "failed" || state == "cancelled") {
-        return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
-    }
-    if (campaign_state == "paused") {
-        return "paused: " + (pause_reason.empty() ? std::string("by an operator") : pause_reason);
-    }
-    if (campaign_state != "active") {
-        return "campaign " + campaign_state;
-    }
-    if (!account_connected) {
-        return "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
-    }
-    if (state == "calling") {
-        return "calling the API (step " + lead["step"].get<std::string>() + ")";
-    }
-    if (!later) {
-        return "due now: waiting for a worker (step " + lead["step"].get<std::string>() + ")";
-    }
-    if (!reason.empty()) {
-        auto text = reason.rfind("waiting", 0) == 0 || reason.rfind("paused", 0) == 0 ? reason : "waiting: " + reason;
-        return text + " until " + hhmm;
-    }
-    return "waiting in step " + lead["step"].get<std::string>() + " until " + hhmm;
-}
-
 }  // namespace
 
 struct admin_server::impl {
@@ -1101,7 +1065,7 @@ asio::awaitable<reply> admin_server::impl::campaign_lead(const std::string& name
         const auto& row = r[0];
         json l = lead_json(row);
         l["attempt"] = row[18].as<int>();
-        l["waiting"] = waiting_sentence(l, row[15].as<std::string>(), row[16].as<std::string>(), row[17].as<bool>(),
+        l["waiting"] = lead_ops::waiting_sentence(l, row[15].as<std::string>(), row[16].as<std::string>(), row[17].as<bool>(),
                                         row[14].as<bool>());
         json timeline = json::array();
         for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {

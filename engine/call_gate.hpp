@@ -75,6 +75,11 @@ public:
     // store), an unavailable account holds its queued calls. Default: nothing (after() will do).
     virtual void answered(const call_target& /*target*/, const campaigns::campaign& /*campaign*/,
                           const campaigns::api_call& /*call*/, const call_outcome& /*outcome*/) {}
+    // Another process (a worker's settle, `serve`, `accounts sync`) recorded that an account
+    // became unavailable (`available` false: its queued calls are held from now on) or available
+    // again (the hold ends). Default: nothing.
+    virtual void account_changed(const std::string& /*account_id*/, bool /*available*/,
+                                 campaigns::time_point /*now*/) {}
 };
 
 class open_gate final : public call_gate {

@@ -328,4 +328,38 @@ json to_json(const request& r, const outcome& o) {
             {"refused_by_why", by_why}};
 }
 
+std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
+                             bool account_connected, bool later) {
+    const auto state = lead["state"].get<std::string>();
+    const auto reason = lead["reason"].get<std::string>();
+    const auto until = lead["next_run_at"].get<std::string>();
+    const auto hhmm = until.size() >= 16 ? until.substr(11, 5) + " UTC (" + until + ")" : until;
+    if (state == "cancelled" && reason.rfind("stopped", 0) == 0) {
+        return reason;  // "stopped: do-not-contact", "stopped by an operator"
+    }
+    if (state == "done" || state == "replied" || state == "failed" || state == "cancelled") {
+        return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
+    }
+    if (campaign_state == "paused") {
+        return "paused: " + (pause_reason.empty() ? std::string("by an operator") : pause_reason);
+    }
+    if (campaign_state != "active") {
+        return "campaign " + campaign_state;
+    }
+    if (!account_connected) {
+        return "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
+    }
+    if (state == "calling") {
+        return "calling the API (step " + lead["step"].get<std::string>() + ")";
+    }
+    if (!later) {
+        return "due now: waiting for a worker (step " + lead["step"].get<std::string>() + ")";
+    }
+    if (!reason.empty()) {
+        auto text = reason.rfind("waiting", 0) == 0 || reason.rfind("paused", 0) == 0 ? reason : "waiting: " + reason;
+        return text + " until " + hhmm;
+    }
+    return "waiting in step " + lead["step"].get<std::string>() + " until " + hhmm;
+}
+
 }  // namespace orch::engine::lead_ops

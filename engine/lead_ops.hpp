@@ -31,6 +31,16 @@ namespace orch::engine::lead_ops {
 
 using json = nlohmann::json;
 
+// Why a lead is where it is, in one sentence ("waiting for the invite day quota of account X
+// until 14:32 UTC (2026-11-23T14:32:00Z)", "paused: budget exhausted: ...", "waiting for account
+// X to be connected again"): `lead` as the admin API shows it (state, reason, next_run_at, step,
+// account_id), its campaign's state and pause reason, whether its sender is connected, and
+// whether its next run is later than now. The stored reason is the last wait the gate or the
+// machine gave; a paused campaign or a disconnected sender outranks it. For the admin API's lead
+// detail and `orchestrator leads show`.
+std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
+                             bool account_connected, bool later);
+
 enum class verb { stop, retry, skip, move };
 std::optional<verb> verb_from_string(const std::string& s);
 const char* to_string(verb v);

@@ -116,7 +116,7 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
     if (outcome.consequence == call_consequence::pause_account) {
         // Held here until the settle pauses the account in Postgres (the claim then skips it).
         std::lock_guard lock(mirror_mutex_);
-        mirror_.unavailable[target.account_id] = now + std::chrono::minutes(10);
+        mirror_.unavailable[target.account_id] = now + unavailable_hold;
         return;
     }
     if (outcome.error_code != "RATE_LIMITED") {
@@ -143,6 +143,15 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         auto& until = where == limits::scope::key ? mirror_.key_until
                                                   : mirror_.account_until[{target.account_id, c->what}];
         until = std::max(until, now + std::chrono::duration_cast<cs::time_point::duration>(*d));
+    }
+}
+
+void limits_gate::account_changed(const std::string& account_id, bool available, cs::time_point now) {
+    std::lock_guard lock(mirror_mutex_);
+    if (available) {
+        mirror_.unavailable.erase(account_id);
+    } else {
+        mirror_.unavailable[account_id] = now + unavailable_hold;
     }
 }
 

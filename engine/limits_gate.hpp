@@ -61,7 +61,12 @@ public:
                                               campaigns::time_point now) override;
     void answered(const call_target& target, const campaigns::campaign& campaign, const campaigns::api_call& call,
                   const call_outcome& outcome) override;
+    void account_changed(const std::string& account_id, bool available, campaigns::time_point now) override;
     static constexpr std::chrono::milliseconds mirror_refresh{100};
+    // How long an account is held after it was reported unavailable, unless it is reported
+    // available before: its rows are parked in the database meanwhile, so this covers only the
+    // calls already queued, and a missed notification of its return costs at most this long.
+    static constexpr std::chrono::minutes unavailable_hold{10};
 
     limits::limiter& limiter() { return limiter_; }
 

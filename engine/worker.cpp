@@ -8,9 +8,11 @@
 #include "engine/lane_cycle.hpp"
 #include "engine/pg_lane_store.hpp"
 #include "engine/store.hpp"
+#include "api/text.hpp"
 #include "schema/schema.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <nlohmann/json.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
@@ -229,6 +231,26 @@ void worker::impl::listen() {
         receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_wake"), self(s) {}
         void operator()(const std::string&, int) override { self.notify_lanes(); }
     };
+    // Accounts that became unavailable or available again (migration 0022), from any process:
+    // the gate's send-time mirror holds or frees their queued calls at once.
+    struct account_receiver final : pqxx::notification_receiver {
+        impl& self;
+        account_receiver(pqxx::connection& c, impl& s) : pqxx::notification_receiver(c, "orch_account"), self(s) {}
+        void operator()(const std::string& payload, int) override {
+            const auto j = nlohmann::json::parse(payload, nullptr, false);
+            if (j.is_discarded() || !j.is_object() || !j.contains("account_id") || !j["account_id"].is_string() ||
+                !j.contains("connected") || !j["connected"].is_boolean()) {
+                spdlog::warn("worker: ignored an account notification it cannot read: {}", orch::text::escaped(payload));
+                return;
+            }
+            const auto account = j["account_id"].get<std::string>();
+            const bool connected = j["connected"].get<bool>();
+            self.gate->account_changed(account, connected, self.clock->now());
+            spdlog::info("worker: account {} is {}: {}", orch::text::escaped(account),
+                         connected ? "available again" : "unavailable",
+                         connected ? "its calls go out again" : "its queued calls are held");
+        }
+    };
     struct dnc_receiver final : pqxx::notification_receiver {
         bool changed = false;
         explicit dnc_receiver(pqxx::connection& c) : pqxx::notification_receiver(c, dnc::changed_channel) {}
@@ -238,6 +260,7 @@ void worker::impl::listen() {
         try {
             pqxx::connection conn(cfg.database_url);
             receiver r(conn, *this);
+            account_receiver accounts(conn, *this);
             dnc_receiver list_changed(conn);
             // Listening first, then loading: an add committed in between is in the load or
             // notifies after it.

@@ -270,6 +270,8 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     json l = lead_row_json(r[0]);
     l["attempt"] = r[0][18].as<int>();
     l["campaign"] = name;
+    l["waiting"] = engine::lead_ops::waiting_sentence(l, r[0][15].as<std::string>(), r[0][16].as<std::string>(),
+                                                      r[0][17].as<bool>(), r[0][14].as<bool>());
     json timeline = json::array();
     for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
         timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()}, {"step", a[1].as<std::string>()},
@@ -284,8 +286,8 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
         std::cout << l.dump(2) << "\n";
         return 0;
     }
-    std::cout << "lead " << l["lead_id"] << " in campaign " << name << ": " << l["state"].get<std::string>()
-              << (l["reason"].get<std::string>().empty() ? "" : " (" + l["reason"].get<std::string>() + ")") << "\n"
+    std::cout << "lead " << l["lead_id"] << " in campaign " << name << ": " << l["state"].get<std::string>() << " ("
+              << l["waiting"].get<std::string>() << ")\n"
               << "  profile     " << l["profile_url"].get<std::string>() << "\n"
               << "  step        " << l["step"].get<std::string>() << " (attempt " << l["attempt"] << ")\n"
               << "  account     " << l["account_id"].get<std::string>() << "\n"

@@ -482,6 +482,56 @@ TEST_F(EngineTest, AnUnavailableSendersLeadsMoveOrWaitAsTheCampaignChooses) {
     EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
 }
 
+// A running worker that found an account inactive itself (ACCOUNT_INACTIVE answers: no `serve`
+// here to hear the disconnection) holds its calls; when the account logs in again, the
+// notification of migration 0022 lifts that hold in the worker at once, and the parked leads are
+// invited by it (the hold lasted 10 minutes before). Meanwhile `campaign watch` and `leads show`
+// say the leads wait for the account, not the last wait they had.
+TEST_F(EngineTest, AReconnectedAccountsLeadsGoOnAtOnceInARunningWorker) {
+    start({"--accept-probability", "0"});
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    auto yaml = campaign_yaml("relogin", search_audience(30), "1h", senders);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("relogin.yaml", yaml)}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto fired = control.post("/control/events",
+                              {{"type", "disconnection"}, {"account_id", account}, {"reason", "session expired"}});
+    ASSERT_EQ(fired.status, 200) << fired.body;
+
+    auto worker = env_->spawn({"worker"});
+    auto connected = [&] { return env_->scalar("SELECT connected FROM accounts WHERE account_id = '" + account + "'"); };
+    for (int i = 0; i < 400 && connected() != "f"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(connected(), "f") << worker->log();
+    auto invited = [&] { return read_side_effects(sandbox_->control_port()).invited_people; };
+    auto on_account = std::stoi(env_->scalar("SELECT count(*) FROM enrollments WHERE account_id = '" + account + "'"));
+    ASSERT_GT(on_account, 0);
+    for (int i = 0; i < 400 && invited() != 30 - on_account; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_EQ(invited(), 30 - on_account) << worker->log();
+    // The operator is told why those leads wait, whatever wait they had before.
+    const std::string why = "waiting for account " + account + " to be connected again";
+    auto watch = env_->run({"campaign", "watch", "relogin", "--once"});
+    ASSERT_EQ(watch.exit_code, 0) << watch.output;
+    EXPECT_NE(watch.output.find(why), std::string::npos) << watch.output;
+    auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE account_id = '" + account + "' LIMIT 1");
+    auto show = env_->run({"leads", "show", "relogin", lead});
+    ASSERT_EQ(show.exit_code, 0) << show.output;
+    EXPECT_NE(show.output.find(why), std::string::npos) << show.output;
+
+    auto r = env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    for (int i = 0; i < 400 && invited() != 30; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(invited(), 30) << worker->log();
+    EXPECT_NE(worker->log().find("account " + account + " is available again"), std::string::npos) << worker->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.duplicate_invites, 0);
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+}
+
 // Pausing parks a campaign's live enrollments (the claim never walks past them); resuming wakes
 // them and the campaign completes.
 TEST_F(EngineTest, PauseParksAndResumeWakesACampaign) {

@@ -238,6 +238,35 @@ TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     EXPECT_FALSE(gate.hold(other_account, invite, std::chrono::system_clock::now()));
 }
 
+// What other processes recorded (migration 0022's notifications, handed in by the worker's
+// listener): an account reported unavailable holds its calls here too, for at most
+// unavailable_hold; reported available again, its calls go out at once, also when this process's
+// own ACCOUNT_INACTIVE answer held it.
+TEST_F(LimitsGateRedis, AnAccountReportedUnavailableElsewhereIsHeldUntilItIsReportedAvailable) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    const orch::engine::call_target target{"acc-gate-elsewhere", "https://network.example/in/u", 7, 47, ""};
+    const auto now = std::chrono::system_clock::now();
+    EXPECT_FALSE(gate.hold(target, invite, now));
+    gate.account_changed(target.account_id, false, now);
+    const auto held = gate.hold(target, invite, now);
+    ASSERT_TRUE(held);
+    EXPECT_GE(*held, now + orch::engine::limits_gate::unavailable_hold);
+    EXPECT_FALSE(gate.hold(target, invite, now + orch::engine::limits_gate::unavailable_hold + 1ms));
+    gate.account_changed(target.account_id, true, now);
+    EXPECT_FALSE(gate.hold(target, invite, now));
+
+    orch::engine::call_outcome inactive;
+    inactive.attempt_outcome = orch::engine::attempt_outcome::transient;
+    inactive.error_code = "ACCOUNT_INACTIVE";
+    inactive.consequence = orch::engine::call_consequence::pause_account;
+    gate.answered(target, campaign_, invite, inactive);
+    EXPECT_TRUE(gate.hold(target, invite, std::chrono::system_clock::now()));
+    gate.account_changed(target.account_id, true, std::chrono::system_clock::now());
+    EXPECT_FALSE(gate.hold(target, invite, std::chrono::system_clock::now()));
+}
+
 // Leads the gate parks on a cooldown wake spread over the jitter window after its end, not at
 // one instant.
 TEST_F(LimitsGateRedis, LeadsParkedOnACooldownWakeSpreadOverTheJitterWindow) {

@@ -1,7 +1,14 @@
 -- waiting_reasons($1 campaign name): why the campaign's live leads wait, most common first (the
--- time in "... until HH:MM" left out so that one reason is one line).
-SELECT e.status::text, regexp_replace(e.reason, ' until [0-9:TZ+-]+$', ''), count(*)
+-- time in "... until HH:MM" left out so that one reason is one line). A disconnected sender
+-- outranks the stored reason, which is the last wait the gate or the machine gave (as
+-- engine/lead_ops waiting_sentence); a lead in a call has no wait of its own.
+SELECT e.status::text,
+       CASE WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
+            WHEN e.status = 'calling' THEN ''
+            ELSE regexp_replace(e.reason, ' until [0-9:TZ+-]+$', '') END,
+       count(*)
 FROM enrollments e JOIN campaigns c USING (campaign_id)
+LEFT JOIN accounts a ON a.account_id = e.account_id
 WHERE c.name = $1 AND e.status IN ('ready', 'calling', 'waiting')
 GROUP BY 1, 2
 ORDER BY 3 DESC, 1, 2
