@@ -163,6 +163,15 @@ asio::awaitable<void> withdraw(api_port& api, const call_target& t, call_outcome
     (void)absorb(r, out, ctx);
 }
 
+// Whether a failed conversation read means there is no conversation with the person: the spec
+// does not show that answer. Readings seen: 404 NOT_FOUND (and a bare 404), INVALID_PARAMS naming
+// the profile (this project's sandbox), or 200 with no messages (not an error). Any other refusal
+// (CHANNEL_ERROR's upstream failure, FORBIDDEN, an unknown code) says nothing of what was sent:
+// the outcome is the error's, and a reconciliation never concludes "not sent" from it.
+bool no_conversation(const outreach::error& e) {
+    return e.code == "NOT_FOUND" || e.code == "INVALID_PARAMS" || e.http_status == 404;
+}
+
 // The read before a follow-up of a stop_on_reply campaign: the last 10 messages of the
 // conversation (get_conversation, 1 credit per 10 results: 1 credit a follow-up) show whether
 // the lead wrote after our last message. True when the send may go out.
@@ -175,7 +184,7 @@ asio::awaitable<bool> no_reply_since_ours(api_port& api, const call_target& t, c
     p.count = reply_check_count;
     auto r = co_await api.get_conversation(t.account_id, p);
     if (!r) {
-        if (r.error().what_to_do == outreach::disposition::give_up) {
+        if (no_conversation(r.error())) {
             co_return true;  // no conversation: nobody replied
         }
         out = from_error(r.error(), std::move(out), ctx);
@@ -216,7 +225,7 @@ asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campa
     auto r = co_await api.get_conversation(t.account_id, p);
     if (!r) {
         // No conversation at all means nothing was sent.
-        if (r.error().what_to_do == outreach::disposition::give_up) {
+        if (no_conversation(r.error())) {
             out.event.message_found = false;
             co_return;
         }

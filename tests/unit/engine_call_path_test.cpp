@@ -214,4 +214,34 @@ TEST_F(CallPath, ARefusedInvitationWhoseCheckCouldNotSayIsNotAFailure) {
     EXPECT_EQ(out.event.kind, cs::result_kind::ok);
 }
 
+// The reconciliation of a send whose answer was lost reads the conversation: "no conversation"
+// (404, or INVALID_PARAMS naming the profile, as this project's sandbox answers) means nothing was
+// sent; any other refusal says nothing of what was sent and must never read as "not sent" (the
+// message would go out twice).
+TEST_F(CallPath, AConversationReadThatCannotSayIsNeverNotSent) {
+    cs::api_call call;
+    call.kind = cs::call_kind::get_conversation;  // the reconciliation of a send
+    call.text = "Hello";
+    call.reconcile = true;
+
+    api_.conversations.emplace_back(api_error(404, "NOT_FOUND", "no conversation"));
+    auto out = run(call);
+    EXPECT_EQ(out.event.kind, cs::result_kind::ok);
+    EXPECT_FALSE(out.event.message_found);
+
+    api_.conversations.emplace_back(api_error(400, "INVALID_PARAMS", "params.profile_url: there is no conversation"));
+    out = run(call);
+    EXPECT_EQ(out.event.kind, cs::result_kind::ok);
+    EXPECT_FALSE(out.event.message_found);
+
+    for (const auto& [status, code] : std::vector<std::pair<int, std::string>>{
+             {422, "CHANNEL_ERROR"}, {403, "FORBIDDEN"}, {409, "SOMETHING_NEW"}}) {
+        api_.conversations.emplace_back(api_error(status, code, "upstream failure"));
+        out = run(call);
+        EXPECT_NE(out.event.kind, cs::result_kind::ok) << code;
+        EXPECT_EQ(out.error_code, code);
+    }
+    EXPECT_EQ(api_.requests.size(), 5u);  // reads only: a reconciliation never sends
+}
+
 }  // namespace
