@@ -402,22 +402,39 @@ void worker::impl::lane(int index) {
                 u.outcomes.push_back(std::move(f.outcome));
                 held.erase(it);
             }
-            if (!u.calls.empty()) {
+            if (!u.calls.empty() && !pending) {
                 pending = std::move(u);
+            } else if (!u.calls.empty()) {
+                // Kept from a cycle that could not run (no connection): settled together. A cycle
+                // that ran settled its calls, or tried them on their own (settle_alone).
+                ORCH_INVARIANT(pending->again == nullptr && !pending->gated,
+                               "lane {} kept calls that a cycle already settled", index);
+                const std::size_t offset = pending->batch.size();
+                for (auto& row : u.batch) {
+                    pending->batch.push_back(std::move(row));
+                }
+                for (const std::size_t i : u.calls) {
+                    pending->calls.push_back(offset + i);
+                }
+                for (auto& o : u.outcomes) {
+                    pending->outcomes.push_back(std::move(o));
+                }
             }
         }
         try {
             if (!conn) {
-                conn = std::make_unique<pqxx::connection>(cfg.database_url);
-                prepare_hot_statements(*conn);
-                if (auto others = name_lane_session(*conn, cfg.lane_transaction_slots, owner);
+                // Ready before it is kept: a connection that failed half-way is made again whole.
+                auto fresh = std::make_unique<pqxx::connection>(cfg.database_url);
+                prepare_hot_statements(*fresh);
+                if (auto others = name_lane_session(*fresh, cfg.lane_transaction_slots, owner);
                     !others.empty() && !slots_differ_told.exchange(true)) {
                     spdlog::warn("worker: other workers on this database run with lane_transaction_slots {} where this "
                                  "one has {}: give every worker the same value (the largest holds, and workers with "
                                  "fewer gates get fewer turns)",
                                  fmt::join(others, ", "), cfg.lane_transaction_slots);
                 }
-                start_sweep(*conn, sweep);
+                start_sweep(*fresh, sweep);
+                conn = std::move(fresh);
                 last_slot_try = steady::now();
                 tell_slot();
             } else if (sweep.slot < 0 && steady::now() - last_slot_try >= claim_slot_retry) {
@@ -460,7 +477,10 @@ void worker::impl::lane(int index) {
             // reconciled after the lease. Nothing is lost; what the lane does next depends on the
             // failure's category (engine/result.hpp).
             const error e = error_of_current_exception();
-            pending.reset();
+            // A cycle that failed has settled its calls on their own, or let them go (settle_alone):
+            // `pending` is empty. Calls kept here could not be settled because the lane has no
+            // connection: they are settled by the next cycle that runs (their leases may expire
+            // meanwhile, and then the compare-and-set drops them and the next claim reconciles).
             switch (e.category) {
             case error_category::unavailable:
                 spdlog::warn("worker: lane={} database unavailable ({}); reconnecting", index, e.message);
@@ -560,10 +580,8 @@ int worker::run(bool exit_when_idle) {
                  m.cfg.lane_transaction_slots > 0 ? std::to_string(m.cfg.lane_transaction_slots) : "unlimited",
                  m.cfg.api_url);
     {
-        std::optional<store> s;
-        if (exit_when_idle) {
-            s.emplace(m.cfg.database_url);
-        }
+        std::optional<store> s;  // with exit_when_idle: reads whether work is left
+        bool idle_read_failed = false;
         const auto every = std::chrono::seconds(m.cfg.progress_log_seconds);
         auto last = std::chrono::steady_clock::now();
         std::uint64_t last_transitions = 0;
@@ -574,10 +592,24 @@ int worker::run(bool exit_when_idle) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
             // the run (the demo's, a benchmark's) close to when the last lead finished.
             m.wait_readable_or_stop(-1, exit_when_idle ? 20 : 1000);
-            if (s) {
-                pqxx::nontransaction tx(s->connection());
-                if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
-                    m.stop();
+            if (exit_when_idle) {
+                // A database that cannot be reached here does not end the worker (its lanes wait
+                // for it too): this thread says so once and reads again.
+                try {
+                    if (!s) {
+                        s.emplace(m.cfg.database_url);
+                    }
+                    pqxx::nontransaction tx(s->connection());
+                    if (tx.exec(q("engine/live_total"))[0][0].as<std::int64_t>() == 0) {
+                        m.stop();
+                    }
+                    idle_read_failed = false;
+                } catch (const std::exception& e) {
+                    s.reset();
+                    if (!idle_read_failed) {
+                        spdlog::warn("worker: cannot read whether work is left ({}); reading again", e.what());
+                    }
+                    idle_read_failed = true;
                 }
             }
             const auto t = std::chrono::steady_clock::now();
