@@ -90,6 +90,11 @@ TEST(OutreachErrors, RetryAfterDeltaSecondsAndHttpDate) {
     EXPECT_FALSE(parse_retry_after("soon", now));
     EXPECT_FALSE(parse_retry_after("-5", now));
     EXPECT_FALSE(parse_retry_after("Sun, 31 Feb 2026 12:00:00 GMT", now));
+    // At most a day: a larger wait is not believable, and would overflow the clocks' milliseconds.
+    EXPECT_EQ(parse_retry_after("86400", now), 86'400);
+    EXPECT_EQ(parse_retry_after("9300000000000000", now), orch::outreach::max_retry_after_s);
+    EXPECT_EQ(parse_retry_after("99999999999999999999999", now), orch::outreach::max_retry_after_s);
+    EXPECT_EQ(parse_retry_after("Fri, 01 Mar 2030 12:00:00 GMT", now), orch::outreach::max_retry_after_s);
 }
 
 TEST(OutreachErrors, RateLimitedCarriesRetryAfterOnlyWhenTheHeaderIsPresent) {
