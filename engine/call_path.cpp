@@ -25,36 +25,39 @@ public:
     bool late = false;  // held because the lease would end before an answer
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
-        return pass(&api_port::check_invitation, a, p);
+        return pass(&api_port::check_invitation, cs::call_kind::check_invitation, a, p);
     }
     answer<outreach::invite_result> invite(std::string_view a, const outreach::invite_params& p) override {
-        return pass(&api_port::invite, a, p);
+        return pass(&api_port::invite, cs::call_kind::invite, a, p);
     }
     answer<outreach::withdraw_result> withdraw(std::string_view a, const outreach::withdraw_params& p) override {
-        return pass(&api_port::withdraw, a, p);
+        return pass(&api_port::withdraw, cs::call_kind::withdraw, a, p);
     }
     answer<outreach::send_message_result> send_message(std::string_view a,
                                                        const outreach::send_message_params& p) override {
-        return pass(&api_port::send_message, a, p);
+        return pass(&api_port::send_message, cs::call_kind::send, a, p);
     }
     answer<outreach::conversation_page> get_conversation(std::string_view a,
                                                          const outreach::get_conversation_params& p) override {
-        return pass(&api_port::get_conversation, a, p);
+        return pass(&api_port::get_conversation, cs::call_kind::get_conversation, a, p);
     }
     answer<outreach::visit_result> visit(std::string_view a, const outreach::profile_url_params& p) override {
-        return pass(&api_port::visit, a, p);
+        return pass(&api_port::visit, cs::call_kind::visit, a, p);
     }
 
 private:
     // The request goes to the inner port unless the gate holds the call now.
     template <typename T, typename P>
-    answer<T> pass(answer<T> (api_port::*request)(std::string_view, const P&), std::string_view a, const P& p) {
-        if (stop()) {
+    answer<T> pass(answer<T> (api_port::*request)(std::string_view, const P&), cs::call_kind kind, std::string_view a,
+                   const P& p) {
+        if (stop(kind)) {
             return refused<T>();
         }
         return (inner_.*request)(a, p);
     }
-    bool stop() {
+    // Held by the call's own scope (a follow-up is not read while its sends cool down) or by the
+    // request's (a withdraw's look-up while check_invitation cools down).
+    bool stop(cs::call_kind request) {
         if (!held) {
             const auto now = clock_.now();
             if (now >= send_by_) {
@@ -62,6 +65,11 @@ private:
                 late = true;
             } else {
                 held = gate_.hold(target_, call_, now);
+                if (!held && (request != call_.kind || call_.reconcile)) {
+                    cs::api_call r;
+                    r.kind = request;
+                    held = gate_.hold(target_, r, now);
+                }
             }
         }
         return held.has_value();
@@ -94,13 +102,17 @@ call_outcome unsent(const cs::api_call& call, cs::result_kind kind, cs::time_poi
 }
 
 call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
-    return unsent(call, cs::result_kind::throttled, until, "not sent: a cooldown or an unavailable account holds it");
+    auto o = unsent(call, cs::result_kind::throttled, until, "not sent: a cooldown or an unavailable account holds it");
+    o.held = true;
+    return o;
 }
 
 // Not sent because its lease would end before an answer: the lead is due again at once (its
 // claim, by this worker or another, goes on from what the calls before it found).
 call_outcome late_outcome(const cs::api_call& call, cs::time_point now) {
-    return unsent(call, cs::result_kind::throttled, now, std::string(lease_too_short_reason));
+    auto o = unsent(call, cs::result_kind::throttled, now, std::string(lease_too_short_reason));
+    o.held = true;
+    return o;
 }
 
 // The checks before the first request: true, with `out` set, when the call is not sent.

@@ -41,9 +41,13 @@ campaigns::invitation to_invitation(outreach::invitation_state s) {
     return campaigns::invitation::none;
 }
 
-// The outcome for a failed call, from the client's taxonomy (errors.hpp).
-call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx) {
+// The outcome for a failed request of a call (`request`: which one), from the client's taxonomy
+// (errors.hpp).
+call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx, call_kind request) {
     out.error = outreach::describe(e);
+    if (e.code == "RATE_LIMITED") {
+        out.limited_request = request;
+    }
     out.error_code = e.code;
     out.unknown_charge = out.unknown_charge || e.may_have_been_charged;
     if (e.retry_after_s) {
@@ -90,9 +94,9 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
 // Folds a call's answer into `out`: its credits on success, the failure's outcome otherwise.
 // Returns whether the call succeeded.
 template <typename T>
-bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx) {
+bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx, call_kind request) {
     if (!r) {
-        out = from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx, request);
         return false;
     }
     out.credits += credits_of(*r);
@@ -104,7 +108,7 @@ bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx)
 asio::awaitable<void> check(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.check_invitation(t.account_id, params);
-    if (!absorb(r, out, ctx)) {
+    if (!absorb(r, out, ctx, call_kind::check_invitation)) {
         co_return;
     }
     out.event.invitation_state = to_invitation(r->state);
@@ -122,7 +126,7 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         co_return;
     }
     if (r.error().code != "CHANNEL_ERROR") {
-        out = from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::invite);
         co_return;
     }
     // Refused: already invited or connected counts as done; anything else is a refusal.
@@ -145,13 +149,13 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
     }
     out.credits = seen.credits;
     out.unknown_charge = seen.unknown_charge;
-    out = from_error(refusal, std::move(out), ctx);
+    out = from_error(refusal, std::move(out), ctx, call_kind::invite);
 }
 
 asio::awaitable<void> withdraw(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto st = co_await api.check_invitation(t.account_id, params);
-    if (!absorb(st, out, ctx)) {
+    if (!absorb(st, out, ctx, call_kind::check_invitation)) {
         co_return;
     }
     if (st->state != outreach::invitation_state::pending || !st->invitation_id ||
@@ -160,7 +164,7 @@ asio::awaitable<void> withdraw(api_port& api, const call_target& t, call_outcome
     }
     const outreach::withdraw_params wp{*st->invitation_id};
     auto r = co_await api.withdraw(t.account_id, wp);
-    (void)absorb(r, out, ctx);
+    (void)absorb(r, out, ctx, call_kind::withdraw);
 }
 
 // Whether a failed conversation read means there is no conversation with the person: the spec
@@ -187,7 +191,7 @@ asio::awaitable<bool> no_reply_since_ours(api_port& api, const call_target& t, c
         if (no_conversation(r.error())) {
             co_return true;  // no conversation: nobody replied
         }
-        out = from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation);
         co_return false;
     }
     out.credits += credits_of(*r);
@@ -214,7 +218,7 @@ asio::awaitable<void> send(api_port& api, const call_target& t, const campaigns:
     p.profile_url = t.profile_url;
     p.message_text = call.text;
     auto r = co_await api.send_message(t.account_id, p);
-    (void)absorb(r, out, ctx);
+    (void)absorb(r, out, ctx, call_kind::send);
 }
 
 asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campaigns::api_call& call,
@@ -229,7 +233,7 @@ asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campa
             out.event.message_found = false;
             co_return;
         }
-        out = from_error(r.error(), std::move(out), ctx);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation);
         co_return;
     }
     out.credits += credits_of(*r);
@@ -242,7 +246,7 @@ asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campa
 asio::awaitable<void> visit(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
     const outreach::profile_url_params params{t.profile_url};
     auto r = co_await api.visit(t.account_id, params);
-    (void)absorb(r, out, ctx);
+    (void)absorb(r, out, ctx, call_kind::visit);
 }
 
 }  // namespace

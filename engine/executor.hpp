@@ -46,7 +46,14 @@ struct call_outcome {
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
     std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
+    // The request a RATE_LIMITED answer was for: its action is the cooldown's scope (a follow-up's
+    // reply check, a withdraw's look-up and an invitation's check after a refusal are requests of
+    // other actions than their call's).
+    std::optional<campaigns::call_kind> limited_request;
     std::string stop_reason;  // set: not sent, and the lead stops with this reason (do-not-contact)
+    // Not sent: held at send time (a cooldown, an unavailable account, the send window); its
+    // retry_at is looked at again when it is settled (the hold may have ended since).
+    bool held = false;
 };
 
 struct backoff_settings {

@@ -37,6 +37,11 @@ settle_decisions decide_settle(finished_calls& done, const lane_context& ctx) {
             if (auto not_before = ctx.gate->after(target_of(c), *c.campaign, *c.call, o); not_before) {
                 o.event.retry_at = std::max(o.event.retry_at, *not_before);
             }
+            if (o.held && o.event.retry_at > now) {
+                // Held at send time until then: the hold may have ended since (the account logged
+                // in again), and the lead would otherwise wait it out.
+                o.event.retry_at = std::min(o.event.retry_at, ctx.gate->hold(target_of(c), *c.call, now).value_or(now));
+            }
         }
         const planner::row r{c.campaign.get(), &c.lead, c.state, c.event_cursor};
         planner::settled p = planner::settle(r, *c.call, o, now);

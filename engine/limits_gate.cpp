@@ -90,6 +90,11 @@ void limits_gate::refresh_mirror() {
     }
 }
 
+limits::action cooldown_action(const cs::api_call& call, const call_outcome& outcome) {
+    return outcome.limited_request ? limits::action_of(*outcome.limited_request, false)
+                                   : limits::action_of(call.kind, call.reconcile);
+}
+
 std::optional<cs::time_point> limits_gate::hold(const call_target& target, const cs::api_call& call,
                                                 cs::time_point now) {
     std::call_once(refresher_started_, [this] { refresher_ = std::thread([this] { refresh_mirror(); }); });
@@ -126,6 +131,7 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
     if (!c) {
         return;
     }
+    c->what = cooldown_action(call, outcome);
     auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
                                                                      : limits::scope::key;
     // This process first (no further call of the scope leaves it from now on), then Redis.
@@ -312,8 +318,10 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
     if (outcome.error_code == "RATE_LIMITED") {
         // The platform refused: nothing happened, so the quota is given back, and the whole
         // scope cools down. An answer naming the account is the account's action limit; any
-        // other is the key's request rate.
+        // other is the key's request rate. The quota given back is the call's; the scope that
+        // cools down is the refused request's action.
         limiter_.refund(*c);
+        c->what = cooldown_action(call, outcome);
         bool recorded = false;
         {
             std::lock_guard lock(mirror_mutex_);

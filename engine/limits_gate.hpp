@@ -120,6 +120,10 @@ private:
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen
 };
 
+// The action whose scope a RATE_LIMITED outcome cools down: the refused request's
+// (call_outcome::limited_request), else the call's.
+limits::action cooldown_action(const campaigns::api_call& call, const call_outcome& outcome);
+
 // What is left of a campaign's working window at a local time of day: the whole window before
 // it starts, 0 once it has ended (the limiter then paces over the whole window, as without it).
 std::chrono::milliseconds window_left(const campaigns::schedule& schedule, std::chrono::milliseconds since_midnight);

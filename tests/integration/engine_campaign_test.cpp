@@ -485,7 +485,8 @@ TEST_F(EngineTest, AnUnavailableSendersLeadsMoveOrWaitAsTheCampaignChooses) {
 // A running worker that found an account inactive itself (ACCOUNT_INACTIVE answers: no `serve`
 // here to hear the disconnection) holds its calls; when the account logs in again, the
 // notification of migration 0022 lifts that hold in the worker at once, and the parked leads are
-// invited by it (the hold lasted 10 minutes before). Meanwhile `campaign watch` and `leads show`
+// invited by it (the hold lasted 10 minutes before), those whose calls it held at send time
+// too. Meanwhile `campaign watch` and `leads show`
 // say the leads wait for the account, not the last wait they had.
 TEST_F(EngineTest, AReconnectedAccountsLeadsGoOnAtOnceInARunningWorker) {
     start({"--accept-probability", "0"});
@@ -519,6 +520,14 @@ TEST_F(EngineTest, AReconnectedAccountsLeadsGoOnAtOnceInARunningWorker) {
     auto show = env_->run({"leads", "show", "relogin", lead});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_NE(show.output.find(why), std::string::npos) << show.output;
+
+    // One of them as a worker leaves a call it held at send time for the account: due at the
+    // hold's end, not parked. The re-login makes it due too.
+    ASSERT_EQ(env_->scalar("UPDATE enrollments SET due_at = now() + interval '10 minutes', next_run_at = now() + "
+                           "interval '10 minutes', wait_code = 'throttled', reason = 'not sent: a cooldown or an "
+                           "unavailable account holds it' WHERE enrollment_id = (SELECT min(enrollment_id) FROM "
+                           "enrollments WHERE account_id = '" + account + "') RETURNING status"),
+              "ready");
 
     auto r = env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR"});
     ASSERT_EQ(r.exit_code, 0) << r.output;

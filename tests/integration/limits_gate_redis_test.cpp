@@ -267,6 +267,38 @@ TEST_F(LimitsGateRedis, AnAccountReportedUnavailableElsewhereIsHeldUntilItIsRepo
     EXPECT_FALSE(gate.hold(target, invite, std::chrono::system_clock::now()));
 }
 
+// A 429 on a request of another action than its call's (a follow-up's reply check) cools that
+// request's action down: the reconciliations that read conversations are held, the sends and
+// invitations are not; the quota given back is the call's.
+TEST_F(LimitsGateRedis, A429CoolsTheActionOfTheRequestItAnswered) {
+    orch::engine::limits_gate gate(settings_, false);
+    const orch::engine::call_target target{"acc-gate-request", "https://network.example/in/t", 7, 48, ""};
+    cs::api_call follow_up;
+    follow_up.kind = cs::call_kind::send;
+    follow_up.confirm_no_reply = true;
+    orch::engine::call_outcome limited;
+    limited.attempt_outcome = orch::engine::attempt_outcome::transient;
+    limited.error_code = "RATE_LIMITED";
+    limited.error = "RATE_LIMITED: too many requests for account acc-gate-request";
+    limited.retry_after = 30'000ms;
+    limited.limited_request = cs::call_kind::get_conversation;
+    EXPECT_EQ(orch::engine::cooldown_action(follow_up, limited), limits::action::get_conversation);
+    gate.answered(target, campaign_, follow_up, limited);
+    const auto now = std::chrono::system_clock::now();
+    cs::api_call find_sent;
+    find_sent.kind = cs::call_kind::send;
+    find_sent.reconcile = true;  // reads the conversation
+    cs::api_call send;
+    send.kind = cs::call_kind::send;
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    EXPECT_TRUE(gate.hold(target, find_sent, now));
+    EXPECT_FALSE(gate.hold(target, send, now));
+    EXPECT_FALSE(gate.hold(target, invite, now));
+    limited.limited_request.reset();
+    EXPECT_EQ(orch::engine::cooldown_action(follow_up, limited), limits::action::send);
+}
+
 // Leads the gate parks on a cooldown wake spread over the jitter window after its end, not at
 // one instant.
 TEST_F(LimitsGateRedis, LeadsParkedOnACooldownWakeSpreadOverTheJitterWindow) {

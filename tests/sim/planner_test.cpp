@@ -294,7 +294,7 @@ struct recording_store : eng::lane_store {
             written.push_back(r.enrollment_id);
         }
     }
-    cs::time_point leases_from() const override { return {}; }  // no send window in these tests
+    cs::time_point leases_from() const override { return t0; }
     void commit() override {
         if (fail_commits) {
             throw std::runtime_error("the commit failed");
@@ -417,6 +417,61 @@ TEST(LaneCycle, ThePlanReadsTheClockAfterTheClaim) {
     auto r = eng::lane_cycle(store, ctx, none, 4);
     ASSERT_EQ(r.calls.size(), 1u);
     EXPECT_EQ(r.calls[0]->call->kind, cs::call_kind::invite);
+}
+
+// A call held at send time until a hold's end (an unavailable account, a cooldown) is looked at
+// again when it is settled: a hold that ended since (the account logged in again) makes the lead
+// due now, not at the old hold's end; one still running keeps its end.
+TEST(LaneCycle, AHeldCallIsDueWhenItsHoldEndsNotWhenItWasToEnd) {
+    struct holding_gate final : eng::call_gate {
+        std::optional<cs::time_point> until;
+        eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&, cs::time_point) override {
+            return {};
+        }
+        std::optional<cs::time_point> after(const eng::call_target&, const cs::campaign&, const cs::api_call&,
+                                            const call_outcome&) override {
+            return std::nullopt;
+        }
+        void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override {}
+        std::optional<cs::time_point> hold(const eng::call_target&, const cs::api_call&, cs::time_point) override {
+            return until;
+        }
+    };
+    for (const bool ended : {true, false}) {
+        holding_gate gate;
+        if (!ended) {
+            gate.until = t0 + std::chrono::minutes(1);
+        }
+        bool stopping = false;
+        const auto ctx = context_over(gate, stopping);
+        recording_store store;
+        std::optional<eng::finished_calls> pending = came_back({true});
+        auto& o = pending->outcomes[0];
+        o.event.kind = cs::result_kind::throttled;
+        o.event.retry_at = t0 + std::chrono::minutes(10);
+        o.held = true;
+        eng::lane_cycle(store, ctx, pending, 4);
+        EXPECT_EQ(store.due_now_seen, (std::vector<bool>{ended}));
+    }
+}
+
+// The calls of a cycle may leave until its leases' start plus the send window (the lease less
+// the longest request): call_path holds them after that.
+TEST(LaneCycle, ACyclesCallsCarryTheirSendWindow) {
+    counting_after_gate gate;
+    bool stopping = false;
+    auto ctx = context_over(gate, stopping);
+    recording_store store;
+    store.due = {due_row(3)};
+    std::optional<eng::finished_calls> none;
+    auto r = eng::lane_cycle(store, ctx, none, 4);
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0]->send_by, cs::time_point::max());  // no window: no limit
+    store.due = {due_row(4)};
+    ctx.send_window = std::chrono::milliseconds(29'000);
+    r = eng::lane_cycle(store, ctx, none, 4);
+    ASSERT_EQ(r.calls.size(), 1u);
+    EXPECT_EQ(r.calls[0]->send_by, t0 + std::chrono::seconds(29));
 }
 
 TEST(LaneCycle, NothingGoesOnWhenACallFoundItsAccountUnavailableOrTheLaneIsStopping) {

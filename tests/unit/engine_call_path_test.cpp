@@ -84,6 +84,13 @@ private:
 class listening_gate final : public eng::call_gate {
 public:
     std::vector<std::string> heard;  // the error codes of the answers (answered())
+    std::optional<cs::call_kind> cooling;  // hold() holds calls of this kind (as a cooldown of its action)
+    std::optional<cs::time_point> hold(const eng::call_target&, const cs::api_call& call, cs::time_point now) override {
+        if (cooling && call.kind == *cooling) {
+            return now + 5s;
+        }
+        return std::nullopt;
+    }
     eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&, cs::time_point) override {
         return {};
     }
@@ -242,6 +249,30 @@ TEST_F(CallPath, AConversationReadThatCannotSayIsNeverNotSent) {
         EXPECT_EQ(out.error_code, code);
     }
     EXPECT_EQ(api_.requests.size(), 5u);  // reads only: a reconciliation never sends
+}
+
+// A call's requests are held by the cooldowns of their own actions too, not only of the call's:
+// a withdraw's look-up (check_invitation) while check_invitation cools down is not sent; and a
+// 429 on a request names that request, so that the gate cools its action down.
+TEST_F(CallPath, EachRequestMeetsTheCooldownOfItsOwnAction) {
+    cs::api_call withdraw;
+    withdraw.kind = cs::call_kind::withdraw;
+    gate_.cooling = cs::call_kind::check_invitation;
+    auto out = run(withdraw);
+    EXPECT_TRUE(api_.requests.empty());
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    gate_.cooling.reset();
+
+    cs::api_call follow_up;
+    follow_up.kind = cs::call_kind::send;
+    follow_up.text = "Following up";
+    follow_up.confirm_no_reply = true;
+    api_.conversations.emplace_back(api_error(429, "RATE_LIMITED", "too many requests for account acc_1", 2));
+    out = run(follow_up);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
+    EXPECT_EQ(out.error_code, "RATE_LIMITED");
+    ASSERT_TRUE(out.limited_request);
+    EXPECT_EQ(*out.limited_request, cs::call_kind::get_conversation);
 }
 
 }  // namespace
