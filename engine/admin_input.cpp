@@ -151,9 +151,17 @@ void refuse_nul_strings(const json& j, const std::string& pointer) {
 }
 
 json json_body(const std::string& text) {
-    auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded()) {
-        throw bad_request("the body is not valid JSON");
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::exception& e) {
+        // Where and what, as the parser says it ("parse error at line 1, column 12: ...", "number
+        // overflow parsing '1e400'"), without the library's exception id.
+        std::string why = e.what();
+        if (const auto end = why.find("] "); why.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
+            why.erase(0, end + 2);
+        }
+        throw bad_request("the body is not valid JSON: " + orch::text::escaped(why));
     }
     refuse_nul_strings(j);
     return j;

@@ -218,8 +218,10 @@ struct intake::impl {
                              : limits::scope::key;
             auto job = [this, &c, scope, ra] { return limiter->rate_limited(c, scope, ra); };
             auto until = co_await on(gate_pool, job);
-            spdlog::warn("serve: RATE_LIMITED on account={}: cooldown {} ms written for every process",
-                         orch::text::escaped(c.account_id), until ? until->count() : -1);
+            spdlog::warn("serve: RATE_LIMITED on a request of account={}: {} cooldown {} ms written for every process",
+                         orch::text::escaped(c.account_id),
+                         scope == limits::scope::key ? "the API key's" : "the account's " + std::string(limits::to_string(c.what)),
+                         until ? until->count() : -1);
         } else if (r && (v.key_streak || v.account_streak)) {
             auto job = [this, &c, &v] {
                 limiter->succeeded(c, v);

@@ -595,6 +595,11 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     auto not_json = call("PUT", path, "{\"invite\": ");
     EXPECT_EQ(not_json.status, 400);
     EXPECT_NE(error_message(not_json).find("not valid JSON"), std::string::npos);
+    EXPECT_NE(error_message(not_json).find("line 1, column"), std::string::npos) << error_message(not_json);
+    auto overflow = call("PUT", path, R"({"invite": {"per_day": 1e400}})");
+    EXPECT_EQ(overflow.status, 400);
+    EXPECT_NE(error_message(overflow).find("number overflow parsing '1e400'"), std::string::npos)
+        << error_message(overflow);
     EXPECT_EQ(call("PUT", path, "").status, 400);
     const std::vector<std::pair<std::string, std::string>> invalid = {
         {R"({"invite": {"per_day": -1}})", "invite.per_day"},
