@@ -70,6 +70,13 @@ public:
                                                       campaigns::time_point /*now*/) {
         return std::nullopt;
     }
+    // Why hold() holds the call now, for the lead's reason after "not sent: " ("held while
+    // account X is unavailable", "held by the invite RATE_LIMITED cooldown of account X"); asked
+    // only for a held call. Default: names no scope.
+    virtual std::string hold_reason(const call_target& /*target*/, const campaigns::api_call& /*call*/,
+                                    campaigns::time_point /*now*/) {
+        return "held by a cooldown or an unavailable account";
+    }
     // Right after a call's answer, before any further call leaves this process: a RATE_LIMITED
     // answer closes its scope (for this process at once, for the others through the shared
     // store), an unavailable account holds its queued calls. Default: nothing (after() will do).

@@ -23,6 +23,7 @@ public:
         : inner_(inner), gate_(gate), target_(job.target), call_(*job.call), send_by_(job.send_by), clock_(clock) {}
     std::optional<cs::time_point> held;
     bool late = false;  // held because the lease would end before an answer
+    std::string why;    // else why the gate held it (call_gate::hold_reason)
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
         return pass(&api_port::check_invitation, cs::call_kind::check_invitation, a, p);
@@ -65,10 +66,15 @@ private:
                 late = true;
             } else {
                 held = gate_.hold(target_, call_, now);
-                if (!held && (request != call_.kind || call_.reconcile)) {
+                if (held) {
+                    why = gate_.hold_reason(target_, call_, now);
+                } else if (request != call_.kind || call_.reconcile) {
                     cs::api_call r;
                     r.kind = request;
                     held = gate_.hold(target_, r, now);
+                    if (held) {
+                        why = gate_.hold_reason(target_, r, now);
+                    }
                 }
             }
         }
@@ -101,8 +107,8 @@ call_outcome unsent(const cs::api_call& call, cs::result_kind kind, cs::time_poi
     return o;
 }
 
-call_outcome held_outcome(const cs::api_call& call, cs::time_point until) {
-    auto o = unsent(call, cs::result_kind::throttled, until, "not sent: a cooldown or an unavailable account holds it");
+call_outcome held_outcome(const cs::api_call& call, cs::time_point until, const std::string& why) {
+    auto o = unsent(call, cs::result_kind::throttled, until, "not sent: " + why);
     o.held = true;
     return o;
 }
@@ -130,7 +136,7 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
         return true;
     }
     if (auto until = ports.gate->hold(job.target, call, now)) {
-        out = held_outcome(call, *until);
+        out = held_outcome(call, *until, ports.gate->hold_reason(job.target, call, now));
         return true;
     }
     return false;
@@ -140,10 +146,10 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // earlier ones read is charged, nothing took effect, and the lead waits for the hold like any
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
-                bool late, call_outcome& out) {
+                bool late, const std::string& why, call_outcome& out) {
     if (held) {
         const std::int64_t credits = out.credits;
-        out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held);
+        out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);
         out.credits = credits;
     }
     ports.gate->answered(job.target, *job.campaign, *job.call, out);
@@ -161,7 +167,7 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     }
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, api.late, out);
+    after_call(ports, job, api.held, api.late, api.why, out);
 }
 
 void call_window::add(start_fn job) {

@@ -236,7 +236,7 @@ struct inbox_sender::impl {
             o.event.kind = cs::result_kind::throttled;
             o.event.retry_at = *until;
             o.attempt_outcome = attempt_outcome::transient;
-            o.error = "not sent: a cooldown or an unavailable account holds it";
+            o.error = "not sent: " + gate->hold_reason(target, call, std::chrono::system_clock::now());
         } else if (call.reconcile) {
             co_await find_ours(target, r, o);
         } else {

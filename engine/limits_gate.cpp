@@ -115,6 +115,28 @@ std::optional<cs::time_point> limits_gate::hold(const call_target& target, const
     return until + std::chrono::milliseconds(jitter(*jitter_rng_));
 }
 
+std::string limits_gate::hold_reason(const call_target& target, const cs::api_call& call, cs::time_point now) {
+    const auto what = limits::action_of(call.kind, call.reconcile);
+    std::lock_guard lock(mirror_mutex_);
+    // The scope that holds the longest, as hold() waits for it.
+    std::string why = "held by a cooldown or an unavailable account";
+    cs::time_point latest = now;
+    if (auto it = mirror_.unavailable.find(target.account_id); it != mirror_.unavailable.end() && it->second > latest) {
+        latest = it->second;
+        why = "held while account " + orch::text::escaped(target.account_id) + " is unavailable";
+    }
+    if (mirror_.key_until > latest) {
+        latest = mirror_.key_until;
+        why = "held by the API key's RATE_LIMITED cooldown";
+    }
+    if (auto it = mirror_.account_until.find({target.account_id, what});
+        it != mirror_.account_until.end() && it->second > latest) {
+        why = std::string("held by the ") + limits::to_string(what) + " RATE_LIMITED cooldown of account " +
+              orch::text::escaped(target.account_id);
+    }
+    return why;
+}
+
 void limits_gate::answered(const call_target& target, const cs::campaign& campaign, const cs::api_call& call,
                            const call_outcome& outcome) {
     auto now = clock_.now();

@@ -61,6 +61,8 @@ public:
                                               campaigns::time_point now) override;
     void answered(const call_target& target, const campaigns::campaign& campaign, const campaigns::api_call& call,
                   const call_outcome& outcome) override;
+    std::string hold_reason(const call_target& target, const campaigns::api_call& call,
+                            campaigns::time_point now) override;
     void account_changed(const std::string& account_id, bool available, campaigns::time_point now) override;
     static constexpr std::chrono::milliseconds mirror_refresh{100};
     // How long an account is held after it was reported unavailable, unless it is reported

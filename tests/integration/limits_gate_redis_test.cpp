@@ -253,6 +253,7 @@ TEST_F(LimitsGateRedis, AnAccountReportedUnavailableElsewhereIsHeldUntilItIsRepo
     const auto held = gate.hold(target, invite, now);
     ASSERT_TRUE(held);
     EXPECT_GE(*held, now + orch::engine::limits_gate::unavailable_hold);
+    EXPECT_EQ(gate.hold_reason(target, invite, now), "held while account acc-gate-elsewhere is unavailable");
     EXPECT_FALSE(gate.hold(target, invite, now + orch::engine::limits_gate::unavailable_hold + 1ms));
     gate.account_changed(target.account_id, true, now);
     EXPECT_FALSE(gate.hold(target, invite, now));
@@ -293,6 +294,8 @@ TEST_F(LimitsGateRedis, A429CoolsTheActionOfTheRequestItAnswered) {
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
     EXPECT_TRUE(gate.hold(target, find_sent, now));
+    EXPECT_EQ(gate.hold_reason(target, find_sent, now),
+              "held by the get_conversation RATE_LIMITED cooldown of account acc-gate-request");
     EXPECT_FALSE(gate.hold(target, send, now));
     EXPECT_FALSE(gate.hold(target, invite, now));
     limited.limited_request.reset();
