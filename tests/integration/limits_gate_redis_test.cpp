@@ -20,6 +20,15 @@ namespace cs = orch::campaigns;
 namespace limits = orch::limits;
 using namespace std::chrono_literals;
 
+// The outcome of a call that found its account inactive.
+orch::engine::call_outcome account_inactive() {
+    orch::engine::call_outcome o;
+    o.attempt_outcome = orch::engine::attempt_outcome::transient;
+    o.error_code = "ACCOUNT_INACTIVE";
+    o.consequence = orch::engine::call_consequence::pause_account;
+    return o;
+}
+
 class LimitsGateRedis : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -229,11 +238,7 @@ TEST_F(LimitsGateRedis, AnUnavailableAccountHoldsItsQueuedCallsAtOnce) {
     invite.kind = cs::call_kind::invite;
     const orch::engine::call_target target{"acc-gate-inactive", "https://network.example/in/w", 7, 45, ""};
     const orch::engine::call_target other_account{"acc-gate-active", "https://network.example/in/v", 7, 46, ""};
-    orch::engine::call_outcome inactive;
-    inactive.attempt_outcome = orch::engine::attempt_outcome::transient;
-    inactive.error_code = "ACCOUNT_INACTIVE";
-    inactive.consequence = orch::engine::call_consequence::pause_account;
-    gate.answered(target, campaign_, invite, inactive);
+    gate.answered(target, campaign_, invite, account_inactive());
     EXPECT_TRUE(gate.hold(target, invite, std::chrono::system_clock::now()));
     EXPECT_FALSE(gate.hold(other_account, invite, std::chrono::system_clock::now()));
 }
@@ -258,11 +263,7 @@ TEST_F(LimitsGateRedis, AnAccountReportedUnavailableElsewhereIsHeldUntilItIsRepo
     gate.account_changed(target.account_id, true, now);
     EXPECT_FALSE(gate.hold(target, invite, now));
 
-    orch::engine::call_outcome inactive;
-    inactive.attempt_outcome = orch::engine::attempt_outcome::transient;
-    inactive.error_code = "ACCOUNT_INACTIVE";
-    inactive.consequence = orch::engine::call_consequence::pause_account;
-    gate.answered(target, campaign_, invite, inactive);
+    gate.answered(target, campaign_, invite, account_inactive());
     EXPECT_TRUE(gate.hold(target, invite, std::chrono::system_clock::now()));
     gate.account_changed(target.account_id, true, std::chrono::system_clock::now());
     EXPECT_FALSE(gate.hold(target, invite, std::chrono::system_clock::now()));

@@ -205,19 +205,17 @@ TEST_F(CallPath, ARefusedInvitationWhoseCheckCouldNotSayIsNotAFailure) {
     EXPECT_EQ(out.consequence, eng::call_consequence::pause_account);
     EXPECT_NE(out.event.kind, cs::result_kind::permanent);
 
-    api_.invites.emplace_back(refused);
-    outreach::invitation_status none;
-    none.state = outreach::invitation_state::no_invitation;
-    api_.checks.emplace_back(none);
-    out = run(call);
+    auto refused_then_checked = [&](outreach::invitation_state found) {
+        api_.invites.emplace_back(refused);
+        outreach::invitation_status status;
+        status.state = found;
+        api_.checks.emplace_back(status);
+        return run(call);
+    };
+    out = refused_then_checked(outreach::invitation_state::no_invitation);
     EXPECT_EQ(out.event.kind, cs::result_kind::permanent);
     EXPECT_EQ(out.error_code, "CHANNEL_ERROR");
-
-    api_.invites.emplace_back(refused);
-    outreach::invitation_status pending;
-    pending.state = outreach::invitation_state::pending;
-    api_.checks.emplace_back(pending);
-    out = run(call);
+    out = refused_then_checked(outreach::invitation_state::pending);  // already invited: done
     EXPECT_EQ(out.event.kind, cs::result_kind::ok);
 }
 
