@@ -24,6 +24,7 @@ public:
     std::optional<cs::time_point> held;
     bool late = false;  // held because the lease would end before an answer
     std::string why;    // else why the gate held it (call_gate::hold_reason)
+    std::optional<cs::call_kind> held_request;  // held by this request's scope, not the call's
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
         return pass(&api_port::check_invitation, cs::call_kind::check_invitation, a, p);
@@ -74,6 +75,7 @@ private:
                     held = gate_.hold(target_, r, now);
                     if (held) {
                         why = gate_.hold_reason(target_, r, now);
+                        held_request = request;
                     }
                 }
             }
@@ -146,11 +148,12 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // earlier ones read is charged, nothing took effect, and the lead waits for the hold like any
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
-                bool late, const std::string& why, call_outcome& out) {
+                bool late, const std::string& why, std::optional<cs::call_kind> held_request, call_outcome& out) {
     if (held) {
         const std::int64_t credits = out.credits;
         out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);
         out.credits = credits;
+        out.held_request = held_request;
     }
     ports.gate->answered(job.target, *job.campaign, *job.call, out);
 }
@@ -167,7 +170,7 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     }
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, api.late, api.why, out);
+    after_call(ports, job, api.held, api.late, api.why, api.held_request, out);
 }
 
 void call_window::add(start_fn job) {

@@ -54,6 +54,9 @@ struct call_outcome {
     // Not sent: held at send time (a cooldown, an unavailable account, the send window); its
     // retry_at is looked at again when it is settled (the hold may have ended since).
     bool held = false;
+    // The request whose own scope held the call, when it was not the call's (a follow-up's reply
+    // check held by a get_conversation cooldown): the settle asks the gate about that scope.
+    std::optional<campaigns::call_kind> held_request;
 };
 
 struct backoff_settings {

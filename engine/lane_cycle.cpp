@@ -39,8 +39,14 @@ settle_decisions decide_settle(finished_calls& done, const lane_context& ctx) {
             }
             if (o.held && o.event.retry_at > now) {
                 // Held at send time until then: the hold may have ended since (the account logged
-                // in again), and the lead would otherwise wait it out.
-                o.event.retry_at = std::min(o.event.retry_at, ctx.gate->hold(target_of(c), *c.call, now).value_or(now));
+                // in again), and the lead would otherwise wait it out. Asked about the scope that
+                // held it: the call's, or one of its requests' (a follow-up's reply check).
+                cs::api_call scope = *c.call;
+                if (o.held_request) {
+                    scope.kind = *o.held_request;
+                    scope.reconcile = false;
+                }
+                o.event.retry_at = std::min(o.event.retry_at, ctx.gate->hold(target_of(c), scope, now).value_or(now));
             }
         }
         const planner::row r{c.campaign.get(), &c.lead, c.state, c.event_cursor};

@@ -425,6 +425,7 @@ TEST(LaneCycle, ThePlanReadsTheClockAfterTheClaim) {
 TEST(LaneCycle, AHeldCallIsDueWhenItsHoldEndsNotWhenItWasToEnd) {
     struct holding_gate final : eng::call_gate {
         std::optional<cs::time_point> until;
+        std::optional<cs::call_kind> only;  // holds only calls of this kind (a cooldown of its action)
         eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&, cs::time_point) override {
             return {};
         }
@@ -433,8 +434,8 @@ TEST(LaneCycle, AHeldCallIsDueWhenItsHoldEndsNotWhenItWasToEnd) {
             return std::nullopt;
         }
         void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override {}
-        std::optional<cs::time_point> hold(const eng::call_target&, const cs::api_call&, cs::time_point) override {
-            return until;
+        std::optional<cs::time_point> hold(const eng::call_target&, const cs::api_call& call, cs::time_point) override {
+            return only && call.kind != *only ? std::nullopt : until;
         }
     };
     for (const bool ended : {true, false}) {
@@ -452,6 +453,27 @@ TEST(LaneCycle, AHeldCallIsDueWhenItsHoldEndsNotWhenItWasToEnd) {
         o.held = true;
         eng::lane_cycle(store, ctx, pending, 4);
         EXPECT_EQ(store.due_now_seen, (std::vector<bool>{ended}));
+    }
+    // Held by one of its requests' scopes (a reply check's get_conversation cooldown), not the
+    // call's: the settle asks about that scope, and the lead waits for it (it was claimed again
+    // every cycle when the settle asked about the call's).
+    for (const bool by_request : {true, false}) {
+        holding_gate gate;
+        gate.until = t0 + std::chrono::minutes(1);
+        gate.only = cs::call_kind::get_conversation;
+        bool stopping = false;
+        const auto ctx = context_over(gate, stopping);
+        recording_store store;
+        std::optional<eng::finished_calls> pending = came_back({true});
+        auto& o = pending->outcomes[0];
+        o.event.kind = cs::result_kind::throttled;
+        o.event.retry_at = t0 + std::chrono::minutes(1);
+        o.held = true;
+        if (by_request) {
+            o.held_request = cs::call_kind::get_conversation;
+        }
+        eng::lane_cycle(store, ctx, pending, 4);
+        EXPECT_EQ(store.due_now_seen, (std::vector<bool>{!by_request}));
     }
 }
 

@@ -259,6 +259,8 @@ TEST_F(CallPath, EachRequestMeetsTheCooldownOfItsOwnAction) {
     auto out = run(withdraw);
     EXPECT_TRUE(api_.requests.empty());
     EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    ASSERT_TRUE(out.held_request);  // the settle asks the gate about that scope again
+    EXPECT_EQ(*out.held_request, cs::call_kind::check_invitation);
     gate_.cooling.reset();
 
     cs::api_call follow_up;
