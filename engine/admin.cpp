@@ -1006,7 +1006,10 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
                     p.next = p.items.back()["enrollment_id"].get<std::int64_t>();
                     break;
                 }
-                p.items.push_back(lead_json(r));
+                json item = lead_json(r);
+                item["waiting"] = lead_ops::waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(),
+                                                             r[18].as<bool>(), r[15].as<bool>());
+                p.items.push_back(std::move(item));
             }
             return p;
         }

@@ -266,9 +266,14 @@ struct intake::impl {
             break;
         case outreach::event_type::disconnection:
             put(source_id, event_kind::disconnection, "");
-            db->set_account_connected(account, false, "DISCONNECTED");
-            spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login", orch::text::escaped(account),
-                         orch::text::escaped(ev.reason));
+            // An event delivered late (a retry, a resumed stream) may be older than a re-login.
+            if (db->account_disconnected(account, "DISCONNECTED", ev.occurred_at ? ev.occurred_at : ev.timestamp)) {
+                spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login",
+                             orch::text::escaped(account), orch::text::escaped(ev.reason));
+            } else {
+                spdlog::info("serve: account={}: a disconnection ({}) older than its last login is not applied",
+                             orch::text::escaped(account), orch::text::escaped(ev.reason));
+            }
             break;
         case outreach::event_type::unknown:
             put(source_id, event_kind::other, "");

@@ -387,6 +387,25 @@ void store::set_account_connected(const std::string& account_id, bool connected,
     });
 }
 
+bool store::account_disconnected(const std::string& account_id, const std::string& api_status,
+                                 std::optional<std::chrono::system_clock::time_point> at) {
+    return guarded("accounts/disconnected", [&] {
+        pqxx::work tx(*conn_);
+        if (at) {
+            const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at->time_since_epoch()).count();
+            auto r = tx.exec_params("SELECT connected_at > to_timestamp($2::bigint / 1000.0) FROM accounts "
+                                    "WHERE account_id = $1 FOR UPDATE",
+                                    account_id, ms);
+            if (!r.empty() && !r[0][0].is_null() && r[0][0].as<bool>()) {
+                return false;  // it logged in again after the event
+            }
+        }
+        account_unavailable(tx, account_id, api_status);
+        tx.commit();
+        return true;
+    });
+}
+
 void store::set_account_webhook(const std::string& account_id, const std::string& webhook_id) {
     guarded("accounts/set_webhook", [&] {
         pqxx::work tx(*conn_);

@@ -221,6 +221,11 @@ public:
     // An account named by id or label; nullopt: unknown.
     std::optional<resolved_account> resolve_account(const std::string& id_or_label);
     void set_account_connected(const std::string& account_id, bool connected, const std::string& api_status);
+    // A disconnection event that happened at `at` (nullopt: not said): applied as
+    // set_account_connected(false) unless the account became connected after it (a re-login
+    // since; migration 0023). Returns whether it was applied.
+    bool account_disconnected(const std::string& account_id, const std::string& api_status,
+                              std::optional<std::chrono::system_clock::time_point> at);
     void set_account_webhook(const std::string& account_id, const std::string& webhook_id);
     void set_account_last_event(const std::string& account_id, const std::string& event_id);
 

@@ -223,7 +223,10 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
             if (limit > 0 && static_cast<std::int64_t>(items.size()) == limit) {
                 break;
             }
-            items.push_back(lead_row_json(r));
+            json item = lead_row_json(r);
+            item["waiting"] = engine::lead_ops::waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(),
+                                                                 r[18].as<bool>(), r[15].as<bool>());
+            items.push_back(std::move(item));
             after = r[0].as<std::int64_t>();
         }
         if (rows.size() < 1000) {
@@ -246,12 +249,12 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
         return 0;
     }
     std::printf("%-8s %-10s %-10s %-14s %-20s %-45s %s\n", "lead", "state", "step", "account", "next run",
-                "profile", "reason");
+                "profile", "why");
     for (const auto& l : items) {
         std::printf("%-8lld %-10s %-10s %-14s %-20s %-45s %s%s\n", static_cast<long long>(l["lead_id"].get<std::int64_t>()),
                     l["state"].get<std::string>().c_str(), l["step"].get<std::string>().c_str(),
                     l["account_id"].get<std::string>().c_str(), l["next_run_at"].get<std::string>().c_str(),
-                    l["profile_url"].get<std::string>().c_str(), l["reason"].get<std::string>().c_str(),
+                    l["profile_url"].get<std::string>().c_str(), l["waiting"].get<std::string>().c_str(),
                     l["parked"].get<bool>() ? " [parked]" : "");
     }
     std::printf("%zu leads\n", items.size());

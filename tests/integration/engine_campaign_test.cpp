@@ -520,6 +520,9 @@ TEST_F(EngineTest, AReconnectedAccountsLeadsGoOnAtOnceInARunningWorker) {
     auto show = env_->run({"leads", "show", "relogin", lead});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_NE(show.output.find(why), std::string::npos) << show.output;
+    auto list = env_->run({"leads", "list", "relogin", "--state", "live"});
+    ASSERT_EQ(list.exit_code, 0) << list.output;
+    EXPECT_NE(list.output.find(why), std::string::npos) << list.output;
 
     // One of them as a worker leaves a call it held at send time for the account: due at the
     // hold's end, not parked. The re-login makes it due too.

@@ -1,13 +1,19 @@
 -- leads($1 campaign id, $2 state filter: '' all, 'live' ready/calling/waiting, or one status,
 -- $3 cursor: enrollment id to start after, $4 limit): one page of a campaign's leads in
--- enrollment order (keyset pagination on the primary key: every page costs the same).
+-- enrollment order (keyset pagination on the primary key: every page costs the same), with what
+-- makes each lead's `waiting` sentence.
 SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, e.step, e.status::text,
        e.reason, e.version, COALESCE(e.variant, ''),
        to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
-       e.due_at = 'infinity' AS parked, e.wait_code
+       e.due_at = 'infinity' AS parked, e.wait_code,
+       -- what engine/lead_ops waiting_sentence needs besides the row: a paused campaign or a
+       -- disconnected sender outranks the stored reason
+       e.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), COALESCE(a.connected, true)
 FROM enrollments e JOIN leads l USING (lead_id)
+JOIN campaigns c USING (campaign_id)
+LEFT JOIN accounts a ON a.account_id = e.account_id
 WHERE e.campaign_id = $1
   AND ($2 = '' OR ($2 = 'live' AND e.status IN ('ready', 'calling', 'waiting')) OR e.status::text = $2)
   AND e.enrollment_id > $3
