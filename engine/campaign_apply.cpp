@@ -3,6 +3,9 @@
 #include "engine/outreach/cost_model.hpp"
 #include "schema/schema.hpp"
 
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <pqxx/pqxx>
 
 #include <set>
@@ -63,18 +66,27 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     out.asked = base.total_results.value_or(10);
     std::set<std::string> seen;
     std::int64_t next_page = 1;
+    std::chrono::milliseconds waited{0};
     while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
         if (before_page) {
             if (auto refused = before_page()) {
+                // A bucket that refills soon (the key's rate while workers run) is waited for.
+                if (refused->passing && waited + refused->retry_after <= search_wait_max) {
+                    waited += refused->retry_after;
+                    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, refused->retry_after);
+                    co_await t.async_wait(boost::asio::use_awaitable);
+                    continue;
+                }
                 if (out.calls == 0) {
                     outreach::error e;
                     e.kind = outreach::error_kind::cancelled;
                     e.what_to_do = outreach::disposition::retry_later;
                     e.code = "NOT_SENT";
-                    e.message = "the audience search was not sent: " + *refused;
+                    e.message = "the audience search was not sent: " + refused->why +
+                                (refused->passing ? " after waiting " + std::to_string(waited.count() / 1000) + " s" : "");
                     co_return e;
                 }
-                out.stopped = *refused;
+                out.stopped = refused->why;
                 break;
             }
         }
@@ -118,7 +130,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
 
 page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c) {
     // The campaign's local day, as the workers' gate counts the same quota (limits_gate).
-    return [&limiter, sender, zone = c.schedule.time_zone]() -> std::optional<std::string> {
+    return [&limiter, sender, zone = c.schedule.time_zone]() -> std::optional<page_refusal> {
         limits::check c;
         c.account_id = sender;
         c.what = limits::action::search;
@@ -127,8 +139,11 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         if (v.allowed) {
             return std::nullopt;
         }
-        return std::string("the rate-limit bucket refused it (") + limits::to_string(v.why) + ", retry in " +
-               std::to_string((v.retry_after.count() + 999) / 1000) + " s)";
+        const bool passing = v.why == limits::reason::rate || v.why == limits::reason::cooldown_key ||
+                             v.why == limits::reason::cooldown_account || v.why == limits::reason::pacing;
+        return page_refusal{std::string("the rate-limit bucket refused it (") + limits::to_string(v.why) +
+                                ", retry in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s)",
+                            std::max(v.retry_after, std::chrono::milliseconds(50)), passing};
     };
 }
 

@@ -50,7 +50,15 @@ struct audience_found {
     int calls = 0;
     std::string stopped;               // why it stopped short of `asked` ("" when it did not)
 };
-using page_gate = std::function<std::optional<std::string>()>;
+// A page the gate does not let through now: why, and whether it passes soon (the key's rate, a
+// cooldown, the pacing: the search waits for it, at most search_wait_max in all) or not (a quota).
+struct page_refusal {
+    std::string why;
+    std::chrono::milliseconds retry_after{0};
+    bool passing = false;
+};
+inline constexpr std::chrono::seconds search_wait_max{30};
+using page_gate = std::function<std::optional<page_refusal>()>;
 boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
                                                                          const std::string& sender,
                                                                          const campaigns::campaign& c,
@@ -58,7 +66,8 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
 // The search bucket of `sender` (the day quota of the campaign's local day, as the workers count
 // it, and the key's rate and cooldowns) as a page gate:
-// it takes a token per page and refuses, with the reason, when the bucket says no.
+// it takes a token per page and refuses, with the reason and when to ask again, when the bucket
+// says no.
 page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c);
 
 // The leads of a file audience (rows the loader read), or of a search's hits.

@@ -683,8 +683,14 @@ audience audience_leads(const settings& s, const orch::campaigns::campaign& c, c
         return orch::engine::search_audience(api, sender, c, gate);
     });
     if (!r) {
-        throw usage_error("the audience search failed: " + orch::outreach::describe(r.error()) +
-                          "; nothing was stored");
+        const std::string why = "the audience search failed: " + orch::outreach::describe(r.error()) + "; nothing was stored";
+        // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
+        // still empty after the wait, a timeout, a server error) exits 1: try again later.
+        const auto d = r.error().what_to_do;
+        if (d == orch::outreach::disposition::give_up || d == orch::outreach::disposition::pause_account) {
+            throw usage_error(why);
+        }
+        throw orch::engine::failure(orch::engine::error_category::unavailable, why + " (try again later)");
     }
     auto charge = orch::engine::audience_charge(*r, sender);
     auto leads = orch::engine::leads_from_search(r->people);

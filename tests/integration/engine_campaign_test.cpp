@@ -586,6 +586,31 @@ TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
 
 // `campaign estimate` on a file: the forecast of the pure estimate() with the settings' quotas,
 // tightened by the file's limits (here invite 10 a day), and the cost model's prices.
+// An audience search that finds the key's rate bucket empty (workers spend it too) waits for it
+// to refill, a few seconds, instead of failing the apply; a search that cannot pass within the
+// wait is refused with exit 1 (try again), not 2 (the caller's mistake).
+TEST_F(EngineTest, ApplyWaitsForTheKeysRateBucketToRefill) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "20");  // a token every 3 s
+    env_->set("ORCH_KEY_BURST", "1");
+    ASSERT_EQ(env_->run({"campaign", "apply", write("one.yaml", campaign_yaml("one", search_audience(5), "1h", senders))})
+                  .exit_code,
+              0);
+    const auto started = std::chrono::steady_clock::now();
+    auto second = env_->run({"campaign", "apply", write("two.yaml", campaign_yaml("two", search_audience(5), "1h", senders))});
+    EXPECT_EQ(second.exit_code, 0) << second.output;
+    EXPECT_GE(std::chrono::steady_clock::now() - started, std::chrono::milliseconds(1500));  // it waited
+
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "1");  // a token a minute: more than the wait
+    ASSERT_EQ(env_->run({"campaign", "apply", write("three.yaml", campaign_yaml("three", search_audience(5), "1h", senders))})
+                  .exit_code,
+              0);
+    auto refused = env_->run({"campaign", "apply", write("four.yaml", campaign_yaml("four", search_audience(5), "1h", senders))});
+    EXPECT_EQ(refused.exit_code, 1) << refused.output;
+    EXPECT_NE(refused.output.find("the rate-limit bucket refused it (rate"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("try again later"), std::string::npos) << refused.output;
+}
+
 TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     auto file = write("estimate.yaml",
                       "name: forecast\naccounts: [a1, a2]\naudience:\n  search: {title: Engineer}\n  total_results: 100\n"
