@@ -590,7 +590,17 @@ TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
 // to refill, a few seconds, instead of failing the apply; a search that cannot pass within the
 // wait is refused with exit 1 (try again), not 2 (the caller's mistake).
 TEST_F(EngineTest, ApplyWaitsForTheKeysRateBucketToRefill) {
-    start({});
+    // An API key of its own: the key's bucket in Redis is shared by every test that uses the
+    // default key, and this test drains it.
+    const std::string key = "rate-test-" + std::to_string(::getpid()) + "-" + std::to_string(std::random_device{}());
+    sandbox_ = std::make_unique<orch::test::sandbox_process>(std::vector<std::string>{"--api-key", key + ":1000000"});
+    env_ = std::make_unique<orch::test::orchestrator_env>(sandbox_->port(), key);
+    for (int i = 1; i <= 3; ++i) {
+        ASSERT_EQ(env_->run({"accounts", "connect", "--login-token", "token-" + std::to_string(i), "--country", "FR",
+                             "--label", "sender-" + std::to_string(i)})
+                      .exit_code,
+                  0);
+    }
     env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "20");  // a token every 3 s
     env_->set("ORCH_KEY_BURST", "1");
     ASSERT_EQ(env_->run({"campaign", "apply", write("one.yaml", campaign_yaml("one", search_audience(5), "1h", senders))})
