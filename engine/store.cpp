@@ -393,9 +393,7 @@ bool store::account_disconnected(const std::string& account_id, const std::strin
         pqxx::work tx(*conn_);
         if (at) {
             const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(at->time_since_epoch()).count();
-            auto r = tx.exec_params("SELECT connected_at > to_timestamp($2::bigint / 1000.0) FROM accounts "
-                                    "WHERE account_id = $1 FOR UPDATE",
-                                    account_id, ms);
+            auto r = tx.exec_params(q("accounts/connected_after"), account_id, ms);
             if (!r.empty() && !r[0][0].is_null() && r[0][0].as<bool>()) {
                 return false;  // it logged in again after the event
             }

@@ -438,43 +438,35 @@ TEST(LaneCycle, AHeldCallIsDueWhenItsHoldEndsNotWhenItWasToEnd) {
             return only && call.kind != *only ? std::nullopt : until;
         }
     };
+    // A call held at send time until `until`, settled with `gate`: whether its lead is due now.
+    auto due_now_after_hold = [](holding_gate& gate, cs::time_point until, std::optional<cs::call_kind> by_request) {
+        bool stopping = false;
+        const auto ctx = context_over(gate, stopping);
+        recording_store store;
+        std::optional<eng::finished_calls> pending = came_back({true});
+        auto& o = pending->outcomes[0];
+        o.event.kind = cs::result_kind::throttled;
+        o.event.retry_at = until;
+        o.held = true;
+        o.held_request = by_request;
+        eng::lane_cycle(store, ctx, pending, 4);
+        return store.due_now_seen == std::vector<bool>{true};
+    };
     for (const bool ended : {true, false}) {
         holding_gate gate;
         if (!ended) {
             gate.until = t0 + std::chrono::minutes(1);
         }
-        bool stopping = false;
-        const auto ctx = context_over(gate, stopping);
-        recording_store store;
-        std::optional<eng::finished_calls> pending = came_back({true});
-        auto& o = pending->outcomes[0];
-        o.event.kind = cs::result_kind::throttled;
-        o.event.retry_at = t0 + std::chrono::minutes(10);
-        o.held = true;
-        eng::lane_cycle(store, ctx, pending, 4);
-        EXPECT_EQ(store.due_now_seen, (std::vector<bool>{ended}));
+        EXPECT_EQ(due_now_after_hold(gate, t0 + std::chrono::minutes(10), std::nullopt), ended);
     }
     // Held by one of its requests' scopes (a reply check's get_conversation cooldown), not the
     // call's: the settle asks about that scope, and the lead waits for it (it was claimed again
     // every cycle when the settle asked about the call's).
-    for (const bool by_request : {true, false}) {
-        holding_gate gate;
-        gate.until = t0 + std::chrono::minutes(1);
-        gate.only = cs::call_kind::get_conversation;
-        bool stopping = false;
-        const auto ctx = context_over(gate, stopping);
-        recording_store store;
-        std::optional<eng::finished_calls> pending = came_back({true});
-        auto& o = pending->outcomes[0];
-        o.event.kind = cs::result_kind::throttled;
-        o.event.retry_at = t0 + std::chrono::minutes(1);
-        o.held = true;
-        if (by_request) {
-            o.held_request = cs::call_kind::get_conversation;
-        }
-        eng::lane_cycle(store, ctx, pending, 4);
-        EXPECT_EQ(store.due_now_seen, (std::vector<bool>{!by_request}));
-    }
+    holding_gate reads_cooling;
+    reads_cooling.until = t0 + std::chrono::minutes(1);
+    reads_cooling.only = cs::call_kind::get_conversation;
+    EXPECT_FALSE(due_now_after_hold(reads_cooling, t0 + std::chrono::minutes(1), cs::call_kind::get_conversation));
+    EXPECT_TRUE(due_now_after_hold(reads_cooling, t0 + std::chrono::minutes(1), std::nullopt));
 }
 
 // The calls of a cycle may leave until its leases' start plus the send window (the lease less
