@@ -84,9 +84,10 @@ public:
                           const campaigns::api_call& /*call*/, const call_outcome& /*outcome*/) {}
     // Another process (a worker's settle, `serve`, `accounts sync`) recorded that an account
     // became unavailable (`available` false: its queued calls are held from now on) or available
-    // again (the hold ends). Default: nothing.
+    // again (the hold ends) under the login `login` (call_target::account_login; 0 when unknown).
+    // Default: nothing.
     virtual void account_changed(const std::string& /*account_id*/, bool /*available*/,
-                                 campaigns::time_point /*now*/) {}
+                                 campaigns::time_point /*now*/, std::int64_t /*login*/ = 0) {}
 };
 
 class open_gate final : public call_gate {

@@ -32,6 +32,10 @@ struct call_target {
     // The account's quota overrides as the claim read them (accounts.quotas as JSON text, "" for
     // none; see engine/account_quotas.hpp), for the limits gate.
     std::string account_quotas;
+    // The account's login the claim read it under (accounts.connected_at as account_login_us,
+    // migration 0025; 0 when unknown): an ACCOUNT_INACTIVE answer pauses the account only while
+    // that is still its login, not after a re-login that overtook the request.
+    std::int64_t account_login = 0;
 };
 
 // What the shell does besides moving the lead.

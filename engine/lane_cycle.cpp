@@ -11,7 +11,7 @@ namespace orch::engine {
 namespace cs = campaigns;
 
 call_target target_of(const lane_row& r) {
-    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas};
+    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login};
 }
 
 void finished_calls::let_go() {
@@ -60,7 +60,9 @@ settle_decisions decide_settle(finished_calls& done, const lane_context& ctx) {
         d.outcomes.push_back({c.attempt_id, o.attempt_outcome, o.error, attempt_action(*c.campaign, c.state.step, *c.call),
                               o.credits});
         if (o.consequence == call_consequence::pause_account) {
-            d.unavailable[c.account_id] = o.error;
+            auto& u = d.unavailable[c.account_id];
+            u.error = o.error;
+            u.logins.insert(c.account_login);
         } else if (o.consequence == call_consequence::pause_budget) {
             d.out_of_credits = o.error;
         } else if (o.consequence == call_consequence::stop_everything && ctx.stop_everything) {

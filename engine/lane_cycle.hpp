@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <set>
 #include <memory>
 #include <optional>
 #include <span>
@@ -50,6 +51,7 @@ struct lane_row {
     std::int64_t campaign_id = 0;
     std::string account_id;
     std::string account_quotas;  // accounts.quotas as text, "" for none (the limits gate reads it)
+    std::int64_t account_login = 0;  // the account's login the claim read (call_target::account_login)
     std::string profile_url;
     std::string company;  // the lead's `company` field (do-not-contact by company)
     std::shared_ptr<const campaigns::campaign> campaign;
@@ -88,13 +90,21 @@ struct finished_calls {
     void let_go();
 };
 
+// An account a call found unavailable (ACCOUNT_INACTIVE): the error that said so, and the logins
+// its calls were claimed under (call_target::account_login). The store pauses the account only
+// when one of them is still its login.
+struct unavailable_account {
+    std::string error;
+    std::set<std::int64_t> logins;
+};
+
 // The settle's decisions, parallel to finished_calls::calls.
 struct settle_decisions {
     std::vector<campaigns::enrollment_state> nexts;
     std::vector<settled_call> outcomes;
     std::vector<planner::ledger_action> ledger;
     std::vector<bool> due_now;  // the next step is due at once, and the row may be held on
-    std::map<std::string, std::string> unavailable;  // account -> the error that said so
+    std::map<std::string, unavailable_account> unavailable;  // what the calls found, by account
     std::string out_of_credits;  // the error, "" when no call found the key out of credits
 };
 

@@ -141,8 +141,14 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
                            const call_outcome& outcome) {
     auto now = clock_.now();
     if (outcome.consequence == call_consequence::pause_account) {
-        // Held here until the settle pauses the account in Postgres (the claim then skips it).
+        // Held here until the settle pauses the account in Postgres (the claim then skips it);
+        // unless the account logged in again after the call was claimed: the answer may be to a
+        // request the re-login overtook, and the settle leaves the account connected then.
         std::lock_guard lock(mirror_mutex_);
+        if (auto it = mirror_.logins.find(target.account_id);
+            it != mirror_.logins.end() && it->second > target.account_login) {
+            return;
+        }
         mirror_.unavailable[target.account_id] = now + unavailable_hold;
         return;
     }
@@ -174,10 +180,15 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
     }
 }
 
-void limits_gate::account_changed(const std::string& account_id, bool available, cs::time_point now) {
+void limits_gate::account_changed(const std::string& account_id, bool available, cs::time_point now,
+                                  std::int64_t login) {
     std::lock_guard lock(mirror_mutex_);
     if (available) {
         mirror_.unavailable.erase(account_id);
+        if (login != 0) {
+            auto& latest = mirror_.logins[account_id];
+            latest = std::max(latest, login);
+        }
     } else {
         mirror_.unavailable[account_id] = now + unavailable_hold;
     }

@@ -63,7 +63,8 @@ public:
                   const call_outcome& outcome) override;
     std::string hold_reason(const call_target& target, const campaigns::api_call& call,
                             campaigns::time_point now) override;
-    void account_changed(const std::string& account_id, bool available, campaigns::time_point now) override;
+    void account_changed(const std::string& account_id, bool available, campaigns::time_point now,
+                         std::int64_t login = 0) override;
     static constexpr std::chrono::milliseconds mirror_refresh{100};
     // How long an account is held after it was reported unavailable, unless it is reported
     // available before: its rows are parked in the database meanwhile, so this covers only the
@@ -107,6 +108,9 @@ private:
         campaigns::time_point key_until{};
         std::map<std::pair<std::string, limits::action>, campaigns::time_point> account_until;
         std::map<std::string, campaigns::time_point> unavailable;
+        // The latest login each account was reported available under (account_changed): an
+        // ACCOUNT_INACTIVE answer to a call claimed under another, earlier one holds nothing.
+        std::map<std::string, std::int64_t> logins;
         std::set<std::int64_t> cooled;  // enrollments whose RATE_LIMITED answered() recorded
     };
     void refresh_mirror();  // the refresher thread

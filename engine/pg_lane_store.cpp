@@ -1,5 +1,6 @@
 #include "engine/pg_lane_store.hpp"
 
+#include "api/text.hpp"
 #include "campaigns/loader.hpp"
 #include "engine/batch_rows.hpp"
 #include "engine/record_rows.hpp"
@@ -148,7 +149,7 @@ struct pg_lane_store::replay final : settle_replay {
     std::vector<std::int64_t> touched;
     std::vector<ledger::post_request> posts;
     std::vector<std::int64_t> voids;
-    std::map<std::string, std::string> unavailable;  // account -> the error that said so
+    std::map<std::string, unavailable_account> unavailable;
     std::string out_of_credits;
 };
 
@@ -396,9 +397,16 @@ void pg_lane_store::write_settle(const replay& r, bool held_too) {
     }
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
-    for (const auto& [account, error] : r.unavailable) {
-        auto moved = account_unavailable(tx_, account, "INACTIVE");
-        spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders", account, error, moved);
+    for (const auto& [account, found] : r.unavailable) {
+        auto moved = account_unavailable_if_login(tx_, account, "INACTIVE", found.logins);
+        if (!moved) {
+            spdlog::info("worker: account={} answered {} to a call claimed before its latest login: left connected "
+                         "(its next call finds out)",
+                         orch::text::escaped(account), found.error);
+            continue;
+        }
+        spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders", orch::text::escaped(account),
+                     found.error, *moved);
     }
     if (!r.out_of_credits.empty()) {
         auto n = pause_for_credits(tx_, "the API key is out of credits (" + r.out_of_credits + ")");
@@ -461,6 +469,7 @@ void pg_lane_store::claim(std::size_t limit, std::vector<lane_row>& batch) {
         c.event_cursor = r[12].as<std::int64_t>();
         c.profile_url = r[13].as<std::string>();
         c.account_quotas = r[15].as<std::string>();
+        c.account_login = r[17].as<std::int64_t>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
             if (!it->is_string() || it->get_ref<const std::string&>().empty()) {

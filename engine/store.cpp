@@ -201,8 +201,11 @@ void store::require_current() {
     }
 }
 
-std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {
-    tx.exec_params(q("accounts/set_connected"), account_id, false, api_status);
+namespace {
+
+// account_unavailable once the account is marked: parks its live enrollments and moves those of
+// `reassign` campaigns.
+std::int64_t move_off_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {
     tx.exec_params(q("engine/park_account"), account_id);
     // Greedy least-loaded choice among each lead's candidates, counting the moves made so far.
     std::map<std::string, std::int64_t> load;
@@ -236,6 +239,27 @@ std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, 
     spdlog::info("account {} unavailable ({}): {} leads moved to other senders", orch::text::escaped(account_id),
                  orch::text::escaped(api_status), moves.size());
     return static_cast<std::int64_t>(moves.size());
+}
+
+}  // namespace
+
+std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {
+    tx.exec_params(q("accounts/set_connected"), account_id, false, api_status);
+    return move_off_unavailable(tx, account_id, api_status);
+}
+
+std::optional<std::int64_t> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
+                                                         const std::string& api_status,
+                                                         const std::set<std::int64_t>& logins) {
+    std::string array = "{";
+    for (const auto l : logins) {
+        array += (array.size() > 1 ? "," : "") + std::to_string(l);
+    }
+    array += "}";
+    if (tx.exec_params(q("accounts/set_unavailable_if_login"), account_id, api_status, array).empty()) {
+        return std::nullopt;
+    }
+    return move_off_unavailable(tx, account_id, api_status);
 }
 
 void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {

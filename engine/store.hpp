@@ -20,6 +20,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -136,6 +137,12 @@ struct campaign_row {
 // has not contacted yet to the least loaded connected sender of their campaign. Returns how many
 // enrollments moved.
 std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
+// The same for an ACCOUNT_INACTIVE answer to calls claimed under `logins` (call_target::
+// account_login): nothing, and nullopt, when the account is connected under a later login (a
+// re-login overtook the requests; migration 0025).
+std::optional<std::int64_t> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
+                                                         const std::string& api_status,
+                                                         const std::set<std::int64_t>& logins);
 // The account is connected again: marks it and wakes its parked enrollments (active campaigns).
 void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
 // Moves the named campaign to `state` (active, paused, cancelled, completed) in the caller's

@@ -245,7 +245,9 @@ void worker::impl::listen() {
             }
             const auto account = j["account_id"].get<std::string>();
             const bool connected = j["connected"].get<bool>();
-            self.gate->account_changed(account, connected, self.clock->now());
+            // The login it became available under (migration 0025; 0 when the payload has none).
+            const std::int64_t login = j.contains("since") && j["since"].is_number_integer() ? j["since"].get<std::int64_t>() : 0;
+            self.gate->account_changed(account, connected, self.clock->now(), login);
             spdlog::info("worker: account {} is {}: {}", orch::text::escaped(account),
                          connected ? "available again" : "unavailable",
                          connected ? "its calls go out again" : "its queued calls are held");

@@ -3,6 +3,7 @@
 // webhook, a resumed stream, an event sent while it was down), and every change of `connected`
 // is announced on orch_account for the workers' send-time mirrors.
 #include "engine/store.hpp"
+#include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 
@@ -13,6 +14,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -31,6 +33,10 @@ protected:
         tx.commit();
     }
     std::string connected() const { return env_->scalar("SELECT connected FROM accounts WHERE account_id = 'acc-c'"); }
+    // The account's login as the claim reads it (migration 0025).
+    std::string login_now() const {
+        return env_->scalar("SELECT account_login_us(connected_at) FROM accounts WHERE account_id = 'acc-c'");
+    }
     std::unique_ptr<orchestrator_env> env_;
 };
 
@@ -46,6 +52,64 @@ TEST_F(AccountConnected, ADisconnectionOlderThanTheLastLoginIsNotApplied) {
     db.set_account_connected("acc-c", true, "OK");
     EXPECT_TRUE(db.account_disconnected("acc-c", "DISCONNECTED", std::nullopt));  // no time said: applied
     EXPECT_EQ(connected(), "f");
+}
+
+// A worker's settle of an ACCOUNT_INACTIVE answer (engine/pg_lane_store.cpp, write_settle): the
+// account is paused, and its live leads parked, only while its login is one the answered calls
+// were claimed under; after a re-login that overtook the requests it stays connected and its
+// leads stay due.
+TEST_F(AccountConnected, AnInactiveAnswerPausesTheAccountOnlyUnderTheLoginItsCallWasClaimedUnder) {
+    orch::engine::store db(env_->database_url());
+    db.set_account_connected("acc-c", true, "OK");
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("INSERT INTO campaigns (name, state) VALUES ('c', 'active')");
+        tx.exec("INSERT INTO leads (canonical_url, profile_url) VALUES ('network.example/in/a', "
+                "'https://network.example/in/a')");
+        tx.exec("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                "SELECT campaign_id, 1, '{}', '', 'd' FROM campaigns");
+        tx.exec("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, next_run_at, due_at) "
+                "SELECT c.campaign_id, 1, l.lead_id, 'acc-c', 'invite', 'ready', now(), now() FROM campaigns c, leads l");
+        tx.commit();
+    }
+    const auto claimed_under = std::stoll(login_now());
+    // The claim reads the same value with each row.
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        const auto ids = "{" + env_->scalar("SELECT enrollment_id FROM enrollments") + "}";
+        auto rows = tx.exec_params(std::string(orch::schema::query("engine/claim_due")), ids);
+        ASSERT_EQ(rows.size(), 1u);
+        EXPECT_EQ(rows[0][17].as<std::int64_t>(), claimed_under);
+    }
+    std::this_thread::sleep_for(2ms);  // a login later by the clock's microseconds at least
+    db.set_account_connected("acc-c", false, "DISCONNECTED");
+    db.set_account_connected("acc-c", true, "OK");  // the re-login
+    const auto parked = [&] { return env_->scalar("SELECT due_at = 'infinity' FROM enrollments"); };
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        EXPECT_FALSE(orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE", {claimed_under}));
+        tx.commit();
+    }
+    EXPECT_EQ(connected(), "t");
+    EXPECT_EQ(parked(), "f");
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        const auto moved = orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE",
+                                                                      {claimed_under, std::stoll(login_now())});
+        ASSERT_TRUE(moved);
+        EXPECT_EQ(*moved, 0);  // no other sender to move it to
+        tx.commit();
+    }
+    EXPECT_EQ(connected(), "f");
+    EXPECT_EQ(parked(), "t");
+    // Already unavailable: marked again whatever the logins (serve or a sync got there first).
+    pqxx::connection c(env_->database_url());
+    pqxx::work tx(c);
+    EXPECT_TRUE(orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE", {1}));
 }
 
 TEST_F(AccountConnected, EveryChangeOfConnectedIsAnnouncedToTheWorkers) {
@@ -64,8 +128,11 @@ TEST_F(AccountConnected, EveryChangeOfConnectedIsAnnouncedToTheWorkers) {
         listener.await_notification(0, 100'000);
     }
     ASSERT_EQ(heard.size(), 2u);
-    EXPECT_EQ(heard[0], (nlohmann::json{{"account_id", "acc-c"}, {"connected", false}}));
-    EXPECT_EQ(heard[1], (nlohmann::json{{"account_id", "acc-c"}, {"connected", true}}));
+    const auto login = std::stoll(login_now());
+    EXPECT_GT(login, 0);
+    EXPECT_EQ(heard[0]["account_id"], "acc-c");
+    EXPECT_EQ(heard[0]["connected"], false);
+    EXPECT_EQ(heard[1], (nlohmann::json{{"account_id", "acc-c"}, {"connected", true}, {"since", login}}));
     listener.await_notification(0, 200'000);
     EXPECT_EQ(heard.size(), 2u);
 }

@@ -269,6 +269,32 @@ TEST_F(LimitsGateRedis, AnAccountReportedUnavailableElsewhereIsHeldUntilItIsRepo
     EXPECT_FALSE(gate.hold(target, invite, std::chrono::system_clock::now()));
 }
 
+// An ACCOUNT_INACTIVE answer to a call claimed under an earlier login than the one the account
+// was last reported available under (a re-login overtook the request, migration 0025) holds
+// nothing; one to a call claimed under that login, or a later one, holds the account.
+TEST_F(LimitsGateRedis, AnInactiveAnswerOvertakenByAReLoginHoldsNothing) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    orch::engine::call_target before{"acc-gate-relogin", "https://network.example/in/s", 7, 49, "", 1'000};
+    orch::engine::call_target after = before;
+    after.enrollment_id = 50;
+    after.account_login = 2'000;
+    const auto now = std::chrono::system_clock::now();
+    gate.account_changed(before.account_id, false, now);
+    gate.account_changed(before.account_id, true, now, 2'000);
+    gate.answered(before, campaign_, invite, account_inactive());
+    EXPECT_FALSE(gate.hold(before, invite, std::chrono::system_clock::now()));
+    EXPECT_FALSE(gate.hold(after, invite, std::chrono::system_clock::now()));
+    gate.answered(after, campaign_, invite, account_inactive());
+    EXPECT_TRUE(gate.hold(before, invite, std::chrono::system_clock::now()));
+    // A login reported earlier than the call's (its notification came late): the answer holds.
+    orch::engine::limits_gate other(settings_, false);
+    other.account_changed(before.account_id, true, now, 500);
+    other.answered(before, campaign_, invite, account_inactive());
+    EXPECT_TRUE(other.hold(before, invite, std::chrono::system_clock::now()));
+}
+
 // A 429 on a request of another action than its call's (a follow-up's reply check) cools that
 // request's action down: the reconciliations that read conversations are held, the sends and
 // invitations are not; the quota given back is the call's.
