@@ -218,6 +218,15 @@ void worker::impl::settle_alone(pqxx::connection& conn, std::optional<finished_c
         pg_lane_store store(conn, {cfg, cache, stats, *clock, owner, sweep});
         committed(engine::settle_alone(store, context, *pending));
     } catch (const std::exception& e) {
+        if (!pending->gated && pending->again == nullptr) {
+            // Failed before anything was decided (the connection broke, the transaction could not
+            // begin): kept for the lane's next cycle, as calls that come back while the lane has
+            // no connection are. Dropped, their outcomes would never reach the gate: a refused or
+            // unsent call's quota not given back, a success not ending a 429 streak.
+            spdlog::warn("worker: settling {} calls failed ({}); kept for the lane's next cycle",
+                         pending->calls.size(), e.what());
+            return;
+        }
         spdlog::error("worker: settling {} calls failed ({}); their leases expire and they are reconciled",
                       pending->again ? pending->again->calls : pending->calls.size(), e.what());
     }
@@ -479,10 +488,11 @@ void worker::impl::lane(int index) {
             // reconciled after the lease. Nothing is lost; what the lane does next depends on the
             // failure's category (engine/result.hpp).
             const error e = error_of_current_exception();
-            // A cycle that failed has settled its calls on their own, or let them go (settle_alone):
-            // `pending` is empty. Calls kept here could not be settled because the lane has no
-            // connection: they are settled by the next cycle that runs (their leases may expire
-            // meanwhile, and then the compare-and-set drops them and the next claim reconciles).
+            // A cycle that failed has settled its calls on their own, or let them go (settle_alone),
+            // or kept them when nothing about them was decided yet (the connection broke). Calls
+            // kept so, or because the lane has no connection, are settled by the next cycle that
+            // runs (their leases may expire meanwhile, and then the compare-and-set drops them and
+            // the next claim reconciles).
             switch (e.category) {
             case error_category::unavailable:
                 spdlog::warn("worker: lane={} database unavailable ({}); reconnecting", index, e.message);
