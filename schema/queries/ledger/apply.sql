@@ -59,7 +59,8 @@ WITH nt AS (
     HAVING sum(delta) <> 0 AND NOT $4::boolean
 ), bal AS (
     UPDATE ledger_accounts a SET balance = a.balance + d.delta
-    FROM d WHERE a.scope_id = d.scope_id AND a.kind = d.kind
+    -- by primary key (as the transfers above), not a hash of the whole table
+    FROM d WHERE a.scope_id = ANY(ARRAY(SELECT scope_id FROM d)) AND a.scope_id = d.scope_id AND a.kind = d.kind
     RETURNING a.scope_id
 )
 SELECT (SELECT count(*) FROM nt), (SELECT count(*) FROM st), (SELECT count(*) FROM bal), (SELECT count(*) FROM d);

@@ -22,9 +22,12 @@ WITH x AS (
     FROM x JOIN ledger_budgets b ON b.campaign_id = x.campaign_id AND b.per_day IS NOT NULL
     LEFT JOIN ledger_scopes s ON s.campaign_id = x.campaign_id AND s.kind = 'day' AND s.day = $2::date
 ), available AS MATERIALIZED (
+    -- by primary key from an array (an init plan): a join with `want`, which the planner guesses
+    -- at hundreds of rows from rows_of's estimate, hashed the whole of ledger_accounts until it
+    -- was some 100,000 rows (it gains rows with every day scope of a capped campaign)
     SELECT a.scope_id, a.balance
     FROM ledger_accounts a
-    WHERE a.kind = 'available' AND a.scope_id IN (SELECT scope_id FROM want)
+    WHERE a.kind = 'available' AND a.scope_id = ANY(ARRAY(SELECT scope_id FROM want WHERE scope_id IS NOT NULL))
 )
 SELECT w.campaign_id, w.sender, w.kind::text, COALESCE(w.scope_id, 0), COALESCE(l.balance, 0)
 FROM want w LEFT JOIN available l ON l.scope_id = w.scope_id;
