@@ -383,7 +383,9 @@ struct intake::impl {
     asio::awaitable<void> credits_loop();
     asio::awaitable<void> hosted_loop(std::string account, std::string webhook_id,
                                       std::shared_ptr<std::atomic<bool>> stop);
-    asio::awaitable<bool> poll_round(const std::string& account, const std::string& webhook_id);
+    // One round of polling the webhook's events: false when a page failed, and `gone` set when
+    // the API says the webhook does not exist (404).
+    asio::awaitable<bool> poll_round(const std::string& account, const std::string& webhook_id, bool& gone);
     asio::awaitable<void> sweep_loop();
     asio::awaitable<void> sweep_account(const std::string& account, const std::string& gap);
     asio::awaitable<void> health_loop();
@@ -791,7 +793,15 @@ asio::awaitable<void> intake::impl::credits_loop() {
 // position form (`after` the last id, the server's `cursor`, `since` the last event's time less a
 // millisecond): a server honours the one it implements and ignores the others, and the inbox's
 // dedupe absorbs what an inclusive `since` gives again. False when polling failed.
-asio::awaitable<bool> intake::impl::poll_round(const std::string& account, const std::string& webhook_id) {
+namespace {
+
+// The API no longer knows the webhook (deleted on its side, expired): polling and the stream
+// cannot succeed until it is set up again.
+bool webhook_gone(const outreach::error& e) { return e.http_status == 404 || e.code == "NOT_FOUND"; }
+
+}  // namespace
+
+asio::awaitable<bool> intake::impl::poll_round(const std::string& account, const std::string& webhook_id, bool& gone) {
     struct position {
         std::string last, cursor, since;
     };
@@ -816,6 +826,7 @@ asio::awaitable<bool> intake::impl::poll_round(const std::string& account, const
         auto poll = [this, &webhook_id, &p] { return api->poll_webhook_events(webhook_id, p); };
         auto page = co_await gated(account, limits::action::check_invitation, poll);
         if (!page) {
+            gone = webhook_gone(page.error());
             spdlog::warn("serve: account={} polling failed: {}", orch::text::escaped(account), outreach::describe(page.error()));
             co_return false;
         }
@@ -875,59 +886,78 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
         return 0;
     };
     bool first = true;
+    int failed_rounds = 0;  // in a row: the pause between rounds doubles with them, up to a minute
     while (!stopping && !*stop) {
+        bool gone = false;
+        bool polled = false;
         try {
             // Catch up by polling (hosted events are kept 24 h), then follow the stream. Only when
             // polling fails after a broken stream may events be missed: that gap is swept.
-            bool polled = co_await poll_round(account, webhook_id);
+            polled = co_await poll_round(account, webhook_id, gone);
             if (!polled && !first) {
                 co_await on_db(mark_gap);
             }
             first = false;
-            std::string last_id;
-            auto read_last = [this, &account] {
-                pqxx::nontransaction tx(db->connection());
-                auto r = tx.exec_params(q("intake/webhook_get"), account);
-                return r.empty() ? std::string() : r[0][4].as<std::string>();
-            };
-            last_id = co_await on_db(read_last);
-            auto stream = api->open_event_stream(webhook_id, last_id);
-            while (!stopping && !*stop) {
-                auto next = co_await stream.next();
-                if (!next) {
-                    spdlog::warn("serve: account={} stream ended: {}; polling", orch::text::escaped(account),
-                                 outreach::describe(next.error()));
-                    break;
+            if (!gone) {
+                std::string last_id;
+                auto read_last = [this, &account] {
+                    pqxx::nontransaction tx(db->connection());
+                    auto r = tx.exec_params(q("intake/webhook_get"), account);
+                    return r.empty() ? std::string() : r[0][4].as<std::string>();
+                };
+                last_id = co_await on_db(read_last);
+                auto stream = api->open_event_stream(webhook_id, last_id);
+                while (!stopping && !*stop) {
+                    auto next = co_await stream.next();
+                    if (!next) {
+                        spdlog::warn("serve: account={} stream ended: {}; polling", orch::text::escaped(account),
+                                     outreach::describe(next.error()));
+                        gone = webhook_gone(next.error());
+                        break;
+                    }
+                    if (next->name == "connected") {
+                        continue;
+                    }
+                    if (!next->event) {
+                        std::string id = next->id.empty() ? digest_hex(next->data) : next->id;
+                        co_await quarantine(id, account, "stream", next->problem, next->data);
+                        continue;
+                    }
+                    std::string source = !next->event->event_id.empty() ? next->event->event_id
+                                         : !next->id.empty()            ? next->id
+                                                                        : content_key(*next->event, account);
+                    if (auto why = unusable(*next->event); !why.empty()) {
+                        co_await quarantine(source, account, "stream", why, next->data);
+                        continue;
+                    }
+                    co_await take(*next->event, source, account);
+                    if (!next->id.empty()) {
+                        auto job = [this, &account, id = next->id] {
+                            db->set_account_last_event(account, id);
+                            return 0;
+                        };
+                        co_await on_db(job);
+                    }
                 }
-                if (next->name == "connected") {
-                    continue;
-                }
-                if (!next->event) {
-                    std::string id = next->id.empty() ? digest_hex(next->data) : next->id;
-                    co_await quarantine(id, account, "stream", next->problem, next->data);
-                    continue;
-                }
-                std::string source = !next->event->event_id.empty() ? next->event->event_id
-                                     : !next->id.empty()            ? next->id
-                                                                    : content_key(*next->event, account);
-                if (auto why = unusable(*next->event); !why.empty()) {
-                    co_await quarantine(source, account, "stream", why, next->data);
-                    continue;
-                }
-                co_await take(*next->event, source, account);
-                if (!next->id.empty()) {
-                    auto job = [this, &account, id = next->id] {
-                        db->set_account_last_event(account, id);
-                        return 0;
-                    };
-                    co_await on_db(job);
-                }
+                stream.close();
             }
-            stream.close();
         } catch (const std::exception& e) {
             spdlog::error("serve: account={} event intake failed: {}", orch::text::escaped(account), e.what());
         }
-        co_await sleep_for(std::chrono::seconds(1));
+        if (gone && !stopping && !*stop) {
+            // Polling it again every second would spend the key's rate, and each failed round
+            // would mark a gap that sends the catch-up sweep (billed reads) after it: the account
+            // is handed back to ensure_webhooks, which creates a webhook again (ensure_one).
+            spdlog::warn("serve: account={} webhook={} no longer exists: setting up another", orch::text::escaped(account),
+                         orch::text::escaped(webhook_id));
+            if (auto it = hosted.find(account); it != hosted.end() && it->second == stop) {
+                hosted.erase(it);
+            }
+            ensured.erase(account);
+            co_return;
+        }
+        failed_rounds = polled ? 0 : std::min(failed_rounds + 1, 6);
+        co_await sleep_for(std::chrono::seconds(1 << failed_rounds));
     }
 }
 

@@ -112,6 +112,31 @@ TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
     EXPECT_EQ(truth.duplicate_messages, 0);
 }
 
+// A hosted-mode webhook (SSE stream and polling, no public URL) deleted on the API's side: serve's
+// loop for it finds it gone (404) and hands the account back to the set-up, which creates another;
+// it does not go on polling the dead one every second (each failed round a request of the key's
+// rate and a gap that sends the billed catch-up sweep).
+TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
+    start({"--reply-probability", "0"});
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port())});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto before = stored_webhooks();
+    ASSERT_EQ(webhooks_in_sandbox(), before);
+    const auto dead = env_->scalar("SELECT webhook_id FROM accounts WHERE label = 'sender-1'");
+    http_client api("127.0.0.1", sandbox_->port());
+    ASSERT_EQ(api.request("DELETE", "/v2/webhooks/" + dead, "", {{"x-api-key", "test-key"}}).status, 200);
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL AND webhook_id <> '" + dead + "'",
+                         "3"))
+        << receiver->log();
+    EXPECT_EQ(webhooks_in_sandbox(), stored_webhooks()) << "the sandbox holds exactly the stored webhooks";
+    EXPECT_NE(receiver->log().find("no longer exists: setting up another"), std::string::npos) << receiver->log();
+    // Polled no more once it was replaced.
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    const auto log = receiver->log();
+    const auto after = log.rfind("no longer exists");
+    EXPECT_EQ(log.find("polling failed", after), std::string::npos) << log;
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.
