@@ -5,6 +5,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -15,7 +16,9 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <list>
 
 namespace orch::api {
@@ -96,15 +99,23 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
 
     asio::awaitable<void> accept_loop() {
         auto self = shared_from_this();
+        std::chrono::milliseconds accept_pause{10};
         while (!stopped) {
             auto [ec, socket] = co_await acceptor.async_accept(use_nothrow);
             if (ec) {
                 if (stopped || ec == asio::error::operation_aborted) {
                     break;
                 }
-                spdlog::warn("{}: accept failed: {}", settings.server_name, ec.message());
+                // Out of file descriptors (or another lasting failure), accepting again at once
+                // would spin and log without end: a short pause first, doubling while it lasts.
+                spdlog::warn("{}: accept failed: {}; again in {} ms", settings.server_name, ec.message(),
+                             accept_pause.count());
+                asio::steady_timer pause(executor, accept_pause);
+                (void)co_await pause.async_wait(use_nothrow);
+                accept_pause = std::min(accept_pause * 2, std::chrono::milliseconds(1000));
                 continue;
             }
+            accept_pause = std::chrono::milliseconds(10);
             socket.set_option(asio::ip::tcp::no_delay(true));
             auto stream = std::make_shared<beast::tcp_stream>(std::move(socket));
             prune();

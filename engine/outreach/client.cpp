@@ -269,7 +269,7 @@ result<stream_event> deliver(stream_state& st) {
     st.pending.pop_front();
     // Every event but `connected` carries one: servers name them `webhook` (api-facts 1.6) or
     // after the event's type. An unreadable one is handed over with its problem, not dropped.
-    if (ev.name != "connected") {
+    if (ev.name != "connected" && ev.problem.empty()) {
         auto parsed = parse_webhook_event(std::string_view(ev.data));
         if (parsed) {
             ev.event = std::move(*parsed);

@@ -91,6 +91,38 @@ TEST(OutreachRequest, EnvelopeAndEncoding) {
     EXPECT_EQ(detail::url_encode("wh_0123-abc.~"), "wh_0123-abc.~");
 }
 
+// A server that never ends a line, or sends data lines without ever ending the event, does not
+// grow the parser without bound: the event over the limit comes out with its data dropped and a
+// problem, and the stream goes on with the next one.
+TEST(OutreachSse, AnEventOverTheLimitIsDroppedAndTheStreamGoesOn) {
+    detail::sse_parser p;
+    std::deque<stream_event> out;
+    const std::string chunk(64 * 1024, 'x');
+    p.feed("id: 7\nevent: webhook\ndata: ", out);
+    for (std::size_t sent = 0; sent < 3 * detail::sse_parser::max_event_bytes; sent += chunk.size()) {
+        p.feed(chunk, out);
+    }
+    p.feed("\n\n", out);
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].name, "webhook");
+    EXPECT_EQ(out[0].id, "7");
+    EXPECT_EQ(out[0].data, "");
+    EXPECT_NE(out[0].problem.find("larger than"), std::string::npos) << out[0].problem;
+    // Many short data lines that add up past the limit.
+    const std::string line = "data: " + std::string(1000, 'y') + "\n";
+    for (std::size_t sent = 0; sent < 2 * detail::sse_parser::max_event_bytes; sent += line.size()) {
+        p.feed(line, out);
+    }
+    p.feed("\n", out);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[1].data, "");
+    EXPECT_FALSE(out[1].problem.empty());
+    p.feed("data: ok\n\n", out);
+    ASSERT_EQ(out.size(), 3u);
+    EXPECT_EQ(out[2].data, "ok");
+    EXPECT_EQ(out[2].problem, "");
+}
+
 TEST(OutreachSse, EventsIdsCommentsAndLineEndings) {
     detail::sse_parser p;
     std::deque<stream_event> out;

@@ -15,8 +15,24 @@ std::size_t sse_parser::feed(std::string_view bytes, std::deque<stream_event>& o
         }
         if (ch == '\r' || ch == '\n') {
             after_cr_ = ch == '\r';
-            comments += line(line_, out) ? 1 : 0;
+            if (line_too_long_) {
+                // Whatever field it was, its value is cut: the event it belongs to is not kept.
+                line_too_long_ = false;
+                event_too_big_ = true;
+                data_.clear();
+            } else {
+                comments += line(line_, out) ? 1 : 0;
+            }
             line_.clear();
+            continue;
+        }
+        if (line_too_long_) {
+            continue;
+        }
+        if (line_.size() >= max_event_bytes) {
+            line_too_long_ = true;
+            line_.clear();
+            line_.shrink_to_fit();
             continue;
         }
         line_.push_back(ch);
@@ -30,19 +46,27 @@ void sse_parser::reset_partial() {
     data_.clear();
     has_data_ = false;
     event_.clear();
+    line_too_long_ = false;
+    event_too_big_ = false;
 }
 
 bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
     if (l.empty()) {
-        if (has_data_) {
+        if (has_data_ || event_too_big_) {
             stream_event e;
             e.name = event_.empty() ? "message" : event_;
             e.id = last_event_id_;
-            e.data = std::move(data_);
+            if (event_too_big_) {
+                e.problem = "the event is larger than " + std::to_string(max_event_bytes) + " bytes: its data was dropped";
+            } else {
+                e.data = std::move(data_);
+            }
             out.push_back(std::move(e));
         }
         data_.clear();
+        data_.shrink_to_fit();
         has_data_ = false;
+        event_too_big_ = false;
         event_.clear();
         return false;
     }
@@ -56,6 +80,11 @@ bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
         value.remove_prefix(1);
     }
     if (field == "data") {
+        if (event_too_big_ || data_.size() + value.size() + 1 > max_event_bytes) {
+            event_too_big_ = true;
+            data_.clear();
+            return false;
+        }
         if (has_data_) {
             data_.push_back('\n');
         }

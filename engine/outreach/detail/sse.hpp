@@ -16,6 +16,11 @@ namespace orch::outreach::detail {
 
 class sse_parser {
 public:
+    // The most a line, or an event's joined data, may hold: a server that never ends a line or
+    // an event would otherwise grow them without bound. An event over it is dispatched with its
+    // data dropped and `problem` set (the stream goes on).
+    static constexpr std::size_t max_event_bytes = 1 << 20;
+
     // Feeds bytes; every complete event is appended to `out`. Returns the number of comment
     // lines seen in these bytes (keepalives).
     std::size_t feed(std::string_view bytes, std::deque<stream_event>& out);
@@ -33,6 +38,8 @@ private:
     bool after_cr_ = false;
     std::string data_;
     bool has_data_ = false;
+    bool line_too_long_ = false;   // the current line passed max_event_bytes: its rest is skipped
+    bool event_too_big_ = false;   // the current event's data passed max_event_bytes: dropped
     std::string event_;
     std::string last_event_id_;
     std::optional<std::int64_t> retry_ms_;
