@@ -12,3 +12,17 @@ CREATE INDEX IF NOT EXISTS leads_public_id
 -- 2. `/metrics` counted the stored events of a type the engine does not use by reading the whole
 --    events table at every scrape; they are counted from an index of their own now.
 CREATE INDEX IF NOT EXISTS events_other ON events (event_id) WHERE kind = 'other';
+
+-- 3. The leads a do-not-contact add matches (dnc/cancel_matching, dnc/in_flight): by URL through
+--    the unique index, and by company (no index: a scan) only when companies are given. An OR of
+--    the two read every lead for each entry added (63 ms at 320,000 leads), and `serve` adds one
+--    for each reply marked not interested.
+CREATE OR REPLACE FUNCTION dnc_matching_leads(urls jsonb, companies jsonb) RETURNS SETOF bigint
+LANGUAGE sql STABLE AS $$
+    SELECT l.lead_id FROM leads l
+    WHERE l.canonical_url = ANY(ARRAY(SELECT jsonb_array_elements_text(urls)))
+    UNION
+    SELECT l.lead_id FROM leads l
+    WHERE jsonb_array_length(companies) > 0
+      AND lower(btrim(l.fields->>'company')) = ANY(ARRAY(SELECT jsonb_array_elements_text(companies)))
+$$;
