@@ -64,7 +64,9 @@ bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
             out.push_back(std::move(e));
         }
         data_.clear();
-        data_.shrink_to_fit();
+        if (data_.capacity() > 64 * 1024) {
+            data_.shrink_to_fit();  // a large event's buffer is not kept for the small ones after it
+        }
         has_data_ = false;
         event_too_big_ = false;
         event_.clear();
