@@ -1122,14 +1122,16 @@ asio::awaitable<void> intake::impl::sweep_loop() {
         bool full = std::chrono::steady_clock::now() - last_full >= std::chrono::seconds(cfg.sweep_seconds);
         auto list = [this, full] {
             std::vector<std::pair<std::string, std::string>> out;
-            pqxx::nontransaction tx(db->connection());
             if (full) {
+                // db->accounts() runs its own statement on the connection: no transaction of
+                // ours may be open on it (one was, and every full sweep failed from the first on).
                 for (const auto& a : db->accounts()) {
                     if (a.platform == "network" && a.connected) {
                         out.emplace_back(a.account_id, "");
                     }
                 }
             } else {
+                pqxx::nontransaction tx(db->connection());
                 for (const auto& r : tx.exec(q("intake/gaps"))) {
                     out.emplace_back(r[0].as<std::string>(), r[1].as<std::string>());
                 }

@@ -137,6 +137,37 @@ TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
     EXPECT_EQ(log.find("polling failed", after), std::string::npos) << log;
 }
 
+// The periodic catch-up sweep (every sweep_seconds, here the least, 10 s) runs: it reads the
+// accounts' pending invitations with no error. Every periodic sweep failed, from the
+// first on ("Started nontransaction while nontransaction still active"): its account list ran
+// inside another statement's transaction on the same connection, so after sweep_seconds of
+// uptime no sweep ran at all, periodic or after a gap.
+TEST_F(IntakeTest, ThePeriodicSweepRuns) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
+    auto file = write("periodic.yaml", campaign_yaml("periodic", search_audience(6), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "6", 60'000)) << worker->log();
+    worker->stop(SIGTERM);
+    const auto config = write("sweep-settings.yaml", "sweep_seconds: 10\n");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    // The sweep's reads of pending invitations: list_sent, or a check per lead when an account
+    // has few (the worker, which made the others, is stopped by then).
+    const auto sweep_reads = [&] {
+        return control.request("GET", "/control/requests?action=list_sent").body_json()["requests"].size() +
+               control.request("GET", "/control/requests?action=check_invitation").body_json()["requests"].size();
+    };
+    const auto port = free_port();
+    auto receiver = env_->spawn({"--config", config, "serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
+                                 "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks"});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto before = sweep_reads();
+    // Past the first period, and a few seconds more in which a failing sweep would have said so.
+    std::this_thread::sleep_for(std::chrono::seconds(14));
+    EXPECT_GT(sweep_reads(), before) << receiver->log();
+    EXPECT_EQ(receiver->log().find("catch-up sweep failed"), std::string::npos) << receiver->log();
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.
