@@ -323,7 +323,7 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
         throw failure(o.message, 2);
     }
     if (o.result == kind::conflict) {
-        throw failure(o.message, 1);
+        throw failure(o.message, 2);  // a conflict with the lead's state: the caller's to resolve
     }
     if (format == "json") {
         std::cout << lead_ops::to_json(r, o).dump(2) << "\n";
