@@ -409,6 +409,26 @@ TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     auto bad = env_->run({"campaign", "watch", "inbox-demo", "--interval", "0"});
     EXPECT_NE(bad.exit_code, 0) << bad.output;
     EXPECT_NE(bad.output.find("--interval"), std::string::npos) << bad.output;
+
+    // Two leads made live again: one ready in its step's delay (not due for an hour, no stored
+    // reason), one due with a stale reason. The first is not "due", the second's old reason is
+    // not shown as its wait (as `leads show` says them).
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'ready', finished_at = NULL, reason = '', "
+                           "next_run_at = now() + interval '1 hour', due_at = now() + interval '1 hour' "
+                           "WHERE enrollment_id = (SELECT min(enrollment_id) FROM enrollments) RETURNING 1) "
+                           "SELECT count(*) FROM u"),
+              "1");
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'ready', finished_at = NULL, "
+                           "reason = 'waiting for the API key''s request rate until 10:00', "
+                           "next_run_at = now() - interval '1 minute', due_at = now() - interval '1 minute' "
+                           "WHERE enrollment_id = (SELECT max(enrollment_id) FROM enrollments) RETURNING 1) "
+                           "SELECT count(*) FROM u"),
+              "1");
+    auto live = env_->run({"campaign", "watch", "inbox-demo", "--once"});
+    ASSERT_EQ(live.exit_code, 0) << live.output;
+    EXPECT_NE(live.output.find("ready    waiting in step "), std::string::npos) << live.output;
+    EXPECT_NE(live.output.find("ready    (due: waiting for a worker)"), std::string::npos) << live.output;
+    EXPECT_EQ(live.output.find("request rate"), std::string::npos) << live.output;
 }
 
 }  // namespace
