@@ -157,6 +157,13 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                        "wait as a timeout (use skip --to STEP to move it on)");
                 continue;
             }
+            if (const auto* step = campaigns::find_step(version(row.version), row.step);
+                row.status == "ready" && step != nullptr && step->kind == campaigns::step_kind::delay) {
+                refuse(row.lead_id, row.status,
+                       "it is in step " + row.step + ", a delay: making it due now would cut the delay short "
+                       "(use skip --to STEP to move it on)");
+                continue;
+            }
             // Due now (parked: when it wakes); the gate decides whether it may run.
             w["run_now"] = true;
             w["reason"] = "retried by an operator";

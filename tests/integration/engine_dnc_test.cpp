@@ -271,11 +271,21 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(env_->run({"leads", "stop", "ops", b}).exit_code, 2);  // a conflict with its state (409 in the API): the caller's mistake
     EXPECT_EQ(q(snapshot_sql), snapshot);
 
-    // retry: a due now; the gate decides later (nothing about quotas is touched here).
-    auto retried = call("POST", base + a + "/retry");
+    // retry: a, in its delay, is refused (it would cut the delay short); e, ready in its first step
+    // and held back for a few minutes, is due now; the gate decides later (nothing about quotas is
+    // touched here).
+    auto in_delay = call("POST", base + a + "/retry");
+    EXPECT_EQ(in_delay.status, 409) << in_delay.body;
+    EXPECT_NE(error_message(in_delay).find("a delay"), std::string::npos) << in_delay.body;
+    EXPECT_EQ(env_->run({"leads", "retry", "ops", a}).exit_code, 2);
+    EXPECT_EQ(q(snapshot_sql), snapshot);
+    const auto e = lead_id(urls_[4]);
+    q("UPDATE enrollments SET next_run_at = now() + interval '5 minutes', due_at = now() + interval '5 minutes', "
+      "reason = 'waiting for the API key''s request rate' WHERE lead_id = " + e);
+    auto retried = call("POST", base + e + "/retry");
     ASSERT_EQ(retried.status, 200) << retried.body;
     EXPECT_EQ(retried.body_json()["changed"][0]["state"], "ready");
-    EXPECT_EQ(q("SELECT next_run_at <= now() AND due_at <= now() FROM enrollments WHERE lead_id = " + a), "t");
+    EXPECT_EQ(q("SELECT next_run_at <= now() AND due_at <= now() FROM enrollments WHERE lead_id = " + e), "t");
     // skip: a to the wait step (waiting until its timeout), then retry refuses it.
     auto skipped = call("POST", base + a + "/skip", R"({"to": "wait"})");
     ASSERT_EQ(skipped.status, 200) << skipped.body;
