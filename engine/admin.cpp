@@ -118,19 +118,6 @@ json parse_or_text(const std::string& text) {
     return j.is_discarded() ? json(text) : j;
 }
 
-json lead_json(const pqxx::row& r) {
-    return {{"enrollment_id", r[0].as<std::int64_t>()}, {"lead_id", r[1].as<std::int64_t>()},
-            {"profile_url", r[2].as<std::string>()},     {"fields", parse_or_text(r[3].as<std::string>())},
-            {"account_id", r[4].as<std::string>()},      {"step", r[5].as<std::string>()},
-            {"state", r[6].as<std::string>()},           {"reason", r[7].as<std::string>()},
-            {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
-            {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
-            {"finished_at", r[12].is_null() || r[12].as<std::string>().empty() ? json(nullptr) : json(r[12].as<std::string>())},
-            {"parked", r[13].as<bool>()},
-            // why it waits, for programs (migration 0018); `reason` is the sentence for people
-            {"wait_code", r["wait_code"].is_null() ? json(nullptr) : json(r["wait_code"].as<std::string>())}};
-}
-
 const std::vector<std::string> lead_states = {"live",    "ready",  "calling",  "waiting",
                                               "done",    "replied", "failed",  "cancelled"};
 const std::vector<std::string> event_kinds = [] {
@@ -1006,10 +993,7 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
                     p.next = p.items.back()["enrollment_id"].get<std::int64_t>();
                     break;
                 }
-                json item = lead_json(r);
-                item["waiting"] = lead_ops::waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(),
-                                                             r[18].as<bool>(), r[15].as<bool>());
-                p.items.push_back(std::move(item));
+                p.items.push_back(lead_ops::lead_item(r));
             }
             return p;
         }
@@ -1061,38 +1045,8 @@ asio::awaitable<reply> admin_server::impl::campaign_lead(const std::string& name
             return std::nullopt;
         }
         pqxx::read_transaction tx(st().connection());
-        auto r = tx.exec_params(q("admin/lead"), *id, lead_id);
-        if (r.empty()) {
-            return json(nullptr);
-        }
-        const auto& row = r[0];
-        json l = lead_json(row);
-        l["attempt"] = row[18].as<int>();
-        l["waiting"] = lead_ops::waiting_sentence(l, row[15].as<std::string>(), row[16].as<std::string>(), row[17].as<bool>(),
-                                        row[14].as<bool>());
-        json timeline = json::array();
-        for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
-            timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()},
-                                {"step", a[1].as<std::string>()},
-                                {"call", a[2].as<std::string>()},
-                                {"reconcile", a[3].as<bool>()},
-                                {"attempt", a[4].as<int>()},
-                                {"variant", a[5].as<std::string>()},
-                                {"outcome", a[6].as<std::string>()},
-                                {"error", a[7].as<std::string>()},
-                                {"credits", a[8].as<std::int64_t>()},
-                                {"started_at", a[9].as<std::string>()},
-                                {"finished_at", a[10].as<std::string>().empty() ? json(nullptr) : json(a[10].as<std::string>())}});
-        }
-        json evs = json::array();
-        for (const auto& e : tx.exec_params(q("admin/lead_events"), lead_id, l["account_id"].get<std::string>())) {
-            evs.push_back({{"event_id", e[0].as<std::int64_t>()}, {"kind", e[1].as<std::string>()},
-                           {"received_at", e[2].as<std::string>()}});
-        }
-        l["timeline"] = timeline;
-        l["events"] = evs;
-        l["campaign"] = name;
-        return l;
+        auto l = lead_ops::lead_detail(tx, *id, name, lead_id);
+        return l ? *l : json(nullptr);
     };
     auto out = co_await on_db(job);
     if (!out) {

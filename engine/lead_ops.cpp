@@ -369,4 +369,57 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
     return "waiting in step " + lead["step"].get<std::string>() + " until " + hhmm;
 }
 
+json lead_item(const pqxx::row& r) {
+    auto fields = json::parse(r[3].as<std::string>(), nullptr, false);
+    json item = {{"enrollment_id", r[0].as<std::int64_t>()}, {"lead_id", r[1].as<std::int64_t>()},
+                 {"profile_url", r[2].as<std::string>()},
+                 {"fields", fields.is_discarded() ? json(r[3].as<std::string>()) : fields},
+                 {"account_id", r[4].as<std::string>()},      {"step", r[5].as<std::string>()},
+                 {"state", r[6].as<std::string>()},           {"reason", r[7].as<std::string>()},
+                 {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
+                 {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
+                 {"finished_at", r[12].is_null() || r[12].as<std::string>().empty() ? json(nullptr)
+                                                                                    : json(r[12].as<std::string>())},
+                 {"parked", r[13].as<bool>()},
+                 // why it waits, for programs (migration 0018); `reason` is the sentence for people
+                 {"wait_code", r["wait_code"].is_null() ? json(nullptr) : json(r["wait_code"].as<std::string>())}};
+    // admin/leads and admin/lead end alike: later, campaign state, pause reason, connected.
+    item["waiting"] = waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(), r[18].as<bool>(),
+                                       r[15].as<bool>());
+    return item;
+}
+
+std::optional<json> lead_detail(pqxx::transaction_base& tx, std::int64_t campaign_id, const std::string& campaign_name,
+                                std::int64_t lead_id) {
+    auto r = tx.exec_params(q("admin/lead"), campaign_id, lead_id);
+    if (r.empty()) {
+        return std::nullopt;
+    }
+    json l = lead_item(r[0]);
+    l["attempt"] = r[0]["attempt"].as<int>();
+    json timeline = json::array();
+    for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
+        timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()},
+                            {"step", a[1].as<std::string>()},
+                            {"call", a[2].as<std::string>()},
+                            {"reconcile", a[3].as<bool>()},
+                            {"attempt", a[4].as<int>()},
+                            {"variant", a[5].as<std::string>()},
+                            {"outcome", a[6].as<std::string>()},
+                            {"error", a[7].as<std::string>()},
+                            {"credits", a[8].as<std::int64_t>()},
+                            {"started_at", a[9].as<std::string>()},
+                            {"finished_at", a[10].as<std::string>().empty() ? json(nullptr) : json(a[10].as<std::string>())}});
+    }
+    json events = json::array();
+    for (const auto& e : tx.exec_params(q("admin/lead_events"), lead_id, l["account_id"].get<std::string>())) {
+        events.push_back({{"event_id", e[0].as<std::int64_t>()}, {"kind", e[1].as<std::string>()},
+                          {"received_at", e[2].as<std::string>()}});
+    }
+    l["timeline"] = std::move(timeline);
+    l["events"] = std::move(events);
+    l["campaign"] = campaign_name;
+    return l;
+}
+
 }  // namespace orch::engine::lead_ops

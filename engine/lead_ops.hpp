@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
+#include <pqxx/result>
+#include <pqxx/transaction_base>
 
 #include <cstdint>
 #include <map>
@@ -40,6 +42,15 @@ using json = nlohmann::json;
 // detail and `orchestrator leads show`.
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
                              bool account_connected, bool later);
+
+// A row of admin/leads or admin/lead (the same columns) as the admin API and `orchestrator leads
+// list|show` show it, with its `waiting` sentence.
+json lead_item(const pqxx::row& r);
+// The lead's detail for the admin API and `orchestrator leads show`: lead_item, its attempt, its
+// calls (`timeline`), the inbox events about it (`events`) and its campaign's name; nullopt when
+// the campaign has no such lead.
+std::optional<json> lead_detail(pqxx::transaction_base& tx, std::int64_t campaign_id, const std::string& campaign_name,
+                                std::int64_t lead_id);
 
 enum class verb { stop, retry, skip, move };
 std::optional<verb> verb_from_string(const std::string& s);

@@ -179,18 +179,6 @@ int dnc_import(const engine::settings& s, const std::string& file, const std::st
 
 // ---- leads ----
 
-json lead_row_json(const pqxx::row& r) {
-    auto fields = json::parse(r[3].as<std::string>(), nullptr, false);
-    return {{"enrollment_id", r[0].as<std::int64_t>()}, {"lead_id", r[1].as<std::int64_t>()},
-            {"profile_url", r[2].as<std::string>()},     {"fields", fields.is_discarded() ? json::object() : fields},
-            {"account_id", r[4].as<std::string>()},      {"step", r[5].as<std::string>()},
-            {"state", r[6].as<std::string>()},           {"reason", r[7].as<std::string>()},
-            {"version", r[8].as<int>()},                 {"variant", r[9].as<std::string>()},
-            {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
-            {"finished_at", r[12].as<std::string>().empty() ? json(nullptr) : json(r[12].as<std::string>())},
-            {"parked", r[13].as<bool>()}};
-}
-
 std::int64_t campaign_id(pqxx::transaction_base& tx, const std::string& name) {
     auto r = tx.exec_params(q("admin/campaign_id"), name);
     if (r.empty()) {
@@ -223,10 +211,7 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
             if (limit > 0 && static_cast<std::int64_t>(items.size()) == limit) {
                 break;
             }
-            json item = lead_row_json(r);
-            item["waiting"] = engine::lead_ops::waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(),
-                                                                 r[18].as<bool>(), r[15].as<bool>());
-            items.push_back(std::move(item));
+            items.push_back(engine::lead_ops::lead_item(r));
             after = r[0].as<std::int64_t>();
         }
         if (rows.size() < 1000) {
@@ -266,25 +251,12 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     auto db = open_db(s);
     pqxx::read_transaction tx(db->connection());
     auto id = campaign_id(tx, name);
-    auto r = tx.exec_params(q("admin/lead"), id, lead_id);
-    if (r.empty()) {
+    auto detail = engine::lead_ops::lead_detail(tx, id, name, lead_id);
+    if (!detail) {
         throw failure("campaign '" + name + "' has no lead " + lead, 2);
     }
-    json l = lead_row_json(r[0]);
-    l["attempt"] = r[0][18].as<int>();
-    l["campaign"] = name;
-    l["waiting"] = engine::lead_ops::waiting_sentence(l, r[0][15].as<std::string>(), r[0][16].as<std::string>(),
-                                                      r[0][17].as<bool>(), r[0][14].as<bool>());
-    json timeline = json::array();
-    for (const auto& a : tx.exec_params(q("admin/timeline"), l["enrollment_id"].get<std::int64_t>())) {
-        timeline.push_back({{"attempt_id", a[0].as<std::int64_t>()}, {"step", a[1].as<std::string>()},
-                            {"call", a[2].as<std::string>()},        {"reconcile", a[3].as<bool>()},
-                            {"attempt", a[4].as<int>()},             {"variant", a[5].as<std::string>()},
-                            {"outcome", a[6].as<std::string>()},     {"error", a[7].as<std::string>()},
-                            {"credits", a[8].as<std::int64_t>()},    {"started_at", a[9].as<std::string>()},
-                            {"finished_at", a[10].as<std::string>()}});
-    }
-    l["timeline"] = timeline;
+    const json& l = *detail;
+    const json& timeline = l["timeline"];
     if (format == "json") {
         std::cout << l.dump(2) << "\n";
         return 0;
@@ -302,6 +274,11 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
                   << a["call"].get<std::string>() << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  "
                   << a["outcome"].get<std::string>()
                   << (a["error"].get<std::string>().empty() ? "" : "  " + a["error"].get<std::string>()) << "\n";
+    }
+    const json& events = l["events"];
+    std::cout << "  events (" << events.size() << "):\n";
+    for (const auto& e : events) {
+        std::cout << "    " << e["received_at"].get<std::string>() << "  " << e["kind"].get<std::string>() << "\n";
     }
     return 0;
 }

@@ -332,6 +332,13 @@ TEST_F(DncTest, LeadOperations) {
     auto show = env_->run({"leads", "show", "ops", d, "--format", "json"});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_EQ(json::parse(show.output)["timeline"].size(), 1u);
+    // The CLI's detail is the admin API's, events included.
+    auto detail = call("GET", base + d);
+    ASSERT_EQ(detail.status, 200) << detail.body;
+    EXPECT_EQ(json::parse(show.output), detail.body_json());
+    EXPECT_TRUE(detail.body_json()["events"].is_array()) << detail.body;
+    auto table = env_->run({"leads", "show", "ops", d});
+    EXPECT_NE(table.output.find("events (0):"), std::string::npos) << table.output;
     EXPECT_EQ(env_->run({"leads", "show", "ops", "77777777"}).exit_code, 2);
 }
 

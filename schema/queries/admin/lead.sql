@@ -1,13 +1,13 @@
 -- lead($1 campaign id, $2 lead id): the lead's enrollment in the campaign, with the state the
 -- worker last wrote (reason = why it waits), and whether its campaign and account let it run.
+-- Its columns are admin/leads' (engine/lead_ops lead_item reads either), then the attempt.
 SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, e.step, e.status::text,
        e.reason, e.version, COALESCE(e.variant, ''),
        to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
-       e.due_at = 'infinity' AS parked,
-       e.next_run_at > now() AS later,
-       c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt, e.wait_code
+       e.due_at = 'infinity' AS parked, e.wait_code,
+       e.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt
 FROM enrollments e
 JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)
