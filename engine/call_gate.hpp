@@ -26,6 +26,9 @@ struct gate_decision {
     campaigns::time_point until{};  // when !allowed: when to look again
     std::string reason;             // when !allowed: shown in the lead's timeline
     campaigns::wait_code code = campaigns::wait_code::none;  // when !allowed: what `reason` says
+    // When allowed: the gate's name for what it took, handed back in call_target::gate_take to
+    // after() and released(); 0 when the gate keeps nothing per call.
+    std::uint64_t take = 0;
 };
 
 // One call of a batch to ask about (the pointers outlive the before_many call).
@@ -53,13 +56,15 @@ public:
         }
         return out;
     }
-    // Returns the earliest time the lead may try again when the outcome put a scope in a
-    // cooldown (RATE_LIMITED), else nullopt.
+    // The end of a call before() allowed (`target.gate_take` names its take): gives back the
+    // take of a call that surely had no effect, once (a take given back or unknown is not given
+    // back again). Returns the earliest time the lead may try again when the outcome put a scope
+    // in a cooldown (RATE_LIMITED), else nullopt.
     virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
                                                       const campaigns::api_call& call,
                                                       const call_outcome& outcome) = 0;
     // A call before() allowed will not be made after all (the ledger refused it, or the cycle
-    // failed): give back what before() took.
+    // failed): give back what before() took (`target.gate_take`), once.
     virtual void released(const call_target& target, const campaigns::campaign& campaign,
                           const campaigns::api_call& call) = 0;
     // At send time, just before a call leaves (before() ran when its batch was claimed): when a

@@ -38,6 +38,7 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
         }
         it.call.reset();
         it.attempt_id = 0;
+        it.target.gate_take = 0;
         if (it.proposal) {
             it.proposed = it.row.state;
             asking.push_back(&it);
@@ -55,6 +56,7 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
         for (std::size_t i = 0; i < asking.size(); ++i) {
             auto& g = decisions[i];
             asking[i]->gate = {g.allowed, g.until, std::move(g.reason), g.code};
+            asking[i]->target.gate_take = g.allowed ? g.take : 0;
         }
     }
     std::vector<plan_item*> allowed;

@@ -36,6 +36,10 @@ struct call_target {
     // migration 0025; 0 when unknown): an ACCOUNT_INACTIVE answer pauses the account only while
     // that is still its login, not after a re-login that overtook the request.
     std::int64_t account_login = 0;
+    // The take the gate's before() made for this call (gate_decision::take; 0: none yet): after()
+    // and released() give back that take, and no other claim's of the same enrollment (a claim
+    // made again after its lease ended while the first call waited).
+    std::uint64_t gate_take = 0;
 };
 
 // What the shell does besides moving the lead.

@@ -203,30 +203,42 @@ struct inbox_sender::impl {
                 tx.commit();
                 co_return true;
             }
-            attempt_id = tx.exec_params(q("engine/next_attempt_ids"), 1)[0][0].as<std::int64_t>();
-            reserved = credits_upper_bound(call);
-            // The intent row first: the ledger's transfer refers to it.
-            tx.exec_params(q("inbox/start_call"), r.id, attempt_id, owner, lease_seconds, r.enrollment_id,
-                           call.reconcile, r.body);
-            ledger::reserve_request rr{attempt_id, r.campaign_id, r.account, call.reconcile ? "get_conversation" : "send",
-                                       reserved};
-            auto res = ledger::reserve(tx, {rr}, now);
-            if (!res.front().reserved) {
-                // Not called, not billed: the intent goes (as the worker drops a refused one).
-                gate->released(target, *campaign, call);
-                tx.exec_params("UPDATE manual_replies SET attempt_id = NULL, tries = tries - 1 WHERE reply_id = $1", r.id);
-                tx.exec_params(q("engine/drop_intents"), "[" + std::to_string(attempt_id) + "]");
-                const auto why = std::string(ledger::to_string(res.front().why));
-                if (res.front().why == ledger::refusal::day_budget) {
-                    set_state(tx, r.id, r.state, "waiting for the campaign's daily budget (tomorrow, UTC)",
-                              seconds_until(res.front().retry_at));
-                } else {
-                    set_state(tx, r.id, "refused", "the campaign's budget cannot cover it (" + why + ")");
+            target.gate_take = d.take;
+            // From here to the commit, a failure (the transaction rolls back) gives the take back:
+            // no call goes out for it.
+            bool given_back = false;
+            try {
+                attempt_id = tx.exec_params(q("engine/next_attempt_ids"), 1)[0][0].as<std::int64_t>();
+                reserved = credits_upper_bound(call);
+                // The intent row first: the ledger's transfer refers to it.
+                tx.exec_params(q("inbox/start_call"), r.id, attempt_id, owner, lease_seconds, r.enrollment_id,
+                               call.reconcile, r.body);
+                ledger::reserve_request rr{attempt_id, r.campaign_id, r.account, call.reconcile ? "get_conversation" : "send",
+                                           reserved};
+                auto res = ledger::reserve(tx, {rr}, now);
+                if (!res.front().reserved) {
+                    // Not called, not billed: the intent goes (as the worker drops a refused one).
+                    gate->released(target, *campaign, call);
+                    given_back = true;
+                    tx.exec_params("UPDATE manual_replies SET attempt_id = NULL, tries = tries - 1 WHERE reply_id = $1", r.id);
+                    tx.exec_params(q("engine/drop_intents"), "[" + std::to_string(attempt_id) + "]");
+                    const auto why = std::string(ledger::to_string(res.front().why));
+                    if (res.front().why == ledger::refusal::day_budget) {
+                        set_state(tx, r.id, r.state, "waiting for the campaign's daily budget (tomorrow, UTC)",
+                                  seconds_until(res.front().retry_at));
+                    } else {
+                        set_state(tx, r.id, "refused", "the campaign's budget cannot cover it (" + why + ")");
+                    }
+                    tx.commit();
+                    co_return true;
                 }
                 tx.commit();
-                co_return true;
+            } catch (...) {
+                if (!given_back) {
+                    gate->released(target, *campaign, call);
+                }
+                throw;
             }
-            tx.commit();
         }
         // The call (the intent is committed).
         call_outcome o;

@@ -11,7 +11,7 @@ namespace orch::engine {
 namespace cs = campaigns;
 
 call_target target_of(const lane_row& r) {
-    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login};
+    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login, r.gate_take};
 }
 
 void finished_calls::let_go() {
@@ -113,6 +113,7 @@ void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& bat
                 c.event_cursor = it.row.event_cursor;
                 c.call = it.call;
                 c.attempt_id = it.attempt_id;
+                c.gate_take = it.call ? it.target.gate_take : 0;
                 c.variant = c.call && !c.call->variant.empty() ? c.call->variant : variants[i];
             }
             store.write(batch);

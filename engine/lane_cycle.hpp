@@ -62,6 +62,7 @@ struct lane_row {
     std::optional<campaigns::api_call> call;
     std::string variant;
     std::int64_t attempt_id = 0;
+    std::uint64_t gate_take = 0;  // what the gate took for `call` (call_target::gate_take)
     std::shared_ptr<const settled_call> settled;  // set: not claimed but held on from this cycle's settle
     // The last moment its call's requests may leave (engine/call_path.hpp, call_job::send_by):
     // lane_cycle sets it from the store's leases_from() and lane_context::send_window.

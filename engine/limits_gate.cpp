@@ -170,7 +170,9 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         auto& until = where == limits::scope::key ? mirror_.key_until
                                                   : mirror_.account_until[{target.account_id, c->what}];
         until = std::max(until, provisional);
-        mirror_.cooled.insert(target.enrollment_id);
+        if (target.gate_take != 0) {
+            mirror_.cooled.insert(target.gate_take);
+        }
     }
     if (auto d = limiter_.rate_limited(*c, where, outcome.retry_after)) {
         std::lock_guard lock(mirror_mutex_);
@@ -273,17 +275,18 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
     }
     std::vector<limits::verdict> verdicts = limiter_.take_many(checks);
     for (std::size_t k = 0; k < checks.size(); ++k) {
-        out[asked[k]] = decision_of(checks[k], verdicts[k], requests[asked[k]].target.enrollment_id, now);
+        out[asked[k]] = decision_of(checks[k], verdicts[k], now);
     }
     return out;
 }
 
-gate_decision limits_gate::decision_of(const limits::check& c, const limits::verdict& v,
-                                       std::int64_t enrollment_id, cs::time_point now) {
+gate_decision limits_gate::decision_of(const limits::check& c, const limits::verdict& v, cs::time_point now) {
     if (v.allowed) {
         std::lock_guard lock(mutex_);
-        taken_[enrollment_id] = {v, c.day};
-        return {};
+        gate_decision d;
+        d.take = ++last_take_;
+        taken_.emplace(d.take, taken_call{v, c.day});
+        return d;
     }
     std::string why;
     cs::wait_code code = cs::wait_code::none;
@@ -339,7 +342,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
 
 std::optional<cs::time_point> limits_gate::after(const call_target& target, const cs::campaign& campaign,
                                                 const cs::api_call& call, const call_outcome& outcome) {
-    std::optional<taken_call> taken = forget(target.enrollment_id);
+    std::optional<taken_call> taken = forget(target.gate_take);
     auto now = clock_.now();
     auto c = make_check(target, campaign, call, now);
     if (!c) {
@@ -351,14 +354,16 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
     if (outcome.error_code == "RATE_LIMITED") {
         // The platform refused: nothing happened, so the quota is given back, and the whole
         // scope cools down. An answer naming the account is the account's action limit; any
-        // other is the key's request rate. The quota given back is the call's; the scope that
-        // cools down is the refused request's action.
-        limiter_.refund(*c);
+        // other is the key's request rate. The quota given back is the call's (once: only a
+        // take this gate still holds); the scope that cools down is the refused request's action.
+        if (taken) {
+            limiter_.refund(*c);
+        }
         c->what = cooldown_action(call, outcome);
         bool recorded = false;
         {
             std::lock_guard lock(mirror_mutex_);
-            recorded = mirror_.cooled.erase(target.enrollment_id) > 0;
+            recorded = target.gate_take != 0 && mirror_.cooled.erase(target.gate_take) > 0;
         }
         if (recorded) {
             // answered() wrote the cooldown when the answer came: a second write would count
@@ -379,25 +384,26 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
     }
     if (took_effect(outcome.attempt_outcome)) {
         limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});
-    } else if (failed_without_effect(outcome.attempt_outcome)) {
+    } else if (failed_without_effect(outcome.attempt_outcome) && taken) {
         limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
     }
     return std::nullopt;
 }
 
 void limits_gate::released(const call_target& target, const cs::campaign& campaign, const cs::api_call& call) {
-    std::optional<taken_call> taken = forget(target.enrollment_id);
+    std::optional<taken_call> taken = forget(target.gate_take);
+    if (!taken) {
+        return;  // given back already, or never taken here
+    }
     if (auto c = make_check(target, campaign, call, clock_.now()); c) {
-        if (taken) {
-            c->day = taken->day;
-        }
+        c->day = taken->day;
         limiter_.refund(*c);
     }
 }
 
-std::optional<limits_gate::taken_call> limits_gate::forget(std::int64_t enrollment_id) {
+std::optional<limits_gate::taken_call> limits_gate::forget(std::uint64_t take) {
     std::lock_guard lock(mutex_);
-    auto it = taken_.find(enrollment_id);
+    auto it = taken_.find(take);
     if (it == taken_.end()) {
         return std::nullopt;
     }

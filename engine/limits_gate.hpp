@@ -80,8 +80,7 @@ public:
     std::shared_ptr<const effective_quotas> quotas_of(const std::string& account_id, const std::string& text) const;
 
 private:
-    gate_decision decision_of(const limits::check& c, const limits::verdict& v, std::int64_t enrollment_id,
-                              campaigns::time_point now);
+    gate_decision decision_of(const limits::check& c, const limits::verdict& v, campaigns::time_point now);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
@@ -90,15 +89,18 @@ private:
     limits::limiter limiter_;
     bool pacing_ = true;
     std::mutex mutex_;
-    // Per enrollment: the take its call used, and the local day it counted in (a refund gives
-    // back that day's place, also when the call ends after midnight).
+    // Per take (gate_decision::take): what the call's take used, and the local day it counted in
+    // (a refund gives back that day's place, also when the call ends after midnight). Keyed by
+    // the take, not the enrollment: a row claimed again while its first call still waited (its
+    // lease ended) has two takes, and each call's end gives back its own.
     struct taken_call {
         limits::verdict verdict;
         limits::local_day day;
     };
-    std::map<std::int64_t, taken_call> taken_;
-    // Removes and returns the take of an enrollment's call, if this gate made it.
-    std::optional<taken_call> forget(std::int64_t enrollment_id);
+    std::unordered_map<std::uint64_t, taken_call> taken_;
+    std::uint64_t last_take_ = 0;  // under mutex_
+    // Removes and returns a take, if this gate made it and has not forgotten it yet.
+    std::optional<taken_call> forget(std::uint64_t take);
     struct parsed_quotas {
         std::string text;
         std::shared_ptr<const effective_quotas> quotas;
@@ -111,7 +113,7 @@ private:
         // The latest login each account was reported available under (account_changed): an
         // ACCOUNT_INACTIVE answer to a call claimed under another, earlier one holds nothing.
         std::map<std::string, std::int64_t> logins;
-        std::set<std::int64_t> cooled;  // enrollments whose RATE_LIMITED answered() recorded
+        std::set<std::uint64_t> cooled;  // takes whose RATE_LIMITED answered() recorded
     };
     void refresh_mirror();  // the refresher thread
     std::mutex mirror_mutex_;

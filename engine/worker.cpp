@@ -339,6 +339,21 @@ void worker::impl::lane(int index) {
             spdlog::info("worker: lane={} got claim slot {}", index, sweep.slot);
         }
     };
+    // The gate hears the end of a call that is not settled: a superseded one's answer, or
+    // nothing from a call that failed (it may have been sent, so its take is kept as spent).
+    const auto gate_hears = [this](const lane_row& row, const call_queue::finished& f) {
+        if (!row.call) {
+            return;
+        }
+        call_outcome failed;
+        failed.attempt_outcome = attempt_outcome::uncertain;
+        try {
+            gate->after(target_of(row), *row.campaign, *row.call, f.failure ? failed : f.outcome);
+        } catch (const std::exception& e) {
+            spdlog::warn("worker: enrollment={} the limits gate did not hear its call's end: {}", row.enrollment_id,
+                         e.what());
+        }
+    };
     for (;;) {
         std::vector<call_queue::finished> back;
         bool claim_now = false;
@@ -392,6 +407,9 @@ void worker::impl::lane(int index) {
                     const auto old = superseded.find(f.job);
                     ORCH_INVARIANT(old != superseded.end(), "lane {} got back a call it does not hold (enrollment {})",
                                    index, f.enrollment_id);
+                    // Its answer is dropped, not what the gate took for it: a call not sent gives
+                    // its quota back, a 429 its cooldown.
+                    gate_hears(*old->second, f);
                     superseded.erase(old);
                     continue;
                 }
@@ -405,6 +423,7 @@ void worker::impl::lane(int index) {
                     } catch (...) {
                         spdlog::error("worker: lane={} enrollment={} call failed", index, f.enrollment_id);
                     }
+                    gate_hears(*it->second, f);
                     held.erase(it);
                     continue;
                 }

@@ -53,12 +53,13 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     orch::engine::limits_gate gate(settings_, false);
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
-    const orch::engine::call_target target{"acc-gate-midnight", "https://network.example/in/x", 7, 42, ""};
+    orch::engine::call_target target{"acc-gate-midnight", "https://network.example/in/x", 7, 42, ""};
     // Two days ago, 23:59:30 UTC.
     const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
     const auto taken_at = today - std::chrono::days(2) + 23h + 59min + 30s;
     const auto decision = gate.before(target, campaign_, invite, taken_at);
     ASSERT_TRUE(decision.allowed) << decision.reason;
+    target.gate_take = decision.take;
 
     auto then = limits::day_in_zone(taken_at, "UTC");
     auto now = limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
@@ -77,6 +78,54 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     gate.after(target, campaign_, invite, failed);
     EXPECT_EQ(used(*then), 0) << "the refund went to another day";
     EXPECT_EQ(used(*now), 0);
+}
+
+// A row claimed again while its first call still waited (its lease ended) has two takes. Each
+// call's end gives back its own, on its own day, once: the first call's end leaves the second
+// claim's take alone, and a second end of one call gives nothing back twice.
+TEST_F(LimitsGateRedis, TwoClaimsOfOneRowGiveBackEachTheirOwnTakeOnce) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    const orch::engine::call_target row{"acc-gate-two-claims", "https://network.example/in/t", 7, 77, ""};
+    const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+    const auto first_at = today - std::chrono::days(3) + 23h + 59min + 50s;  // a day of its own
+    const auto second_at = std::chrono::system_clock::now();
+    const auto d1 = gate.before(row, campaign_, invite, first_at);
+    const auto d2 = gate.before(row, campaign_, invite, second_at);
+    ASSERT_TRUE(d1.allowed && d2.allowed);
+    ASSERT_NE(d1.take, d2.take) << "two takes of one row need two names";
+    auto first = row, second = row;
+    first.gate_take = d1.take;
+    second.gate_take = d2.take;
+    auto day1 = limits::day_in_zone(first_at, "UTC");
+    auto day2 = limits::day_in_zone(second_at, "UTC");
+    ASSERT_TRUE(day1 && day2);
+    auto used = [&](const limits::local_day& d) {
+        auto st = gate.limiter().status(row.account_id, d);
+        EXPECT_TRUE(st.has_value());
+        return st ? st->actions[static_cast<std::size_t>(limits::action::invite)].used_today : -1;
+    };
+    ASSERT_EQ(used(*day1), 1);
+    ASSERT_EQ(used(*day2), 1);
+
+    // The first call was not sent (its lease ended): its own take comes back, on its day.
+    orch::engine::call_outcome not_sent;
+    not_sent.attempt_outcome = orch::engine::attempt_outcome::transient;
+    gate.after(first, campaign_, invite, not_sent);
+    EXPECT_EQ(used(*day1), 0);
+    EXPECT_EQ(used(*day2), 1) << "the first call's end gave back the second claim's take";
+    // Told again (or released), it gives nothing back a second time.
+    gate.after(first, campaign_, invite, not_sent);
+    gate.released(first, campaign_, invite);
+    EXPECT_EQ(used(*day1), 0);
+    EXPECT_EQ(used(*day2), 1);
+
+    // The second call failed without effect: its take comes back, on its day, once.
+    gate.after(second, campaign_, invite, not_sent);
+    EXPECT_EQ(used(*day2), 0);
+    gate.released(second, campaign_, invite);
+    EXPECT_EQ(used(*day2), 0);
 }
 
 // The time left in a campaign's working window (09:00-18:00 here) at a local time of day.
@@ -120,13 +169,15 @@ TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRe
     orch::engine::limits_gate elsewhere(settings_, false);
     cs::api_call send;
     send.kind = cs::call_kind::send;
-    const orch::engine::call_target target{"acc-gate-429", "https://network.example/in/y", 7, 43, ""};
+    orch::engine::call_target target{"acc-gate-429", "https://network.example/in/y", 7, 43, ""};
     const orch::engine::call_target other{"acc-gate-429-b", "https://network.example/in/z", 7, 44, ""};
     auto now = std::chrono::system_clock::now();
     ASSERT_FALSE(here.hold(target, send, now));
     ASSERT_FALSE(elsewhere.hold(other, send, now));  // its mirror is fresh: the next look is in 100 ms
 
-    ASSERT_TRUE(here.before(target, campaign_, send, now).allowed);
+    const auto taken = here.before(target, campaign_, send, now);
+    ASSERT_TRUE(taken.allowed);
+    target.gate_take = taken.take;
     here.answered(target, campaign_, send, rate_limited(3s));
     // Here: at once, for every account (the key's scope), without a round trip.
     auto held = here.hold(other, send, std::chrono::system_clock::now());

@@ -163,7 +163,10 @@ public:
                 return {false, next_day, "day quota", cs::wait_code::day_quota};
             }
             ++n;
-            taken_.insert(t.enrollment_id);
+            eng::gate_decision d;
+            d.take = ++last_take_;
+            taken_.insert(d.take);
+            return d;
         }
         return {};
     }
@@ -172,7 +175,7 @@ public:
         if (call.kind == cs::call_kind::invite && !call.reconcile && eng::failed_without_effect(o.attempt_outcome)) {
             give_back(t);
         }
-        taken_.erase(t.enrollment_id);
+        taken_.erase(t.gate_take);
         if (o.error_code == "RATE_LIMITED") {
             return cool(t, o);
         }
@@ -222,7 +225,7 @@ private:
         return u;
     }
     void give_back(const eng::call_target& t) {
-        if (taken_.erase(t.enrollment_id) == 0) {
+        if (taken_.erase(t.gate_take) == 0) {
             return;
         }
         // The take was today's or an earlier day's; giving back today's is what the real gate does
@@ -234,7 +237,8 @@ private:
     const eng::clock_port& clock_;
     bool broken_;
     std::map<std::string, time_point> unavailable_;  // account -> until
-    std::set<std::int64_t> taken_;
+    std::set<std::uint64_t> taken_;  // by gate_decision::take, as the real gate keys them
+    std::uint64_t last_take_ = 0;
 };
 
 struct process {
