@@ -398,15 +398,22 @@ void pg_lane_store::write_settle(const replay& r, bool held_too) {
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
     for (const auto& [account, found] : r.unavailable) {
-        auto moved = account_unavailable_if_login(tx_, account, "INACTIVE", found.logins);
-        if (!moved) {
-            spdlog::info("worker: account={} answered {} to a call claimed before its latest login: left connected "
-                         "(its next call finds out)",
-                         orch::text::escaped(account), found.error);
+        auto marked = account_unavailable_if_login(tx_, account, "INACTIVE", found.logins);
+        if (!marked) {
+            spdlog::debug("worker: account={} answered {} to a call claimed before its latest login: left connected "
+                          "(its next call finds out)",
+                          orch::text::escaped(account), found.error);
             continue;
         }
-        spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders", orch::text::escaped(account),
-                     found.error, *moved);
+        // Said once per pause: by the settle that marked the account, not by every lane that
+        // settles the same answer after it.
+        if (marked->was_connected) {
+            spdlog::warn("worker: account={} paused ({}); {} leads moved to other senders",
+                         orch::text::escaped(account), found.error, marked->moved);
+        } else if (marked->moved > 0) {
+            spdlog::info("worker: account={} is paused: {} more leads moved to other senders",
+                         orch::text::escaped(account), marked->moved);
+        }
     }
     if (!r.out_of_credits.empty()) {
         auto n = pause_for_credits(tx_, "the API key is out of credits (" + r.out_of_credits + ")");

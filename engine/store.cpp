@@ -248,18 +248,20 @@ std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, 
     return move_off_unavailable(tx, account_id, api_status);
 }
 
-std::optional<std::int64_t> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
-                                                         const std::string& api_status,
-                                                         const std::set<std::int64_t>& logins) {
+std::optional<unavailable_marking> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
+                                                                const std::string& api_status,
+                                                                const std::set<std::int64_t>& logins) {
     std::string array = "{";
     for (const auto l : logins) {
         array += (array.size() > 1 ? "," : "") + std::to_string(l);
     }
     array += "}";
-    if (tx.exec_params(q("accounts/set_unavailable_if_login"), account_id, api_status, array).empty()) {
+    const auto marked = tx.exec_params(q("accounts/set_unavailable_if_login"), account_id, api_status, array);
+    if (marked.empty()) {
         return std::nullopt;
     }
-    return move_off_unavailable(tx, account_id, api_status);
+    // Parked again even when it already was: this call's rows were `calling` when it was.
+    return unavailable_marking{marked[0][0].as<bool>(), move_off_unavailable(tx, account_id, api_status)};
 }
 
 void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status) {

@@ -140,9 +140,13 @@ std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, 
 // The same for an ACCOUNT_INACTIVE answer to calls claimed under `logins` (call_target::
 // account_login): nothing, and nullopt, when the account is connected under a later login (a
 // re-login overtook the requests; migration 0025).
-std::optional<std::int64_t> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
-                                                         const std::string& api_status,
-                                                         const std::set<std::int64_t>& logins);
+struct unavailable_marking {
+    bool was_connected = false;  // this call marked it (else it was unavailable already)
+    std::int64_t moved = 0;      // enrollments moved to other senders
+};
+std::optional<unavailable_marking> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
+                                                                const std::string& api_status,
+                                                                const std::set<std::int64_t>& logins);
 // The account is connected again: marks it and wakes its parked enrollments (active campaigns).
 void account_available(pqxx::work& tx, const std::string& account_id, const std::string& api_status);
 // Moves the named campaign to `state` (active, paused, cancelled, completed) in the caller's

@@ -101,15 +101,19 @@ TEST_F(AccountConnected, AnInactiveAnswerPausesTheAccountOnlyUnderTheLoginItsCal
         const auto moved = orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE",
                                                                       {claimed_under, std::stoll(login_now())});
         ASSERT_TRUE(moved);
-        EXPECT_EQ(*moved, 0);  // no other sender to move it to
+        EXPECT_TRUE(moved->was_connected) << "this call paused it: its settle says so";
+        EXPECT_EQ(moved->moved, 0);  // no other sender to move it to
         tx.commit();
     }
     EXPECT_EQ(connected(), "f");
     EXPECT_EQ(parked(), "t");
-    // Already unavailable: marked again whatever the logins (serve or a sync got there first).
+    // Already unavailable: marked again whatever the logins (serve, a sync or another lane got
+    // there first), and the settle knows it did not pause it (it does not say so again).
     pqxx::connection c(env_->database_url());
     pqxx::work tx(c);
-    EXPECT_TRUE(orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE", {1}));
+    const auto again = orch::engine::account_unavailable_if_login(tx, "acc-c", "INACTIVE", {1});
+    ASSERT_TRUE(again);
+    EXPECT_FALSE(again->was_connected);
 }
 
 TEST_F(AccountConnected, EveryChangeOfConnectedIsAnnouncedToTheWorkers) {
