@@ -86,6 +86,21 @@ void limits_gate::refresh_mirror() {
             const auto now = clock_.now();
             std::erase_if(mirror_.account_until, [now](const auto& e) { return e.second < now; });
         }
+        {
+            // A key cooldown another process's 429 wrote holds every call of this one: said once
+            // when it starts (not again while it is extended). This process's own 429s are said
+            // by the limiter when they are written (answered() marks them told).
+            std::lock_guard update(mirror_mutex_);
+            const auto now = clock_.now();
+            if (mirror_.key_until > now && key_cooldown_told_ <= now) {
+                spdlog::warn("limits: a RATE_LIMITED cooldown of the API key that another process recorded holds every "
+                             "call of this one for {} ms",
+                             std::chrono::duration_cast<std::chrono::milliseconds>(mirror_.key_until - now).count());
+            }
+            if (mirror_.key_until > now) {
+                key_cooldown_told_ = mirror_.key_until;
+            }
+        }
         lock.lock();
     }
 }
@@ -170,6 +185,9 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         auto& until = where == limits::scope::key ? mirror_.key_until
                                                   : mirror_.account_until[{target.account_id, c->what}];
         until = std::max(until, provisional);
+        if (where == limits::scope::key) {
+            key_cooldown_told_ = cs::time_point::max();  // said by the limiter's write below
+        }
         if (target.gate_take != 0) {
             mirror_.cooled.insert(target.gate_take);
         }
@@ -376,6 +394,10 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         }
         auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
                                                                          : limits::scope::key;
+        if (where == limits::scope::key) {
+            std::lock_guard lock(mirror_mutex_);
+            key_cooldown_told_ = cs::time_point::max();  // said by the limiter's write
+        }
         auto d = limiter_.rate_limited(*c, where, outcome.retry_after);
         if (!d) {
             return std::nullopt;

@@ -120,6 +120,7 @@ private:
     std::condition_variable mirror_wake_;
     bool stopping_ = false;  // under mirror_mutex_
     mirror_state mirror_;
+    campaigns::time_point key_cooldown_told_{};  // the key cooldown's end the log has been told of
     std::once_flag refresher_started_;
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};

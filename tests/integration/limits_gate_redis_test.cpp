@@ -5,10 +5,13 @@
 #include "tests/support/require_services.hpp"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <random>
+#include <sstream>
 #include <optional>
 #include <set>
 #include <string>
@@ -209,6 +212,60 @@ TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRe
                          .count());
     }
     EXPECT_GT(wakes.size(), 10u);
+}
+
+// A key cooldown another process recorded is said in its log once when it starts: not again
+// while a second 429 extends it, and again for the next one after it ended. The process that
+// got the 429 says it once per 429, as the limiter writes it, and not a second time.
+TEST_F(LimitsGateRedis, AKeyCooldownFromElsewhereIsSaidOnceWhenItStarts) {
+    std::ostringstream log;
+    const auto before = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "gate-log-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+    settings_.key_requests_per_s = 100;
+    settings_.key_burst = 10;  // a jitter window of 100 ms
+    {
+        orch::engine::limits_gate here(settings_, false);
+        orch::engine::limits_gate elsewhere(settings_, false);
+        cs::api_call send;
+        send.kind = cs::call_kind::send;
+        const orch::engine::call_target target{"acc-gate-told", "https://network.example/in/t", 7, 45, ""};
+        const auto said = [&](const std::string& what) {
+            const std::string text = log.str();
+            std::size_t n = 0;
+            for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+                ++n;
+            }
+            return n;
+        };
+        const std::string from_elsewhere = "that another process recorded holds every call";
+        const std::string written = "RATE_LIMITED: API key cooldown";
+        // Both mirrors refresh from now on.
+        ASSERT_FALSE(here.hold(target, send, std::chrono::system_clock::now()));
+        ASSERT_FALSE(elsewhere.hold(target, send, std::chrono::system_clock::now()));
+        // The mirror refreshes every 100 ms; a loaded machine may take longer.
+        const auto seen_within = [&](std::size_t n, std::chrono::milliseconds limit) {
+            const auto start = std::chrono::steady_clock::now();
+            while (said(from_elsewhere) < n && std::chrono::steady_clock::now() - start < limit) {
+                std::this_thread::sleep_for(10ms);
+            }
+            return said(from_elsewhere) >= n;
+        };
+        here.answered(target, campaign_, send, rate_limited(1500ms));
+        ASSERT_TRUE(seen_within(1, 1s)) << log.str();
+        here.answered(target, campaign_, send, rate_limited(1500ms));  // extends it
+        std::this_thread::sleep_for(300ms);
+        EXPECT_EQ(said(from_elsewhere), 1u) << "said again while it went on\n" << log.str();
+        EXPECT_EQ(said(written), 2u) << log.str();
+        while (elsewhere.hold(target, send, std::chrono::system_clock::now())) {  // until it ended
+            std::this_thread::sleep_for(50ms);
+        }
+        std::this_thread::sleep_for(200ms);
+        here.answered(target, campaign_, send, rate_limited(1000ms));
+        EXPECT_TRUE(seen_within(2, 1s)) << log.str();
+        EXPECT_EQ(said(written), 3u) << log.str();
+    }
+    spdlog::set_default_logger(before);
 }
 
 // The wake-ups' jitter draws from the randomness port handed in (engine/random.hpp): two gates
