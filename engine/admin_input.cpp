@@ -1,4 +1,5 @@
 #include "engine/admin_input.hpp"
+#include "engine/json_syntax.hpp"
 
 #include "api/text.hpp"
 
@@ -151,17 +152,11 @@ void refuse_nul_strings(const json& j, const std::string& pointer) {
 }
 
 json json_body(const std::string& text) {
-    json j;
-    try {
-        j = json::parse(text);
-    } catch (const json::exception& e) {
-        // Where and what, as the parser says it ("parse error at line 1, column 12: ...", "number
-        // overflow parsing '1e400'"), without the library's exception id.
-        std::string why = e.what();
-        if (const auto end = why.find("] "); why.rfind("[json.exception.", 0) == 0 && end != std::string::npos) {
-            why.erase(0, end + 2);
-        }
-        throw bad_request("the body is not valid JSON: " + orch::text::escaped(why));
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) {
+        // What and where, as the parser says it ("parse error at line 1, column 12: ...",
+        // "number overflow parsing '1e400' at line 1, column 28").
+        throw bad_request("the body is not valid JSON: " + orch::text::escaped(json_syntax_error(text)));
     }
     refuse_nul_strings(j);
     return j;
@@ -306,8 +301,8 @@ json object_body(const std::string& text, const std::string& shape) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         return json::object();
     }
-    auto j = json::parse(text, nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
+    auto j = json_body(text);  // not JSON: where and what
+    if (!j.is_object()) {
         throw bad_request("the body must be a JSON object: " + shape);
     }
     return j;

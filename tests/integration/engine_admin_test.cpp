@@ -602,8 +602,14 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     EXPECT_NE(error_message(not_json).find("line 1, column"), std::string::npos) << error_message(not_json);
     auto overflow = call("PUT", path, R"({"invite": {"per_day": 1e400}})");
     EXPECT_EQ(overflow.status, 400);
-    EXPECT_NE(error_message(overflow).find("number overflow parsing '1e400'"), std::string::npos)
+    EXPECT_NE(error_message(overflow).find("number overflow parsing '1e400' at line 1, column 28"), std::string::npos)
         << error_message(overflow);
+    // Where on a later line, too.
+    auto overflow_below = call("PUT", path, "{\n  \"invite\": {\n    \"per_day\": -1e999}}");
+    EXPECT_EQ(overflow_below.status, 400);
+    EXPECT_NE(error_message(overflow_below).find("number overflow parsing '-1e999' at line 3, column 21"),
+              std::string::npos)
+        << error_message(overflow_below);
     EXPECT_EQ(call("PUT", path, "").status, 400);
     const std::vector<std::pair<std::string, std::string>> invalid = {
         {R"({"invite": {"per_day": -1}})", "invite.per_day"},

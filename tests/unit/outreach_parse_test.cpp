@@ -55,6 +55,17 @@ TEST(OutreachParse, InvitationIdAbove2To53IsExactAsNumberOrString) {
     EXPECT_EQ(none->type, invitation_type::none);
 }
 
+// An answer that is not JSON says what the parser found and where, and what the body began with.
+TEST(OutreachParse, AnAnswerThatIsNotJsonSaysWhereItBroke) {
+    auto broken = detail::decode_v2<invitation_status>(
+        http_answer{200, "{\"success\": true,\n \"data\": {\"invitation_state\": PENDING}}", "", ""}, false,
+        detail::parse_invitation_status);
+    ASSERT_FALSE(broken);
+    EXPECT_EQ(broken.error().kind, error_kind::malformed_response);
+    EXPECT_NE(broken.error().message.find("at line 2, column"), std::string::npos) << broken.error().message;
+    EXPECT_NE(broken.error().message.find("the answer is not JSON"), std::string::npos) << broken.error().message;
+}
+
 TEST(OutreachParse, InvitationStatusIsStrict) {
     auto bad_state = v2<invitation_status>(R"({"invitation_state":"MAYBE","invitation_type":null})",
                                            detail::parse_invitation_status);
@@ -270,7 +281,15 @@ TEST(OutreachParse, DisconnectionUnknownAndBrokenEvents) {
     EXPECT_EQ(future->type, event_type::unknown);
     EXPECT_EQ(future->type_name, "message_read");
     EXPECT_EQ(future->raw["event"]["x"], 1);
-    EXPECT_FALSE(parse_webhook_event(std::string_view("not json")));
+    auto not_json = parse_webhook_event(std::string_view("{\"event\": {\"type\": \"message\",\n  \"n\": 1e999}}"));
+    ASSERT_FALSE(not_json);
+    // What and where, for the quarantine's reader.
+    EXPECT_NE(not_json.error().message.find("number overflow parsing '1e999' at line 2, column 12"), std::string::npos)
+        << not_json.error().message;
+    auto not_json_either = parse_webhook_event(std::string_view("not json"));
+    ASSERT_FALSE(not_json_either);
+    EXPECT_NE(not_json_either.error().message.find("at line 1, column 2"), std::string::npos)
+        << not_json_either.error().message;
     // A flat envelope with a type and nothing else reads as an anonymous message (the intake
     // quarantines it: nobody to match).
     auto bare = parse_webhook_event(std::string_view(R"({"event":"message"})"));

@@ -1,5 +1,6 @@
 #include "engine/outreach/detail/parse.hpp"
 
+#include "engine/json_syntax.hpp"
 #include "engine/time_format.hpp"
 
 #include <chrono>
@@ -90,7 +91,8 @@ result<json> decode_v2_envelope(const http_answer& a, bool side_effect, call_met
         return error_from_answer(a, parsed ? &body : nullptr, side_effect);
     }
     if (!parsed) {
-        return make_malformed("the answer is not JSON: " + cut(a.body), a.status, side_effect);
+        return make_malformed("the answer is not JSON (" + orch::engine::json_syntax_error(a.body) + "): " + cut(a.body),
+                              a.status, side_effect);
     }
     if (!body.is_object()) {
         return make_malformed("the answer is not a JSON object", a.status, side_effect);
@@ -135,7 +137,8 @@ result<json> decode_v1_envelope(const http_answer& a, bool side_effect, bool bar
         return error_from_answer(a, parsed ? &body : nullptr, side_effect);
     }
     if (!parsed) {
-        return make_malformed("the answer is not JSON: " + cut(a.body), a.status, side_effect);
+        return make_malformed("the answer is not JSON (" + orch::engine::json_syntax_error(a.body) + "): " + cut(a.body),
+                              a.status, side_effect);
     }
     if (!body.is_object()) {
         return make_malformed("the answer is not a JSON object", a.status, side_effect);
@@ -1119,7 +1122,7 @@ result<webhook_event> parse_webhook_event(const json& wrapper) {
 result<webhook_event> parse_webhook_event(std::string_view raw_body) {
     json body = json::parse(raw_body, nullptr, false);
     if (body.is_discarded()) {
-        return make_malformed("the webhook body is not JSON", 0, false);
+        return make_malformed("the webhook body is not JSON: " + orch::engine::json_syntax_error(raw_body), 0, false);
     }
     return parse_webhook_event(body);
 }
