@@ -73,20 +73,21 @@ struct reply {
     std::string body;
     std::string content_type = "application/json";
     std::string allow;  // 405: the methods the path takes
+    std::optional<std::int64_t> retry_after_s;  // 429: Retry-After
 };
 
 // Dumps never throw: a string that is not UTF-8 (which input checks keep out) is written with
 // U+FFFD in its place rather than turning an answer into a 500.
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-reply ok_json(const json& j, http::status status = http::status::ok) { return {status, dump(j), "application/json", {}}; }
+reply ok_json(const json& j, http::status status = http::status::ok) { return {status, dump(j), "application/json", {}, {}}; }
 
 reply error_reply(http::status status, const std::string& message, json details = nullptr) {
     json e = {{"status", static_cast<int>(status)}, {"message", message}};
     if (!details.is_null()) {
         e["details"] = std::move(details);
     }
-    return {status, dump(json{{"error", e}}), "application/json", {}};
+    return {status, dump(json{{"error", e}}), "application/json", {}, {}};
 }
 
 reply not_allowed(const std::string& allow) {
@@ -330,6 +331,9 @@ asio::awaitable<api::handler_result> admin_server::impl::handle(api::request& re
     dashboard::secure_headers(res);
     if (!r.allow.empty()) {
         res.set(http::field::allow, r.allow);
+    }
+    if (r.retry_after_s) {
+        res.set(http::field::retry_after, std::to_string(*r.retry_after_s));
     }
     if (r.status == http::status::unauthorized) {
         res.set(http::field::www_authenticate, "Bearer realm=\"orchestrator-admin\"");
@@ -661,7 +665,7 @@ asio::awaitable<reply> admin_server::impl::metrics() {
         return prometheus::TextSerializer().Serialize(registry->Collect());
     };
     auto text = co_await on_db(job);
-    co_return reply{http::status::ok, std::move(text), "text/plain; version=0.0.4; charset=utf-8", {}};
+    co_return reply{http::status::ok, std::move(text), "text/plain; version=0.0.4; charset=utf-8", {}, {}};
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_list() {
@@ -735,6 +739,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         std::vector<std::string> senders;
         apply_plan plan;
         std::string conflict;
+        std::optional<limits::quota> search_quota;  // the first sender's override, if any
     };
     auto check = [this, &text] {
         checked c;
@@ -745,6 +750,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         });
         if (c.loaded.value && c.wanted_files.empty()) {
             c.senders = sender_ids(st(), *c.loaded.value);
+            if (!c.senders.empty()) {
+                c.search_quota = search_quota_of(st(), c.senders.front(), limiter_settings(cfg).actions);
+            }
             try {
                 c.plan = plan_apply(st(), *c.loaded.value);
             } catch (const campaign_conflict& e) {
@@ -808,11 +816,19 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         }
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
-        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign) : page_gate{};
+        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_quota) : page_gate{};
         auto found = co_await search_audience(*api, sender, campaign, gate);
         if (!found) {
-            co_return error_reply(http::status::bad_gateway,
-                            "the audience search failed: " + outreach::describe(found.error()) + "; nothing was stored");
+            // Held by a rate limit, ours (the search was not sent) or the API's: 429 with when to
+            // try again. Any other failure is the API's: 502.
+            const auto& e = found.error();
+            const bool limited = e.code == "NOT_SENT" || e.what_to_do == outreach::disposition::back_off;
+            auto r = error_reply(limited ? http::status::too_many_requests : http::status::bad_gateway,
+                                 "the audience search failed: " + outreach::describe(e) + "; nothing was stored");
+            if (limited) {
+                r.retry_after_s = std::max<std::int64_t>(1, e.retry_after_s.value_or(1));
+            }
+            co_return r;
         }
         leads = leads_from_search(found->people);
         search_hits = found->people;
@@ -1028,7 +1044,7 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
         if (p.truncated) {
             co_return error_reply(http::status::bad_request, "more than 100000 leads: export them in parts with cursor=");
         }
-        co_return reply{http::status::ok, std::move(p.csv), "text/csv; charset=utf-8", {}};
+        co_return reply{http::status::ok, std::move(p.csv), "text/csv; charset=utf-8", {}, {}};
     }
     co_return ok_json({{"items", p.items}, {"next_cursor", p.next > 0 ? json(std::to_string(p.next)) : json(nullptr)}});
 }

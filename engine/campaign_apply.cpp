@@ -82,6 +82,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                     e.kind = outreach::error_kind::cancelled;
                     e.what_to_do = outreach::disposition::retry_later;
                     e.code = "NOT_SENT";
+                    e.retry_after_s = (refused->retry_after.count() + 999) / 1000;
                     e.message = "the audience search was not sent: " + refused->why +
                                 (refused->passing ? " after waiting " + std::to_string(waited.count() / 1000) + " s" : "");
                     co_return e;
@@ -128,15 +129,32 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     co_return out;
 }
 
-page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c) {
+page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c,
+                      std::optional<limits::quota> account_quota) {
+    // The campaign's own cap on its searches: the smaller of its day and week numbers (-1: none).
+    std::int64_t cap = -1;
+    if (auto it = c.limits.find(limits::to_string(limits::action::search)); it != c.limits.end()) {
+        for (const auto& n : {it->second.per_day, it->second.per_week}) {
+            if (n && (cap < 0 || *n < cap)) {
+                cap = *n;
+            }
+        }
+    }
     // The campaign's local day, as the workers' gate counts the same quota (limits_gate).
-    return [&limiter, sender, zone = c.schedule.time_zone]() -> std::optional<page_refusal> {
+    return [&limiter, sender, zone = c.schedule.time_zone, account_quota, cap,
+            pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
+        if (cap >= 0 && pages >= cap) {
+            return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls)",
+                                std::chrono::hours(24), false};
+        }
         limits::check c;
         c.account_id = sender;
         c.what = limits::action::search;
+        c.account_quota = account_quota;
         c.day = limits::day_in_zone(std::chrono::system_clock::now(), zone).value_or(limits::local_day{});
         auto v = limiter.take(c);
         if (v.allowed) {
+            ++pages;
             return std::nullopt;
         }
         const bool passing = v.why == limits::reason::rate || v.why == limits::reason::cooldown_key ||
@@ -145,6 +163,16 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
                                 ", retry in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s)",
                             std::max(v.retry_after, std::chrono::milliseconds(50)), passing};
     };
+}
+
+std::optional<limits::quota> search_quota_of(store& db, const std::string& sender,
+                                             const std::array<limits::action_defaults, limits::action_count>& defaults) {
+    for (const auto& a : db.accounts()) {
+        if (a.account_id == sender) {
+            return effective(a.quotas, defaults)[static_cast<std::size_t>(limits::action::search)];
+        }
+    }
+    return std::nullopt;
 }
 
 apply_charge audience_charge(const audience_found& found, const std::string& sender) {

@@ -67,8 +67,15 @@ apply_charge audience_charge(const audience_found& found, const std::string& sen
 // The search bucket of `sender` (the day quota of the campaign's local day, as the workers count
 // it, and the key's rate and cooldowns) as a page gate:
 // it takes a token per page and refuses, with the reason and when to ask again, when the bucket
-// says no.
-page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c);
+// says no. `account_quota`: the sender's own search quota (its override, search_quota_of), else
+// the default. The campaign's `limits.search` caps the pages of this search (per_day and
+// per_week: a campaign searches only when it is applied, and the campaign may not exist yet to
+// be counted by id).
+page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c,
+                      std::optional<limits::quota> account_quota = std::nullopt);
+// The sender's search quota when its overrides set one (accounts.quotas), for search_gate.
+std::optional<limits::quota> search_quota_of(store& db, const std::string& sender,
+                                             const std::array<limits::action_defaults, limits::action_count>& defaults);
 
 // The leads of a file audience (rows the loader read), or of a search's hits.
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);

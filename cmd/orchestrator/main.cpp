@@ -668,7 +668,8 @@ struct audience {
     std::optional<orch::engine::apply_charge> charge;
     std::optional<orch::engine::audience_found> found;
 };
-audience audience_leads(const settings& s, const orch::campaigns::campaign& c, const std::string& sender) {
+audience audience_leads(const settings& s, orch::engine::store& db, const orch::campaigns::campaign& c,
+                        const std::string& sender) {
     if (c.who.kind == orch::campaigns::audience::source::file) {
         return {orch::engine::leads_from_file(c), std::nullopt, std::nullopt};
     }
@@ -677,7 +678,8 @@ audience audience_leads(const settings& s, const orch::campaigns::campaign& c, c
     orch::engine::page_gate gate;
     if (!s.redis_url.empty()) {
         limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
-        gate = orch::engine::search_gate(*limiter, sender, c);
+        gate = orch::engine::search_gate(*limiter, sender, c,
+                                         orch::engine::search_quota_of(db, sender, orch::engine::limiter_settings(s).actions));
     }
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate);
@@ -870,7 +872,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
     }
-    auto [leads, charge, found] = audience_leads(s, c.value, senders.front());
+    auto [leads, charge, found] = audience_leads(s, db, c.value, senders.front());
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << " " << leads.size() << " found\n";
     }

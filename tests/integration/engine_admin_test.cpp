@@ -857,6 +857,44 @@ TEST_F(AdminTest, CancelledCampaignRulesAreTheSameInTheApiAndTheCli) {
     EXPECT_EQ(count("ledger_transfers"), transfers);
 }
 
+// The apply's audience search goes through the sender's own search quota (its override), in the
+// API and the CLI alike. A search a limit holds is not sent:
+// the API answers 429 with Retry-After (not a 502: the API did not fail), the CLI exits 1, and
+// nothing is stored or billed.
+TEST_F(AdminTest, AnAudienceSearchALimitHoldsIsA429ThatBillsNothing) {
+    auto credits = [&] {
+        return http_client("127.0.0.1", sandbox_->port()).get("/v2/credits", "test-key").body_json()["data"]["credits"];
+    };
+    ASSERT_EQ(call("PUT", "/v1/accounts/sender-1/limits", R"({"search": {"per_day": 0}})").status, 200);
+    const auto before = credits();
+    auto held = call("POST", "/v1/campaigns", campaign_yaml("held", search_audience(3)));
+    EXPECT_EQ(held.status, 429) << held.body;
+    EXPECT_NE(error_message(held).find("search"), std::string::npos) << held.body;
+    EXPECT_NE(error_message(held).find("not sent"), std::string::npos) << held.body;
+    ASSERT_FALSE(held.header("retry-after").empty()) << held.body;
+    EXPECT_GE(std::stoll(held.header("retry-after")), 1);
+    EXPECT_EQ(count("campaigns"), "0");
+    EXPECT_EQ(credits(), before) << "a held search was sent";
+
+    const std::string file = "/tmp/orch-admin-held-" + std::to_string(::getpid()) + ".yaml";
+    {
+        std::ofstream out(file);
+        out << campaign_yaml("held", search_audience(3));
+    }
+    auto cli = env_->run({"campaign", "apply", file});
+    EXPECT_EQ(cli.exit_code, 1) << cli.output;
+    EXPECT_NE(cli.output.find("not sent"), std::string::npos) << cli.output;
+    EXPECT_EQ(count("campaigns"), "0");
+    EXPECT_EQ(credits(), before);
+
+    ASSERT_EQ(call("PUT", "/v1/accounts/sender-1/limits", R"({"clear": ["search"]})").status, 200);
+    // Without it, the search goes through.
+    auto applied = call("POST", "/v1/campaigns", campaign_yaml("held", search_audience(3)));
+    EXPECT_EQ(applied.status, 201) << applied.body;
+    EXPECT_LT(credits(), before);
+    std::remove(file.c_str());
+}
+
 // A small fuzz over the admin API: a few hundred requests with invalid UTF-8, NULs, control and
 // bidirectional characters, huge headers and bodies, and wrong content types. None may get a
 // 5xx, every error has the documented shape, and serve keeps running.

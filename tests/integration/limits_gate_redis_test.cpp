@@ -1,5 +1,6 @@
 // The limits gate (engine/limits_gate) on a real Redis: what it takes before a call and gives
 // back after it, on the day the take counted in.
+#include "engine/campaign_apply.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/random.hpp"
 #include "tests/support/require_services.hpp"
@@ -129,6 +130,32 @@ TEST_F(LimitsGateRedis, TwoClaimsOfOneRowGiveBackEachTheirOwnTakeOnce) {
     EXPECT_EQ(used(*day2), 0);
     gate.released(second, campaign_, invite);
     EXPECT_EQ(used(*day2), 0);
+}
+
+// The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
+// from the sender's search bucket under the account's own quota, and stops at the campaign's
+// `limits.search` cap; neither passes soon (the search does not wait for them).
+TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap) {
+    limits::limiter limiter(settings_);
+    cs::campaign c = campaign_;
+    c.schedule.time_zone = "UTC";
+    auto by_account = orch::engine::search_gate(limiter, "acc-search-own", c, limits::quota{2, -1});
+    EXPECT_FALSE(by_account());
+    EXPECT_FALSE(by_account());
+    auto refused = by_account();
+    ASSERT_TRUE(refused);
+    EXPECT_FALSE(refused->passing);
+    EXPECT_NE(refused->why.find("day_quota"), std::string::npos) << refused->why;
+
+    c.limits["search"] = cs::action_limit{5, 3};  // the smaller number holds
+    auto by_campaign = orch::engine::search_gate(limiter, "acc-search-capped", c);
+    for (int i = 0; i < 3; ++i) {
+        EXPECT_FALSE(by_campaign()) << "page " << i + 1;
+    }
+    refused = by_campaign();
+    ASSERT_TRUE(refused);
+    EXPECT_FALSE(refused->passing);
+    EXPECT_NE(refused->why.find("the campaign's search cap"), std::string::npos) << refused->why;
 }
 
 // The time left in a campaign's working window (09:00-18:00 here) at a local time of day.
