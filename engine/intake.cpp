@@ -1,4 +1,6 @@
 #include "engine/intake.hpp"
+
+#include <algorithm>
 #include "engine/executor.hpp"
 
 #include "api/http_server.hpp"
@@ -387,6 +389,10 @@ struct intake::impl {
     // the API says the webhook does not exist (404).
     asio::awaitable<bool> poll_round(const std::string& account, const std::string& webhook_id, bool& gone);
     asio::awaitable<void> sweep_loop();
+    // With each full sweep: one list of the key's webhooks. A webhook of ours listed inactive
+    // (stopped on the API's side: no event is delivered) or gone is set up again, and its
+    // account's intake is marked as having a gap, which the sweep covers once it is back.
+    asio::awaitable<void> verify_webhooks();
     asio::awaitable<void> sweep_account(const std::string& account, const std::string& gap);
     asio::awaitable<void> health_loop();
     void stop_hosted();
@@ -1112,6 +1118,65 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     co_await on_db(done);
 }
 
+asio::awaitable<void> intake::impl::verify_webhooks() {
+    if (ensured.empty()) {
+        co_return;
+    }
+    auto read = [this] {
+        std::vector<std::pair<std::string, std::string>> out;  // (account, its webhook)
+        for (const auto& a : db->accounts()) {
+            if (ensured.count(a.account_id) != 0 && !a.webhook_id.empty()) {
+                out.emplace_back(a.account_id, a.webhook_id);
+            }
+        }
+        return out;
+    };
+    auto ours = co_await on_db(read);
+    if (ours.empty()) {
+        co_return;
+    }
+    auto list = [this] { return api->list_webhooks(); };
+    auto listed = co_await gated(ours.front().first, limits::action::check_invitation, list);
+    if (!listed) {
+        spdlog::warn("serve: the webhooks could not be listed to check that they are active: {}",
+                     outreach::describe(listed.error()));
+        co_return;
+    }
+    for (const auto& [account, id] : ours) {
+        const auto w = std::find_if(listed->webhooks.begin(), listed->webhooks.end(),
+                                    [&id](const outreach::webhook_info& x) { return x.webhook_id == id; });
+        if (w == listed->webhooks.end()) {
+            // A list that pages or lags proves nothing: a hosted webhook that is gone is found
+            // by its polling (404), a custom one by reading it.
+            auto get = [this, &id] { return api->get_webhook(id); };
+            auto got = co_await gated(account, limits::action::check_invitation, get);
+            if (got || got.error().http_status != 404) {
+                continue;
+            }
+            spdlog::warn("serve: account={} webhook={} no longer exists: setting up another", orch::text::escaped(account),
+                         orch::text::escaped(id));
+        } else if (!w->is_active.value_or(true)) {
+            spdlog::warn("serve: account={} webhook={} is stopped on the API's side (no event is delivered): starting "
+                         "it again, and sweeping what it missed",
+                         orch::text::escaped(account), orch::text::escaped(id));
+        } else {
+            continue;
+        }
+        auto mark_gap = [this, &account] {
+            pqxx::work tx(db->connection());
+            tx.exec_params(q("intake/gap"), account);
+            tx.commit();
+            return 0;
+        };
+        co_await on_db(mark_gap);
+        if (auto it = hosted.find(account); it != hosted.end()) {
+            *it->second = true;
+            hosted.erase(it);
+        }
+        ensured.erase(account);  // ensure_webhooks sets it up again (ensure_one: reused and started, or created)
+    }
+}
+
 asio::awaitable<void> intake::impl::sweep_loop() {
     auto last_full = std::chrono::steady_clock::now();
     while (!stopping) {
@@ -1139,6 +1204,9 @@ asio::awaitable<void> intake::impl::sweep_loop() {
             return out;
         };
         try {
+            if (full) {
+                co_await verify_webhooks();
+            }
             auto accounts = co_await on_db(list);
             if (full) {
                 last_full = std::chrono::steady_clock::now();

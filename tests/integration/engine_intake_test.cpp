@@ -137,6 +137,44 @@ TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
     EXPECT_EQ(log.find("polling failed", after), std::string::npos) << log;
 }
 
+// A custom-mode webhook stopped on the API's side (is_active false: nothing is delivered) is
+// noticed by the next full sweep's list of webhooks and started again, the same webhook; its
+// account gets a gap, which the sweep covers once the webhook is back. The others are left alone.
+TEST_F(IntakeTest, AWebhookStoppedOnTheApisSideIsStartedAgain) {
+    start({"--reply-probability", "0"});
+    const auto config = write("verify-settings.yaml", "sweep_seconds: 10\n");
+    const auto port = free_port();
+    auto receiver = env_->spawn({"--config", config, "serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
+                                 "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks"});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto ids = stored_webhooks();
+    const auto stopped = env_->scalar("SELECT webhook_id FROM accounts WHERE label = 'sender-1'");
+    http_client api("127.0.0.1", sandbox_->port());
+    const auto active = [&] {
+        auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
+        for (const auto& w : listed["data"]["items"]) {
+            if (w.value("webhook_id", w.value("id", std::string())) == stopped) {
+                return w.value("is_active", true);
+            }
+        }
+        return false;
+    };
+    ASSERT_TRUE(active());
+    ASSERT_EQ(api.request("POST", "/v2/webhooks/" + stopped + "/stop", "", {{"x-api-key", "test-key"}}).status, 200);
+    ASSERT_FALSE(active());
+    // Within the next full sweep (10 s) and the set-up's round (2 s).
+    const auto start_wait = std::chrono::steady_clock::now();
+    while (!active() && std::chrono::steady_clock::now() - start_wait < std::chrono::seconds(25)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    EXPECT_TRUE(active()) << receiver->log();
+    EXPECT_NE(receiver->log().find("is stopped on the API's side"), std::string::npos) << receiver->log();
+    EXPECT_EQ(stored_webhooks(), ids) << "the stopped webhook was started again, not replaced";
+    EXPECT_EQ(webhooks_in_sandbox(), ids);
+    // Its gap is swept once it is back (the gap is cleared by the sweep).
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 15'000)) << receiver->log();
+}
+
 // The periodic catch-up sweep (every sweep_seconds, here the least, 10 s) runs: it reads the
 // accounts' pending invitations with no error. Every periodic sweep failed, from the
 // first on ("Started nontransaction while nontransaction still active"): its account list ran
