@@ -69,7 +69,7 @@ int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, con
         inputs.push_back(std::move(in));
     };
     for (const auto& u : urls) {
-        take({u, "", "", 0}, u);
+        take({u, "", "", 0}, u.empty() ? std::string("an empty profile URL") : "'" + u + "'");
     }
     for (const auto& c : companies) {
         take({"", c, "", 0}, "--company '" + c + "'");
@@ -149,7 +149,7 @@ int dnc_list(const engine::settings& s, const std::string& format) {
                     (e.kind == "company" ? e.company : e.profile_url).c_str(), e.added_at.c_str(), e.added_by.c_str(),
                     e.reason.c_str());
     }
-    std::printf("%zu entries\n", all.size());
+    std::printf("%zu %s\n", all.size(), all.size() == 1 ? "entry" : "entries");
     return 0;
 }
 
