@@ -821,9 +821,12 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         if (!found) {
             // Held by a rate limit, ours (the search was not sent) or the API's: 429 with when to
             // try again. Any other failure is the API's: 502.
+            // Our rate-limit store down: 503, as the database's.
             const auto& e = found.error();
             const bool limited = e.code == "NOT_SENT" || e.what_to_do == outreach::disposition::back_off;
-            auto r = error_reply(limited ? http::status::too_many_requests : http::status::bad_gateway,
+            auto r = error_reply(e.code == "LIMITS_UNAVAILABLE" ? http::status::service_unavailable
+                                 : limited                      ? http::status::too_many_requests
+                                                                : http::status::bad_gateway,
                                  "the audience search failed: " + outreach::describe(e) + "; nothing was stored");
             if (limited) {
                 r.retry_after_s = std::max<std::int64_t>(1, e.retry_after_s.value_or(1));

@@ -156,7 +156,7 @@ json json_body(const std::string& text) {
     if (j.is_discarded()) {
         // What and where, as the parser says it ("parse error at line 1, column 12: ...",
         // "number overflow parsing '1e400' at line 1, column 28").
-        throw bad_request("the body is not valid JSON: " + orch::text::escaped(json_syntax_error(text)));
+        throw bad_request("the body is not valid JSON: " + json_syntax_error(text));
     }
     refuse_nul_strings(j);
     return j;

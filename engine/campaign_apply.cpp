@@ -81,7 +81,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                     outreach::error e;
                     e.kind = outreach::error_kind::cancelled;
                     e.what_to_do = outreach::disposition::retry_later;
-                    e.code = "NOT_SENT";
+                    e.code = refused->unavailable ? "LIMITS_UNAVAILABLE" : "NOT_SENT";
                     e.retry_after_s = (refused->retry_after.count() + 999) / 1000;
                     e.message = "the audience search was not sent: " + refused->why +
                                 (refused->passing ? " after waiting " + std::to_string(waited.count() / 1000) + " s" : "");
@@ -145,7 +145,7 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
             pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
         if (cap >= 0 && pages >= cap) {
             return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls)",
-                                std::chrono::hours(24), false};
+                                std::chrono::hours(24), false, false};
         }
         limits::check c;
         c.account_id = sender;
@@ -161,7 +161,8 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
                              v.why == limits::reason::cooldown_account || v.why == limits::reason::pacing;
         return page_refusal{std::string("the rate-limit bucket refused it (") + limits::to_string(v.why) +
                                 ", retry in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s)",
-                            std::max(v.retry_after, std::chrono::milliseconds(50)), passing};
+                            std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
+                            v.why == limits::reason::unavailable};
     };
 }
 

@@ -56,6 +56,7 @@ struct page_refusal {
     std::string why;
     std::chrono::milliseconds retry_after{0};
     bool passing = false;
+    bool unavailable = false;  // the rate-limit store did not answer (no limit said no)
 };
 inline constexpr std::chrono::seconds search_wait_max{30};
 using page_gate = std::function<std::optional<page_refusal>()>;

@@ -1,5 +1,7 @@
 #include "engine/inbox_sender.hpp"
 
+#include "engine/lru_map.hpp"
+
 #include "api/text.hpp"
 #include "campaigns/campaigns.hpp"
 #include "engine/codes.hpp"
@@ -68,7 +70,8 @@ struct inbox_sender::impl {
     std::unique_ptr<store> db;
     std::optional<outreach::client> api;
     std::unique_ptr<limits_gate> gate;
-    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> campaigns;  // (id, version)
+    // (id, version): the versions manual replies were sent under lately (engine/lru_map.hpp).
+    lru_map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> campaigns{64};
     seeded_random rng;
     backoff_settings backoff;
 
@@ -109,15 +112,15 @@ struct inbox_sender::impl {
 
     std::shared_ptr<const cs::campaign> campaign_of(pqxx::transaction_base& tx, std::int64_t id, int version) {
         auto key = std::make_pair(id, version);
-        if (auto it = campaigns.find(key); it != campaigns.end()) {
-            return it->second;
+        if (auto* hit = campaigns.find(key)) {
+            return *hit;
         }
         auto r = tx.exec_params(q("engine/campaign_definition"), id, version);
         if (r.empty()) {
             return nullptr;
         }
         auto c = std::make_shared<const cs::campaign>(cs::campaign_from_json(json::parse(r[0][0].as<std::string>())));
-        campaigns[key] = c;
+        campaigns.put(key, c);
         return c;
     }
 
@@ -249,12 +252,22 @@ struct inbox_sender::impl {
             o.event.retry_at = *until;
             o.attempt_outcome = attempt_outcome::transient;
             o.error = "not sent: " + gate->hold_reason(target, call, std::chrono::system_clock::now());
-        } else if (call.reconcile) {
-            co_await find_ours(target, r, o);
         } else {
-            client_port port(*api);
-            o = co_await execute(port, target, call, backoff, r.tries, system_clock(), rng);
-            gate->answered(target, *campaign, call, o);
+            try {
+                if (call.reconcile) {
+                    co_await find_ours(target, r, o);
+                } else {
+                    client_port port(*api);
+                    o = co_await execute(port, target, call, backoff, r.tries, system_clock(), rng);
+                    gate->answered(target, *campaign, call, o);
+                }
+            } catch (...) {
+                // The request may have left: its take is kept as spent, and the gate forgets it.
+                call_outcome unknown;
+                unknown.attempt_outcome = attempt_outcome::uncertain;
+                gate->after(target, *campaign, call, unknown);
+                throw;
+            }
         }
         auto not_before = gate->after(target, *campaign, call, o);
         settle(r, call, o, attempt_id, reserved, held, not_before);

@@ -326,10 +326,13 @@ struct intake::impl {
     asio::awaitable<void> quarantine(const std::string& source_id, const std::string& account, const char* channel,
                                      const std::string& reason, const std::string& body) {
         ++stats.received;
+        // What it is kept under is text: a reason quoting the body, an id from a header or an
+        // account from the path need not be UTF-8, and a refused insert would answer 503 to a
+        // delivery that can never be stored (redelivered for good).
         auto job = [this, &source_id, &account, channel, &reason, &body] {
             pqxx::work tx(db->connection());
-            auto r = tx.exec_params(q("intake/quarantine"), source_id, account, channel, reason,
-                                    pqxx::binarystring(body));
+            auto r = tx.exec_params(q("intake/quarantine"), orch::text::escaped(source_id), orch::text::escaped(account),
+                                    channel, orch::text::escaped(reason), pqxx::binarystring(body));
             tx.commit();
             return !r.empty();
         };

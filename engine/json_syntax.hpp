@@ -5,6 +5,8 @@
 // interface hands every error its byte position, which this adds when the message lacks it.
 #pragma once
 
+#include "api/text.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -44,6 +46,8 @@ struct locator final : nlohmann::json::json_sax_t {
 
 // "" when `text` is one JSON value; else the parser's message, without its exception id, with
 // "at line L, column C" (1-based; the column of the last byte read) when it did not say where.
+// The message quotes the bytes last read, which need not be UTF-8 nor printable: it comes back
+// escaped (orch::text::escaped), fit for a log line, a JSON answer or a Postgres text column.
 inline std::string json_syntax_error(std::string_view text) {
     json_syntax_detail::locator where;
     nlohmann::json::sax_parse(text, &where);
@@ -67,7 +71,7 @@ inline std::string json_syntax_error(std::string_view text) {
         }
         why += " at line " + std::to_string(line) + ", column " + std::to_string(column);
     }
-    return why;
+    return orch::text::escaped(why);
 }
 
 }  // namespace orch::engine

@@ -31,12 +31,14 @@ settle_decisions decide_settle(finished_calls& done, const lane_context& ctx) {
     for (std::size_t i = 0; i < n; ++i) {
         const lane_row& c = done.batch[done.calls[i]];
         call_outcome& o = done.outcomes[i];
-        // Once only: a settle decided again after a rolled-back transaction must not refund quota
-        // or record a cooldown twice (the retry_at it set is kept in the outcome).
-        if (!done.gated) {
+        // Once only: a settle decided again after a rolled-back transaction (or after this loop
+        // stopped half-way) must not record a cooldown twice (the retry_at it set is kept in the
+        // outcome).
+        if (!done.gated && i >= done.told) {
             if (auto not_before = ctx.gate->after(target_of(c), *c.campaign, *c.call, o); not_before) {
                 o.event.retry_at = std::max(o.event.retry_at, *not_before);
             }
+            done.told = i + 1;  // told: a failure from here on does not tell it again
             if (o.held && o.event.retry_at > now) {
                 // Held at send time until then: the hold may have ended since (the account logged
                 // in again), and the lead would otherwise wait it out. Asked about the scope that

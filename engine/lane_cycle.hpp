@@ -84,6 +84,7 @@ struct finished_calls {
     std::vector<std::size_t> calls;  // indexes into batch, in the order of outcomes
     std::vector<call_outcome> outcomes;
     bool gated = false;  // the gate has been told the outcomes (its state is not rolled back)
+    std::size_t told = 0;  // how many of them, in order, when a settle stopped half-way
     // Set by the store's settle: once set, the batch and outcomes are let go before the cycle
     // claims (the rows that go on are moved into its batch), so a lane holds one batch of rows at
     // a time, not two.

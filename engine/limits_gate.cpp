@@ -186,7 +186,7 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
                                                   : mirror_.account_until[{target.account_id, c->what}];
         until = std::max(until, provisional);
         if (where == limits::scope::key) {
-            key_cooldown_told_ = cs::time_point::max();  // said by the limiter's write below
+            key_cooldown_told_ = std::max(key_cooldown_told_, provisional);  // said by the limiter's write below
         }
         if (target.gate_take != 0) {
             mirror_.cooled.insert(target.gate_take);
@@ -197,6 +197,9 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         auto& until = where == limits::scope::key ? mirror_.key_until
                                                   : mirror_.account_until[{target.account_id, c->what}];
         until = std::max(until, now + std::chrono::duration_cast<cs::time_point::duration>(*d));
+        if (where == limits::scope::key) {
+            key_cooldown_told_ = std::max(key_cooldown_told_, until);
+        }
     }
 }
 
@@ -394,15 +397,16 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
         }
         auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
                                                                          : limits::scope::key;
-        if (where == limits::scope::key) {
-            std::lock_guard lock(mirror_mutex_);
-            key_cooldown_told_ = cs::time_point::max();  // said by the limiter's write
-        }
         auto d = limiter_.rate_limited(*c, where, outcome.retry_after);
         if (!d) {
             return std::nullopt;
         }
-        return now + std::chrono::duration_cast<cs::time_point::duration>(*d);
+        const auto end = now + std::chrono::duration_cast<cs::time_point::duration>(*d);
+        if (where == limits::scope::key) {
+            std::lock_guard lock(mirror_mutex_);
+            key_cooldown_told_ = std::max(key_cooldown_told_, end);  // said by the limiter's write
+        }
+        return end;
     }
     if (took_effect(outcome.attempt_outcome)) {
         limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});

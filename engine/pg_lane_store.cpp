@@ -87,9 +87,8 @@ json ids_json(const std::vector<std::int64_t>& ids) {
 std::shared_ptr<const cached_campaign> campaign_cache::get(pqxx::work& tx, std::int64_t id, int version) {
     std::lock_guard lock(mutex_);
     auto key = std::make_pair(id, version);
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-        return it->second;
+    if (auto* hit = cache_.find(key)) {
+        return *hit;
     }
     auto r = tx.exec_params(q("engine/campaign_definition"), id, version);
     if (r.empty()) {
@@ -100,7 +99,7 @@ std::shared_ptr<const cached_campaign> campaign_cache::get(pqxx::work& tx, std::
     for (auto& f : cs::fields_used(*c->campaign)) {
         c->fields.insert(std::move(f));
     }
-    cache_.emplace(key, c);
+    cache_.put(key, c);
     return c;
 }
 

@@ -12,6 +12,7 @@
 #include "engine/clock.hpp"
 #include "engine/config.hpp"
 #include "engine/lane_cycle.hpp"
+#include "engine/lru_map.hpp"
 #include "engine/ledger.hpp"
 #include "engine/worker.hpp"
 
@@ -40,13 +41,22 @@ struct cached_campaign {
 };
 
 // Cache of campaign versions, shared by a worker's lanes: definitions never change once stored.
+// At most `capacity` versions are kept (the least recently claimed go; rows in flight keep theirs
+// through their shared pointers), so a worker running for weeks over many re-applied campaigns
+// does not keep every version it ever claimed.
 class campaign_cache {
 public:
+    static constexpr std::size_t default_capacity = 256;
+    explicit campaign_cache(std::size_t capacity = default_capacity) : cache_(capacity) {}
     std::shared_ptr<const cached_campaign> get(pqxx::work& tx, std::int64_t id, int version);
+    std::size_t size() {
+        std::lock_guard lock(mutex_);
+        return cache_.size();
+    }
 
 private:
     std::mutex mutex_;
-    std::map<std::pair<std::int64_t, int>, std::shared_ptr<const cached_campaign>> cache_;
+    lru_map<std::pair<std::int64_t, int>, std::shared_ptr<const cached_campaign>> cache_;
 };
 
 // A lane's place in its sweep over the slices of the due work (migration 0019), moved on by each

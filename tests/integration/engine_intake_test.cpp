@@ -363,6 +363,10 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     ASSERT_EQ(list.size(), 3u) << shown.output;
     EXPECT_EQ(list[0]["source_id"], "q-2") << "newest first";
     EXPECT_NE(list[0]["reason"].get<std::string>().find("names neither"), std::string::npos) << shown.output;
+    // A body that is not JSON, nor UTF-8: its reason says where, with the bytes spelled out.
+    const auto unreadable = list[1]["reason"].get<std::string>();
+    EXPECT_NE(unreadable.find("not JSON: parse error at line 1, column 1"), std::string::npos) << unreadable;
+    EXPECT_NE(unreadable.find("\\xff"), std::string::npos) << unreadable;
     EXPECT_EQ(list[2]["source_id"], "q-1");
     EXPECT_EQ(list[2]["channel"], "webhook");
     EXPECT_NE(list[2]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;

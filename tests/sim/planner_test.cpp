@@ -9,6 +9,9 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <stdexcept>
+
 namespace {
 
 namespace cs = orch::campaigns;
@@ -390,6 +393,38 @@ TEST(LaneCycle, ARowDueAgainAtOnceGoesOnInTheCycleThatSettledIt) {
     EXPECT_EQ(r.counts.transitions, 2u + 2u);  // two settles, two planned rows
     EXPECT_TRUE(r.drained);  // asked for 3, found 1
     EXPECT_EQ(store.commits, 1);
+}
+
+// A settle that stopped half-way (the gate failed on the second call) and is decided again
+// tells the gate about each call once: the first call's 429 is not recorded twice.
+TEST(LaneCycle, ASettleDecidedAgainTellsTheGateEachCallOnce) {
+    struct failing_once_gate final : eng::call_gate {
+        std::map<std::int64_t, int> told;
+        bool failed = false;
+        eng::gate_decision before(const eng::call_target&, const cs::campaign&, const cs::api_call&,
+                                  cs::time_point) override {
+            return {};
+        }
+        std::optional<cs::time_point> after(const eng::call_target& t, const cs::campaign&, const cs::api_call&,
+                                            const call_outcome&) override {
+            if (t.enrollment_id == 2 && !failed) {
+                failed = true;
+                throw std::runtime_error("the gate's store did not answer");
+            }
+            ++told[t.enrollment_id];
+            return std::nullopt;
+        }
+        void released(const eng::call_target&, const cs::campaign&, const cs::api_call&) override {}
+    } gate;
+    bool stopping = false;
+    const auto ctx = context_over(gate, stopping);
+    auto pending = came_back({true, true, false});
+    EXPECT_THROW(eng::decide_settle(pending, ctx), std::runtime_error);
+    EXPECT_FALSE(pending.gated);
+    const auto d = eng::decide_settle(pending, ctx);
+    EXPECT_EQ(d.nexts.size(), 3u);
+    EXPECT_TRUE(pending.gated);
+    EXPECT_EQ(gate.told, (std::map<std::int64_t, int>{{1, 1}, {2, 1}, {3, 1}}));
 }
 
 // The plan reads the clock once the claim is in: a row the claim found due by then is due to it.

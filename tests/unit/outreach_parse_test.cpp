@@ -286,6 +286,11 @@ TEST(OutreachParse, DisconnectionUnknownAndBrokenEvents) {
     // What and where, for the quarantine's reader.
     EXPECT_NE(not_json.error().message.find("number overflow parsing '1e999' at line 2, column 12"), std::string::npos)
         << not_json.error().message;
+    // The bytes it quotes come back spelled out: the message is fit for a text column.
+    auto not_utf8 = parse_webhook_event(std::string_view("{\"a\": \xff}"));
+    ASSERT_FALSE(not_utf8);
+    EXPECT_NE(not_utf8.error().message.find("\\xff"), std::string::npos) << not_utf8.error().message;
+    EXPECT_EQ(not_utf8.error().message.find('\xff'), std::string::npos) << not_utf8.error().message;
     auto not_json_either = parse_webhook_event(std::string_view("not json"));
     ASSERT_FALSE(not_json_either);
     EXPECT_NE(not_json_either.error().message.find("at line 1, column 2"), std::string::npos)
