@@ -62,12 +62,28 @@ int main(int argc, char** argv) {
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000}));
     app.add_flag("--verbose", verbose, "print every seed's summary");
+    app.add_flag("--break-send-time-check", base.break_send_time_check,
+                 "skip the send-time check, to see the guarantees' checks catch a broken engine");
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         return app.exit(e) == 0 ? 0 : 2;  // help: 0; a bad option: 2, as the orchestrator's CLI
     }
     spdlog::set_level(spdlog::level::off);
+    // The options a failing seed ran with, for its replay line: everything given but the choice
+    // of seeds and the output.
+    std::string given;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        const auto name = a.substr(0, a.find('='));
+        if (name == "--seed" || name == "--seeds" || name == "--soak-seconds" || name == "--verbose") {
+            if (a.find('=') == std::string::npos && name != "--verbose" && i + 1 < argc) {
+                ++i;  // its value
+            }
+            continue;
+        }
+        given += " " + a;
+    }
     const bool by_seed = base.processes == 0;
     base.lost_before_effect = base.lost_after_effect;
     const auto start = std::chrono::steady_clock::now();
@@ -96,6 +112,9 @@ int main(int argc, char** argv) {
         }
         if (verbose || !r.violations.empty()) {
             std::printf("%s\n", r.summary().c_str());
+        }
+        if (!r.violations.empty()) {
+            std::printf("replay: orch-sim --seed %llu%s\n", static_cast<unsigned long long>(s), given.c_str());
         }
     }
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
