@@ -779,10 +779,15 @@ asio::awaitable<void> intake::impl::credits_loop() {
             auto job = [this, balance, price] { return db->record_credit_read(balance, price); };
             try {
                 auto read = co_await on_db(job);
-                if (read.drift != 0) {
+                if (read.unexplained != 0) {
                     spdlog::warn("serve: credit drift {} since the last read: the API balance moved by that much "
-                                 "more than the ledger posted and the expected webhook monitoring ({}) (balance now {})",
-                                 read.drift, read.monitoring, balance);
+                                 "more than the ledger posted and the expected webhook monitoring ({}), {} of it "
+                                 "beyond what the calls in flight may have cost (balance now {})",
+                                 read.drift, read.monitoring, read.unexplained, balance);
+                } else if (read.drift != 0) {
+                    spdlog::info("serve: credit drift {} since the last read, within what the calls in flight may "
+                                 "have cost: a later read takes it back once they are posted (balance now {})",
+                                 read.drift, balance);
                 }
                 if (read.resumed > 0) {
                     spdlog::info("serve: the key has {} credits again: {} campaigns resumed", balance, read.resumed);

@@ -294,6 +294,7 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
         auto read = tx.exec_params1(q("credits/record_read"), balance, monitoring_credits_per_day);
         out.drift = read[0].as<std::int64_t>();
         out.monitoring = read[1].as<std::int64_t>();
+        out.unexplained = read[2].as<std::int64_t>();
         if (balance > 0) {
             for (const auto& r : tx.exec(q("credits/resume"))) {
                 tx.exec_params(q("engine/unpark"), r[0].as<std::int64_t>(), std::string());

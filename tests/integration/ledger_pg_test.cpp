@@ -137,6 +137,39 @@ TEST_F(LedgerTest, ReservePostReleasesTheRest) {
     EXPECT_TRUE(problems().empty()) << problems()[0];
 }
 
+// A balance read taken while a call is in flight may see the API's charge before the ledger
+// posts it (+N), and the next read the post without a charge (-N): drift, but explained by the
+// call in flight (migration 0028), so serve does not warn. A balance that falls with nothing in
+// flight to explain it is drift beyond the calls in flight.
+TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfCallsInFlight) {
+    orch::engine::store db(env_->database_url());
+    auto c = campaign("drifting");
+    auto a = attempts(c, 1);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[0], 10).reserved);
+    auto first = db.record_credit_read(1'000);
+    EXPECT_EQ(first.drift, 0);  // the first read: nothing to compare
+    // The API charged the call (3 credits); the ledger has not posted it yet.
+    auto charged = db.record_credit_read(997);
+    EXPECT_EQ(charged.drift, 3);
+    EXPECT_EQ(charged.unexplained, 0) << "the call in flight may have cost up to its 10 reserved";
+    // The ledger posts it; the balance has not moved since.
+    ledger::post(*conn_, {{a[0], 3}}, t0);
+    auto posted = db.record_credit_read(997);
+    EXPECT_EQ(posted.drift, -3);
+    EXPECT_EQ(posted.unexplained, 0) << "the last read's call in flight, posted since";
+    // Nothing in flight, and the balance falls by 5: drift no call explains.
+    auto lost = db.record_credit_read(992);
+    EXPECT_EQ(lost.drift, 5);
+    EXPECT_EQ(lost.unexplained, 5);
+    // Beyond the reservation: a call reserved at 2 and a fall of 6 leave 4 unexplained.
+    auto b = attempts(c, 1);
+    ASSERT_TRUE(reserve_one(c, b[0], 2).reserved);
+    auto over = db.record_credit_read(986);
+    EXPECT_EQ(over.drift, 6);
+    EXPECT_EQ(over.unexplained, 4);
+}
+
 TEST_F(LedgerTest, VoidReleasesEverything) {
     auto c = campaign("c1");
     auto a = attempts(c, 1);
