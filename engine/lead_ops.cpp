@@ -1,4 +1,5 @@
 #include "engine/lead_ops.hpp"
+#include "engine/sql_array.hpp"
 
 #include "campaigns/campaigns.hpp"
 #include "engine/store.hpp"
@@ -93,15 +94,14 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         }
     }
     std::map<std::int64_t, std::pair<std::int64_t, std::string>> status_of;  // enrollment -> (lead, status)
-    std::string id_list = "{";
+    sql_array id_list;
     for (const auto& m : matched) {
         status_of[m[0].as<std::int64_t>()] = {m[1].as<std::int64_t>(), m[2].as<std::string>()};
-        id_list += (id_list.size() > 1 ? "," : "") + m[0].as<std::string>();
+        id_list.add(m[0].as<std::int64_t>());
     }
-    id_list += "}";
 
     std::vector<locked_row> rows;
-    for (const auto& l : tx.exec_params(q("leads/lock"), id_list)) {
+    for (const auto& l : tx.exec_params(q("leads/lock"), id_list.str())) {
         locked_row row;
         row.enrollment_id = l[0].as<std::int64_t>();
         row.lead_id = l[1].as<std::int64_t>();

@@ -1,4 +1,5 @@
 #include "engine/ledger.hpp"
+#include "engine/sql_array.hpp"
 
 #include "engine/invariant.hpp"
 
@@ -167,13 +168,7 @@ result<void> apply(pqxx::work& tx, const write_set& w, held_balances* held = nul
 }
 
 // A bigint[] literal, '{1,2,3}', for the `= ANY($1::bigint[])` lookups.
-std::string id_array(const std::vector<std::int64_t>& ids) {
-    std::string out = "{";
-    for (auto id : ids) {
-        out += (out.size() > 1 ? "," : "") + std::to_string(id);
-    }
-    return out + "}";
-}
+std::string id_array(const std::vector<std::int64_t>& ids) { return sql_array::of(ids); }
 
 std::vector<std::int64_t> parse_id_array(const std::string& text) {
     std::vector<std::int64_t> out;
@@ -456,8 +451,7 @@ result<std::vector<reservation>> reserve(pqxx::work& tx, const std::vector<reser
 
 result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
     std::vector<std::int64_t> ids;
-    std::string scopes = "{", kinds = "{", deltas = "{";
-    std::size_t want = 0;   // accounts to move
+    sql_array scopes, kinds, deltas;  // one element per account to move
     for (const auto& [key, delta] : held.delta) {
         if (delta == 0) {
             continue;
@@ -465,10 +459,9 @@ result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
         if (ids.empty() || ids.back() != key.first) {
             ids.push_back(key.first);   // the map is ordered by scope_id
         }
-        const char* sep = want++ == 0 ? "" : ",";
-        scopes += sep + std::to_string(key.first);
-        kinds += sep + key.second;
-        deltas += sep + std::to_string(delta);
+        scopes.add(key.first);
+        kinds.add_text(key.second);
+        deltas.add(delta);
     }
     if (ids.empty()) {
         return {};
@@ -477,7 +470,7 @@ result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
     lock_available(tx, ids);
     std::size_t rows = 0;
     try {
-        rows = run_prepared(tx, "ledger/apply_balances", scopes + "}", kinds + "}", deltas + "}").affected_rows();
+        rows = run_prepared(tx, "ledger/apply_balances", scopes.str(), kinds.str(), deltas.str()).affected_rows();
     } catch (const store_error& e) {
         if (e.sqlstate == "23514") {   // check_violation: the fast path's read was stale
             return error{error_category::contended,
@@ -485,8 +478,8 @@ result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
         }
         throw;
     }
-    if (rows != want) {
-        throw store_error("ledger/apply_balances: updated " + std::to_string(rows) + " of " + std::to_string(want) +
+    if (rows != scopes.size()) {
+        throw store_error("ledger/apply_balances: updated " + std::to_string(rows) + " of " + std::to_string(scopes.size()) +
                           " accounts (a bug: the transaction must be rolled back)");
     }
     return {};

@@ -1,4 +1,5 @@
 #include "engine/pg_lane_store.hpp"
+#include "engine/sql_array.hpp"
 
 #include "api/text.hpp"
 #include "campaigns/loader.hpp"
@@ -314,7 +315,7 @@ void pg_lane_store::commit() { tx_.commit(); }
 // settle_again needs to write the settle again, should the cycle's transaction fail.
 void pg_lane_store::settle(finished_calls& done, settle_decisions& d, std::vector<lane_row>* chain) {
     auto r = std::make_unique<replay>();
-    std::string due_now = "{";  // ids of the rows that may go on at once
+    sql_array due_now;  // ids of the rows that may go on at once
     for (std::size_t i = 0; i < done.calls.size(); ++i) {
         const lane_row& c = done.batch[done.calls[i]];
         if (d.ledger[i].post) {
@@ -323,12 +324,12 @@ void pg_lane_store::settle(finished_calls& done, settle_decisions& d, std::vecto
             voids_.push_back(c.attempt_id);
         }
         if (d.due_now[i]) {
-            due_now += (due_now.size() > 1 ? "," : "") + std::to_string(c.enrollment_id);
+            due_now.add(c.enrollment_id);
         }
     }
     std::set<std::int64_t> holding;
-    if (chain != nullptr && due_now.size() > 1) {
-        for (const auto& row : tx_.exec_prepared("engine/chain_hold", due_now + "}", lane_.owner)) {
+    if (chain != nullptr && !due_now.empty()) {
+        for (const auto& row : tx_.exec_prepared("engine/chain_hold", due_now.str(), lane_.owner)) {
             holding.insert(row[0].as<std::int64_t>());
         }
     }
@@ -435,21 +436,20 @@ void pg_lane_store::claim(std::size_t limit, std::vector<lane_row>& batch) {
     // random slice, so the two do not go on splitting every slice they meet.
     for (int round = 0; round < 3 && rows.empty(); ++round) {
         tx_.exec0("SAVEPOINT claim_pick");
-        std::string ids = "{";
-        std::size_t picked = 0;
+        sql_array ids;
         for (const auto& r :
              tx_.exec_prepared("engine/claim_pick_slices", static_cast<std::int64_t>(limit), sweep.slice, claim_hops)) {
-            ids += (ids.size() > 1 ? "," : "") + r[0].as<std::string>();
+            ids.add_text(r[0].c_str());
             sweep.slice = r[1].as<int>();
-            ++picked;
         }
+        const std::size_t picked = ids.size();
         tx_.exec0("ROLLBACK TO SAVEPOINT claim_pick");
         tx_.exec0("RELEASE SAVEPOINT claim_pick");
         if (picked == 0) {
             sweep.slice = (sweep.slice + claim_hops) % claim_slices;
             return;
         }
-        rows = tx_.exec_prepared("engine/claim_due", ids + "}");
+        rows = tx_.exec_prepared("engine/claim_due", ids.str());
         if (rows.size() < picked) {
             sweep.slice = static_cast<int>(sweep.rng() % claim_slices);
         }

@@ -1,4 +1,5 @@
 #include "engine/store.hpp"
+#include "engine/sql_array.hpp"
 
 #include "engine/secret_box.hpp"
 
@@ -251,12 +252,8 @@ std::int64_t account_unavailable(pqxx::work& tx, const std::string& account_id, 
 std::optional<unavailable_marking> account_unavailable_if_login(pqxx::work& tx, const std::string& account_id,
                                                                 const std::string& api_status,
                                                                 const std::set<std::int64_t>& logins) {
-    std::string array = "{";
-    for (const auto l : logins) {
-        array += (array.size() > 1 ? "," : "") + std::to_string(l);
-    }
-    array += "}";
-    const auto marked = tx.exec_params(q("accounts/set_unavailable_if_login"), account_id, api_status, array);
+    const auto marked =
+        tx.exec_params(q("accounts/set_unavailable_if_login"), account_id, api_status, sql_array::of(logins));
     if (marked.empty()) {
         return std::nullopt;
     }
