@@ -116,6 +116,52 @@ TEST_F(AccountConnected, AnInactiveAnswerPausesTheAccountOnlyUnderTheLoginItsCal
     EXPECT_FALSE(again->was_connected);
 }
 
+// A lead whose call was held at send time while its account was unavailable (wait code
+// `throttled`, due at the hold's end, some 10 minutes on), then parked by the account's pause, is
+// due at once when the account logs in again; a lead parked while it waited for its own time (a
+// delay) keeps that time.
+TEST_F(AccountConnected, AHeldLeadParkedByThePauseIsDueAtOnceAfterTheReLogin) {
+    orch::engine::store db(env_->database_url());
+    db.set_account_connected("acc-c", true, "OK");
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("INSERT INTO campaigns (name, state) VALUES ('c', 'active')");
+        tx.exec("INSERT INTO leads (canonical_url, profile_url) VALUES ('network.example/in/held', "
+                "'https://network.example/in/held'), ('network.example/in/later', 'https://network.example/in/later')");
+        tx.exec("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                "SELECT campaign_id, 1, '{}', '', 'd' FROM campaigns");
+        tx.exec("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, next_run_at, due_at, "
+                "wait_code) "
+                "SELECT c.campaign_id, 1, l.lead_id, 'acc-c', 'invite', 'ready', now() + interval '10 minutes', "
+                "now() + interval '10 minutes', CASE WHEN l.canonical_url LIKE '%held' THEN 'throttled' "
+                "END FROM campaigns c, leads l");
+        tx.commit();
+    }
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        orch::engine::account_unavailable(tx, "acc-c", "DISCONNECTED");
+        tx.commit();
+    }
+    const auto due = [&](const std::string& who) -> std::string {
+        return env_->scalar("SELECT e.due_at = 'infinity' OR e.next_run_at > now() + interval '1 minute' "
+                            "FROM enrollments e JOIN leads l USING (lead_id) WHERE l.canonical_url LIKE '%" + who + "'") ==
+                       "f"
+                   ? "due"
+                   : "waiting";
+    };
+    ASSERT_EQ(due("held"), "waiting");
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        orch::engine::account_available(tx, "acc-c", "OK");
+        tx.commit();
+    }
+    EXPECT_EQ(due("held"), "due") << "the hold was the account's: it is back";
+    EXPECT_EQ(due("later"), "waiting") << "its own time stays";
+}
+
 TEST_F(AccountConnected, EveryChangeOfConnectedIsAnnouncedToTheWorkers) {
     pqxx::connection listener(env_->database_url());
     std::vector<nlohmann::json> heard;

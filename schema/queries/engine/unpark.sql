@@ -3,10 +3,15 @@
 -- now; the claim re-reads each one and puts it back to its own time, applying inbox events that
 -- arrived meanwhile. With an account, so do its leads whose call a worker held at send time
 -- (wait code `throttled`): the hold may have been for the account being unavailable, and the
--- gate decides again (a cooldown still running parks them again).
+-- gate decides again (a cooldown still running parks them again). Such a row is due now also
+-- when the account's pause parked it after the hold (its next_run_at was the hold's end).
 UPDATE enrollments e
 SET due_at = now(),
-    next_run_at = CASE WHEN e.due_at = 'infinity' THEN e.next_run_at ELSE now() END  -- a held row's was the hold's end
+    next_run_at = CASE WHEN e.due_at = 'infinity'
+                            AND NOT (e.account_id = $2 AND e.status = 'ready'
+                                     AND coalesce(e.wait_code, '') = 'throttled')  -- wait_code NULL: none
+                       THEN e.next_run_at
+                       ELSE now() END  -- a held row's was the hold's end
 WHERE (e.campaign_id = $1 OR e.account_id = $2)
   AND e.status IN ('ready', 'calling', 'waiting')
   AND (e.due_at = 'infinity'
