@@ -347,10 +347,29 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
             throw usage_error("checkpoint refused: " + orch::outreach::describe(c.error()));
         }
     }
+    // A label names one account. The login had to come first (it says which account this is: a
+    // label already on this account is a re-login), so a clash is found now: said plainly, with
+    // the account logged in on the API and nothing stored here.
+    std::string old_label;
+    for (const auto& a : db.accounts()) {
+        if (!label.empty() && a.label == label && a.account_id != account_id) {
+            throw usage_error("--label '" + orch::text::escaped(label) + "' is already account " + a.account_id +
+                              "'s; this login is account " + account_id +
+                              " (logged in on the API, not stored here): connect it again with another --label");
+        }
+        if (a.account_id == account_id) {
+            old_label = a.label;
+        }
+    }
     orch::engine::account_row row;
     row.account_id = account_id;
     row.label = label;
     db.upsert_account(row);
+    if (!label.empty() && !old_label.empty() && old_label != label) {
+        std::cerr << "account " << account_id << " was labelled '" << orch::text::escaped(old_label) << "', now '"
+                  << orch::text::escaped(label) << "': campaign files that name it '" << orch::text::escaped(old_label)
+                  << "' no longer find it\n";
+    }
     std::cout << account_id << "\n";
     return 0;
 }

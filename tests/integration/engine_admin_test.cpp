@@ -895,6 +895,23 @@ TEST_F(AdminTest, AnAudienceSearchALimitHoldsIsA429ThatBillsNothing) {
     std::remove(file.c_str());
 }
 
+// A label names one account: connecting another account under a taken label exits 2 and says
+// so (not a raw database error), storing nothing; connecting the same account again under
+// another label renames it and says that campaign files naming the old label no longer find it.
+TEST_F(AdminTest, AccountLabelsNameOneAccount) {
+    const auto before = count("accounts");
+    auto clash = env_->run({"accounts", "connect", "--login-token", "token-3", "--country", "FR", "--label", "sender-1"});
+    EXPECT_EQ(clash.exit_code, 2) << clash.output;
+    EXPECT_NE(clash.output.find("--label 'sender-1' is already account"), std::string::npos) << clash.output;
+    EXPECT_EQ(clash.output.find("duplicate key"), std::string::npos) << clash.output;
+    EXPECT_EQ(count("accounts"), before);
+    const auto id = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-2'");
+    auto renamed = env_->run({"accounts", "connect", "--login-token", "token-2", "--country", "FR", "--label", "sender-b"});
+    EXPECT_EQ(renamed.exit_code, 0) << renamed.output;
+    EXPECT_NE(renamed.output.find("was labelled 'sender-2', now 'sender-b'"), std::string::npos) << renamed.output;
+    EXPECT_EQ(env_->scalar("SELECT label FROM accounts WHERE account_id = '" + id + "'"), "sender-b");
+}
+
 // A small fuzz over the admin API: a few hundred requests with invalid UTF-8, NULs, control and
 // bidirectional characters, huge headers and bodies, and wrong content types. None may get a
 // 5xx, every error has the documented shape, and serve keeps running.
