@@ -80,7 +80,7 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
     auto db = open_db(s);
     auto out = inbox::show(db->connection(), id);
     if (!out) {
-        throw failure("no such reply: " + std::to_string(id), 1);
+        throw failure("no such reply: " + std::to_string(id), 2);
     }
     if (live) {
         inbox::live_outcome l;
@@ -135,11 +135,9 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
     auto db = open_db(s);
     auto o = inbox::request_reply(db->connection(), r);
     using kind = inbox::reply_outcome::kind;
-    if (o.what == kind::not_found) {
-        throw failure("inbox reply: " + o.message + "; nothing changed", 1);
-    }
-    if (o.what == kind::conflict) {
-        throw failure("inbox reply: " + o.message + "; nothing changed", 1);
+    // Exit 2, as every command's not-found and conflict (the admin API's 404 and 409).
+    if (o.what == kind::not_found || o.what == kind::conflict) {
+        throw failure("inbox reply: " + o.message + "; nothing changed", 2);
     }
     const auto reply_id = o.reply["id"].get<std::int64_t>();
     std::cout << (o.what == kind::existing ? "the same reply was asked for before: " : "queued: ") << "manual reply #"
@@ -177,7 +175,7 @@ int inbox_mark(const engine::settings& s, const std::string& id_text, const std:
     auto db = open_db(s);
     auto o = inbox::mark_not_interested(db->connection(), id, by);
     if (!o.found || !o.message.empty()) {
-        throw failure("inbox mark: " + o.message + "; nothing changed", 1);
+        throw failure("inbox mark: " + o.message + "; nothing changed", 2);
     }
     std::cout << "reply #" << id << " marked not interested: "
               << (o.added ? "added to" : "already on") << " the do-not-contact list (entry #" << o.entry_id << "); "

@@ -271,6 +271,13 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     EXPECT_EQ(bad.exit_code, 2) << bad.output;
     auto empty = env_->run({"inbox", "reply", other, " "});
     EXPECT_EQ(empty.exit_code, 2) << empty.output;
+    // Not found: exit 2, as every command's (the admin API's 404).
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"inbox", "reply", "999999", "x"},
+                                                std::vector<std::string>{"inbox", "mark", "999999", "not-interested"},
+                                                std::vector<std::string>{"inbox", "show", "999999"}}) {
+        auto missing = env_->run(args);
+        EXPECT_EQ(missing.exit_code, 2) << args[1] << ": " << missing.output;
+    }
 }
 
 // A crash between the call and the recording of its result: the intent is left in flight under an
