@@ -46,8 +46,9 @@ struct locator final : nlohmann::json::json_sax_t {
 
 // "" when `text` is one JSON value; else the parser's message, without its exception id, with
 // "at line L, column C" (1-based; the column of the last byte read) when it did not say where.
-// The message quotes the bytes last read, which need not be UTF-8 nor printable: it comes back
-// escaped (orch::text::escaped), fit for a log line, a JSON answer or a Postgres text column.
+// The message quotes the bytes last read, which need not be UTF-8 nor printable: such a message
+// comes back escaped (orch::text::escaped), fit for a log line, a JSON answer or a Postgres text
+// column.
 inline std::string json_syntax_error(std::string_view text) {
     json_syntax_detail::locator where;
     nlohmann::json::sax_parse(text, &where);
@@ -71,7 +72,9 @@ inline std::string json_syntax_error(std::string_view text) {
         }
         why += " at line " + std::to_string(line) + ", column " + std::to_string(column);
     }
-    return orch::text::escaped(why);
+    // Escaped only when it has to be: escaping doubles the backslashes of a message that quotes
+    // JSON's own escapes ("must be escaped to \u000A").
+    return orch::text::check_name(why) ? orch::text::escaped(why) : why;
 }
 
 }  // namespace orch::engine
