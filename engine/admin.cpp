@@ -1296,6 +1296,12 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"available", o.set->available},
                        {"resumed", o.set->resumed},
                        {"woken", o.set->woken},
+                       {"committed", o.set->committed},
+                       {"warning", o.set->total < o.set->committed
+                                       ? json("the budget is below what is already spent or reserved (" +
+                                              std::to_string(o.set->committed) +
+                                              " credits): nothing is available, and the campaign pauses at its next call")
+                                       : json(nullptr)},
                        {"note", "applying the campaign's file again sets the file's budget when the file changed"}});
 }
 

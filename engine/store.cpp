@@ -573,6 +573,9 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
                                       cap_text(b.per_account) + ")");
         }
         auto out = set_campaign_budget(tx, campaign_id, b.total, b.per_day, b.per_account, now);
+        for (const auto& row : ledger::campaign_budgets(tx, name)) {
+            out.committed = row.spent + row.reserved;
+        }
         tx.commit();
         return out;
     });

@@ -1413,6 +1413,11 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::string
     if (r->woken > 0) {
         std::printf("%lld leads waiting for a daily or per-account cap are due again\n", static_cast<long long>(r->woken));
     }
+    if (r->total < r->committed) {
+        std::printf("warning: the budget is below what is already spent or reserved (%lld credits): nothing is "
+                    "available, and the campaign pauses at its next call\n",
+                    static_cast<long long>(r->committed));
+    }
     std::printf("note: `campaign apply` of the campaign's file sets the file's budget again when the file changed\n");
     return 0;
 }

@@ -580,6 +580,28 @@ TEST_F(AdminTest, PutCampaignBudget) {
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'delta'"), "active");
 }
 
+// A budget set below what the campaign has already spent or reserved is taken (nothing already
+// spent is taken back), and the answer says so: nothing is available, and the campaign pauses at
+// its next call. The CLI says the same.
+TEST_F(AdminTest, ABudgetBelowWhatIsSpentIsSaidSo) {
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("epsilon", search_audience(25), 100)).status, 201);
+    auto fine = call("PUT", "/v1/campaigns/epsilon/budget", R"({"credits": 50})");
+    ASSERT_EQ(fine.status, 200) << fine.body;
+    EXPECT_EQ(fine.body_json()["committed"], 3);  // the audience search: 25 people, 3 credits
+    EXPECT_TRUE(fine.body_json()["warning"].is_null()) << fine.body;
+    auto below = call("PUT", "/v1/campaigns/epsilon/budget", R"({"credits": 2})");
+    ASSERT_EQ(below.status, 200) << below.body;
+    EXPECT_EQ(below.body_json()["available"], 0);
+    EXPECT_NE(below.body_json()["warning"].get<std::string>().find("below what is already spent or reserved (3"),
+              std::string::npos)
+        << below.body;
+    auto cli = env_->run({"budget", "set", "epsilon", "--credits", "1"});
+    EXPECT_EQ(cli.exit_code, 0) << cli.output;
+    EXPECT_NE(cli.output.find("warning: the budget is below what is already spent or reserved (3 credits)"),
+              std::string::npos)
+        << cli.output;
+}
+
 // PUT /v1/accounts/{id}/limits: an account's own quotas. Bad requests (no token, unknown
 // account, not JSON, an unknown action, a bad value) change nothing; a good one is stored, shown
 // by GET /v1/accounts (effective quotas and today's limit from the Redis buckets) and cleared
