@@ -1008,16 +1008,40 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     auto read_replies = [&read] { return read("intake/sweep_replies"); };
     auto pending = co_await on_db(read_pending);
     auto messaged = co_await on_db(read_replies);
-    // Credits go to the campaign each read served (the first lead's for a list read).
-    auto charge = [this, &account](std::int64_t campaign, const char* action, std::int64_t credits) {
-        return [this, &account, campaign, action, credits] {
+    // Credits go to the campaign each read served (the first lead's for a list read). A campaign
+    // with nothing available gets no more reads of its own in this sweep (they are charged as they
+    // come, without a reservation): its leads wait for their wait's own check, once the budget is
+    // raised.
+    std::set<std::int64_t> spent_out;
+    auto charge = [this, &account, &spent_out](std::int64_t campaign, const char* action, std::int64_t credits) {
+        return [this, &account, &spent_out, campaign, action, credits] {
             if (credits <= 0 || campaign <= 0) {
                 return 0;
             }
             pqxx::work tx(db->connection());
-            ledger::charge(tx, {campaign, account, action, credits}, std::chrono::system_clock::now());
+            auto s = ledger::charge(tx, {campaign, account, action, credits}, std::chrono::system_clock::now());
             tx.commit();
+            if (s.shortfall > 0 && spent_out.insert(campaign).second) {
+                spdlog::warn("serve: campaign={} paused: the catch-up sweep's reads ({}) went {} credits past its budget",
+                             campaign, action, s.shortfall);
+            }
             return 0;
+        };
+    };
+    std::map<std::int64_t, bool> can_pay;  // campaign -> has credits available (read once per sweep)
+    auto has_credits = [this, &can_pay, &spent_out](std::int64_t campaign) {
+        return [this, &can_pay, &spent_out, campaign] {
+            if (spent_out.count(campaign) != 0) {
+                return false;
+            }
+            if (auto it = can_pay.find(campaign); it != can_pay.end()) {
+                return it->second;
+            }
+            pqxx::nontransaction tx(db->connection());
+            auto r = tx.exec_params(q("intake/campaign_available"), campaign);
+            const bool some = r.empty() || r[0][0].as<std::int64_t>() > 0;  // no ledger budget: not ours to stop
+            can_pay[campaign] = some;
+            return some;
         };
     };
     auto found = [this, &account](const char* type, const std::string& url, const char* how) -> asio::awaitable<void> {
@@ -1069,6 +1093,9 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     for (const lead* l : to_check) {
         if (stopping || !leading()) {
             co_return;
+        }
+        if (!co_await on_db(has_credits(l->campaign))) {
+            continue;
         }
         outreach::profile_url_params p{l->url};
         auto call = [this, &account, &p] { return api->check_invitation(account, p); };

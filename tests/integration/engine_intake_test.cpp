@@ -206,6 +206,33 @@ TEST_F(IntakeTest, ThePeriodicSweepRuns) {
     EXPECT_EQ(receiver->log().find("catch-up sweep failed"), std::string::npos) << receiver->log();
 }
 
+// The catch-up sweep's reads are charged to the campaigns they serve as they come, with no
+// reservation: a campaign whose budget has nothing available gets none of its own (no
+// check_invitation of its leads), so the sweep never spends past it.
+TEST_F(IntakeTest, TheSweepReadsNothingForACampaignWithNoCreditsLeft) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
+    auto file = write("broke.yaml", campaign_yaml("broke", search_audience(6), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "6", 60'000)) << worker->log();
+    worker->stop(SIGTERM);
+    auto lowered = env_->run({"budget", "set", "broke", "--credits", "1"});
+    ASSERT_EQ(lowered.exit_code, 0) << lowered.output;
+    ASSERT_NE(lowered.output.find("nothing is available"), std::string::npos) << lowered.output;
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto checks = [&] {
+        return control.request("GET", "/control/requests?action=check_invitation").body_json()["requests"].size();
+    };
+    const auto before = checks();
+    const auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    // The start's gap sweep has run once the gaps are closed.
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000))
+        << receiver->log();
+    EXPECT_EQ(checks(), before) << "the sweep read the pending invitations of a campaign with no credits left";
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.
