@@ -401,11 +401,13 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                         hh_mm(c.schedule.end_minute) + " " + c.schedule.time_zone + " (about one every " +
                         std::to_string(std::max<std::int64_t>(1, window / first_day)) + " min)";
             }
-            text += "; the first " + noun + " go out from " + campaigns::format_instant(starts) + " (" +
+            text += "; the first " + noun + " may go out from " + campaigns::format_instant(starts) + " (" +
                     in_how_long(std::chrono::duration_cast<std::chrono::seconds>(starts - now)) + ")";
             if (c.start_at && *c.start_at > now) {
                 text += ", after start_at";
             }
+            text += ", as the working hours allow: a sender whose day quota is already used up waits for its next "
+                    "day (`accounts list` shows what each has left today)";
             text += " (settings ramp_up, pacing, " + action + "_per_day)";
             out.push_back(std::move(text));
         }

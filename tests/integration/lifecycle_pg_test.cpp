@@ -118,16 +118,18 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ(w[0], "pacing and ramp-up are on: a sender new to the orchestrator makes at most 20 invite calls on "
                     "its first day, then 10 more each day up to 80 a day, spread over the working hours "
-                    "09:00-17:00 Europe/Berlin (about one every 24 min); the first invitations go out from "
-                    "2030-01-07T08:00:00Z (in 5 days), after start_at (settings ramp_up, pacing, invite_per_day)");
+                    "09:00-17:00 Europe/Berlin (about one every 24 min); the first invitations may go out from "
+                    "2030-01-07T08:00:00Z (in 5 days), after start_at, as the working hours allow: a sender whose "
+                    "day quota is already used up waits for its next day (`accounts list` shows what each has left "
+                    "today) (settings ramp_up, pacing, invite_per_day)");
     // The campaign's own limit tightens the day quota; without ramp-up, pacing alone.
     auto tight = campaign_of("  - {id: invite, kind: invite}\n", "limits: {invite: {per_day: 8}}\n");
     s.ramp_up = false;
     auto p = orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now);
     ASSERT_EQ(p.size(), 1u);
     EXPECT_TRUE(contains(p[0], "pacing is on: at most 8 invite calls a day per sender, spread over the working hours "
-                               "09:00-17:00 Europe/Berlin (about one every 60 min); the first invitations go out from "
-                               "2030-01-01T12:00:00Z (now)"))
+                               "09:00-17:00 Europe/Berlin (about one every 60 min); the first invitations may go out "
+                               "from 2030-01-01T12:00:00Z (now)"))
         << p[0];
     s.pacing = false;
     EXPECT_TRUE(orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now).empty());
