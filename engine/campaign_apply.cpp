@@ -159,8 +159,16 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         }
         const bool passing = v.why == limits::reason::rate || v.why == limits::reason::cooldown_key ||
                              v.why == limits::reason::cooldown_account || v.why == limits::reason::pacing;
-        return page_refusal{std::string("the rate-limit bucket refused it (") + limits::to_string(v.why) +
-                                ", retry in " + std::to_string((v.retry_after.count() + 999) / 1000) + " s)",
+        // Which limit, in words: the sender's own override or the default when it is a quota.
+        std::string which = limits::to_string(v.why);
+        if (v.why == limits::reason::day_quota || v.why == limits::reason::week_quota) {
+            const bool day = v.why == limits::reason::day_quota;
+            const auto n = account_quota ? (day ? account_quota->per_day : account_quota->per_week) : -1;
+            which = std::string("the search ") + (day ? "day" : "week") + " quota of account " + sender +
+                    (account_quota ? " (its override: " + std::to_string(n) + ")" : std::string(" (the default)"));
+        }
+        return page_refusal{"the rate-limit bucket refused it: " + which + ", retry in " +
+                                std::to_string((v.retry_after.count() + 999) / 1000) + " s",
                             std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
                             v.why == limits::reason::unavailable};
     };

@@ -1188,8 +1188,9 @@ asio::awaitable<void> intake::impl::verify_webhooks() {
             if (got || got.error().http_status != 404) {
                 continue;
             }
-            spdlog::warn("serve: account={} webhook={} no longer exists: setting up another", orch::text::escaped(account),
-                         orch::text::escaped(id));
+            // Said by the set-up, which finds it gone again ("is gone; creating another").
+            spdlog::debug("serve: account={} webhook={} no longer exists", orch::text::escaped(account),
+                          orch::text::escaped(id));
         } else if (!w->is_active.value_or(true)) {
             spdlog::warn("serve: account={} webhook={} is stopped on the API's side (no event is delivered): starting "
                          "it again, and sweeping what it missed",

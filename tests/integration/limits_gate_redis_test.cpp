@@ -145,7 +145,8 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     auto refused = by_account();
     ASSERT_TRUE(refused);
     EXPECT_FALSE(refused->passing);
-    EXPECT_NE(refused->why.find("day_quota"), std::string::npos) << refused->why;
+    EXPECT_NE(refused->why.find("the search day quota of account acc-search-own (its override: 2)"), std::string::npos)
+        << refused->why;
 
     c.limits["search"] = cs::action_limit{5, 3};  // the smaller number holds
     auto by_campaign = orch::engine::search_gate(limiter, "acc-search-capped", c);
