@@ -1008,7 +1008,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     auto read_replies = [&read] { return read("intake/sweep_replies"); };
     auto pending = co_await on_db(read_pending);
     auto messaged = co_await on_db(read_replies);
-    // Credits go to the campaign each read served (the first lead's for a list read). A campaign
+    // Credits go to the campaign each read served (a list read's payer: see below). A campaign
     // with nothing available gets no more reads of its own in this sweep (they are charged as they
     // come, without a reservation): its leads wait for their wait's own check, once the budget is
     // raised.
@@ -1052,9 +1052,29 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         }
     };
 
+    // A list read serves every campaign on the account: it is charged to the first of them
+    // that has credits available, and not made when none has.
+    auto payer = [&](const std::vector<lead>& leads) -> asio::awaitable<std::int64_t> {
+        std::set<std::int64_t> asked;
+        for (const auto& l : leads) {
+            if (!asked.insert(l.campaign).second) {
+                continue;
+            }
+            const bool some = co_await on_db(has_credits(l.campaign));
+            if (some) {
+                co_return l.campaign;
+            }
+        }
+        co_return 0;
+    };
+
     // Pending invitations: list_sent when it costs fewer credits than a check per lead.
     std::vector<const lead*> to_check;
+    std::int64_t list_payer = 0;
     if (pending.size() > list_sent_above) {
+        list_payer = co_await payer(pending);
+    }
+    if (list_payer != 0) {
         std::set<std::string> still_pending;
         bool listed = true;
         for (std::int64_t offset = 0; listed && !stopping; offset += list_page) {
@@ -1069,7 +1089,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 listed = false;
                 break;
             }
-            auto bill = charge(pending.front().campaign, "list_sent", page->meta.credits_consumed.value_or(0));
+            auto bill = charge(list_payer, "list_sent", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
             for (const auto& inv : page->invitations) {
                 still_pending.insert(canonical_profile_url(inv.person.profile_url));
@@ -1113,7 +1133,11 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     }
 
     // Replies: the inbox's conversations whose last message is not ours.
+    std::int64_t inbox_payer = 0;
     if (!messaged.empty()) {
+        inbox_payer = co_await payer(messaged);
+    }
+    if (inbox_payer != 0) {
         std::map<std::string, const lead*> by_url;
         for (const auto& l : messaged) {
             by_url[canonical_profile_url(l.url)] = &l;
@@ -1130,7 +1154,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                              outreach::describe(page.error()));
                 co_return;
             }
-            auto bill = charge(messaged.front().campaign, "list_inbox", page->meta.credits_consumed.value_or(0));
+            auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
             for (const auto& c : page->conversations) {
                 auto it = by_url.find(canonical_profile_url(c.participant.profile_url));

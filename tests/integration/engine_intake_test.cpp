@@ -208,20 +208,22 @@ TEST_F(IntakeTest, ThePeriodicSweepRuns) {
 
 // The catch-up sweep's reads are charged to the campaigns they serve as they come, with no
 // reservation: a campaign whose budget has nothing available gets none of its own (no
-// check_invitation of its leads), so the sweep never spends past it.
+// check_invitation of its leads, no list_sent for them: 12 pending leads an account would be
+// listed), so the sweep never spends past it.
 TEST_F(IntakeTest, TheSweepReadsNothingForACampaignWithNoCreditsLeft) {
     start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
-    auto file = write("broke.yaml", campaign_yaml("broke", search_audience(6), "10m", senders));
+    auto file = write("broke.yaml", campaign_yaml("broke", search_audience(36), "10m", senders));
     ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
     auto worker = env_->spawn({"worker"});
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "6", 60'000)) << worker->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "36", 60'000)) << worker->log();
     worker->stop(SIGTERM);
     auto lowered = env_->run({"budget", "set", "broke", "--credits", "1"});
     ASSERT_EQ(lowered.exit_code, 0) << lowered.output;
     ASSERT_NE(lowered.output.find("nothing is available"), std::string::npos) << lowered.output;
     http_client control("127.0.0.1", sandbox_->control_port());
     const auto checks = [&] {
-        return control.request("GET", "/control/requests?action=check_invitation").body_json()["requests"].size();
+        return control.request("GET", "/control/requests?action=check_invitation").body_json()["requests"].size() +
+               control.request("GET", "/control/requests?action=list_sent").body_json()["requests"].size();
     };
     const auto before = checks();
     const auto port = free_port();
