@@ -104,6 +104,13 @@ std::optional<problem> check_name(std::string_view s) {
     return std::nullopt;
 }
 
+std::string counted(std::int64_t n, std::string_view one, std::string_view many) {
+    std::string out = std::to_string(n);
+    out += ' ';
+    out += n == 1 ? one : many;
+    return out;
+}
+
 std::string escaped(std::string_view s) {
     std::string out;
     out.reserve(s.size());

@@ -10,9 +10,11 @@
 //   escaped      the text with every control, format-changing or invalid byte spelled out
 //                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
 //                terminal
+//   counted      "1 live lead", "3 live leads": a count and its noun, singular or plural
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,6 +33,9 @@ std::optional<problem> check_name(std::string_view s);
 bool is_forbidden_in_name(char32_t cp);
 
 std::string escaped(std::string_view s);
+
+// "<n> <one>" when n is 1, else "<n> <many>".
+std::string counted(std::int64_t n, std::string_view one, std::string_view many);
 
 // "U+000A" for a code point.
 std::string code_point_name(char32_t cp);

@@ -15,6 +15,13 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-}"
+case "$cmd" in
+    -h|--help|help)
+        # The header above is the manual.
+        sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+esac
 shift || true
 dir="${ORCH_SERVICES_DIR:-$repo/build/dev-services}"
 while [ $# -gt 0 ]; do
@@ -216,7 +223,7 @@ case "$cmd" in
         print_env
         ;;
     *)
-        echo "usage: $0 start|stop|status|env [--dir DIR]" >&2
+        echo "usage: $0 start|stop|status|env [--dir DIR]   ($0 --help says more)" >&2
         exit 2
         ;;
 esac

@@ -1,5 +1,6 @@
 #include "cmd/orchestrator/dnc_leads.hpp"
 
+#include "api/text.hpp"
 #include "cmd/orchestrator/command_support.hpp"
 
 #include "engine/dnc.hpp"
@@ -26,17 +27,6 @@ namespace lead_ops = engine::lead_ops;
 
 std::string q(std::string_view name) { return std::string(orch::schema::query(name)); }
 
-std::string csv_field(const std::string& v) {
-    if (v.find_first_of(",\"\n\r") == std::string::npos) {
-        return v;
-    }
-    std::string out = "\"";
-    for (char c : v) {
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return out + "\"";
-}
-
 void print_add(const dnc::add_outcome& o, bool by_line) {
     for (const auto& e : o.added) {
         std::cout << "added #" << e.id << " " << (e.kind == "company" ? "company " + e.company : e.profile_url) << "\n";
@@ -46,8 +36,8 @@ void print_add(const dnc::add_outcome& o, bool by_line) {
                   << (d.existing_id > 0 ? " is entry #" + std::to_string(d.existing_id) : " repeats an earlier line")
                   << "\n";
     }
-    std::cout << o.added.size() << " added, " << o.duplicates.size() << " duplicates; " << o.cancelled
-              << " live leads stopped (stopped: do-not-contact)";
+    std::cout << o.added.size() << " added, " << orch::text::counted(static_cast<std::int64_t>(o.duplicates.size()), "duplicate", "duplicates")
+              << "; " << orch::text::counted(o.cancelled, "live lead", "live leads") << " stopped (stopped: do-not-contact)";
     if (o.in_flight > 0) {
         std::cout << "; " << o.in_flight << " in a call now, stopped by their worker before any further call";
     }
@@ -135,20 +125,21 @@ int dnc_list(const engine::settings& s, const std::string& format) {
         std::cout << json{{"entries", out}}.dump(2) << "\n";
         return 0;
     }
+    text_table t{"", {"id", "kind", "profile_url", "company", "reason", "added_by", "added_at"}, {}};
+    for (const auto& e : all) {
+        t.rows.push_back({std::to_string(e.id), e.kind, e.profile_url, e.company, e.reason, e.added_by, e.added_at});
+    }
     if (format == "csv") {
-        std::cout << "id,kind,profile_url,company,reason,added_by,added_at\n";
-        for (const auto& e : all) {
-            std::cout << e.id << "," << e.kind << "," << csv_field(e.profile_url) << "," << csv_field(e.company) << ","
-                      << csv_field(e.reason) << "," << csv_field(e.added_by) << "," << e.added_at << "\n";
-        }
+        print_csv(t);
         return 0;
     }
-    std::printf("%-6s %-8s %-50s %-22s %-20s %s\n", "id", "kind", "profile / company", "added", "by", "reason");
+    // One column for what the entry names: the profile, or the company.
+    text_table shown{"", {"id", "kind", "profile / company", "added", "by", "reason"}, {}};
     for (const auto& e : all) {
-        std::printf("%-6lld %-8s %-50s %-22s %-20s %s\n", static_cast<long long>(e.id), e.kind.c_str(),
-                    (e.kind == "company" ? e.company : e.profile_url).c_str(), e.added_at.c_str(), e.added_by.c_str(),
-                    e.reason.c_str());
+        shown.rows.push_back({std::to_string(e.id), e.kind, e.kind == "company" ? e.company : e.profile_url, e.added_at,
+                              e.added_by, e.reason});
     }
+    print_aligned(shown);
     std::printf("%zu %s\n", all.size(), all.size() == 1 ? "entry" : "entries");
     return 0;
 }
@@ -222,27 +213,27 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
         std::cout << json{{"campaign", name}, {"leads", items}}.dump(2) << "\n";
         return 0;
     }
+    auto text = [](const json& v) { return v.is_null() ? std::string() : v.get<std::string>(); };
     if (format == "csv") {
-        std::cout << "lead_id,enrollment_id,profile_url,account_id,step,state,reason,next_run_at,updated_at,finished_at\n";
+        text_table t{"", {"lead_id", "enrollment_id", "profile_url", "account_id", "step", "state", "reason",
+                          "next_run_at", "updated_at", "finished_at"}, {}};
         for (const auto& l : items) {
-            std::cout << l["lead_id"] << "," << l["enrollment_id"] << "," << csv_field(l["profile_url"]) << ","
-                      << csv_field(l["account_id"]) << "," << csv_field(l["step"]) << ","
-                      << l["state"].get<std::string>() << "," << csv_field(l["reason"]) << ","
-                      << l["next_run_at"].get<std::string>() << "," << l["updated_at"].get<std::string>() << ","
-                      << (l["finished_at"].is_null() ? "" : l["finished_at"].get<std::string>()) << "\n";
+            t.rows.push_back({std::to_string(l["lead_id"].get<std::int64_t>()),
+                              std::to_string(l["enrollment_id"].get<std::int64_t>()), text(l["profile_url"]),
+                              text(l["account_id"]), text(l["step"]), text(l["state"]), text(l["reason"]),
+                              text(l["next_run_at"]), text(l["updated_at"]), text(l["finished_at"])});
         }
+        print_csv(t);
         return 0;
     }
-    std::printf("%-8s %-10s %-10s %-14s %-20s %-45s %s\n", "lead", "state", "step", "account", "next run",
-                "profile", "why");
+    text_table t{"", {"lead", "state", "step", "account", "next run", "profile", "why"}, {}};
     for (const auto& l : items) {
-        std::printf("%-8lld %-10s %-10s %-14s %-20s %-45s %s%s\n", static_cast<long long>(l["lead_id"].get<std::int64_t>()),
-                    l["state"].get<std::string>().c_str(), l["step"].get<std::string>().c_str(),
-                    l["account_id"].get<std::string>().c_str(), l["next_run_at"].get<std::string>().c_str(),
-                    l["profile_url"].get<std::string>().c_str(), l["waiting"].get<std::string>().c_str(),
-                    l["parked"].get<bool>() ? " [parked]" : "");
+        t.rows.push_back({std::to_string(l["lead_id"].get<std::int64_t>()), text(l["state"]), text(l["step"]),
+                          text(l["account_id"]), text(l["next_run_at"]), text(l["profile_url"]),
+                          text(l["waiting"]) + (l["parked"].get<bool>() ? " [parked]" : "")});
     }
-    std::printf("%zu leads\n", items.size());
+    print_aligned(t);
+    std::cout << orch::text::counted(static_cast<std::int64_t>(items.size()), "lead", "leads") << "\n";
     return 0;
 }
 

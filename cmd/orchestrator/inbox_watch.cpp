@@ -48,6 +48,20 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
         return 0;
     }
     const auto& items = out["replies"];
+    if (format == "csv") {
+        // Every reply, whole; the manual replies' count and the last one's state say whether it
+        // was answered.
+        text_table t{"", {"id", "received_at", "campaign", "account_id", "lead_id", "profile_url", "sender_name",
+                          "mark", "manual_replies", "last_reply_state", "text"}, {}};
+        auto cell = [](const json& v) { return v.is_null() ? std::string() : v.is_string() ? v.get<std::string>() : v.dump(); };
+        for (const auto& r : items) {
+            t.rows.push_back({cell(r["id"]), cell(r["received_at"]), cell(r["campaign"]), cell(r["account_id"]),
+                              cell(r["lead_id"]), cell(r["profile_url"]), cell(r["sender_name"]), cell(r["mark"]),
+                              cell(r["manual_replies"]), cell(r["last_reply_state"]), cell(r["text"])});
+        }
+        print_csv(t);
+        return 0;
+    }
     if (items.empty()) {
         std::cout << "no replies\n";
         return 0;
@@ -179,7 +193,7 @@ int inbox_mark(const engine::settings& s, const std::string& id_text, const std:
     }
     std::cout << "reply #" << id << " marked not interested: "
               << (o.added ? "added to" : "already on") << " the do-not-contact list (entry #" << o.entry_id << "); "
-              << o.stopped << " live leads stopped";
+              << orch::text::counted(o.stopped, "live lead", "live leads") << " stopped";
     if (o.in_flight > 0) {
         std::cout << "; " << o.in_flight << " in a call now, stopped by their worker";
     }
@@ -294,7 +308,7 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     list->add_option("--campaign", o.campaign, "only this campaign's");
     list->add_option("--account", o.account, "only those received on this account id");
     list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
-    list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json"}))->capture_default_str();
+    list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     list->callback([&, load_db] {
         action = guarded([load_db] { return inbox_list(load_db(), o.campaign, o.account, o.limit, o.format); });
     });

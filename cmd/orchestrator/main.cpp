@@ -21,6 +21,7 @@
 #include "api/log_format.hpp"
 #include "api/text.hpp"
 #include "campaigns/campaigns.hpp"
+#include "cmd/orchestrator/command_support.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
 #include "cmd/orchestrator/inbox_watch.hpp"
 #include "engine/campaign_apply.hpp"
@@ -32,7 +33,6 @@
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
-#include "api/text.hpp"
 #include "engine/time_format.hpp"
 #include "engine/worker.hpp"
 #include "schema/schema.hpp"
@@ -61,6 +61,9 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using orch::engine::json;
 using orch::engine::settings;
+using orch::cli::print_aligned;
+using orch::cli::print_csv;
+using orch::cli::text_table;
 using orch::engine::settings_needs;
 
 namespace {
@@ -142,85 +145,8 @@ auto with_client(const settings& s, F f) {
 }
 
 // ---- output formats ----
-// Every listing command takes --format table|json|csv. A command with several tables gives them
-// all in table and json form; csv gives one table (its main one, or the one --section names), as
-// RFC 4180: one header line, CRLF line ends, a field quoted when it holds a comma, a quote or a
-// line break. Dates are ISO 8601; rates are percentages (57.1%) in table and csv, fractions in json.
-struct text_table {
-    std::string title;                         // heading in table form; "" for none
-    std::vector<std::string> columns;
-    std::vector<std::vector<std::string>> rows;
-};
-
-std::string csv_cell(const std::string& v) {
-    if (v.find_first_of(",\"\r\n") == std::string::npos) {
-        return v;
-    }
-    std::string out = "\"";
-    for (char c : v) {
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return out + "\"";
-}
-
-void print_csv(const text_table& t) {
-    for (std::size_t i = 0; i < t.columns.size(); ++i) {
-        std::cout << (i ? "," : "") << csv_cell(t.columns[i]);
-    }
-    std::cout << "\r\n";
-    for (const auto& row : t.rows) {
-        for (std::size_t i = 0; i < row.size(); ++i) {
-            std::cout << (i ? "," : "") << csv_cell(row[i]);
-        }
-        std::cout << "\r\n";
-    }
-}
-
-// Characters on a terminal (UTF-8 code points; wide characters count one).
-std::size_t display_width(const std::string& s) {
-    std::size_t n = 0;
-    for (unsigned char c : s) {
-        n += (c & 0xC0) != 0x80 ? 1 : 0;
-    }
-    return n;
-}
-
-// Aligned columns; text is escaped (control and bidirectional characters spelled out) so nothing
-// from the database can move the cursor or reorder the line.
-void print_aligned(const text_table& t) {
-    if (!t.title.empty()) {
-        std::cout << orch::text::escaped(t.title) << "\n";
-    }
-    std::vector<std::vector<std::string>> cells;
-    cells.push_back(t.columns);
-    for (const auto& row : t.rows) {
-        std::vector<std::string> r;
-        for (const auto& c : row) {
-            r.push_back(orch::text::escaped(c.empty() ? "-" : c));
-        }
-        cells.push_back(std::move(r));
-    }
-    std::vector<std::size_t> width(t.columns.size(), 0);
-    for (const auto& r : cells) {
-        for (std::size_t i = 0; i < r.size() && i < width.size(); ++i) {
-            width[i] = std::max(width[i], display_width(r[i]));
-        }
-    }
-    for (const auto& r : cells) {
-        std::string line = "  ";
-        for (std::size_t i = 0; i < r.size(); ++i) {
-            line += r[i];
-            if (i + 1 < r.size()) {
-                line += std::string(width[i] - display_width(r[i]) + 2, ' ');
-            }
-        }
-        std::cout << line << "\n";
-    }
-    if (t.rows.empty()) {
-        std::cout << "  (none)\n";
-    }
-}
-
+// Every listing command takes --format table|json|csv (text_table, print_csv and print_aligned
+// are in command_support).
 // A JSON value as a cell: strings as they are, numbers as written, null as "".
 std::string cell(const json& v) {
     if (v.is_null()) {
@@ -334,6 +260,9 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         throw usage_error("login refused: " + orch::outreach::describe(r.error()));
     }
     std::string account_id = r->account_id;
+    // The account's status as the API last said it (the login's, or the checkpoint's), as
+    // `accounts sync` stores the status the account list gives.
+    std::string api_status = r->status;
     if (r->checkpoint_required()) {
         std::cout << "checkpoint required (" << r->challenge_type << "): enter the code (empty for an app "
                   << "challenge approved on the phone): " << std::flush;
@@ -346,6 +275,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         if (!c) {
             throw usage_error("checkpoint refused: " + orch::outreach::describe(c.error()));
         }
+        api_status = c->status.empty() ? "connected" : c->status;
     }
     // A label names one account. The login had to come first (it says which account this is: a
     // label already on this account is a re-login), so a clash is found now: said plainly, with
@@ -363,6 +293,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     }
     orch::engine::account_row row;
     row.account_id = account_id;
+    row.api_status = api_status;
     row.label = label;
     db.upsert_account(row);
     if (!label.empty() && !old_label.empty() && old_label != label) {
@@ -860,6 +791,14 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::printf("  %-18s %10lld %14s %12.1f %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max),
                     per.c_str(), a.working_days, a.working_days_new_accounts);
     }
+    {
+        const auto days = std::count(c.value.schedule.days.begin(), c.value.schedule.days.end(), true);
+        const auto n = c.value.accounts.size();
+        std::printf("  (per work day: the smaller of %s day quota and its week quota spread over the schedule's %s%s)\n",
+                    n == 1 ? "the sender's" : "each sender's",
+                    orch::text::counted(days, "working day", "working days").c_str(),
+                    n == 1 ? "" : (", summed over the " + std::to_string(n) + " senders").c_str());
+    }
     std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
                 "%s\n",
                 r.calendar_days, r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
@@ -1080,11 +1019,18 @@ int cmd_campaign_versions(const settings& s, const std::string& name, const std:
         std::cout << v->dump(2) << "\n";
         return 0;
     }
-    std::printf("%-8s %-21s %-12s %-8s %s\n", "version", "created", "enrollments", "current", "digest");
+    text_table t{"", {"version", "created_at", "enrollments", "current", "digest"}, {}};
     for (const auto& r : (*v)["versions"]) {
-        std::printf("%-8d %-21s %-12lld %-8s %s\n", r["version"].get<int>(), r["created_at"].get<std::string>().c_str(),
-                    static_cast<long long>(r["enrollments"].get<std::int64_t>()), r["current"].get<bool>() ? "yes" : "",
-                    r["digest"].get<std::string>().substr(0, 12).c_str());
+        // The whole digest in csv; its first 12 characters tell versions apart on a terminal.
+        const auto digest = r["digest"].get<std::string>();
+        t.rows.push_back({cell(r["version"]), cell(r["created_at"]), cell(r["enrollments"]),
+                          r["current"].get<bool>() ? "yes" : (format == "csv" ? "no" : ""),
+                          format == "csv" ? digest : digest.substr(0, 12)});
+    }
+    if (format == "csv") {
+        print_csv(t);
+    } else {
+        print_aligned(t);
     }
     return 0;
 }
@@ -1119,6 +1065,16 @@ int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::stri
     json list = db.quarantined_events(limit);
     if (format == "json") {
         std::cout << json{{"quarantined", list}}.dump(2) << "\n";
+        return 0;
+    }
+    if (format == "csv") {
+        text_table t{"", {"quarantine_id", "received_at", "account_id", "channel", "source_id", "reason", "body_bytes",
+                          "body_base64"}, {}};
+        for (const auto& e : list) {
+            t.rows.push_back({cell(e["quarantine_id"]), cell(e["received_at"]), cell(e["account_id"]), cell(e["channel"]),
+                              cell(e["source_id"]), cell(e["reason"]), cell(e["body_bytes"]), cell(e["body_base64"])});
+        }
+        print_csv(t);
         return 0;
     }
     if (list.empty()) {
@@ -1562,7 +1518,7 @@ int main(int argc, char** argv) {
     // ---- lifecycle: versions, diff ----
     auto* versions = campaign->add_subcommand("versions", "the stored versions of a campaign");
     versions->add_option("NAME", name)->required();
-    versions->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    versions->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
     versions->callback([&] { action = [&] { return cmd_campaign_versions(load(g, need(true, false, false)), name, format); }; });
     std::vector<int> diff_versions;
     auto* diff = campaign->add_subcommand(
@@ -1703,7 +1659,7 @@ int main(int argc, char** argv) {
         "quarantine", "events that passed verification but could not be read, kept raw (newest first)");
     quarantine->add_option("--limit", quarantine_limit, "how many (INT, 1..500, default 50)")
         ->check(CLI::Range(1, 500));
-    quarantine->add_option("--format", format)->check(CLI::IsMember({"table", "json"}));
+    quarantine->add_option("--format", format)->check(CLI::IsMember({"table", "json", "csv"}));
     quarantine->callback([&] {
         action = [&] { return cmd_events_quarantine(load(g, need(true, false, false)), quarantine_limit, format); };
     });

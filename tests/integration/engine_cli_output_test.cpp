@@ -199,6 +199,36 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     EXPECT_NE(bad.output.find("log_level"), std::string::npos) << bad.output;
 }
 
+// Every listing command takes csv (RFC 4180: a header line, CRLF line ends), and a connected
+// account's status is the word the API used, not one of our own.
+TEST_F(CliOutput, EveryListingTakesCsv) {
+    ASSERT_EQ(apply(campaign_yaml("listed", 3)).exit_code, 0);
+    const std::vector<std::pair<std::vector<std::string>, std::string>> listings = {
+        {{"campaign", "list"}, "campaign,state,"},
+        {{"campaign", "versions", "listed"}, "version,created_at,enrollments,current,digest\r\n1,"},
+        {{"accounts", "list"}, "account"},
+        {{"leads", "list", "listed"}, "lead_id,enrollment_id,profile_url,"},
+        {{"dnc", "list"}, "id,kind,profile_url,company,reason,added_by,added_at\r\n"},
+        {{"inbox", "list"}, "id,received_at,campaign,account_id,lead_id,profile_url,"},
+        {{"events", "quarantine"}, "quarantine_id,received_at,account_id,channel,source_id,reason,"},
+    };
+    for (const auto& [args, header] : listings) {
+        auto cmd = args;
+        cmd.insert(cmd.end(), {"--format", "csv"});
+        auto r = env_->run(cmd);
+        ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_EQ(r.output.rfind(header, 0), 0u) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_EQ(r.output.find('\n'), r.output.find("\r\n") + 1) << args[0] << " " << args[1] << ": " << r.output;
+    }
+    auto versions = env_->run({"campaign", "versions", "listed"});
+    ASSERT_EQ(versions.exit_code, 0) << versions.output;
+    EXPECT_TRUE(std::regex_search(versions.output, std::regex(R"(\n +1 +\S+ +3 +yes +[0-9a-f]{12}\n)"))) << versions.output;
+
+    auto accounts = env_->run({"accounts", "list", "--format", "json"});
+    ASSERT_EQ(accounts.exit_code, 0) << accounts.output;
+    EXPECT_EQ(json::parse(accounts.output)["accounts"][0]["status"], "connected") << accounts.output;
+}
+
 // An empty database: every command says to run `orchestrator migrate`; a worker without Redis
 // stops at start with one clear message.
 TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {

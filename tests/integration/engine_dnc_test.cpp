@@ -13,6 +13,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -197,7 +198,7 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     auto good_csv = write("good.csv", "company,reason\nStark,legal\nInitech,\nstark,\n");
     auto imp = env_->run({"dnc", "import", good_csv, "--reason", "bulk"});
     ASSERT_EQ(imp.exit_code, 0) << imp.output;
-    EXPECT_NE(imp.output.find("2 added, 1 duplicates; 1 live leads stopped"), std::string::npos) << imp.output;
+    EXPECT_NE(imp.output.find("2 added, 1 duplicate; 1 live lead stopped"), std::string::npos) << imp.output;
     EXPECT_NE(imp.output.find("duplicate (line 4)"), std::string::npos) << imp.output;
     EXPECT_EQ(status_of(urls_[7]), "cancelled|stopped: do-not-contact");
 
@@ -329,6 +330,24 @@ TEST_F(DncTest, LeadOperations) {
     auto as_csv = env_->run({"leads", "list", "ops", "--format", "csv"});
     ASSERT_EQ(as_csv.exit_code, 0) << as_csv.output;
     EXPECT_EQ(std::count(as_csv.output.begin(), as_csv.output.end(), '\n'), 7);  // header + 6
+    // RFC 4180, as every other listing's csv: CRLF line ends.
+    EXPECT_EQ(as_csv.output.find("\n"), as_csv.output.find("\r\n") + 1) << as_csv.output;
+    // The table's columns line up whatever the values' lengths: each row's profile starts where
+    // the header's "profile" does.
+    auto as_table = env_->run({"leads", "list", "ops"});
+    ASSERT_EQ(as_table.exit_code, 0) << as_table.output;
+    std::istringstream lines(as_table.output);
+    std::string header, row;
+    std::getline(lines, header);
+    const auto column = header.find("profile");
+    ASSERT_NE(column, std::string::npos) << as_table.output;
+    int rows = 0;
+    while (std::getline(lines, row) && row.find("https://") != std::string::npos) {
+        EXPECT_EQ(row.find("https://"), column) << as_table.output;
+        ++rows;
+    }
+    EXPECT_EQ(rows, 6) << as_table.output;
+    EXPECT_NE(as_table.output.find("\n6 leads\n"), std::string::npos) << as_table.output;
     auto show = env_->run({"leads", "show", "ops", d, "--format", "json"});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_EQ(json::parse(show.output)["timeline"].size(), 1u);
