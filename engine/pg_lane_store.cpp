@@ -279,7 +279,14 @@ private:
                 .add("body", call.text);
         }
         if (!intents.empty()) {
-            tx_.exec_prepared("engine/insert_intents", intents.text(), s_.lane_.owner);
+            // Every enrollment was locked by this transaction, so each intent is written; one that
+            // is not is a bug, and the transaction must not commit a call without its intent.
+            const auto written = tx_.exec_prepared("engine/insert_intents", intents.text(), s_.lane_.owner).affected_rows();
+            if (written != asks.size()) {
+                throw store_error("engine/insert_intents: wrote " + std::to_string(written) + " of " +
+                                  std::to_string(asks.size()) + " intents (an enrollment is missing: a bug; the "
+                                  "transaction is rolled back)");
+            }
         }
     }
     pg_lane_store& s_;

@@ -123,6 +123,7 @@ INSERT INTO events (source_id, account_id, kind, lead_id, payload, received_at) 
     // The later migrations on the filled tables: the intent log and the transfers lost their
     // foreign key, the ledger checks sound, and the triggers count what changes next.
     EXPECT_EQ(scalar("SELECT count(*) FROM pg_constraint WHERE conname = 'ledger_transfers_attempt_id_fkey'"), "0");
+    EXPECT_EQ(scalar("SELECT count(*) FROM pg_constraint WHERE conname = 'step_attempts_enrollment_id_fkey'"), "0");
     EXPECT_EQ(scalar("SELECT count(*) FROM ledger_check"), "0");
     pqxx::connection c(env_->database_url());
     pqxx::work tx(c);

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -158,6 +159,36 @@ TEST_F(HotStatementPlans, SettleAndTransitionsUseThePrimaryKeys) {
     }
     expect_keyed("engine/settle", {outcomes.text(), "w", "60"});
     expect_keyed("engine/apply_transitions", {transitions.text(), "w", "60"});
+}
+
+// The intent log has no foreign key to enrollments (migration 0029): insert_intents looks each
+// enrollment up by primary key, writes the intents of those that exist, and leaves out one that
+// does not, which the worker counts and refuses (engine/pg_lane_store).
+TEST_F(HotStatementPlans, IntentsAreWrittenOnlyForEnrollmentsThatExist) {
+    orch::engine::record_rows intents(orch::engine::batch_rows::intent);
+    auto add = [&](std::int64_t attempt_id, std::int64_t enrollment_id) {
+        intents.row()
+            .add("attempt_id", attempt_id)
+            .add("enrollment_id", enrollment_id)
+            .add("step", "invite")
+            .add("call", "invite")
+            .add("reconcile", false)
+            .add("attempt", 0)
+            .add_or_null("variant", std::string_view{})
+            .add("body", "hi");
+    };
+    for (auto id : batch_ids_) {
+        add(1'000'000 + id, id);
+    }
+    expect_keyed("engine/insert_intents", {intents.text(), "w"});
+    add(2'000'000, 9'999'999);  // no such enrollment
+    pqxx::work tx(*conn_);
+    const auto written = tx.exec_params(std::string(orch::schema::query("engine/insert_intents")), intents.text(), "w")
+                             .affected_rows();
+    EXPECT_EQ(written, batch_ids_.size());
+    EXPECT_EQ(tx.exec("SELECT count(*) FROM step_attempts WHERE attempt_id = 2000000")[0][0].as<int>(), 0);
+    EXPECT_EQ(tx.exec("SELECT count(*) FROM step_attempts WHERE attempt_id > 1000000")[0][0].as<std::size_t>(),
+              batch_ids_.size());
 }
 
 TEST_F(HotStatementPlans, LookupsByTheBatchIdsUseThePrimaryKey) {

@@ -1,0 +1,15 @@
+-- step_attempts.enrollment_id no longer references enrollments. The key's check ran once per new
+-- intent row (a lookup through SPI) and locked the enrollment row FOR KEY SHARE. The rows a lane
+-- writes intents for are locked by its own claim or chain hold already, but a row the same
+-- transaction had just updated (a call settled and its next step chained at once) is a new row
+-- version without a lock, so the check wrote a lock record and dirtied its page: about 8 % of the
+-- worker's PostgreSQL CPU per transition (tests/bench/engine_ab.sh with BENCH_SQL_B dropping it).
+--
+-- What the key guarded still holds:
+--   - engine/insert_intents writes an intent only for an enrollment that exists, and the worker
+--     refuses the whole transaction when one is missing;
+--   - inbox/start_call writes the intent for its reply's own enrollment, which manual_replies'
+--     foreign key keeps;
+--   - enrollments are never deleted (no statement deletes them), so an intent's enrollment stays.
+-- A statement that deletes enrollments must delete their intents first.
+ALTER TABLE step_attempts DROP CONSTRAINT IF EXISTS step_attempts_enrollment_id_fkey;
