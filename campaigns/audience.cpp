@@ -1,6 +1,7 @@
 // The audience file of a campaign: a CSV file with a header row or a JSON array of objects, each
 // row one lead with a profile_url and extra fields. Problems are reported with the file's own
 // name, line and column.
+#include "api/text.hpp"
 #include "campaigns/detail/csv.hpp"
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/template.hpp"
@@ -191,13 +192,28 @@ void take_rows(file_reporter& out, table& t, audience& who) {
             continue;
         }
         if (url->second.rfind("https://", 0) != 0 && url->second.rfind("http://", 0) != 0) {
-            out.error(row.line, row.column, "profile_url '" + url->second + "' is not a URL (https://...)");
+            out.error(row.line, row.column,
+                      "profile_url '" + orch::text::escaped(url->second) + "' is not a URL (https://...)");
+            continue;
+        }
+        // A URL has no spaces, and no control or bidirectional character (which would reach
+        // terminals and logs through every listing of the lead).
+        if (auto p = orch::text::check_name(url->second)) {
+            out.error(row.line, row.column,
+                      "profile_url '" + orch::text::escaped(url->second) + "' has " + p->what + " at byte " +
+                          std::to_string(p->offset + 1));
+            continue;
+        }
+        if (auto space = url->second.find_first_of(" "); space != std::string::npos) {
+            out.error(row.line, row.column,
+                      "profile_url '" + orch::text::escaped(url->second) + "' has a space at byte " +
+                          std::to_string(space + 1) + " (a URL writes it %20)");
             continue;
         }
         auto [first, fresh] = first_line.emplace(url->second, row.line);
         if (!fresh) {
             out.ctx.warning_in_file(out.file, row.line, row.column,
-                                    "profile_url '" + url->second + "' is listed again (first at line " +
+                                    "profile_url '" + orch::text::escaped(url->second) + "' is listed again (first at line " +
                                         std::to_string(first->second) + "); the lead is enrolled once");
         }
     }

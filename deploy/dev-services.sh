@@ -15,22 +15,28 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-}"
+shift || true
+dir="${ORCH_SERVICES_DIR:-$repo/build/dev-services}"
+usage() { echo "usage: $0 start|stop|status|env [--dir DIR]   ($0 --help says more)" >&2; exit 2; }
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -h|--help) cmd=--help; shift ;;
+        --dir) [ $# -ge 2 ] && [ -n "$2" ] || { echo "dev-services: --dir needs a directory" >&2; usage; }
+               dir="$2"; shift 2 ;;
+        --dir=*) dir="${1#--dir=}"; [ -n "$dir" ] || { echo "dev-services: --dir needs a directory" >&2; usage; }
+                 shift ;;
+        *) echo "dev-services: unknown argument '$1'" >&2; usage ;;
+    esac
+done
 case "$cmd" in
     -h|--help|help)
         # The header above is the manual.
         sed -n '2,/^set -euo pipefail$/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
         exit 0
         ;;
+    start|stop|status|env) ;;
+    *) usage ;;
 esac
-shift || true
-dir="${ORCH_SERVICES_DIR:-$repo/build/dev-services}"
-while [ $# -gt 0 ]; do
-    case "$1" in
-        --dir) dir="$2"; shift 2 ;;
-        --dir=*) dir="${1#--dir=}"; shift ;;
-        *) echo "dev-services: unknown argument '$1'" >&2; exit 2 ;;
-    esac
-done
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 pg_user="orch-pg"
@@ -221,9 +227,5 @@ case "$cmd" in
     env)
         pg_running && redis_running || die "services of $dir are not running"
         print_env
-        ;;
-    *)
-        echo "usage: $0 start|stop|status|env [--dir DIR]   ($0 --help says more)" >&2
-        exit 2
         ;;
 esac

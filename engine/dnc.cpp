@@ -1,5 +1,6 @@
 #include "engine/dnc.hpp"
 
+#include "api/text.hpp"
 #include "campaigns/detail/csv.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -169,8 +170,10 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
             }
             tx.commit();
             if (!out.added.empty()) {
-                spdlog::info("dnc: {} entries added by {}; {} live leads stopped, {} in a call left to their worker",
-                             out.added.size(), added_by, out.cancelled, out.in_flight);
+                spdlog::info("dnc: {} added by {}; {} stopped, {} in a call left to their worker",
+                             orch::text::counted(static_cast<std::int64_t>(out.added.size()), "entry", "entries"),
+                             orch::text::escaped(added_by), orch::text::counted(out.cancelled, "live lead", "live leads"),
+                             out.in_flight);
             }
             return out;
         });

@@ -3,7 +3,17 @@
 #include "api/text.hpp"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <charconv>
+#include <clocale>
+#include <cwchar>
+#include <locale.h>
+#include <string_view>
+#include <wchar.h>
 #include <cstdlib>
 
 namespace orch::cli {
@@ -26,6 +36,27 @@ std::unique_ptr<engine::store> open_db(const engine::settings& s) {
     auto db = std::make_unique<engine::store>(s.database_url);
     db->require_current();
     return db;
+}
+
+file_text read_file(const std::string& path) {
+    if (path.empty()) {
+        return {std::nullopt, "no file was named (an empty path)"};
+    }
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        return {std::nullopt, "it is a directory, not a file"};
+    }
+    errno = 0;
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return {std::nullopt, errno != 0 ? std::strerror(errno) : "it cannot be opened"};
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    if (in.bad()) {
+        return {std::nullopt, "reading it failed"};
+    }
+    return {text.str(), ""};
 }
 
 std::string csv_cell(const std::string& v) {
@@ -52,17 +83,67 @@ void print_csv(const text_table& t) {
     }
 }
 
-// Characters on a terminal (UTF-8 code points; wide characters count one).
+namespace {
+
+// The terminal's widths come from the C library (wcwidth) under a UTF-8 locale of its own, so
+// the process's locale stays "C" for everything else.
+locale_t utf8_locale() {
+    static const locale_t l = newlocale(LC_CTYPE_MASK, "C.UTF-8", static_cast<locale_t>(nullptr));
+    return l;
+}
+
+// Calls f(bytes, width) for each character of s (UTF-8; an invalid byte counts as one of width 1).
+template <typename F>
+void each_char(const std::string& s, F&& f) {
+    const locale_t l = utf8_locale();
+    const locale_t old = l != static_cast<locale_t>(nullptr) ? uselocale(l) : static_cast<locale_t>(nullptr);
+    std::mbstate_t st{};
+    for (std::size_t i = 0; i < s.size();) {
+        wchar_t wc = 0;
+        const std::size_t n = l != static_cast<locale_t>(nullptr) ? std::mbrtowc(&wc, s.data() + i, s.size() - i, &st)
+                                                                   : static_cast<std::size_t>(-1);
+        if (n == 0 || n > s.size() - i) {  // NUL, invalid or cut short: one byte, one column
+            st = std::mbstate_t{};
+            f(std::string_view(s).substr(i, 1), 1);
+            ++i;
+            continue;
+        }
+        const int w = ::wcwidth(wc);
+        f(std::string_view(s).substr(i, n), w < 0 ? 1 : static_cast<std::size_t>(w));
+        i += n;
+    }
+    if (old != static_cast<locale_t>(nullptr)) {
+        uselocale(old);
+    }
+}
+
+}  // namespace
+
 std::size_t display_width(const std::string& s) {
     std::size_t n = 0;
-    for (unsigned char c : s) {
-        n += (c & 0xC0) != 0x80 ? 1 : 0;
-    }
+    each_char(s, [&n](std::string_view, std::size_t w) { n += w; });
     return n;
 }
 
-// Aligned columns; text is escaped (control and bidirectional characters spelled out) so nothing
-// from the database can move the cursor or reorder the line.
+std::string cut_to_width(const std::string& s, std::size_t width) {
+    if (display_width(s) <= width) {
+        return s;
+    }
+    const std::size_t room = width > 3 ? width - 3 : 0;
+    std::string out;
+    std::size_t used = 0;
+    bool full = false;
+    each_char(s, [&](std::string_view c, std::size_t w) {
+        if (full || used + w > room) {
+            full = true;
+            return;
+        }
+        out += c;
+        used += w;
+    });
+    return out + std::string(std::min<std::size_t>(width, 3), '.');
+}
+
 void print_aligned(const text_table& t) {
     if (!t.title.empty()) {
         std::cout << orch::text::escaped(t.title) << "\n";

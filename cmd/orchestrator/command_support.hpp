@@ -11,6 +11,7 @@
 #include <functional>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -43,6 +44,14 @@ std::string who_default();
 // The store of `s`, checked to be at this binary's schema version.
 std::unique_ptr<engine::store> open_db(const engine::settings& s);
 
+// A file's whole text, or why it cannot be read: "no file was named" (an empty path), "it is a
+// directory", or the system's reason ("No such file or directory").
+struct file_text {
+    std::optional<std::string> text;
+    std::string why;
+};
+file_text read_file(const std::string& path);
+
 // ---- output formats ----
 // Every listing command takes --format table|json|csv. A command with several tables gives them
 // all in table and json form; csv gives one table (its main one, or the one --section names), as
@@ -57,8 +66,11 @@ struct text_table {
 // A field of RFC 4180: quoted (quotes doubled) when it holds a comma, a quote or a line break.
 std::string csv_cell(const std::string& v);
 void print_csv(const text_table& t);
-// Characters on a terminal (UTF-8 code points; wide characters count one).
+// Columns on a terminal: each character's width as the C library's wcwidth gives it under
+// UTF-8 (a wide CJK character 2, a combining mark 0); an invalid byte counts 1.
 std::size_t display_width(const std::string& s);
+// `s` cut to at most `width` columns, ending in "..." when cut; never inside a character.
+std::string cut_to_width(const std::string& s, std::size_t width);
 // Aligned columns; text is escaped (control and bidirectional characters spelled out) so nothing
 // from the database can move the cursor or reorder the line. An empty cell shows as "-".
 void print_aligned(const text_table& t);

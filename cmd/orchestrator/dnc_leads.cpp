@@ -85,20 +85,20 @@ int dnc_remove(const engine::settings& s, const std::string& what, const std::st
     if (!company.empty()) {
         id = dnc::find(db->connection(), "", company).value_or(0);
         if (id == 0) {
-            throw failure("no do-not-contact entry for company '" + company + "'", 2);
+            throw failure("dnc remove: no do-not-contact entry for company '" + orch::text::escaped(company) + "'", 2);
         }
     } else if (what.find_first_not_of("0123456789") == std::string::npos) {
         id = parse_id(what, "the entry id");
     } else {
         id = dnc::find(db->connection(), what, "").value_or(0);
         if (id == 0) {
-            throw failure("no do-not-contact entry for '" + what + "' (canonical: " +
-                              engine::canonical_profile_url(what) + ")", 2);
+            throw failure("dnc remove: no do-not-contact entry for '" + orch::text::escaped(what) + "' (canonical: " +
+                              orch::text::escaped(engine::canonical_profile_url(what)) + ")", 2);
         }
     }
     auto removed = dnc::remove(db->connection(), id);
     if (!removed) {
-        throw failure("no do-not-contact entry " + std::to_string(id), 2);
+        throw failure("dnc remove: no do-not-contact entry " + std::to_string(id), 2);
     }
     std::cout << "removed #" << removed->id << " "
               << (removed->kind == "company" ? "company " + removed->company : removed->profile_url)
@@ -145,19 +145,18 @@ int dnc_list(const engine::settings& s, const std::string& format) {
 }
 
 int dnc_import(const engine::settings& s, const std::string& file, const std::string& reason, const std::string& by) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) {
-        throw failure("dnc import: cannot read '" + file + "'", 2);
+    auto read = read_file(file);
+    if (!read.text) {
+        throw failure("dnc import: cannot read '" + orch::text::escaped(file) + "': " + read.why, 2);
     }
-    std::ostringstream text;
-    text << in.rdbuf();
-    if (text.str().size() > 64 * 1024 * 1024) {
-        throw failure("dnc import: '" + file + "' is larger than 64 MiB", 2);
+    if (read.text->size() > 64 * 1024 * 1024) {
+        throw failure("dnc import: '" + orch::text::escaped(file) + "' is larger than 64 MiB", 2);
     }
-    auto rows = dnc::read_csv(text.str(), reason);
+    auto rows = dnc::read_csv(*read.text, reason);
     if (!rows.problems.empty()) {
-        std::string all = "dnc import: " + file + ": " + std::to_string(rows.problems.size()) +
-                          " invalid line(s); nothing was added:";
+        std::string all = "dnc import: " + orch::text::escaped(file) + ": " +
+                          orch::text::counted(static_cast<std::int64_t>(rows.problems.size()), "invalid line", "invalid lines") +
+                          "; nothing was added:";
         for (const auto& p : rows.problems) {
             all += "\n  " + file + ": " + p;
         }
@@ -173,7 +172,7 @@ int dnc_import(const engine::settings& s, const std::string& file, const std::st
 std::int64_t campaign_id(pqxx::transaction_base& tx, const std::string& name) {
     auto r = tx.exec_params(q("admin/campaign_id"), name);
     if (r.empty()) {
-        throw failure("no campaign named '" + name + "' (`orchestrator campaign list` shows them)", 2);
+        throw failure("no campaign named '" + orch::text::escaped(name) + "' (`orchestrator campaign list` shows them)", 2);
     }
     return r[0][0].as<std::int64_t>();
 }
@@ -244,7 +243,7 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     auto id = campaign_id(tx, name);
     auto detail = engine::lead_ops::lead_detail(tx, id, name, lead_id);
     if (!detail) {
-        throw failure("campaign '" + name + "' has no lead " + lead, 2);
+        throw failure("campaign '" + orch::text::escaped(name) + "' has no lead " + orch::text::escaped(lead), 2);
     }
     const json& l = *detail;
     const json& timeline = l["timeline"];
@@ -252,24 +251,25 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
         std::cout << l.dump(2) << "\n";
         return 0;
     }
-    std::cout << "lead " << l["lead_id"] << " in campaign " << name << ": " << l["state"].get<std::string>() << " ("
-              << l["waiting"].get<std::string>() << ")\n"
-              << "  profile     " << l["profile_url"].get<std::string>() << "\n"
-              << "  step        " << l["step"].get<std::string>() << " (attempt " << l["attempt"] << ")\n"
-              << "  account     " << l["account_id"].get<std::string>() << "\n"
-              << "  next run    " << l["next_run_at"].get<std::string>() << (l["parked"].get<bool>() ? " (parked)" : "")
-              << "\n  version     " << l["version"] << "\n  fields      " << l["fields"].dump() << "\n";
-    std::cout << "  timeline (" << timeline.size() << " calls):\n";
+    // Text from the API, the campaign file or an operator: escaped for the terminal.
+    auto t = [](const json& v) { return orch::text::escaped(v.is_string() ? v.get<std::string>() : v.dump()); };
+    std::cout << "lead " << l["lead_id"] << " in campaign " << orch::text::escaped(name) << ": " << t(l["state"])
+              << " (" << t(l["waiting"]) << ")\n"
+              << "  profile     " << t(l["profile_url"]) << "\n"
+              << "  step        " << t(l["step"]) << " (attempt " << l["attempt"] << ")\n"
+              << "  account     " << t(l["account_id"]) << "\n"
+              << "  next run    " << t(l["next_run_at"]) << (l["parked"].get<bool>() ? " (parked)" : "")
+              << "\n  version     " << l["version"] << "\n  fields      " << t(l["fields"]) << "\n";
+    std::cout << "  timeline (" << timeline.size() << (timeline.size() == 1 ? " call" : " calls") << "):\n";
     for (const auto& a : timeline) {
-        std::cout << "    " << a["started_at"].get<std::string>() << "  " << a["step"].get<std::string>() << "  "
-                  << a["call"].get<std::string>() << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  "
-                  << a["outcome"].get<std::string>()
-                  << (a["error"].get<std::string>().empty() ? "" : "  " + a["error"].get<std::string>()) << "\n";
+        std::cout << "    " << t(a["started_at"]) << "  " << t(a["step"]) << "  " << t(a["call"])
+                  << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  " << t(a["outcome"])
+                  << (a["error"].get<std::string>().empty() ? "" : "  " + t(a["error"])) << "\n";
     }
     const json& events = l["events"];
     std::cout << "  events (" << events.size() << "):\n";
     for (const auto& e : events) {
-        std::cout << "    " << e["received_at"].get<std::string>() << "  " << e["kind"].get<std::string>() << "\n";
+        std::cout << "    " << t(e["received_at"]) << "  " << t(e["kind"]) << "\n";
     }
     return 0;
 }

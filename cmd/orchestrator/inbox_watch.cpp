@@ -32,15 +32,19 @@ std::string str(const json& j) {
     return j.is_string() ? orch::text::escaped(j.get<std::string>()) : j.dump();
 }
 
-// One line of a message: its text on one line, cut at `width` characters.
-std::string one_line(const json& j, std::size_t width) {
-    auto s = str(j);
-    return s.size() > width ? s.substr(0, width - 3) + "..." : s;
-}
-
 int inbox_list(const engine::settings& s, const std::string& campaign, const std::string& account, std::int64_t limit,
                const std::string& format) {
     auto db = open_db(s);
+    // A filter that names nothing is a typo, not an empty inbox.
+    {
+        pqxx::read_transaction tx(db->connection());
+        if (!campaign.empty() && tx.exec_params("SELECT 1 FROM campaigns WHERE name = $1", campaign).empty()) {
+            throw failure("inbox list: no campaign named '" + orch::text::escaped(campaign) + "'", 2);
+        }
+        if (!account.empty() && tx.exec_params("SELECT 1 FROM accounts WHERE account_id = $1", account).empty()) {
+            throw failure("inbox list: no account '" + orch::text::escaped(account) + "' (give its id, as `accounts list` shows)", 2);
+        }
+    }
     inbox::list_filter f{campaign, account, 0, limit};
     auto out = inbox::list(db->connection(), f);
     if (format == "json") {
@@ -66,18 +70,19 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
         std::cout << "no replies\n";
         return 0;
     }
-    std::cout << std::left << std::setw(8) << "ID" << std::setw(26) << "RECEIVED" << std::setw(18) << "CAMPAIGN"
-              << std::setw(18) << "ACCOUNT" << std::setw(10) << "ANSWERED" << "FROM / TEXT\n";
+    // One line a reply; the text cut to 70 columns (`inbox show ID` has it whole).
+    auto raw = [](const json& v) { return v.is_null() ? std::string() : v.is_string() ? v.get<std::string>() : v.dump(); };
+    text_table t{"", {"id", "received", "campaign", "account", "answered", "from", "text"}, {}};
     for (const auto& r : items) {
-        std::string answered = r["manual_replies"].get<std::int64_t>() > 0 ? str(r["last_reply_state"]) : "-";
+        std::string answered = r["manual_replies"].get<std::int64_t>() > 0 ? raw(r["last_reply_state"]) : "";
         if (!r["mark"].is_null()) {
-            answered = "not-int.";
+            answered = "not interested";
         }
-        std::cout << std::setw(8) << r["id"].get<std::int64_t>() << std::setw(26) << str(r["received_at"])
-                  << std::setw(18) << one_line(r["campaign"], 17) << std::setw(18) << one_line(r["account_id"], 17)
-                  << std::setw(10) << answered << one_line(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"], 60)
-                  << "\n" << std::setw(98) << "" << "\"" << one_line(r["text"], 70) << "\"\n";
+        t.rows.push_back({raw(r["id"]), raw(r["received_at"]), raw(r["campaign"]), raw(r["account_id"]), answered,
+                          cut_to_width(raw(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"]), 60),
+                          cut_to_width(raw(r["text"]), 70)});
     }
+    print_aligned(t);
     return 0;
 }
 
@@ -305,8 +310,11 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     auto* cmd = app.add_subcommand("inbox", "replies by campaign and account: read, answer, mark not interested");
     cmd->require_subcommand(1);
     auto* list = cmd->add_subcommand("list", "replies, newest first");
-    list->add_option("--campaign", o.campaign, "only this campaign's");
-    list->add_option("--account", o.account, "only those received on this account id");
+    // An empty value is refused rather than read as "every campaign" (or account).
+    list->add_option("--campaign", o.campaign, "only this campaign's")
+        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("a campaign name, not empty") : std::string(); }, "NAME"));
+    list->add_option("--account", o.account, "only those received on this account id")
+        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an account id, not empty") : std::string(); }, "ID"));
     list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
     list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     list->callback([&, load_db] {

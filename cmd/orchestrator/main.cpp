@@ -46,6 +46,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cmath>
 #include <charconv>
 #include <csignal>
 #include <filesystem>
@@ -73,15 +74,7 @@ struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-std::optional<std::string> read_text(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in) {
-        return std::nullopt;
-    }
-    std::ostringstream s;
-    s << in.rdbuf();
-    return s.str();
-}
+std::optional<std::string> read_text(const fs::path& p) { return orch::cli::read_file(p.string()).text; }
 
 // ---- settings from file, environment and flags ----
 struct global_options {
@@ -328,7 +321,7 @@ int cmd_accounts_sync(const settings& s) {
         }
         db.upsert_account(row);
     }
-    std::cout << "synced " << r->items.size() << " accounts\n";
+    std::cout << "synced " << orch::text::counted(static_cast<std::int64_t>(r->items.size()), "account", "accounts") << "\n";
     return 0;
 }
 
@@ -442,13 +435,22 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         print_sections("csv", {list, q}, {"accounts", "quotas"}, section, json());
         return 0;
     }
-    std::printf("%-24s %-12s %-10s %-10s %s\n", "account", "label", "status", "connected", "webhook");
+    // The accounts, then each one's quotas. Text from the API or an operator is escaped by the
+    // printer, so no control or bidi character reaches the terminal.
+    text_table list{"", {"account", "label", "status", "connected", "webhook"}, {}};
     for (const auto& a : accounts) {
-        // Text from the API or an operator: escaped, so no control or bidi character reaches the terminal.
-        std::printf("%-24s %-12s %-10s %-10s %s\n", orch::text::escaped(a.account_id).c_str(),
-                    orch::text::escaped(a.label).c_str(), orch::text::escaped(a.api_status).c_str(),
-                    a.connected ? "yes" : "no", orch::text::escaped(a.webhook_id).c_str());
-        if (!orch::engine::no_overrides(a.quotas)) {
+        list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "yes" : "no", a.webhook_id});
+    }
+    print_aligned(list);
+    for (const auto& a : accounts) {
+        auto it = quotas.find(a.account_id);
+        const bool overrides = !orch::engine::no_overrides(a.quotas);
+        if (it == quotas.end() && !overrides) {
+            continue;
+        }
+        std::cout << "\n" << orch::text::escaped(a.account_id)
+                  << (a.label.empty() ? std::string() : " (" + orch::text::escaped(a.label) + ")") << "\n";
+        if (overrides) {
             std::string text;
             for (auto act : orch::engine::quota_actions) {
                 const auto& o = a.quotas[static_cast<std::size_t>(act)];
@@ -458,27 +460,25 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
                             (o.per_week ? " " + std::to_string(*o.per_week) + "/week" : "");
                 }
             }
-            std::printf("    own quotas (accounts limits): %s\n", text.c_str());
+            std::printf("  own quotas (accounts limits): %s\n", text.c_str());
         }
-        auto it = quotas.find(a.account_id);
         if (it == quotas.end()) {
             continue;
         }
         if (it->second.key_cooldown_until) {
-            std::printf("    API key cooling down until %s\n",
-                        orch::iso8601_s(*it->second.key_cooldown_until).c_str());
+            std::printf("  API key cooling down until %s\n", orch::iso8601_s(*it->second.key_cooldown_until).c_str());
         }
-        std::printf("    %-18s %-20s %-20s %s\n", "action", "today used/limit", "week used/limit", "cooldown until");
+        text_table q{"", {"action", "today used/limit", "week used/limit", "cooldown until"}, {}};
         for (const auto& st : it->second.actions) {
             // Read-only checks have no quota: shown only when used or cooling down.
             if (st.limit_today < 0 && st.limit_week < 0 && st.used_week == 0 && !st.cooldown_until) {
                 continue;
             }
-            std::printf("    %-18s %-20s %-20s %s\n", limits::to_string(st.what),
-                        left_text(st.used_today, st.limit_today, st.left_today).c_str(),
-                        left_text(st.used_week, st.limit_week, st.left_week).c_str(),
-                        st.cooldown_until ? orch::iso8601_s(*st.cooldown_until).c_str() : "-");
+            q.rows.push_back({limits::to_string(st.what), left_text(st.used_today, st.limit_today, st.left_today),
+                              left_text(st.used_week, st.limit_week, st.left_week),
+                              st.cooldown_until ? orch::iso8601_s(*st.cooldown_until) : std::string()});
         }
+        print_aligned(q);
     }
     if (!quotas_error.empty()) {
         std::printf("quotas unavailable (%s)\n", quotas_error.c_str());
@@ -506,7 +506,7 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         }
         auto a = limits::parse_action(name);
         if (!a || !orch::engine::has_quota(*a)) {
-            throw usage_error("--clear: unknown action '" + name + "'; one of invite, send, visit, withdraw, search, all");
+            throw usage_error("--clear: unknown action '" + orch::text::escaped(name) + "'; one of invite, send, visit, withdraw, search, all");
         }
         current[static_cast<std::size_t>(*a)] = {};
     }
@@ -586,11 +586,12 @@ struct loaded_campaign {
     std::string source;
 };
 
-loaded_campaign load_campaign_file(const std::string& file, orch::engine::store* db) {
-    auto text = read_text(file);
-    if (!text) {
-        throw usage_error(file + ": cannot read the file");
+loaded_campaign load_campaign_file(const std::string& file, orch::engine::store* db, bool stores = true) {
+    auto read = orch::cli::read_file(file);
+    if (!read.text) {
+        throw usage_error("'" + orch::text::escaped(file) + "': cannot read the campaign file: " + read.why);
     }
+    auto& text = read.text;
     auto base = fs::path(file).parent_path();
     auto r = orch::engine::check_definition(*text, file, db, [base](const std::string& path) {
         fs::path p(path);
@@ -604,7 +605,8 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
         for (const auto& d : r.errors) {
             all += d.to_string() + "\n";
         }
-        all += std::to_string(r.errors.size()) + " error(s); nothing was stored";
+        all += orch::text::counted(static_cast<std::int64_t>(r.errors.size()), "error", "errors") +
+               (stores ? "; nothing was stored" : "");
         throw usage_error(all);
     }
     return {std::move(*r.value), std::move(*text)};
@@ -659,20 +661,27 @@ int cmd_campaign_validate(const global_options& g, const std::string& file) {
         db = std::make_unique<orch::engine::store>(s.database_url);
         db->require_current();
     }
-    auto c = load_campaign_file(file, db.get());
-    std::cout << file << ": ok (campaign '" << c.value.name << "', " << c.value.steps.size() << " steps"
+    auto c = load_campaign_file(file, db.get(), false);
+    std::cout << file << ": ok (campaign '" << c.value.name << "', "
+              << orch::text::counted(static_cast<std::int64_t>(c.value.steps.size()), "step", "steps")
               << (db ? "" : "; accounts not checked: no database configured") << ")\n";
     return 0;
 }
 
 // The pre-launch forecast (campaigns/estimate.hpp): credits from the client's cost model, the
 // duration from the quotas in force (the settings' per-account defaults, tightened by the file's
-// limits) and the schedule. Needs no database or API.
+// limits) and the schedule. Needs no API; with a database configured it looks the senders up.
 int cmd_campaign_estimate(const global_options& g, const std::string& file, const std::string& format) {
     settings_needs needs;
     needs.database = false;
     auto s = load(g, needs);
-    auto c = load_campaign_file(file, nullptr);
+    // With a database configured, the senders are looked up as `campaign validate` does.
+    std::unique_ptr<orch::engine::store> db;
+    if (!s.database_url.empty()) {
+        db = std::make_unique<orch::engine::store>(s.database_url);
+        db->require_current();
+    }
+    auto c = load_campaign_file(file, db.get(), false);
     namespace cs = orch::campaigns;
     cs::estimate_input in;
     in.senders = static_cast<std::int64_t>(c.value.accounts.size());
@@ -728,10 +737,33 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // Beyond a century (a quota of nearly nothing) there is no date to give: the clock's range
     // ends some 290 years out.
     const bool finishes = r.calendar_days < 36'500.0;
-    const std::string finish_day =
-        finishes ? orch::engine::ledger::utc_day(std::chrono::system_clock::now() +
-                                                 std::chrono::seconds(static_cast<std::int64_t>(r.calendar_days * 86'400.0)))
-                 : std::string();
+    // The finish date walks the schedule's weekdays from today (UTC): the working days the calls
+    // need, each on a day the schedule works (a part-used day counts whole), then the waits, and
+    // on to the next working day; so it never falls on a day the schedule does not work.
+    std::string finish_day;
+    if (finishes) {
+        using namespace std::chrono;
+        const auto works = [&](sys_days d) {
+            const unsigned iso = weekday(d).iso_encoding();  // 1 = Monday .. 7 = Sunday
+            return c.value.schedule.days[iso - 1];
+        };
+        sys_days day = floor<days>(system_clock::now());
+        double left = r.working_days;
+        for (int guard = 0; guard < 400'000; ++guard) {
+            if (works(day)) {
+                left -= 1.0;
+                if (left <= 0) {
+                    break;
+                }
+            }
+            day += days{1};
+        }
+        day += days{static_cast<int>(std::ceil(static_cast<double>(r.longest_wait.count()) / 86'400.0))};
+        for (int guard = 0; guard < 7 && !works(day); ++guard) {
+            day += days{1};
+        }
+        finish_day = orch::engine::ledger::utc_day(time_point_cast<system_clock::duration>(day));
+    }
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},
                                 {"leads", in.leads},
@@ -762,18 +794,25 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     if (format == "csv") {
         // The per-action table (the json form has the totals too).
-        text_table t{"", {"action", "calls_max", "per_working_day", "working_days"}, {}};
+        text_table t{"", {"action", "calls_max", "per_working_day", "working_days", "working_days_new_senders"}, {}};
         for (const auto& a : r.actions) {
             char days[32];
+            char days_new[32];
             std::snprintf(days, sizeof days, "%.1f", a.working_days);
+            std::snprintf(days_new, sizeof days_new, "%.1f", a.working_days_new_accounts);
             t.rows.push_back({a.action, std::to_string(a.calls_max),
-                              a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day), days});
+                              a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day), days,
+                              days_new});
         }
         print_csv(t);
         return 0;
     }
-    std::printf("Estimate for '%s': %lld leads, %zu sender(s)\n", orch::text::escaped(c.value.name).c_str(),
-                static_cast<long long>(in.leads), c.value.accounts.size());
+    std::printf("Estimate for '%s': %s, %s\n", orch::text::escaped(c.value.name).c_str(),
+                orch::text::counted(in.leads, "lead", "leads").c_str(),
+                orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str());
+    if (!db) {
+        std::printf("  (senders not looked up: no database configured)\n");
+    }
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
@@ -847,13 +886,13 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, charge,
                                             std::chrono::system_clock::now(), bar);
     std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
-              << ", version " << r.version << ": " << r.leads << " leads, " << r.enrolled << " enrolled, " << r.skipped
+              << ", version " << r.version << ": " << orch::text::counted(r.leads, "lead", "leads") << ", " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
     if (found) {
         std::cout << "audience search: " << found->people.size() << " people found of " << found->asked << " asked"
                   << (found->available ? " (" + std::to_string(*found->available) + " available)" : std::string())
-                  << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", " << r.charged
-                  << " credits, booked in the campaign's budget\n";
+                  << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", "
+                  << orch::text::counted(r.charged, "credit", "credits") << ", booked in the campaign's budget\n";
         if (!found->stopped.empty()) {
             std::cout << "audience search stopped early: " << orch::text::escaped(found->stopped) << "\n";
         }
@@ -1013,7 +1052,7 @@ int cmd_campaign_versions(const settings& s, const std::string& name, const std:
     pqxx::read_transaction tx(db.connection());
     auto v = orch::engine::campaign_versions_list(tx, name);
     if (!v) {
-        throw usage_error("no campaign named '" + name + "'");
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
     if (format == "json") {
         std::cout << v->dump(2) << "\n";
@@ -1045,7 +1084,7 @@ int cmd_campaign_diff(const settings& s, const std::string& name, const std::vec
     auto d = orch::engine::campaign_diff(tx, name, versions.empty() ? std::nullopt : std::optional<int>(versions[0]),
                                          versions.empty() ? std::nullopt : std::optional<int>(versions[1]));
     if (!d.found) {
-        throw usage_error("no campaign named '" + name + "'");
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
     if (!d.error.empty()) {
         throw usage_error(d.error);
@@ -1203,7 +1242,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
     pqxx::read_transaction tx(db.connection());
     auto rows = ledger::campaign_budgets(tx, name);
     if (!name.empty() && rows.empty()) {
-        throw usage_error("no campaign named '" + name + "'");
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
     for (const auto& problem : ledger::check(tx)) {
         spdlog::error("ledger invariant broken: {}", problem);
@@ -1268,8 +1307,9 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         print_sections("csv", tables, names, section, json());
         return 0;
     }
-    std::printf("%-24s %-9s %10s %10s %10s %10s %10s  %s\n", "CAMPAIGN", "STATE", "BUDGET", "AVAILABLE", "RESERVED",
-                "SPENT", "SHORTFALL", "CAPS / PAUSED BECAUSE");
+    auto num = [](const json& v) { return v.is_number() ? v.dump() : std::string(); };
+    text_table budgets{"", {"campaign", "state", "budget", "available", "reserved", "spent", "overrun", "shortfall",
+                            "caps / paused because"}, {}};
     for (const auto& c : out) {
         std::string note = "per account " + cap_text(c["per_account"]) + ", per day " + cap_text(c["per_day"]);
         if (c["today"].is_object()) {
@@ -1280,36 +1320,32 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         if (!c["pause_reason"].get<std::string>().empty()) {
             note += "; " + c["pause_reason"].get<std::string>();
         }
-        std::printf("%-24s %-9s %10s %10lld %10lld %10lld %10lld  %s\n",
-                    orch::text::escaped(c["campaign"].get<std::string>()).c_str(),
-                    c["state"].get<std::string>().c_str(), cap_text(c["budget"]).c_str(),
-                    static_cast<long long>(c["available"]), static_cast<long long>(c["reserved"]),
-                    static_cast<long long>(c["spent"]), static_cast<long long>(c["shortfall"]),
-                    orch::text::escaped(note).c_str());
+        budgets.rows.push_back({c["campaign"].get<std::string>(), c["state"].get<std::string>(), cap_text(c["budget"]),
+                                num(c["available"]), num(c["reserved"]), num(c["spent"]), num(c["overrun"]),
+                                num(c["shortfall"]), note});
     }
+    print_aligned(budgets);
     if (!name.empty() && !out[0]["accounts"].empty()) {
-        std::printf("\nper-account cap %s\n  %-24s %8s %8s %8s\n", cap_text(out[0]["per_account"]).c_str(), "account",
-                    "reserved", "spent", "left");
+        text_table t{"per-account cap " + cap_text(out[0]["per_account"]), {"account", "reserved", "spent", "left"}, {}};
         for (const auto& a : out[0]["accounts"]) {
-            std::printf("  %-24s %8lld %8lld %8lld\n", orch::text::escaped(a["account"].get<std::string>()).c_str(),
-                        static_cast<long long>(a["reserved"]), static_cast<long long>(a["spent"]),
-                        static_cast<long long>(a["available"]));
+            t.rows.push_back({a["account"].get<std::string>(), num(a["reserved"]), num(a["spent"]), num(a["available"])});
         }
+        std::cout << "\n";
+        print_aligned(t);
     }
     for (const char* dim : dims) {
         if (name.empty()) {
             break;
         }
-        std::printf("\nspend by %s\n  %-24s %8s %8s %8s %8s %12s %12s %8s\n", dim, dim, "calls", "pending", "posted",
-                    "voided", "res.pending", "res.posted", "credits");
+        text_table t{std::string("spend by ") + dim,
+                     {dim, "calls", "pending", "posted", "voided", "res.pending", "res.posted", "credits"}, {}};
         for (const auto& r : spend[std::string("by_") + dim]) {
-            std::printf("  %-24s %8lld %8lld %8lld %8lld %12lld %12lld %8lld\n",
-                        orch::text::escaped(r[dim].get<std::string>()).c_str(),
-                        static_cast<long long>(r["calls"]), static_cast<long long>(r["pending"]),
-                        static_cast<long long>(r["posted_calls"]), static_cast<long long>(r["voided"]),
-                        static_cast<long long>(r["reserved_pending"]), static_cast<long long>(r["reserved_posted"]),
-                        static_cast<long long>(r["posted"]));
+            t.rows.push_back({r[dim].is_string() ? r[dim].get<std::string>() : r[dim].dump(), num(r["calls"]),
+                              num(r["pending"]), num(r["posted_calls"]), num(r["voided"]), num(r["reserved_pending"]),
+                              num(r["reserved_posted"]), num(r["posted"])});
         }
+        std::cout << "\n";
+        print_aligned(t);
     }
     return 0;
 }
@@ -1357,7 +1393,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::string
         throw usage_error(std::string("budget set: ") + e.what() + "; nothing changed");
     }
     if (!r) {
-        throw usage_error("no campaign named '" + name + "'");
+        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
     }
     auto cap = [](const std::optional<std::int64_t>& c) { return c ? std::to_string(*c) : std::string("none"); };
     std::printf("campaign %s: budget %lld credits, per day %s, per account %s; %lld available\n", name.c_str(),
@@ -1628,7 +1664,8 @@ int main(int argc, char** argv) {
     std::string budget_campaign;
     auto* budget_show = budget->add_subcommand("show", "budgets, available, reserved vs posted; one campaign: spend per action, account, day");
     budget_show->add_option("CAMPAIGN", budget_campaign, "one campaign's name (default: every campaign)")
-        ->type_name("TEXT");
+        ->type_name("TEXT")
+        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("a campaign name, not empty") : std::string(); }, "NAME"));
     add_format(budget_show);
     add_section(budget_show, "budgets, accounts, by_action, by_account, by_day (csv; all but budgets need CAMPAIGN)");
     budget_show->callback([&] {

@@ -18,6 +18,7 @@
 #include <ctime>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 namespace {
 
@@ -227,6 +228,80 @@ TEST_F(CliOutput, EveryListingTakesCsv) {
     auto accounts = env_->run({"accounts", "list", "--format", "json"});
     ASSERT_EQ(accounts.exit_code, 0) << accounts.output;
     EXPECT_EQ(json::parse(accounts.output)["accounts"][0]["status"], "connected") << accounts.output;
+}
+
+// Tables line up on a terminal whatever the characters: a wide (CJK) character takes two
+// columns, so the next column starts where the header's does on screen, not by bytes or code
+// points; a text too long for its column is cut between characters.
+TEST_F(CliOutput, TablesLineUpWithWideCharacters) {
+    ASSERT_EQ(env_->run({"dnc", "add", "https://n.example/in/abc"}).exit_code, 0);
+    ASSERT_EQ(env_->run({"dnc", "add", "https://n.example/in/j\u00fcrgen-\u65e5\u672c\u8a9e"}).exit_code, 0);
+    auto r = env_->run({"dnc", "list"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // The screen column of `needle` in `line`: code points, plus one for each of the three wide
+    // characters before it.
+    auto column = [](const std::string& line, const std::string& needle) {
+        const auto at = line.find(needle);
+        if (at == std::string::npos) {
+            return std::string::npos;
+        }
+        std::size_t points = 0;
+        for (std::size_t i = 0; i < at; ++i) {
+            points += (static_cast<unsigned char>(line[i]) & 0xC0) != 0x80 ? 1 : 0;
+        }
+        const bool wide = line.substr(0, at).find("\u65e5") != std::string::npos;
+        return points + (wide ? 3 : 0);
+    };
+    std::istringstream lines(r.output);
+    std::string header, first, second;
+    std::getline(lines, header);
+    std::getline(lines, first);
+    std::getline(lines, second);
+    const auto added = column(header, "added");
+    ASSERT_NE(added, std::string::npos) << r.output;
+    EXPECT_EQ(column(first, "20"), added) << r.output;
+    EXPECT_EQ(column(second, "20"), added) << r.output;
+}
+
+// Mistakes on the command line are said, with exit 2: a filter naming nothing, an empty name, a
+// directory or no path given as a file, a sender the database does not know (estimate looks the
+// senders up as validate does when a database is configured).
+TEST_F(CliOutput, NamesThatNameNothingAreRefused) {
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"inbox", "list", "--campaign", "nope"},
+          std::vector<std::string>{"inbox", "list", "--account", "nope"},
+          std::vector<std::string>{"inbox", "list", "--campaign", ""}, std::vector<std::string>{"budget", "show", ""},
+          std::vector<std::string>{"campaign", "estimate", ""}, std::vector<std::string>{"campaign", "validate", "/tmp"},
+          std::vector<std::string>{"dnc", "import", "/tmp"}}) {
+        auto r = env_->run(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.output;
+    }
+    EXPECT_NE(env_->run({"inbox", "list", "--campaign", "nope"}).output.find("no campaign named 'nope'"), std::string::npos);
+    EXPECT_NE(env_->run({"campaign", "validate", "/tmp"}).output.find("it is a directory"), std::string::npos);
+    EXPECT_NE(env_->run({"campaign", "estimate", ""}).output.find("no file was named"), std::string::npos);
+
+    std::ofstream(file_) << "name: e\naccounts: [nobody]\naudience:\n  search:\n    title: Engineer\n"
+                            "schedule:\n  time_zone: UTC\nbudget_credits: 50\nsteps:\n  - id: v\n    kind: visit\n";
+    auto unknown = env_->run({"campaign", "estimate", file_});
+    EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
+    EXPECT_NE(unknown.output.find("unknown account 'nobody'"), std::string::npos) << unknown.output;
+}
+
+// The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.
+TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
+    std::ofstream(file_) << "name: wednesdays\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n"
+                            "  total_results: 100\nschedule:\n  time_zone: UTC\n  days: [wed]\n"
+                            "budget_credits: 500\nsteps:\n  - id: i\n    kind: invite\n";
+    auto r = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto day = json::parse(r.output)["finish_around"].get<std::string>();
+    std::tm tm{};
+    ASSERT_NE(strptime(day.c_str(), "%Y-%m-%d", &tm), nullptr) << day;
+    tm.tm_hour = 12;
+    const std::time_t t = timegm(&tm);
+    std::tm back{};
+    gmtime_r(&t, &back);
+    EXPECT_EQ(back.tm_wday, 3) << day << " is not a Wednesday";
 }
 
 // An empty database: every command says to run `orchestrator migrate`; a worker without Redis

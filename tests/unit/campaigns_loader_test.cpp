@@ -584,6 +584,28 @@ TEST(loader, duplicate_profile_url_in_file_is_a_warning) {
         "enrolled once");
 }
 
+// A profile URL with a control character (here ESC and TAB) or a space is refused with its line
+// and byte: it would reach every listing of the lead, and terminals interpret an escape.
+TEST(loader, a_profile_url_with_a_control_character_or_a_space_is_refused) {
+    std::map<std::string, std::string> files = {
+        {"d.csv", "profile_url\nhttps://n.example/in/ok\n\"https://n.example/in/e\x1b[31mred\"\n"
+                  "\"https://n.example/in/t\tab\"\nhttps://n.example/in/a b\n"}};
+    load_result r = load(
+        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        files);
+    EXPECT_FALSE(r.value);
+    ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
+    EXPECT_EQ(r.errors[0].to_string().rfind("d.csv:3:1: profile_url 'https://n.example/in/e\\x1b[31mred' has ", 0), 0u)
+        << all_errors(r);
+    EXPECT_NE(r.errors[0].to_string().find("at byte 23"), std::string::npos) << all_errors(r);
+    EXPECT_EQ(r.errors[1].to_string().rfind("d.csv:4:1: profile_url 'https://n.example/in/t\\tab' has ", 0), 0u)
+        << all_errors(r);
+    EXPECT_EQ(r.errors[2].to_string(),
+              "d.csv:5:1: profile_url 'https://n.example/in/a b' has a space at byte 23 (a URL writes it %20)")
+        << all_errors(r);
+}
+
 TEST(loader, defaults) {
     load_result r = load(step("  - {id: a, kind: visit}\n"));
     ASSERT_TRUE(r.value) << all_errors(r);
