@@ -630,8 +630,9 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
                       "  - {id: invite, kind: invite}\n"
                       "  - {id: wait, kind: wait_accepted, timeout: 7d, next: hello, on_timeout: end}\n"
                       "  - {id: hello, kind: send, message_text: \"Hi\"}\n");
+    // No database: the forecast needs none (with one, the senders a1 and a2 would be looked up).
     auto r = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file, "--format", "json"},
-                                     {{"ORCH_INVITE_PER_DAY", "80"}});
+                                     {{"ORCH_INVITE_PER_DAY", "80"}, {"DATABASE_URL", ""}});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = json::parse(r.output.substr(r.output.find('{')));
     EXPECT_EQ(j["leads"], 100);
