@@ -92,16 +92,42 @@ locale_t utf8_locale() {
     return l;
 }
 
+// The thread's locale for the lifetime of the guard, given back on every path.
+class thread_locale {
+public:
+    explicit thread_locale(locale_t l) : old_(l != static_cast<locale_t>(nullptr) ? uselocale(l) : l) {}
+    ~thread_locale() {
+        if (old_ != static_cast<locale_t>(nullptr)) {
+            uselocale(old_);
+        }
+    }
+    thread_locale(const thread_locale&) = delete;
+    thread_locale& operator=(const thread_locale&) = delete;
+
+private:
+    locale_t old_;
+};
+
 // Calls f(bytes, width) for each character of s (UTF-8; an invalid byte counts as one of width 1).
+// Without the UTF-8 locale (not installed), a character is its lead byte and the continuation
+// bytes after it, one column wide, so a cut still never splits it.
 template <typename F>
 void each_char(const std::string& s, F&& f) {
     const locale_t l = utf8_locale();
-    const locale_t old = l != static_cast<locale_t>(nullptr) ? uselocale(l) : static_cast<locale_t>(nullptr);
+    const thread_locale in_utf8(l);
     std::mbstate_t st{};
     for (std::size_t i = 0; i < s.size();) {
+        if (l == static_cast<locale_t>(nullptr)) {
+            std::size_t n = 1;
+            while (i + n < s.size() && (static_cast<unsigned char>(s[i + n]) & 0xC0) == 0x80) {
+                ++n;
+            }
+            f(std::string_view(s).substr(i, n), 1);
+            i += n;
+            continue;
+        }
         wchar_t wc = 0;
-        const std::size_t n = l != static_cast<locale_t>(nullptr) ? std::mbrtowc(&wc, s.data() + i, s.size() - i, &st)
-                                                                   : static_cast<std::size_t>(-1);
+        const std::size_t n = std::mbrtowc(&wc, s.data() + i, s.size() - i, &st);
         if (n == 0 || n > s.size() - i) {  // NUL, invalid or cut short: one byte, one column
             st = std::mbstate_t{};
             f(std::string_view(s).substr(i, 1), 1);
@@ -111,9 +137,6 @@ void each_char(const std::string& s, F&& f) {
         const int w = ::wcwidth(wc);
         f(std::string_view(s).substr(i, n), w < 0 ? 1 : static_cast<std::size_t>(w));
         i += n;
-    }
-    if (old != static_cast<locale_t>(nullptr)) {
-        uselocale(old);
     }
 }
 
@@ -144,7 +167,7 @@ std::string cut_to_width(const std::string& s, std::size_t width) {
     return out + std::string(std::min<std::size_t>(width, 3), '.');
 }
 
-void print_aligned(const text_table& t) {
+void print_aligned(const text_table& t, const std::vector<std::size_t>& max_widths) {
     if (!t.title.empty()) {
         std::cout << orch::text::escaped(t.title) << "\n";
     }
@@ -152,8 +175,13 @@ void print_aligned(const text_table& t) {
     cells.push_back(t.columns);
     for (const auto& row : t.rows) {
         std::vector<std::string> r;
-        for (const auto& c : row) {
-            r.push_back(orch::text::escaped(c.empty() ? "-" : c));
+        for (std::size_t i = 0; i < row.size(); ++i) {
+            // Escaped first, then cut: the width is the one the terminal shows.
+            auto text = orch::text::escaped(row[i].empty() ? "-" : row[i]);
+            if (i < max_widths.size() && max_widths[i] > 0) {
+                text = cut_to_width(text, max_widths[i]);
+            }
+            r.push_back(std::move(text));
         }
         cells.push_back(std::move(r));
     }

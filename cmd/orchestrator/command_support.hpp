@@ -72,7 +72,8 @@ std::size_t display_width(const std::string& s);
 // `s` cut to at most `width` columns, ending in "..." when cut; never inside a character.
 std::string cut_to_width(const std::string& s, std::size_t width);
 // Aligned columns; text is escaped (control and bidirectional characters spelled out) so nothing
-// from the database can move the cursor or reorder the line. An empty cell shows as "-".
-void print_aligned(const text_table& t);
+// from the database can move the cursor or reorder the line. An empty cell shows as "-". A column
+// with a maximum width in `max_widths` (0: none) is cut to it, after the escaping.
+void print_aligned(const text_table& t, const std::vector<std::size_t>& max_widths = {});
 
 }  // namespace orch::cli

@@ -158,7 +158,7 @@ int dnc_import(const engine::settings& s, const std::string& file, const std::st
                           orch::text::counted(static_cast<std::int64_t>(rows.problems.size()), "invalid line", "invalid lines") +
                           "; nothing was added:";
         for (const auto& p : rows.problems) {
-            all += "\n  " + file + ": " + p;
+            all += "\n  " + orch::text::escaped(file) + ": " + p;
         }
         throw failure(all, 2);
     }

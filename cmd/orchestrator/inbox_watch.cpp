@@ -79,10 +79,9 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
             answered = "not interested";
         }
         t.rows.push_back({raw(r["id"]), raw(r["received_at"]), raw(r["campaign"]), raw(r["account_id"]), answered,
-                          cut_to_width(raw(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"]), 60),
-                          cut_to_width(raw(r["text"]), 70)});
+                          raw(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"]), raw(r["text"])});
     }
-    print_aligned(t);
+    print_aligned(t, {0, 0, 0, 0, 0, 60, 70});
     return 0;
 }
 

@@ -675,11 +675,21 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     settings_needs needs;
     needs.database = false;
     auto s = load(g, needs);
-    // With a database configured, the senders are looked up as `campaign validate` does.
+    // With a database configured, the senders are looked up as `campaign validate` does; a
+    // database that cannot answer (down, not migrated) leaves the forecast offline, with a warning.
     std::unique_ptr<orch::engine::store> db;
+    std::string db_problem = "no database configured";
     if (!s.database_url.empty()) {
-        db = std::make_unique<orch::engine::store>(s.database_url);
-        db->require_current();
+        try {
+            auto opened = std::make_unique<orch::engine::store>(s.database_url);
+            opened->require_current();
+            db = std::move(opened);
+        } catch (const std::exception& e) {
+            // libpq's messages run over lines; the first says what happened.
+            const std::string what = e.what();
+            db_problem = "the database did not answer (" + what.substr(0, what.find('\n')) + ")";
+            std::cerr << "warning: the senders are not looked up: " << orch::text::escaped(db_problem) << "\n";
+        }
     }
     auto c = load_campaign_file(file, db.get(), false);
     namespace cs = orch::campaigns;
@@ -794,7 +804,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     if (format == "csv") {
         // The per-action table (the json form has the totals too).
-        text_table t{"", {"action", "calls_max", "per_working_day", "working_days", "working_days_new_senders"}, {}};
+        text_table t{"", {"action", "calls_max", "per_working_day", "working_days", "working_days_new_accounts"}, {}};
         for (const auto& a : r.actions) {
             char days[32];
             char days_new[32];
@@ -811,7 +821,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 orch::text::counted(in.leads, "lead", "leads").c_str(),
                 orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str());
     if (!db) {
-        std::printf("  (senders not looked up: no database configured)\n");
+        std::printf("  (senders not looked up: %s)\n",
+                    s.database_url.empty() ? "no database configured" : "the database did not answer");
     }
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),

@@ -207,7 +207,7 @@ TEST_F(CliOutput, EveryListingTakesCsv) {
     const std::vector<std::pair<std::vector<std::string>, std::string>> listings = {
         {{"campaign", "list"}, "campaign,state,"},
         {{"campaign", "versions", "listed"}, "version,created_at,enrollments,current,digest\r\n1,"},
-        {{"accounts", "list"}, "account"},
+        {{"accounts", "list"}, "account,label,status,connected,webhook\r\n"},
         {{"leads", "list", "listed"}, "lead_id,enrollment_id,profile_url,"},
         {{"dnc", "list"}, "id,kind,profile_url,company,reason,added_by,added_at\r\n"},
         {{"inbox", "list"}, "id,received_at,campaign,account_id,lead_id,profile_url,"},
@@ -219,7 +219,14 @@ TEST_F(CliOutput, EveryListingTakesCsv) {
         auto r = env_->run(cmd);
         ASSERT_EQ(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.output;
         EXPECT_EQ(r.output.rfind(header, 0), 0u) << args[0] << " " << args[1] << ": " << r.output;
-        EXPECT_EQ(r.output.find('\n'), r.output.find("\r\n") + 1) << args[0] << " " << args[1] << ": " << r.output;
+        // Every line ends in CRLF.
+        std::size_t lf = 0, crlf = 0;
+        for (std::size_t i = 0; i < r.output.size(); ++i) {
+            lf += r.output[i] == '\n' ? 1 : 0;
+            crlf += r.output[i] == '\n' && i > 0 && r.output[i - 1] == '\r' ? 1 : 0;
+        }
+        EXPECT_GT(lf, 0u) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_EQ(crlf, lf) << args[0] << " " << args[1] << ": " << r.output;
     }
     auto versions = env_->run({"campaign", "versions", "listed"});
     ASSERT_EQ(versions.exit_code, 0) << versions.output;
