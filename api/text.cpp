@@ -111,6 +111,17 @@ std::string counted(std::int64_t n, std::string_view one, std::string_view many)
     return out;
 }
 
+std::string csv_field(std::string_view v) {
+    if (v.find_first_of(",\"\n\r") == std::string_view::npos) {
+        return std::string(v);
+    }
+    std::string out = "\"";
+    for (char c : v) {
+        out += c == '"' ? std::string("\"\"") : std::string(1, c);
+    }
+    return out + "\"";
+}
+
 std::string escaped(std::string_view s) {
     std::string out;
     out.reserve(s.size());

@@ -11,6 +11,8 @@
 //                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
 //                terminal
 //   counted      "1 live lead", "3 live leads": a count and its noun, singular or plural
+//   csv_field    a field of RFC 4180: quoted, quotes doubled, when it holds a comma, a quote or a
+//                line break
 #pragma once
 
 #include <cstddef>
@@ -36,6 +38,8 @@ std::string escaped(std::string_view s);
 
 // "<n> <one>" when n is 1, else "<n> <many>".
 std::string counted(std::int64_t n, std::string_view one, std::string_view many);
+
+std::string csv_field(std::string_view v);
 
 // "U+000A" for a code point.
 std::string code_point_name(char32_t cp);

@@ -1,6 +1,7 @@
 // Phase 3 of the loader: the schema-valid document -> a campaign, with the semantic checks of each
 // part (accounts, audience, schedule, limits, durations, templates, variants). The step graph is
 // checked in graph.cpp, the audience file read in audience.cpp.
+#include "api/text.hpp"
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/template.hpp"
 #include "campaigns/detail/time_rules.hpp"
@@ -426,6 +427,17 @@ void report_in_template(load_context& ctx, const std::string& pointer, const tex
 
 void check_template(load_context& ctx, const text_template& t, const std::string& pointer,
                     const audience& who) {
+    // What is sent is text: a control character other than a line break or a tab would reach the
+    // person as it is (as `inbox reply` refuses it too).
+    for (std::size_t i = 0; i < t.source.size(); ++i) {
+        const auto c = static_cast<unsigned char>(t.source[i]);
+        if ((c < 0x20 && c != '\n' && c != '\t' && c != '\r') || c == 0x7f) {
+            report_in_template(ctx, pointer, t, i, std::string(1, static_cast<char>(c)),
+                               "the text holds a control character (" + orch::text::code_point_name(c) +
+                                   ") at byte " + std::to_string(i + 1) + ": only line breaks and tabs are allowed");
+            return;
+        }
+    }
     parsed_template parsed = parse_template(t.source);
     for (const template_error& e : parsed.errors) {
         report_in_template(ctx, pointer, t, e.offset, e.raw, e.message);

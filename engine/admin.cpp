@@ -103,16 +103,7 @@ using admin_input::unsupported_media;
 using admin_input::int_param;
 using admin_input::object_body;
 
-std::string csv_field(const std::string& v) {
-    if (v.find_first_of(",\"\n\r") == std::string::npos) {
-        return v;
-    }
-    std::string out = "\"";
-    for (char c : v) {
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return out + "\"";
-}
+using orch::text::csv_field;
 
 json parse_or_text(const std::string& text) {
     auto j = json::parse(text, nullptr, false);

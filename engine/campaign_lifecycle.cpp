@@ -329,9 +329,16 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                       std::string(facts.state == "completed" ? " and the campaign is completed" : "") +
                       " (change the search or the file, and apply it again)");
     } else if (facts.enrolled == 0 && facts.state == "completed") {
-        out.push_back("none of the " + std::to_string(facts.audience) +
-                      " leads of the audience was enrolled: each is owned by another campaign or on the "
-                      "do-not-contact list; the campaign is completed");
+        // The leads not skipped were this campaign's already (a re-apply): nothing new to run.
+        const std::int64_t own = facts.audience - facts.skipped;
+        std::string why = own <= 0 ? "each is owned by another campaign or on the do-not-contact list"
+                          : facts.skipped == 0
+                              ? "each is already this campaign's"
+                              : std::to_string(own) + " already this campaign's, the other " +
+                                    std::to_string(facts.skipped) +
+                                    " owned by another campaign or on the do-not-contact list";
+        out.push_back("no new lead of the " + std::to_string(facts.audience) + " in the audience was enrolled: " + why +
+                      "; the campaign is completed");
     }
 
     const auto* first = first_call_step(c);

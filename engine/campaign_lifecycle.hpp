@@ -61,7 +61,7 @@ struct apply_facts {
 };
 
 // What an operator should know after an apply (none of it stops the apply):
-//  - the audience matched nobody, or every lead of it was skipped;
+//  - the audience matched nobody, or no lead of it was new (another campaign's, do-not-contact, or this campaign's already);
 //  - the first step that calls the API sends a message, and people of the audience are not (or
 //    may not be) connections, who cannot receive one;
 //  - pacing and ramp-up are in effect: the day quota of the first action on a new sender, how it

@@ -1,6 +1,7 @@
 #include "engine/ledger.hpp"
 #include "engine/sql_array.hpp"
 
+#include "api/text.hpp"
 #include "engine/invariant.hpp"
 
 #include "engine/batch_rows.hpp"
@@ -432,7 +433,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
             have = s.kind == refusal::campaign_budget ? left[s.scope_id] : have;
         }
         pause(tx, campaign_id,
-              std::to_string(have) + " credits left, a call (" + (r->action.empty() ? "unnamed" : r->action) +
+              orch::text::counted(have, "credit", "credits") + " left, a call (" + (r->action.empty() ? "unnamed" : r->action) +
                   ") needs up to " + std::to_string(r->credits));
     }
     return out;

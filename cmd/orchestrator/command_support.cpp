@@ -18,6 +18,11 @@
 
 namespace orch::cli {
 
+CLI::Validator not_empty(const std::string& what) {
+    return CLI::Validator(
+        [what](std::string& v) { return v.empty() ? what + ", not empty" : std::string(); }, "TEXT");
+}
+
 std::int64_t parse_id(const std::string& text, const std::string& what) {
     std::int64_t n = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
@@ -59,16 +64,7 @@ file_text read_file(const std::string& path) {
     return {text.str(), ""};
 }
 
-std::string csv_cell(const std::string& v) {
-    if (v.find_first_of(",\"\r\n") == std::string::npos) {
-        return v;
-    }
-    std::string out = "\"";
-    for (char c : v) {
-        out += c == '"' ? std::string("\"\"") : std::string(1, c);
-    }
-    return out + "\"";
-}
+std::string csv_cell(const std::string& v) { return orch::text::csv_field(v); }
 
 void print_csv(const text_table& t) {
     for (std::size_t i = 0; i < t.columns.size(); ++i) {

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "engine/config.hpp"
+
+#include <CLI/CLI.hpp>
 #include "engine/store.hpp"
 
 #include <cstddef>
@@ -36,6 +38,10 @@ std::function<int()> guarded(F f) {
         }
     };
 }
+
+// A CLI11 check that refuses an empty value ("a campaign name, not empty"): an empty name is a
+// mistake, not "every campaign".
+CLI::Validator not_empty(const std::string& what);
 
 // `text` as a positive integer; a failure with exit code 2 naming `what` otherwise.
 std::int64_t parse_id(const std::string& text, const std::string& what);

@@ -29,10 +29,12 @@ std::string q(std::string_view name) { return std::string(orch::schema::query(na
 
 void print_add(const dnc::add_outcome& o, bool by_line) {
     for (const auto& e : o.added) {
-        std::cout << "added #" << e.id << " " << (e.kind == "company" ? "company " + e.company : e.profile_url) << "\n";
+        std::cout << "added #" << e.id << " "
+                  << orch::text::escaped(e.kind == "company" ? "company " + e.company : e.profile_url) << "\n";
     }
     for (const auto& d : o.duplicates) {
-        std::cout << "duplicate" << (by_line ? " (line " + std::to_string(d.line) + ")" : "") << ": " << d.value
+        std::cout << "duplicate" << (by_line ? " (line " + std::to_string(d.line) + ")" : "") << ": "
+                  << orch::text::escaped(d.value)
                   << (d.existing_id > 0 ? " is entry #" + std::to_string(d.existing_id) : " repeats an earlier line")
                   << "\n";
     }
@@ -101,7 +103,7 @@ int dnc_remove(const engine::settings& s, const std::string& what, const std::st
         throw failure("dnc remove: no do-not-contact entry " + std::to_string(id), 2);
     }
     std::cout << "removed #" << removed->id << " "
-              << (removed->kind == "company" ? "company " + removed->company : removed->profile_url)
+              << orch::text::escaped(removed->kind == "company" ? "company " + removed->company : removed->profile_url)
               << " (leads it stopped stay stopped)\n";
     return 0;
 }
@@ -158,7 +160,7 @@ int dnc_import(const engine::settings& s, const std::string& file, const std::st
                           orch::text::counted(static_cast<std::int64_t>(rows.problems.size()), "invalid line", "invalid lines") +
                           "; nothing was added:";
         for (const auto& p : rows.problems) {
-            all += "\n  " + orch::text::escaped(file) + ": " + p;
+            all += "\n  " + orch::text::escaped(file) + ": " + orch::text::escaped(p);
         }
         throw failure(all, 2);
     }

@@ -311,9 +311,9 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     auto* list = cmd->add_subcommand("list", "replies, newest first");
     // An empty value is refused rather than read as "every campaign" (or account).
     list->add_option("--campaign", o.campaign, "only this campaign's")
-        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("a campaign name, not empty") : std::string(); }, "NAME"));
+        ->check(not_empty("a campaign name"));
     list->add_option("--account", o.account, "only those received on this account id")
-        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("an account id, not empty") : std::string(); }, "ID"));
+        ->check(not_empty("an account id"));
     list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
     list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     list->callback([&, load_db] {

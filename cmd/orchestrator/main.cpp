@@ -597,13 +597,14 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
         fs::path p(path);
         return read_text(p.is_absolute() ? p : base / p);
     });
+    // A diagnostic may quote what the file holds (a key, a step id): escaped for the terminal.
     for (const auto& w : r.warnings) {
-        std::cerr << "warning: " << w.to_string() << "\n";
+        std::cerr << "warning: " << orch::text::escaped(w.to_string()) << "\n";
     }
     if (!r.errors.empty()) {
         std::string all;
         for (const auto& d : r.errors) {
-            all += d.to_string() + "\n";
+            all += orch::text::escaped(d.to_string()) + "\n";
         }
         all += orch::text::counted(static_cast<std::int64_t>(r.errors.size()), "error", "errors") +
                (stores ? "; nothing was stored" : "");
@@ -748,8 +749,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // ends some 290 years out.
     const bool finishes = r.calendar_days < 36'500.0;
     // The finish date walks the schedule's weekdays from today (UTC): the working days the calls
-    // need, each on a day the schedule works (a part-used day counts whole), then the waits, and
-    // on to the next working day; so it never falls on a day the schedule does not work.
+    // need, each on a day the schedule works (a part-used day counts whole, today included), then
+    // the waits, and on to the next working day; so it never falls on a day the schedule does not
+    // work.
     std::string finish_day;
     if (finishes) {
         using namespace std::chrono;
@@ -768,7 +770,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             }
             day += days{1};
         }
-        day += days{static_cast<int>(std::ceil(static_cast<double>(r.longest_wait.count()) / 86'400.0))};
+        // The waits in whole days, to the nearest: an hour's wait ends the same day.
+        day += days{static_cast<int>(std::lround(static_cast<double>(r.longest_wait.count()) / 86'400.0))};
         for (int guard = 0; guard < 7 && !works(day); ++guard) {
             day += days{1};
         }
@@ -900,7 +903,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
               << ", version " << r.version << ": " << orch::text::counted(r.leads, "lead", "leads") << ", " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
     if (found) {
-        std::cout << "audience search: " << found->people.size() << " people found of " << found->asked << " asked"
+        std::cout << "audience search: "
+                  << orch::text::counted(static_cast<std::int64_t>(found->people.size()), "person", "people")
+                  << " found of " << found->asked << " asked"
                   << (found->available ? " (" + std::to_string(*found->available) + " available)" : std::string())
                   << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", "
                   << orch::text::counted(r.charged, "credit", "credits") << ", booked in the campaign's budget\n";
@@ -1272,10 +1277,28 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
     // One campaign: its spend per action (the audience search as search_people too), sender and day.
     static const std::vector<const char*> dims = {"action", "account", "day"};
     json spend = name.empty() ? json::object() : orch::engine::spend_json(tx, rows[0].campaign_id);
+    // --section names one table in every format (csv prints the budgets unless named; table and
+    // json print all unless named).
+    static const std::vector<std::string> sections = {"budgets", "accounts", "by_action", "by_account", "by_day"};
+    if (!section.empty()) {
+        if (std::find(sections.begin(), sections.end(), section) == sections.end()) {
+            throw usage_error("--section: unknown section '" + orch::text::escaped(section) +
+                              "'; one of budgets, accounts, by_action, by_account, by_day");
+        }
+        if (section != "budgets" && name.empty()) {
+            throw usage_error("--section " + section + " needs a CAMPAIGN");
+        }
+    }
+    const auto shown = [&](const std::string& which) { return section.empty() || section == which; };
     if (format == "json") {
         json j = name.empty() ? json{{"campaigns", out}} : out[0];
         if (!name.empty()) {
             j["spend"] = spend;
+        }
+        if (!section.empty()) {
+            j = section == "budgets"    ? (name.empty() ? json{{"campaigns", out}} : json{{"budget", out[0]}})
+                : section == "accounts" ? json{{"accounts", out[0]["accounts"]}}
+                                        : json{{section, spend[section]}};
         }
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -1335,8 +1358,10 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
                                 num(c["available"]), num(c["reserved"]), num(c["spent"]), num(c["overrun"]),
                                 num(c["shortfall"]), note});
     }
-    print_aligned(budgets);
-    if (!name.empty() && !out[0]["accounts"].empty()) {
+    if (shown("budgets")) {
+        print_aligned(budgets);
+    }
+    if (!name.empty() && !out[0]["accounts"].empty() && shown("accounts")) {
         text_table t{"per-account cap " + cap_text(out[0]["per_account"]), {"account", "reserved", "spent", "left"}, {}};
         for (const auto& a : out[0]["accounts"]) {
             t.rows.push_back({a["account"].get<std::string>(), num(a["reserved"]), num(a["spent"]), num(a["available"])});
@@ -1347,6 +1372,9 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
     for (const char* dim : dims) {
         if (name.empty()) {
             break;
+        }
+        if (!shown(std::string("by_") + dim)) {
+            continue;
         }
         text_table t{std::string("spend by ") + dim,
                      {dim, "calls", "pending", "posted", "voided", "res.pending", "res.posted", "credits"}, {}};
@@ -1648,7 +1676,10 @@ int main(int argc, char** argv) {
     rep_accounts->callback(
         [&] { action = [&] { return cmd_report_accounts(load(g, need(true, false, false)), name, format, section); }; });
     auto* rep_spend = report->add_subcommand("spend", "credits: budget, reserved vs posted, per action, account and day");
-    rep_spend->add_option("CAMPAIGN", name, "the campaign's name")->required()->type_name("TEXT");
+    rep_spend->add_option("CAMPAIGN", name, "the campaign's name")
+        ->required()
+        ->type_name("TEXT")
+        ->check(orch::cli::not_empty("a campaign name"));
     add_format(rep_spend);
     add_section(rep_spend, "budgets, accounts, by_action, by_account, by_day (csv)");
     rep_spend->callback(
@@ -1676,7 +1707,7 @@ int main(int argc, char** argv) {
     auto* budget_show = budget->add_subcommand("show", "budgets, available, reserved vs posted; one campaign: spend per action, account, day");
     budget_show->add_option("CAMPAIGN", budget_campaign, "one campaign's name (default: every campaign)")
         ->type_name("TEXT")
-        ->check(CLI::Validator([](std::string& v) { return v.empty() ? std::string("a campaign name, not empty") : std::string(); }, "NAME"));
+        ->check(orch::cli::not_empty("a campaign name"));
     add_format(budget_show);
     add_section(budget_show, "budgets, accounts, by_action, by_account, by_day (csv; all but budgets need CAMPAIGN)");
     budget_show->callback([&] {

@@ -722,6 +722,19 @@ TEST_F(LedgerTest, ViewsAndBudgetShow) {
     EXPECT_NE(bad_section.output.find("--section: unknown section 'nope'; one of budgets, accounts, by_action"),
               std::string::npos)
         << bad_section.output;
+    // --section in table and json too: one table, and an unknown name refused.
+    auto by_day = env_->run({"budget", "show", "shown", "--section", "by_day"});
+    ASSERT_EQ(by_day.exit_code, 0) << by_day.output;
+    EXPECT_NE(by_day.output.find("spend by day"), std::string::npos) << by_day.output;
+    EXPECT_EQ(by_day.output.find("spend by action"), std::string::npos) << by_day.output;
+    EXPECT_EQ(by_day.output.find("caps / paused because"), std::string::npos) << by_day.output;
+    auto by_action_json = env_->run({"budget", "show", "shown", "--format", "json", "--section", "by_action"});
+    ASSERT_EQ(by_action_json.exit_code, 0) << by_action_json.output;
+    auto ja = json::parse(by_action_json.output.substr(by_action_json.output.find('{')), nullptr, false);
+    ASSERT_TRUE(ja.is_object()) << by_action_json.output;
+    EXPECT_TRUE(ja.contains("by_action")) << by_action_json.output;
+    EXPECT_EQ(ja.size(), 1u) << by_action_json.output;
+    EXPECT_EQ(env_->run({"budget", "show", "shown", "--section", "nope"}).exit_code, 2);
     auto unknown = env_->run({"budget", "show", "nope"});
     EXPECT_EQ(unknown.exit_code, 2);
     EXPECT_NE(unknown.output.find("no campaign named 'nope'"), std::string::npos) << unknown.output;

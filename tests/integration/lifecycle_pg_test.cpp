@@ -86,6 +86,25 @@ TEST(LifecycleWarnings, AnAudienceThatMatchedNobody) {
                     "search or the file, and apply it again)");
 }
 
+// A completed campaign applied again enrolls nobody new: the warning says why, telling the
+// campaign's own leads from those another campaign or the do-not-contact list holds.
+TEST(LifecycleWarnings, NoNewLeadSaysWhoseTheLeadsAre) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n");
+    orch::engine::settings s;
+    auto own = orch::engine::apply_warnings(c, {5, 0, 0, "completed", nullptr}, s, system_clock::now());
+    ASSERT_EQ(own.size(), 1u);
+    EXPECT_EQ(own[0], "no new lead of the 5 in the audience was enrolled: each is already this campaign's; the "
+                      "campaign is completed");
+    auto others = orch::engine::apply_warnings(c, {5, 0, 5, "completed", nullptr}, s, system_clock::now());
+    ASSERT_EQ(others.size(), 1u);
+    EXPECT_EQ(others[0], "no new lead of the 5 in the audience was enrolled: each is owned by another campaign or on "
+                         "the do-not-contact list; the campaign is completed");
+    auto mixed = orch::engine::apply_warnings(c, {5, 0, 2, "completed", nullptr}, s, system_clock::now());
+    ASSERT_EQ(mixed.size(), 1u);
+    EXPECT_EQ(mixed[0], "no new lead of the 5 in the audience was enrolled: 3 already this campaign's, the other 2 "
+                        "owned by another campaign or on the do-not-contact list; the campaign is completed");
+}
+
 TEST(LifecycleWarnings, AFirstSendToPeopleWhoAreNotConnections) {
     auto c = campaign_of("  - {id: wait, kind: delay, duration: 1h}\n  - {id: hi, kind: send, message_text: hi}\n");
     orch::engine::settings s;
@@ -508,7 +527,7 @@ TEST_F(LifecyclePg, ApplyWarnsOfAnEmptyAudienceAFirstMessageAndPacing) {
     // Every lead of this audience is owned by campaign w: nothing enrolled, completed at once.
     auto owned = env_->run({"campaign", "apply", write("o", {"p1"})});
     ASSERT_EQ(owned.exit_code, 0) << owned.output;
-    EXPECT_TRUE(contains(owned.output, "warning: none of the 1 leads of the audience was enrolled")) << owned.output;
+    EXPECT_TRUE(contains(owned.output, "warning: no new lead of the 1 in the audience was enrolled: each is owned by another campaign")) << owned.output;
     EXPECT_EQ(state("o"), "completed");
 }
 

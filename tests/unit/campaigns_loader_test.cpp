@@ -606,6 +606,19 @@ TEST(loader, a_profile_url_with_a_control_character_or_a_space_is_refused) {
         << all_errors(r);
 }
 
+// A message or note with a control character (ESC here) is refused where it stands; line breaks
+// and tabs are text.
+TEST(loader, a_message_with_a_control_character_is_refused) {
+    load_result bad = load(step("  - {id: hi, kind: send, message_text: \"Hi \\e[31m{{first_name}}\"}\n"));
+    EXPECT_FALSE(bad.value);
+    ASSERT_EQ(bad.errors.size(), 1u) << all_errors(bad);
+    EXPECT_NE(bad.errors[0].to_string().find("the text holds a control character (U+001B) at byte 4"),
+              std::string::npos)
+        << all_errors(bad);
+    load_result good = load(step("  - {id: hi, kind: send, message_text: \"Hi\\n\\tthere {{first_name}}\"}\n"));
+    EXPECT_TRUE(good.value) << all_errors(good);
+}
+
 TEST(loader, defaults) {
     load_result r = load(step("  - {id: a, kind: visit}\n"));
     ASSERT_TRUE(r.value) << all_errors(r);

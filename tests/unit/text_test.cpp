@@ -88,4 +88,21 @@ TEST(text, every_log_message_is_escaped_onto_one_line) {
         << text;
 }
 
+TEST(Text, CountsTakeTheirNounsNumber) {
+    EXPECT_EQ(orch::text::counted(0, "lead", "leads"), "0 leads");
+    EXPECT_EQ(orch::text::counted(1, "lead", "leads"), "1 lead");
+    EXPECT_EQ(orch::text::counted(2, "entry", "entries"), "2 entries");
+    EXPECT_EQ(orch::text::counted(-1, "credit", "credits"), "-1 credits");
+}
+
+// RFC 4180: a field is quoted only when it must be, and its quotes are doubled.
+TEST(Text, CsvFieldsAreQuotedWhenTheyMustBe) {
+    EXPECT_EQ(orch::text::csv_field("plain"), "plain");
+    EXPECT_EQ(orch::text::csv_field(""), "");
+    EXPECT_EQ(orch::text::csv_field("a,b"), "\"a,b\"");
+    EXPECT_EQ(orch::text::csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+    EXPECT_EQ(orch::text::csv_field("two\nlines"), "\"two\nlines\"");
+    EXPECT_EQ(orch::text::csv_field("cr\r"), "\"cr\r\"");
+}
+
 }  // namespace
