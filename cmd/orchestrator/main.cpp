@@ -322,6 +322,20 @@ int cmd_accounts_sync(const settings& s) {
         db.upsert_account(row);
     }
     std::cout << "synced " << orch::text::counted(static_cast<std::int64_t>(r->items.size()), "account", "accounts") << "\n";
+    // Stored accounts the API no longer lists (a whole page under its size is the whole list):
+    // said, not changed; their calls will fail, and `serve` pauses them on INVALID_ACCOUNT.
+    if (static_cast<std::int64_t>(r->items.size()) < *page.limit) {
+        for (const auto& k : known) {
+            const bool listed = std::any_of(r->items.begin(), r->items.end(),
+                                            [&k](const auto& a) { return a.account_id == k.account_id; });
+            if (!listed) {
+                std::cerr << "warning: account " << orch::text::escaped(k.account_id)
+                          << (k.label.empty() ? std::string() : " ('" + orch::text::escaped(k.label) + "')")
+                          << " is stored here but the API no longer lists it: its calls will be refused "
+                             "(connect it again, or stop its campaigns)\n";
+            }
+        }
+    }
     return 0;
 }
 

@@ -294,6 +294,24 @@ TEST_F(CliOutput, NamesThatNameNothingAreRefused) {
     EXPECT_NE(unknown.output.find("unknown account 'nobody'"), std::string::npos) << unknown.output;
 }
 
+// `accounts sync` says which stored accounts the API no longer lists, and changes none of them.
+TEST_F(CliOutput, SyncSaysWhichStoredAccountsTheApiNoLongerLists) {
+    pqxx::connection c(env_->database_url());
+    pqxx::work tx(c);
+    tx.exec("INSERT INTO accounts (account_id, label, connected) VALUES ('gone-1', 'old-sender', true)");
+    tx.commit();
+    auto r = env_->run({"accounts", "sync"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("synced 1 account\n"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("warning: account gone-1 ('old-sender') is stored here but the API no longer lists it"),
+              std::string::npos)
+        << r.output;
+    // Only that one: the account the API lists is not warned of.
+    EXPECT_EQ(r.output.find("warning: account "), r.output.rfind("warning: account ")) << r.output;
+    pqxx::nontransaction read(c);
+    EXPECT_TRUE(read.exec("SELECT connected FROM accounts WHERE account_id = 'gone-1'")[0][0].as<bool>());
+}
+
 // The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.
 TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     std::ofstream(file_) << "name: wednesdays\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n"
