@@ -2,19 +2,20 @@
 
 #include "api/text.hpp"
 
+#include <locale.h>
+#include <wchar.h>
+
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
+#include <clocale>
+#include <cstdlib>
 #include <cstring>
+#include <cwchar>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <charconv>
-#include <clocale>
-#include <cwchar>
-#include <locale.h>
 #include <string_view>
-#include <wchar.h>
-#include <cstdlib>
 
 namespace orch::cli {
 
