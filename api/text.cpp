@@ -111,6 +111,27 @@ std::string counted(std::int64_t n, std::string_view one, std::string_view many)
     return out;
 }
 
+std::string terminal_lines(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (std::size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = decode(s, i, cp);
+        if (n == 0) {
+            out += escaped(s.substr(i, 1));
+            ++i;
+            continue;
+        }
+        if (cp == '\n' || cp == '\t' || cp == '\\' || !is_forbidden_in_name(cp)) {
+            out.append(s.substr(i, n));
+        } else {
+            out += escaped(s.substr(i, n));
+        }
+        i += n;
+    }
+    return out;
+}
+
 std::string csv_field(std::string_view v) {
     if (v.find_first_of(",\"\n\r") == std::string_view::npos) {
         return std::string(v);

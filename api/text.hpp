@@ -11,6 +11,10 @@
 //                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
 //                terminal
 //   counted      "1 live lead", "3 live leads": a count and its noun, singular or plural
+//   terminal_lines  a message for a terminal that may hold values from users: its line breaks
+//                and tabs kept, backslashes as they are (text escaped before stays readable), and
+//                every other control, invalid or bidirectional character spelled out as escaped
+//                spells it; for the one place that prints a command's errors
 //   csv_field    a field of RFC 4180: quoted, quotes doubled, when it holds a comma, a quote or a
 //                line break
 #pragma once
@@ -40,6 +44,8 @@ std::string escaped(std::string_view s);
 std::string counted(std::int64_t n, std::string_view one, std::string_view many);
 
 std::string csv_field(std::string_view v);
+
+std::string terminal_lines(std::string_view s);
 
 // "U+000A" for a code point.
 std::string code_point_name(char32_t cp);

@@ -3,6 +3,7 @@
 // and the code, and the readers of ids, the operator's name and the database.
 #pragma once
 
+#include "api/text.hpp"
 #include "engine/config.hpp"
 
 #include <CLI/CLI.hpp>
@@ -33,7 +34,7 @@ std::function<int()> guarded(F f) {
         try {
             return f();
         } catch (const failure& e) {
-            std::cerr << e.what() << "\n";
+            std::cerr << orch::text::terminal_lines(e.what()) << "\n";
             return e.code;
         }
     };

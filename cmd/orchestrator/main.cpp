@@ -1771,6 +1771,10 @@ int main(int argc, char** argv) {
         }
     };
     point_at_settings(app);
+    // CLI11's own messages quote what was typed: through terminal_lines as well.
+    app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+        return orch::text::terminal_lines(CLI::FailureMessage::simple(a, e));
+    });
 
     try {
         app.parse(argc, argv);
@@ -1779,13 +1783,16 @@ int main(int argc, char** argv) {
         // (CLI11's own codes, 105-109, would mean nothing to a script).
         return app.exit(e) == 0 ? 0 : 2;
     }
+    // Every error is printed through terminal_lines: a value a message quotes (a name, an option,
+    // the API's text) cannot reach the terminal as a control sequence.
+    using orch::text::terminal_lines;
     try {
         return action ? action() : 0;
     } catch (const usage_error& e) {
-        std::cerr << e.what() << "\n";
+        std::cerr << terminal_lines(e.what()) << "\n";
         return 2;
     } catch (const orch::engine::store_error& e) {
-        std::cerr << "database: " << e.what() << "\n";
+        std::cerr << "database: " << terminal_lines(e.what()) << "\n";
         return 1;
     } catch (const orch::engine::failure& f) {
         // The engine's taxonomy (engine/result.hpp): the caller's mistakes exit 2, the rest 1.
@@ -1793,19 +1800,19 @@ int main(int argc, char** argv) {
         switch (f.category()) {
         case error_category::conflict:
         case error_category::unprocessable:
-            std::cerr << orch::text::escaped(f.what()) << "; nothing changed\n";
+            std::cerr << terminal_lines(f.what()) << "; nothing changed\n";
             return 2;
         case error_category::invalid_input:
         case error_category::unsupported_media:
         case error_category::not_found:
-            std::cerr << orch::text::escaped(f.what()) << "\n";
+            std::cerr << terminal_lines(f.what()) << "\n";
             return 2;
         default:
-            std::cerr << "error: " << f.what() << "\n";
+            std::cerr << "error: " << terminal_lines(f.what()) << "\n";
             return 1;
         }
     } catch (const std::exception& e) {
-        std::cerr << "error: " << e.what() << "\n";
+        std::cerr << "error: " << terminal_lines(e.what()) << "\n";
         return 1;
     }
 }

@@ -312,6 +312,23 @@ TEST_F(CliOutput, SyncSaysWhichStoredAccountsTheApiNoLongerLists) {
     EXPECT_TRUE(read.exec("SELECT connected FROM accounts WHERE account_id = 'gone-1'")[0][0].as<bool>());
 }
 
+// No error reaches the terminal with a control character of what was typed in it: the
+// command's own errors and CLI11's are printed through terminal_lines.
+TEST_F(CliOutput, ErrorsNeverPrintAControlCharacterTheyQuote) {
+    ASSERT_EQ(apply(campaign_yaml("quoted", 2)).exit_code, 0);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"leads", "list", "quoted", "--state", "x\x1b[31m"},
+          std::vector<std::string>{"accounts", "limits", "x\x1b[31m", "--invite-per-day", "5"},
+          std::vector<std::string>{"campaign", "list", "--format", "x\x1b[31m"},
+          std::vector<std::string>{"budget", "set", "quoted", "--credits", "9\x1b[31m"},
+          std::vector<std::string>{"campaign", "show", "x\x1b[31m"}}) {
+        auto r = env_->run(args);
+        EXPECT_NE(r.exit_code, 0) << args[0] << " " << args[1];
+        EXPECT_EQ(r.output.find('\x1b'), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find("\\x1b"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+    }
+}
+
 // The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.
 TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     std::ofstream(file_) << "name: wednesdays\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n"

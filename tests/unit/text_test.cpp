@@ -105,4 +105,15 @@ TEST(Text, CsvFieldsAreQuotedWhenTheyMustBe) {
     EXPECT_EQ(orch::text::csv_field("cr\r"), "\"cr\r\"");
 }
 
+// A terminal message keeps its line breaks, tabs and backslashes (text escaped before stays as
+// it was), and spells out any other control, invalid byte or bidirectional override.
+TEST(Text, TerminalLinesKeepLinesAndSpellOutTheRest) {
+    EXPECT_EQ(orch::text::terminal_lines("two\nlines\tand 'x\\x1b' as escaped"), "two\nlines\tand 'x\\x1b' as escaped");
+    EXPECT_EQ(orch::text::terminal_lines("raw \x1b[31mred"), "raw \\x1b[31mred");
+    EXPECT_EQ(orch::text::terminal_lines("cr\r"), "cr\\r");
+    EXPECT_EQ(orch::text::terminal_lines("bad \xff byte"), "bad \\xff byte");
+    EXPECT_EQ(orch::text::terminal_lines("bidi \u202e"), "bidi \\u{202e}");
+    EXPECT_EQ(orch::text::terminal_lines("caf\u00e9 \u65e5"), "caf\u00e9 \u65e5");
+}
+
 }  // namespace
