@@ -111,27 +111,6 @@ std::string counted(std::int64_t n, std::string_view one, std::string_view many)
     return out;
 }
 
-std::string terminal_lines(std::string_view s) {
-    std::string out;
-    out.reserve(s.size());
-    for (std::size_t i = 0; i < s.size();) {
-        char32_t cp = 0;
-        const std::size_t n = decode(s, i, cp);
-        if (n == 0) {
-            out += escaped(s.substr(i, 1));
-            ++i;
-            continue;
-        }
-        if (cp == '\n' || cp == '\t' || cp == '\\' || !is_forbidden_in_name(cp)) {
-            out.append(s.substr(i, n));
-        } else {
-            out += escaped(s.substr(i, n));
-        }
-        i += n;
-    }
-    return out;
-}
-
 std::string csv_field(std::string_view v) {
     if (v.find_first_of(",\"\n\r") == std::string_view::npos) {
         return std::string(v);
@@ -143,7 +122,12 @@ std::string csv_field(std::string_view v) {
     return out + "\"";
 }
 
-std::string escaped(std::string_view s) {
+namespace {
+
+// `s` with every control, invalid, bidirectional or format-changing character spelled out
+// (\n, \x1b, \u{202e}) and a backslash doubled; with `keep_lines`, line breaks, tabs and
+// backslashes stay as they are.
+std::string spelled(std::string_view s, bool keep_lines) {
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size();) {
@@ -156,7 +140,9 @@ std::string escaped(std::string_view s) {
             ++i;
             continue;
         }
-        if (cp == '\\') {
+        if (keep_lines && (cp == '\n' || cp == '\t' || cp == '\\')) {
+            out.append(s.substr(i, n));
+        } else if (cp == '\\') {
             out += "\\\\";
         } else if (cp == '\n') {
             out += "\\n";
@@ -179,5 +165,11 @@ std::string escaped(std::string_view s) {
     }
     return out;
 }
+
+}  // namespace
+
+std::string escaped(std::string_view s) { return spelled(s, false); }
+
+std::string terminal_lines(std::string_view s) { return spelled(s, true); }
 
 }  // namespace orch::text

@@ -14,7 +14,8 @@
 //   terminal_lines  a message for a terminal that may hold values from users: its line breaks
 //                and tabs kept, backslashes as they are (text escaped before stays readable), and
 //                every other control, invalid or bidirectional character spelled out as escaped
-//                spells it; for the one place that prints a command's errors
+//                spells it, and format-changing characters too; for where the CLI prints a
+//                command's errors
 //   csv_field    a field of RFC 4180: quoted, quotes doubled, when it holds a comma, a quote or a
 //                line break
 #pragma once
