@@ -253,8 +253,12 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
         std::cout << l.dump(2) << "\n";
         return 0;
     }
-    // Text from the API, the campaign file or an operator: escaped for the terminal.
-    auto t = [](const json& v) { return orch::text::escaped(v.is_string() ? v.get<std::string>() : v.dump()); };
+    // Text from the API, the campaign file or an operator: escaped for the terminal. A JSON value
+    // (the lead's fields) is printed as JSON, whose own escapes stay as they are (escaping them
+    // again would double every backslash); what JSON leaves raw (a bidi control) is spelled out.
+    auto t = [](const json& v) {
+        return v.is_string() ? orch::text::escaped(v.get<std::string>()) : orch::text::terminal_lines(v.dump());
+    };
     std::cout << "lead " << l["lead_id"] << " in campaign " << orch::text::escaped(name) << ": " << t(l["state"])
               << " (" << t(l["waiting"]) << ")\n"
               << "  profile     " << t(l["profile_url"]) << "\n"

@@ -358,6 +358,12 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_TRUE(detail.body_json()["events"].is_array()) << detail.body;
     auto table = env_->run({"leads", "show", "ops", d});
     EXPECT_NE(table.output.find("events (0):"), std::string::npos) << table.output;
+    // The fields print as JSON, its escapes once (a quote is \", not \\"), and a bidi control
+    // spelled out.
+    q("UPDATE leads SET fields = jsonb_build_object('note', 'say \"hi\"' || chr(8238) || 'x') WHERE lead_id = " + d);
+    auto quoted = env_->run({"leads", "show", "ops", d});
+    ASSERT_EQ(quoted.exit_code, 0) << quoted.output;
+    EXPECT_NE(quoted.output.find(R"(fields      {"note":"say \"hi\"\u{202e}x"})"), std::string::npos) << quoted.output;
     EXPECT_EQ(env_->run({"leads", "show", "ops", "77777777"}).exit_code, 2);
 }
 
