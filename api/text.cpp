@@ -104,6 +104,35 @@ std::optional<problem> check_name(std::string_view s) {
     return std::nullopt;
 }
 
+std::optional<problem> find_space(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = decode(s, i, cp);
+        if (n == 0) {
+            ++i;  // not text; check_text reports it
+            continue;
+        }
+        if (cp == ' ') {
+            return problem{i, "a space"};
+        }
+        const char* kind = nullptr;
+        if (cp == 0x00A0 || cp == 0x202F) {
+            kind = "a no-break space";
+        } else if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x205F || cp == 0x3000) {
+            kind = "a space";
+        } else if (cp == 0x2028 || cp == 0x2029) {
+            kind = "a line or paragraph separator";
+        } else if (cp == 0x200B || cp == 0xFEFF) {
+            kind = "a zero-width space";
+        }
+        if (kind != nullptr) {
+            return problem{i, std::string(kind) + " (" + code_point_name(cp) + ")"};
+        }
+        i += n;
+    }
+    return std::nullopt;
+}
+
 std::string counted(std::int64_t n, std::string_view one, std::string_view many) {
     std::string out = std::to_string(n);
     out += ' ';

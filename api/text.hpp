@@ -7,6 +7,10 @@
 //   check_name   check_text, and no control character (C0, DEL, C1) nor bidirectional
 //                override/isolate (U+202A-U+202E, U+2066-U+2069), which would forge log lines or
 //                reorder what a terminal shows
+//   find_space   the first space of any kind in text check_text accepts: an ASCII space, a
+//                Unicode space separator (U+00A0, U+2000-U+200A, U+3000, ...), a line or
+//                paragraph separator, or a zero-width one (U+200B, U+FEFF); for values such as
+//                URLs, where a space that looks like none would pass an ASCII check
 //   escaped      the text with every control, format-changing or invalid byte spelled out
 //                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
 //                terminal
@@ -35,6 +39,9 @@ struct problem {
 
 std::optional<problem> check_text(std::string_view s);
 std::optional<problem> check_name(std::string_view s);
+
+// `what` is "a space" or "a no-break space (U+00A0)" style; call after check_text succeeded.
+std::optional<problem> find_space(std::string_view s);
 
 // True for the code points check_name refuses (controls and bidirectional overrides/isolates).
 bool is_forbidden_in_name(char32_t cp);

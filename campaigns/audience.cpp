@@ -96,8 +96,8 @@ table read_csv_table(file_reporter& out, std::string_view text) {
         const csv_record& rec = doc.records[r];
         if (rec.fields.size() != t.columns.size()) {
             out.error(rec.line, 1,
-                      "this row has " + std::to_string(rec.fields.size()) + " fields, the header has " +
-                          std::to_string(t.columns.size()));
+                      "this row has " + orch::text::counted(static_cast<std::int64_t>(rec.fields.size()), "field", "fields") +
+                          ", the header has " + std::to_string(t.columns.size()));
             continue;
         }
         lead_row row{rec.line, 1, {}};
@@ -204,10 +204,12 @@ void take_rows(file_reporter& out, table& t, audience& who) {
                           std::to_string(p->offset + 1));
             continue;
         }
-        if (auto space = url->second.find_first_of(" "); space != std::string::npos) {
+        // Any space, a no-break or zero-width one too: a URL holds none, and one that looks like
+        // nothing would make two "identical" profiles two leads.
+        if (auto space = orch::text::find_space(url->second)) {
             out.error(row.line, row.column,
-                      "profile_url '" + orch::text::escaped(url->second) + "' has a space at byte " +
-                          std::to_string(space + 1) + " (a URL writes it %20)");
+                      "profile_url '" + orch::text::escaped(url->second) + "' has " + space->what + " at byte " +
+                          std::to_string(space->offset + 1) + " (a URL writes it percent-encoded, e.g. %20)");
             continue;
         }
         auto [first, fresh] = first_line.emplace(url->second, row.line);
@@ -232,12 +234,14 @@ void take_rows(file_reporter& out, table& t, audience& who) {
 void load_audience_file(load_context& ctx, audience& who, const std::string& file_pointer) {
     who.kind = audience::source::file;
     who.file = ctx.doc.value.at(json::json_pointer(file_pointer)).get<std::string>();
-    std::optional<std::string> text;
+    file_read read;
     if (ctx.options.read_file) {
-        text = ctx.options.read_file(who.file);
+        read = ctx.options.read_file(who.file);
     }
+    const std::optional<std::string>& text = read.text;
     if (!text) {
-        ctx.error(file_pointer, "audience.file: cannot read '" + who.file + "'");
+        ctx.error(file_pointer,
+                  "audience.file: cannot read '" + who.file + "'" + (read.why.empty() ? "" : ": " + read.why));
         return;
     }
     if (text->size() > file_bytes_max) {

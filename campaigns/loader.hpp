@@ -26,13 +26,22 @@ struct diagnostic {
 
 enum class account_status { unknown, connected, disconnected };
 
+// What reading an audience file gave: its text, or nullopt and why not (a reader that only knows
+// it could not may leave `why` empty). Converts from a bare optional text.
+struct file_read {
+    file_read(std::optional<std::string> t = std::nullopt, std::string w = {})  // NOLINT: implicit by design
+        : text(std::move(t)), why(std::move(w)) {}
+    std::optional<std::string> text;
+    std::string why;
+};
+
 struct load_options {
     std::string file_name = "<input>";  // used in diagnostics
     // Account check: nullptr skips it (validate without a database).
     std::function<account_status(const std::string& account_id)> account_lookup;
-    // The text of an audience file named in the definition (path as written); nullopt when the
-    // caller could not read it (a diagnostic then points at the `file:` key).
-    std::function<std::optional<std::string>(const std::string& path)> read_file;
+    // The text of an audience file named in the definition (path as written); no text when the
+    // caller could not read it (a diagnostic then points at the `file:` key and says why).
+    std::function<file_read(const std::string& path)> read_file;
 };
 
 struct load_result {

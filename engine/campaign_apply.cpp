@@ -19,7 +19,7 @@ campaigns::load_result check_definition(std::string_view text, const std::string
     if (read_file) {
         o.read_file = std::move(read_file);
     } else {
-        o.read_file = [](const std::string&) { return std::optional<std::string>(); };
+        o.read_file = [](const std::string&) { return campaigns::file_read(std::nullopt, "no files are read here"); };
     }
     if (db != nullptr) {
         o.account_lookup = [db](const std::string& id) {

@@ -22,8 +22,8 @@
 
 namespace orch::engine {
 
-// Reads an audience file named in a definition (path as written); nullopt when it cannot.
-using audience_reader = std::function<std::optional<std::string>(const std::string& path)>;
+// Reads an audience file named in a definition (path as written); no text, and why, when it cannot.
+using audience_reader = std::function<campaigns::file_read(const std::string& path)>;
 
 // Validates a definition (YAML or JSON text). Accounts are checked against `db` when it is not
 // null; audience files are read through `read_file` (nullptr: none can be read, which the loader

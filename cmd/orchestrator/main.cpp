@@ -609,7 +609,8 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
     auto base = fs::path(file).parent_path();
     auto r = orch::engine::check_definition(*text, file, db, [base](const std::string& path) {
         fs::path p(path);
-        return read_text(p.is_absolute() ? p : base / p);
+        auto read = orch::cli::read_file((p.is_absolute() ? p : base / p).string());
+        return orch::campaigns::file_read(std::move(read.text), std::move(read.why));
     });
     // A diagnostic may quote what the file holds (a key, a step id): escaped for the terminal.
     for (const auto& w : r.warnings) {

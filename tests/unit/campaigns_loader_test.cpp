@@ -427,7 +427,7 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"csv_short_row",
                  "name: t\naccounts: acc_1\naudience: {file: short.csv}\n"
                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-                 3, 1, "this row has 1 fields, the header has 2"},
+                 3, 1, "this row has 1 field, the header has 2"},
         bad_case{"csv_no_profile_url",
                  "name: t\naccounts: acc_1\naudience: {file: nourl.csv}\n"
                  "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
@@ -602,7 +602,44 @@ TEST(loader, a_profile_url_with_a_control_character_or_a_space_is_refused) {
     EXPECT_EQ(r.errors[1].to_string().rfind("d.csv:4:1: profile_url 'https://n.example/in/t\\tab' has ", 0), 0u)
         << all_errors(r);
     EXPECT_EQ(r.errors[2].to_string(),
-              "d.csv:5:1: profile_url 'https://n.example/in/a b' has a space at byte 23 (a URL writes it %20)")
+              "d.csv:5:1: profile_url 'https://n.example/in/a b' has a space at byte 23 (a URL writes it "
+              "percent-encoded, e.g. %20)")
+        << all_errors(r);
+}
+
+// Spaces an ASCII check does not see: a no-break space, a zero-width one, an ideographic one.
+TEST(loader, a_profile_url_with_a_unicode_space_is_refused) {
+    std::map<std::string, std::string> files = {
+        {"d.csv", "profile_url\nhttps://n.example/in/no\u00a0break\nhttps://n.example/in/zero\u200bwidth\n"
+                  "https://n.example/in/wide\u3000space\nhttps://n.example/in/caf\u00e9\n"}};
+    load_result r = load(
+        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        files);
+    EXPECT_FALSE(r.value);
+    ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
+    EXPECT_NE(r.errors[0].to_string().find("d.csv:2:1: profile_url 'https://n.example/in/no"), std::string::npos)
+        << all_errors(r);
+    EXPECT_NE(r.errors[0].to_string().find("has a no-break space (U+00A0) at byte 24"), std::string::npos)
+        << all_errors(r);
+    EXPECT_NE(r.errors[1].to_string().find("has a zero-width space (U+200B) at byte 26"), std::string::npos)
+        << all_errors(r);
+    EXPECT_NE(r.errors[2].to_string().find("has a space (U+3000) at byte 26"), std::string::npos) << all_errors(r);
+}
+
+// The reader says why a file cannot be read (a directory here), and the diagnostic passes it on.
+TEST(loader, an_unreadable_audience_file_says_why) {
+    load_options options;
+    options.file_name = "c.yaml";
+    options.account_lookup = test_accounts;
+    options.read_file = [](const std::string&) { return file_read(std::nullopt, "it is a directory, not a file"); };
+    load_result r = load_campaign(
+        "name: t\naccounts: acc_1\naudience: {file: leads.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        options);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_NE(r.errors[0].to_string().find("audience.file: cannot read 'leads.csv': it is a directory, not a file"),
+              std::string::npos)
         << all_errors(r);
 }
 

@@ -116,4 +116,21 @@ TEST(Text, TerminalLinesKeepLinesAndSpellOutTheRest) {
     EXPECT_EQ(orch::text::terminal_lines("caf\u00e9 \u65e5"), "caf\u00e9 \u65e5");
 }
 
+// Any kind of space, where it is, and what it is: an ASCII one, a no-break one, a zero-width one;
+// letters beyond ASCII are none.
+TEST(Text, FindSpaceSeesSpacesAnAsciiCheckMisses) {
+    EXPECT_FALSE(orch::text::find_space("https://n.example/in/caf\u00e9-\u65e5"));
+    auto ascii = orch::text::find_space("a b");
+    ASSERT_TRUE(ascii);
+    EXPECT_EQ(ascii->offset, 1u);
+    EXPECT_EQ(ascii->what, "a space");
+    auto nbsp = orch::text::find_space("ab\u00a0c");
+    ASSERT_TRUE(nbsp);
+    EXPECT_EQ(nbsp->offset, 2u);
+    EXPECT_EQ(nbsp->what, "a no-break space (U+00A0)");
+    EXPECT_EQ(orch::text::find_space("x\u200b")->what, "a zero-width space (U+200B)");
+    EXPECT_EQ(orch::text::find_space("x\u2029")->what, "a line or paragraph separator (U+2029)");
+    EXPECT_EQ(orch::text::find_space("\xff \u3000")->offset, 1u);  // an invalid byte is check_text's
+}
+
 }  // namespace
