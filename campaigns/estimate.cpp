@@ -183,33 +183,58 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
         working_days_per_week = 7;  // the loader refuses a schedule without days; stay defined
     }
     const std::int64_t senders = std::max<std::int64_t>(1, in.senders);
+    // Each sender's quotas: its own when given, else the same for all.
+    const std::size_t quota_sets = in.per_sender.empty() ? static_cast<std::size_t>(senders) : in.per_sender.size();
+    auto number = [](const std::map<std::string, std::int64_t>& m, const std::string& action) -> std::int64_t {
+        auto it = m.find(action);
+        return it == m.end() ? -1 : it->second;
+    };
     for (const auto& [kind, per_lead] : p.max_calls) {
         action_forecast f;
         f.action = to_string(kind);
         f.calls_max = per_lead * in.leads;
-        // What all senders may do per working day: the day quota, and the week quota spread over
-        // the working days, whichever is smaller.
-        double per_day = -1;
-        if (auto d = in.per_day.find(f.action); d != in.per_day.end() && d->second >= 0) {
-            per_day = static_cast<double>(d->second);
+        const double calls_each = static_cast<double>(f.calls_max) / static_cast<double>(quota_sets);
+        // What each sender may do per working day: the day quota, and the week quota spread over
+        // the working days, whichever is smaller; all senders together, and the slowest sender's
+        // working days for its share of the calls.
+        double together = 0;
+        bool limited = false;
+        bool unlimited = false;  // a sender without a quota for the action: together, no limit
+        double slowest = 0;
+        double slowest_new = 0;
+        for (std::size_t i = 0; i < quota_sets; ++i) {
+            const std::int64_t day = number(in.per_sender.empty() ? in.per_day : in.per_sender[i].per_day, f.action);
+            const std::int64_t week = number(in.per_sender.empty() ? in.per_week : in.per_sender[i].per_week, f.action);
+            double per_day = day >= 0 ? static_cast<double>(day) : -1;
+            if (week >= 0) {
+                double spread = static_cast<double>(week) / working_days_per_week;
+                per_day = per_day < 0 ? spread : std::min(per_day, spread);
+            }
+            if (per_day < 0) {
+                unlimited = true;
+                continue;  // its share takes no days
+            }
+            limited = true;
+            together += per_day;
+            const double days = per_day == 0 ? 1e9 : calls_each / per_day;
+            slowest = std::max(slowest, days);
+            double days_new = days;
+            if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end()) {
+                estimate_input::ramp_input own = rp->second;
+                if (!in.per_sender.empty()) {
+                    if (auto a = number(in.per_sender[i].account_per_day, f.action); a >= 0) {
+                        own.account_per_day = a;
+                    }
+                }
+                days_new = ramped_working_days(calls_each, day, week, own, c.schedule.days, days);
+            }
+            slowest_new = std::max(slowest_new, days_new);
         }
-        if (auto w = in.per_week.find(f.action); w != in.per_week.end() && w->second >= 0) {
-            double spread = static_cast<double>(w->second) / working_days_per_week;
-            per_day = per_day < 0 ? spread : std::min(per_day, spread);
+        if (limited) {
+            f.per_working_day = unlimited ? -1 : static_cast<std::int64_t>(together);
+            f.working_days = slowest;
         }
-        if (per_day >= 0) {
-            f.per_working_day = static_cast<std::int64_t>(per_day * static_cast<double>(senders));
-            f.working_days = per_day == 0 ? 1e9 : static_cast<double>(f.calls_max) / (per_day * static_cast<double>(senders));
-        }
-        f.working_days_new_accounts = f.working_days;
-        if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end()) {
-            auto d = in.per_day.find(f.action);
-            auto w = in.per_week.find(f.action);
-            f.working_days_new_accounts = ramped_working_days(
-                static_cast<double>(f.calls_max) / static_cast<double>(senders),
-                d == in.per_day.end() ? -1 : d->second, w == in.per_week.end() ? -1 : w->second, rp->second,
-                c.schedule.days, f.working_days);
-        }
+        f.working_days_new_accounts = limited ? slowest_new : f.working_days;
         if (f.working_days > r.working_days) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;

@@ -59,6 +59,16 @@ struct estimate_input {
     };
     std::map<std::string, ramp_input> ramp;
     std::int64_t senders = 1;
+    // When known, each sender's own quotas (its `accounts limits` overrides, tightened by the
+    // campaign's limits), one entry per sender in place of per_day / per_week above; the leads
+    // split evenly over the senders, so the slowest sender of an action sets its working days.
+    // account_per_day: the sender's own day quota its ramp-up climbs to (absent: ramp's).
+    struct sender_quotas {
+        std::map<std::string, std::int64_t> per_day;
+        std::map<std::string, std::int64_t> per_week;
+        std::map<std::string, std::int64_t> account_per_day;
+    };
+    std::vector<sender_quotas> per_sender;
 };
 
 struct action_forecast {

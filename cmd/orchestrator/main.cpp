@@ -46,6 +46,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <charconv>
 #include <csignal>
@@ -56,6 +57,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 namespace asio = boost::asio;
@@ -729,25 +731,59 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                             ? orch::engine::credits_upper_bound(call) - 1
                             : orch::engine::credits_upper_bound(call);
     }
-    auto quota = [&](const std::string& action, std::int64_t day, std::int64_t week) {
-        auto it = c.value.limits.find(action);
-        auto tighter = [](std::int64_t a, std::optional<std::int64_t> b) {
-            if (!b) {
-                return a;
-            }
-            return a < 0 ? *b : std::min(a, *b);
-        };
-        if (it != c.value.limits.end()) {
+    // A quota as the limiter applies it to one sender: the account's own (its override, else the
+    // settings'), tightened by the campaign's limits.
+    auto tighter = [](std::int64_t a, std::optional<std::int64_t> b) {
+        if (!b) {
+            return a;
+        }
+        return a < 0 ? *b : std::min(a, *b);
+    };
+    auto in_campaign = [&](const std::string& action, std::int64_t& day, std::int64_t& week) {
+        if (auto it = c.value.limits.find(action); it != c.value.limits.end()) {
             day = tighter(day, it->second.per_day);
             week = tighter(week, it->second.per_week);
         }
+    };
+    const std::array quota_actions = {std::tuple{"invite", orch::limits::action::invite, s.invite_per_day, s.invite_per_week},
+                                      std::tuple{"send", orch::limits::action::send, s.send_per_day, s.send_per_week},
+                                      std::tuple{"visit", orch::limits::action::visit, s.visit_per_day, s.visit_per_week},
+                                      std::tuple{"withdraw", orch::limits::action::withdraw, s.withdraw_per_day,
+                                                 s.withdraw_per_week}};
+    for (auto [action, a, day, week] : quota_actions) {
+        in_campaign(action, day, week);
         in.per_day[action] = day;
         in.per_week[action] = week;
-    };
-    quota("invite", s.invite_per_day, s.invite_per_week);
-    quota("send", s.send_per_day, s.send_per_week);
-    quota("visit", s.visit_per_day, s.visit_per_week);
-    quota("withdraw", s.withdraw_per_day, s.withdraw_per_week);
+    }
+    // With the senders looked up, each one's overrides (`accounts limits`) count too.
+    std::int64_t overridden = 0;
+    if (db) {
+        std::map<std::string, orch::engine::quota_overrides> overrides;
+        for (const auto& a : db->accounts()) {
+            overrides[a.account_id] = a.quotas;
+        }
+        for (const auto& id : orch::engine::sender_ids(*db, c.value)) {
+            const auto account = overrides.find(id);
+            cs::estimate_input::sender_quotas own;
+            bool any = false;
+            for (auto [action, a, day, week] : quota_actions) {
+                if (account != overrides.end()) {
+                    const auto& o = account->second[static_cast<std::size_t>(a)];
+                    any = any || !o.empty();
+                    if (o.per_day) {
+                        own.account_per_day[action] = *o.per_day;
+                    }
+                    day = o.per_day.value_or(day);
+                    week = o.per_week.value_or(week);
+                }
+                in_campaign(action, day, week);
+                own.per_day[action] = day;
+                own.per_week[action] = week;
+            }
+            overridden += any ? 1 : 0;
+            in.per_sender.push_back(std::move(own));
+        }
+    }
     // New accounts' ramp-up, as the limits gate applies it (none with ramp_up: false).
     {
         const auto limits = orch::engine::limiter_settings(s);
@@ -866,6 +902,12 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                     n == 1 ? "the sender's" : "each sender's",
                     orch::text::counted(days, "working day", "working days").c_str(),
                     n == 1 ? "" : (", summed over the " + std::to_string(n) + " senders").c_str());
+        if (overridden > 0) {
+            std::printf("  (%s from `accounts limits`; the leads split evenly over the senders, so the slowest one "
+                        "sets the work days)\n",
+                        orch::text::counted(overridden, "sender has its own quotas", "senders have their own quotas")
+                            .c_str());
+        }
     }
     std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
                 "%s\n",

@@ -346,6 +346,47 @@ TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     EXPECT_EQ(back.tm_wday, 3) << day << " is not a Wednesday";
 }
 
+// With the senders looked up, each one's own quotas (`accounts limits`) count: two senders, one
+// held to 5 invites a day, the other at the settings' number.
+TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
+    auto second = env_->run({"accounts", "connect", "--login-token", "token-2", "--country", "FR", "--label", "sender-2"});
+    ASSERT_EQ(second.exit_code, 0) << second.output;
+    std::ofstream(file_) << "name: own\naccounts: [sender-1, sender-2]\naudience:\n  search:\n    title: Engineer\n"
+                            "  total_results: 100\nschedule:\n  time_zone: UTC\n"
+                            "budget_credits: 500\nsteps:\n  - id: i\n    kind: invite\n";
+    auto before = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(before.exit_code, 0) << before.output;
+    const auto invites = [](const json& j) {
+        for (const auto& a : j["actions"]) {
+            if (a["action"] == "invite") {
+                return a;
+            }
+        }
+        return json();
+    };
+    // The tests' settings give no invite quota: unlimited, no days.
+    EXPECT_EQ(invites(json::parse(before.output))["per_working_day"], -1) << before.output;
+
+    auto limited = env_->run({"accounts", "limits", "sender-2", "--invite-per-day", "5"});
+    ASSERT_EQ(limited.exit_code, 0) << limited.output;
+    auto after = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(after.exit_code, 0) << after.output;
+    json own = invites(json::parse(after.output));
+    EXPECT_EQ(own["per_working_day"], -1) << after.output;  // sender-1 has no limit still
+    // 50 invites each; sender-2 does 5 a working day.
+    EXPECT_DOUBLE_EQ(own["working_days"].get<double>(), 10.0) << after.output;
+    ASSERT_EQ(env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "20"}).exit_code, 0);
+    auto both = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(both.exit_code, 0) << both.output;
+    own = invites(json::parse(both.output));
+    EXPECT_EQ(own["per_working_day"], 25) << both.output;
+    EXPECT_DOUBLE_EQ(own["working_days"].get<double>(), 10.0) << both.output;
+    auto table = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_NE(table.output.find("2 senders have their own quotas from `accounts limits`"), std::string::npos)
+        << table.output;
+}
+
 // An empty database: every command says to run `orchestrator migrate`; a worker without Redis
 // stops at start with one clear message.
 TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace {
 
 using namespace orch::campaigns;
@@ -74,6 +76,40 @@ TEST(CampaignEstimate, TheTightestQuotaIsTheBottleneckAndSetsTheCalendar) {
     EXPECT_DOUBLE_EQ(r.working_days, 10.0);
     // 10 working days of a 5-day week = 14 calendar days, plus the 7-day wait.
     EXPECT_DOUBLE_EQ(r.calendar_days, 14.0 + 7.0);
+}
+
+// Senders with their own quotas (`accounts limits`): the day numbers add up, and since the
+// leads split evenly the slowest sender sets the working days.
+TEST(CampaignEstimate, EachSendersOwnQuotaCountsAndTheSlowestSetsTheDays) {
+    auto in = one_credit_each(400);
+    in.senders = 2;
+    in.per_day["invite"] = 20;  // the settings' number, replaced below
+    estimate_input::sender_quotas fast;
+    fast.per_day["invite"] = 40;
+    estimate_input::sender_quotas slow;
+    slow.per_day["invite"] = 10;
+    slow.per_week["invite"] = 25;  // 5 a working day spread over 5 days: tighter than 10
+    in.per_sender = {fast, slow};
+    auto r = estimate(load(canonical), in);
+    const auto invite = std::find_if(r.actions.begin(), r.actions.end(), [](const auto& a) { return a.action == "invite"; });
+    ASSERT_NE(invite, r.actions.end());
+    EXPECT_EQ(invite->per_working_day, 45);  // 40 + 5
+    // 200 invites each; the slow sender does 5 a working day: 40 working days.
+    EXPECT_DOUBLE_EQ(invite->working_days, 40.0);
+    EXPECT_EQ(r.bottleneck, "invite");
+    // The same numbers for both senders give what `senders` alone gives.
+    in.per_sender = {fast, fast};
+    auto same = estimate(load(canonical), in);
+    in.per_sender.clear();
+    in.per_day["invite"] = 40;
+    auto plain = estimate(load(canonical), in);
+    EXPECT_DOUBLE_EQ(same.working_days, plain.working_days);
+    ASSERT_EQ(same.actions.size(), plain.actions.size());
+    for (std::size_t i = 0; i < same.actions.size(); ++i) {
+        EXPECT_EQ(same.actions[i].per_working_day, plain.actions[i].per_working_day) << same.actions[i].action;
+        EXPECT_DOUBLE_EQ(same.actions[i].working_days_new_accounts, plain.actions[i].working_days_new_accounts)
+            << same.actions[i].action;
+    }
 }
 
 TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
