@@ -10,13 +10,17 @@ namespace orch::campaigns {
 namespace {
 
 // The calls one step makes on a given branch, as (quota action name, call kind) pairs.
-std::vector<call_kind> calls_of(const step& s, bool timeout_branch) {
+std::vector<call_kind> calls_of(const campaign& c, const step& s, bool timeout_branch) {
     switch (s.kind) {
     case step_kind::check_invitation:
         return {call_kind::check_invitation};
     case step_kind::invite:
         return {call_kind::invite};
     case step_kind::send:
+        // A follow-up reads the conversation first (machine's confirm_no_reply).
+        if (c.stop_on_reply && follows_send(c, s.id)) {
+            return {call_kind::get_conversation, call_kind::send};
+        }
         return {call_kind::send};
     case step_kind::visit:
         return {call_kind::visit};
@@ -50,6 +54,9 @@ struct path_summary {
     std::int64_t max_credits = 0;
     std::map<call_kind, std::int64_t> max_calls;  // per kind, the most on any path from here
     std::chrono::seconds max_wait{0};
+    // On the costliest path from here: how far a call's reservation reaches beyond the credits
+    // left on the path from that call on (its reserved_beyond less what follows it), the most.
+    std::int64_t max_headroom = 0;
 };
 
 // Working days for `need` calls of one sender that starts its ramp-up (estimate_input::ramp) on
@@ -136,9 +143,20 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             path_summary rest = walk(next);
             std::int64_t here = 0;
             std::map<call_kind, std::int64_t> calls = rest.max_calls;
-            for (call_kind k : calls_of(*s, timeout_branch)) {
+            const auto step_calls = calls_of(c, *s, timeout_branch);
+            for (call_kind k : step_calls) {
                 here += cost(k);
                 ++calls[k];
+            }
+            // Each call's reservation against the credits its own call and the rest of the path
+            // still hold when it is made.
+            std::int64_t headroom = rest.max_headroom;
+            std::int64_t after = rest.max_credits;
+            for (auto k = step_calls.rbegin(); k != step_calls.rend(); ++k) {
+                if (auto extra = in.reserved_beyond.find(*k); extra != in.reserved_beyond.end()) {
+                    headroom = std::max(headroom, extra->second - after);
+                }
+                after += cost(*k);
             }
             auto wait = rest.max_wait;
             if (s->kind == step_kind::wait_accepted && timeout_branch) {
@@ -151,10 +169,16 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
                 out.max_credits = here + rest.max_credits;
                 out.max_calls = calls;
                 out.max_wait = wait;
+                out.max_headroom = headroom;
                 first = false;
                 continue;
             }
             out.min_credits = std::min(out.min_credits, here + rest.min_credits);
+            if (here + rest.max_credits > out.max_credits) {
+                out.max_headroom = headroom;
+            } else if (here + rest.max_credits == out.max_credits) {
+                out.max_headroom = std::max(out.max_headroom, headroom);
+            }
             out.max_credits = std::max(out.max_credits, here + rest.max_credits);
             for (const auto& [k, n] : calls) {
                 out.max_calls[k] = std::max(out.max_calls[k], n);
@@ -177,6 +201,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     r.credits_min = in.audience_credits + in.leads * p.min_credits;
     r.credits_max = in.audience_credits + in.leads * p.max_credits;
     r.longest_wait = p.max_wait;
+    r.headroom = std::max<std::int64_t>(0, p.max_headroom);
 
     int working_days_per_week = static_cast<int>(std::count(c.schedule.days.begin(), c.schedule.days.end(), true));
     if (working_days_per_week == 0) {

@@ -8,7 +8,14 @@
 // audience, plus the audience search itself. Calls per step: check_invitation 1, invite 1,
 // send 1, visit 1, withdraw 2 (the check that finds the invitation, then the withdrawal),
 // wait_accepted 0 or 1 (the check made just before a timeout; none when the acceptance arrives),
-// delay and end 0.
+// delay and end 0; a follow-up send of a stop_on_reply campaign (one that can come after another
+// send) reads the conversation first, one get_conversation call more.
+//
+// Headroom: a call reserves its upper bound before it is made, and an invite's includes the
+// check it makes when the invite is refused (estimate_input::reserved_beyond). Where such a call
+// is the last paid one of the costliest path, a campaign spent to its budget finds too little to
+// reserve for its last lead, and pauses; so the budget must cover the costliest case plus that
+// extra less what the path still spends after the call (estimate_result::headroom).
 //
 // Duration: for each quota-limited action, the worst-case number of calls over the audience
 // divided by what the senders may do per working day (day quota, and week quota spread over
@@ -69,6 +76,9 @@ struct estimate_input {
         std::map<std::string, std::int64_t> account_per_day;
     };
     std::vector<sender_quotas> per_sender;
+    // Per call kind, what its reservation holds beyond the call's own credits above (an invite's
+    // refusal check); absent = 0.
+    std::map<call_kind, std::int64_t> reserved_beyond;
 };
 
 struct action_forecast {
@@ -85,6 +95,8 @@ struct estimate_result {
     std::int64_t credits_min = 0;    // audience + leads * per_lead_min
     std::int64_t credits_max = 0;    // audience + leads * per_lead_max
     std::int64_t budget = 0;         // the campaign's budget_credits
+    std::int64_t headroom = 0;       // what the costliest path's reservations need beyond it
+    bool within_budget() const { return credits_max + headroom <= budget; }
     std::int64_t account_cap_credits = -1;  // senders x budget_per_account_credits; -1: no such cap
     std::vector<action_forecast> actions;
     std::string bottleneck;          // the slowest action ("" when nothing is limited)

@@ -103,8 +103,8 @@ std::optional<call_kind> reconcile_call(step_kind k) {
     }
 }
 
-// Whether a send step can come after another send step (so a message already went out): a
-// follow-up, which a stop_on_reply campaign sends only after confirming no reply came.
+}  // namespace
+
 bool follows_send(const campaign& c, const std::string& id) {
     std::vector<const std::string*> frontier;
     std::set<std::string> seen;
@@ -135,6 +135,8 @@ bool follows_send(const campaign& c, const std::string& id) {
     }
     return false;
 }
+
+namespace {
 
 api_call make_call(const campaign& c, const step& s, const lead_view& lead, bool reconcile) {
     api_call call;

@@ -221,6 +221,11 @@ enrollment_state enter_step(const campaign& c, const std::string& id, time_point
 // Precondition: the step has at least one variant (every send step of a loaded campaign has).
 const message_variant& choose_variant(const step& s, const lead_view& lead);
 
+// Whether a send step can come after another send step (so a message already went out): a
+// follow-up, which a stop_on_reply campaign sends only after confirming no reply came (its call's
+// confirm_no_reply; campaign estimate counts that conversation read).
+bool follows_send(const campaign& c, const std::string& id);
+
 // Working hours (schedule in model.hpp) through the IANA time zone database.
 bool in_working_hours(const schedule& s, time_point t);
 time_point next_working_start(const schedule& s, time_point t);  // t itself when inside

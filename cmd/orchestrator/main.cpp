@@ -731,6 +731,20 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                             ? orch::engine::credits_upper_bound(call) - 1
                             : orch::engine::credits_upper_bound(call);
     }
+    {
+        // A follow-up's conversation read, as execute() bounds it (the send with it, less without).
+        cs::api_call send;
+        send.kind = cs::call_kind::send;
+        cs::api_call follow_up = send;
+        follow_up.confirm_no_reply = true;
+        in.credits[cs::call_kind::get_conversation] =
+            orch::engine::credits_upper_bound(follow_up) - orch::engine::credits_upper_bound(send);
+        // An invite reserves the check it makes when refused, which the paths do not count.
+        cs::api_call invite;
+        invite.kind = cs::call_kind::invite;
+        in.reserved_beyond[cs::call_kind::invite] =
+            orch::engine::credits_upper_bound(invite) - in.credits[cs::call_kind::invite];
+    }
     // A quota as the limiter applies it to one sender: the account's own (its override, else the
     // settings'), tightened by the campaign's limits.
     auto tighter = [](std::int64_t a, std::optional<std::int64_t> b) {
@@ -835,7 +849,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
-                                {"within_budget", r.credits_max <= r.budget},
+                                {"headroom_credits", r.headroom},
+                                {"within_budget", r.within_budget()},
                                 {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
                                                                                   : orch::engine::json(r.account_cap_credits)},
                                 {"bottleneck", r.bottleneck},
@@ -878,11 +893,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::printf("  (senders not looked up: %s)\n",
                     s.database_url.empty() ? "no database configured" : "the database did not answer");
     }
+    std::string over;
+    if (r.credits_max > r.budget) {
+        over = " (the costliest case exceeds it: the campaign would pause)";
+    } else if (!r.within_budget()) {
+        over = " (the costliest case needs " + std::to_string(r.credits_max) + ", and an invite reserves " +
+               orch::text::counted(r.headroom, "credit", "credits") +
+               " more for the check it makes when refused: the last one would pause the campaign)";
+    }
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
-                static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget),
-                r.credits_max <= r.budget ? "" : " (the costliest case exceeds it: the campaign would pause)");
+                static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget), over.c_str());
     if (r.account_cap_credits >= 0 && r.account_cap_credits < r.credits_max - in.audience_credits) {
         std::printf("  account cap  the senders may spend %lld credits in all (budget_per_account_credits x %zu): "
                     "in the costliest case some leads would wait\n",

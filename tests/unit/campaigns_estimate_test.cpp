@@ -112,6 +112,50 @@ TEST(CampaignEstimate, EachSendersOwnQuotaCountsAndTheSlowestSetsTheDays) {
     }
 }
 
+// A follow-up message of a stop_on_reply campaign reads the conversation first: one more call,
+// and its credits, on the path.
+TEST(CampaignEstimate, AFollowUpCountsItsConversationRead) {
+    const std::string steps =
+        "  - {id: hello, kind: send, message_text: \"Hi\", next: pause}\n"
+        "  - {id: pause, kind: delay, duration: 3d, next: again}\n"
+        "  - {id: again, kind: send, message_text: \"Any news?\"}\n";
+    auto in = one_credit_each(100);
+    in.credits[call_kind::get_conversation] = 1;
+    auto r = estimate(load(steps), in);
+    EXPECT_EQ(r.per_lead_max, 3);  // send, then read and send
+    std::map<std::string, std::int64_t> calls;
+    for (const auto& a : r.actions) {
+        calls[a.action] = a.calls_max;
+    }
+    EXPECT_EQ(calls["send"], 200);
+    EXPECT_EQ(calls["get_conversation"], 100);
+    // Without stop_on_reply nothing is read.
+    auto plain = load(steps);
+    plain.stop_on_reply = false;
+    EXPECT_EQ(estimate(plain, in).per_lead_max, 2);
+}
+
+// An invite reserves the check it makes when refused. Where the invite is the path's last paid
+// call, the budget needs that credit beyond the costliest case; where a call follows it, that
+// call's credits cover it.
+TEST(CampaignEstimate, TheBudgetCoversAnInvitesReservationAtTheEndOfAPath) {
+    auto in = one_credit_each(1);
+    in.reserved_beyond[call_kind::invite] = 1;
+    auto last = load("  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, "
+                     "on_no_invitation: invite}\n  - {id: invite, kind: invite}\n");
+    last.budget_credits = 2;
+    auto r = estimate(last, in);
+    EXPECT_EQ(r.credits_max, 10 + 2);
+    EXPECT_EQ(r.headroom, 1);
+    last.budget_credits = 12;
+    EXPECT_FALSE(estimate(last, in).within_budget());
+    last.budget_credits = 13;
+    EXPECT_TRUE(estimate(last, in).within_budget());
+    // The canonical campaign's invite is followed by the wait's check on its costliest path.
+    auto followed = estimate(load(canonical), in);
+    EXPECT_EQ(followed.headroom, 0);
+}
+
 TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
     auto in = one_credit_each(400);
     in.senders = 2;
