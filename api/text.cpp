@@ -122,8 +122,12 @@ std::optional<problem> find_space(std::string_view s) {
             kind = "a space";
         } else if (cp == 0x2028 || cp == 0x2029) {
             kind = "a line or paragraph separator";
-        } else if (cp == 0x200B || cp == 0xFEFF) {
+        } else if (cp == 0x200B) {
             kind = "a zero-width space";
+        } else if (cp == 0x200C || cp == 0x200D || cp == 0x2060) {
+            kind = "a zero-width joiner or non-joiner";
+        } else if (cp == 0xFEFF) {
+            kind = "a byte order mark";
         }
         if (kind != nullptr) {
             return problem{i, std::string(kind) + " (" + code_point_name(cp) + ")"};

@@ -9,8 +9,9 @@
 //                reorder what a terminal shows
 //   find_space   the first space of any kind in text check_text accepts: an ASCII space, a
 //                Unicode space separator (U+00A0, U+2000-U+200A, U+3000, ...), a line or
-//                paragraph separator, or a zero-width one (U+200B, U+FEFF); for values such as
-//                URLs, where a space that looks like none would pass an ASCII check
+//                paragraph separator, or a zero-width character (U+200B-U+200D, U+2060, U+FEFF);
+//                for values such as URLs, where a space that looks like none would pass an
+//                ASCII check
 //   escaped      the text with every control, format-changing or invalid byte spelled out
 //                (\n, \t, \x1b, \u{202e}; a backslash as \\), safe to put on one log line or a
 //                terminal

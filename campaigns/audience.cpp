@@ -207,9 +207,11 @@ void take_rows(file_reporter& out, table& t, audience& who) {
         // Any space, a no-break or zero-width one too: a URL holds none, and one that looks like
         // nothing would make two "identical" profiles two leads.
         if (auto space = orch::text::find_space(url->second)) {
+            const bool ascii = url->second[space->offset] == ' ';
             out.error(row.line, row.column,
                       "profile_url '" + orch::text::escaped(url->second) + "' has " + space->what + " at byte " +
-                          std::to_string(space->offset + 1) + " (a URL writes it percent-encoded, e.g. %20)");
+                          std::to_string(space->offset + 1) +
+                          (ascii ? " (a URL writes it %20)" : " (invisible, likely pasted with the URL: remove it)"));
             continue;
         }
         auto [first, fresh] = first_line.emplace(url->second, row.line);

@@ -54,9 +54,10 @@ struct path_summary {
     std::int64_t max_credits = 0;
     std::map<call_kind, std::int64_t> max_calls;  // per kind, the most on any path from here
     std::chrono::seconds max_wait{0};
-    // On the costliest path from here: how far a call's reservation reaches beyond the credits
-    // left on the path from that call on (its reserved_beyond less what follows it), the most.
-    std::int64_t max_headroom = 0;
+    // Over the paths from here, the most budget one lead's path needs at its peak: what it spent
+    // before a call, plus that call's reservation (its credits and its reserved_beyond); at least
+    // max_credits.
+    std::int64_t max_need = 0;
 };
 
 // Working days for `need` calls of one sender that starts its ramp-up (estimate_input::ramp) on
@@ -148,15 +149,15 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
                 here += cost(k);
                 ++calls[k];
             }
-            // Each call's reservation against the credits its own call and the rest of the path
-            // still hold when it is made.
-            std::int64_t headroom = rest.max_headroom;
-            std::int64_t after = rest.max_credits;
-            for (auto k = step_calls.rbegin(); k != step_calls.rend(); ++k) {
-                if (auto extra = in.reserved_beyond.find(*k); extra != in.reserved_beyond.end()) {
-                    headroom = std::max(headroom, extra->second - after);
+            // The peak of this branch: a call of this step reserving (what the step spent before
+            // it, its own credits, its extra), or the rest's peak after the step's credits.
+            std::int64_t need = here + rest.max_need;
+            std::int64_t before = 0;
+            for (call_kind k : step_calls) {
+                before += cost(k);
+                if (auto extra = in.reserved_beyond.find(k); extra != in.reserved_beyond.end()) {
+                    need = std::max(need, before + extra->second);
                 }
-                after += cost(*k);
             }
             auto wait = rest.max_wait;
             if (s->kind == step_kind::wait_accepted && timeout_branch) {
@@ -169,16 +170,12 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
                 out.max_credits = here + rest.max_credits;
                 out.max_calls = calls;
                 out.max_wait = wait;
-                out.max_headroom = headroom;
+                out.max_need = need;
                 first = false;
                 continue;
             }
             out.min_credits = std::min(out.min_credits, here + rest.min_credits);
-            if (here + rest.max_credits > out.max_credits) {
-                out.max_headroom = headroom;
-            } else if (here + rest.max_credits == out.max_credits) {
-                out.max_headroom = std::max(out.max_headroom, headroom);
-            }
+            out.max_need = std::max(out.max_need, need);
             out.max_credits = std::max(out.max_credits, here + rest.max_credits);
             for (const auto& [k, n] : calls) {
                 out.max_calls[k] = std::max(out.max_calls[k], n);
@@ -201,7 +198,10 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     r.credits_min = in.audience_credits + in.leads * p.min_credits;
     r.credits_max = in.audience_credits + in.leads * p.max_credits;
     r.longest_wait = p.max_wait;
-    r.headroom = std::max<std::int64_t>(0, p.max_headroom);
+    // Every lead's path spends at most max_credits; the leads whose reservations are held at once
+    // near the end each need their peak beyond it.
+    r.headroom = std::max<std::int64_t>(0, p.max_need - p.max_credits) *
+                 std::max<std::int64_t>(1, std::min(in.leads, in.reservations_at_once));
 
     int working_days_per_week = static_cast<int>(std::count(c.schedule.days.begin(), c.schedule.days.end(), true));
     if (working_days_per_week == 0) {
@@ -224,7 +224,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
         // working days for its share of the calls.
         double together = 0;
         bool limited = false;
-        bool unlimited = false;  // a sender without a quota for the action: together, no limit
+        std::int64_t unlimited = 0;  // senders without a quota for the action
         double slowest = 0;
         double slowest_new = 0;
         for (std::size_t i = 0; i < quota_sets; ++i) {
@@ -236,7 +236,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
                 per_day = per_day < 0 ? spread : std::min(per_day, spread);
             }
             if (per_day < 0) {
-                unlimited = true;
+                ++unlimited;
                 continue;  // its share takes no days
             }
             limited = true;
@@ -256,10 +256,11 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             slowest_new = std::max(slowest_new, days_new);
         }
         if (limited) {
-            f.per_working_day = unlimited ? -1 : static_cast<std::int64_t>(together);
+            f.per_working_day = static_cast<std::int64_t>(together);
             f.working_days = slowest;
         }
         f.working_days_new_accounts = limited ? slowest_new : f.working_days;
+        f.unlimited_senders = limited ? unlimited : 0;
         if (f.working_days > r.working_days) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;

@@ -12,14 +12,19 @@
 // send) reads the conversation first, one get_conversation call more.
 //
 // Headroom: a call reserves its upper bound before it is made, and an invite's includes the
-// check it makes when the invite is refused (estimate_input::reserved_beyond). Where such a call
-// is the last paid one of the costliest path, a campaign spent to its budget finds too little to
-// reserve for its last lead, and pauses; so the budget must cover the costliest case plus that
-// extra less what the path still spends after the call (estimate_result::headroom).
+// check it makes when the invite is refused (estimate_input::reserved_beyond). A lead's path
+// needs, at its peak, what it spent before such a call plus the call's whole reservation, which
+// for an invite that ends a path is one credit beyond the path's cost. A campaign spent to its
+// budget then finds too little to reserve for its last leads, and the ledger pauses it; so the
+// budget must cover the costliest case plus, for each lead whose reservation may be held at the
+// same time near the end (estimate_input::reservations_at_once), its peak beyond the costliest
+// path (estimate_result::headroom).
 //
-// Duration: for each quota-limited action, the worst-case number of calls over the audience
-// divided by what the senders may do per working day (day quota, and week quota spread over
-// the schedule's working days); the slowest action is the bottleneck. Working days become
+// Duration: for each quota-limited action, the worst-case number of calls over the audience,
+// split evenly over the senders, each share divided by what its sender may do per working day
+// (day quota, and week quota spread over the schedule's working days; each sender's own when
+// given); the slowest sender sets the action's working days, and the slowest action is the
+// bottleneck. Working days become
 // calendar days through the schedule's days per week, and the longest chain of waits and delays
 // on any path is added once (the last leads still wait after their last call). Rough by nature:
 // acceptance and reply rates are unknown before launch, so the figures are bounds.
@@ -79,13 +84,17 @@ struct estimate_input {
     // Per call kind, what its reservation holds beyond the call's own credits above (an invite's
     // refusal check); absent = 0.
     std::map<call_kind, std::int64_t> reserved_beyond;
+    // How many leads' reservations may be held at once: with pacing, about one call per sender;
+    // without, a claim's batch per lane.
+    std::int64_t reservations_at_once = 1;
 };
 
 struct action_forecast {
     std::string action;              // "invite", ...
     std::int64_t calls_max = 0;      // over the whole audience, worst case
-    std::int64_t per_working_day = -1;  // all senders together; -1 = unlimited
-    double working_days = 0;         // calls_max / per_working_day (0 when unlimited)
+    std::int64_t per_working_day = -1;  // the senders with a quota together; -1 = none has one
+    std::int64_t unlimited_senders = 0; // senders without a quota for the action (when others have one)
+    double working_days = 0;         // the slowest limited sender's share / its day rate (0 when unlimited)
     double working_days_new_accounts = 0;  // the same for senders starting their ramp-up
 };
 
@@ -95,7 +104,7 @@ struct estimate_result {
     std::int64_t credits_min = 0;    // audience + leads * per_lead_min
     std::int64_t credits_max = 0;    // audience + leads * per_lead_max
     std::int64_t budget = 0;         // the campaign's budget_credits
-    std::int64_t headroom = 0;       // what the costliest path's reservations need beyond it
+    std::int64_t headroom = 0;       // what reservations held at once need beyond credits_max
     bool within_budget() const { return credits_max + headroom <= budget; }
     std::int64_t account_cap_credits = -1;  // senders x budget_per_account_credits; -1: no such cap
     std::vector<action_forecast> actions;

@@ -687,8 +687,8 @@ int cmd_campaign_validate(const global_options& g, const std::string& file) {
 }
 
 // The pre-launch forecast (campaigns/estimate.hpp): credits from the client's cost model, the
-// duration from the quotas in force (the settings' per-account defaults, tightened by the file's
-// limits) and the schedule. Needs no API; with a database configured it looks the senders up.
+// duration from the quotas in force (each sender's own when the database is looked up, else the
+// settings' per-account defaults; tightened by the file's limits) and the schedule. Needs no API; with a database configured it looks the senders up.
 int cmd_campaign_estimate(const global_options& g, const std::string& file, const std::string& format) {
     settings_needs needs;
     needs.database = false;
@@ -725,8 +725,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                    cs::call_kind::send, cs::call_kind::visit}) {
         cs::api_call call;
         call.kind = k;
-        // execute()'s upper bound includes follow-up checks; the forecast counts those as their
-        // own check_invitation calls, so one request per call here.
+        // execute()'s upper bound of an invite includes the check it makes when refused, and a
+        // withdraw's the check that finds the invitation; the forecast counts the withdraw's
+        // check as its own check_invitation call, and the invite's as reservation headroom
+        // (below), so one request per call here.
         in.credits[k] = k == cs::call_kind::invite || k == cs::call_kind::withdraw
                             ? orch::engine::credits_upper_bound(call) - 1
                             : orch::engine::credits_upper_bound(call);
@@ -744,6 +746,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         invite.kind = cs::call_kind::invite;
         in.reserved_beyond[cs::call_kind::invite] =
             orch::engine::credits_upper_bound(invite) - in.credits[cs::call_kind::invite];
+        in.reservations_at_once = s.pacing ? in.senders : s.batch_size * s.worker_lanes;
     }
     // A quota as the limiter applies it to one sender: the account's own (its override, else the
     // settings'), tightened by the campaign's limits.
@@ -771,7 +774,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     // With the senders looked up, each one's overrides (`accounts limits`) count too.
     std::int64_t overridden = 0;
-    if (db) {
+    if (db) try {
         std::map<std::string, orch::engine::quota_overrides> overrides;
         for (const auto& a : db->accounts()) {
             overrides[a.account_id] = a.quotas;
@@ -797,6 +800,14 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             overridden += any ? 1 : 0;
             in.per_sender.push_back(std::move(own));
         }
+    } catch (const std::exception& e) {
+        // The database answered the account check a moment ago; if it fails now, the forecast
+        // goes on with the settings' quotas, as without a database.
+        const std::string what = e.what();
+        std::cerr << "warning: the senders' own quotas are not looked up: "
+                  << orch::text::escaped(what.substr(0, what.find('\n'))) << "\n";
+        in.per_sender.clear();
+        overridden = 0;
     }
     // New accounts' ramp-up, as the limits gate applies it (none with ramp_up: false).
     {
@@ -850,6 +861,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
                                 {"headroom_credits", r.headroom},
+                                {"senders_with_own_quotas", overridden},
                                 {"within_budget", r.within_budget()},
                                 {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
                                                                                   : orch::engine::json(r.account_cap_credits)},
@@ -865,6 +877,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             j["actions"].push_back({{"action", a.action},
                                     {"calls_max", a.calls_max},
                                     {"per_working_day", a.per_working_day},
+                                    {"unlimited_senders", a.unlimited_senders},
                                     {"working_days", a.working_days},
                                     {"working_days_new_accounts", a.working_days_new_accounts}});
         }
@@ -873,7 +886,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     if (format == "csv") {
         // The per-action table (the json form has the totals too).
-        text_table t{"", {"action", "calls_max", "per_working_day", "working_days", "working_days_new_accounts"}, {}};
+        text_table t{"",
+                     {"action", "calls_max", "per_working_day", "working_days", "working_days_new_accounts",
+                      "unlimited_senders"},
+                     {}};
         for (const auto& a : r.actions) {
             char days[32];
             char days_new[32];
@@ -881,7 +897,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             std::snprintf(days_new, sizeof days_new, "%.1f", a.working_days_new_accounts);
             t.rows.push_back({a.action, std::to_string(a.calls_max),
                               a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day), days,
-                              days_new});
+                              days_new, std::to_string(a.unlimited_senders)});
         }
         print_csv(t);
         return 0;
@@ -897,9 +913,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (r.credits_max > r.budget) {
         over = " (the costliest case exceeds it: the campaign would pause)";
     } else if (!r.within_budget()) {
-        over = " (the costliest case needs " + std::to_string(r.credits_max) + ", and an invite reserves " +
+        over = " (it covers the costliest case, " + std::to_string(r.credits_max) +
+               ", not the reservations near the end: the invites then in flight hold " +
                orch::text::counted(r.headroom, "credit", "credits") +
-               " more for the check it makes when refused: the last one would pause the campaign)";
+               " more, for the check each makes when refused, and the ledger would pause the campaign; " +
+               std::to_string(r.credits_max + r.headroom) + " covers them)";
     }
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
@@ -914,6 +932,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 "new senders");
     for (const auto& a : r.actions) {
         std::string per = a.per_working_day < 0 ? "unlimited" : std::to_string(a.per_working_day);
+        if (a.per_working_day >= 0 && a.unlimited_senders > 0) {
+            per += " + unlimited";  // some senders have no quota for it: their share takes no days
+        }
         std::printf("  %-18s %10lld %14s %12.1f %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max),
                     per.c_str(), a.working_days, a.working_days_new_accounts);
     }

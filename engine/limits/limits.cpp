@@ -350,7 +350,7 @@ struct limiter::impl {
                                  std::string_view(load->str, load->len), sc.sha);
                 std::abort();
             }
-            spdlog::info("limits: script {} loaded into Redis (sha {})", sc.name, sc.sha);
+            spdlog::debug("limits: script {} loaded into Redis (sha {})", sc.name, sc.sha);
         }
         return load;
     }

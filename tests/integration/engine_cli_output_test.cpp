@@ -372,7 +372,10 @@ TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
     auto after = env_->run({"campaign", "estimate", file_, "--format", "json"});
     ASSERT_EQ(after.exit_code, 0) << after.output;
     json own = invites(json::parse(after.output));
-    EXPECT_EQ(own["per_working_day"], -1) << after.output;  // sender-1 has no limit still
+    EXPECT_EQ(own["per_working_day"], 5) << after.output;  // sender-2's; sender-1 has no limit still
+    EXPECT_EQ(own["unlimited_senders"], 1) << after.output;
+    auto mixed = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(mixed.output.find("5 + unlimited"), std::string::npos) << mixed.output;
     // 50 invites each; sender-2 does 5 a working day.
     EXPECT_DOUBLE_EQ(own["working_days"].get<double>(), 10.0) << after.output;
     ASSERT_EQ(env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "20"}).exit_code, 0);
@@ -380,11 +383,43 @@ TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
     ASSERT_EQ(both.exit_code, 0) << both.output;
     own = invites(json::parse(both.output));
     EXPECT_EQ(own["per_working_day"], 25) << both.output;
+    EXPECT_EQ(own["unlimited_senders"], 0) << both.output;
+    EXPECT_EQ(json::parse(both.output)["senders_with_own_quotas"], 2) << both.output;
     EXPECT_DOUBLE_EQ(own["working_days"].get<double>(), 10.0) << both.output;
     auto table = env_->run({"campaign", "estimate", file_});
     ASSERT_EQ(table.exit_code, 0) << table.output;
     EXPECT_NE(table.output.find("2 senders have their own quotas from `accounts limits`"), std::string::npos)
         << table.output;
+}
+
+// A budget that covers the costliest case but not an invite's reservation at the end of the
+// path (its refusal check) is not "within budget", and the text says what covers it.
+TEST_F(CliOutput, TheEstimateCountsAnInvitesReservation) {
+    const std::string csv = file_ + ".csv";
+    std::ofstream(csv) << "profile_url,first_name\nhttps://n.example/in/only,Only\n";
+    auto write = [&](int budget) {
+        std::ofstream(file_) << "name: tight\naccounts: [sender-1]\naudience: {file: " << csv
+                             << "}\nschedule: {time_zone: UTC}\nbudget_credits: " << budget
+                             << "\nsteps:\n  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, "
+                                "on_no_invitation: invite}\n  - {id: invite, kind: invite}\n";
+    };
+    write(2);
+    auto tight = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(tight.exit_code, 0) << tight.output;
+    const json j = json::parse(tight.output);
+    EXPECT_EQ(j["credits"]["max"], 2) << tight.output;
+    EXPECT_EQ(j["headroom_credits"], 1) << tight.output;
+    EXPECT_EQ(j["within_budget"], false) << tight.output;
+    auto text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(text.output.find("budget 2 (it covers the costliest case, 2, not the reservations near the end"),
+              std::string::npos)
+        << text.output;
+    EXPECT_NE(text.output.find("3 covers them)"), std::string::npos) << text.output;
+    write(3);
+    auto enough = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(enough.exit_code, 0) << enough.output;
+    EXPECT_EQ(json::parse(enough.output)["within_budget"], true) << enough.output;
+    std::remove(csv.c_str());
 }
 
 // An empty database: every command says to run `orchestrator migrate`; a worker without Redis

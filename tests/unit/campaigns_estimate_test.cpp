@@ -154,6 +154,18 @@ TEST(CampaignEstimate, TheBudgetCoversAnInvitesReservationAtTheEndOfAPath) {
     // The canonical campaign's invite is followed by the wait's check on its costliest path.
     auto followed = estimate(load(canonical), in);
     EXPECT_EQ(followed.headroom, 0);
+    // Leads whose invites are in flight at once near the end each hold their extra credit.
+    auto many = one_credit_each(100);
+    many.reserved_beyond[call_kind::invite] = 1;
+    many.reservations_at_once = 4;
+    EXPECT_EQ(estimate(last, many).headroom, 4);
+    many.leads = 3;
+    EXPECT_EQ(estimate(last, many).headroom, 3);
+    // A larger extra counts whole: the peak is the check, the invite and 3 more, 3 beyond the
+    // path's 2.
+    many.reserved_beyond[call_kind::invite] = 3;
+    many.reservations_at_once = 1;
+    EXPECT_EQ(estimate(last, many).headroom, 3);
 }
 
 TEST(CampaignEstimate, NewSendersRampUpDayByDay) {

@@ -602,8 +602,7 @@ TEST(loader, a_profile_url_with_a_control_character_or_a_space_is_refused) {
     EXPECT_EQ(r.errors[1].to_string().rfind("d.csv:4:1: profile_url 'https://n.example/in/t\\tab' has ", 0), 0u)
         << all_errors(r);
     EXPECT_EQ(r.errors[2].to_string(),
-              "d.csv:5:1: profile_url 'https://n.example/in/a b' has a space at byte 23 (a URL writes it "
-              "percent-encoded, e.g. %20)")
+              "d.csv:5:1: profile_url 'https://n.example/in/a b' has a space at byte 23 (a URL writes it %20)")
         << all_errors(r);
 }
 
@@ -620,7 +619,9 @@ TEST(loader, a_profile_url_with_a_unicode_space_is_refused) {
     ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
     EXPECT_NE(r.errors[0].to_string().find("d.csv:2:1: profile_url 'https://n.example/in/no"), std::string::npos)
         << all_errors(r);
-    EXPECT_NE(r.errors[0].to_string().find("has a no-break space (U+00A0) at byte 24"), std::string::npos)
+    EXPECT_NE(r.errors[0].to_string().find("has a no-break space (U+00A0) at byte 24 (invisible, likely pasted with "
+                                           "the URL: remove it)"),
+              std::string::npos)
         << all_errors(r);
     EXPECT_NE(r.errors[1].to_string().find("has a zero-width space (U+200B) at byte 26"), std::string::npos)
         << all_errors(r);

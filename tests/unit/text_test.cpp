@@ -8,6 +8,8 @@
 #include <spdlog/spdlog.h>
 
 #include <sstream>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -128,9 +130,16 @@ TEST(Text, FindSpaceSeesSpacesAnAsciiCheckMisses) {
     ASSERT_TRUE(nbsp);
     EXPECT_EQ(nbsp->offset, 2u);
     EXPECT_EQ(nbsp->what, "a no-break space (U+00A0)");
-    EXPECT_EQ(orch::text::find_space("x\u200b")->what, "a zero-width space (U+200B)");
-    EXPECT_EQ(orch::text::find_space("x\u2029")->what, "a line or paragraph separator (U+2029)");
-    EXPECT_EQ(orch::text::find_space("\xff \u3000")->offset, 1u);  // an invalid byte is check_text's
+    for (const auto& [text, what] : {std::pair<std::string, std::string>{"x\u200b", "a zero-width space (U+200B)"},
+                                     {"x\u200d", "a zero-width joiner or non-joiner (U+200D)"},
+                                     {"x\ufeff", "a byte order mark (U+FEFF)"},
+                                     {"x\u2029", "a line or paragraph separator (U+2029)"},
+                                     {"\xff \u3000", "a space"}}) {  // an invalid byte is check_text's
+        auto found = orch::text::find_space(text);
+        ASSERT_TRUE(found) << text;
+        EXPECT_EQ(found->what, what);
+        EXPECT_EQ(found->offset, 1u);
+    }
 }
 
 }  // namespace
