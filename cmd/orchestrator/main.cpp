@@ -1858,8 +1858,23 @@ int main(int argc, char** argv) {
     };
     point_at_settings(app);
     // CLI11's own messages quote what was typed: through terminal_lines as well.
+    // Two of its wordings are mended: the arguments it did not expect are listed in the order
+    // typed (its message lists them backwards), and an empty value a set refuses is shown as "".
     app.failure_message([](const CLI::App* a, const CLI::Error& e) {
-        return orch::text::terminal_lines(CLI::FailureMessage::simple(a, e));
+        std::string msg = CLI::FailureMessage::simple(a, e);
+        if (dynamic_cast<const CLI::ExtrasError*>(&e) != nullptr) {
+            const auto rest = a->remaining(true);
+            std::string typed;
+            for (const auto& r : rest) {
+                typed += (typed.empty() ? "" : " ") + r;
+            }
+            msg = std::string(rest.size() == 1 ? "This argument was not expected: " : "These arguments were not expected: ") +
+                  typed + "\nRun with --help for more information.\n";
+        }
+        if (auto at = msg.find(":  not in {"); at != std::string::npos) {
+            msg.replace(at, 3, ": \"\" ");
+        }
+        return orch::text::terminal_lines(msg);
     });
 
     try {

@@ -392,6 +392,19 @@ TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
         << table.output;
 }
 
+// The command line's own mistakes read in the order typed, and an empty value shows as "".
+TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
+    auto extra = env_->run({"migrate", "--format", "csv"});
+    EXPECT_EQ(extra.exit_code, 2) << extra.output;
+    EXPECT_NE(extra.output.find("These arguments were not expected: --format csv\n"), std::string::npos)
+        << extra.output;
+    auto one = env_->run({"migrate", "csv"});
+    EXPECT_NE(one.output.find("This argument was not expected: csv\n"), std::string::npos) << one.output;
+    auto empty = env_->run({"campaign", "list", "--format", ""});
+    EXPECT_EQ(empty.exit_code, 2) << empty.output;
+    EXPECT_NE(empty.output.find("--format: \"\" not in {table,json,csv}"), std::string::npos) << empty.output;
+}
+
 // A budget that covers the costliest case but not an invite's reservation at the end of the
 // path (its refusal check) is not "within budget", and the text says what covers it.
 TEST_F(CliOutput, TheEstimateCountsAnInvitesReservation) {
