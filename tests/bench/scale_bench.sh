@@ -28,6 +28,7 @@
 #        lane at 12 lanes, where batches of 500 would leave a few)
 #        PARTS=processes or PARTS=lanes  only (a) or only (b) (for quick iterations)
 #        PG_STATEMENTS=1  also print the statements that took most of Postgres's time in each run
+#        BENCH_SQL=SQL    run on each run's database after its migration (schema experiments)
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -100,6 +101,7 @@ run() {  # $1 = processes, $2 = lanes per process; prints "transitions seconds p
     export DATABASE_URL="${admin_url%/*}/$db"
     start_sandbox
     "$orch" migrate >/dev/null
+    [ -z "${BENCH_SQL:-}" ] || psql -q "$DATABASE_URL" -c "$BENCH_SQL" >/dev/null
     for i in 1 2 3 4; do "$orch" accounts connect --login-token "scale-$run_no-$i" --label "sender-$i" >/dev/null; done
     curl -sS "$control/control/people?offset=0&limit=$leads" |
         jq -r '"profile_url,first_name", (.people[] | "\(.profile_url),\(.first_name)")' >"$work/leads.csv"
