@@ -118,4 +118,11 @@ struct estimate_result {
 
 estimate_result estimate(const campaign& c, const estimate_input& in);
 
+// The local date (YYYY-MM-DD, in the schedule's time zone) around which a campaign started at
+// `from` ends: its first working day is the one of the schedule's next working start from `from`
+// (so a day whose hours are over does not count); `working_days` working days, each counted
+// whole; then the waits, in whole days to the nearest, and on to the next working day, so the
+// date is always one the schedule works.
+std::string finish_date(const schedule& s, time_point from, double working_days, std::chrono::seconds waits);
+
 }  // namespace orch::campaigns

@@ -6,6 +6,8 @@
 
 #include <date/tz.h>
 
+#include <cmath>
+
 #include <charconv>
 
 namespace orch::campaigns {
@@ -191,6 +193,29 @@ time_point next_working_start(const schedule& s, time_point t) {
     }
     ORCH_CAMPAIGNS_ASSERT(false, "no working day within two weeks (the loader requires one day)");
     return t;
+}
+
+std::string finish_date(const schedule& s, time_point from, double working_days, seconds waits) {
+    const date::time_zone* zone = zone_of(s);
+    const auto works = [&](date::local_days d) { return s.days[date::weekday(d).iso_encoding() - 1]; };
+    date::local_days day =
+        date::floor<date::days>(zone->to_local(date::floor<seconds>(next_working_start(s, from))));
+    double left = working_days;
+    for (int guard = 0; guard < 400'000; ++guard) {
+        if (works(day)) {
+            left -= 1.0;
+            if (left <= 0) {
+                break;
+            }
+        }
+        day += date::days{1};
+    }
+    // The waits in whole days, to the nearest: an hour's wait ends the same day.
+    day += date::days{static_cast<int>(std::lround(static_cast<double>(waits.count()) / 86'400.0))};
+    for (int guard = 0; guard < 7 && !works(day); ++guard) {
+        day += date::days{1};
+    }
+    return date::format("%F", day);
 }
 
 }  // namespace orch::campaigns

@@ -824,34 +824,15 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // Beyond a century (a quota of nearly nothing) there is no date to give: the clock's range
     // ends some 290 years out.
     const bool finishes = r.calendar_days < 36'500.0;
-    // The finish date walks the schedule's weekdays from today (UTC): the working days the calls
-    // need, each on a day the schedule works (a part-used day counts whole, today included), then
-    // the waits, and on to the next working day; so it never falls on a day the schedule does not
-    // work.
+    // The finish date walks the schedule's working days in its time zone, from the campaign's
+    // start (now, or its start_at when later; a day whose hours are over does not count).
     std::string finish_day;
     if (finishes) {
-        using namespace std::chrono;
-        const auto works = [&](sys_days d) {
-            const unsigned iso = weekday(d).iso_encoding();  // 1 = Monday .. 7 = Sunday
-            return c.value.schedule.days[iso - 1];
-        };
-        sys_days day = floor<days>(system_clock::now());
-        double left = r.working_days;
-        for (int guard = 0; guard < 400'000; ++guard) {
-            if (works(day)) {
-                left -= 1.0;
-                if (left <= 0) {
-                    break;
-                }
-            }
-            day += days{1};
+        auto from = std::chrono::system_clock::now();
+        if (c.value.start_at && *c.value.start_at > from) {
+            from = *c.value.start_at;
         }
-        // The waits in whole days, to the nearest: an hour's wait ends the same day.
-        day += days{static_cast<int>(std::lround(static_cast<double>(r.longest_wait.count()) / 86'400.0))};
-        for (int guard = 0; guard < 7 && !works(day); ++guard) {
-            day += days{1};
-        }
-        finish_day = orch::engine::ledger::utc_day(time_point_cast<system_clock::duration>(day));
+        finish_day = cs::finish_date(c.value.schedule, from, r.working_days, r.longest_wait);
     }
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},

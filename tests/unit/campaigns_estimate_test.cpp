@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 
 namespace {
 
@@ -166,6 +167,27 @@ TEST(CampaignEstimate, TheBudgetCoversAnInvitesReservationAtTheEndOfAPath) {
     many.reserved_beyond[call_kind::invite] = 3;
     many.reservations_at_once = 1;
     EXPECT_EQ(estimate(last, many).headroom, 3);
+}
+
+// The finish date is a local date of the schedule's time zone, from the schedule's next working
+// start: a day whose hours are over does not count, and a weekday is the zone's, not UTC's.
+TEST(CampaignEstimate, TheFinishDateWalksTheSchedulesOwnDays) {
+    using namespace std::chrono;
+    schedule wednesdays;
+    wednesdays.time_zone = "Pacific/Auckland";  // UTC+13 in November
+    wednesdays.days = {false, false, true, false, false, false, false};
+    wednesdays.start_minute = 9 * 60;
+    wednesdays.end_minute = 17 * 60;
+    const auto at = [](int day, int hour) {  // 2026-11-<day> <hour>:00 UTC
+        return orch::campaigns::time_point(sys_days(year_month_day(year(2026), month(11), std::chrono::day(static_cast<unsigned>(day)))) +
+                          hours(hour));
+    };
+    // Tuesday 2026-11-24 23:00 UTC is Wednesday noon in Auckland: that day works.
+    EXPECT_EQ(finish_date(wednesdays, at(24, 23), 1.0, seconds(0)), "2026-11-25");
+    // Wednesday 2026-11-25 06:00 UTC is 19:00 there: its hours are over, so the next Wednesday.
+    EXPECT_EQ(finish_date(wednesdays, at(25, 6), 1.0, seconds(0)), "2026-12-02");
+    // Two working days, then a 3-day wait, lands on a Saturday: on to the next Wednesday.
+    EXPECT_EQ(finish_date(wednesdays, at(24, 23), 2.0, seconds(3 * 86'400)), "2026-12-09");
 }
 
 TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
