@@ -5,6 +5,7 @@
 #include "campaigns/detail/csv.hpp"
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/template.hpp"
+#include "campaigns/model.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -184,16 +185,16 @@ void take_rows(file_reporter& out, table& t, audience& who) {
         out.error(1, 1, "the audience file has no profile_url column");
         return;
     }
-    std::map<std::string, int> first_line;
+    struct first_row {
+        int line = 0;
+        std::string url;
+    };
+    std::map<std::string, first_row> first_line;  // by canonical URL
+    std::set<const lead_row*> repeated;           // the rows of a person listed before
     for (const lead_row& row : t.rows) {
         auto url = row.fields.find("profile_url");
         if (url == row.fields.end()) {
             out.error(row.line, row.column, "this lead has no profile_url");
-            continue;
-        }
-        if (url->second.rfind("https://", 0) != 0 && url->second.rfind("http://", 0) != 0) {
-            out.error(row.line, row.column,
-                      "profile_url '" + orch::text::escaped(url->second) + "' is not a URL (https://...)");
             continue;
         }
         // A URL has no spaces, and no control or bidirectional character (which would reach
@@ -214,11 +215,23 @@ void take_rows(file_reporter& out, table& t, audience& who) {
                           (ascii ? " (a URL writes it %20)" : " (invisible, likely pasted with the URL: remove it)"));
             continue;
         }
-        auto [first, fresh] = first_line.emplace(url->second, row.line);
+        if (url->second.rfind("https://", 0) != 0 && url->second.rfind("http://", 0) != 0) {
+            out.error(row.line, row.column,
+                      "profile_url '" + orch::text::escaped(url->second) + "' is not a URL (https://...)");
+            continue;
+        }
+        // One person, however the URL is spelled (case, www., a trailing slash, a query, %XX):
+        // the lead is enrolled once, from its first row.
+        auto [first, fresh] = first_line.emplace(canonical_profile_url(url->second), first_row{row.line, url->second});
         if (!fresh) {
-            out.ctx.warning_in_file(out.file, row.line, row.column,
-                                    "profile_url '" + orch::text::escaped(url->second) + "' is listed again (first at line " +
-                                        std::to_string(first->second) + "); the lead is enrolled once");
+            out.ctx.warning_in_file(
+                out.file, row.line, row.column,
+                "profile_url '" + orch::text::escaped(url->second) +
+                    (first->second.url == url->second ? "' is listed again (first at line "
+                                                      : "' is the same person as '" + orch::text::escaped(first->second.url) +
+                                                            "' (line ") +
+                    std::to_string(first->second.line) + "); the lead is enrolled once, from its first row");
+            repeated.insert(&row);
         }
     }
     for (const std::string& column : t.columns) {
@@ -227,6 +240,9 @@ void take_rows(file_reporter& out, table& t, audience& who) {
         (everywhere ? who.fields_always : who.fields_optional).push_back(column);
     }
     for (lead_row& row : t.rows) {
+        if (repeated.count(&row) > 0) {
+            continue;  // a person listed before: enrolled once, from the first row
+        }
         who.leads.push_back(std::move(row.fields));
     }
 }

@@ -364,4 +364,79 @@ const step* find_step(const campaign& c, const std::string& id) {
     return nullptr;
 }
 
+namespace {
+
+int hex_value(char c) {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
+bool is_unreserved(unsigned char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+           c == '_' || c == '~';
+}
+
+char lower_ascii(unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
+
+}  // namespace
+
+std::string canonical_profile_url(std::string_view url) {
+    auto starts = [&url](std::string_view p) {
+        if (url.size() < p.size()) {
+            return false;
+        }
+        for (std::size_t i = 0; i < p.size(); ++i) {
+            if (lower_ascii(static_cast<unsigned char>(url[i])) != p[i]) {
+                return false;
+            }
+        }
+        return true;
+    };
+    for (std::string_view p : {"https://", "http://"}) {
+        if (starts(p)) {
+            url.remove_prefix(p.size());
+            break;
+        }
+    }
+    if (starts("www.")) {
+        url.remove_prefix(4);
+    }
+    url = url.substr(0, url.find_first_of("?#"));
+    static constexpr char digits[] = "0123456789abcdef";
+    std::string s;
+    s.reserve(url.size());
+    for (std::size_t i = 0; i < url.size(); ++i) {
+        const auto c = static_cast<unsigned char>(url[i]);
+        if (c == '%' && i + 2 < url.size() && hex_value(url[i + 1]) >= 0 && hex_value(url[i + 2]) >= 0) {
+            const auto byte = static_cast<unsigned char>(hex_value(url[i + 1]) * 16 + hex_value(url[i + 2]));
+            if (is_unreserved(byte)) {
+                s.push_back(lower_ascii(byte));
+            } else {
+                s += '%';
+                s += digits[byte >> 4];
+                s += digits[byte & 0xF];
+            }
+            i += 2;
+        } else if (c >= 0x80) {
+            s += '%';
+            s += digits[c >> 4];
+            s += digits[c & 0xF];
+        } else {
+            s.push_back(lower_ascii(c));
+        }
+    }
+    while (!s.empty() && s.back() == '/') {
+        s.pop_back();
+    }
+    return s;
+}
+
 }  // namespace orch::campaigns

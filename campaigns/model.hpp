@@ -144,4 +144,12 @@ campaign campaign_from_json(const json& j);
 // Lookup by id; nullptr when absent.
 const step* find_step(const campaign& c, const std::string& id);
 
+// Canonical form of a profile URL, the key that deduplicates leads across campaigns and matches
+// the do-not-contact list and events: no scheme, no "www.", no query or fragment, no trailing
+// slash, and one spelling per character: a %XX of an unreserved character (letter, digit,
+// - . _ ~) decoded, any other %XX and every byte beyond ASCII written %xx, all in lower case. So
+// ".../in/José", ".../in/jos%C3%A9" and ".../in/%4Aos%c3%a9/" are one person (migration 0030
+// moved the stored keys to this spelling).
+std::string canonical_profile_url(std::string_view url);
+
 }  // namespace orch::campaigns

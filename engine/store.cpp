@@ -114,30 +114,6 @@ error error_of_current_exception() {
     return {error_category::internal, "an exception of an unknown type"};
 }
 
-std::string canonical_profile_url(const std::string& url) {
-    std::string s;
-    s.reserve(url.size());
-    for (char c : url) {
-        s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
-    }
-    auto trim_prefix = [&s](std::string_view p) {
-        if (s.rfind(p, 0) == 0) {
-            s.erase(0, p.size());
-        }
-    };
-    trim_prefix("https://");
-    trim_prefix("http://");
-    trim_prefix("www.");
-    auto cut = s.find_first_of("?#");
-    if (cut != std::string::npos) {
-        s.erase(cut);
-    }
-    while (!s.empty() && s.back() == '/') {
-        s.pop_back();
-    }
-    return s;
-}
-
 store::store(const std::string& database_url) {
     guarded("connect", [&] {
         conn_ = std::make_unique<pqxx::connection>(database_url);
@@ -668,11 +644,18 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         // statement carries hundreds of thousands of rows.
         constexpr std::size_t chunk = 5'000;
         auto before_skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>();
+        // One person however often, and however spelled, the audience lists them (a search's
+        // pages may repeat someone; the loader drops a file's repeats): the first one counts, and
+        // no upsert names one key twice.
+        std::set<std::string> seen;
         for (std::size_t start = 0; start < leads.size(); start += chunk) {
             const std::size_t end = std::min(leads.size(), start + chunk);
             json rows = json::array();
             for (std::size_t k = start; k < end; ++k) {
                 const auto& l = leads[k];
+                if (!seen.insert(canonical_profile_url(l.profile_url)).second) {
+                    continue;
+                }
                 rows.push_back({{"canonical_url", canonical_profile_url(l.profile_url)},
                                 {"profile_url", l.profile_url},
                                 {"fields", l.fields}});

@@ -6,6 +6,7 @@
 // SQLSTATE when there is one); nothing else escapes.
 #pragma once
 
+#include "campaigns/model.hpp"
 #include "engine/result.hpp"
 #include "engine/account_quotas.hpp"
 #include "engine/codes.hpp"
@@ -50,9 +51,9 @@ auto guarded(const char* what, F&& fn) -> decltype(fn()) {
     }
 }
 
-// Canonical form of a profile URL, the key that deduplicates leads across campaigns:
-// lower case, no scheme, no "www.", no query or fragment, no trailing slash.
-std::string canonical_profile_url(const std::string& url);
+// Canonical form of a profile URL, the key that deduplicates leads across campaigns (one
+// definition for the loader and the store: campaigns/model.hpp).
+using campaigns::canonical_profile_url;
 
 struct account_row {
     std::string account_id;

@@ -392,6 +392,29 @@ TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
         << table.output;
 }
 
+// One person in several spellings of their URL (case, www., a trailing slash, a %XX of a plain
+// letter) is one lead, and one do-not-contact entry: the apply enrolls them once (it used to
+// stop with a database error), and `dnc add` of another spelling is a duplicate.
+TEST_F(CliOutput, OnePersonHoweverTheUrlIsSpelled) {
+    const std::string csv = file_ + ".csv";
+    std::ofstream(csv) << "profile_url,first_name\nhttps://n.example/in/noah-allen,Noah\n"
+                          "https://n.example/in/Noah-Allen/,Again\nhttps://www.n.example/in/%6Eoah-allen?x=1,Encoded\n";
+    std::ofstream(file_) << "name: spelled\naccounts: [sender-1]\naudience: {file: " << csv
+                         << "}\nschedule: {time_zone: UTC}\nbudget_credits: 10\nsteps:\n  - {id: v, kind: visit}\n";
+    auto applied = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find("is the same person as 'https://n.example/in/noah-allen' (line 2)"), std::string::npos)
+        << applied.output;
+    auto leads = env_->run({"leads", "list", "spelled", "--format", "json"});
+    ASSERT_EQ(leads.exit_code, 0) << leads.output;
+    ASSERT_EQ(json::parse(leads.output)["leads"].size(), 1u) << leads.output;
+    ASSERT_EQ(env_->run({"dnc", "add", "https://n.example/in/noah-allen"}).exit_code, 0);
+    auto again = env_->run({"dnc", "add", "https://N.example/in/%6eoah-ALLEN/"});
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_NE(again.output.find("0 added, 1 duplicate"), std::string::npos) << again.output;
+    std::remove(csv.c_str());
+}
+
 // The command line's own mistakes read in the order typed, and an empty value shows as "".
 TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
     auto extra = env_->run({"migrate", "--format", "csv"});

@@ -4,6 +4,7 @@
 // written: the milestones of 0005 (from the intent log and the inbox) and the funnel counts of
 // 0008 (equal to a recount, and to the counts worked out here by hand); the later migrations
 // (fillfactors, the dropped foreign key, the row types) must apply to filled tables.
+#include "engine/store.hpp"
 #include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -13,6 +14,7 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -221,6 +223,49 @@ INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_i
     EXPECT_EQ(scalar("SELECT string_agg(name || ' ' || state || ' ' || COALESCE(pause_code, '-'), ', ' "
                      "ORDER BY campaign_id) FROM campaigns WHERE campaign_id > 1"),
               "budget active -, credits active -, ended paused ended, held paused operator, gone cancelled -");
+}
+
+// Migration 0030: the stored canonical URLs move to one spelling per character, as
+// canonical_profile_url now writes them; two stored spellings of one person keep two rows (the
+// first takes the new key), and a do-not-contact entry in the old spelling matches every spelling.
+TEST_F(MigrationsOnAFilledDatabase, CanonicalUrlsAreRespelled) {
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        for (const auto& m : orch::schema::migrations()) {
+            if (m.version > 4 && m.version < 30) {
+                tx.exec(std::string(m.sql));
+                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
+            }
+        }
+        // The old keys: lower case, otherwise as written.
+        tx.exec(R"sql(
+INSERT INTO leads (lead_id, canonical_url, profile_url) VALUES
+    (1, 'example.com/in/josé', 'https://example.com/in/José'),
+    (2, 'example.com/in/jos%c3%a9', 'https://example.com/in/jos%C3%A9'),
+    (3, 'example.com/in/%63hloe', 'https://example.com/in/%63hloe'),
+    (4, 'example.com/in/plain', 'https://example.com/in/plain'),
+    (5, 'example.com/in/100%25-sure', 'https://example.com/in/100%25-sure');
+INSERT INTO do_not_contact (canonical_url, profile_url, reason) VALUES
+    ('example.com/in/m%c3%bcller', 'https://example.com/in/M%C3%BCller', 'asked');
+)sql");
+        tx.commit();
+    }
+    auto r = env_->run({"migrate"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // 1 and 2 are one person: 2 holds the new key already, so 1 keeps its old one.
+    EXPECT_EQ(scalar("SELECT string_agg(lead_id || ' ' || canonical_url, ', ' ORDER BY lead_id) FROM leads"),
+              "1 example.com/in/josé, 2 example.com/in/jos%c3%a9, 3 example.com/in/chloe, "
+              "4 example.com/in/plain, 5 example.com/in/100%25-sure");
+    // Each stored key is what canonical_profile_url gives for its profile URL now.
+    for (const auto& [id, url] : {std::pair{"3", "https://example.com/in/%63hloe"},
+                                  std::pair{"4", "https://example.com/in/plain"},
+                                  std::pair{"5", "https://example.com/in/100%25-sure"}}) {
+        EXPECT_EQ(scalar(std::string("SELECT canonical_url FROM leads WHERE lead_id = ") + id),
+                  orch::engine::canonical_profile_url(url));
+    }
+    EXPECT_EQ(scalar("SELECT canonical_url FROM do_not_contact"),
+              orch::engine::canonical_profile_url("https://www.example.com/in/Müller/"));
 }
 
 }  // namespace

@@ -576,12 +576,12 @@ TEST(loader, duplicate_profile_url_in_file_is_a_warning) {
         "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
         files);
     ASSERT_TRUE(r.value) << all_errors(r);
-    EXPECT_EQ(r.value->who.leads.size(), 3u);
+    EXPECT_EQ(r.value->who.leads.size(), 2u);  // the repeat is dropped
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_EQ(
         r.warnings[0].to_string(),
         "d.csv:4:1: profile_url 'https://n.example/in/a' is listed again (first at line 2); the lead is "
-        "enrolled once");
+        "enrolled once, from its first row");
 }
 
 // A profile URL with a control character (here ESC and TAB) or a space is refused with its line
@@ -626,6 +626,42 @@ TEST(loader, a_profile_url_with_a_unicode_space_is_refused) {
     EXPECT_NE(r.errors[1].to_string().find("has a zero-width space (U+200B) at byte 26"), std::string::npos)
         << all_errors(r);
     EXPECT_NE(r.errors[2].to_string().find("has a space (U+3000) at byte 26"), std::string::npos) << all_errors(r);
+}
+
+// One person, one canonical URL, however the URL is spelled: scheme, www., case, a trailing
+// slash, a query or fragment, a %XX of a plain letter, an accent raw or encoded.
+TEST(loader, canonical_profile_urls_spell_each_character_one_way) {
+    const std::string one = canonical_profile_url("https://n.example/in/jos\u00e9");
+    EXPECT_EQ(one, "n.example/in/jos%c3%a9");
+    for (const char* same : {"http://www.N.example/in/JOS%C3%A9/", "https://n.example/in/%4Aos%c3%a9?trk=x#top",
+                             "n.example/in/jos\u00e9//"}) {
+        EXPECT_EQ(canonical_profile_url(same), one) << same;
+    }
+    EXPECT_EQ(canonical_profile_url("https://n.example/in/%63hloe"), "n.example/in/chloe");
+    // A %XX of a reserved or other character stays encoded (lower-case hex); a broken one as is.
+    EXPECT_EQ(canonical_profile_url("https://n.example/in/100%25-SURE%2F"), "n.example/in/100%25-sure%2f");
+    EXPECT_EQ(canonical_profile_url("https://n.example/in/a%zz%4"), "n.example/in/a%zz%4");
+}
+
+// An audience file that lists one person twice in two spellings enrolls them once, from the
+// first row, with a warning that names both.
+TEST(loader, one_person_in_two_spellings_is_one_lead) {
+    std::map<std::string, std::string> files = {
+        {"d.csv", "profile_url,first_name\nhttps://n.example/in/chloe,First\nhttps://n.example/in/%63hloe,Second\n"
+                  "https://www.n.example/in/Chloe/,Third\nhttps://n.example/in/other,Other\n"}};
+    load_result r = load(
+        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        files);
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.value->who.leads.size(), 2u);
+    EXPECT_EQ(r.value->who.leads[0]["first_name"], "First");
+    EXPECT_EQ(r.value->who.leads[1]["first_name"], "Other");
+    ASSERT_EQ(r.warnings.size(), 2u);
+    EXPECT_NE(r.warnings[0].to_string().find("d.csv:3:1: profile_url 'https://n.example/in/%63hloe' is the same person "
+                                             "as 'https://n.example/in/chloe' (line 2)"),
+              std::string::npos)
+        << r.warnings[0].to_string();
 }
 
 // The reader says why a file cannot be read (a directory here), and the diagnostic passes it on.
