@@ -41,7 +41,9 @@ std::vector<std::pair<std::string, bool>> successors(const step& s) {
     case step_kind::check_invitation:
         return {{s.on_accepted, false}, {s.on_pending, false}, {s.on_no_invitation, false}};
     case step_kind::wait_accepted:
-        return {{s.next, false}, {s.on_timeout, true}};
+        // On to `next` by the acceptance event, or by the check made when the timeout passes
+        // finding the invitation accepted after all; `on_timeout` when it does not.
+        return {{s.next, false}, {s.next, true}, {s.on_timeout, true}};
     case step_kind::end:
         return {};
     default:
@@ -284,6 +286,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     }
     if (c.budget_per_account_credits) {
         r.account_cap_credits = *c.budget_per_account_credits * senders;
+        r.account_cap_short = r.account_cap_credits < r.credits_max - in.audience_credits + r.headroom;
     }
     r.calendar_days = r.working_days * 7.0 / working_days_per_week +
                       static_cast<double>(r.longest_wait.count()) / 86'400.0;

@@ -7,7 +7,8 @@
 // the forecast gives the cheapest and the costliest path per lead and multiplies by the
 // audience, plus the audience search itself. Calls per step: check_invitation 1, invite 1,
 // send 1, visit 1, withdraw 2 (the check that finds the invitation, then the withdrawal),
-// wait_accepted 0 or 1 (the check made just before a timeout; none when the acceptance arrives),
+// wait_accepted 0 or 1 (the check made when the timeout passes, which goes on to `next` when it
+// finds the invitation accepted after all, else to `on_timeout`; none when the acceptance arrives),
 // delay and end 0; a follow-up send of a stop_on_reply campaign (one that can come after another
 // send) reads the conversation first, one get_conversation call more.
 //
@@ -105,7 +106,10 @@ struct estimate_result {
     std::int64_t credits_max = 0;    // audience + leads * per_lead_max
     std::int64_t budget = 0;         // the campaign's budget_credits
     std::int64_t headroom = 0;       // what reservations held at once need beyond credits_max
-    bool within_budget() const { return credits_max + headroom <= budget; }
+    // The account cap (budget_per_account_credits x senders) below the costliest case's step
+    // credits and headroom: some leads would wait for good.
+    bool account_cap_short = false;
+    bool within_budget() const { return credits_max + headroom <= budget && !account_cap_short; }
     std::int64_t account_cap_credits = -1;  // senders x budget_per_account_credits; -1: no such cap
     std::vector<action_forecast> actions;
     std::string bottleneck;          // the slowest action ("" when nothing is limited)

@@ -842,6 +842,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
                                 {"headroom_credits", r.headroom},
+                                {"account_cap_short", r.account_cap_short},
                                 {"senders_with_own_quotas", overridden},
                                 {"within_budget", r.within_budget()},
                                 {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
@@ -893,7 +894,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     std::string over;
     if (r.credits_max > r.budget) {
         over = " (the costliest case exceeds it: the campaign would pause)";
-    } else if (!r.within_budget()) {
+    } else if (r.credits_max + r.headroom > r.budget) {
         over = " (it covers the costliest case, " + std::to_string(r.credits_max) +
                ", not the reservations near the end: the invites then in flight hold " +
                orch::text::counted(r.headroom, "credit", "credits") +
@@ -904,7 +905,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
                 static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget), over.c_str());
-    if (r.account_cap_credits >= 0 && r.account_cap_credits < r.credits_max - in.audience_credits) {
+    if (r.account_cap_short) {
         std::printf("  account cap  the senders may spend %lld credits in all (budget_per_account_credits x %zu): "
                     "in the costliest case some leads would wait\n",
                     static_cast<long long>(r.account_cap_credits), c.value.accounts.size());

@@ -113,6 +113,31 @@ TEST(CampaignEstimate, EachSendersOwnQuotaCountsAndTheSlowestSetsTheDays) {
     }
 }
 
+// A wait's timeout check can find the invitation accepted after all, and the lead goes on to
+// `next` having paid for it: the costliest path through `next` counts the check, and its wait.
+TEST(CampaignEstimate, AWaitsTimeoutCheckCanLeadOnToNext) {
+    const std::string steps =
+        "  - {id: invite, kind: invite}\n"
+        "  - {id: wait, kind: wait_accepted, timeout: 2d, next: pause, on_timeout: end}\n"
+        "  - {id: pause, kind: delay, duration: 1d, next: hello}\n"
+        "  - {id: hello, kind: send, message_text: \"Hi\"}\n";
+    auto r = estimate(load(steps), one_credit_each(10));
+    EXPECT_EQ(r.per_lead_min, 2);  // accepted by event, then hello; or the timeout's check, then end
+    EXPECT_EQ(r.per_lead_max, 3);  // invite, the timeout's check finding it accepted, hello
+    EXPECT_EQ(r.longest_wait, std::chrono::seconds(3 * 86'400));
+}
+
+// A budget_per_account_credits cap below the costliest case is not "within budget".
+TEST(CampaignEstimate, AnAccountCapBelowTheCostliestCaseIsNotWithinBudget) {
+    auto c = load(canonical);
+    c.budget_per_account_credits = 100;  // one sender (a1): 100 against 500 of step credits
+    auto r = estimate(c, one_credit_each(100));
+    EXPECT_TRUE(r.account_cap_short);
+    EXPECT_FALSE(r.within_budget());
+    c.budget_per_account_credits = 500;
+    EXPECT_TRUE(estimate(c, one_credit_each(100)).within_budget());
+}
+
 // A follow-up message of a stop_on_reply campaign reads the conversation first: one more call,
 // and its credits, on the path.
 TEST(CampaignEstimate, AFollowUpCountsItsConversationRead) {
