@@ -677,8 +677,11 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             auto senders = assign_senders(tx, accounts, ids.size());
             json enroll = json::array();
             std::size_t i = 0;
-            for (const auto& [url, id] : ids) {
-                enroll.push_back({{"lead_id", id}, {"account_id", senders[i++]}, {"step", first_step},
+            // In the audience's order (a file's rows, a search's results): enrollment ids, and so
+            // listings and the first claims, follow it.
+            for (const auto& row : rows) {
+                const std::string& url = row["canonical_url"].get_ref<const std::string&>();
+                enroll.push_back({{"lead_id", ids.at(url)}, {"account_id", senders[i++]}, {"step", first_step},
                                   {"next_run_at_ms", epoch_ms(first_run)}, {"excluded", excluded.contains(url)}});
             }
             out.enrolled += static_cast<std::int64_t>(

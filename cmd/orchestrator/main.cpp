@@ -614,14 +614,16 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
         auto read = orch::cli::read_file((p.is_absolute() ? p : base / p).string());
         return orch::campaigns::file_read(std::move(read.text), std::move(read.why));
     });
-    // A diagnostic may quote what the file holds (a key, a step id): escaped for the terminal.
+    // A diagnostic may quote what the file holds (a key, a step id): through terminal_lines, which
+    // spells out a control character and leaves the escapes the loader wrote alone (escaping the
+    // message again doubled them: 'a\\tb').
     for (const auto& w : r.warnings) {
-        std::cerr << "warning: " << orch::text::escaped(w.to_string()) << "\n";
+        std::cerr << "warning: " << orch::text::terminal_lines(w.to_string()) << "\n";
     }
     if (!r.errors.empty()) {
         std::string all;
         for (const auto& d : r.errors) {
-            all += orch::text::escaped(d.to_string()) + "\n";
+            all += orch::text::terminal_lines(d.to_string()) + "\n";
         }
         all += orch::text::counted(static_cast<std::int64_t>(r.errors.size()), "error", "errors") +
                (stores ? "; nothing was stored" : "");
@@ -1005,7 +1007,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file) {
     }
     orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
-        std::cout << "warning: " << orch::text::escaped(w) << "\n";
+        std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }
     return 0;
 }

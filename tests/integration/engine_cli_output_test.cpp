@@ -412,6 +412,11 @@ TEST_F(CliOutput, OnePersonHoweverTheUrlIsSpelled) {
     auto again = env_->run({"dnc", "add", "https://N.example/in/%6eoah-ALLEN/"});
     ASSERT_EQ(again.exit_code, 0) << again.output;
     EXPECT_NE(again.output.find("0 added, 1 duplicate"), std::string::npos) << again.output;
+    // A refused URL is quoted with its tab spelled once (the loader's escape was escaped again).
+    std::ofstream(csv) << "profile_url\n\"https://n.example/in/a\tb\"\n";
+    auto tab = env_->run({"campaign", "validate", file_});
+    EXPECT_EQ(tab.exit_code, 2) << tab.output;
+    EXPECT_NE(tab.output.find("profile_url 'https://n.example/in/a\\tb' has"), std::string::npos) << tab.output;
     std::remove(csv.c_str());
 }
 

@@ -51,6 +51,9 @@ struct side_effects {
     // them or refused them as already pending: a second request is a second attempt to contact
     int duplicate_invite_requests = 0;
     int accepted = 0;
+    // invite requests refused because the account and the person are connected already (the
+    // sandbox seeds each new account with connections): the orchestrator finds them accepted
+    int already_connected = 0;
     int messages = 0;
     int duplicate_messages = 0;   // same account, same person, same text twice
     std::map<std::string, int> invites_per_person;  // across accounts
@@ -68,6 +71,7 @@ inline side_effects read_side_effects(unsigned short control_port) {
         s.duplicate_invites += inv["sent"].get<int>() > 1 ? 1 : 0;
         s.duplicate_invite_requests += std::max(0, inv["requests"].get<int>() - 1);
         s.accepted += inv["outcome"] == "accepted" ? 1 : 0;
+        s.already_connected += inv["outcome"] == "refused: already connected" ? 1 : 0;
     }
     std::set<std::string> seen;
     for (const auto& m : j["messages"]) {

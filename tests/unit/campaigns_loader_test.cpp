@@ -664,6 +664,19 @@ TEST(loader, one_person_in_two_spellings_is_one_lead) {
         << r.warnings[0].to_string();
 }
 
+// An invisible character before the scheme is named as such, not "not a URL" (the quoted URL
+// looks right on screen).
+TEST(loader, an_invisible_character_before_the_scheme_is_named) {
+    std::map<std::string, std::string> files = {{"d.csv", "profile_url\n\u200bhttps://n.example/in/a\n"}};
+    load_result r = load(
+        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+        files);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_NE(r.errors[0].to_string().find("has a zero-width space (U+200B) at byte 1"), std::string::npos)
+        << all_errors(r);
+}
+
 // The reader says why a file cannot be read (a directory here), and the diagnostic passes it on.
 TEST(loader, an_unreadable_audience_file_says_why) {
     load_options options;
