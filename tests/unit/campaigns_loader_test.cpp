@@ -41,6 +41,13 @@ load_result load(const std::string& text, std::map<std::string, std::string> fil
     return load_campaign(text, options);
 }
 
+// A one-step campaign whose audience is the file d.csv of `files`.
+load_result load_d_csv(const std::map<std::string, std::string>& files) {
+    return load("name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
+                "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                files);
+}
+
 std::string all_errors(const load_result& r) {
     std::string out;
     for (const diagnostic& d : r.errors) {
@@ -571,10 +578,7 @@ TEST(loader, pending_branch_counts_as_an_invitation) {
 TEST(loader, duplicate_profile_url_in_file_is_a_warning) {
     std::map<std::string, std::string> files = {
         {"d.csv", "profile_url\nhttps://n.example/in/a\nhttps://n.example/in/b\nhttps://n.example/in/a\n"}};
-    load_result r = load(
-        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-        files);
+    load_result r = load_d_csv(files);
     ASSERT_TRUE(r.value) << all_errors(r);
     EXPECT_EQ(r.value->who.leads.size(), 2u);  // the repeat is dropped
     ASSERT_EQ(r.warnings.size(), 1u);
@@ -590,10 +594,7 @@ TEST(loader, a_profile_url_with_a_control_character_or_a_space_is_refused) {
     std::map<std::string, std::string> files = {
         {"d.csv", "profile_url\nhttps://n.example/in/ok\n\"https://n.example/in/e\x1b[31mred\"\n"
                   "\"https://n.example/in/t\tab\"\nhttps://n.example/in/a b\n"}};
-    load_result r = load(
-        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-        files);
+    load_result r = load_d_csv(files);
     EXPECT_FALSE(r.value);
     ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
     EXPECT_EQ(r.errors[0].to_string().rfind("d.csv:3:1: profile_url 'https://n.example/in/e\\x1b[31mred' has ", 0), 0u)
@@ -611,10 +612,7 @@ TEST(loader, a_profile_url_with_a_unicode_space_is_refused) {
     std::map<std::string, std::string> files = {
         {"d.csv", "profile_url\nhttps://n.example/in/no\u00a0break\nhttps://n.example/in/zero\u200bwidth\n"
                   "https://n.example/in/wide\u3000space\nhttps://n.example/in/caf\u00e9\n"}};
-    load_result r = load(
-        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-        files);
+    load_result r = load_d_csv(files);
     EXPECT_FALSE(r.value);
     ASSERT_EQ(r.errors.size(), 3u) << all_errors(r);
     EXPECT_NE(r.errors[0].to_string().find("d.csv:2:1: profile_url 'https://n.example/in/no"), std::string::npos)
@@ -649,10 +647,7 @@ TEST(loader, one_person_in_two_spellings_is_one_lead) {
     std::map<std::string, std::string> files = {
         {"d.csv", "profile_url,first_name\nhttps://n.example/in/chloe,First\nhttps://n.example/in/%63hloe,Second\n"
                   "https://www.n.example/in/Chloe/,Third\nhttps://n.example/in/other,Other\n"}};
-    load_result r = load(
-        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-        files);
+    load_result r = load_d_csv(files);
     ASSERT_TRUE(r.value) << all_errors(r);
     ASSERT_EQ(r.value->who.leads.size(), 2u);
     EXPECT_EQ(r.value->who.leads[0]["first_name"], "First");
@@ -668,10 +663,7 @@ TEST(loader, one_person_in_two_spellings_is_one_lead) {
 // looks right on screen).
 TEST(loader, an_invisible_character_before_the_scheme_is_named) {
     std::map<std::string, std::string> files = {{"d.csv", "profile_url\n\u200bhttps://n.example/in/a\n"}};
-    load_result r = load(
-        "name: t\naccounts: acc_1\naudience: {file: d.csv}\nschedule: {time_zone: UTC}\n"
-        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
-        files);
+    load_result r = load_d_csv(files);
     ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
     EXPECT_NE(r.errors[0].to_string().find("has a zero-width space (U+200B) at byte 1"), std::string::npos)
         << all_errors(r);
