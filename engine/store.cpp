@@ -653,10 +653,11 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             json rows = json::array();
             for (std::size_t k = start; k < end; ++k) {
                 const auto& l = leads[k];
-                if (!seen.insert(canonical_profile_url(l.profile_url)).second) {
+                auto key = canonical_profile_url(l.profile_url);
+                if (!seen.insert(key).second) {
                     continue;
                 }
-                rows.push_back({{"canonical_url", canonical_profile_url(l.profile_url)},
+                rows.push_back({{"canonical_url", std::move(key)},
                                 {"profile_url", l.profile_url},
                                 {"fields", l.fields}});
             }
