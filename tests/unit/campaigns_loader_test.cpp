@@ -659,6 +659,14 @@ TEST(loader, one_person_in_two_spellings_is_one_lead) {
         << r.warnings[0].to_string();
 }
 
+// The scheme in capitals is a URL too.
+TEST(loader, a_scheme_in_capitals_is_a_url) {
+    load_result r = load_d_csv({{"d.csv", "profile_url\nHTTPS://n.example/in/a\nHttp://n.example/in/b\n"}});
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_EQ(r.value->who.leads.size(), 2u);
+    EXPECT_FALSE(load_d_csv({{"d.csv", "profile_url\nftp://n.example/in/a\n"}}).value);
+}
+
 // An invisible character before the scheme is named as such, not "not a URL" (the quoted URL
 // looks right on screen).
 TEST(loader, an_invisible_character_before_the_scheme_is_named) {
