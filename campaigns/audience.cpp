@@ -215,14 +215,7 @@ void take_rows(file_reporter& out, table& t, audience& who) {
                           (ascii ? " (a URL writes it %20)" : " (invisible, likely pasted with the URL: remove it)"));
             continue;
         }
-        // The scheme in any case, as canonical_profile_url reads it.
-        const auto scheme = [&](std::string_view p) {
-            return url->second.size() >= p.size() &&
-                   std::equal(p.begin(), p.end(), url->second.begin(), [](char a, char b) {
-                       return a == std::tolower(static_cast<unsigned char>(b));
-                   });
-        };
-        if (!scheme("https://") && !scheme("http://")) {
+        if (!after_web_scheme(url->second)) {  // the scheme in any case, as the canonical form reads it
             out.error(row.line, row.column,
                       "profile_url '" + orch::text::escaped(url->second) + "' is not a URL (https://...)");
             continue;

@@ -386,27 +386,29 @@ bool is_unreserved(unsigned char c) {
 
 char lower_ascii(unsigned char c) { return static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c); }
 
+// Whether `s` starts with `prefix` (lower case), ignoring ASCII case.
+bool starts_ci(std::string_view s, std::string_view prefix) {
+    return s.size() >= prefix.size() && std::equal(prefix.begin(), prefix.end(), s.begin(), [](char p, char c) {
+               return p == lower_ascii(static_cast<unsigned char>(c));
+           });
+}
+
 }  // namespace
 
-std::string canonical_profile_url(std::string_view url) {
-    auto starts = [&url](std::string_view p) {
-        if (url.size() < p.size()) {
-            return false;
-        }
-        for (std::size_t i = 0; i < p.size(); ++i) {
-            if (lower_ascii(static_cast<unsigned char>(url[i])) != p[i]) {
-                return false;
-            }
-        }
-        return true;
-    };
-    for (std::string_view p : {"https://", "http://"}) {
-        if (starts(p)) {
-            url.remove_prefix(p.size());
-            break;
+std::optional<std::string_view> after_web_scheme(std::string_view url) {
+    for (std::string_view scheme : {"https://", "http://"}) {
+        if (starts_ci(url, scheme)) {
+            return url.substr(scheme.size());
         }
     }
-    if (starts("www.")) {
+    return std::nullopt;
+}
+
+std::string canonical_profile_url(std::string_view url) {
+    if (auto rest = after_web_scheme(url)) {
+        url = *rest;
+    }
+    if (starts_ci(url, "www.")) {
         url.remove_prefix(4);
     }
     url = url.substr(0, url.find_first_of("?#"));

@@ -152,4 +152,8 @@ const step* find_step(const campaign& c, const std::string& id);
 // moved the stored keys to this spelling).
 std::string canonical_profile_url(std::string_view url);
 
+// `url` after its "https://" or "http://", in any case; nullopt when it has neither (not a web
+// URL: the loader refuses it; canonical_profile_url keeps it whole).
+std::optional<std::string_view> after_web_scheme(std::string_view url);
+
 }  // namespace orch::campaigns
