@@ -200,10 +200,10 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     r.credits_min = in.audience_credits + in.leads * p.min_credits;
     r.credits_max = in.audience_credits + in.leads * p.max_credits;
     r.longest_wait = p.max_wait;
-    // Every lead's path spends at most max_credits; the leads whose reservations are held at once
-    // near the end each need their peak beyond it.
-    r.headroom = std::max<std::int64_t>(0, p.max_need - p.max_credits) *
-                 std::max<std::int64_t>(1, std::min(in.leads, in.reservations_at_once));
+    // Every lead's path spends at most max_credits; the last lead to reserve, with the others'
+    // calls settled, needs its peak beyond it (a call waits while calls in flight may give
+    // credits back, so the leads before it do not hold theirs at the same time).
+    r.headroom = in.leads > 0 ? std::max<std::int64_t>(0, p.max_need - p.max_credits) : 0;
 
     int working_days_per_week = static_cast<int>(std::count(c.schedule.days.begin(), c.schedule.days.end(), true));
     if (working_days_per_week == 0) {

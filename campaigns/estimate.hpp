@@ -15,11 +15,12 @@
 // Headroom: a call reserves its upper bound before it is made, and an invite's includes the
 // check it makes when the invite is refused (estimate_input::reserved_beyond). A lead's path
 // needs, at its peak, what it spent before such a call plus the call's whole reservation, which
-// for an invite that ends a path is one credit beyond the path's cost. A campaign spent to its
-// budget then finds too little to reserve for its last leads, and the ledger pauses it; so the
-// budget must cover the costliest case plus, for each lead whose reservation may be held at the
-// same time near the end (estimate_input::reservations_at_once), its peak beyond the costliest
-// path (estimate_result::headroom).
+// for an invite that ends a path is one credit beyond the path's cost. Near the end of a budget,
+// a call the budget left cannot cover waits while other calls in flight may give credits back
+// (the ledger's in_flight refusal), so the leads reserve one after another as credits come back;
+// the last one still needs its whole reservation, and with nothing left in flight the ledger
+// pauses the campaign. So the budget must cover the costliest case plus one lead's peak beyond
+// the costliest path (estimate_result::headroom).
 //
 // Duration: for each quota-limited action, the worst-case number of calls over the audience,
 // split evenly over the senders, each share divided by what its sender may do per working day
@@ -85,9 +86,6 @@ struct estimate_input {
     // Per call kind, what its reservation holds beyond the call's own credits above (an invite's
     // refusal check); absent = 0.
     std::map<call_kind, std::int64_t> reserved_beyond;
-    // How many leads' reservations may be held at once: with pacing, about one call per sender;
-    // without, a claim's batch per lane.
-    std::int64_t reservations_at_once = 1;
 };
 
 struct action_forecast {
@@ -105,7 +103,7 @@ struct estimate_result {
     std::int64_t credits_min = 0;    // audience + leads * per_lead_min
     std::int64_t credits_max = 0;    // audience + leads * per_lead_max
     std::int64_t budget = 0;         // the campaign's budget_credits
-    std::int64_t headroom = 0;       // what reservations held at once need beyond credits_max
+    std::int64_t headroom = 0;       // what the last lead's reservation needs beyond credits_max
     // The account cap (budget_per_account_credits x senders) below the costliest case's step
     // credits and headroom: some leads would wait for good.
     bool account_cap_short = false;

@@ -563,11 +563,13 @@ const char* to_string(wait_code w) {
         return "account_budget";
     case wait_code::no_budget:
         return "no_budget";
+    case wait_code::budget_in_flight:
+        return "budget_in_flight";
     }
     return "none";
 }
 
-static_assert(all_wait_codes.size() == static_cast<std::size_t>(wait_code::no_budget) + 1,
+static_assert(all_wait_codes.size() == static_cast<std::size_t>(wait_code::budget_in_flight) + 1,
               "all_wait_codes lists every wait code");
 
 std::optional<wait_code> wait_code_from_string(std::string_view name) {

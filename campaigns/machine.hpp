@@ -132,13 +132,15 @@ enum class wait_code {
     day_budget,           // the campaign's daily budget is spent (until the next UTC day)
     account_budget,       // the campaign's budget for the sender account is spent
     no_budget,            // the campaign has no budget in the ledger
+    budget_in_flight,     // the budget left covers the call only if calls in flight give credits back
 };
 // Every code, in declaration order (wait_code_from_string and the tests walk it).
-inline constexpr std::array<wait_code, 16> all_wait_codes{
+inline constexpr std::array<wait_code, 17> all_wait_codes{
     wait_code::none,           wait_code::schedule,        wait_code::key_rate,       wait_code::key_cooldown,
     wait_code::account_cooldown, wait_code::day_quota,     wait_code::week_quota,     wait_code::campaign_quota,
     wait_code::pacing,         wait_code::limits_unavailable, wait_code::limits_error, wait_code::throttled,
-    wait_code::campaign_budget, wait_code::day_budget,     wait_code::account_budget, wait_code::no_budget};
+    wait_code::campaign_budget, wait_code::day_budget,     wait_code::account_budget, wait_code::no_budget,
+    wait_code::budget_in_flight};
 const char* to_string(wait_code w);
 // nullopt for a name not listed above ("none" is none).
 std::optional<wait_code> wait_code_from_string(std::string_view name);

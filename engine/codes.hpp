@@ -118,6 +118,10 @@ enum class budget_refusal {
     day_budget,        // today's cap is used up: the reservation's retry_at is the next UTC midnight
     account_budget,    // this sender's cap in the campaign is used up
     no_budget,         // the campaign has no budget in the ledger (set_budget never ran)
+    // The campaign's budget cannot cover it now, but calls of the campaign in flight hold
+    // reservations that may give credits back when they settle (a reservation is an upper bound
+    // of the charge): the reservation's retry_at is when to try again. The campaign is not paused.
+    in_flight,
 };
 
 }  // namespace orch::engine

@@ -229,6 +229,9 @@ struct inbox_sender::impl {
                     if (res.front().why == ledger::refusal::day_budget) {
                         set_state(tx, r.id, r.state, "waiting for the campaign's daily budget (tomorrow, UTC)",
                                   seconds_until(res.front().retry_at));
+                    } else if (res.front().why == ledger::refusal::in_flight) {
+                        set_state(tx, r.id, r.state, "waiting for the campaign's calls in flight to settle",
+                                  seconds_until(res.front().retry_at));
                     } else {
                         set_state(tx, r.id, "refused", "the campaign's budget cannot cover it (" + why + ")");
                     }

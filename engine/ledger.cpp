@@ -295,6 +295,8 @@ std::string_view to_string(refusal r) {
         return "account_budget";
     case refusal::no_budget:
         return "no_budget";
+    case refusal::in_flight:
+        return "in_flight";
     }
     return "?";
 }
@@ -347,6 +349,19 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
     auto& left = scopes.available;
     std::map<std::int64_t, const reserve_request*> first_refusal;   // campaign -> request
     std::vector<std::int64_t> refusing_scope(batch.size(), 0);
+    // A campaign's credits held for its calls in flight (leases live): what they held before this
+    // batch (read on the campaign's first refusal only) plus this batch's reservations.
+    std::map<std::int64_t, std::int64_t> in_flight;
+    std::set<std::int64_t> in_flight_read;
+    const auto held_in_flight = [&](std::int64_t campaign_id) {
+        if (in_flight_read.insert(campaign_id).second) {
+            for (const auto& row : run(tx, "ledger/reserved_balance", campaign_id,
+                                         std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count())) {
+                in_flight[campaign_id] += as_i64(row[0]);
+            }
+        }
+        return in_flight[campaign_id];
+    };
     for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
         auto& res = out[i];
@@ -373,6 +388,18 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
                 }
             }
         }
+        if (res.why == refusal::campaign_budget && held == nullptr) {
+            // Calls in flight may give credits back when they settle (each holds the cost model's
+            // upper bound). While what they hold could cover this call, it waits for them rather
+            // than pause the campaign with credits unspent; once they have settled, a refusal
+            // pauses it.
+            const auto held_now = held_in_flight(r.campaign_id);
+            if (held_now > 0 && left[campaign->scope_id] + held_now >= r.credits) {
+                res.why = refusal::in_flight;
+                // Spread, so that the campaign's waiting calls do not come back at one instant.
+                res.retry_at = now + std::chrono::seconds(10 + r.attempt_id % 11);
+            }
+        }
         if (res.why != refusal::none) {
             if (res.why == refusal::campaign_budget) {
                 first_refusal.emplace(r.campaign_id, &r);
@@ -389,6 +416,9 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
                 scope_ids.push_back(s.scope_id);
             }
             left[s.scope_id] -= r.credits;
+            if (s.scope_id == campaign->scope_id) {
+                in_flight[r.campaign_id] += r.credits;
+            }
             if (r.credits > 0) {
                 w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
             }

@@ -90,13 +90,16 @@ struct reservation {
     // What is left after this batch in the campaign's budget (reserved, campaign_budget), or in
     // the cap that refused (day_budget, account_budget).
     std::int64_t available = 0;
-    time_point retry_at{};       // day_budget: the next UTC midnight
+    time_point retry_at{};       // day_budget: the next UTC midnight; in_flight: when to try again
 };
 
 // Reserves in the order given: an attempt is reserved when every budget it draws from (the
 // campaign's, and its sender's and today's caps when set) still covers it, else refused and the
 // next one is tried. A campaign refused for its own budget is paused in the same transaction with
-// the reason stored ("budget exhausted: ..."). One result per request, in order.
+// the reason stored ("budget exhausted: ..."), unless its calls in flight (this batch's, and those
+// whose lease is live: ledger/reserved_balance.sql) hold reservations that could cover the refused
+// one once they settle: that one is refused `in_flight`, to be tried again 10-20 s later, and the
+// campaign runs on. One result per request, in order.
 std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now);
 std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now);
 

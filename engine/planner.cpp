@@ -67,6 +67,12 @@ verdict ledger_refused(budget_refusal why, cs::time_point retry_at, const std::s
         v.reason = "the campaign's budget for account " + account + " is spent";
         v.code = cs::wait_code::account_budget;
         break;
+    case budget_refusal::in_flight:
+        v.until = retry_at;
+        v.reason = "waiting for the campaign's calls in flight to settle: the budget left covers this call "
+                   "only if they give credits back";
+        v.code = cs::wait_code::budget_in_flight;
+        break;
     case budget_refusal::no_budget:
     case budget_refusal::none:
         v.until = now + std::chrono::minutes(5);

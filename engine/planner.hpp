@@ -52,8 +52,8 @@ struct verdict {
     cs::wait_code code = cs::wait_code::none;
 };
 
-// The ledger's refusal as a verdict (`retry_at`: the day cap's next UTC day, from the ledger;
-// `account`: the sender). campaign_budget waits with its campaign (`until` is now:
+// The ledger's refusal as a verdict (`retry_at`: the day cap's next UTC day, or when a call that
+// waits for calls in flight tries again, from the ledger; `account`: the sender). campaign_budget waits with its campaign (`until` is now:
 // a resumed campaign runs it at once).
 verdict ledger_refused(budget_refusal why, cs::time_point retry_at, const std::string& account,
                        cs::time_point now);

@@ -748,7 +748,6 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         invite.kind = cs::call_kind::invite;
         in.reserved_beyond[cs::call_kind::invite] =
             orch::engine::credits_upper_bound(invite) - in.credits[cs::call_kind::invite];
-        in.reservations_at_once = s.pacing ? in.senders : s.batch_size * s.worker_lanes;
     }
     // A quota as the limiter applies it to one sender: the account's own (its override, else the
     // settings'), tightened by the campaign's limits.
@@ -898,10 +897,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         over = " (the costliest case exceeds it: the campaign would pause)";
     } else if (r.credits_max + r.headroom > r.budget) {
         over = " (it covers the costliest case, " + std::to_string(r.credits_max) +
-               ", not the reservations near the end: the invites then in flight hold " +
+               ", not the last lead's reservation: its invite holds " +
                orch::text::counted(r.headroom, "credit", "credits") +
-               " more, for the check each makes when refused, and the ledger would pause the campaign; " +
-               std::to_string(r.credits_max + r.headroom) + " covers them)";
+               " more, for the check it makes when refused, and the ledger would pause the campaign; " +
+               std::to_string(r.credits_max + r.headroom) + " covers it)";
     }
     std::printf("  credits      %lld to %lld (audience %lld; per lead %lld to %lld); budget %lld%s\n",
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),

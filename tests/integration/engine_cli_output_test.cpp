@@ -452,10 +452,10 @@ TEST_F(CliOutput, TheEstimateCountsAnInvitesReservation) {
     EXPECT_EQ(j["headroom_credits"], 1) << tight.output;
     EXPECT_EQ(j["within_budget"], false) << tight.output;
     auto text = env_->run({"campaign", "estimate", file_});
-    EXPECT_NE(text.output.find("budget 2 (it covers the costliest case, 2, not the reservations near the end"),
+    EXPECT_NE(text.output.find("budget 2 (it covers the costliest case, 2, not the last lead's reservation"),
               std::string::npos)
         << text.output;
-    EXPECT_NE(text.output.find("3 covers them)"), std::string::npos) << text.output;
+    EXPECT_NE(text.output.find("3 covers it)"), std::string::npos) << text.output;
     write(3);
     auto enough = env_->run({"campaign", "estimate", file_, "--format", "json"});
     ASSERT_EQ(enough.exit_code, 0) << enough.output;

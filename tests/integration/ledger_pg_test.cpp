@@ -95,6 +95,16 @@ protected:
             .as<std::string>();
     }
 
+    // The campaign's lead in a call, its lease live until `until` from now (negative: ended):
+    // the ledger counts its pending reservations as in flight while the lease lasts.
+    void in_a_call(std::int64_t campaign_id, int until_seconds = 3600) {
+        pqxx::work tx(*conn_);
+        tx.exec_params("UPDATE enrollments SET status = 'calling', lease_owner = 'test', "
+                       "lease_expires_at = now() + make_interval(secs => $2) WHERE campaign_id = $1",
+                       campaign_id, until_seconds);
+        tx.commit();
+    }
+
     ledger::reservation reserve_one(std::int64_t campaign_id, std::int64_t attempt, std::int64_t credits,
                                     const std::string& sender = "acc-1", ledger::time_point now = t0) {
         auto r = ledger::reserve(*conn_, {{attempt, campaign_id, sender, "invite", credits}}, now);
@@ -261,11 +271,16 @@ TEST_F(LedgerTest, TwoConcurrentSettlesOfOneAttemptCountOnce) {
     EXPECT_TRUE(problems().empty());
 }
 
-TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaign) {
+// A refusal while the campaign's calls in flight hold reservations that could cover it waits for
+// them (in_flight: tried again 10-20 s later, the campaign runs on); once they have settled, a
+// refusal pauses the campaign.
+TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaignOnceNothingIsInFlight) {
     auto c = campaign("c1");
     auto a = attempts(c, 5);
     ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
-    // In order: 6 fits, the next 6 does not (4 left), 4 still does, then nothing is left.
+    in_a_call(c);
+    // In order: 6 fits, the next 6 does not (4 left, but the first holds 6), 4 still does, then
+    // nothing is left.
     auto r = ledger::reserve(*conn_,
                              {{a[0], c, "acc-1", "search_people", 6},
                               {a[1], c, "acc-1", "search_people", 6},
@@ -274,22 +289,84 @@ TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaign) {
                              t0);
     EXPECT_TRUE(r[0].reserved);
     EXPECT_FALSE(r[1].reserved);
-    EXPECT_EQ(r[1].why, ledger::refusal::campaign_budget);
+    EXPECT_EQ(r[1].why, ledger::refusal::in_flight);
+    EXPECT_GE(r[1].retry_at, t0 + std::chrono::seconds(10));
+    EXPECT_LE(r[1].retry_at, t0 + std::chrono::seconds(20));
     EXPECT_EQ(r[1].available, 0);   // what is left after the batch
     EXPECT_TRUE(r[2].reserved);
     EXPECT_TRUE(r[3].reserved);     // a free call fits an empty budget
     EXPECT_EQ(r[2].available, 0);
-    auto one_more = reserve_one(c, a[4], 1);
+    auto waits = reserve_one(c, a[4], 1);
+    EXPECT_FALSE(waits.reserved);
+    EXPECT_EQ(waits.why, ledger::refusal::in_flight);   // 10 held in flight
+    EXPECT_EQ(row("c1").state, "active");
+
+    // The calls in flight are charged all they held: nothing comes back, and the next refusal
+    // pauses the campaign.
+    ledger::post(*conn_, {{a[0], 6}, {a[2], 4}, {a[3], 0}}, t0);
+    auto one_more = reserve_one(c, a[1], 6);
     EXPECT_FALSE(one_more.reserved);
     EXPECT_EQ(one_more.why, ledger::refusal::campaign_budget);
 
     auto b = row("c1");
     EXPECT_EQ(b.available, 0);
-    EXPECT_EQ(b.reserved, 10);
+    EXPECT_EQ(b.reserved, 0);
+    EXPECT_EQ(b.spent, 10);
     EXPECT_EQ(b.state, "paused");
     EXPECT_EQ(b.pause_reason.rfind("budget exhausted:", 0), 0u) << b.pause_reason;
-    EXPECT_NE(b.pause_reason.find("needs up to 6"), std::string::npos) << b.pause_reason;
+    EXPECT_NE(b.pause_reason.find("0 credits left, a call (invite) needs up to 6"), std::string::npos)
+        << b.pause_reason;
     EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 3);
+    EXPECT_TRUE(problems().empty());
+}
+
+// A call that needs more than the budget left and everything in flight together pauses the
+// campaign at once: waiting could not help.
+TEST_F(LedgerTest, ARefusalBeyondWhatIsInFlightPausesAtOnce) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    EXPECT_TRUE(reserve_one(c, a[0], 6).reserved);
+    auto r = reserve_one(c, a[1], 11);   // 4 left + 6 held < 11
+    EXPECT_FALSE(r.reserved);
+    EXPECT_EQ(r.why, ledger::refusal::campaign_budget);
+    EXPECT_EQ(row("c1").state, "paused");
+}
+
+// A reservation whose call's lease has ended (its worker gone, or its row parked behind an
+// unavailable account) settles only when a claim reconciles the row, maybe days later: a refusal
+// does not wait for it, and pauses the campaign.
+TEST_F(LedgerTest, ACallWhoseLeaseEndedIsNotWaitedFor) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {3, {}, {}}, t0);
+    EXPECT_TRUE(reserve_one(c, a[0], 2).reserved);
+    in_a_call(c, -60);
+    // (the ledger's clock is the database's here: the lease ended by it)
+    auto r = reserve_one(c, a[1], 2, "acc-1", std::chrono::system_clock::now());
+    EXPECT_EQ(r.why, ledger::refusal::campaign_budget);
+    EXPECT_EQ(row("c1").state, "paused");
+}
+
+// Near the end of a budget, an invite's reservation (its refusal check included) finds too little
+// while another invite holds 2 that it will mostly give back: it waits, and once the other is
+// charged its 1 credit, it reserves.
+TEST_F(LedgerTest, ACallWaitsForTheCreditsACallInFlightGivesBack) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {3, {}, {}}, t0);
+    in_a_call(c);
+    EXPECT_TRUE(reserve_one(c, a[0], 2).reserved);
+    auto waits = reserve_one(c, a[1], 2);
+    EXPECT_FALSE(waits.reserved);
+    EXPECT_EQ(waits.why, ledger::refusal::in_flight);
+    EXPECT_EQ(waits.available, 1);
+    EXPECT_EQ(row("c1").state, "active");
+    ledger::post(*conn_, {{a[0], 1}}, t0);
+    auto then = reserve_one(c, a[1], 2);
+    EXPECT_TRUE(then.reserved);
+    EXPECT_EQ(then.available, 0);
+    EXPECT_EQ(row("c1").state, "active");
     EXPECT_TRUE(problems().empty());
 }
 
@@ -878,6 +955,7 @@ TEST_F(LedgerTest, UpdateCampaignBudgetResumesAndWakes) {
     auto a = attempts(c, 2);
     ledger::set_budget(*conn_, c, {1, {}, {}}, t0);
     EXPECT_TRUE(reserve_one(c, a[0], 1).reserved);
+    // No call of the campaign is in flight (its lead is not in a call): the refusal pauses it.
     EXPECT_EQ(reserve_one(c, a[1], 1).why, ledger::refusal::campaign_budget);
     EXPECT_EQ(state(c).rfind("paused budget exhausted:", 0), 0u) << state(c);
     scalar("UPDATE enrollments SET due_at = 'infinity' WHERE campaign_id = " + std::to_string(c));

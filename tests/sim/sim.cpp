@@ -654,6 +654,20 @@ public:
     }
 
     // ---- the ledger ----
+    // A refused reservation that the calls in flight (their leases live, as
+    // ledger/reserved_balance.sql counts them, and this batch's) could cover once they settle:
+    // what they hold is an upper bound of their charge. The real ledger's in_flight refusal.
+    bool could_come_back(std::int64_t credits, std::int64_t batch_reserved) const {
+        std::int64_t held = batch_reserved;
+        for (const auto& e : rows_) {
+            if (e.attempt_id != 0 && e.owner >= 0 && e.lease_until > now_ && e.state.st == cs::status::calling) {
+                if (auto it = reservations_.find(e.attempt_id); it != reservations_.end()) {
+                    held += it->second;
+                }
+            }
+        }
+        return held > 0 && budget_ - spent_ - reserved_ + held >= credits;
+    }
     bool reserve(std::int64_t attempt, std::int64_t credits) {
         if (spent_ + reserved_ + credits > budget_) {
             return false;
@@ -706,6 +720,7 @@ public:
     std::set<std::string> unavailable_;  // the store's: accounts paused after an ACCOUNT_INACTIVE settle
     bool out_of_credits_ = false;
     bool campaign_paused_ = false;
+    std::int64_t in_flight_waits_ = 0;   // reservations refused to wait for the calls in flight
     bool budget_raise_scheduled_ = false;
     shared_limits limits_;
     std::vector<std::unique_ptr<process>> procs_;
@@ -958,11 +973,12 @@ public:
         if (s_.out_of_credits_ || s_.campaign_paused_) {
             return;
         }
-        std::size_t taken = 0;
+        // The due rows, oldest first, as the worker's claim takes them (by due_at: a row in a
+        // call is due when its lease ends): taken in id order, leads that come back every few
+        // seconds (waiting for the calls in flight) starved the rows whose lease had ended, and
+        // so the calls that would settle.
+        std::vector<std::pair<time_point, enrollment*>> due;
         for (auto& e : s_.rows_) {
-            if (taken >= limit) {
-                break;
-            }
             if (cs::is_terminal(e.state.st) || s_.unavailable_.count(e.account) != 0) {
                 continue;
             }
@@ -972,6 +988,19 @@ public:
             if (e.state.st != cs::status::calling && e.state.next_run_at > s_.now_) {
                 continue;
             }
+            const time_point at = e.state.st != cs::status::calling ? e.state.next_run_at
+                                  : e.owner >= 0                    ? e.lease_until
+                                                                    : time_point::min();
+            due.emplace_back(at, &e);
+        }
+        std::stable_sort(due.begin(), due.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        std::size_t taken = 0;
+        for (auto& [at, row] : due) {
+            if (taken >= limit) {
+                break;
+            }
+            enrollment& e = *row;
             eng::lane_row c;
             c.enrollment_id = e.id;
             c.campaign_id = 1;
@@ -1050,12 +1079,23 @@ private:
                 write(std::vector<eng::planner::verdict>(asks.size()));
             }
             std::vector<eng::planner::verdict> verdicts(asks.size());
+            std::int64_t batch_reserved = 0;
             for (std::size_t i = 0; i < asks.size(); ++i) {
-                if (!s.reserve(asks[i].attempt_id, asks[i].credits)) {
-                    verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, s.now_,
-                                                               asks[i].item->target.account_id, s.now_);
-                    s.campaign_paused_ = true;
+                if (s.reserve(asks[i].attempt_id, asks[i].credits)) {
+                    batch_reserved += asks[i].credits;
+                    continue;
                 }
+                if (s.could_come_back(asks[i].credits, batch_reserved)) {
+                    // As engine/ledger.cpp: the calls in flight may give credits back; wait for them.
+                    ++s.in_flight_waits_;
+                    const auto retry = s.now_ + std::chrono::seconds(10 + asks[i].attempt_id % 11);
+                    verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::in_flight, retry,
+                                                               asks[i].item->target.account_id, s.now_);
+                    continue;
+                }
+                verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::campaign_budget, s.now_,
+                                                           asks[i].item->target.account_id, s.now_);
+                s.campaign_paused_ = true;
             }
             write(verdicts);
         }
@@ -1175,6 +1215,7 @@ report simulation::run() {
     r.events = events_;
     r.cycles = cycles_;
     r.chained = chained_;
+    r.budget_waits = static_cast<std::uint64_t>(in_flight_waits_);
     r.sim_days = secs(now_) / 86'400;
     // Let the coroutines still suspended end with the io_context.
     return r;
@@ -1206,7 +1247,8 @@ std::string report::summary() const {
     s << "seed " << seed << ": " << (violations.empty() ? "ok" : "FAILED") << "; " << finished << " leads finished in "
       << sim_days << " simulated days; " << requests << " requests (" << invites << " invitations, " << messages
       << " messages, " << rate_limited << " 429s), " << events << " events, " << crashes << " crashes, " << cycles
-      << " cycles (" << chained << " settles went on in the same cycle); digest " << std::hex << digest;
+      << " cycles (" << chained << " settles went on in the same cycle), " << budget_waits
+      << " calls waited for the calls in flight; digest " << std::hex << digest;
     for (const auto& v : violations) {
         s << "\n  " << v;
     }

@@ -60,6 +60,9 @@ struct report {
     std::uint64_t digest = 0;             // of every request and final state: equal for a replay
     std::uint64_t requests = 0, invites = 0, messages = 0, rate_limited = 0, crashes = 0, events = 0,
                   cycles = 0, chained = 0, finished = 0;  // chained: settled rows that went on in the same cycle
+    // Reservations refused to wait for the calls in flight (the ledger's in_flight refusal)
+    // rather than pause the campaign.
+    std::uint64_t budget_waits = 0;
     double sim_days = 0;
     std::string summary() const;
 };

@@ -26,7 +26,8 @@ protected:
 TEST_F(Sim, EverySeedHoldsEveryGuarantee) {
     const auto first = env_or("ORCH_SIM_FIRST_SEED", 1);
     const auto count = env_or("ORCH_SIM_SEEDS", 1000);
-    std::uint64_t crashes = 0, rate_limited = 0, events = 0, invites = 0, messages = 0, chained = 0, failed = 0;
+    std::uint64_t crashes = 0, rate_limited = 0, events = 0, invites = 0, messages = 0, chained = 0, failed = 0,
+                  budget_waits = 0;
     for (auto seed = first; seed < first + count; ++seed) {
         orch::sim::options o;
         o.seed = seed;
@@ -42,13 +43,16 @@ TEST_F(Sim, EverySeedHoldsEveryGuarantee) {
         invites += r.invites;
         messages += r.messages;
         chained += r.chained;
+        budget_waits += r.budget_waits;
     }
     std::printf("%llu seeds from %llu: %llu failed; %llu invitations, %llu messages, %llu 429s, %llu events, "
-                "%llu crashes, %llu settles that went on in the same cycle\n",
+                "%llu crashes, %llu settles that went on in the same cycle, %llu calls that waited for the calls "
+                "in flight\n",
                 static_cast<unsigned long long>(count), static_cast<unsigned long long>(first),
                 static_cast<unsigned long long>(failed), static_cast<unsigned long long>(invites),
                 static_cast<unsigned long long>(messages), static_cast<unsigned long long>(rate_limited),
-                static_cast<unsigned long long>(events), static_cast<unsigned long long>(crashes), static_cast<unsigned long long>(chained));
+                static_cast<unsigned long long>(events), static_cast<unsigned long long>(crashes), static_cast<unsigned long long>(chained),
+                static_cast<unsigned long long>(budget_waits));
     // The faults did happen: the seeds are not a quiet world; and the lane cycle's paths were
     // taken, a settled row going on to its next step among them.
     EXPECT_GT(crashes, count / 4);
@@ -56,6 +60,8 @@ TEST_F(Sim, EverySeedHoldsEveryGuarantee) {
     EXPECT_GT(events, count);
     EXPECT_GT(messages, count);
     EXPECT_GT(chained, count);
+    // Budgets ran short while calls were in flight, and calls waited for them.
+    EXPECT_GT(budget_waits, 0u);
 }
 
 TEST_F(Sim, ASeedReplaysExactly) {

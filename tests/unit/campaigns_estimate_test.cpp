@@ -180,18 +180,18 @@ TEST(CampaignEstimate, TheBudgetCoversAnInvitesReservationAtTheEndOfAPath) {
     // The canonical campaign's invite is followed by the wait's check on its costliest path.
     auto followed = estimate(load(canonical), in);
     EXPECT_EQ(followed.headroom, 0);
-    // Leads whose invites are in flight at once near the end each hold their extra credit.
+    // However many leads, only the last one's reservation needs the extra credit: the others
+    // wait for the calls in flight rather than hold theirs at the same time.
     auto many = one_credit_each(100);
     many.reserved_beyond[call_kind::invite] = 1;
-    many.reservations_at_once = 4;
-    EXPECT_EQ(estimate(last, many).headroom, 4);
-    many.leads = 3;
-    EXPECT_EQ(estimate(last, many).headroom, 3);
+    EXPECT_EQ(estimate(last, many).headroom, 1);
     // A larger extra counts whole: the peak is the check, the invite and 3 more, 3 beyond the
     // path's 2.
     many.reserved_beyond[call_kind::invite] = 3;
-    many.reservations_at_once = 1;
     EXPECT_EQ(estimate(last, many).headroom, 3);
+    // No leads, no reservation.
+    many.leads = 0;
+    EXPECT_EQ(estimate(last, many).headroom, 0);
 }
 
 // The finish date is a local date of the schedule's time zone, from the schedule's next working

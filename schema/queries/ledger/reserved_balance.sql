@@ -1,0 +1,15 @@
+-- reserved_balance($1 campaign id, $2 now as epoch milliseconds): what the campaign's calls in flight hold, those whose
+-- lease is still live: they settle within it, and may give credits back (a reservation is the
+-- cost model's upper bound). A reservation of a call whose lease has ended (its worker gone, its
+-- row parked behind an unavailable account) is left out: it settles only when a claim reconciles
+-- the row, which may be days away. Run only when one of the campaign's reservations is refused,
+-- once per batch: the campaign's live rows by their own index (enrollments_live_campaign), each
+-- call's intent and transfer by key.
+SELECT COALESCE(sum(t.reserved), 0)
+FROM enrollments e
+JOIN step_attempts a ON a.enrollment_id = e.enrollment_id AND a.outcome = 'in_flight'
+JOIN ledger_transfers t ON t.attempt_id = a.attempt_id AND t.state = 'pending'
+WHERE e.campaign_id = $1
+  AND e.status IN ('ready', 'calling', 'waiting')
+  AND e.status = 'calling'
+  AND e.lease_expires_at > to_timestamp($2::bigint / 1000.0);
