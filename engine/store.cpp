@@ -639,31 +639,37 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                json(excluded_companies).dump());
             }
         }
-        out.leads = static_cast<std::int64_t>(leads.size());
+        // One person however often, and however spelled, the audience lists them (a search's
+        // pages may repeat someone; the loader drops a file's repeats): the first one counts, and
+        // no upsert names one key twice.
+        std::vector<std::string> keys;
+        keys.reserve(leads.size());
+        std::set<std::string> seen;
+        for (const auto& l : leads) {
+            keys.push_back(canonical_profile_url(l.profile_url));
+            seen.insert(keys.back());
+        }
+        out.leads = static_cast<std::int64_t>(seen.size());
+        seen.clear();
         // In chunks (one transaction still), so a large audience shows progress and no single
         // statement carries hundreds of thousands of rows.
         constexpr std::size_t chunk = 5'000;
         auto before_skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>();
-        // One person however often, and however spelled, the audience lists them (a search's
-        // pages may repeat someone; the loader drops a file's repeats): the first one counts, and
-        // no upsert names one key twice.
-        std::set<std::string> seen;
         for (std::size_t start = 0; start < leads.size(); start += chunk) {
             const std::size_t end = std::min(leads.size(), start + chunk);
             json rows = json::array();
             for (std::size_t k = start; k < end; ++k) {
                 const auto& l = leads[k];
-                auto key = canonical_profile_url(l.profile_url);
-                if (!seen.insert(key).second) {
+                if (!seen.insert(keys[k]).second) {
                     continue;
                 }
-                rows.push_back({{"canonical_url", std::move(key)},
+                rows.push_back({{"canonical_url", keys[k]},
                                 {"profile_url", l.profile_url},
                                 {"fields", l.fields}});
             }
             std::set<std::string> excluded;  // canonical URLs of this chunk's excluded leads
             for (std::size_t k = start; k < end && !(excluded_urls.empty() && excluded_companies.empty()); ++k) {
-                auto url = canonical_profile_url(leads[k].profile_url);
+                const auto& url = keys[k];
                 auto company = leads[k].fields.find("company");
                 if (excluded_urls.contains(url) ||
                     (company != leads[k].fields.end() && company->is_string() &&
@@ -688,7 +694,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             out.enrolled += static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());
             if (progress) {
-                progress(static_cast<std::int64_t>(end), out.leads);
+                progress(static_cast<std::int64_t>(end), static_cast<std::int64_t>(leads.size()));
             }
         }
         out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;

@@ -565,6 +565,25 @@ TEST_F(LedgerTest, AChargeDrawsFromTheCapsAndRefusesBadInput) {
     EXPECT_TRUE(problems().empty());
 }
 
+// A search's pages may list one person twice, however spelled: one lead, and the apply's count
+// of leads says so.
+TEST_F(LedgerTest, CampaignApplyCountsARepeatedPersonOnce) {
+    orch::engine::store db(env_->database_url());
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1') ON CONFLICT DO NOTHING");
+        tx.commit();
+    }
+    std::vector<orch::engine::lead_input> leads = {{"https://example.com/in/p1", json::object()},
+                                                   {"https://www.example.com/in/%70%31/", json::object()},
+                                                   {"https://example.com/in/p2", json::object()}};
+    auto r = db.apply_campaign("repeats", json{{"budget_credits", 10}}, "v1", "check", leads, {"acc-1"}, t0);
+    EXPECT_EQ(r.leads, 2);
+    EXPECT_EQ(r.enrolled, 2);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = 'repeats'"),
+              2);
+}
+
 // store::apply_campaign with the audience search's charge: booked in the apply's transaction
 // against the budget the apply set, again on an unchanged re-apply (each search sent costs);
 // a charge the budget cannot cover pauses the campaign and parks its leads; an apply that is
