@@ -13,6 +13,7 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <map>
 #include <unordered_map>
 
 namespace orch::engine {
@@ -193,7 +194,7 @@ public:
         tx_.exec0("ROLLBACK TO SAVEPOINT ledger_fast");
         ++s_.lane_.stats.ledger_locked;
         const auto t = s_.lane_.clock.now();
-        std::set<std::int64_t> parked;
+        std::map<std::int64_t, std::string> parked;   // campaign id -> why it was paused, for the log
         if (!s_.posts_.empty() || !s_.voids_.empty()) {
             // A charge above its reservation that the budget could not cover pauses the campaign
             // (the ledger does, in this transaction): its waiting leads are parked like any other
@@ -206,9 +207,7 @@ public:
             }
             if (!short_of_budget.empty()) {
                 for (const auto& r : tx_.exec_params(q("engine/paused_campaigns_of_attempts"), short_of_budget.dump())) {
-                    parked.insert(r[0].as<std::int64_t>());
-                    spdlog::warn("worker: campaign={} paused: a charge above its reservation exhausted its budget",
-                                 r[0].as<std::int64_t>());
+                    parked.emplace(r[0].as<std::int64_t>(), "a charge above its reservation exhausted its budget");
                 }
             }
         }
@@ -225,9 +224,7 @@ public:
                 verdicts[i] = planner::ledger_refused(r.why, r.retry_at, asks[i].item->target.account_id, t);
                 dropped.push_back(asks[i].attempt_id);
                 if (r.why == ledger::refusal::campaign_budget) {
-                    parked.insert(asks[i].item->target.campaign_id);
-                    spdlog::warn("worker: campaign={} paused: its budget cannot cover the next call",
-                                 asks[i].item->target.campaign_id);
+                    parked.emplace(asks[i].item->target.campaign_id, "its budget cannot cover the next call");
                 }
             }
             if (!dropped.empty()) {
@@ -236,8 +233,11 @@ public:
         }
         write(verdicts);
         // After the rows, so that the batch's rows of these campaigns are parked too.
-        for (auto campaign_id : parked) {
-            tx_.exec_params(q("engine/park_campaign"), campaign_id);
+        for (const auto& [campaign_id, why] : parked) {
+            const auto named = tx_.exec_params(q("engine/park_campaign"), campaign_id);
+            spdlog::warn("worker: campaign '{}' (id {}) paused: {}",
+                         named.empty() ? std::string("?") : orch::text::escaped(named[0][0].as<std::string>()),
+                         campaign_id, why);
         }
     }
 

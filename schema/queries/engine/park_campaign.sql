@@ -7,8 +7,12 @@
 -- was a deadlock (seen with 4 workers racing on one budget). Rows skipped are written by their
 -- holder; the claim never takes them while the campaign is paused (it only works active
 -- campaigns), so skipping one costs at most a wasted look at the head of the index.
-UPDATE enrollments SET due_at = 'infinity'
-WHERE enrollment_id IN (
-    SELECT enrollment_id FROM enrollments
-    WHERE campaign_id = $1 AND status IN ('ready', 'calling', 'waiting') AND due_at <> 'infinity'
-    FOR UPDATE SKIP LOCKED);
+-- Returns the campaign's name, for the worker's log line.
+WITH parked AS (
+    UPDATE enrollments SET due_at = 'infinity'
+    WHERE enrollment_id IN (
+        SELECT enrollment_id FROM enrollments
+        WHERE campaign_id = $1 AND status IN ('ready', 'calling', 'waiting') AND due_at <> 'infinity'
+        FOR UPDATE SKIP LOCKED)
+)
+SELECT name FROM campaigns WHERE campaign_id = $1;
