@@ -436,6 +436,15 @@ TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     EXPECT_NE(live.output.find("ready    waiting in step "), std::string::npos) << live.output;
     EXPECT_NE(live.output.find("ready    (due: waiting for a worker)"), std::string::npos) << live.output;
     EXPECT_EQ(live.output.find("request rate"), std::string::npos) << live.output;
+    // A paused campaign's leads wait for the campaign, as `leads list` says.
+    ASSERT_EQ(env_->run({"campaign", "pause", "inbox-demo"}).exit_code, 0);
+    auto paused = env_->run({"campaign", "watch", "inbox-demo", "--once"});
+    ASSERT_EQ(paused.exit_code, 0) << paused.output;
+    EXPECT_NE(paused.output.find("ready    paused: "), std::string::npos) << paused.output;
+    EXPECT_EQ(paused.output.find("waiting in step "), std::string::npos) << paused.output;
+    auto listed = env_->run({"leads", "list", "inbox-demo", "--state", "live"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    EXPECT_NE(listed.output.find("paused: "), std::string::npos) << listed.output;
 }
 
 }  // namespace

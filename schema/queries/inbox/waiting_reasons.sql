@@ -1,11 +1,15 @@
 -- waiting_reasons($1 campaign name): why the campaign's live leads wait, most common first (the
--- time in "... until HH:MM" left out so that one reason is one line). A disconnected sender
--- outranks the stored reason, which is the last wait the gate or the machine gave (as
+-- time in "... until HH:MM" left out so that one reason is one line). In the order of
+-- engine/lead_ops waiting_sentence, so that `campaign watch` and `leads list` say the same: a
+-- paused (or otherwise not active) campaign first, then a disconnected sender, which outranks
+-- the stored reason, which is the last wait the gate or the machine gave (as
 -- engine/lead_ops waiting_sentence); a lead in a call has no wait of its own, nor has a ready
 -- lead that is due (the watch says so); a ready lead not yet due with no stored reason is in its
 -- step's delay or outside its schedule: 'waiting in step X', as waiting_sentence says it.
 SELECT e.status::text,
-       CASE WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
+       CASE WHEN c.state = 'paused' THEN 'paused: ' || COALESCE(NULLIF(c.pause_reason, ''), 'by an operator')
+            WHEN c.state <> 'active' THEN 'campaign ' || c.state
+            WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
             WHEN e.status = 'calling' THEN ''
             WHEN e.status = 'ready' AND e.next_run_at <= now() THEN ''
             WHEN e.reason <> '' THEN regexp_replace(e.reason, ' until [0-9:TZ+-]+$', '')
