@@ -23,6 +23,7 @@
 //                command's errors
 //   csv_field    a field of RFC 4180: quoted, quotes doubled, when it holds a comma, a quote or a
 //                line break
+//   did_you_mean the nearest of a short list of names to a mistyped one, as a message's suffix
 #pragma once
 
 #include <cstddef>
@@ -30,6 +31,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace orch::text {
 
@@ -58,5 +60,9 @@ std::string terminal_lines(std::string_view s);
 
 // "U+000A" for a code point.
 std::string code_point_name(char32_t cp);
+
+// " (did you mean 'x'?)" (with a leading space) for the candidate nearest `word` within two edits,
+// or "" when nothing is close enough.
+std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
 }  // namespace orch::text

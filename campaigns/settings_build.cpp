@@ -364,35 +364,6 @@ campaign build_campaign(load_context& ctx) {
     return c;
 }
 
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
-    // Levenshtein distance, two rows; candidate lists are short (keys, kinds, step ids, zones).
-    auto distance = [](const std::string& a, const std::string& b) {
-        std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
-        for (std::size_t j = 0; j <= b.size(); ++j) {
-            prev[j] = j;
-        }
-        for (std::size_t i = 1; i <= a.size(); ++i) {
-            cur[0] = i;
-            for (std::size_t j = 1; j <= b.size(); ++j) {
-                std::size_t substitute = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
-                cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, substitute});
-            }
-            std::swap(prev, cur);
-        }
-        return prev[b.size()];
-    };
-    std::size_t best = 3;  // farther than 2 edits is no suggestion
-    std::string suggestion;
-    for (const std::string& c : candidates) {
-        std::size_t d = distance(word, c);
-        if (d < best && d < word.size() && c != word) {
-            best = d;
-            suggestion = c;
-        }
-    }
-    return suggestion.empty() ? "" : " (did you mean '" + suggestion + "'?)";
-}
-
 namespace {
 
 // How many times `needle` occurs in `hay` (without overlap) before `offset`.

@@ -3,6 +3,7 @@
 // graph.cpp) reports into it; load_campaign (loader.cpp) runs the phases in order.
 #pragma once
 
+#include "api/text.hpp"
 #include "campaigns/loader.hpp"
 #include "campaigns/detail/yaml_json.hpp"
 
@@ -49,6 +50,6 @@ void check_template(load_context& ctx, const text_template& t, const std::string
 void check_step_graph(load_context& ctx, const campaign& c);
 
 // "did you mean 'x'?" suffix (with a leading space), or "" when nothing is close enough.
-std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
+using orch::text::did_you_mean;
 
 }  // namespace orch::campaigns::detail

@@ -24,6 +24,10 @@ CLI::Validator not_empty(const std::string& what) {
         [what](std::string& v) { return v.empty() ? what + ", not empty" : std::string(); }, "TEXT");
 }
 
+std::string no_campaign_named(const std::string& name) {
+    return "no campaign named '" + orch::text::escaped(name) + "' (`orchestrator campaign list` shows them)";
+}
+
 std::int64_t parse_id(const std::string& text, const std::string& what) {
     std::int64_t n = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);

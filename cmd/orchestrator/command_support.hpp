@@ -44,6 +44,9 @@ std::function<int()> guarded(F f) {
 // mistake, not "every campaign".
 CLI::Validator not_empty(const std::string& what);
 
+// "no campaign named 'x' (`orchestrator campaign list` shows them)", the name escaped.
+std::string no_campaign_named(const std::string& name);
+
 // `text` as a positive integer; a failure with exit code 2 naming `what` otherwise.
 std::int64_t parse_id(const std::string& text, const std::string& what);
 // Who the CLI acts as when not told: "cli:<USER>", or "cli".

@@ -174,7 +174,7 @@ int dnc_import(const engine::settings& s, const std::string& file, const std::st
 std::int64_t campaign_id(pqxx::transaction_base& tx, const std::string& name) {
     auto r = tx.exec_params(q("admin/campaign_id"), name);
     if (r.empty()) {
-        throw failure("no campaign named '" + orch::text::escaped(name) + "' (`orchestrator campaign list` shows them)", 2);
+        throw failure(no_campaign_named(name), 2);
     }
     return r[0][0].as<std::int64_t>();
 }
@@ -262,7 +262,15 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     std::cout << "lead " << l["lead_id"] << " in campaign " << orch::text::escaped(name) << ": " << t(l["state"])
               << " (" << t(l["waiting"]) << ")\n"
               << "  profile     " << t(l["profile_url"]) << "\n"
-              << "  step        " << t(l["step"]) << " (attempt " << l["attempt"] << ")\n"
+              << "  step        "
+              << (l["step"].is_string() && !l["step"].get<std::string>().empty()
+                      ? t(l["step"]) + " (attempt " + l["attempt"].dump() + ")"
+                      : std::string("none, finished") +
+                            (l.contains("finished_at") && l["finished_at"].is_string() &&
+                                     !l["finished_at"].get<std::string>().empty()
+                                 ? " at " + t(l["finished_at"])
+                                 : ""))
+              << "\n"
               << "  account     " << t(l["account_id"]) << "\n"
               << "  next run    " << t(l["next_run_at"]) << (l["parked"].get<bool>() ? " (parked)" : "")
               << "\n  version     " << l["version"] << "\n  fields      " << t(l["fields"]) << "\n";
@@ -357,7 +365,8 @@ void add_dnc_and_leads_commands(CLI::App& app, std::function<int()>& action, std
     leads->require_subcommand(1);
     auto* llist = leads->add_subcommand("list", "a campaign's leads (enrollment order)");
     llist->add_option("CAMPAIGN", o.campaign)->required();
-    llist->add_option("--state", o.state, "live, ready, calling, waiting, done, replied, failed or cancelled");
+    llist->add_option("--state", o.state, "live, ready, calling, waiting, done, replied, failed or cancelled")
+        ->check(CLI::IsMember(lead_ops::states));
     llist->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}));
     llist->add_option("--limit", o.limit, "at most N leads (default all)")->check(CLI::Range(std::int64_t{1}, std::int64_t{10'000'000}));
     llist->callback([&, load_db] {
@@ -378,7 +387,8 @@ void add_dnc_and_leads_commands(CLI::App& app, std::function<int()>& action, std
         auto* sub = leads->add_subcommand(lead_ops::to_string(v), help);
         sub->add_option("CAMPAIGN", o.campaign)->required();
         sub->add_option("LEAD_ID", o.ids, "one or more lead ids (or --state)");
-        sub->add_option("--state", o.state, "every lead in this state (live, ready, waiting, ...)");
+        sub->add_option("--state", o.state, "every lead in this state (live, ready, waiting, ...)")
+            ->check(CLI::IsMember(lead_ops::states));
         if (v == lead_ops::verb::skip) {
             sub->add_option("--to", o.to, "the step id to move to")->required();
         }

@@ -39,7 +39,7 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
     {
         pqxx::read_transaction tx(db->connection());
         if (!campaign.empty() && tx.exec_params("SELECT 1 FROM campaigns WHERE name = $1", campaign).empty()) {
-            throw failure("inbox list: no campaign named '" + orch::text::escaped(campaign) + "'", 2);
+            throw failure("inbox list: " + no_campaign_named(campaign), 2);
         }
         if (!account.empty() && tx.exec_params("SELECT 1 FROM accounts WHERE account_id = $1", account).empty()) {
             throw failure("inbox list: no account '" + orch::text::escaped(account) + "' (give its id, as `accounts list` shows)", 2);
@@ -270,7 +270,7 @@ int campaign_watch(const engine::settings& s, const std::string& name, int inter
     auto db = open_db(s);
     if (once) {
         if (!watch_frame(*db, name, std::cout)) {
-            throw failure("no campaign named '" + orch::text::escaped(name) + "'", 2);
+            throw failure(no_campaign_named(name), 2);
         }
         return 0;
     }
@@ -280,7 +280,7 @@ int campaign_watch(const engine::settings& s, const std::string& name, int inter
         std::ostringstream frame;
         if (!watch_frame(*db, name, frame)) {
             std::signal(SIGINT, previous);
-            throw failure("no campaign named '" + orch::text::escaped(name) + "'", 2);
+            throw failure(no_campaign_named(name), 2);
         }
         // Home and clear, then the frame: one write, so the screen does not flicker.
         std::cout << "\x1b[H\x1b[2J" << frame.str() << "\n(every " << interval_s << " s; Ctrl-C to stop)" << std::flush;

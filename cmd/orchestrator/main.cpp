@@ -1034,7 +1034,7 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     pqxx::read_transaction tx(db->connection());
     auto row = tx.exec_params(std::string(orch::schema::query("admin/campaign")), name);
     if (row.empty()) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     const auto& c = row[0];
     const auto campaign_id = c[0].as<std::int64_t>();
@@ -1133,7 +1133,7 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
     db.require_current();
     auto o = orch::engine::change_campaign_state(db, name, verb);
     if (!o.found) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     if (o.conflict) {
         throw usage_error(orch::engine::state_conflict_message(verb, orch::text::escaped(name), o.from) +
@@ -1151,7 +1151,7 @@ int cmd_campaign_versions(const settings& s, const std::string& name, const std:
     pqxx::read_transaction tx(db.connection());
     auto v = orch::engine::campaign_versions_list(tx, name);
     if (!v) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     if (format == "json") {
         std::cout << v->dump(2) << "\n";
@@ -1183,7 +1183,7 @@ int cmd_campaign_diff(const settings& s, const std::string& name, const std::vec
     auto d = orch::engine::campaign_diff(tx, name, versions.empty() ? std::nullopt : std::optional<int>(versions[0]),
                                          versions.empty() ? std::nullopt : std::optional<int>(versions[1]));
     if (!d.found) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     if (!d.error.empty()) {
         throw usage_error(d.error);
@@ -1233,7 +1233,7 @@ int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::stri
 int cmd_report_funnel(const settings& s, const std::string& name, const std::string& format) {
     auto db = open_store(s);
     if (!db->campaign_exists(name)) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     auto f = db->funnel(name);
     std::vector<std::pair<std::string, std::int64_t>> rows = {
@@ -1263,7 +1263,7 @@ int print_report(const settings& s, const std::string& name, const std::string& 
                  const std::vector<report_section>& sections, const std::string& section) {
     auto db = open_store(s);
     if (!db->campaign_exists(name)) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     pqxx::nontransaction tx(db->connection());
     json all = json::object();
@@ -1341,7 +1341,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
     pqxx::read_transaction tx(db.connection());
     auto rows = ledger::campaign_budgets(tx, name);
     if (!name.empty() && rows.empty()) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     for (const auto& problem : ledger::check(tx)) {
         spdlog::error("ledger invariant broken: {}", problem);
@@ -1476,33 +1476,32 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
 // A live change of one campaign's budget: the total and the optional caps ("none" removes one).
 // Applying the campaign's file again later sets the file's values (the file is the source of
 // truth at apply), which the output says.
-std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, const std::string& text) {
-    if (text.empty()) {
-        return std::nullopt;  // not given
+// nullopt: the flag was not given; an empty inner optional: "none" (the cap removed).
+std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, const std::optional<std::string>& text,
+                                                     bool none_allowed) {
+    if (!text) {
+        return std::nullopt;
     }
-    if (text == "none") {
+    if (none_allowed && *text == "none") {
         return std::optional<std::int64_t>{};
     }
     std::int64_t v = 0;
-    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-    if (ec != std::errc{} || end != text.data() + text.size() || v < 1) {
-        throw usage_error(flag + ": '" + text + "' is not a positive whole number (or 'none')");
+    auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec != std::errc{} || end != text->data() + text->size() || v < 1) {
+        throw usage_error(flag + ": \"" + *text + "\" is not a positive whole number" +
+                          (none_allowed ? " (or 'none')" : " (a campaign always has a budget)"));
     }
     return std::optional<std::int64_t>{v};
 }
 
-int cmd_budget_set(const settings& s, const std::string& name, const std::string& credits, const std::string& per_day,
-                   const std::string& per_account) {
+int cmd_budget_set(const settings& s, const std::string& name, const std::optional<std::string>& credits,
+                   const std::optional<std::string>& per_day, const std::optional<std::string>& per_account) {
     orch::engine::budget_update u;
-    if (!credits.empty()) {
-        auto v = parse_cap("--credits", credits);
-        if (!*v) {
-            throw usage_error("--credits: a campaign always has a budget (give a number)");
-        }
+    if (auto v = parse_cap("--credits", credits, false)) {
         u.credits = **v;
     }
-    u.per_day = parse_cap("--per-day", per_day);
-    u.per_account = parse_cap("--per-account", per_account);
+    u.per_day = parse_cap("--per-day", per_day, true);
+    u.per_account = parse_cap("--per-account", per_account, true);
     if (!u.credits && !u.per_day && !u.per_account) {
         throw usage_error("budget set: give --credits, --per-day or --per-account");
     }
@@ -1515,7 +1514,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::string
         throw usage_error(std::string("budget set: ") + e.what() + "; nothing changed");
     }
     if (!r) {
-        throw usage_error("no campaign named '" + orch::text::escaped(name) + "'");
+        throw usage_error(orch::cli::no_campaign_named(name));
     }
     auto cap = [](const std::optional<std::int64_t>& c) { return c ? std::to_string(*c) : std::string("none"); };
     std::printf("campaign %s: budget %lld credits, per day %s, per account %s; %lld available\n", name.c_str(),
@@ -1809,8 +1808,12 @@ int main(int argc, char** argv) {
         ->type_name("INT|none");
     budget_set->callback([&] {
         action = [&] {
-            return cmd_budget_set(load(g, need(true, false, false)), budget_campaign, set_credits, set_per_day,
-                                  set_per_account);
+            // Given or not, by the count: an empty value given is a mistake, not "unchanged".
+            auto given = [&](const char* flag, const std::string& v) {
+                return budget_set->count(flag) > 0 ? std::optional<std::string>(v) : std::nullopt;
+            };
+            return cmd_budget_set(load(g, need(true, false, false)), budget_campaign, given("--credits", set_credits),
+                                  given("--per-day", set_per_day), given("--per-account", set_per_account));
         };
     });
 
@@ -1856,6 +1859,32 @@ int main(int argc, char** argv) {
         }
         if (auto at = msg.find(":  not in {"); at != std::string::npos) {
             msg.replace(at, 3, ": \"\" ");
+        }
+        // A command missing ("campaign") or mistyped ("campaign lisst", left over where a
+        // subcommand was required): name what was typed, the nearest command, and the list.
+        if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && msg.find("subcommand") != std::string::npos) {
+            const CLI::App* at = a;
+            while (!at->get_subcommands().empty()) {
+                at = at->get_subcommands().front();
+            }
+            std::vector<std::string> names;
+            std::string listed;
+            for (const auto* sub : at->get_subcommands([](const CLI::App* c) { return !c->get_name().empty(); })) {
+                names.push_back(sub->get_name());
+                listed += (listed.empty() ? "" : ", ") + sub->get_name();
+            }
+            const std::string where = at == a ? std::string() : at->get_name() + " ";
+            const std::string list = "the commands of '" + (at == a ? std::string("orchestrator") : at->get_name()) +
+                                     "': " + listed + "\nRun with --help for more information.\n";
+            // CLI11 leaves a word a subcommand could not take with the command above it.
+            const auto rest = a->remaining(true);
+            if (!rest.empty() && !rest.front().empty() && rest.front().front() != '-') {
+                msg = "unknown command '" + where + rest.front() + "'" +
+                      orch::text::did_you_mean(rest.front(), names) + "\n" + list;
+            } else {
+                msg = (where.empty() ? std::string("a command is required") : "'" + at->get_name() + "' needs a command") +
+                      "\n" + list;
+            }
         }
         return orch::text::terminal_lines(msg);
     });

@@ -431,6 +431,36 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
     auto empty = env_->run({"campaign", "list", "--format", ""});
     EXPECT_EQ(empty.exit_code, 2) << empty.output;
     EXPECT_NE(empty.output.find("--format: \"\" not in {table,json,csv}"), std::string::npos) << empty.output;
+    // A mistyped command is named, with the nearest one and the list.
+    auto typo = env_->run({"campaign", "lisst"});
+    EXPECT_EQ(typo.exit_code, 2) << typo.output;
+    EXPECT_NE(typo.output.find("unknown command 'campaign lisst' (did you mean 'list'?)\n"), std::string::npos)
+        << typo.output;
+    EXPECT_NE(typo.output.find("the commands of 'campaign': validate, estimate,"), std::string::npos) << typo.output;
+    auto top = env_->run({"campain", "list"});
+    EXPECT_EQ(top.exit_code, 2) << top.output;
+    EXPECT_NE(top.output.find("unknown command 'campain' (did you mean 'campaign'?)"), std::string::npos) << top.output;
+    auto bare = env_->run({"campaign"});
+    EXPECT_EQ(bare.exit_code, 2) << bare.output;
+    EXPECT_NE(bare.output.find("'campaign' needs a command\nthe commands of 'campaign': validate,"), std::string::npos)
+        << bare.output;
+    auto far = env_->run({"accounts", "frobnicate"});
+    EXPECT_NE(far.output.find("unknown command 'accounts frobnicate'\n"), std::string::npos) << far.output;
+    // An empty value given is a mistake, not "not given".
+    auto state = env_->run({"leads", "list", "c", "--state", ""});
+    EXPECT_EQ(state.exit_code, 2) << state.output;
+    EXPECT_NE(state.output.find("--state: \"\" not in {live,ready,"), std::string::npos) << state.output;
+    auto credits = env_->run({"budget", "set", "c", "--credits", ""});
+    EXPECT_EQ(credits.exit_code, 2) << credits.output;
+    EXPECT_NE(credits.output.find("--credits: \"\" is not a positive whole number (a campaign always has a budget)"),
+              std::string::npos)
+        << credits.output;
+    auto negative = env_->run({"budget", "set", "c", "--credits", "-1"});
+    EXPECT_EQ(negative.exit_code, 2) << negative.output;
+    EXPECT_EQ(negative.output.find("none"), std::string::npos) << negative.output;
+    auto per_day = env_->run({"budget", "set", "c", "--per-day", "x"});
+    EXPECT_NE(per_day.output.find("--per-day: \"x\" is not a positive whole number (or 'none')"), std::string::npos)
+        << per_day.output;
 }
 
 // A budget that covers the costliest case but not an invite's reservation at the end of the

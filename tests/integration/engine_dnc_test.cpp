@@ -365,6 +365,14 @@ TEST_F(DncTest, LeadOperations) {
     ASSERT_EQ(quoted.exit_code, 0) << quoted.output;
     EXPECT_NE(quoted.output.find(R"(fields      {"note":"say \"hi\"\u{202e}x"})"), std::string::npos) << quoted.output;
     EXPECT_EQ(env_->run({"leads", "show", "ops", "77777777"}).exit_code, 2);
+    // A finished lead has no step: the line says so, not an empty name and an attempt.
+    q("UPDATE enrollments SET status = 'done', step = '', finished_at = '2026-03-10T12:00:00Z', lease_owner = NULL, "
+      "lease_expires_at = NULL, reconcile = false "
+      "WHERE lead_id = " + d);
+    auto finished = env_->run({"leads", "show", "ops", d});
+    ASSERT_EQ(finished.exit_code, 0) << finished.output;
+    EXPECT_NE(finished.output.find("  step        none, finished at 2026-03-10T12:00:00Z\n"), std::string::npos)
+        << finished.output;
 }
 
 // A person added while their lead waits between two steps is never contacted again: the
