@@ -1291,7 +1291,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"warning", o.set->total < o.set->committed
                                        ? json("the budget is below what is already spent or reserved (" +
                                               std::to_string(o.set->committed) +
-                                              " credits): nothing is available, and the campaign pauses at its next call")
+                                              " credits): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled")
                                        : json(nullptr)},
                        {"note", "applying the campaign's file again sets the file's budget when the file changed"}});
 }

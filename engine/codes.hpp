@@ -7,6 +7,8 @@
 #pragma once
 
 #include <array>
+#include <chrono>
+#include <cstdint>
 #include <cstddef>
 #include <optional>
 #include <string_view>
@@ -123,5 +125,11 @@ enum class budget_refusal {
     // of the charge): the reservation's retry_at is when to try again. The campaign is not paused.
     in_flight,
 };
+
+// When a call refused `in_flight` tries again: 10-20 s later, spread by its attempt id so that a
+// campaign's waiting calls do not all come back at one instant.
+inline std::chrono::seconds in_flight_retry_after(std::int64_t attempt_id) {
+    return std::chrono::seconds(10 + (attempt_id % 11 + 11) % 11);
+}
 
 }  // namespace orch::engine

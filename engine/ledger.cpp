@@ -355,8 +355,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
     std::set<std::int64_t> in_flight_read;
     const auto held_in_flight = [&](std::int64_t campaign_id) {
         if (in_flight_read.insert(campaign_id).second) {
-            for (const auto& row : run(tx, "ledger/reserved_balance", campaign_id,
-                                         std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count())) {
+            for (const auto& row : run(tx, "ledger/reserved_balance", campaign_id)) {
                 in_flight[campaign_id] += as_i64(row[0]);
             }
         }
@@ -397,7 +396,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
             if (held_now > 0 && left[campaign->scope_id] + held_now >= r.credits) {
                 res.why = refusal::in_flight;
                 // Spread, so that the campaign's waiting calls do not come back at one instant.
-                res.retry_at = now + std::chrono::seconds(10 + r.attempt_id % 11);
+                res.retry_at = now + in_flight_retry_after(r.attempt_id);
             }
         }
         if (res.why != refusal::none) {

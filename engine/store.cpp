@@ -644,13 +644,10 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         // no upsert names one key twice.
         std::vector<std::string> keys;
         keys.reserve(leads.size());
-        std::set<std::string> seen;
         for (const auto& l : leads) {
             keys.push_back(canonical_profile_url(l.profile_url));
-            seen.insert(keys.back());
         }
-        out.leads = static_cast<std::int64_t>(seen.size());
-        seen.clear();
+        std::set<std::string> seen;
         // In chunks (one transaction still), so a large audience shows progress and no single
         // statement carries hundreds of thousands of rows.
         constexpr std::size_t chunk = 5'000;
@@ -697,6 +694,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 progress(static_cast<std::int64_t>(end), static_cast<std::int64_t>(leads.size()));
             }
         }
+        out.leads = static_cast<std::int64_t>(seen.size());
         out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
         if (charge) {
             // Billed whether the definition changed or not (every search sent costs), against

@@ -1528,7 +1528,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     }
     if (r->total < r->committed) {
         std::printf("warning: the budget is below what is already spent or reserved (%lld credits): nothing is "
-                    "available, and the campaign pauses at its next call\n",
+                    "available, and the campaign pauses at its next call, once its calls in flight have settled\n",
                     static_cast<long long>(r->committed));
     }
     std::printf("note: `campaign apply` of the campaign's file sets the file's budget again when the file changed\n");

@@ -326,7 +326,9 @@ TEST_F(LedgerTest, ARefusalBeyondWhatIsInFlightPausesAtOnce) {
     auto c = campaign("c1");
     auto a = attempts(c, 2);
     ledger::set_budget(*conn_, c, {10, {}, {}}, t0);
+    in_a_call(c);
     EXPECT_TRUE(reserve_one(c, a[0], 6).reserved);
+    EXPECT_EQ(reserve_one(c, a[1], 10).why, ledger::refusal::in_flight);   // 4 left + 6 held = 10
     auto r = reserve_one(c, a[1], 11);   // 4 left + 6 held < 11
     EXPECT_FALSE(r.reserved);
     EXPECT_EQ(r.why, ledger::refusal::campaign_budget);
@@ -341,9 +343,8 @@ TEST_F(LedgerTest, ACallWhoseLeaseEndedIsNotWaitedFor) {
     auto a = attempts(c, 2);
     ledger::set_budget(*conn_, c, {3, {}, {}}, t0);
     EXPECT_TRUE(reserve_one(c, a[0], 2).reserved);
-    in_a_call(c, -60);
-    // (the ledger's clock is the database's here: the lease ended by it)
-    auto r = reserve_one(c, a[1], 2, "acc-1", std::chrono::system_clock::now());
+    in_a_call(c, -60);   // ended by the database's clock, which judges leases (as the claim does)
+    auto r = reserve_one(c, a[1], 2);
     EXPECT_EQ(r.why, ledger::refusal::campaign_budget);
     EXPECT_EQ(row("c1").state, "paused");
 }

@@ -657,10 +657,11 @@ public:
     // A refused reservation that the calls in flight (their leases live, as
     // ledger/reserved_balance.sql counts them, and this batch's) could cover once they settle:
     // what they hold is an upper bound of their charge. The real ledger's in_flight refusal.
-    bool could_come_back(std::int64_t credits, std::int64_t batch_reserved) const {
+    bool could_come_back(std::int64_t credits, std::int64_t batch_reserved, const std::set<std::int64_t>& batch) const {
         std::int64_t held = batch_reserved;
         for (const auto& e : rows_) {
-            if (e.attempt_id != 0 && e.owner >= 0 && e.lease_until > now_ && e.state.st == cs::status::calling) {
+            if (e.attempt_id != 0 && batch.count(e.attempt_id) == 0 && e.owner >= 0 && e.lease_until > now_ &&
+                e.state.st == cs::status::calling) {
                 if (auto it = reservations_.find(e.attempt_id); it != reservations_.end()) {
                     held += it->second;
                 }
@@ -1080,15 +1081,19 @@ private:
             }
             std::vector<eng::planner::verdict> verdicts(asks.size());
             std::int64_t batch_reserved = 0;
+            std::set<std::int64_t> batch;   // this batch's attempts (the optimistic write above leased their rows)
+            for (const auto& a : asks) {
+                batch.insert(a.attempt_id);
+            }
             for (std::size_t i = 0; i < asks.size(); ++i) {
                 if (s.reserve(asks[i].attempt_id, asks[i].credits)) {
                     batch_reserved += asks[i].credits;
                     continue;
                 }
-                if (s.could_come_back(asks[i].credits, batch_reserved)) {
+                if (s.could_come_back(asks[i].credits, batch_reserved, batch)) {
                     // As engine/ledger.cpp: the calls in flight may give credits back; wait for them.
                     ++s.in_flight_waits_;
-                    const auto retry = s.now_ + std::chrono::seconds(10 + asks[i].attempt_id % 11);
+                    const auto retry = s.now_ + eng::in_flight_retry_after(asks[i].attempt_id);
                     verdicts[i] = eng::planner::ledger_refused(eng::budget_refusal::in_flight, retry,
                                                                asks[i].item->target.account_id, s.now_);
                     continue;
