@@ -6,8 +6,8 @@
 -- reply's (its lease is on manual_replies). Run only when one of the campaign's reservations is
 -- refused, once per batch, under the campaign's balance lock: the campaign's live rows by their
 -- own index (enrollments_live_campaign), each call's intent and transfer by key. That walks every
--- live row of the campaign (some 50 ms at 300,000), but only near the end of its budget, until the
--- calls in flight have settled and the campaign pauses.
+-- live row of the campaign, but only near the end of its budget, until the calls in flight have
+-- settled and the campaign pauses.
 SELECT COALESCE(sum(t.reserved), 0)
 FROM enrollments e
 JOIN step_attempts a ON a.enrollment_id = e.enrollment_id AND a.outcome = 'in_flight'
