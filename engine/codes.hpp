@@ -126,10 +126,11 @@ enum class budget_refusal {
     in_flight,
 };
 
-// When a call refused `in_flight` tries again: 10-20 s later, spread by its attempt id so that a
-// campaign's waiting calls do not all come back at one instant.
+// When a call refused `in_flight` tries again: 3-8 s later (a call in flight mostly settles within
+// its latency), spread by its attempt id so that a campaign's waiting calls do not all come back
+// at one instant.
 inline std::chrono::seconds in_flight_retry_after(std::int64_t attempt_id) {
-    return std::chrono::seconds(10 + (attempt_id % 11 + 11) % 11);
+    return std::chrono::seconds(3 + (attempt_id % 6 + 6) % 6);
 }
 
 }  // namespace orch::engine

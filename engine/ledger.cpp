@@ -349,17 +349,22 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
     auto& left = scopes.available;
     std::map<std::int64_t, const reserve_request*> first_refusal;   // campaign -> request
     std::vector<std::int64_t> refusing_scope(batch.size(), 0);
-    // A campaign's credits held for its calls in flight (leases live): what they held before this
-    // batch (read on the campaign's first refusal only) plus this batch's reservations.
-    std::map<std::int64_t, std::int64_t> in_flight;
+    // The credits a campaign's calls in flight hold (leases live), per sender: what they held
+    // before this batch (read on the campaign's first refusal only) plus this batch's reservations.
+    std::map<pair_key, std::int64_t> in_flight;
     std::set<std::int64_t> in_flight_read;
-    const auto held_in_flight = [&](std::int64_t campaign_id) {
+    const auto held_in_flight = [&](std::int64_t campaign_id, const std::string* sender) {
         if (in_flight_read.insert(campaign_id).second) {
             for (const auto& row : run(tx, "ledger/reserved_balance", campaign_id)) {
-                in_flight[campaign_id] += as_i64(row[0]);
+                in_flight[{campaign_id, row[0].as<std::string>()}] += as_i64(row[1]);
             }
         }
-        return in_flight[campaign_id];
+        std::int64_t sum = 0;
+        for (auto it = in_flight.lower_bound({campaign_id, std::string()});
+             it != in_flight.end() && it->first.first == campaign_id; ++it) {
+            sum += sender == nullptr || it->first.second == *sender ? it->second : 0;
+        }
+        return sum;
     };
     for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
@@ -387,13 +392,14 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
                 }
             }
         }
-        if (res.why == refusal::campaign_budget && held == nullptr) {
+        if (res.why != refusal::none && refusing_scope[i] != 0 && held == nullptr) {
             // Calls in flight may give credits back when they settle (each holds the cost model's
             // upper bound). While what they hold could cover this call, it waits for them rather
-            // than pause the campaign with credits unspent; once they have settled, a refusal
-            // pauses it.
-            const auto held_now = held_in_flight(r.campaign_id);
-            if (held_now > 0 && left[campaign->scope_id] + held_now >= r.credits) {
+            // than pause the campaign with credits unspent, or wait a day for a cap with room;
+            // once they have settled, a refusal stands. A sender's cap counts that sender's calls.
+            const auto held_now =
+                held_in_flight(r.campaign_id, res.why == refusal::account_budget ? &r.sender : nullptr);
+            if (held_now > 0 && left[refusing_scope[i]] + held_now >= r.credits) {
                 res.why = refusal::in_flight;
                 // Spread, so that the campaign's waiting calls do not come back at one instant.
                 res.retry_at = now + in_flight_retry_after(r.attempt_id);
@@ -416,7 +422,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
             }
             left[s.scope_id] -= r.credits;
             if (s.scope_id == campaign->scope_id) {
-                in_flight[r.campaign_id] += r.credits;
+                in_flight[{r.campaign_id, r.sender}] += r.credits;
             }
             if (r.credits > 0) {
                 w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});

@@ -98,8 +98,9 @@ struct reservation {
 // next one is tried. A campaign refused for its own budget is paused in the same transaction with
 // the reason stored ("budget exhausted: ..."), unless its calls in flight (this batch's, and those
 // whose lease is live: ledger/reserved_balance.sql) hold reservations that could cover the refused
-// one once they settle: that one is refused `in_flight`, to be tried again 10-20 s later, and the
-// campaign runs on. One result per request, in order.
+// one once they settle: that one is refused `in_flight`, to be tried again 3-8 s later, and the
+// campaign runs on. The same holds for a day or per-account cap (the sender's own calls for the
+// latter), which would otherwise make the call wait a day. One result per request, in order.
 std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now);
 std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now);
 

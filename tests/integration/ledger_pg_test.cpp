@@ -272,7 +272,7 @@ TEST_F(LedgerTest, TwoConcurrentSettlesOfOneAttemptCountOnce) {
 }
 
 // A refusal while the campaign's calls in flight hold reservations that could cover it waits for
-// them (in_flight: tried again 10-20 s later, the campaign runs on); once they have settled, a
+// them (in_flight: tried again 3-8 s later, the campaign runs on); once they have settled, a
 // refusal pauses the campaign.
 TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaignOnceNothingIsInFlight) {
     auto c = campaign("c1");
@@ -290,8 +290,8 @@ TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaignOnceNothingIsInFlight) {
     EXPECT_TRUE(r[0].reserved);
     EXPECT_FALSE(r[1].reserved);
     EXPECT_EQ(r[1].why, ledger::refusal::in_flight);
-    EXPECT_GE(r[1].retry_at, t0 + std::chrono::seconds(10));
-    EXPECT_LE(r[1].retry_at, t0 + std::chrono::seconds(20));
+    EXPECT_GE(r[1].retry_at, t0 + std::chrono::seconds(3));
+    EXPECT_LE(r[1].retry_at, t0 + std::chrono::seconds(8));
     EXPECT_EQ(r[1].available, 0);   // what is left after the batch
     EXPECT_TRUE(r[2].reserved);
     EXPECT_TRUE(r[3].reserved);     // a free call fits an empty budget
@@ -701,6 +701,33 @@ TEST_F(LedgerTest, PerAccountCaps) {
     EXPECT_EQ(scalar("SELECT available FROM ledger_scope_balances WHERE scope = 'account' AND sender = 'acc-B'"), 5);
     EXPECT_EQ(row("c1").available, 92);
     EXPECT_TRUE(problems().empty());
+}
+
+// A cap with room once the calls in flight settle waits for them rather than a day: a sender's
+// cap counts that sender's calls, today's cap all of them.
+TEST_F(LedgerTest, ACapWaitsForTheCallsInFlightBeforeADay) {
+    auto c = campaign("c1");   // its lead's sender is acc-1
+    auto a = attempts(c, 4);
+    ledger::set_budget(*conn_, c, {100, 5, {}}, t0);
+    in_a_call(c);
+    EXPECT_TRUE(reserve_one(c, a[0], 3).reserved);
+    auto waits = reserve_one(c, a[1], 3);
+    EXPECT_EQ(waits.why, ledger::refusal::in_flight);   // 2 left + 3 held by acc-1's call
+    EXPECT_EQ(waits.available, 2);
+    // Another sender's calls are not that sender's: acc-B's cap refuses for the day.
+    EXPECT_TRUE(reserve_one(c, a[2], 5, "acc-B").reserved);
+    EXPECT_EQ(reserve_one(c, a[3], 1, "acc-B").why, ledger::refusal::account_budget);
+
+    auto d = campaign("c2");
+    auto b = attempts(d, 2);
+    ledger::set_budget(*conn_, d, {100, {}, 5}, t0);
+    in_a_call(d);
+    EXPECT_TRUE(reserve_one(d, b[0], 4).reserved);
+    auto today = reserve_one(d, b[1], 2);
+    EXPECT_EQ(today.why, ledger::refusal::in_flight);   // 1 left today + 4 held
+    ledger::post(*conn_, {{b[0], 4}}, t0);
+    EXPECT_EQ(reserve_one(d, b[1], 2).why, ledger::refusal::day_budget);
+    EXPECT_EQ(state(d), "active ");
 }
 
 TEST_F(LedgerTest, PerDayCaps) {
