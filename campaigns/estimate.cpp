@@ -286,7 +286,11 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
     }
     if (c.budget_per_account_credits) {
         r.account_cap_credits = *c.budget_per_account_credits * senders;
-        r.account_cap_short = r.account_cap_credits < r.credits_max - in.audience_credits + r.headroom;
+        // The busiest sender: its even share of the leads on the costliest path, its last lead's
+        // peak beyond that, and the audience search, which draws from the cap of the sender that
+        // runs it.
+        r.busiest_sender_credits = (in.leads + senders - 1) / senders * p.max_credits + r.headroom + in.audience_credits;
+        r.account_cap_short = *c.budget_per_account_credits < r.busiest_sender_credits;
     }
     r.calendar_days = r.working_days * 7.0 / working_days_per_week +
                       static_cast<double>(r.longest_wait.count()) / 86'400.0;

@@ -41,9 +41,10 @@
 //
 // Budget caps: a `budget_per_day_credits` cap is one more bottleneck row, "credits (day cap)":
 // the costliest path's step credits over the audience, at most the cap per day (the audience
-// search is not drawn from it). A `budget_per_account_credits` cap bounds what all senders
-// together may spend (senders x cap); `account_cap_credits` says so when it is below the
-// costliest case (the leads beyond it would wait).
+// search is not drawn from it). A `budget_per_account_credits` cap bounds what each sender may
+// spend: `account_cap_short` when it is below what the busiest sender may need (its even share of
+// the leads on the costliest path, its last lead's reservation beyond that, and the audience
+// search, which draws from its runner's cap): the leads beyond it would wait.
 #pragma once
 
 #include "campaigns/machine.hpp"
@@ -111,6 +112,7 @@ struct estimate_result {
     bool account_cap_short = false;
     bool within_budget() const { return credits_max + headroom <= budget && !account_cap_short; }
     std::int64_t account_cap_credits = -1;  // senders x budget_per_account_credits; -1: no such cap
+    std::int64_t busiest_sender_credits = 0;  // what the busiest sender may need (with such a cap)
     std::vector<action_forecast> actions;
     std::string bottleneck;          // the slowest action ("" when nothing is limited)
     double working_days = 0;         // the bottleneck's working days

@@ -844,6 +844,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"budget", r.budget},
                                 {"headroom_credits", r.headroom},
                                 {"account_cap_short", r.account_cap_short},
+                                {"busiest_sender_credits", r.busiest_sender_credits},
                                 {"senders_with_own_quotas", overridden},
                                 {"within_budget", r.within_budget()},
                                 {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
@@ -907,9 +908,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
                 static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget), over.c_str());
     if (r.account_cap_short) {
-        std::printf("  account cap  the senders may spend %lld credits in all (budget_per_account_credits x %zu): "
-                    "in the costliest case some leads would wait\n",
-                    static_cast<long long>(r.account_cap_credits), c.value.accounts.size());
+        std::printf("  account cap  each sender may spend %lld credits (budget_per_account_credits); the busiest may "
+                    "need %lld (its share of the leads, its last lead's reservation and the audience search): in "
+                    "the costliest case some leads would wait\n",
+                    static_cast<long long>(*c.value.budget_per_account_credits),
+                    static_cast<long long>(r.busiest_sender_credits));
     }
     std::printf("  %-18s %10s %14s %12s %12s\n", "action", "calls (max)", "per work day", "work days",
                 "new senders");

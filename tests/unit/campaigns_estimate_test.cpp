@@ -134,8 +134,22 @@ TEST(CampaignEstimate, AnAccountCapBelowTheCostliestCaseIsNotWithinBudget) {
     auto r = estimate(c, one_credit_each(100));
     EXPECT_TRUE(r.account_cap_short);
     EXPECT_FALSE(r.within_budget());
-    c.budget_per_account_credits = 500;
+    // The busiest (here the only) sender's 500 step credits, and the audience search's 10, which
+    // draws from the cap of the sender that runs it.
+    c.budget_per_account_credits = 509;
+    EXPECT_EQ(estimate(c, one_credit_each(100)).busiest_sender_credits, 510);
+    EXPECT_FALSE(estimate(c, one_credit_each(100)).within_budget());
+    c.budget_per_account_credits = 510;
     EXPECT_TRUE(estimate(c, one_credit_each(100)).within_budget());
+    // Two senders split the leads; the last lead's invite reservation ends a path here.
+    auto last = load("  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, "
+                     "on_no_invitation: invite}\n  - {id: invite, kind: invite}\n");
+    last.budget_per_account_credits = 100;
+    auto two = one_credit_each(9);
+    two.senders = 2;
+    two.audience_credits = 0;
+    two.reserved_beyond[call_kind::invite] = 1;
+    EXPECT_EQ(estimate(last, two).busiest_sender_credits, 5 * 2 + 1);   // 5 leads of 2, and 1
 }
 
 // A follow-up message of a stop_on_reply campaign reads the conversation first: one more call,
