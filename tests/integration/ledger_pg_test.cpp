@@ -318,6 +318,13 @@ TEST_F(LedgerTest, RefusesAtZeroAndPausesTheCampaignOnceNothingIsInFlight) {
         << b.pause_reason;
     EXPECT_EQ(scalar("SELECT count(*) FROM ledger_transfers"), 3);
     EXPECT_TRUE(problems().empty());
+    // Resumed without a raise, it would pause again at once: the resume says so.
+    auto resumed = env_->run({"campaign", "resume", "c1"});
+    EXPECT_EQ(resumed.exit_code, 0) << resumed.output;
+    EXPECT_NE(resumed.output.find("note: it was paused for its budget (budget exhausted: 0 credits left"),
+              std::string::npos)
+        << resumed.output;
+    EXPECT_NE(resumed.output.find("0 credits are available"), std::string::npos) << resumed.output;
 }
 
 // A call that needs more than the budget left and everything in flight together pauses the
