@@ -21,8 +21,7 @@
 // the last one still needs its whole reservation, and with nothing left in flight the ledger
 // pauses the campaign. So the budget must cover the costliest case plus one lead's peak beyond
 // the costliest path (estimate_result::headroom). Not counted: a call whose worker died holds
-// its reservation until a claim reconciles it, and a per-account cap's refusal waits a day
-// rather than for the calls in flight; either can still stop a budget sized exactly.
+// its reservation until a claim reconciles it, which can still stop a budget sized exactly.
 //
 // Duration: for each quota-limited action, the worst-case number of calls over the audience,
 // split evenly over the senders, each share divided by what its sender may do per working day
