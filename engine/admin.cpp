@@ -879,7 +879,11 @@ asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& nam
     if (o.changed) {
         spdlog::info("admin: campaign '{}' {} -> {}", orch::text::escaped(name), o.from, o.to);
     }
-    co_return ok_json({{"name", name}, {"state", o.to}, {"previous_state", o.from}, {"changed", o.changed}});
+    co_return ok_json({{"name", name},
+                       {"state", o.to},
+                       {"previous_state", o.from},
+                       {"changed", o.changed},
+                       {"warning", o.warning.empty() ? json(nullptr) : json(o.warning)}});
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& name, const std::string* version) {

@@ -1,4 +1,6 @@
 #include "engine/campaign_apply.hpp"
+#include "api/text.hpp"
+#include "engine/ledger.hpp"
 
 #include "engine/outreach/cost_model.hpp"
 #include "schema/schema.hpp"
@@ -260,6 +262,16 @@ state_change change_state_once(store& db, const std::string& name, state_change 
     if (!allowed) {
         o.conflict = true;
         return o;
+    }
+    if (o.to == "active") {
+        for (const auto& b : ledger::campaign_budgets(tx, name)) {
+            if (b.pause_reason.rfind("budget exhausted", 0) == 0) {
+                o.warning = "it was paused for its budget (" + b.pause_reason + "); " +
+                            orch::text::counted(b.available, "credit is", "credits are") +
+                            " available, and it pauses again at the first call they cannot cover: raise the "
+                            "budget (`budget set`, or PUT .../budget)";
+            }
+        }
     }
     set_campaign_state(tx, name, o.to, o.to == "paused" ? "paused by an operator" : "");
     tx.commit();

@@ -107,6 +107,9 @@ struct state_change {
     std::string to;       // the state asked for
     bool changed = false;
     bool conflict = false;
+    // A resume of a campaign the ledger paused for its budget: the credits available, and that it
+    // pauses again at the first call they cannot cover ("" otherwise).
+    std::string warning;
 };
 state_change change_campaign_state(store& db, const std::string& name, const std::string& verb);
 // "cannot resume campaign 'x': it is cancelled"

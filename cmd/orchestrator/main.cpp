@@ -1134,15 +1134,6 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
 int cmd_campaign_state(const settings& s, const std::string& name, const std::string& verb) {
     orch::engine::store db(s.database_url);
     db.require_current();
-    // A campaign the ledger paused for its budget pauses again at its next call unless the budget
-    // was raised: a resume says so.
-    std::string paused_for;
-    if (verb == "resume") {
-        pqxx::read_transaction tx(db.connection());
-        auto r = tx.exec_params("SELECT COALESCE(pause_reason, '') FROM campaigns WHERE name = $1 AND state = 'paused'",
-                                name);
-        paused_for = r.empty() ? "" : r[0][0].as<std::string>();
-    }
     auto o = orch::engine::change_campaign_state(db, name, verb);
     if (!o.found) {
         throw usage_error(orch::cli::no_campaign_named(name));
@@ -1153,16 +1144,8 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
     }
     std::cout << "campaign '" << orch::text::escaped(name) << "' is " << o.to
               << (o.changed ? "" : " (it already was; nothing changed)") << "\n";
-    if (o.changed && paused_for.rfind("budget exhausted", 0) == 0) {
-        std::int64_t available = 0;
-        pqxx::read_transaction tx(db.connection());
-        for (const auto& b : orch::engine::ledger::campaign_budgets(tx, name)) {
-            available = b.available;
-        }
-        std::cout << "note: it was paused for its budget (" << orch::text::escaped(paused_for) << "); "
-                  << orch::text::counted(available, "credit is", "credits are")
-                  << " available, and it pauses again at the first call they cannot cover: `orchestrator budget set "
-                  << orch::text::escaped(name) << " --credits N` raises the budget\n";
+    if (!o.warning.empty()) {
+        std::cout << "note: " << orch::text::escaped(o.warning) << "\n";
     }
     return 0;
 }

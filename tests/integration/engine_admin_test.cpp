@@ -574,6 +574,20 @@ TEST_F(AdminTest, PutCampaignBudget) {
     // Paused for its budget (as the ledger pauses it): a raise resumes it.
     env_->scalar("UPDATE campaigns SET state = 'paused', pause_reason = 'budget exhausted: test', pause_code = 'budget' "
                  "WHERE name = 'delta' RETURNING 1");
+    // A resume without a raise says that it pauses again at the first call the credits left
+    // cannot cover; an operator's pause and resume say nothing of the budget.
+    auto resumed = call("POST", "/v1/campaigns/delta/resume", "");
+    ASSERT_EQ(resumed.status, 200) << resumed.body;
+    EXPECT_NE(resumed.body_json()["warning"].get<std::string>().find(
+                  "it was paused for its budget (budget exhausted: test)"),
+              std::string::npos)
+        << resumed.body;
+    ASSERT_EQ(call("POST", "/v1/campaigns/delta/pause", "").status, 200);
+    auto plain = call("POST", "/v1/campaigns/delta/resume", "");
+    ASSERT_EQ(plain.status, 200) << plain.body;
+    EXPECT_TRUE(plain.body_json()["warning"].is_null()) << plain.body;
+    env_->scalar("UPDATE campaigns SET state = 'paused', pause_reason = 'budget exhausted: test', pause_code = 'budget' "
+                 "WHERE name = 'delta' RETURNING 1");
     auto raise = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300})");
     ASSERT_EQ(raise.status, 200) << raise.body;
     EXPECT_EQ(raise.body_json()["resumed"], true);
