@@ -306,7 +306,10 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         std::lock_guard lock(mutex_);
         gate_decision d;
         d.take = ++last_take_;
-        taken_.emplace(d.take, taken_call{v, c.day});
+        taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what});
+        auto& h = held_[{c.account_id, c.what}];
+        ++h.count;
+        h.latest = std::max(h.latest, now);
         return d;
     }
     std::string why;
@@ -351,6 +354,29 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         break;
     }
     auto wait = std::max(v.retry_after, std::chrono::milliseconds(1));
+    if (v.why == limits::reason::day_quota || v.why == limits::reason::week_quota ||
+        v.why == limits::reason::campaign_quota) {
+        // Some of the quota's places are held by this process's calls that have not ended (or
+        // that the ledger is about to refuse in this very cycle): one that fails without effect
+        // gives its place back, and a lead parked until the quota's next day would leave it
+        // unused. Look again in 3-8 s, once they have mostly settled; the quota's own wait
+        // holds once nothing of it is held here.
+        bool held = false;
+        {
+            std::lock_guard lock(mutex_);
+            const auto h = held_.find({c.account_id, c.what});
+            held = h != held_.end() && now - h->second.latest < held_for;
+        }
+        if (held) {
+            std::lock_guard lock(mirror_mutex_);
+            const auto soon = std::chrono::milliseconds(
+                std::uniform_int_distribution<std::int64_t>(3'000, 8'000)(*jitter_rng_));
+            if (soon < wait) {
+                wait = soon;
+                why += " (calls in flight hold its last places and may give them back)";
+            }
+        }
+    }
     if (v.why == limits::reason::cooldown_key || v.why == limits::reason::cooldown_account) {
         // Every lead parked on a cooldown would otherwise wake at its last millisecond and burst
         // into the next window: full jitter over the key bucket's burst at its rate.
@@ -435,6 +461,9 @@ std::optional<limits_gate::taken_call> limits_gate::forget(std::uint64_t take) {
     }
     taken_call t = it->second;
     taken_.erase(it);
+    if (auto h = held_.find({t.account_id, t.what}); h != held_.end() && --h->second.count <= 0) {
+        held_.erase(h);
+    }
     return t;
 }
 

@@ -96,9 +96,22 @@ private:
     struct taken_call {
         limits::verdict verdict;
         limits::local_day day;
+        std::string account_id;
+        limits::action what = limits::action::check_invitation;
     };
     std::unordered_map<std::uint64_t, taken_call> taken_;
     std::uint64_t last_take_ = 0;  // under mutex_
+    // How many of taken_ count against each (account, action): a quota that denies while some of
+    // its places are held here may get them back (a call that fails without effect, or that the
+    // ledger refuses), so its denial is a short wait, not one until the quota's next day. With
+    // the time of the latest take: a take held longer than held_for is no call in flight but a
+    // take whose end went unheard, and must not keep the quota's leads looking every few seconds.
+    struct held_places {
+        int count = 0;
+        campaigns::time_point latest{};
+    };
+    std::map<std::pair<std::string, limits::action>, held_places> held_;  // under mutex_
+    static constexpr std::chrono::minutes held_for{10};
     // Removes and returns a take, if this gate made it and has not forgotten it yet.
     std::optional<taken_call> forget(std::uint64_t take);
     struct parsed_quotas {

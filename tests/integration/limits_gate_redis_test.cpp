@@ -159,6 +159,53 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     EXPECT_NE(refused->why.find("the campaign's search cap"), std::string::npos) << refused->why;
 }
 
+// A day quota full while this process's calls still hold some of its places: the denied lead
+// looks again in seconds, since a call that fails without effect, or that the ledger refuses in
+// the same cycle, gives its place back. Once nothing is held, the denial waits for the next day.
+TEST_F(LimitsGateRedis, AQuotaFullOfCallsInFlightIsASecondsWaitNotADays) {
+    auto& invite_limits = settings_.actions[static_cast<std::size_t>(limits::action::invite)];
+    invite_limits.limit = {1, -1};
+    invite_limits.ramp = {};
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    campaign_.schedule.time_zone = "UTC";
+    const orch::engine::call_target a{"acc-gate-held", "https://network.example/in/a", 7, 1, ""};
+    const orch::engine::call_target b{"acc-gate-held", "https://network.example/in/b", 7, 2, ""};
+    const auto now = std::chrono::system_clock::now();
+    const std::vector<orch::engine::gate_request> batch{{a, &campaign_, &invite}, {b, &campaign_, &invite}};
+    auto d = gate.before_many(batch, now);
+    ASSERT_EQ(d.size(), 2U);
+    ASSERT_TRUE(d[0].allowed) << d[0].reason;
+    ASSERT_FALSE(d[1].allowed);
+    EXPECT_EQ(d[1].code, cs::wait_code::day_quota);
+    EXPECT_GE(d[1].until, now + 3s);
+    EXPECT_LE(d[1].until, now + 8s) << "the quota's only place is held by a call that has not ended";
+    EXPECT_NE(d[1].reason.find("calls in flight hold its last places"), std::string::npos) << d[1].reason;
+
+    // The ledger refused the first call: its place comes back, and the second lead, looking
+    // again, gets it.
+    auto first = a;
+    first.gate_take = d[0].take;
+    gate.released(first, campaign_, invite);
+    const auto again = gate.before(b, campaign_, invite, now + 5s);
+    ASSERT_TRUE(again.allowed) << again.reason;
+
+    // That call succeeds: nothing of the quota is held any more, and a third lead waits for the
+    // next day.
+    auto second = b;
+    second.gate_take = again.take;
+    orch::engine::call_outcome sent;
+    sent.attempt_outcome = orch::engine::attempt_outcome::ok;
+    gate.after(second, campaign_, invite, sent);
+    const orch::engine::call_target c{"acc-gate-held", "https://network.example/in/c", 7, 3, ""};
+    const auto later = gate.before(c, campaign_, invite, now + 6s);
+    ASSERT_FALSE(later.allowed);
+    EXPECT_EQ(later.code, cs::wait_code::day_quota);
+    EXPECT_GT(later.until, now + 1min) << later.reason;
+    EXPECT_EQ(later.reason.find("in flight"), std::string::npos) << later.reason;
+}
+
 // The time left in a campaign's working window (09:00-18:00 here) at a local time of day.
 TEST(LimitsGateWindow, WindowLeftIsTheRestOfTodaysWorkingWindow) {
     cs::schedule s;
