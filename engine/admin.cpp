@@ -226,7 +226,7 @@ struct admin_server::impl {
     asio::awaitable<reply> metrics();
     asio::awaitable<reply> campaign_list();
     asio::awaitable<reply> campaign_get(const std::string& name);
-    asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run);
+    asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run, bool search_again);
     asio::awaitable<reply> campaign_state(const std::string& name, const std::string& verb);
     asio::awaitable<reply> campaign_versions(const std::string& name, const std::string* version);
     asio::awaitable<reply> campaign_diff_get(const std::string& name, const std::map<std::string, std::string>& params);
@@ -394,12 +394,19 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             if (post) {
                 check_body({"application/yaml", "application/x-yaml", "text/yaml", "application/json"});
-                auto dry = params.find("dry_run");
-                bool dry_run = dry != params.end() && (dry->second == "true" || dry->second == "1");
-                if (dry != params.end() && !dry_run && dry->second != "false" && dry->second != "0") {
-                    throw bad_request("query parameter 'dry_run' must be true or false, got '" + dry->second + "'");
-                }
-                co_return co_await campaign_apply(req, dry_run);
+                const auto flag = [&params](const std::string& name) {
+                    auto it = params.find(name);
+                    if (it == params.end() || it->second == "false" || it->second == "0") {
+                        return false;
+                    }
+                    if (it->second == "true" || it->second == "1") {
+                        return true;
+                    }
+                    throw bad_request("query parameter '" + name + "' must be true or false, got '" + it->second +
+                                      "'");
+                };
+                const bool dry_run = flag("dry_run");
+                co_return co_await campaign_apply(req, dry_run, flag("search_again"));
             }
             co_return not_allowed("GET, POST");
         }
@@ -713,7 +720,7 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
     co_return ok_json(*c);
 }
 
-asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run) {
+asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run, bool search_again) {
     const std::string& text = req.body();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         co_return error_reply(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
@@ -784,7 +791,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
-    if (skips_search(campaign, c.plan)) {
+    if (skips_search(campaign, c.plan, search_again)) {
         spdlog::info("admin: campaign '{}' re-applied unchanged (version {}): no audience search sent",
                      orch::text::escaped(campaign.name), c.plan.version);
         co_return ok_json({{"name", campaign.name},
@@ -796,12 +803,15 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"audience_credits", 0},
                            {"paused", nullptr},
                            {"note", "the definition is unchanged: the audience search was not sent again (nothing "
-                                    "billed); change the definition to apply it again"},
+                                    "billed; search_again=true sends it)"},
                            {"warnings", diag(c.loaded.warnings)}});
     }
     json search = nullptr;                // how the audience search went
     std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
-    if (campaign.who.kind == campaigns::audience::source::search) {
+    const bool reused = reuses_audience(campaign, c.plan, search_again);
+    if (reused) {
+        // A new version whose audience is the current one's: no search, nothing billed.
+    } else if (campaign.who.kind == campaigns::audience::source::search) {
         if (api == nullptr) {
             co_return error_reply(http::status::service_unavailable, "no API client: the audience search cannot run");
         }
@@ -843,7 +853,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     json warnings = diag(c.loaded.warnings);
     {
         apply_facts facts{r.leads, r.enrolled, r.skipped, r.state,
-                          campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr};
+                          campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr, !reused};
         for (const auto& w : apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now())) {
             warnings.push_back({{"line", 0}, {"column", 0}, {"message", w}, {"text", w}});
         }
@@ -851,18 +861,23 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     spdlog::info("admin: campaign '{}' applied: version {} ({}), {} enrolled, audience search {} credits{}",
                  orch::text::escaped(campaign.name), r.version, r.created ? "created" : (r.changed ? "updated" : "unchanged"),
                  r.enrolled, r.charged, r.paused.empty() ? "" : "; paused: " + orch::text::escaped(r.paused));
-    co_return ok_json({{"name", campaign.name},
-                       {"result", r.created ? "created" : (r.changed ? "updated" : "unchanged")},
-                       {"version", r.version},
-                       {"leads", r.leads},
-                       {"enrolled", r.enrolled},
-                       {"skipped", r.skipped},
-                       {"audience_credits", charge ? json(r.charged) : json(nullptr)},
-                       {"audience_search", search},
-                       {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
-                       {"state", r.state},
-                       {"warnings", warnings}},
-                      r.created ? http::status::created : http::status::ok);
+    json body{{"name", campaign.name},
+              {"result", r.created ? "created" : (r.changed ? "updated" : "unchanged")},
+              {"version", r.version},
+              {"leads", r.leads},
+              {"enrolled", r.enrolled},
+              {"skipped", r.skipped},
+              {"audience_credits", charge ? json(r.charged) : json(nullptr)},
+              {"audience_search", search},
+              {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
+              {"state", r.state},
+              {"warnings", warnings}};
+    if (reused) {
+        body["audience_credits"] = 0;
+        body["note"] = "the audience is unchanged: its search was not sent again (nothing billed; search_again=true "
+                       "sends it); the leads enrolled before keep the version they started with";
+    }
+    co_return ok_json(body, r.created ? http::status::created : http::status::ok);
 }
 
 asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& name, const std::string& verb) {

@@ -230,7 +230,14 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     if (current->state == "cancelled") {
         throw campaign_conflict("campaign '" + c.name + "' was cancelled; apply it under a new name");
     }
-    plan.unchanged = current->digest == definition_digest(campaigns::to_json(c));
+    const nlohmann::json canonical = campaigns::to_json(c);
+    plan.unchanged = current->digest == definition_digest(canonical);
+    if (!current->audience.empty()) {
+        // A stored audience that does not parse is a version older than the canonical form: it
+        // is taken as changed (the search runs, as it did before).
+        const nlohmann::json stored = nlohmann::json::parse(current->audience, nullptr, false);
+        plan.audience_unchanged = !stored.is_discarded() && stored == canonical.at("audience");
+    }
     return plan;
 }
 
@@ -240,8 +247,13 @@ apply_outcome unchanged_outcome(const apply_plan& plan) {
     return out;
 }
 
-bool skips_search(const campaigns::campaign& c, const apply_plan& plan) {
-    return plan.unchanged && c.who.kind == campaigns::audience::source::search;
+bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+    return plan.unchanged && !search_again && c.who.kind == campaigns::audience::source::search;
+}
+
+bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+    return !plan.unchanged && plan.audience_unchanged && !search_again &&
+           c.who.kind == campaigns::audience::source::search;
 }
 
 namespace {

@@ -84,18 +84,25 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
 
 // What an apply of `c` will do, decided before anything is sent or billed. Throws
 // campaign_conflict for a cancelled campaign (no audience search is sent for it). `unchanged`: the
-// current stored version has the same definition; a search audience is then not searched again
-// (a re-apply of an unchanged definition bills nothing).
+// current stored version has the same definition; `audience_unchanged`: the same audience (a
+// change of the budget, a message or the schedule leaves it so). A search audience found once is
+// not searched again for either (a search bills credits, and finds the people the campaign has
+// enrolled already), unless the operator asks for it (`search_again`: people the platform added
+// since, or who were another campaign's then).
 struct apply_plan {
     bool exists = false;
     bool unchanged = false;
+    bool audience_unchanged = false;
     int version = 0;  // the current version when it exists
 };
 apply_plan plan_apply(store& db, const campaigns::campaign& c);
 // The outcome of an apply that `plan` found unchanged and that sent no search.
 apply_outcome unchanged_outcome(const apply_plan& plan);
 // True when the apply of `c` sends no search and stores nothing new (see apply_plan).
-bool skips_search(const campaigns::campaign& c, const apply_plan& plan);
+bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
+// True when the apply of `c` stores a new version but sends no search: the audience is the
+// current version's, whose people are enrolled already (see apply_plan).
+bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
 
 // pause / resume / cancel, shared by the CLI and the admin API so both follow the same rules:
 // pause an active campaign, resume a paused one, cancel either. Asking for the state it is in

@@ -324,7 +324,9 @@ std::string in_how_long(std::chrono::seconds d) {
 std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
                                         std::chrono::system_clock::time_point now) {
     std::vector<std::string> out;
-    if (facts.audience == 0) {
+    if (!facts.audience_run) {
+        // Nothing was searched: the audience warnings were said when it was.
+    } else if (facts.audience == 0) {
         out.push_back("the audience matched nobody: no lead was enrolled" +
                       std::string(facts.state == "completed" ? " and the campaign is completed" : "") +
                       " (change the search or the file, and apply it again)");

@@ -58,6 +58,9 @@ struct apply_facts {
     std::string state;           // the campaign's state after the apply
     // The search's hits, when the audience was a search (nullptr: a file audience).
     const std::vector<outreach::person_hit>* hits = nullptr;
+    // false: the apply did not run the audience (a search audience unchanged from the current
+    // version's): nothing to say about who it found.
+    bool audience_run = true;
 };
 
 // What an operator should know after an apply (none of it stops the apply):

@@ -737,7 +737,7 @@ std::optional<current_definition_row> store::current_definition(const std::strin
             return std::nullopt;
         }
         return current_definition_row{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<int>(),
-                                      r[0][3].as<std::string>()};
+                                      r[0][3].as<std::string>(), r[0][4].is_null() ? "" : r[0][4].as<std::string>()};
     });
 }
 

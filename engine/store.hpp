@@ -121,6 +121,7 @@ struct current_definition_row {
     std::string state;
     int version = 0;
     std::string digest;  // of the current version
+    std::string audience;  // the current version's audience, canonical JSON ("" when it has none)
 };
 
 struct campaign_row {

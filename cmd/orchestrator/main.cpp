@@ -951,17 +951,33 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     return 0;
 }
 
-int cmd_campaign_apply(const settings& s, const std::string& file) {
+int cmd_campaign_apply(const settings& s, const std::string& file, bool search_again) {
     orch::engine::store db(s.database_url);
     db.require_current();
     auto c = load_campaign_file(file, &db);
     auto senders = orch::engine::sender_ids(db, c.value);
     // Everything is checked before the audience search is sent (a cancelled campaign is refused
-    // here), so an apply that fails bills nothing; an unchanged definition is not searched again.
+    // here), so an apply that fails bills nothing; an unchanged audience is not searched again.
     const auto plan = orch::engine::plan_apply(db, c.value);
-    if (orch::engine::skips_search(c.value, plan)) {
+    if (orch::engine::skips_search(c.value, plan, search_again)) {
         std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' unchanged, version " << plan.version
-                  << ": the audience search was not sent again (nothing billed)\n";
+                  << ": the audience search was not sent again (nothing billed; --search-again sends it)\n";
+        return 0;
+    }
+    if (orch::engine::reuses_audience(c.value, plan, search_again)) {
+        auto r = orch::engine::apply_definition(db, c.value, c.source, senders, {}, std::nullopt,
+                                                std::chrono::system_clock::now());
+        std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' updated, version " << r.version
+                  << ": the audience is unchanged, so its search was not sent again (nothing billed; "
+                     "--search-again sends it); the leads enrolled before keep the version they started with\n";
+        if (!r.paused.empty()) {
+            std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: "
+                      << orch::text::escaped(r.paused) << "\n";
+        }
+        orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, nullptr, false};
+        for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
+            std::cerr << "warning: " << orch::text::escaped(w) << "\n";
+        }
         return 0;
     }
     // A progress bar on the terminal (standard error, only when it is one) for large audiences.
@@ -1659,7 +1675,13 @@ int main(int argc, char** argv) {
     estimate->callback([&] { action = [&] { return cmd_campaign_estimate(g, file, format); }; });
     auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
     apply->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
-    apply->callback([&] { action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file); }; });
+    static bool search_again = false;
+    apply->add_flag("--search-again", search_again,
+                    "send the audience search again though the audience is the current version's (it bills "
+                    "credits; enrolls the people it finds that are new)");
+    apply->callback([&] {
+        action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again); };
+    });
     auto* clist = campaign->add_subcommand("list", "campaigns with their state");
     add_format(clist);
     clist->callback([&] { action = [&] { return cmd_campaign_list(load(g, need(true, false, false)), format); }; });

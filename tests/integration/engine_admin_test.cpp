@@ -282,10 +282,27 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(call("POST", "/v1/campaigns", bad).status, 422);
     EXPECT_EQ(count("campaign_versions"), "1");
 
+    // A new budget leaves the audience as it was: a new version, and no search sent again.
     auto updated = call("POST", "/v1/campaigns", campaign_yaml("alpha", search_audience(5), 5000));
     EXPECT_EQ(updated.status, 200);
     EXPECT_EQ(updated.body_json()["result"], "updated");
     EXPECT_EQ(updated.body_json()["version"], 2);
+    EXPECT_EQ(updated.body_json()["audience_credits"], 0) << updated.body;
+    EXPECT_TRUE(updated.body_json()["audience_search"].is_null()) << updated.body;
+    EXPECT_NE(updated.body_json().value("note", "").find("search_again=true sends it"), std::string::npos)
+        << updated.body;
+    EXPECT_EQ(updated.body_json()["warnings"].size(), 0u) << updated.body;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
+              "1");
+    EXPECT_EQ(call("POST", "/v1/campaigns?search_again=maybe", campaign_yaml("alpha", search_audience(5), 5000)).status,
+              400);
+    auto searched = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 5000));
+    EXPECT_EQ(searched.status, 200) << searched.body;
+    EXPECT_EQ(searched.body_json()["result"], "unchanged") << searched.body;
+    EXPECT_EQ(searched.body_json()["audience_search"]["found"], 5) << searched.body;
+    EXPECT_EQ(searched.body_json()["enrolled"], 0) << searched.body;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
+              "2");
 
     auto list = get("/v1/campaigns").body_json();
     ASSERT_EQ(list["campaigns"].size(), 1u);

@@ -142,7 +142,9 @@ TEST_F(CliOutput, AccountLabelsAreNames) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "1");
 }
 
-// Re-applying an unchanged file sends no search and bills nothing; a changed one does.
+// Re-applying an unchanged file sends no search and bills nothing; a changed audience does. A
+// change that leaves the audience as it was (the budget here) stores a new version and sends no
+// search either, unless --search-again asks for it.
 TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     ASSERT_EQ(apply(campaign_yaml("again", 3)).exit_code, 0);
     const auto before = credits();
@@ -157,6 +159,31 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     ASSERT_EQ(changed.exit_code, 0) << changed.output;
     EXPECT_NE(changed.output.find("updated, version 2"), std::string::npos) << changed.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "2");
+
+    std::string budget_only = campaign_yaml("again", 4);
+    const auto at = budget_only.find("budget_credits: 500");
+    ASSERT_NE(at, std::string::npos);
+    budget_only.replace(at, 19, "budget_credits: 600");
+    auto rebudgeted = apply(budget_only);
+    ASSERT_EQ(rebudgeted.exit_code, 0) << rebudgeted.output;
+    EXPECT_NE(rebudgeted.output.find("campaign 'again' updated, version 3: the audience is unchanged, so its search "
+                                     "was not sent again (nothing billed; --search-again sends it)"),
+              std::string::npos)
+        << rebudgeted.output;
+    EXPECT_EQ(rebudgeted.output.find("warning"), std::string::npos) << "nothing was searched, so nothing matched "
+                                                                         "nobody: "
+                                                                      << rebudgeted.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "2");
+    EXPECT_EQ(env_->scalar("SELECT current_version FROM campaigns WHERE name = 'again'"), "3");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                           "WHERE c.name = 'again'"),
+              "4");
+
+    std::ofstream(file_) << budget_only;
+    auto searched = env_->run({"campaign", "apply", file_, "--search-again"});
+    ASSERT_EQ(searched.exit_code, 0) << searched.output;
+    EXPECT_NE(searched.output.find("audience search: 4 people found"), std::string::npos) << searched.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "3");
 }
 
 // Days are ISO dates, never day numbers; flags name their type and default.
