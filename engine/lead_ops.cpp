@@ -340,7 +340,9 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
     const auto state = lead["state"].get<std::string>();
     const auto reason = lead["reason"].get<std::string>();
     const auto until = lead["next_run_at"].get<std::string>();
-    const auto hhmm = until.size() >= 16 ? until.substr(11, 5) + " UTC (" + until + ")" : until;
+    // "2026-11-27T10:49:41Z" -> "2026-11-27 10:49:41 UTC": the json's next_run_at keeps the ISO form.
+    const auto hhmm = until.size() >= 19 && until[10] == 'T' ? until.substr(0, 10) + " " + until.substr(11, 8) + " UTC"
+                                                             : until;
     if (state == "cancelled" && reason.rfind("stopped", 0) == 0) {
         return reason;  // "stopped: do-not-contact", "stopped by an operator"
     }
@@ -348,7 +350,10 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
         return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
     }
     if (campaign_state == "paused") {
-        return "paused: " + (pause_reason.empty() ? std::string("by an operator") : pause_reason);
+        if (pause_reason.empty()) {
+            return "paused by an operator";
+        }
+        return pause_reason.rfind("paused", 0) == 0 ? pause_reason : "paused: " + pause_reason;
     }
     if (campaign_state != "active") {
         return "campaign " + campaign_state;

@@ -25,6 +25,9 @@ CLI::Validator not_empty(const std::string& what) {
 }
 
 std::string no_campaign_named(const std::string& name) {
+    if (name.empty()) {
+        return "the campaign name is empty (`orchestrator campaign list` shows the campaigns)";
+    }
     return "no campaign named '" + orch::text::escaped(name) + "' (`orchestrator campaign list` shows them)";
 }
 

@@ -1482,7 +1482,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
             continue;
         }
         text_table t{std::string("spend by ") + dim,
-                     {dim, "calls", "pending", "posted", "voided", "res.pending", "res.posted", "credits"}, {}};
+                     {dim, "calls", "pending", "posted", "voided", "res.pending", "res.posted", "credits posted"}, {}};
         for (const auto& r : spend[std::string("by_") + dim]) {
             t.rows.push_back({r[dim].is_string() ? r[dim].get<std::string>() : r[dim].dump(), num(r["calls"]),
                               num(r["pending"]), num(r["posted_calls"]), num(r["voided"]), num(r["reserved_pending"]),

@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <regex>
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -396,7 +398,7 @@ TEST_F(AdminTest, LeadsPagesCsvAndTimeline) {
     }
     EXPECT_EQ(coded, 1u) << listed.dump();
     ASSERT_EQ(call("POST", "/v1/campaigns/beta/pause").status, 200);
-    EXPECT_EQ(get("/v1/campaigns/beta/leads/" + lead_id).body_json()["waiting"], "paused: paused by an operator");
+    EXPECT_EQ(get("/v1/campaigns/beta/leads/" + lead_id).body_json()["waiting"], "paused by an operator");
     EXPECT_EQ(get("/v1/campaigns/beta/leads/999999").status, 404);
     EXPECT_EQ(get("/v1/campaigns/beta/leads/x1").status, 400);
 }
@@ -425,6 +427,10 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_TRUE(b["key"]["balance"].is_number_integer()) << b["key"];
     EXPECT_EQ(b["key"]["drift"], 0);  // one read so far: nothing to compare yet
     EXPECT_GE(b["key"]["polls"]["reads"].get<int>(), 1) << b["key"];
+    // Times in ISO 8601 UTC, as every other time of the admin API.
+    EXPECT_TRUE(std::regex_match(b["key"]["polls"]["first_at"].get<std::string>(),
+                                 std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)")))
+        << b["key"];
     auto one = get("/v1/budget?campaign=gamma").body_json();
     ASSERT_EQ(one["campaigns"].size(), 1u);
     // One campaign: its spend per action, the apply's audience search (4 results: 1 credit) included.

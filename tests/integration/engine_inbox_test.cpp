@@ -440,11 +440,11 @@ TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     ASSERT_EQ(env_->run({"campaign", "pause", "inbox-demo"}).exit_code, 0);
     auto paused = env_->run({"campaign", "watch", "inbox-demo", "--once"});
     ASSERT_EQ(paused.exit_code, 0) << paused.output;
-    EXPECT_NE(paused.output.find("ready    paused: "), std::string::npos) << paused.output;
+    EXPECT_NE(paused.output.find("ready    paused by an operator"), std::string::npos) << paused.output;
     EXPECT_EQ(paused.output.find("waiting in step "), std::string::npos) << paused.output;
     auto listed = env_->run({"leads", "list", "inbox-demo", "--state", "live"});
     ASSERT_EQ(listed.exit_code, 0) << listed.output;
-    EXPECT_NE(listed.output.find("paused: "), std::string::npos) << listed.output;
+    EXPECT_NE(listed.output.find("paused by an operator"), std::string::npos) << listed.output;
 }
 
 }  // namespace

@@ -7,7 +7,9 @@
 -- lead that is due (the watch says so); a ready lead not yet due with no stored reason is in its
 -- step's delay or outside its schedule: 'waiting in step X', as waiting_sentence says it.
 SELECT e.status::text,
-       CASE WHEN c.state = 'paused' THEN 'paused: ' || COALESCE(NULLIF(c.pause_reason, ''), 'by an operator')
+       CASE WHEN c.state = 'paused' AND COALESCE(c.pause_reason, '') = '' THEN 'paused by an operator'
+            WHEN c.state = 'paused' AND c.pause_reason LIKE 'paused%' THEN c.pause_reason
+            WHEN c.state = 'paused' THEN 'paused: ' || c.pause_reason
             WHEN c.state <> 'active' THEN 'campaign ' || c.state
             WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
             WHEN e.status = 'calling' THEN ''
