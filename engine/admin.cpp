@@ -226,7 +226,8 @@ struct admin_server::impl {
     asio::awaitable<reply> metrics();
     asio::awaitable<reply> campaign_list();
     asio::awaitable<reply> campaign_get(const std::string& name);
-    asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run, bool search_again);
+    asio::awaitable<reply> campaign_apply(const api::request& req, bool dry_run, bool search_again,
+                                          bool move_running);
     asio::awaitable<reply> campaign_state(const std::string& name, const std::string& verb);
     asio::awaitable<reply> campaign_versions(const std::string& name, const std::string* version);
     asio::awaitable<reply> campaign_diff_get(const std::string& name, const std::map<std::string, std::string>& params);
@@ -406,7 +407,8 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                                       "'");
                 };
                 const bool dry_run = flag("dry_run");
-                co_return co_await campaign_apply(req, dry_run, flag("search_again"));
+                const bool search_again = flag("search_again");
+                co_return co_await campaign_apply(req, dry_run, search_again, flag("move_running"));
             }
             co_return not_allowed("GET, POST");
         }
@@ -720,7 +722,8 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
     co_return ok_json(*c);
 }
 
-asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run, bool search_again) {
+asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& req, bool dry_run, bool search_again,
+                                                          bool move_running) {
     const std::string& text = req.body();
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         co_return error_reply(http::status::bad_request, "empty body: send the campaign definition (YAML or JSON)");
@@ -791,7 +794,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
-    if (skips_search(campaign, c.plan, search_again)) {
+    const bool unchanged = skips_search(campaign, c.plan, search_again);
+    if (unchanged && !move_running) {
         spdlog::info("admin: campaign '{}' re-applied unchanged (version {}): no audience search sent",
                      orch::text::escaped(campaign.name), c.plan.version);
         co_return ok_json({{"name", campaign.name},
@@ -808,7 +812,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     json search = nullptr;                // how the audience search went
     std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
-    const bool reused = reuses_audience(campaign, c.plan, search_again);
+    const bool reused = unchanged || reuses_audience(campaign, c.plan, search_again);
     if (reused) {
         // A new version whose audience is the current one's: no search, nothing billed.
     } else if (campaign.who.kind == campaigns::audience::source::search) {
@@ -845,8 +849,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     } else {
         leads = leads_from_file(campaign);
     }
-    auto apply = [this, &campaign, &text, &c, &leads, &charge] {
-        return apply_definition(st(), campaign, text, c.senders, leads, charge, std::chrono::system_clock::now());
+    auto apply = [this, &campaign, &text, &c, &leads, &charge, move_running] {
+        return apply_definition(st(), campaign, text, c.senders, leads, charge, std::chrono::system_clock::now(), {},
+                                move_running);
     };
     auto r = co_await on_db(apply);
     // ---- lifecycle: warnings after the apply (engine/campaign_lifecycle.hpp) ----
@@ -874,8 +879,19 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
               {"warnings", warnings}};
     if (reused) {
         body["audience_credits"] = 0;
-        body["note"] = "the audience is unchanged: its search was not sent again (nothing billed; search_again=true "
-                       "sends it); the leads enrolled before keep the version they started with";
+        body["note"] = std::string(r.changed ? "the audience is unchanged: its search"
+                                             : "the definition is unchanged: the audience search") +
+                       " was not sent again (nothing billed; search_again=true sends it)" +
+                       (move_running ? "" : "; the leads enrolled before keep the version they started with "
+                                            "(move_running=true moves them)");
+    }
+    if (move_running) {
+        json kept = json::array();
+        for (const auto& k : r.kept) {
+            kept.push_back({{"step", k.step}, {"why", k.why}, {"count", k.count}});
+        }
+        body["moved"] = r.moved;
+        body["kept"] = kept;
     }
     co_return ok_json(body, r.created ? http::status::created : http::status::ok);
 }

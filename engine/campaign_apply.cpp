@@ -310,9 +310,35 @@ std::string state_conflict_message(const std::string& verb, const std::string& n
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
                                const std::optional<apply_charge>& charge, std::chrono::system_clock::time_point now,
-                               const store::apply_progress& progress) {
+                               const store::apply_progress& progress, bool move_running) {
     return db.apply_campaign(c.name, campaigns::to_json(c), source, c.steps.front().id, leads, senders, now,
-                             progress, charge);
+                             progress, charge, move_running);
+}
+
+std::string moved_running_text(const apply_outcome& r) {
+    std::int64_t kept = 0;
+    for (const auto& k : r.kept) {
+        kept += k.count;
+    }
+    if (r.moved == 0 && kept == 0) {
+        return "";
+    }
+    std::string out = "moved " + orch::text::counted(r.moved, "running lead", "running leads") + " to version " +
+                      std::to_string(r.version);
+    if (kept > 0) {
+        out += "; " + std::to_string(kept) + " kept on " + (kept == 1 ? "its" : "their") + " version: ";
+        bool in_call = false;
+        for (std::size_t i = 0; i < r.kept.size(); ++i) {
+            const auto& k = r.kept[i];
+            out += (i > 0 ? ", " : "") + std::to_string(k.count) + " at step '" + orch::text::escaped(k.step) + "' (" +
+                   k.why + ")";
+            in_call = in_call || k.why == "in a call";
+        }
+        if (in_call) {
+            out += "; apply again with --move-running once their calls have ended";
+        }
+    }
+    return out;
 }
 
 }  // namespace orch::engine

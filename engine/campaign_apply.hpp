@@ -127,6 +127,9 @@ std::string state_conflict_message(const std::string& verb, const std::string& n
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,
                                const std::vector<std::string>& senders, const std::vector<lead_input>& leads,
                                const std::optional<apply_charge>& charge, std::chrono::system_clock::time_point now,
-                               const store::apply_progress& progress = {});
+                               const store::apply_progress& progress = {}, bool move_running = false);
+// "moved 3 running leads to version 2; 1 kept on its version: at step 'msg' (not in the
+// version)", or "" when nothing was live on an older version.
+std::string moved_running_text(const apply_outcome& r);
 
 }  // namespace orch::engine

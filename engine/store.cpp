@@ -560,16 +560,18 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                     const std::string& first_step, const std::vector<lead_input>& leads,
                                     const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
-                                    const apply_progress& progress, const std::optional<apply_charge>& charge) {
+                                    const apply_progress& progress, const std::optional<apply_charge>& charge,
+                                    bool move_running) {
     return again_after_deadlock("campaign apply", [&] {
-        return apply_once(name, canonical, source, first_step, leads, accounts, now, progress, charge);
+        return apply_once(name, canonical, source, first_step, leads, accounts, now, progress, charge, move_running);
     });
 }
 
 apply_outcome store::apply_once(const std::string& name, const json& canonical, const std::string& source,
                                 const std::string& first_step, const std::vector<lead_input>& leads,
                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
-                                const apply_progress& progress, const std::optional<apply_charge>& charge) {
+                                const apply_progress& progress, const std::optional<apply_charge>& charge,
+                                bool move_running) {
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         pqxx::work tx(*conn_);
@@ -710,6 +712,12 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                     out.paused = st[0][1].as<std::string>();
                     tx.exec_params(q("engine/park_campaign"), out.campaign_id);
                 }
+            }
+        }
+        if (move_running) {
+            out.moved = tx.exec_params(q("campaigns/move_running"), out.campaign_id, out.version)[0][0].as<std::int64_t>();
+            for (const auto& r : tx.exec_params(q("campaigns/kept_running"), out.campaign_id, out.version)) {
+                out.kept.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>()});
             }
         }
         if (out.enrolled > 0) {

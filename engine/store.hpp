@@ -94,6 +94,15 @@ struct apply_outcome {
     std::string paused;             // the pause reason when that shortfall paused the campaign
     std::string state;              // the campaign's state after the apply (completed: nothing live)
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
+    // With move_running: the live leads moved to the current version, and those kept on an older
+    // one, by step and why ("in a call", "not in the version", "a send step in the version").
+    std::int64_t moved = 0;
+    struct kept_leads {
+        std::string step;
+        std::string why;
+        std::int64_t count = 0;
+    };
+    std::vector<kept_leads> kept;
 };
 
 struct funnel_row {
@@ -268,13 +277,16 @@ public:
     // campaign's ledger after that budget, changed or not (engine/ledger.hpp charge()); a charge
     // the budget cannot cover pauses the campaign and parks its leads, in the same transaction.
     // `progress` (optional) is told (leads enrolled so far, total) after each chunk of 5,000.
+    // `move_running`: the live leads on older versions move to the current one where their step
+    // is in it with the same kind (campaigns/move_running.sql); the others are counted in
+    // apply_outcome::kept.
     // Runs again (three tries in all) when Postgres aborts it to break a deadlock with a worker.
     using apply_progress = std::function<void(std::int64_t done, std::int64_t total)>;
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
                                  const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                  const apply_progress& progress = {},
-                                 const std::optional<apply_charge>& charge = std::nullopt);
+                                 const std::optional<apply_charge>& charge = std::nullopt, bool move_running = false);
     std::vector<campaign_row> campaigns();
     // The campaign's state and current version's digest; nullopt when there is no such campaign.
     std::optional<current_definition_row> current_definition(const std::string& name);
@@ -323,7 +335,8 @@ private:
     apply_outcome apply_once(const std::string& name, const json& canonical, const std::string& source,
                              const std::string& first_step, const std::vector<lead_input>& leads,
                              const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
-                             const apply_progress& progress, const std::optional<apply_charge>& charge);
+                             const apply_progress& progress, const std::optional<apply_charge>& charge,
+                             bool move_running);
     // One try of update_campaign_budget (which retries it after a deadlock).
     std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
                                                       std::chrono::system_clock::time_point now);

@@ -951,7 +951,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     return 0;
 }
 
-int cmd_campaign_apply(const settings& s, const std::string& file, bool search_again) {
+int cmd_campaign_apply(const settings& s, const std::string& file, bool search_again, bool move_running) {
     orch::engine::store db(s.database_url);
     db.require_current();
     auto c = load_campaign_file(file, &db);
@@ -959,17 +959,26 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     // Everything is checked before the audience search is sent (a cancelled campaign is refused
     // here), so an apply that fails bills nothing; an unchanged audience is not searched again.
     const auto plan = orch::engine::plan_apply(db, c.value);
-    if (orch::engine::skips_search(c.value, plan, search_again)) {
+    const bool unchanged = orch::engine::skips_search(c.value, plan, search_again);
+    if (unchanged && !move_running) {
         std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' unchanged, version " << plan.version
                   << ": the audience search was not sent again (nothing billed; --search-again sends it)\n";
         return 0;
     }
-    if (orch::engine::reuses_audience(c.value, plan, search_again)) {
+    if (unchanged || orch::engine::reuses_audience(c.value, plan, search_again)) {
         auto r = orch::engine::apply_definition(db, c.value, c.source, senders, {}, std::nullopt,
-                                                std::chrono::system_clock::now());
-        std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' updated, version " << r.version
-                  << ": the audience is unchanged, so its search was not sent again (nothing billed; "
-                     "--search-again sends it); the leads enrolled before keep the version they started with\n";
+                                                std::chrono::system_clock::now(), {}, move_running);
+        std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' "
+                  << (r.changed ? "updated" : "unchanged") << ", version " << r.version
+                  << (r.changed ? ": the audience is unchanged, so its search was not sent again"
+                                : ": the audience search was not sent again")
+                  << " (nothing billed; --search-again sends it)"
+                  << (move_running ? "" : "; the leads enrolled before keep the version they started with "
+                                          "(--move-running moves them)")
+                  << "\n";
+        if (const auto moved = orch::engine::moved_running_text(r); !moved.empty()) {
+            std::cout << moved << "\n";
+        }
         if (!r.paused.empty()) {
             std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: "
                       << orch::text::escaped(r.paused) << "\n";
@@ -1000,7 +1009,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         };
     }
     auto r = orch::engine::apply_definition(db, c.value, c.source, senders, leads, charge,
-                                            std::chrono::system_clock::now(), bar);
+                                            std::chrono::system_clock::now(), bar, move_running);
     std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << orch::text::counted(r.leads, "lead", "leads") << ", " << r.enrolled << " enrolled, " << r.skipped
               << " skipped (contacted by another campaign or do-not-contact)\n";
@@ -1014,6 +1023,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         if (!found->stopped.empty()) {
             std::cout << "audience search stopped early: " << orch::text::escaped(found->stopped) << "\n";
         }
+    }
+    if (const auto moved = orch::engine::moved_running_text(r); !moved.empty()) {
+        std::cout << moved << "\n";
     }
     if (!r.paused.empty()) {
         std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: " << orch::text::escaped(r.paused)
@@ -1676,11 +1688,17 @@ int main(int argc, char** argv) {
     auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
     apply->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
     static bool search_again = false;
+    static bool move_running = false;
     apply->add_flag("--search-again", search_again,
                     "send the audience search again though the audience is the current version's (it bills "
                     "credits; enrolls the people it finds that are new)");
+    apply->add_flag("--move-running", move_running,
+                    "move the live leads of older versions to this one where their step is in it with the same "
+                    "kind (a lead in a call stays; a wait keeps its end)");
     apply->callback([&] {
-        action = [&] { return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again); };
+        action = [&] {
+            return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again, move_running);
+        };
     });
     auto* clist = campaign->add_subcommand("list", "campaigns with their state");
     add_format(clist);

@@ -305,6 +305,18 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(searched.body_json()["enrolled"], 0) << searched.body;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
               "2");
+    // The leads enrolled under version 1 move to version 2 when asked: no search, nothing billed.
+    EXPECT_EQ(call("POST", "/v1/campaigns?move_running=yes", campaign_yaml("alpha", search_audience(5), 5000)).status,
+              400);
+    auto moved = call("POST", "/v1/campaigns?move_running=true", campaign_yaml("alpha", search_audience(5), 5000));
+    EXPECT_EQ(moved.status, 200) << moved.body;
+    EXPECT_EQ(moved.body_json()["result"], "unchanged") << moved.body;
+    EXPECT_EQ(moved.body_json()["moved"], 5) << moved.body;
+    EXPECT_EQ(moved.body_json()["kept"], json::array()) << moved.body;
+    EXPECT_TRUE(moved.body_json()["audience_search"].is_null()) << moved.body;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE version = 2"), "5");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
+              "2");
 
     auto list = get("/v1/campaigns").body_json();
     ASSERT_EQ(list["campaigns"].size(), 1u);

@@ -186,6 +186,67 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "3");
 }
 
+// `campaign apply --move-running`: the live leads of older versions move to the new one where
+// their step is in it with the same kind; a lead in a call, or at a step the new version has not,
+// stays, and the output says so by step and why. An unchanged definition moves them too.
+TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
+    ASSERT_EQ(apply(campaign_yaml("mover", 3)).exit_code, 0);
+    const std::string ids = "(SELECT enrollment_id FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                            "WHERE c.name = 'mover' ORDER BY enrollment_id";
+    // The first lead is at the invite step, the second in a call, the third still at the check.
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET step = 'invite' WHERE enrollment_id = " + ids +
+                           " LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'calling', lease_owner = 'elsewhere', "
+                           "lease_expires_at = now() + interval '1 hour' WHERE enrollment_id = " + ids +
+                           " OFFSET 1 LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    const auto on_version = [&](int v) {
+        return env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                            "WHERE c.name = 'mover' AND e.version = " + std::to_string(v));
+    };
+
+    // A new message: without the flag, nothing moves, and the output says how to move them.
+    std::string v2 = campaign_yaml("mover", 3);
+    v2.replace(v2.find("Hi {{first_name}}"), 17, "Hello {{first_name}}");
+    auto kept = apply(v2);
+    ASSERT_EQ(kept.exit_code, 0) << kept.output;
+    EXPECT_NE(kept.output.find("(--move-running moves them)"), std::string::npos) << kept.output;
+    EXPECT_EQ(on_version(1), "3");
+
+    // The same file again, with the flag: the definition is unchanged, and the two leads between
+    // calls move.
+    std::ofstream(file_) << v2;
+    auto moved = env_->run({"campaign", "apply", file_, "--move-running"});
+    ASSERT_EQ(moved.exit_code, 0) << moved.output;
+    EXPECT_NE(moved.output.find("campaign 'mover' unchanged, version 2"), std::string::npos) << moved.output;
+    EXPECT_NE(moved.output.find("moved 2 running leads to version 2; 1 kept on its version: 1 at step 'check' "
+                                "(in a call); apply again with --move-running once their calls have ended"),
+              std::string::npos)
+        << moved.output;
+    EXPECT_EQ(on_version(2), "2");
+
+    // The invite step renamed: the lead at it stays; the lead at the check moves.
+    std::string v3 = v2;
+    v3.replace(v3.find("on_no_invitation: invite"), 24, "on_no_invitation: connect");
+    v3.replace(v3.find("- id: invite"), 12, "- id: connect");
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'ready', lease_owner = NULL, "
+                           "lease_expires_at = NULL WHERE status = 'calling' RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    std::ofstream(file_) << v3;
+    auto renamed = env_->run({"campaign", "apply", file_, "--move-running"});
+    ASSERT_EQ(renamed.exit_code, 0) << renamed.output;
+    EXPECT_NE(renamed.output.find("campaign 'mover' updated, version 3"), std::string::npos) << renamed.output;
+    EXPECT_NE(renamed.output.find("moved 2 running leads to version 3; 1 kept on its version: 1 at step 'invite' "
+                                  "(not in the version)"),
+              std::string::npos)
+        << renamed.output;
+    EXPECT_EQ(on_version(3), "2");
+    EXPECT_EQ(on_version(2), "1");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "1")
+        << "no apply after the first sent a search";
+}
+
 // Days are ISO dates, never day numbers; flags name their type and default.
 TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     auto r = env_->run({"accounts", "list", "--format", "json"});
