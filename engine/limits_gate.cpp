@@ -295,21 +295,41 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         asked.push_back(i);
     }
     std::vector<limits::verdict> verdicts = limiter_.take_many(checks);
+    std::map<std::pair<std::string, limits::action>, std::size_t> short_waits;
     for (std::size_t k = 0; k < checks.size(); ++k) {
-        out[asked[k]] = decision_of(checks[k], verdicts[k], now);
+        out[asked[k]] = decision_of(checks[k], verdicts[k], now, &short_waits);
     }
     return out;
 }
 
-gate_decision limits_gate::decision_of(const limits::check& c, const limits::verdict& v, cs::time_point now) {
+std::size_t limits_gate::held_places(const limits::check& c, limits::reason why, cs::time_point now) const {
+    const auto h = held_.find({c.account_id, c.what});
+    if (h == held_.end()) {
+        return 0;
+    }
+    std::size_t n = 0;
+    for (const auto take : h->second) {
+        const auto t = taken_.find(take);
+        if (t == taken_.end() || now - t->second.at >= held_for) {
+            continue;
+        }
+        const bool counts = why == limits::reason::week_quota         ? true
+                            : why == limits::reason::campaign_quota ? t->second.campaign_id == c.campaign_id &&
+                                                                          t->second.day.day == c.day.day
+                                                                    : t->second.day.day == c.day.day;
+        n += counts ? 1 : 0;
+    }
+    return n;
+}
+
+gate_decision limits_gate::decision_of(const limits::check& c, const limits::verdict& v, cs::time_point now,
+                                       std::map<std::pair<std::string, limits::action>, std::size_t>* short_waits) {
     if (v.allowed) {
         std::lock_guard lock(mutex_);
         gate_decision d;
         d.take = ++last_take_;
-        taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what});
-        auto& h = held_[{c.account_id, c.what}];
-        ++h.count;
-        h.latest = std::max(h.latest, now);
+        taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what, c.campaign_id, now});
+        held_[{c.account_id, c.what}].insert(d.take);
         return d;
     }
     std::string why;
@@ -359,13 +379,19 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         // Some of the quota's places are held by this process's calls that have not ended (or
         // that the ledger is about to refuse in this very cycle): one that fails without effect
         // gives its place back, and a lead parked until the quota's next day would leave it
-        // unused. Look again in 3-8 s, once they have mostly settled; the quota's own wait
-        // holds once nothing of it is held here.
+        // unused. As many leads as places are held look again in 3-8 s, once the calls have
+        // mostly settled; the others, and all once nothing of it is held here, wait as the
+        // quota says (a whole backlog claimed again every few seconds would cost a cycle each).
         bool held = false;
         {
             std::lock_guard lock(mutex_);
-            const auto h = held_.find({c.account_id, c.what});
-            held = h != held_.end() && now - h->second.latest < held_for;
+            const std::size_t places = held_places(c, v.why, now);
+            if (places > 0) {
+                std::size_t ignored = 0;
+                std::size_t& told = short_waits != nullptr ? (*short_waits)[{c.account_id, c.what}] : ignored;
+                held = told < places;
+                told += held ? 1 : 0;
+            }
         }
         if (held) {
             std::lock_guard lock(mirror_mutex_);
@@ -461,8 +487,11 @@ std::optional<limits_gate::taken_call> limits_gate::forget(std::uint64_t take) {
     }
     taken_call t = it->second;
     taken_.erase(it);
-    if (auto h = held_.find({t.account_id, t.what}); h != held_.end() && --h->second.count <= 0) {
-        held_.erase(h);
+    if (auto h = held_.find({t.account_id, t.what}); h != held_.end()) {
+        h->second.erase(take);
+        if (h->second.empty()) {
+            held_.erase(h);
+        }
     }
     return t;
 }

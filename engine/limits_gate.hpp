@@ -3,7 +3,8 @@
 // batch of calls: before_many pipelines them), the API key's request rate, the (account, action) quota of the local day and rolling week, the
 // campaign's cap on that account, the pacing gap and any RATE_LIMITED cooldown; a denial parks
 // the lead until the moment a token frees, with the reason in its timeline ("invite day quota
-// of account X"). After the call it records RATE_LIMITED cooldowns for the whole scope (the key,
+// of account X"), or for 3-8 s when this process's calls in flight hold places of the quota that
+// denied it and may give them back (held_). After the call it records RATE_LIMITED cooldowns for the whole scope (the key,
 // or the account and action), resets hit streaks on success, and gives the quota back for a
 // call that surely had no effect.
 //
@@ -80,7 +81,10 @@ public:
     std::shared_ptr<const effective_quotas> quotas_of(const std::string& account_id, const std::string& text) const;
 
 private:
-    gate_decision decision_of(const limits::check& c, const limits::verdict& v, campaigns::time_point now);
+    // `short_waits`: per (account, action), the denials of this batch already told to look again
+    // soon for held places (none beyond the places held).
+    gate_decision decision_of(const limits::check& c, const limits::verdict& v, campaigns::time_point now,
+                              std::map<std::pair<std::string, limits::action>, std::size_t>* short_waits = nullptr);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
@@ -98,20 +102,22 @@ private:
         limits::local_day day;
         std::string account_id;
         limits::action what = limits::action::check_invitation;
+        std::int64_t campaign_id = 0;
+        campaigns::time_point at{};  // when it was taken
     };
     std::unordered_map<std::uint64_t, taken_call> taken_;
     std::uint64_t last_take_ = 0;  // under mutex_
-    // How many of taken_ count against each (account, action): a quota that denies while some of
-    // its places are held here may get them back (a call that fails without effect, or that the
-    // ledger refuses), so its denial is a short wait, not one until the quota's next day. With
-    // the time of the latest take: a take held longer than held_for is no call in flight but a
-    // take whose end went unheard, and must not keep the quota's leads looking every few seconds.
-    struct held_places {
-        int count = 0;
-        campaigns::time_point latest{};
-    };
-    std::map<std::pair<std::string, limits::action>, held_places> held_;  // under mutex_
+    // The takes of taken_ per (account, action). A quota that denies while some of its places are
+    // held here may get them back (a call that fails without effect, or that the ledger refuses
+    // in the same cycle), so as many of its denials as it has such places are a short wait, not
+    // one until the quota's next day (held_places). A take counts for the quota when it is in
+    // the denied check's day (the campaign's local day), for a campaign cap when it is the same
+    // campaign's, and only while it is younger than held_for: older, it is no call in flight but
+    // a take whose end went unheard.
+    std::map<std::pair<std::string, limits::action>, std::set<std::uint64_t>> held_;  // under mutex_
     static constexpr std::chrono::minutes held_for{10};
+    // Under mutex_: the takes held here that the denial of `c` for `why` may get back.
+    std::size_t held_places(const limits::check& c, limits::reason why, campaigns::time_point now) const;
     // Removes and returns a take, if this gate made it and has not forgotten it yet.
     std::optional<taken_call> forget(std::uint64_t take);
     struct parsed_quotas {

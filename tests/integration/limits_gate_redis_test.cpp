@@ -172,16 +172,37 @@ TEST_F(LimitsGateRedis, AQuotaFullOfCallsInFlightIsASecondsWaitNotADays) {
     campaign_.schedule.time_zone = "UTC";
     const orch::engine::call_target a{"acc-gate-held", "https://network.example/in/a", 7, 1, ""};
     const orch::engine::call_target b{"acc-gate-held", "https://network.example/in/b", 7, 2, ""};
-    const auto now = std::chrono::system_clock::now();
-    const std::vector<orch::engine::gate_request> batch{{a, &campaign_, &invite}, {b, &campaign_, &invite}};
+    const orch::engine::call_target b2{"acc-gate-held", "https://network.example/in/b2", 7, 4, ""};
+    // Yesterday at noon UTC: far from either midnight, whatever the time of the run.
+    const auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now()) - 12h;
+    const std::vector<orch::engine::gate_request> batch{
+        {a, &campaign_, &invite}, {b, &campaign_, &invite}, {b2, &campaign_, &invite}};
     auto d = gate.before_many(batch, now);
-    ASSERT_EQ(d.size(), 2U);
+    ASSERT_EQ(d.size(), 3U);
     ASSERT_TRUE(d[0].allowed) << d[0].reason;
     ASSERT_FALSE(d[1].allowed);
     EXPECT_EQ(d[1].code, cs::wait_code::day_quota);
     EXPECT_GE(d[1].until, now + 3s);
     EXPECT_LE(d[1].until, now + 8s) << "the quota's only place is held by a call that has not ended";
     EXPECT_NE(d[1].reason.find("calls in flight hold its last places"), std::string::npos) << d[1].reason;
+    // One place held: one lead looks again soon, the next waits for the next day.
+    ASSERT_FALSE(d[2].allowed);
+    EXPECT_GT(d[2].until, now + 1h) << d[2].reason;
+
+    // A campaign in a time zone whose day is already the next one has that day's quota: a denial
+    // there counts the places held in that day only (here its own first call's).
+    cs::campaign east = campaign_;
+    east.schedule.time_zone = "Pacific/Kiritimati";  // UTC+14: yesterday noon UTC is its next day's 02:00
+    const orch::engine::call_target e{"acc-gate-held", "https://network.example/in/e", 8, 5, ""};
+    const auto far = gate.before(e, east, invite, now);
+    ASSERT_TRUE(far.allowed) << "a new day in its zone has its own quota: " << far.reason;
+    const orch::engine::call_target e2{"acc-gate-held", "https://network.example/in/e2", 8, 6, ""};
+    const auto far_denied = gate.before(e2, east, invite, now);
+    ASSERT_FALSE(far_denied.allowed);
+    EXPECT_GE(far_denied.until, now + 3s) << "its own day's place is held by its own call";
+    auto east_take = e;
+    east_take.gate_take = far.take;
+    gate.released(east_take, east, invite);
 
     // The ledger refused the first call: its place comes back, and the second lead, looking
     // again, gets it.
