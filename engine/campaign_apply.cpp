@@ -232,11 +232,18 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     }
     const nlohmann::json canonical = campaigns::to_json(c);
     plan.unchanged = current->digest == definition_digest(canonical);
-    if (!current->audience.empty()) {
-        // A stored audience that does not parse is a version older than the canonical form: it
-        // is taken as changed (the search runs, as it did before).
-        const nlohmann::json stored = nlohmann::json::parse(current->audience, nullptr, false);
-        plan.audience_unchanged = !stored.is_discarded() && stored == canonical.at("audience");
+    if (!current->search_basis.empty() && c.who.kind == campaigns::audience::source::search) {
+        // What the search depends on, as campaigns/search_basis.sql builds it from the stored
+        // version (a key the canonical form lacks is null there).
+        const auto at = [&canonical](const nlohmann::json& j) { return j.is_null() ? nlohmann::json() : j; };
+        const auto& accounts = canonical.at("accounts");
+        const auto limits = canonical.value("limits", nlohmann::json::object());
+        const nlohmann::json basis{
+            {"audience", canonical.at("audience")},
+            {"exclude", at(canonical.value("exclude", nlohmann::json()))},
+            {"first_account", accounts.is_array() && !accounts.empty() ? accounts.front() : nlohmann::json()},
+            {"search_limits", at(limits.value("search", nlohmann::json()))}};
+        plan.audience_unchanged = nlohmann::json::parse(current->search_basis, nullptr, false) == basis;
     }
     return plan;
 }
@@ -327,15 +334,16 @@ std::string moved_running_text(const apply_outcome& r) {
                       std::to_string(r.version);
     if (kept > 0) {
         out += "; " + std::to_string(kept) + " kept on " + (kept == 1 ? "its" : "their") + " version: ";
-        bool in_call = false;
+        std::int64_t again = 0;  // in a call, or busy: another apply may move them
         for (std::size_t i = 0; i < r.kept.size(); ++i) {
             const auto& k = r.kept[i];
             out += (i > 0 ? ", " : "") + std::to_string(k.count) + " at step '" + orch::text::escaped(k.step) + "' (" +
                    k.why + ")";
-            in_call = in_call || k.why == "in a call";
+            again += k.why == "in a call" || k.why.rfind("busy", 0) == 0 ? k.count : 0;
         }
-        if (in_call) {
-            out += "; apply again with --move-running once their calls have ended";
+        if (again > 0) {
+            out += std::string("; apply again with --move-running once ") +
+                   (again == 1 ? "its call has ended" : "their calls have ended");
         }
     }
     return out;

@@ -344,7 +344,7 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
     }
 
     const auto* first = first_call_step(c);
-    if (first != nullptr && first->kind == campaigns::step_kind::send) {
+    if (first != nullptr && first->kind == campaigns::step_kind::send && facts.audience_run) {
         if (facts.hits != nullptr) {
             std::int64_t strangers = 0;
             for (const auto& h : *facts.hits) {

@@ -740,12 +740,16 @@ std::optional<current_definition_row> store::current_definition(const std::strin
         // campaigns/find locks the row (apply's own use); this read lets it go at once.
         pqxx::work tx(*conn_);
         auto r = tx.exec_params(q("campaigns/find"), name);
-        tx.abort();
         if (r.empty()) {
             return std::nullopt;
         }
-        return current_definition_row{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<int>(),
-                                      r[0][3].as<std::string>(), r[0][4].is_null() ? "" : r[0][4].as<std::string>()};
+        current_definition_row out{r[0][0].as<std::int64_t>(), r[0][1].as<std::string>(), r[0][2].as<int>(),
+                                   r[0][3].as<std::string>(), ""};
+        if (auto b = tx.exec_params(q("campaigns/search_basis"), name); !b.empty()) {
+            out.search_basis = b[0][0].as<std::string>();
+        }
+        tx.abort();
+        return out;
     });
 }
 

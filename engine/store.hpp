@@ -95,7 +95,8 @@ struct apply_outcome {
     std::string state;              // the campaign's state after the apply (completed: nothing live)
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
     // With move_running: the live leads moved to the current version, and those kept on an older
-    // one, by step and why ("in a call", "not in the version", "a send step in the version").
+    // one, by step and why ("in a call", "not in the version", "now of kind send", "busy: a
+    // worker held it"; campaigns/kept_running.sql).
     std::int64_t moved = 0;
     struct kept_leads {
         std::string step;
@@ -130,7 +131,9 @@ struct current_definition_row {
     std::string state;
     int version = 0;
     std::string digest;  // of the current version
-    std::string audience;  // the current version's audience, canonical JSON ("" when it has none)
+    // What the current version's audience search depends on (campaigns/search_basis.sql, canonical
+    // JSON); "" when its audience is not a search.
+    std::string search_basis;
 };
 
 struct campaign_row {

@@ -184,6 +184,13 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     ASSERT_EQ(searched.exit_code, 0) << searched.output;
     EXPECT_NE(searched.output.find("audience search: 4 people found"), std::string::npos) << searched.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "3");
+
+    // New exclusions change who the search enrolls: it is sent.
+    std::ofstream(file_) << budget_only << "exclude:\n  companies: [Nobody Inc]\n";
+    auto excluded = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(excluded.exit_code, 0) << excluded.output;
+    EXPECT_NE(excluded.output.find("audience search: 4 people found"), std::string::npos) << excluded.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "4");
 }
 
 // `campaign apply --move-running`: the live leads of older versions move to the new one where
@@ -193,9 +200,11 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
     ASSERT_EQ(apply(campaign_yaml("mover", 3)).exit_code, 0);
     const std::string ids = "(SELECT enrollment_id FROM enrollments e JOIN campaigns c USING (campaign_id) "
                             "WHERE c.name = 'mover' ORDER BY enrollment_id";
-    // The first lead is at the invite step, the second in a call, the third still at the check.
-    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET step = 'invite' WHERE enrollment_id = " + ids +
-                           " LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
+    // The first lead waits at the invite step for 3 days, the second is in a call, the third is
+    // still at the check.
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET step = 'invite', status = 'waiting', "
+                           "next_run_at = now() + interval '3 days', due_at = now() + interval '3 days' "
+                           "WHERE enrollment_id = " + ids + " LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
               "1");
     ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'calling', lease_owner = 'elsewhere', "
                            "lease_expires_at = now() + interval '1 hour' WHERE enrollment_id = " + ids +
@@ -221,10 +230,14 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
     ASSERT_EQ(moved.exit_code, 0) << moved.output;
     EXPECT_NE(moved.output.find("campaign 'mover' unchanged, version 2"), std::string::npos) << moved.output;
     EXPECT_NE(moved.output.find("moved 2 running leads to version 2; 1 kept on its version: 1 at step 'check' "
-                                "(in a call); apply again with --move-running once their calls have ended"),
+                                "(in a call); apply again with --move-running once its call has ended"),
               std::string::npos)
         << moved.output;
     EXPECT_EQ(on_version(2), "2");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE step = 'invite' AND version = 2 "
+                           "AND next_run_at > now() + interval '2 days'"),
+              "1")
+        << "a wait the step set keeps its end";
 
     // The invite step renamed: the lead at it stays; the lead at the check moves.
     std::string v3 = v2;
@@ -243,6 +256,34 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
         << renamed.output;
     EXPECT_EQ(on_version(3), "2");
     EXPECT_EQ(on_version(2), "1");
+
+    // The connect step becomes a visit: a lead waiting at it stays; a lead at the check waiting
+    // for the working hours moves, and is due at once for the claim to decide again.
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET step = 'connect', status = 'waiting', "
+                           "next_run_at = now() + interval '2 days', due_at = now() + interval '2 days' "
+                           "WHERE enrollment_id = (SELECT min(enrollment_id) FROM enrollments WHERE version = 3) "
+                           "RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET wait_code = 'schedule', "
+                           "next_run_at = now() + interval '10 hours', due_at = now() + interval '10 hours' "
+                           "WHERE enrollment_id = (SELECT max(enrollment_id) FROM enrollments WHERE version = 3) "
+                           "RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    std::string v4 = v3;
+    const auto connect = v4.find("- id: connect");
+    ASSERT_NE(connect, std::string::npos);
+    v4 = v4.substr(0, connect) + "- id: connect\n    kind: visit\n";
+    std::ofstream(file_) << v4;
+    auto rekinded = env_->run({"campaign", "apply", file_, "--move-running"});
+    ASSERT_EQ(rekinded.exit_code, 0) << rekinded.output;
+    EXPECT_NE(rekinded.output.find("moved 1 running lead to version 4; 2 kept on their version: 1 at step 'connect' "
+                                   "(now of kind visit), 1 at step 'invite' (not in the version)\n"),
+              std::string::npos)
+        << rekinded.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE version = 4 AND wait_code = 'schedule' "
+                           "AND next_run_at <= now() AND due_at <= now()"),
+              "1")
+        << "a wait for the working hours is decided again";
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "1")
         << "no apply after the first sent a search";
 }
