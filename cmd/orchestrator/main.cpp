@@ -1011,7 +1011,13 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                                             std::chrono::system_clock::now(), bar, move_running);
     std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << orch::text::counted(r.leads, "lead", "leads") << ", " << r.enrolled << " enrolled, " << r.skipped
-              << " skipped (contacted by another campaign or do-not-contact)\n";
+              << " skipped (contacted by another campaign or do-not-contact)";
+    // The others were enrolled, or skipped, by an earlier apply of this campaign: say so, or the
+    // counts of a re-apply do not add up.
+    if (const auto earlier = r.leads - r.enrolled - r.skipped; earlier > 0) {
+        std::cout << ", " << earlier << " enrolled or skipped by an earlier apply";
+    }
+    std::cout << "\n";
     if (found) {
         std::cout << "audience search: "
                   << orch::text::counted(static_cast<std::int64_t>(found->people.size()), "person", "people")

@@ -183,6 +183,10 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     auto searched = env_->run({"campaign", "apply", file_, "--search-again"});
     ASSERT_EQ(searched.exit_code, 0) << searched.output;
     EXPECT_NE(searched.output.find("audience search: 4 people found"), std::string::npos) << searched.output;
+    EXPECT_NE(searched.output.find("4 leads, 0 enrolled, 0 skipped (contacted by another campaign or do-not-contact), "
+                                   "4 enrolled or skipped by an earlier apply"),
+              std::string::npos)
+        << searched.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "3");
 
     // New exclusions change who the search enrolls: it is sent.
