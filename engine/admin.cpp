@@ -859,7 +859,11 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     {
         apply_facts facts{r.leads, r.enrolled, r.skipped, r.state,
                           campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr, !reused};
-        for (const auto& w : apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now())) {
+        auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
+        for (auto& w : zone_warnings(r, campaign)) {
+            said.push_back(std::move(w));
+        }
+        for (const auto& w : said) {
             warnings.push_back({{"line", 0}, {"column", 0}, {"message", w}, {"text", w}});
         }
     }

@@ -322,6 +322,25 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
                              progress, charge, move_running);
 }
 
+std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c) {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < r.zone_conflicts.size();) {
+        const std::string& account = r.zone_conflicts[i].account_id;
+        std::string others;
+        for (; i < r.zone_conflicts.size() && r.zone_conflicts[i].account_id == account; ++i) {
+            const auto& z = r.zone_conflicts[i];
+            others += (others.empty() ? "" : ", ") + std::string("'") + orch::text::escaped(z.campaign) + "' (" +
+                      orch::text::escaped(z.time_zone) + ")";
+        }
+        out.push_back("account " + orch::text::escaped(account) + " also sends for " + others +
+                      ", in another time zone than this campaign's (" + orch::text::escaped(c.schedule.time_zone) +
+                      "): each campaign counts the account's day quotas by its own local day, so on one calendar "
+                      "day the account may send up to a day quota in each zone (its week quota holds); give the "
+                      "campaigns that share an account one time zone");
+    }
+    return out;
+}
+
 std::string moved_running_text(const apply_outcome& r) {
     std::int64_t kept = 0;
     for (const auto& k : r.kept) {

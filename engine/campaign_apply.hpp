@@ -131,5 +131,9 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
 // "moved 3 running leads to version 2; 1 kept on its version: at step 'msg' (not in the
 // version)", or "" when nothing was live on an older version.
 std::string moved_running_text(const apply_outcome& r);
+// One warning per sender that another live campaign in another time zone uses too
+// (apply_outcome::zone_conflicts): each campaign counts the account's day quotas by its own local
+// day, so on one calendar day the account may send a day quota in each zone.
+std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c);
 
 }  // namespace orch::engine

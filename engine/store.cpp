@@ -720,6 +720,15 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 out.kept.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>()});
             }
         }
+        if (!accounts.empty()) {
+            const std::string zone = canonical.contains("schedule") ? canonical["schedule"].value("time_zone", "UTC")
+                                                                    : std::string("UTC");
+            for (const auto& r : tx.exec_params(q("campaigns/zone_conflicts"), out.campaign_id, zone,
+                                                json(accounts).dump())) {
+                out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>(),
+                                              r[2].is_null() ? std::string() : r[2].as<std::string>()});
+            }
+        }
         if (out.enrolled > 0) {
             tx.exec(q("engine/notify_wake"));
         }

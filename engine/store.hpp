@@ -104,6 +104,14 @@ struct apply_outcome {
         std::int64_t count = 0;
     };
     std::vector<kept_leads> kept;
+    // Other live campaigns on one of its senders whose schedule is in another time zone
+    // (campaigns/zone_conflicts.sql): the account's day quota counts by each one's local day.
+    struct zone_conflict {
+        std::string account_id;
+        std::string campaign;
+        std::string time_zone;
+    };
+    std::vector<zone_conflict> zone_conflicts;
 };
 
 struct funnel_row {

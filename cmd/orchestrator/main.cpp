@@ -986,6 +986,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
             std::cerr << "warning: " << orch::text::escaped(w) << "\n";
         }
+        for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
+            std::cerr << "warning: " << w << "\n";
+        }
         return 0;
     }
     // A progress bar on the terminal (standard error, only when it is one) for large audiences.
@@ -1043,6 +1046,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
+    }
+    for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
+        std::cerr << "warning: " << w << "\n";
     }
     return 0;
 }

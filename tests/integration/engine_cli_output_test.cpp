@@ -292,6 +292,23 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
         << "no apply after the first sent a search";
 }
 
+// Two live campaigns on one sender in different time zones count its day quotas by two local
+// days: the apply says so. One in the same zone is no concern.
+TEST_F(CliOutput, ASenderSharedAcrossTimeZonesIsWarnedOf) {
+    ASSERT_EQ(apply(campaign_yaml("zone-utc", 3)).exit_code, 0);
+    std::string same = campaign_yaml("zone-same", 3);
+    auto quiet = apply(same);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+    EXPECT_EQ(quiet.output.find("time zone"), std::string::npos) << quiet.output;
+    std::string far = campaign_yaml("zone-far", 3);
+    far.replace(far.find("time_zone: UTC"), 14, "time_zone: Pacific/Kiritimati");
+    auto warned = apply(far);
+    ASSERT_EQ(warned.exit_code, 0) << warned.output;
+    EXPECT_NE(warned.output.find("also sends for 'zone-utc' (UTC)"), std::string::npos) << warned.output;
+    EXPECT_NE(warned.output.find("in another time zone than this campaign's (Pacific/Kiritimati)"), std::string::npos)
+        << warned.output;
+}
+
 // Days are ISO dates, never day numbers; flags name their type and default.
 TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     auto r = env_->run({"accounts", "list", "--format", "json"});
