@@ -414,7 +414,8 @@ std::optional<json> lead_detail(pqxx::transaction_base& tx, std::int64_t campaig
                             {"error", a[7].as<std::string>()},
                             {"credits", a[8].as<std::int64_t>()},
                             {"started_at", a[9].as<std::string>()},
-                            {"finished_at", a[10].as<std::string>().empty() ? json(nullptr) : json(a[10].as<std::string>())}});
+                            {"finished_at", a[10].as<std::string>().empty() ? json(nullptr) : json(a[10].as<std::string>())},
+                            {"text", a[11].as<std::string>()}});
     }
     json events = json::array();
     for (const auto& e : tx.exec_params(q("admin/lead_events"), lead_id, l["account_id"].get<std::string>())) {

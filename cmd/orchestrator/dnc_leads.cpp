@@ -279,6 +279,9 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
         std::cout << "    " << t(a["started_at"]) << "  " << t(a["step"]) << "  " << t(a["call"])
                   << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  " << t(a["outcome"])
                   << (a["error"].get<std::string>().empty() ? "" : "  " + t(a["error"])) << "\n";
+        if (const auto text = a.value("text", std::string()); !text.empty()) {
+            std::cout << "      text: " << orch::text::escaped(text) << "\n";
+        }
     }
     const json& events = l["events"];
     std::cout << "  events (" << events.size() << "):\n";

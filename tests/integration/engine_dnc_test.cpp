@@ -358,6 +358,13 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_TRUE(detail.body_json()["events"].is_array()) << detail.body;
     auto table = env_->run({"leads", "show", "ops", d});
     EXPECT_NE(table.output.find("events (0):"), std::string::npos) << table.output;
+    // A call's text (a note, a message) is shown under it, its line breaks spelled out.
+    q("UPDATE step_attempts SET body = 'Hi Ann,' || chr(10) || 'glad to connect' WHERE enrollment_id = "
+      "(SELECT enrollment_id FROM enrollments WHERE lead_id = " + d + ")");
+    auto texted = env_->run({"leads", "show", "ops", d});
+    EXPECT_NE(texted.output.find("\n      text: Hi Ann,\\nglad to connect\n"), std::string::npos) << texted.output;
+    EXPECT_EQ(json::parse(env_->run({"leads", "show", "ops", d, "--format", "json"}).output)["timeline"][0]["text"],
+              "Hi Ann,\nglad to connect");
     // The fields print as JSON, its escapes once (a quote is \", not \\"), and a bidi control
     // spelled out.
     q("UPDATE leads SET fields = jsonb_build_object('note', 'say \"hi\"' || chr(8238) || 'x') WHERE lead_id = " + d);
