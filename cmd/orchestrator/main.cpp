@@ -1698,14 +1698,14 @@ int main(int argc, char** argv) {
     estimate->callback([&] { action = [&] { return cmd_campaign_estimate(g, file, format); }; });
     auto* apply = campaign->add_subcommand("apply", "store a campaign file as a new version and enroll its audience");
     apply->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
-    static bool search_again = false;
-    static bool move_running = false;
+    bool search_again = false;
+    bool move_running = false;
     apply->add_flag("--search-again", search_again,
                     "send the audience search again though the audience is the current version's (it bills "
                     "credits; enrolls the people it finds that are new)");
     apply->add_flag("--move-running", move_running,
                     "move the live leads of older versions to this one where their step is in it with the same "
-                    "kind (a lead in a call stays; a wait keeps its end)");
+                    "kind (a lead in a call stays; a wait its step set keeps its end)");
     apply->callback([&] {
         action = [&] {
             return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again, move_running);
