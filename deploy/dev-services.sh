@@ -131,6 +131,10 @@ start_pg() {
     if [ ! -f "$pg_data/PG_VERSION" ]; then
         as_pg "$bin/initdb" -D "$pg_data" -U orch --auth=trust --encoding=UTF8 --locale=C.UTF-8 --no-sync \
             >"$root/initdb.log" 2>&1 || { cat "$root/initdb.log" >&2; die "initdb failed"; }
+    else
+        # Start is idempotent: a directory used before keeps its database, which a new user
+        # trying things may not expect.
+        log "reusing the PostgreSQL data in $pg_data (its campaigns and accounts included; stop and remove the directory for a fresh one)"
     fi
     port="$(free_port)"
     mkdir -p "$root/sock"
