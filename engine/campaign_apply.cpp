@@ -235,14 +235,13 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     if (!current->search_basis.empty() && c.who.kind == campaigns::audience::source::search) {
         // What the search depends on, as campaigns/search_basis.sql builds it from the stored
         // version (a key the canonical form lacks is null there).
-        const auto at = [&canonical](const nlohmann::json& j) { return j.is_null() ? nlohmann::json() : j; };
         const auto& accounts = canonical.at("accounts");
         const auto limits = canonical.value("limits", nlohmann::json::object());
         const nlohmann::json basis{
             {"audience", canonical.at("audience")},
-            {"exclude", at(canonical.value("exclude", nlohmann::json()))},
+            {"exclude", canonical.value("exclude", nlohmann::json())},
             {"first_account", accounts.is_array() && !accounts.empty() ? accounts.front() : nlohmann::json()},
-            {"search_limits", at(limits.value("search", nlohmann::json()))}};
+            {"search_limits", limits.value("search", nlohmann::json())}};
         plan.audience_unchanged = nlohmann::json::parse(current->search_basis, nullptr, false) == basis;
     }
     return plan;

@@ -329,7 +329,15 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         gate_decision d;
         d.take = ++last_take_;
         taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what, c.campaign_id, now});
-        held_[{c.account_id, c.what}].insert(d.take);
+        // Only a take under some quota can be a place a denial waits for (a check_invitation
+        // has none by default): the others stay off the held index, on every call's path.
+        const auto limited = [](const std::optional<limits::quota>& q) {
+            return q && (q->per_day >= 0 || q->per_week >= 0);
+        };
+        if (limited(defaults_[static_cast<std::size_t>(c.what)].limit) || limited(c.account_quota) ||
+            limited(c.campaign_cap)) {
+            held_[{c.account_id, c.what}].insert(d.take);
+        }
         return d;
     }
     std::string why;
