@@ -740,7 +740,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         std::vector<std::string> senders;
         apply_plan plan;
         std::string conflict;
-        std::optional<limits::quota> search_quota;  // the first sender's override, if any
+        sender_search_limits search_limits;  // the first sender's override, if any, and quota day
     };
     auto check = [this, &text] {
         checked c;
@@ -752,7 +752,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         if (c.loaded.value && c.wanted_files.empty()) {
             c.senders = sender_ids(st(), *c.loaded.value);
             if (!c.senders.empty()) {
-                c.search_quota = search_quota_of(st(), c.senders.front(), limiter_settings(cfg).actions);
+                c.search_limits = search_limits_of(st(), c.senders.front(), limiter_settings(cfg).actions);
             }
             try {
                 c.plan = plan_apply(st(), *c.loaded.value);
@@ -821,7 +821,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         }
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
-        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_quota) : page_gate{};
+        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_limits) : page_gate{};
         auto found = co_await search_audience(*api, sender, campaign, gate);
         if (!found) {
             // Held by a rate limit, ours (the search was not sent) or the API's: 429 with when to
@@ -1117,7 +1117,6 @@ asio::awaitable<reply> admin_server::impl::accounts() {
             }
         }
         auto now = std::chrono::system_clock::now();
-        auto day = limits::day_in_zone(now, "UTC");
         const auto defaults = limiter_settings(cfg).actions;
         json out = json::array();
         for (const auto& a : rows) {
@@ -1127,10 +1126,14 @@ asio::awaitable<reply> admin_server::impl::accounts() {
                       {"live_enrollments", load[a.account_id].first},
                       {"parked_enrollments", load[a.account_id].second}};
             j["quota_overrides"] = to_json(a.quotas);
+            j["time_zone"] = a.time_zone.empty() ? json(nullptr) : json(a.time_zone);
+            // The account's quota day, as the workers' gate counts it (UTC when none is chosen).
+            const std::string zone = a.time_zone.empty() ? std::string("UTC") : a.time_zone;
+            const auto day = limits::day_in_zone(now, zone).value_or(limits::local_day{});
             j["effective_quotas"] = quotas_view(a.quotas, defaults);
             std::optional<limits::account_status> status;
             if (limiter) {
-                status = limiter->status(a.account_id, *day, effective(a.quotas, defaults));
+                status = limiter->status(a.account_id, day, effective(a.quotas, defaults));
             }
             if (!status) {
                 j["limits"] = nullptr;
@@ -1154,7 +1157,7 @@ asio::awaitable<reply> admin_server::impl::accounts() {
                                    {"cooldown_until", opt_time(s.cooldown_until)},
                                    {"pace_until", opt_time(s.pace_until)}});
             }
-            j["limits"] = {{"day", "UTC"}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
+            j["limits"] = {{"day", zone}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
             out.push_back(std::move(j));
         }
         return out;
@@ -1179,7 +1182,8 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
         return st().change_account_quotas(
             account, [&body, put](const quota_overrides& current, std::string& why) -> std::optional<quota_overrides> {
                 return put ? admin_input::apply_limits_body(current, body, why) : std::optional(current);
-            });
+            },
+            body.time_zone);
     };
     auto r = co_await on_db(job);
     if (!r.found) {
@@ -1189,11 +1193,12 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
         co_return error_reply(http::status::unprocessable_entity, r.error);
     }
     if (r.changed) {
-        spdlog::info("admin: account={} quota overrides set to {}", orch::text::escaped(r.account_id),
-                     dump(to_json(r.quotas)));
+        spdlog::info("admin: account={} quota overrides set to {}, quota day in {}", orch::text::escaped(r.account_id),
+                     dump(to_json(r.quotas)), orch::text::escaped(r.time_zone.empty() ? "UTC" : r.time_zone));
     }
     co_return ok_json({{"account_id", r.account_id},
                        {"changed", r.changed},
+                       {"time_zone", r.time_zone.empty() ? json(nullptr) : json(r.time_zone)},
                        {"overrides", to_json(r.quotas)},
                        {"quotas", quotas_view(r.quotas, limiter_settings(cfg).actions)}});
 }

@@ -248,6 +248,17 @@ limits_body parse_limits_body(const std::string& text) {
             }
         }
     }
+    if (auto it = j.find("time_zone"); it != j.end()) {
+        const json zone = *it;
+        j.erase(it);
+        if (!zone.is_null()) {
+            if (!zone.is_string() || !limits::day_in_zone(std::chrono::system_clock::now(), zone.get<std::string>())) {
+                throw unprocessable("time_zone: expected an IANA time zone name such as \"Europe/Paris\", got " +
+                                    dump(zone));
+            }
+            out.time_zone = zone.get<std::string>();
+        }
+    }
     const bool all = std::find(out.clear.begin(), out.clear.end(), "all") != out.clear.end();
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (it->is_null()) {

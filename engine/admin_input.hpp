@@ -80,6 +80,8 @@ budget_update parse_budget_body(const std::string& text);
 struct limits_body {
     json patch = json::object();     // the actions set (no nulls), for apply_patch
     std::vector<std::string> clear;  // actions whose override is dropped, or "all"
+    // "time_zone": the account's quota day (an IANA name, checked here); nullopt: unchanged.
+    std::optional<std::string> time_zone;
 };
 limits_body parse_limits_body(const std::string& text);
 // The overrides after `body`: `current` with the cleared actions dropped and the patch applied;

@@ -132,7 +132,8 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
 }
 
 page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c,
-                      std::optional<limits::quota> account_quota) {
+                      const sender_search_limits& own) {
+    const std::optional<limits::quota> account_quota = own.quota;
     // The campaign's own cap on its searches: the smaller of its day and week numbers (-1: none).
     std::int64_t cap = -1;
     if (auto it = c.limits.find(limits::to_string(limits::action::search)); it != c.limits.end()) {
@@ -142,8 +143,8 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
             }
         }
     }
-    // The campaign's local day, as the workers' gate counts the same quota (limits_gate).
-    return [&limiter, sender, zone = c.schedule.time_zone, account_quota, cap,
+    // The account's quota day, as the workers' gate counts the same quota (limits_gate).
+    return [&limiter, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone, account_quota, cap,
             pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
         if (cap >= 0 && pages >= cap) {
             return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls)",
@@ -176,14 +177,14 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
     };
 }
 
-std::optional<limits::quota> search_quota_of(store& db, const std::string& sender,
-                                             const std::array<limits::action_defaults, limits::action_count>& defaults) {
+sender_search_limits search_limits_of(store& db, const std::string& sender,
+                                      const std::array<limits::action_defaults, limits::action_count>& defaults) {
     for (const auto& a : db.accounts()) {
         if (a.account_id == sender) {
-            return effective(a.quotas, defaults)[static_cast<std::size_t>(limits::action::search)];
+            return {effective(a.quotas, defaults)[static_cast<std::size_t>(limits::action::search)], a.time_zone};
         }
     }
-    return std::nullopt;
+    return {};
 }
 
 apply_charge audience_charge(const audience_found& found, const std::string& sender) {
@@ -323,19 +324,13 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
 
 std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c) {
     std::vector<std::string> out;
-    for (std::size_t i = 0; i < r.zone_conflicts.size();) {
-        const std::string& account = r.zone_conflicts[i].account_id;
-        std::string others;
-        for (; i < r.zone_conflicts.size() && r.zone_conflicts[i].account_id == account; ++i) {
-            const auto& z = r.zone_conflicts[i];
-            others += (others.empty() ? "" : ", ") + std::string("'") + orch::text::escaped(z.campaign) + "' (" +
-                      orch::text::escaped(z.time_zone) + ")";
-        }
-        out.push_back("account " + orch::text::escaped(account) + " also sends for " + others +
-                      ", in another time zone than this campaign's (" + orch::text::escaped(c.schedule.time_zone) +
-                      "): each campaign counts the account's day quotas by its own local day, so on one calendar "
-                      "day the account may send up to a day quota in each zone (its week quota holds); give the "
-                      "campaigns that share an account one time zone");
+    for (const auto& z : r.zone_conflicts) {
+        out.push_back("account " + orch::text::escaped(z.account_id) + " counts its day quotas in " +
+                      orch::text::escaped(z.time_zone) + ", not in this campaign's time zone (" +
+                      orch::text::escaped(c.schedule.time_zone) + "): every campaign on an account shares its one "
+                      "quota day, which starts at midnight in " + orch::text::escaped(z.time_zone) +
+                      " (`orchestrator accounts limits " + orch::text::escaped(z.account_id) +
+                      " --time-zone ZONE` changes it)");
     }
     return out;
 }

@@ -65,18 +65,24 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                                          const campaigns::campaign& c,
                                                                          page_gate before_page = {});
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
-// The search bucket of `sender` (the day quota of the campaign's local day, as the workers count
+// What the sender's own row says about its searches (search_limits_of).
+struct sender_search_limits {
+    std::optional<limits::quota> quota;  // its override of the search quota; nullopt: the default
+    std::string time_zone;               // its quota day (accounts.time_zone); "": not chosen yet
+};
+// The search bucket of `sender` (the day quota of the account's quota day, as the workers count
 // it, and the key's rate and cooldowns) as a page gate:
 // it takes a token per page and refuses, with the reason and when to ask again, when the bucket
-// says no. `account_quota`: the sender's own search quota (its override, search_quota_of), else
-// the default. The campaign's `limits.search` caps the pages of this search (per_day and
-// per_week: a campaign searches only when it is applied, and the campaign may not exist yet to
-// be counted by id).
+// says no. `own`: the sender's override of the search quota (else the default) and its quota
+// day's time zone; a sender without one counts in the campaign's, which the apply gives it. The
+// campaign's `limits.search` caps the pages of this search (per_day and per_week: a campaign
+// searches only when it is applied, and the campaign may not exist yet to be counted by id).
 page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c,
-                      std::optional<limits::quota> account_quota = std::nullopt);
-// The sender's search quota when its overrides set one (accounts.quotas), for search_gate.
-std::optional<limits::quota> search_quota_of(store& db, const std::string& sender,
-                                             const std::array<limits::action_defaults, limits::action_count>& defaults);
+                      const sender_search_limits& own = {});
+// The sender's search quota when its overrides set one (accounts.quotas) and its quota day, for
+// search_gate.
+sender_search_limits search_limits_of(store& db, const std::string& sender,
+                                      const std::array<limits::action_defaults, limits::action_count>& defaults);
 
 // The leads of a file audience (rows the loader read), or of a search's hits.
 std::vector<lead_input> leads_from_file(const campaigns::campaign& c);
@@ -131,9 +137,9 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
 // "moved 3 running leads to version 2; 1 kept on its version: at step 'msg' (not in the
 // version)", or "" when nothing was live on an older version.
 std::string moved_running_text(const apply_outcome& r);
-// One warning per sender that another live campaign in another time zone uses too
-// (apply_outcome::zone_conflicts): each campaign counts the account's day quotas by its own local
-// day, so on one calendar day the account may send a day quota in each zone.
+// One warning per sender whose quota day is in another time zone than the campaign's
+// (apply_outcome::zone_conflicts): its day quotas start again at its own midnight, which may fall
+// inside this campaign's working hours.
 std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c);
 
 }  // namespace orch::engine

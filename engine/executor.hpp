@@ -40,6 +40,9 @@ struct call_target {
     // and released() give back that take, and no other claim's of the same enrollment (a claim
     // made again after its lease ended while the first call waited).
     std::uint64_t gate_take = 0;
+    // The account's quota day (accounts.time_zone, migration 0032; "" when not chosen: UTC): the
+    // limits gate counts its day quotas and campaign day caps in it, whichever campaign calls.
+    std::string account_time_zone{};
 };
 
 // What the shell does besides moving the lead.

@@ -50,6 +50,7 @@ struct claimed_reply {
     std::string campaign_state;
     bool connected = false;
     std::string quotas;
+    std::string time_zone;  // the account's quota day (migration 0032), "" for none
     bool dnc = false;
     std::string api_status;
 };
@@ -161,6 +162,7 @@ struct inbox_sender::impl {
             r.quotas = row[13].as<std::string>();
             r.dnc = row[14].as<bool>();
             r.api_status = row[15].as<std::string>();
+            r.time_zone = row[16].as<std::string>();
             if (r.state == "in_flight") {
                 // Its sender stopped during the call: whether it was sent is unknown. The call may
                 // have been charged (its reservation is posted in full); the conversation decides.
@@ -199,6 +201,7 @@ struct inbox_sender::impl {
             call.reconcile = r.state == "reconcile";
             call.text = r.body;
             target = {r.account, r.profile_url, r.campaign_id, r.enrollment_id, r.quotas};
+            target.account_time_zone = r.time_zone;
             auto d = gate->before(target, *campaign, call, now);
             if (!d.allowed) {
                 set_state(tx, r.id, r.state, d.reason.rfind("waiting", 0) == 0 ? d.reason : "waiting: " + d.reason,

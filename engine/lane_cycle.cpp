@@ -11,7 +11,8 @@ namespace orch::engine {
 namespace cs = campaigns;
 
 call_target target_of(const lane_row& r) {
-    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login, r.gate_take};
+    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login, r.gate_take,
+            r.account_time_zone};
 }
 
 void finished_calls::let_go() {

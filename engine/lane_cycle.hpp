@@ -51,6 +51,7 @@ struct lane_row {
     std::int64_t campaign_id = 0;
     std::string account_id;
     std::string account_quotas;  // accounts.quotas as text, "" for none (the limits gate reads it)
+    std::string account_time_zone;  // accounts.time_zone, "" for none (the quota day; the gate reads it)
     std::int64_t account_login = 0;  // the account's login the claim read (call_target::account_login)
     std::string profile_url;
     std::string company;  // the lead's `company` field (do-not-contact by company)

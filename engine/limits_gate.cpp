@@ -248,15 +248,27 @@ std::chrono::milliseconds window_left(const cs::schedule& schedule, std::chrono:
     return end - std::max(start, since_midnight);
 }
 
+namespace {
+const std::string& quota_zone(const call_target& target) {
+    static const std::string utc = "UTC";
+    return target.account_time_zone.empty() ? utc : target.account_time_zone;
+}
+}  // namespace
+
 std::optional<limits::check> limits_gate::make_check(const call_target& target, const cs::campaign& campaign,
                                                      const cs::api_call& call, cs::time_point now) const {
     limits::check c;
     c.account_id = target.account_id;
     c.what = limits::action_of(call.kind, call.reconcile);
     c.campaign_id = target.campaign_id;
-    auto day = limits::day_in_zone(now, campaign.schedule.time_zone);
-    if (!day) {
-        return std::nullopt;  // the loader only accepts known zones; stay safe
+    // The account's day, whichever campaign calls: one account, one quota day. The working window
+    // is the campaign's.
+    auto day = limits::day_in_zone(now, quota_zone(target));
+    auto local = target.account_time_zone == campaign.schedule.time_zone
+                     ? day
+                     : limits::day_in_zone(now, campaign.schedule.time_zone);
+    if (!day || !local) {
+        return std::nullopt;  // the loader and `accounts limits` only accept known zones; stay safe
     }
     c.day = *day;
     if (auto quotas = quotas_of(target.account_id, target.account_quotas); quotas) {
@@ -267,7 +279,7 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
     }
     if (pacing_) {
         c.working_window = std::chrono::minutes(campaign.schedule.end_minute - campaign.schedule.start_minute);
-        c.window_left = window_left(campaign.schedule, c.day.since_midnight);
+        c.window_left = window_left(campaign.schedule, local->since_midnight);
     }
     return c;
 }
@@ -288,7 +300,9 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         const gate_request& r = requests[i];
         auto c = make_check(r.target, *r.campaign, *r.call, now);
         if (!c) {
-            out[i] = {false, now + std::chrono::minutes(5), "unknown time zone " + r.campaign->schedule.time_zone};
+            out[i] = {false, now + std::chrono::minutes(5),
+                      "unknown time zone " + orch::text::escaped(r.campaign->schedule.time_zone) + " or " +
+                          orch::text::escaped(quota_zone(r.target))};
             continue;
         }
         checks.push_back(std::move(*c));

@@ -11,8 +11,10 @@
 // The quotas: defaults per action from the settings (common practice, see limits.hpp), replaced
 // per account by the account's overrides (engine/account_quotas.hpp, which the claim reads with
 // each enrollment: call_target::account_quotas), tightened per campaign by the campaign file's
-// `limits` (action -> per_day / per_week), and shared by every campaign that uses the account. The day is the campaign's local day; pacing
-// spreads the day quota over the campaign's working window.
+// `limits` (action -> per_day / per_week), and shared by every campaign that uses the account.
+// The day is the account's (call_target::account_time_zone: accounts.time_zone, UTC when not
+// chosen), whichever campaign calls, so campaigns in two time zones share one day quota; pacing
+// spreads the day quota over the calling campaign's working window.
 #pragma once
 
 #include "engine/account_quotas.hpp"

@@ -314,7 +314,7 @@ std::vector<account_row> store::accounts() {
         for (const auto& r : tx.exec(q("accounts/list"))) {
             out.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>(), r[3].as<bool>(),
                            r[4].as<std::string>(), r[5].as<std::string>(), r[6].as<std::string>(),
-                           r[7].as<std::string>(), r[8].as<std::string>()});
+                           r[7].as<std::string>(), r[8].as<std::string>(), {}, r[10].as<std::string>()});
             std::string error;
             if (auto quotas = parse_overrides(r[9].as<std::string>(), error); quotas) {
                 out.back().quotas = *quotas;
@@ -328,7 +328,8 @@ std::vector<account_row> store::accounts() {
     });
 }
 
-store::quota_change store::change_account_quotas(const std::string& id_or_label, const quota_change_fn& change) {
+store::quota_change store::change_account_quotas(const std::string& id_or_label, const quota_change_fn& change,
+                                                 const std::optional<std::string>& time_zone) {
     return guarded("accounts/set_quotas", [&] {
         quota_change out;
         pqxx::work tx(*conn_);
@@ -344,15 +345,24 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
             return out;
         }
         out.quotas = *current;
+        out.time_zone = r[0][2].as<std::string>();
         auto next = change(*current, out.error);
         if (!next) {
             return out;  // refused: the transaction rolls back
         }
-        out.changed = *next != *current;
+        const bool quotas_changed = *next != *current;
+        const bool zone_changed = time_zone && *time_zone != out.time_zone;
+        out.changed = quotas_changed || zone_changed;
         out.quotas = *next;
         if (out.changed) {
-            const std::string text = no_overrides(*next) ? std::string() : to_json(*next).dump();
-            tx.exec_params(q("accounts/set_quotas"), out.account_id, text);
+            if (quotas_changed) {
+                const std::string text = no_overrides(*next) ? std::string() : to_json(*next).dump();
+                tx.exec_params(q("accounts/set_quotas"), out.account_id, text);
+            }
+            if (zone_changed) {
+                tx.exec_params(q("accounts/set_time_zone"), out.account_id, *time_zone);
+                out.time_zone = *time_zone;
+            }
             out.woken = tx.exec_params(q("accounts/wake_quota_waiters"), out.account_id).affected_rows();
             if (out.woken > 0) {
                 tx.exec(q("engine/notify_wake"));
@@ -728,24 +738,18 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         tx.exec_params(q("campaigns/complete_if_idle"), out.campaign_id);
         auto st = tx.exec_params(q("campaigns/state"), out.campaign_id);
         out.state = st.empty() ? std::string() : st[0][0].as<std::string>();
-        tx.commit();
         if (!accounts.empty()) {
-            // A warning's read, after the commit: it walks other campaigns' live rows, which need
-            // not happen under the apply's locks. The apply is done: a failure here is logged, and
-            // must not make the caller (or again_after_deadlock) take the apply as failed.
+            // The senders' quota day: one without a time zone takes this campaign's; one with
+            // another zone is said (by primary key, a few rows).
             const std::string zone = canonical.contains("schedule") ? canonical["schedule"].value("time_zone", "UTC")
                                                                     : std::string("UTC");
-            try {
-                pqxx::read_transaction read(*conn_);
-                for (const auto& r : read.exec_params(q("campaigns/zone_conflicts"), out.campaign_id, zone,
-                                                      json(accounts).dump())) {
-                    out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>(),
-                                                  r[2].is_null() ? std::string() : r[2].as<std::string>()});
-                }
-            } catch (const std::exception& e) {
-                spdlog::warn("campaign apply: the check for senders shared across time zones failed: {}", e.what());
+            const std::string ids = json(accounts).dump();
+            tx.exec_params(q("campaigns/adopt_time_zone"), zone, ids);
+            for (const auto& r : tx.exec_params(q("campaigns/zone_conflicts"), zone, ids)) {
+                out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>()});
             }
         }
+        tx.commit();
         return out;
     });
 }

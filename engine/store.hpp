@@ -66,6 +66,8 @@ struct account_row {
     std::string last_event;
     std::string label;
     quota_overrides quotas{};  // per-account quota overrides (migration 0007); none by default
+    // The time zone of its quota day (migration 0032); "" when not chosen yet (counts in UTC).
+    std::string time_zone;
 };
 
 struct lead_input {
@@ -104,12 +106,12 @@ struct apply_outcome {
         std::int64_t count = 0;
     };
     std::vector<kept_leads> kept;
-    // Other live campaigns on one of its senders whose schedule is in another time zone
-    // (campaigns/zone_conflicts.sql): the account's day quota counts by each one's local day.
+    // The senders whose quota day is in another time zone than the campaign's schedule
+    // (campaigns/zone_conflicts.sql): their day quotas reset at their own midnight. A sender
+    // without one took the campaign's zone in this apply (campaigns/adopt_time_zone.sql).
     struct zone_conflict {
         std::string account_id;
-        std::string campaign;
-        std::string time_zone;
+        std::string time_zone;  // the account's
     };
     std::vector<zone_conflict> zone_conflicts;
 };
@@ -268,6 +270,7 @@ public:
         bool found = false;       // false: no account of that id or label; nothing changed
         std::string account_id;
         quota_overrides quotas{};  // after the change; as stored when refused
+        std::string time_zone;     // the quota day's time zone after the change; "" when not chosen
         std::string error;        // the change was refused (`change` said why); nothing changed
         bool changed = false;     // a different value was written
         std::int64_t woken = 0;   // leads waiting for the account's quota made due now
@@ -276,9 +279,11 @@ public:
     // `error` set to refuse. One transaction with the account's row locked: concurrent changes
     // apply one after the other. No overrides are stored as NULL. A change also makes the
     // account's leads that wait for its day or week quota due now (the gate looks again with the
-    // new numbers; accounts/wake_quota_waiters), and notifies idle workers.
+    // new numbers; accounts/wake_quota_waiters), and notifies idle workers. `time_zone` (checked
+    // by the caller) sets the account's quota day (migration 0032) in the same transaction.
     using quota_change_fn = std::function<std::optional<quota_overrides>(const quota_overrides&, std::string& error)>;
-    quota_change change_account_quotas(const std::string& id_or_label, const quota_change_fn& change);
+    quota_change change_account_quotas(const std::string& id_or_label, const quota_change_fn& change,
+                                       const std::optional<std::string>& time_zone = std::nullopt);
 
     // ---- campaigns ----
     // Stores a new version when the definition changed (digest differs) and enrolls the leads

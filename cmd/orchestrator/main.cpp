@@ -342,9 +342,9 @@ int cmd_accounts_sync(const settings& s) {
 }
 
 // Per account and action: the quota used and left today and this week, and any cooldown, from
-// the Redis buckets (limits::limiter::status) with the settings' quotas. "Today" is the day in
-// `time_zone` (the counters follow each campaign's calendar; UTC unless told), with the account's
-// own quota overrides (accounts limits) where it has them. Redis unavailable
+// the Redis buckets (limits::limiter::status) with the settings' quotas. "Today" is the account's
+// quota day (accounts.time_zone, UTC when not chosen; `time_zone`, when given, instead), with the
+// account's own quota overrides (accounts limits) where it has them. Redis unavailable
 // or not configured: the accounts are listed anyway, with the reason the quotas are missing.
 struct account_quotas {
     std::optional<orch::limits::account_status> status;
@@ -375,10 +375,18 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     namespace limits = orch::limits;
     orch::engine::store db(s.database_url);
     db.require_current();
+    const auto now = std::chrono::system_clock::now();
+    if (!time_zone.empty() && !limits::day_in_zone(now, time_zone)) {
+        throw usage_error("--time-zone: unknown time zone '" + orch::text::escaped(time_zone) + "'");
+    }
     auto accounts = db.accounts();
-    auto day = limits::day_in_zone(std::chrono::system_clock::now(), time_zone);
-    if (!day) {
-        throw usage_error("unknown time zone '" + time_zone + "'");
+    // Each account's quota day: its own time zone unless --time-zone says another.
+    auto zone_of = [&time_zone](const orch::engine::account_row& a) {
+        return !time_zone.empty() ? time_zone : (a.time_zone.empty() ? std::string("UTC") : a.time_zone);
+    };
+    std::map<std::string, limits::local_day> days;
+    for (const auto& a : accounts) {
+        days[a.account_id] = limits::day_in_zone(now, zone_of(a)).value_or(limits::local_day{});
     }
     // The quotas of every account, or one reason why there are none.
     std::string quotas_error;
@@ -392,7 +400,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     } else {
         limits::limiter limiter(ls);
         for (const auto& a : accounts) {
-            auto st = limiter.status(a.account_id, *day, orch::engine::effective(a.quotas, ls.actions));
+            auto st = limiter.status(a.account_id, days[a.account_id], orch::engine::effective(a.quotas, ls.actions));
             if (!st) {
                 quotas_error = "Redis: no answer from " + orch::engine::redacted(s.redis_url);
                 break;
@@ -408,6 +416,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         for (const auto& a : accounts) {
             json j = {{"account_id", a.account_id}, {"label", a.label},          {"status", a.api_status},
                       {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr},
+                      {"time_zone", a.time_zone.empty() ? json(nullptr) : json(a.time_zone)},
                       {"effective_quotas", orch::engine::quotas_view(a.quotas, ls.actions)}};
             if (auto it = quotas.find(a.account_id); it != quotas.end()) {
                 json actions = json::object();
@@ -415,13 +424,13 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
                     actions[limits::to_string(st.what)] = action_json(st);
                 }
                 auto kc = it->second.key_cooldown_until;
-                j["quotas"] = {{"day", iso_date(day->day)},
+                j["quotas"] = {{"day", iso_date(days[a.account_id].day)}, {"time_zone", zone_of(a)},
                                {"key_cooldown_until", kc ? json(orch::iso8601_ms(*kc)) : json(nullptr)},
                                {"actions", actions}};
             }
             out.push_back(std::move(j));
         }
-        json doc = {{"time_zone", time_zone}, {"accounts", out},
+        json doc = {{"time_zone", time_zone.empty() ? json(nullptr) : json(time_zone)}, {"accounts", out},
                     {"quotas_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)}};
         std::cout << doc.dump(2) << "\n";
         return 0;
@@ -429,7 +438,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     if (format == "csv") {
         // One table: the accounts (the main one), or --section quotas: one row per account and action.
         text_table list{"", {"account", "label", "status", "connected", "webhook"}, {}};
-        text_table q{"", {"account", "action", "day", "used_today", "limit_today", "left_today", "used_week", "limit_week",
+        text_table q{"", {"account", "action", "day", "time_zone", "used_today", "limit_today", "left_today", "used_week", "limit_week",
                           "left_week", "cooldown_until"}, {}};
         for (const auto& a : accounts) {
             list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "true" : "false", a.webhook_id});
@@ -439,7 +448,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             }
             for (const auto& st : it->second.actions) {
                 auto n = [](std::int64_t v) { return v < 0 ? std::string() : std::to_string(v); };
-                q.rows.push_back({a.account_id, limits::to_string(st.what), iso_date(day->day),
+                q.rows.push_back({a.account_id, limits::to_string(st.what), iso_date(days[a.account_id].day), zone_of(a),
                                   std::to_string(st.used_today), n(st.limit_today), n(st.left_today),
                                   std::to_string(st.used_week), n(st.limit_week), n(st.left_week),
                                   st.cooldown_until ? orch::iso8601_s(*st.cooldown_until) : std::string()});
@@ -465,7 +474,9 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             continue;
         }
         std::cout << "\n" << orch::text::escaped(a.account_id)
-                  << (a.label.empty() ? std::string() : " (" + orch::text::escaped(a.label) + ")") << "\n";
+                  << (a.label.empty() ? std::string() : " (" + orch::text::escaped(a.label) + ")") << ", quota day "
+                  << iso_date(days[a.account_id].day) << " in " << orch::text::escaped(zone_of(a))
+                  << (a.time_zone.empty() && time_zone.empty() ? " (no time zone chosen yet)" : "") << "\n";
         if (overrides) {
             std::string text;
             for (auto act : orch::engine::quota_actions) {
@@ -499,7 +510,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     if (!quotas_error.empty()) {
         std::printf("quotas unavailable (%s)\n", quotas_error.c_str());
     } else {
-        std::printf("quotas: today and the rolling week in %s; -: no limit\n", time_zone.c_str());
+        std::printf("quotas: today (each account's quota day) and the rolling week; -: no limit\n");
     }
     return 0;
 }
@@ -510,6 +521,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
 struct limits_request {
     std::map<std::string, std::string> values;  // "invite.per_day" -> "40"
     std::vector<std::string> clear;             // action names, or "all"
+    std::optional<std::string> time_zone;       // --time-zone: the account's quota day
 };
 
 // The change `r` describes, applied to `current`; throws usage_error naming the flag.
@@ -551,11 +563,18 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
                         const std::string& format) {
     // Check the flags first: a bad one changes nothing and needs no database.
     limits_change(r, {});
+    if (r.time_zone && !orch::limits::day_in_zone(std::chrono::system_clock::now(), *r.time_zone)) {
+        throw usage_error("--time-zone: unknown time zone '" + orch::text::escaped(*r.time_zone) +
+                          "'; an IANA name such as Europe/Paris");
+    }
     orch::engine::store db(s.database_url);
     db.require_current();
-    auto result = db.change_account_quotas(account, [&r](const orch::engine::quota_overrides& current, std::string&) {
-        return std::optional(limits_change(r, current));
-    });
+    auto result = db.change_account_quotas(
+        account,
+        [&r](const orch::engine::quota_overrides& current, std::string&) {
+            return std::optional(limits_change(r, current));
+        },
+        r.time_zone);
     if (!result.found) {
         throw usage_error("no account '" + account + "' (by id or label; `orchestrator accounts list` shows them)");
     }
@@ -566,6 +585,7 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
     auto view = orch::engine::quotas_view(result.quotas, defaults);
     if (format == "json") {
         json doc = {{"account_id", result.account_id}, {"changed", result.changed},
+                    {"time_zone", result.time_zone.empty() ? json(nullptr) : json(result.time_zone)},
                     {"overrides", orch::engine::to_json(result.quotas)}, {"quotas", view}};
         std::cout << doc.dump(2) << "\n";
         return 0;
@@ -585,7 +605,11 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
                source.get<std::string>() + ")";
     };
     std::printf("account %s%s\n", orch::text::escaped(result.account_id).c_str(),
-                result.changed ? ": quotas changed" : (r.values.empty() && r.clear.empty() ? "" : ": unchanged"));
+                result.changed ? ": changed"
+                               : (r.values.empty() && r.clear.empty() && !r.time_zone ? "" : ": unchanged"));
+    std::printf("  quota day: %s\n",
+                result.time_zone.empty() ? "UTC (no time zone chosen yet: the first campaign applied with it sets its own)"
+                                         : orch::text::escaped(result.time_zone).c_str());
     std::printf("  %-10s %-20s %s\n", "action", "per day", "per week");
     for (auto a : orch::engine::quota_actions) {
         const auto& q = view[orch::limits::to_string(a)];
@@ -651,7 +675,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
     if (!s.redis_url.empty()) {
         limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
         gate = orch::engine::search_gate(*limiter, sender, c,
-                                         orch::engine::search_quota_of(db, sender, orch::engine::limiter_settings(s).actions));
+                                         orch::engine::search_limits_of(db, sender, orch::engine::limiter_settings(s).actions));
     }
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate);
@@ -1762,13 +1786,13 @@ int main(int argc, char** argv) {
             return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
         };
     });
-    std::string time_zone = "UTC";
+    std::string time_zone;
     auto* list = accounts->add_subcommand("list", "stored accounts with their quotas used and left, and cooldowns");
     add_format(list);
     add_section(list, "accounts, quotas");
-    list->add_option("--time-zone", time_zone, "the day of the quota counters (IANA name)")
-        ->type_name("TZ")
-        ->capture_default_str();
+    list->add_option("--time-zone", time_zone,
+                     "read the quota counters of this zone's day (IANA name) instead of each account's quota day")
+        ->type_name("TZ");
     list->callback([&] {
         action = [&] { return cmd_accounts_list(load(g, need(true, false, false)), format, time_zone, section); };
     });
@@ -1789,6 +1813,11 @@ int main(int argc, char** argv) {
                 ->type_name("INT");
         }
     }
+    acct_limits->add_option_function<std::string>(
+        "--time-zone", [&limits_req](const std::string& v) { limits_req.time_zone = v; },
+        "the time zone of the account's quota day (IANA name): its day quotas start again at midnight there, "
+        "for every campaign on it (default: the zone of the first campaign applied with it)")
+        ->type_name("TZ");
     acct_limits->add_option("--clear", limits_req.clear, "drop the account's override of ACTION (or all): the default applies")
         ->type_name("ACTION")
         ->allow_extra_args(false);  // one action per --clear: a following ACCOUNT stays positional

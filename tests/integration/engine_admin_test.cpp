@@ -689,6 +689,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
         {R"({"visit": {"per_hour": 1}})", "visit.per_hour"},
         {R"([1])", "JSON object"},
+        {R"({"time_zone": "Mars/Olympus_Mons"})", "time_zone: expected an IANA time zone name"},
+        {R"({"time_zone": 3})", "time_zone: expected an IANA time zone name"},
     };
     for (const auto& [body, field] : invalid) {
         auto r = call("PUT", path, body);
@@ -699,6 +701,17 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     EXPECT_EQ(wrong_method.status, 405);
     EXPECT_EQ(wrong_method.header("allow"), "GET, PUT");
     EXPECT_EQ(stored(), "") << "a refused request changed the account";
+    auto zone = [&] { return env_->scalar("SELECT COALESCE(time_zone, 'none') FROM accounts WHERE account_id = '" + id + "'"); };
+    EXPECT_EQ(zone(), "none") << "a refused request changed the account";
+
+    // The account's quota day: set alone, shown, and left alone by a change that does not name it.
+    auto zoned = call("PUT", path, R"({"time_zone": "Asia/Tokyo"})");
+    ASSERT_EQ(zoned.status, 200) << zoned.body;
+    EXPECT_EQ(zoned.body_json()["changed"], true);
+    EXPECT_EQ(zoned.body_json()["time_zone"], "Asia/Tokyo");
+    EXPECT_EQ(zoned.body_json()["overrides"], json::object());
+    EXPECT_EQ(zone(), "Asia/Tokyo");
+    EXPECT_EQ(call("PUT", path, R"({"time_zone": "Asia/Tokyo"})").body_json()["changed"], false);
 
     auto ok = call("PUT", path, good);
     ASSERT_EQ(ok.status, 200) << ok.body;
@@ -714,6 +727,7 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     EXPECT_EQ(call("PUT", path, good).body_json()["changed"], false);
     // The same account by label.
     EXPECT_EQ(get("/v1/accounts/sender-1/limits").body_json()["overrides"]["invite"]["per_day"], 40);
+    EXPECT_EQ(get("/v1/accounts/sender-1/limits").body_json()["time_zone"], "Asia/Tokyo");
 
     auto accounts = get("/v1/accounts");
     ASSERT_EQ(accounts.status, 200) << accounts.body;
@@ -722,6 +736,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     ASSERT_EQ(listed["accounts"].size(), 2u) << accounts.body;
     for (const auto& a : listed["accounts"]) {
         const bool own = a["account_id"] == id;
+        EXPECT_EQ(a["time_zone"], own ? json("Asia/Tokyo") : json(nullptr)) << a;
+        EXPECT_EQ(a["limits"]["day"], own ? "Asia/Tokyo" : "UTC") << "the day its quotas are counted in: " << a;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day"], own ? json(40) : json(nullptr)) << a;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day_source"], own ? "override" : "default") << a;
         ASSERT_TRUE(a["limits"].is_object()) << a;

@@ -292,21 +292,48 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
         << "no apply after the first sent a search";
 }
 
-// Two live campaigns on one sender in different time zones count its day quotas by two local
-// days: the apply says so. One in the same zone is no concern.
-TEST_F(CliOutput, ASenderSharedAcrossTimeZonesIsWarnedOf) {
-    ASSERT_EQ(apply(campaign_yaml("zone-utc", 3)).exit_code, 0);
-    std::string same = campaign_yaml("zone-same", 3);
-    auto quiet = apply(same);
-    ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
-    EXPECT_EQ(quiet.output.find("time zone"), std::string::npos) << quiet.output;
+// An account has one quota day, whichever campaign calls through it: the first campaign applied
+// with it gives it its time zone, a campaign in another zone is told so, and `accounts limits
+// --time-zone` changes it (a bad zone changes nothing).
+TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
+    auto zone_of_sender = [this]() -> json {
+        auto r = env_->run({"accounts", "list", "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        auto j = json::parse(r.output);
+        return j["accounts"].empty() ? json("no account") : j["accounts"][0]["time_zone"];
+    };
+    EXPECT_TRUE(zone_of_sender().is_null()) << "no campaign has used it yet";
     std::string far = campaign_yaml("zone-far", 3);
     far.replace(far.find("time_zone: UTC"), 14, "time_zone: Pacific/Kiritimati");
-    auto warned = apply(far);
-    ASSERT_EQ(warned.exit_code, 0) << warned.output;
-    EXPECT_NE(warned.output.find("also sends for 'zone-utc' (UTC)"), std::string::npos) << warned.output;
-    EXPECT_NE(warned.output.find("in another time zone than this campaign's (Pacific/Kiritimati)"), std::string::npos)
-        << warned.output;
+    auto first = apply(far);
+    ASSERT_EQ(first.exit_code, 0) << first.output;
+    EXPECT_EQ(first.output.find("quota day"), std::string::npos) << first.output;
+    EXPECT_EQ(zone_of_sender(), "Pacific/Kiritimati") << "the first campaign applied with it chose its zone";
+
+    auto other = apply(campaign_yaml("zone-utc", 3));
+    ASSERT_EQ(other.exit_code, 0) << other.output;
+    EXPECT_NE(other.output.find("counts its day quotas in Pacific/Kiritimati, not in this campaign's time zone (UTC)"),
+              std::string::npos)
+        << other.output;
+    EXPECT_EQ(zone_of_sender(), "Pacific/Kiritimati") << "a later campaign does not move it";
+
+    auto bad = env_->run({"accounts", "limits", "sender-1", "--time-zone", "Mars/Olympus_Mons"});
+    EXPECT_EQ(bad.exit_code, 2) << bad.output;
+    EXPECT_NE(bad.output.find("--time-zone: unknown time zone 'Mars/Olympus_Mons'"), std::string::npos) << bad.output;
+    EXPECT_EQ(zone_of_sender(), "Pacific/Kiritimati");
+
+    auto set = env_->run({"accounts", "limits", "sender-1", "--time-zone", "UTC"});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    EXPECT_NE(set.output.find(": changed"), std::string::npos) << set.output;
+    EXPECT_NE(set.output.find("quota day: UTC"), std::string::npos) << set.output;
+    EXPECT_EQ(zone_of_sender(), "UTC");
+    auto quiet = apply(campaign_yaml("zone-same", 3));
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+    EXPECT_EQ(quiet.output.find("quota day"), std::string::npos) << quiet.output;
+    auto list = env_->run({"accounts", "list"});
+    ASSERT_EQ(list.exit_code, 0) << list.output;
+    EXPECT_NE(list.output.find("quota day "), std::string::npos) << list.output;
+    EXPECT_NE(list.output.find(" in UTC"), std::string::npos) << list.output;
 }
 
 // Days are ISO dates, never day numbers; flags name their type and default.
@@ -321,10 +348,13 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     gmtime_r(&now, &tm);
     char today[16];
     std::strftime(today, sizeof today, "%Y-%m-%d", &tm);
+    // No campaign has used the account: no time zone chosen, its quota day is UTC's.
+    EXPECT_TRUE(j["accounts"][0]["time_zone"].is_null()) << r.output;
+    EXPECT_EQ(j["accounts"][0]["quotas"]["time_zone"], "UTC") << r.output;
     EXPECT_EQ(j["accounts"][0]["quotas"]["day"], today) << r.output;
     auto csv = env_->run({"accounts", "list", "--format", "csv", "--section", "quotas"});
     ASSERT_EQ(csv.exit_code, 0) << csv.output;
-    EXPECT_EQ(csv.output.rfind("account,action,day,used_today,limit_today", 0), 0u) << csv.output;
+    EXPECT_EQ(csv.output.rfind("account,action,day,time_zone,used_today,limit_today", 0), 0u) << csv.output;
     EXPECT_NE(csv.output.find(std::string(",") + today + ","), std::string::npos) << csv.output;
 
     auto help = env_->run({"--help"});

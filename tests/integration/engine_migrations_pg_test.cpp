@@ -268,4 +268,41 @@ INSERT INTO do_not_contact (canonical_url, profile_url, reason) VALUES
               orch::engine::canonical_profile_url("https://www.example.com/in/Müller/"));
 }
 
+// Migration 0032: each account a campaign already uses gets the time zone of the first campaign
+// (the lowest id) with leads on it, as that campaign's apply would now have set; a definition
+// without a schedule counts as UTC; an account no campaign uses keeps none.
+TEST_F(MigrationsOnAFilledDatabase, AccountsTakeTheTimeZoneOfTheirFirstCampaign) {
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        for (const auto& m : orch::schema::migrations()) {
+            if (m.version > 4 && m.version < 32) {
+                tx.exec(std::string(m.sql));
+                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
+            }
+        }
+        tx.exec(R"sql(
+INSERT INTO accounts (account_id) VALUES ('acc-tokyo'), ('acc-plain'), ('acc-idle');
+INSERT INTO campaigns (campaign_id, name, current_version) VALUES (1, 'first', 2), (2, 'later', 1), (3, 'bare', 1);
+INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES
+    (1, 1, '{"schedule": {"time_zone": "Europe/Paris"}}', '', 'a'),
+    (1, 2, '{"schedule": {"time_zone": "Asia/Tokyo"}}', '', 'b'),
+    (2, 1, '{"schedule": {"time_zone": "America/New_York"}}', '', 'c'),
+    (3, 1, '{}', '', 'd');
+INSERT INTO leads (lead_id, canonical_url, profile_url)
+SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 3) g;
+INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status) VALUES
+    (1, 2, 1, 1, 'acc-tokyo', 'check', 'ready'),
+    (2, 1, 1, 2, 'acc-tokyo', 'check', 'ready'),
+    (3, 3, 1, 3, 'acc-plain', 'check', 'ready');
+)sql");
+        tx.commit();
+    }
+    auto r = env_->run({"migrate"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(scalar("SELECT string_agg(account_id || ' ' || COALESCE(time_zone, 'none'), ', ' ORDER BY account_id) "
+                     "FROM accounts"),
+              "acc-idle none, acc-plain UTC, acc-tokyo Asia/Tokyo");
+}
+
 }  // namespace

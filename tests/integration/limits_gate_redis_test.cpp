@@ -139,7 +139,7 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     limits::limiter limiter(settings_);
     cs::campaign c = campaign_;
     c.schedule.time_zone = "UTC";
-    auto by_account = orch::engine::search_gate(limiter, "acc-search-own", c, limits::quota{2, -1});
+    auto by_account = orch::engine::search_gate(limiter, "acc-search-own", c, {limits::quota{2, -1}, ""});
     EXPECT_FALSE(by_account());
     EXPECT_FALSE(by_account());
     auto refused = by_account();
@@ -189,20 +189,30 @@ TEST_F(LimitsGateRedis, AQuotaFullOfCallsInFlightIsASecondsWaitNotADays) {
     ASSERT_FALSE(d[2].allowed);
     EXPECT_GT(d[2].until, now + 1h) << d[2].reason;
 
-    // A campaign in a time zone whose day is already the next one has that day's quota: a denial
-    // there counts the places held in that day only (here its own first call's).
-    cs::campaign east = campaign_;
-    east.schedule.time_zone = "Pacific/Kiritimati";  // UTC+14: yesterday noon UTC is its next day's 02:00
-    const orch::engine::call_target e{"acc-gate-held", "https://network.example/in/e", 8, 5, ""};
-    const auto far = gate.before(e, east, invite, now);
+    // The account's quota day moved to a time zone already in the next day (accounts limits
+    // --time-zone): that day has its own quota, and a denial there counts the places held in that
+    // day only. Its own first call's is; the call of the UTC day still in flight is not: of two
+    // leads denied together, one looks again soon and the other waits for the next day.
+    auto east_of = [](orch::engine::call_target t) {
+        t.account_time_zone = "Pacific/Kiritimati";  // UTC+14: yesterday noon UTC is its next day's 02:00
+        return t;
+    };
+    const auto e = east_of({"acc-gate-held", "https://network.example/in/e", 8, 5, ""});
+    const auto far = gate.before(e, campaign_, invite, now);
     ASSERT_TRUE(far.allowed) << "a new day in its zone has its own quota: " << far.reason;
-    const orch::engine::call_target e2{"acc-gate-held", "https://network.example/in/e2", 8, 6, ""};
-    const auto far_denied = gate.before(e2, east, invite, now);
-    ASSERT_FALSE(far_denied.allowed);
-    EXPECT_GE(far_denied.until, now + 3s) << "its own day's place is held by its own call";
+    const auto e2 = east_of({"acc-gate-held", "https://network.example/in/e2", 8, 6, ""});
+    const auto e3 = east_of({"acc-gate-held", "https://network.example/in/e3", 8, 9, ""});
+    const auto far_denied =
+        gate.before_many(std::vector<orch::engine::gate_request>{{e2, &campaign_, &invite}, {e3, &campaign_, &invite}}, now);
+    ASSERT_FALSE(far_denied[0].allowed);
+    EXPECT_GE(far_denied[0].until, now + 3s) << "its own day's place is held by its own call";
+    EXPECT_LE(far_denied[0].until, now + 8s) << far_denied[0].reason;
+    ASSERT_FALSE(far_denied[1].allowed);
+    EXPECT_GT(far_denied[1].until, now + 1h) << "the UTC day's call in flight holds no place of this day: "
+                                             << far_denied[1].reason;
     auto east_take = e;
     east_take.gate_take = far.take;
-    gate.released(east_take, east, invite);
+    gate.released(east_take, campaign_, invite);
 
     // The ledger refused the first call: its place comes back, and the second lead, looking
     // again, gets it.
@@ -225,6 +235,58 @@ TEST_F(LimitsGateRedis, AQuotaFullOfCallsInFlightIsASecondsWaitNotADays) {
     EXPECT_EQ(later.code, cs::wait_code::day_quota);
     EXPECT_GT(later.until, now + 1min) << later.reason;
     EXPECT_EQ(later.reason.find("in flight"), std::string::npos) << later.reason;
+}
+
+// One account, one quota day: campaigns in time zones a calendar day apart (UTC-11 and UTC+14)
+// share the account's day quota, counted in the account's time zone, and a lead denied by it
+// waits for that zone's midnight. An account without a time zone counts in UTC. (Counted by each
+// campaign's own day, the account sent a day quota in each zone.)
+TEST_F(LimitsGateRedis, CampaignsInTwoTimeZonesShareTheAccountsOneQuotaDay) {
+    auto& invite_limits = settings_.actions[static_cast<std::size_t>(limits::action::invite)];
+    invite_limits.limit = {3, -1};
+    invite_limits.ramp = {};
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    cs::campaign west = campaign_;
+    west.schedule.time_zone = "Pacific/Pago_Pago";  // yesterday noon UTC: 01:00 of yesterday there
+    cs::campaign east = campaign_;
+    east.schedule.time_zone = "Pacific/Kiritimati";  // 02:00 of today there
+    // Yesterday at noon UTC: far from the midnights of UTC and Paris, whatever the time of the run.
+    const auto now = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now()) - 12h;
+    for (const std::string zone : {"Europe/Paris", ""}) {
+        const std::string account = "acc-gate-zones-" + (zone.empty() ? std::string("utc") : std::string("paris"));
+        const auto day = limits::day_in_zone(now, zone.empty() ? "UTC" : zone);
+        ASSERT_TRUE(day);
+        std::int64_t id = 0;
+        auto call = [&](const cs::campaign& c) {
+            orch::engine::call_target t{account, "https://network.example/in/z" + std::to_string(++id), 7, id, ""};
+            t.account_time_zone = zone;
+            auto d = gate.before(t, c, invite, now);
+            if (d.allowed) {  // the call went out and succeeded: nothing stays held
+                t.gate_take = d.take;
+                orch::engine::call_outcome sent;
+                sent.attempt_outcome = orch::engine::attempt_outcome::ok;
+                gate.after(t, c, invite, sent);
+            }
+            return d;
+        };
+        for (const auto* c : {&west, &east, &west}) {
+            const auto d = call(*c);
+            ASSERT_TRUE(d.allowed) << account << " via " << c->schedule.time_zone << ": " << d.reason;
+        }
+        for (const auto* c : {&east, &west}) {
+            const auto d = call(*c);
+            ASSERT_FALSE(d.allowed) << account << " via " << c->schedule.time_zone
+                                    << ": a second day quota in another zone";
+            EXPECT_EQ(d.code, cs::wait_code::day_quota) << d.reason;
+            EXPECT_LE(std::chrono::abs(d.until - (now + day->left)), 2s)
+                << account << ": the account's midnight, not the campaign's: " << d.reason;
+        }
+        auto st = gate.limiter().status(account, *day);
+        ASSERT_TRUE(st);
+        EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 3) << account;
+    }
 }
 
 // The time left in a campaign's working window (09:00-18:00 here) at a local time of day.

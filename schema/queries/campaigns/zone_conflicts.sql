@@ -1,16 +1,9 @@
--- zone_conflicts($1 campaign id, $2 its time zone, $3 its senders as a JSON array of ids): the
--- other live campaigns (active or paused) with leads on one of these senders whose schedule is in
--- another time zone, with the sender: each campaign counts an account's day quotas by its own
--- local day, so on one calendar day such an account may spend a day quota in each zone.
-SELECT DISTINCT e.account_id, c.name, v.definition -> 'schedule' ->> 'time_zone'
-FROM campaigns c
-JOIN campaign_versions v ON v.campaign_id = c.campaign_id AND v.version = c.current_version
-JOIN LATERAL (
-    SELECT DISTINCT en.account_id
-    FROM enrollments en
-    WHERE en.campaign_id = c.campaign_id AND en.account_id IN (SELECT jsonb_array_elements_text($3::jsonb))
-      AND en.status IN ('ready', 'calling', 'waiting')
-) e ON true
-WHERE c.campaign_id <> $1 AND c.state IN ('active', 'paused')
-  AND v.definition -> 'schedule' ->> 'time_zone' IS DISTINCT FROM $2
-ORDER BY 1, 2
+-- zone_conflicts($1 the campaign's time zone, $2 its senders as a JSON array of ids): the senders
+-- whose quota day (accounts.time_zone, migration 0032) is in another time zone than the
+-- campaign's schedule, with that zone. Their day quotas start and end at their own midnight,
+-- which falls inside or outside this campaign's working hours.
+SELECT account_id, time_zone
+FROM accounts
+WHERE account_id IN (SELECT jsonb_array_elements_text($2::jsonb))
+  AND time_zone IS NOT NULL AND time_zone <> $1
+ORDER BY 1

@@ -19,8 +19,9 @@
 -- campaign was parked) is parked here instead of being returned, and engine/unpark wakes it on
 -- resume or reconnect.
 -- The claimed rows' accounts are joined by primary key for the account's quota overrides
--- (migration 0007; '' when none), so an override changed with `accounts limits` or
--- PUT /v1/accounts/{id}/limits holds from the next claim on, in every worker; and its login
+-- (migration 0007; '' when none) and its quota day's time zone (migration 0032; '' when none), so
+-- an override changed with `accounts limits` or PUT /v1/accounts/{id}/limits holds from the next
+-- claim on, in every worker; and its login
 -- (migration 0025), so that an ACCOUNT_INACTIVE answer overtaken by a re-login pauses nothing.
 WITH due AS MATERIALIZED (
     SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status,
@@ -41,6 +42,7 @@ WITH due AS MATERIALIZED (
 ),
 claimed AS MATERIALIZED (
     SELECT due.*, l.profile_url, l.fields, a.quotas, account_login_us(a.connected_at) AS login,
+           COALESCE(a.time_zone, '') AS account_zone,
            c.state = 'active' AND a.connected AND (c.end_at IS NULL OR c.end_at > now()) AS workable,
            c.state = 'active' AND c.end_at <= now() AS ended
     FROM due
@@ -66,7 +68,7 @@ ended AS (
 SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::text,
        (extract(epoch FROM next_run_at) * 1000)::bigint AS next_run_at_ms,
        attempt, reconcile, accepted_seen, reason, event_cursor,
-       profile_url, fields::text, COALESCE(quotas::text, ''), wait_code, login
+       profile_url, fields::text, COALESCE(quotas::text, ''), wait_code, login, account_zone
 FROM claimed
 WHERE workable
 ORDER BY due_at;

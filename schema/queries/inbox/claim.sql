@@ -1,7 +1,7 @@
 -- claim(): the next manual reply serve's sender should look at, locked (other replicas skip it):
 -- queued or to reconcile and due, or in flight under an expired lease (its sender stopped during
 -- the call). With what the call needs: the lead's profile, the campaign (its version's
--- definition is read apart), the account's availability and quotas, and whether the person or
+-- definition is read apart), the account's availability, quotas and quota day, and whether the person or
 -- their company is on the do-not-contact list now.
 SELECT r.reply_id, r.state, COALESCE(r.attempt_id, 0), r.tries, r.body, r.created_at,
        r.account_id, r.campaign_id, r.enrollment_id, l.profile_url, en.version,
@@ -9,7 +9,7 @@ SELECT r.reply_id, r.state, COALESCE(r.attempt_id, 0), r.tries, r.body, r.create
        EXISTS (SELECT 1 FROM do_not_contact d
                WHERE d.canonical_url = l.canonical_url
                   OR (d.company IS NOT NULL AND lower(d.company) = lower(btrim(COALESCE(l.fields->>'company', ''))))),
-       a.api_status
+       a.api_status, COALESCE(a.time_zone, '')
 FROM manual_replies r
 JOIN leads l ON l.lead_id = r.lead_id
 JOIN enrollments en ON en.enrollment_id = r.enrollment_id
