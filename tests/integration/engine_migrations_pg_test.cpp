@@ -31,13 +31,18 @@ protected:
         tx.exec("DROP SCHEMA public CASCADE");
         tx.exec("CREATE SCHEMA public");
         tx.exec(std::string(orch::schema::query("migrate/ensure_table")));
+        migrate(tx, 0, 4);
+        tx.commit();
+    }
+
+    // Applies and records migrations first..last, as `migrate` does, in `tx`.
+    static void migrate(pqxx::work& tx, int first, int last) {
         for (const auto& m : orch::schema::migrations()) {
-            if (m.version <= 4) {
+            if (m.version >= first && m.version <= last) {
                 tx.exec(std::string(m.sql));
                 tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
             }
         }
-        tx.commit();
     }
 
     std::string scalar(const std::string& sql) { return env_->scalar(sql); }
@@ -141,12 +146,7 @@ TEST_F(MigrationsOnAFilledDatabase, WaitCodesAreBackfilledFromTheOldSentences) {
     {
         pqxx::connection c(env_->database_url());
         pqxx::work tx(c);
-        for (const auto& m : orch::schema::migrations()) {
-            if (m.version > 4 && m.version < 18) {
-                tx.exec(std::string(m.sql));
-                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
-            }
-        }
+        migrate(tx, 5, 17);
         tx.exec(R"sql(
 INSERT INTO accounts (account_id) VALUES ('acc-1');
 INSERT INTO campaigns (campaign_id, name) VALUES (1, 'old');
@@ -232,12 +232,7 @@ TEST_F(MigrationsOnAFilledDatabase, CanonicalUrlsAreRespelled) {
     {
         pqxx::connection c(env_->database_url());
         pqxx::work tx(c);
-        for (const auto& m : orch::schema::migrations()) {
-            if (m.version > 4 && m.version < 30) {
-                tx.exec(std::string(m.sql));
-                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
-            }
-        }
+        migrate(tx, 5, 29);
         // The old keys: lower case, otherwise as written.
         tx.exec(R"sql(
 INSERT INTO leads (lead_id, canonical_url, profile_url) VALUES
@@ -275,12 +270,7 @@ TEST_F(MigrationsOnAFilledDatabase, AccountsTakeTheTimeZoneOfTheirFirstCampaign)
     {
         pqxx::connection c(env_->database_url());
         pqxx::work tx(c);
-        for (const auto& m : orch::schema::migrations()) {
-            if (m.version > 4 && m.version < 32) {
-                tx.exec(std::string(m.sql));
-                tx.exec_params(std::string(orch::schema::query("migrate/record")), m.version, std::string(m.name));
-            }
-        }
+        migrate(tx, 5, 31);
         tx.exec(R"sql(
 INSERT INTO accounts (account_id) VALUES ('acc-tokyo'), ('acc-plain'), ('acc-idle');
 INSERT INTO campaigns (campaign_id, name, current_version) VALUES (1, 'first', 2), (2, 'later', 1), (3, 'bare', 1);
