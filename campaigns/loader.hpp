@@ -74,4 +74,10 @@ std::vector<std::string> fields_used(const campaign& c);
 // guarantees this cannot happen for a validated campaign).
 std::string render(const text_template& t, const std::map<std::string, std::string>& fields);
 
+// "" when `name` is a time zone of the tz database; else what is wrong, with the nearest name
+// ("unknown time zone 'Europe/Pari' (an IANA name such as ...); did you mean 'Europe/Paris'?").
+// The host's own names (localtime, posixrules, Factory) are refused: they mean another zone on
+// another machine, or none.
+std::string time_zone_problem(const std::string& name);
+
 }  // namespace orch::campaigns

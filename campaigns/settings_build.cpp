@@ -5,6 +5,7 @@
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/template.hpp"
 #include "campaigns/detail/time_rules.hpp"
+#include "campaigns/loader.hpp"
 
 #include <algorithm>
 #include <set>
@@ -92,10 +93,8 @@ bool build_audience(load_context& ctx, const json& doc, campaign& c) {
 void build_schedule(load_context& ctx, const json& doc, campaign& c) {
     const json& s = doc["schedule"];
     c.schedule.time_zone = s["time_zone"].get<std::string>();
-    if (!is_known_time_zone(c.schedule.time_zone)) {
-        ctx.error("/schedule/time_zone", "schedule.time_zone: unknown time zone '" + c.schedule.time_zone +
-                                             "' (an IANA name such as Europe/Berlin or America/New_York)" +
-                                             did_you_mean(c.schedule.time_zone, time_zone_names()));
+    if (const auto problem = time_zone_problem(c.schedule.time_zone); !problem.empty()) {
+        ctx.error("/schedule/time_zone", "schedule.time_zone: " + problem);
     }
     if (s.contains("days")) {
         c.schedule.days.fill(false);

@@ -1,7 +1,9 @@
 // Durations, working hours and the time-zone rules of machine.hpp (in_working_hours,
 // next_working_start) through Howard Hinnant's date/tz, which reads the system tz database.
+#include "api/text.hpp"
 #include "campaigns/detail/assert.hpp"
 #include "campaigns/detail/time_rules.hpp"
+#include "campaigns/loader.hpp"
 #include "campaigns/machine.hpp"
 
 #include <date/tz.h>
@@ -124,6 +126,9 @@ std::string format_minute(int minute_of_day) {
 }
 
 bool is_known_time_zone(const std::string& name) {
+    if (name == "localtime" || name == "posixrules" || name == "Factory") {
+        return false;  // the host's choice, or no zone: a campaign must mean the same everywhere
+    }
     try {
         return date::locate_zone(name) != nullptr;
     } catch (const std::exception&) {
@@ -216,6 +221,15 @@ std::string finish_date(const schedule& s, time_point from, double working_days,
         day += date::days{1};
     }
     return date::format("%F", day);
+}
+
+std::string time_zone_problem(const std::string& name) {
+    if (detail::is_known_time_zone(name)) {
+        return "";
+    }
+    return "unknown time zone '" + orch::text::escaped(name) +
+           "' (an IANA name such as Europe/Berlin or America/New_York)" +
+           orch::text::did_you_mean(name, detail::time_zone_names());
 }
 
 }  // namespace orch::campaigns

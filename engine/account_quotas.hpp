@@ -21,6 +21,7 @@
 #include <nlohmann/json.hpp>
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -76,5 +77,11 @@ effective_quotas effective(const quota_overrides& q,
 // (null: no limit; ramp-up is not applied here, see limits.action_status for today's number).
 nlohmann::json quotas_view(const quota_overrides& q,
                            const std::array<limits::action_defaults, limits::action_count>& defaults);
+
+// What moving an account's quota day from `from` to `to` (time zones; "" is UTC) does at `now`:
+// "" when the date stays; else the new date and what it means for today's quotas (a later date
+// starts a new day's quotas at once; an earlier one counts the later date's calls as today's).
+std::string quota_day_move_note(const std::string& from, const std::string& to,
+                                std::chrono::system_clock::time_point now);
 
 }  // namespace orch::engine

@@ -880,7 +880,11 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
               {"audience_search", search},
               {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
               {"state", r.state},
+              {"live_budget", nullptr},
               {"warnings", warnings}};
+    if (r.live_budget) {
+        body["live_budget"] = {{"kept", r.live_budget_kept}, {"text", live_budget_text(r, campaign)}};
+    }
     if (reused) {
         body["audience_credits"] = 0;
         body["note"] = std::string(r.changed ? "the audience is unchanged: its search"
@@ -1199,6 +1203,7 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
     co_return ok_json({{"account_id", r.account_id},
                        {"changed", r.changed},
                        {"time_zone", r.time_zone.empty() ? json(nullptr) : json(r.time_zone)},
+                       {"note", quota_day_move_note(r.previous_time_zone, r.time_zone, std::chrono::system_clock::now())},
                        {"overrides", to_json(r.quotas)},
                        {"quotas", quotas_view(r.quotas, limiter_settings(cfg).actions)}});
 }
@@ -1336,7 +1341,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                                               std::to_string(o.set->committed) +
                                               " credits): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled")
                                        : json(nullptr)},
-                       {"note", "applying the campaign's file again sets the file's budget when the file changed"}});
+                       {"note", "the next apply keeps this budget unless its file changes the budget it gives; write it into the file too"}});
 }
 
 asio::awaitable<reply> admin_server::impl::events(const std::map<std::string, std::string>& params) {

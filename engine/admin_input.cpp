@@ -2,6 +2,7 @@
 #include "engine/json_syntax.hpp"
 
 #include "api/text.hpp"
+#include "campaigns/loader.hpp"
 
 #include <boost/url/parse.hpp>
 
@@ -252,9 +253,12 @@ limits_body parse_limits_body(const std::string& text) {
         const json zone = *it;
         j.erase(it);
         if (!zone.is_null()) {
-            if (!zone.is_string() || !limits::day_in_zone(std::chrono::system_clock::now(), zone.get<std::string>())) {
+            if (!zone.is_string()) {
                 throw unprocessable("time_zone: expected an IANA time zone name such as \"Europe/Paris\", got " +
                                     dump(zone));
+            }
+            if (const auto problem = campaigns::time_zone_problem(zone.get<std::string>()); !problem.empty()) {
+                throw unprocessable("time_zone: " + problem);
             }
             out.time_zone = zone.get<std::string>();
         }
@@ -270,6 +274,9 @@ limits_body parse_limits_body(const std::string& text) {
         out.patch[it.key()] = *it;
     }
     if (!apply_patch({}, out.patch, why)) {
+        if (why.find("unknown action") != std::string::npos) {
+            why += "; or time_zone, clear";
+        }
         throw unprocessable(why);
     }
     return out;

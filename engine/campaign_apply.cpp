@@ -335,6 +335,28 @@ std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::
     return out;
 }
 
+namespace {
+std::string budget_words(std::int64_t total, const std::optional<std::int64_t>& per_day,
+                         const std::optional<std::int64_t>& per_account) {
+    return std::to_string(total) + " credits, per day " + (per_day ? std::to_string(*per_day) : "none") +
+           ", per account " + (per_account ? std::to_string(*per_account) : "none");
+}
+}  // namespace
+
+std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c) {
+    if (!r.live_budget) {
+        return "";
+    }
+    const std::string live = budget_words(r.live_budget->total, r.live_budget->per_day, r.live_budget->per_account);
+    const std::string file = budget_words(c.budget_credits, c.budget_per_day_credits, c.budget_per_account_credits);
+    if (r.live_budget_kept) {
+        return "the campaign keeps its live budget (" + live + ", from `budget set`): this version did not change "
+               "the file's budget (" + file + "); write the live one into the file, or change the file's, to end "
+               "the difference";
+    }
+    return "the file's new budget (" + file + ") replaced the live one (" + live + ", from `budget set`)";
+}
+
 std::string moved_running_text(const apply_outcome& r) {
     std::int64_t kept = 0;
     for (const auto& k : r.kept) {

@@ -141,5 +141,8 @@ std::string moved_running_text(const apply_outcome& r);
 // (apply_outcome::zone_conflicts): its day quotas start again at its own midnight, which may fall
 // inside this campaign's working hours.
 std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c);
+// What became of a live budget (`budget set`) that differs from the file's
+// (apply_outcome::live_budget): kept, or replaced by the file's; "" when there was none.
+std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c);
 
 }  // namespace orch::engine

@@ -7,7 +7,7 @@
 //   - Checked again at send time: the person or company on the do-not-contact list, a cancelled
 //     campaign or an unavailable account make it `refused` (not sent, not billed).
 //   - The limits gate (engine/limits_gate.hpp) as for a step's send: the key's request rate, the
-//     account's send quota of the campaign's local day and week, the campaign's own caps and any
+//     account's send quota of its quota day and week, the campaign's own caps and any
 //     RATE_LIMITED cooldown (no pacing: an operator's answer does not wait for the day's spread).
 //     A denial leaves it queued until the time the gate names, its reason shown.
 //   - The credit ledger: the send's upper bound is reserved for the campaign (keyed by the call's

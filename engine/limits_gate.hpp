@@ -113,7 +113,7 @@ private:
     // held here may get them back (a call that fails without effect, or that the ledger refuses
     // in the same cycle), so as many of its denials as it has such places are a short wait, not
     // one until the quota's next day (held_places). A take counts for the quota when it is in
-    // the denied check's day (the campaign's local day), for a campaign cap when it is the same
+    // the denied check's day (the account's quota day), for a campaign cap when it is the same
     // campaign's, and only while it is younger than held_for: older, it is no call in flight but
     // a take whose end went unheard.
     std::map<std::pair<std::string, limits::action>, std::set<std::uint64_t>> held_;  // under mutex_

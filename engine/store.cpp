@@ -345,7 +345,7 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
             return out;
         }
         out.quotas = *current;
-        out.time_zone = r[0][2].as<std::string>();
+        out.time_zone = out.previous_time_zone = r[0][2].as<std::string>();
         auto next = change(*current, out.error);
         if (!next) {
             return out;  // refused: the transaction rolls back
@@ -461,6 +461,16 @@ std::optional<std::int64_t> optional_field(const json& j, const char* key) {
 }
 
 std::string cap_text(const std::optional<std::int64_t>& cap) { return cap ? std::to_string(*cap) : "none"; }
+
+// The budget a campaign definition gives (budget_credits and the optional caps).
+ledger::budget file_budget(const json& canonical) {
+    return {canonical.value("budget_credits", std::int64_t{0}), optional_field(canonical, "budget_per_account_credits"),
+            optional_field(canonical, "budget_per_day_credits")};
+}
+
+bool same_budget(const ledger::budget& a, const ledger::budget& b) {
+    return a.total == b.total && a.per_account == b.per_account && a.per_day == b.per_day;
+}
 
 }  // namespace
 
@@ -584,6 +594,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                 bool move_running) {
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
+        std::optional<ledger::budget> previous_file_budget, live_budget;
         pqxx::work tx(*conn_);
         tx.exec(q("campaigns/lock"));
         tx.exec_params(q("campaigns/lifecycle_lock"), name);
@@ -601,6 +612,15 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 throw campaign_conflict("campaign '" + name + "' was cancelled; apply it under a new name");
             }
             if (found[0][3].as<std::string>() != digest) {
+                // The budget the current version's file gave, and the live one (`budget set` may
+                // have changed it since): the new version sets its own only when it changed it.
+                auto prev = tx.exec_params(q("engine/campaign_definition"), out.campaign_id, out.version);
+                if (!prev.empty()) {
+                    previous_file_budget = file_budget(json::parse(prev[0][0].as<std::string>()));
+                }
+                for (const auto& row : ledger::campaign_budgets(tx, name)) {
+                    live_budget = row.limits;
+                }
                 ++out.version;
                 out.changed = true;
                 tx.exec_params(q("campaigns/insert_version"), out.campaign_id, out.version, canonical.dump(), source,
@@ -609,12 +629,22 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             }
         }
         if (out.changed) {
-            // The file is the budget's source of truth at apply: budget_credits and the optional
-            // caps (an absent cap is removed), whatever `budget set` changed since. A raise resumes
-            // a campaign the ledger paused. Re-applying an unchanged file changes nothing.
-            set_campaign_budget(tx, out.campaign_id, canonical.value("budget_credits", std::int64_t{0}),
-                                optional_field(canonical, "budget_per_day_credits"),
-                                optional_field(canonical, "budget_per_account_credits"), now);
+            // The file's budget (budget_credits and the optional caps; an absent cap is removed)
+            // when the campaign is new or the file changed it; a new version whose budget is the
+            // last one's keeps the live budget, which `budget set` may have changed. Either way,
+            // a live budget that differs from the file's is said (apply_outcome::live_budget). A
+            // raise resumes a campaign the ledger paused. Re-applying an unchanged file changes
+            // nothing.
+            const ledger::budget wanted = file_budget(canonical);
+            const bool file_changed_it = !previous_file_budget || !same_budget(*previous_file_budget, wanted);
+            if (live_budget && previous_file_budget && !same_budget(*live_budget, wanted) &&
+                !(file_changed_it && same_budget(*live_budget, *previous_file_budget))) {
+                out.live_budget = live_budget;
+                out.live_budget_kept = !file_changed_it;
+            }
+            if (file_changed_it) {
+                set_campaign_budget(tx, out.campaign_id, wanted.total, wanted.per_day, wanted.per_account, now);
+            }
             // The version's dates (migration 0017): leads wait for start_at; a campaign stopped at
             // its end_at runs again when the new one is later.
             const std::string start = canonical.value("start_at", std::string());

@@ -10,6 +10,7 @@
 #include "engine/result.hpp"
 #include "engine/account_quotas.hpp"
 #include "engine/codes.hpp"
+#include "engine/ledger.hpp"
 
 #include <nlohmann/json.hpp>
 #include <pqxx/connection>
@@ -96,6 +97,10 @@ struct apply_outcome {
     std::string paused;             // the pause reason when that shortfall paused the campaign
     std::string state;              // the campaign's state after the apply (completed: nothing live)
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
+    // A live budget (`budget set` since the last apply) that differs from the file's: kept (the
+    // new version did not change the file's budget) or replaced by the file's (it did).
+    std::optional<ledger::budget> live_budget;
+    bool live_budget_kept = false;
     // With move_running: the live leads moved to the current version, and those kept on an older
     // one, by step and why ("in a call", "not in the version", "now of kind send", "busy: a
     // worker held it"; campaigns/kept_running.sql).
@@ -271,6 +276,7 @@ public:
         std::string account_id;
         quota_overrides quotas{};  // after the change; as stored when refused
         std::string time_zone;     // the quota day's time zone after the change; "" when not chosen
+        std::string previous_time_zone;  // before it
         std::string error;        // the change was refused (`change` said why); nothing changed
         bool changed = false;     // a different value was written
         std::int64_t woken = 0;   // leads waiting for the account's quota made due now

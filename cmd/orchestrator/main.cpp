@@ -376,8 +376,10 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     orch::engine::store db(s.database_url);
     db.require_current();
     const auto now = std::chrono::system_clock::now();
-    if (!time_zone.empty() && !limits::day_in_zone(now, time_zone)) {
-        throw usage_error("--time-zone: unknown time zone '" + orch::text::escaped(time_zone) + "'");
+    if (!time_zone.empty()) {
+        if (const auto problem = orch::campaigns::time_zone_problem(time_zone); !problem.empty()) {
+            throw usage_error("--time-zone: " + problem);
+        }
     }
     auto accounts = db.accounts();
     // Each account's quota day: its own time zone unless --time-zone says another.
@@ -437,11 +439,12 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     }
     if (format == "csv") {
         // One table: the accounts (the main one), or --section quotas: one row per account and action.
-        text_table list{"", {"account", "label", "status", "connected", "webhook"}, {}};
+        text_table list{"", {"account", "label", "status", "connected", "webhook", "time_zone"}, {}};
         text_table q{"", {"account", "action", "day", "time_zone", "used_today", "limit_today", "left_today", "used_week", "limit_week",
                           "left_week", "cooldown_until"}, {}};
         for (const auto& a : accounts) {
-            list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "true" : "false", a.webhook_id});
+            list.rows.push_back(
+                {a.account_id, a.label, a.api_status, a.connected ? "true" : "false", a.webhook_id, a.time_zone});
             auto it = quotas.find(a.account_id);
             if (it == quotas.end()) {
                 continue;
@@ -462,9 +465,10 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     }
     // The accounts, then each one's quotas. Text from the API or an operator is escaped by the
     // printer, so no control or bidi character reaches the terminal.
-    text_table list{"", {"account", "label", "status", "connected", "webhook"}, {}};
+    text_table list{"", {"account", "label", "status", "connected", "webhook", "quota day in"}, {}};
     for (const auto& a : accounts) {
-        list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "yes" : "no", a.webhook_id});
+        list.rows.push_back({a.account_id, a.label, a.api_status, a.connected ? "yes" : "no", a.webhook_id,
+                             a.time_zone.empty() ? "UTC (none chosen)" : a.time_zone});
     }
     print_aligned(list);
     for (const auto& a : accounts) {
@@ -563,9 +567,10 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
                         const std::string& format) {
     // Check the flags first: a bad one changes nothing and needs no database.
     limits_change(r, {});
-    if (r.time_zone && !orch::limits::day_in_zone(std::chrono::system_clock::now(), *r.time_zone)) {
-        throw usage_error("--time-zone: unknown time zone '" + orch::text::escaped(*r.time_zone) +
-                          "'; an IANA name such as Europe/Paris");
+    if (r.time_zone) {
+        if (const auto problem = orch::campaigns::time_zone_problem(*r.time_zone); !problem.empty()) {
+            throw usage_error("--time-zone: " + problem);
+        }
     }
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -586,6 +591,8 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
     if (format == "json") {
         json doc = {{"account_id", result.account_id}, {"changed", result.changed},
                     {"time_zone", result.time_zone.empty() ? json(nullptr) : json(result.time_zone)},
+                    {"note", orch::engine::quota_day_move_note(result.previous_time_zone, result.time_zone,
+                                                               std::chrono::system_clock::now())},
                     {"overrides", orch::engine::to_json(result.quotas)}, {"quotas", view}};
         std::cout << doc.dump(2) << "\n";
         return 0;
@@ -610,6 +617,11 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
     std::printf("  quota day: %s\n",
                 result.time_zone.empty() ? "UTC (no time zone chosen yet: the first campaign applied with it sets its own)"
                                          : orch::text::escaped(result.time_zone).c_str());
+    if (const auto note = orch::engine::quota_day_move_note(result.previous_time_zone, result.time_zone,
+                                                            std::chrono::system_clock::now());
+        !note.empty()) {
+        std::printf("note: %s\n", note.c_str());
+    }
     std::printf("  %-10s %-20s %s\n", "action", "per day", "per week");
     for (auto a : orch::engine::quota_actions) {
         const auto& q = view[orch::limits::to_string(a)];
@@ -975,6 +987,14 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     return 0;
 }
 
+// A live budget the apply kept (a note) or replaced with the file's (a warning: an operator's
+// `budget set` was undone).
+void print_live_budget(const orch::engine::apply_outcome& r, const orch::campaigns::campaign& c) {
+    if (const auto text = orch::engine::live_budget_text(r, c); !text.empty()) {
+        (r.live_budget_kept ? std::cout : std::cerr) << (r.live_budget_kept ? "note: " : "warning: ") << text << "\n";
+    }
+}
+
 int cmd_campaign_apply(const settings& s, const std::string& file, bool search_again, bool move_running) {
     orch::engine::store db(s.database_url);
     db.require_current();
@@ -1013,6 +1033,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
             std::cerr << "warning: " << w << "\n";
         }
+        print_live_budget(r, c.value);
         return 0;
     }
     // A progress bar on the terminal (standard error, only when it is one) for large audiences.
@@ -1074,6 +1095,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
         std::cerr << "warning: " << w << "\n";
     }
+    print_live_budget(r, c.value);
     return 0;
 }
 
@@ -1600,7 +1622,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
                     "available, and the campaign pauses at its next call, once its calls in flight have settled\n",
                     static_cast<long long>(r->committed));
     }
-    std::printf("note: `campaign apply` of the campaign's file sets the file's budget again when the file changed\n");
+    std::printf("note: the next `campaign apply` keeps this budget unless its file changes the budget it gives; write it into the file too\n");
     return 0;
 }
 

@@ -15,8 +15,10 @@
 //
 // Times (rate, cooldowns, pacing) come from Redis TIME, so all hosts agree; waits are returned
 // relative ("retry after N ms"), so the caller's clock skew does not matter. The quota counters are
-// keyed by the caller's local day number (days since 1970-01-01 in the campaign's time zone; see
-// day_in_zone), so "today" follows the campaign's calendar.
+// keyed by the caller's local day number (days since 1970-01-01 in the account's time zone, its
+// quota day; see day_in_zone), so "today" follows the account's calendar, whichever campaign calls.
+// The next day's counter counts as today's too: it holds calls only after the account's zone moved
+// west to an earlier date (buckets.lua).
 //
 // Keys (Redis Cluster ready): every key of one API key starts with orch:{<tag>}: where tag is the
 // first 16 hex digits of SHA-256(api key) - never the key itself. All buckets of one API key then

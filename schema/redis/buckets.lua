@@ -10,7 +10,7 @@
 --
 -- Times (rate, cooldowns, pacing) come from Redis TIME, so every worker on every host agrees; the
 -- caller passes only the local day number of the quota counters (days since 1970-01-01 in the
--- campaign's time zone) and how long that day still lasts. Every key shares the API key's hash
+-- account's time zone, its quota day) and how long that day still lasts. Every key shares the API key's hash
 -- tag, so one script may touch both scopes under Redis Cluster.
 --
 -- Records are fixed binary layouts of little-endian doubles (struct.pack): one MGET for both
@@ -21,7 +21,9 @@
 --   account+action ACC: until, streak, streak_until, pace, first (-1 = unknown), slot0..slot7,
 --                  ncamp; then ncamp CAMP records: campaign id, slot0..slot7
 -- A day slot (index day % 8) holds day * 1e9 + count: a slot of another day counts 0, so old
--- days need no pruning; the 7 slots day-6 .. day are the rolling week. Campaign records are
+-- days need no pruning; the slots day-6 .. day are the rolling week, and the slot of day+1 counts
+-- as today's and the week's too: it holds calls only when the account's time zone moved west to
+-- an earlier date, and those calls were made today (count()). Campaign records are
 -- touched only when the check carries a campaign cap, and then only the record of that campaign
 -- (updated in place); records whose slots are all older than the week are dropped when a new
 -- campaign record is added (so they are bounded by the campaigns of the last week or so).
@@ -62,19 +64,24 @@ local function slot_count(r, base, d)
     return 0
 end
 
--- Today's count and the 7-day sum of the slots starting at r[base]. A slot holds day d (d*SLOT + n,
--- n < SLOT) of the week day-6 .. day exactly when its value lies in [(day-6)*SLOT, (day+1)*SLOT),
--- and no two slots hold the same day, so one range test per slot replaces the per-day decoding.
+-- Today's count, the week's sum and the day's own count, of the slots starting at r[base]. Today
+-- is the day's slot and the next day's (empty unless the account's time zone moved west a date,
+-- see above); the week is the slots of day-6 .. day+1. A slot holds day d (d*SLOT + n, n < SLOT)
+-- of those 8 days exactly when its value lies in [(day-6)*SLOT, (day+2)*SLOT), and no two slots
+-- hold the same day, so one range test per slot replaces the per-day decoding.
 local function count(r, base, day)
-    local lo, top = (day - 6) * SLOT, (day + 1) * SLOT
+    local lo, top = (day - 6) * SLOT, (day + 2) * SLOT
     local week = 0
     for i = base, base + 7 do
         local v = r[i]
         if v >= lo and v < top then week = week + v % SLOT end
     end
+    local own, later = 0, 0
     local v = r[base + day % 8]
-    if v >= top - SLOT and v < top then return v % SLOT, week end
-    return 0, week
+    if v >= top - 2 * SLOT and v < top - SLOT then own = v % SLOT end
+    v = r[base + (day + 1) % 8]
+    if v >= top - SLOT and v < top then later = v % SLOT end
+    return own + later, week, own
 end
 
 -- Campaign id's record (decoded) and its position in the bytes of the campaign records, or nil.
@@ -161,7 +168,7 @@ if op == 'take' then
     end
     if a[1] - now > wait then wait, why = a[1] - now, 3 end
     if a[2] > 0 and a[3] > now then streaks = streaks + 2 end
-    local today, week = count(a, 6, day)
+    local today, week, own = count(a, 6, day)
     local cap = per_day
     local first = a[5]
     if first_day >= 0 then first = first_day elseif first < 0 then first = day end
@@ -175,11 +182,11 @@ if op == 'take' then
         if w > wait then wait, why = w, 5 end
     end
     local capped = campaign > 0 and (camp_day >= 0 or camp_week >= 0)
-    local camp_pos, camp, ctoday = nil, nil, 0
+    local camp_pos, camp, ctoday, cown = nil, nil, 0, 0
     if capped then
         camp, camp_pos = find_campaign(tail, campaign)
         local cweek = 0
-        if camp then ctoday, cweek = count(camp, 2, day) end
+        if camp then ctoday, cweek, cown = count(camp, 2, day) end
         if camp_day >= 0 and ctoday >= camp_day and day_left > wait then wait, why = day_left, 6 end
         if camp_week >= 0 and cweek >= camp_week then
             local w = camp and week_wait(camp, 2, day, cweek, camp_week, day_left) or day_left + 6 * DAY_MS
@@ -204,8 +211,8 @@ if op == 'take' then
             redis.call('SET', KEYS[1], pack(KEY, new_tat, key_until, key_streak, key_streak_until, now), 'PX', ARGV[2])
         end
     end
-    local keep_ttl = raw and today > 0
-    a[6 + day % 8] = day * SLOT + today + 1
+    local keep_ttl = raw and own > 0
+    a[6 + day % 8] = day * SLOT + own + 1
     if window > 0 and cap > 0 then
         -- The gap spreads the day quota over the window; with the time left in the window known
         -- (window_left), at most that time over the calls still allowed today plus one, so the rest of
@@ -221,7 +228,7 @@ if op == 'take' then
     if a[5] < 0 and first_day < 0 then a[5] = day end
     if capped then
         if camp then
-            camp[2 + day % 8] = day * SLOT + ctoday + 1
+            camp[2 + day % 8] = day * SLOT + cown + 1
             local record = pack(CAMP, camp[1], camp[2], camp[3], camp[4], camp[5], camp[6], camp[7], camp[8],
                                 camp[9])
             if #tail == CAMP_SIZE then

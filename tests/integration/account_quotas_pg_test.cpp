@@ -86,6 +86,22 @@ TEST(AccountQuotas, BadPatchesAreRefusedWithTheFieldNamed) {
     }
 }
 
+// Moving an account's quota day: at 16:00 UTC Kiritimati (UTC+14) is already on the next date.
+// A move there starts a new day's quotas (said); a move back counts that date's calls as today's;
+// a move within the same date says nothing.
+TEST(AccountQuotas, AZoneMoveSaysWhatItDoesToTodaysQuotas) {
+    using namespace std::chrono;
+    const auto at = sys_days{year{2026} / 11 / 27} + hours{16};
+    const auto east = orch::engine::quota_day_move_note("", "Pacific/Kiritimati", at);
+    EXPECT_EQ(east, "its quota day is now 2026-11-28 (it was 2026-11-27): a new day's quotas start now, so up to a "
+                    "day quota more may go out today (the rolling week quota still holds)");
+    const auto west = orch::engine::quota_day_move_note("Pacific/Kiritimati", "UTC", at);
+    EXPECT_EQ(west, "its quota day is now 2026-11-27 (it was 2026-11-28): the calls counted on 2026-11-28 count as "
+                    "today's too");
+    EXPECT_EQ(orch::engine::quota_day_move_note("UTC", "Europe/Paris", at), "");
+    EXPECT_EQ(orch::engine::quota_day_move_note("Europe/Paris", "Europe/Paris", at), "");
+}
+
 TEST(AccountQuotas, EffectiveQuotasFillUnsetFieldsFromTheDefaults) {
     auto defaults = orch::limits::default_actions();
     defaults[idx(action::invite)].limit = {80, 200};

@@ -292,6 +292,51 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
         << "no apply after the first sent a search";
 }
 
+// A live budget (`budget set`) survives an apply that leaves the file's budget as it was, which
+// says so; an apply that changes the file's budget replaces it and warns; once the file and the
+// live budget agree, nothing is said.
+TEST_F(CliOutput, ALiveBudgetIsKeptUnlessTheFileChangesItsBudget) {
+    ASSERT_EQ(apply(campaign_yaml("live", 3)).exit_code, 0);
+    auto budget = [this] {
+        return env_->scalar("SELECT total || ' ' || COALESCE(per_day, -1) FROM ledger_budgets b "
+                            "JOIN campaigns c USING (campaign_id) WHERE c.name = 'live'");
+    };
+    ASSERT_EQ(budget(), "500 100");
+    auto set = env_->run({"budget", "set", "live", "--credits", "800"});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    EXPECT_NE(set.output.find("keeps this budget unless its file changes the budget it gives"), std::string::npos)
+        << set.output;
+    ASSERT_EQ(budget(), "800 100");
+
+    std::string note_only = campaign_yaml("live", 3);
+    note_only.replace(note_only.find("Hi {{first_name}}"), 17, "Hello {{first_name}}");
+    auto kept = apply(note_only);
+    ASSERT_EQ(kept.exit_code, 0) << kept.output;
+    EXPECT_NE(kept.output.find("note: the campaign keeps its live budget (800 credits, per day 100, per account "
+                               "none, from `budget set`): this version did not change the file's budget (500 "
+                               "credits"),
+              std::string::npos)
+        << kept.output;
+    EXPECT_EQ(budget(), "800 100");
+
+    std::string rebudgeted = note_only;
+    rebudgeted.replace(rebudgeted.find("budget_credits: 500"), 19, "budget_credits: 600");
+    auto replaced = apply(rebudgeted);
+    ASSERT_EQ(replaced.exit_code, 0) << replaced.output;
+    EXPECT_NE(replaced.output.find("warning: the file's new budget (600 credits, per day 100, per account none) "
+                                   "replaced the live one (800 credits"),
+              std::string::npos)
+        << replaced.output;
+    EXPECT_EQ(budget(), "600 100");
+
+    std::string again = rebudgeted;
+    again.replace(again.find("Hello {{first_name}}"), 20, "Hey {{first_name}}");
+    auto quiet = apply(again);
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+    EXPECT_EQ(quiet.output.find("budget"), std::string::npos) << quiet.output;
+    EXPECT_EQ(budget(), "600 100");
+}
+
 // An account has one quota day, whichever campaign calls through it: the first campaign applied
 // with it gives it its time zone, a campaign in another zone is told so, and `accounts limits
 // --time-zone` changes it (a bad zone changes nothing).
@@ -387,7 +432,7 @@ TEST_F(CliOutput, EveryListingTakesCsv) {
     const std::vector<std::pair<std::vector<std::string>, std::string>> listings = {
         {{"campaign", "list"}, "campaign,state,"},
         {{"campaign", "versions", "listed"}, "version,created_at,enrollments,current,digest\r\n1,"},
-        {{"accounts", "list"}, "account,label,status,connected,webhook\r\n"},
+        {{"accounts", "list"}, "account,label,status,connected,webhook,time_zone\r\n"},
         {{"leads", "list", "listed"}, "lead_id,enrollment_id,profile_url,"},
         {{"dnc", "list"}, "id,kind,profile_url,company,reason,added_by,added_at\r\n"},
         {{"inbox", "list"}, "id,received_at,campaign,account_id,lead_id,profile_url,"},

@@ -101,17 +101,20 @@ protected:
         control_ = std::make_unique<http_client>("127.0.0.1", sandbox_->control_port());
     }
 
-    // A campaign of `leads` people of the sandbox's world (a CSV file), applied.
+    // A campaign of `leads` people of the sandbox's world (a CSV file, from person `offset` on),
+    // scheduled in `zone`, applied.
     void apply(const std::string& name, int leads, const std::string& wait, std::int64_t budget = 1'000'000,
-               const std::string& extra = "") {
-        auto people = control_json("/control/people?offset=200&limit=" + std::to_string(leads));
+               const std::string& extra = "", int offset = 200, const std::string& zone = "UTC") {
+        auto people = control_json("/control/people?offset=" + std::to_string(offset) + "&limit=" + std::to_string(leads));
         std::string csv = "profile_url,first_name\n";
         for (const auto& p : people["people"]) {
             csv += p["profile_url"].get<std::string>() + "," + p["first_name"].get<std::string>() + "\n";
         }
         std::ofstream(dir_ + "/" + name + ".csv") << csv;
         auto file = dir_ + "/" + name + ".yaml";
-        std::ofstream(file) << campaign_yaml(name, name + ".csv", wait, budget, extra);
+        std::string yaml = campaign_yaml(name, name + ".csv", wait, budget, extra);
+        yaml.replace(yaml.find("time_zone: UTC"), 14, "time_zone: " + zone);
+        std::ofstream(file) << yaml;
         auto r = env_->run({"campaign", "apply", file});
         ASSERT_EQ(r.exit_code, 0) << r.output;
         ASSERT_NE(r.output.find(std::to_string(leads) + " enrolled"), std::string::npos) << r.output;
@@ -371,6 +374,43 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
     ASSERT_EQ(table.exit_code, 0) << table.output;
     EXPECT_NE(table.output.find("invite"), std::string::npos) << table.output;
     EXPECT_NE(table.output.find("5/5"), std::string::npos) << table.output;
+}
+
+// One account, one quota day: two campaigns on the same 3 senders, scheduled a calendar day
+// apart (UTC-11 and UTC+14, whose dates always differ), with 2 invitations per account and day.
+// Exactly 2 invitations per account go out in all, through the claim's account time zone and the
+// gate; every other lead waits for the account's day quota. (Counted by each campaign's own day,
+// each account sent 2 in each campaign.)
+TEST_F(LimitsTest, CampaignsInTwoTimeZonesShareEachAccountsDayQuota) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_INVITE_PER_DAY", "2");
+    env_->set("ORCH_PACING", "false");
+    apply("west", 12, "1s", 1'000'000, "", 200, "Pacific/Pago_Pago");
+    apply("east", 12, "1s", 1'000'000, "", 300, "Pacific/Kiritimati");
+    EXPECT_EQ(env_->scalar("SELECT string_agg(DISTINCT time_zone, ',') FROM accounts"), "Pacific/Pago_Pago")
+        << "the first campaign applied gave its senders its zone";
+    auto ws = workers(1, {"--batch-size", "10"});
+    // Steady state: every live lead waits for its account's day quota.
+    auto steady = [&] {
+        return count("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting') "
+                     "AND reason NOT LIKE '%invite day quota%'") == 0;
+    };
+    bool reached = eventually(steady, 60s);
+    for (auto& w : ws) {
+        EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+    }
+    ASSERT_TRUE(reached) << env_->scalar("SELECT string_agg(status || ': ' || reason, E'\n') FROM enrollments");
+    EXPECT_GE(count("SELECT count(*) FROM enrollments WHERE reason LIKE '%invite day quota%'"), 12)
+        << "at most 6 of the 24 leads were invited (some need no invitation)";
+    // The sandbox's request log: invite requests per account, whatever the sandbox made of them.
+    std::map<std::string, int> invites;
+    for (const auto& r : requests(0)) {
+        invites[r.account_id] += r.action == "invite" ? 1 : 0;
+    }
+    ASSERT_EQ(invites.size(), 3u);
+    for (const auto& [account, n] : invites) {
+        EXPECT_EQ(n, 2) << account << ": one day quota, whichever campaign's day it is";
+    }
 }
 
 // The worker's own settings change with a restart: leads the gate parked under the old ones are

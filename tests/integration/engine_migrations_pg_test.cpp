@@ -263,28 +263,31 @@ INSERT INTO do_not_contact (canonical_url, profile_url, reason) VALUES
               orch::engine::canonical_profile_url("https://www.example.com/in/Müller/"));
 }
 
-// Migration 0032: each account a campaign already uses gets the time zone of the first campaign
-// (the lowest id) with leads on it, as that campaign's apply would now have set; a definition
-// without a schedule counts as UTC; an account no campaign uses keeps none.
+// Migration 0032: each account a campaign already uses gets the time zone of its first live
+// campaign (the lowest id, active or paused), else of its first campaign of any state, as that
+// campaign's apply would now have set; a definition without a schedule counts as UTC; an account
+// no campaign uses keeps none.
 TEST_F(MigrationsOnAFilledDatabase, AccountsTakeTheTimeZoneOfTheirFirstCampaign) {
     {
         pqxx::connection c(env_->database_url());
         pqxx::work tx(c);
         migrate(tx, 5, 31);
         tx.exec(R"sql(
-INSERT INTO accounts (account_id) VALUES ('acc-tokyo'), ('acc-plain'), ('acc-idle');
-INSERT INTO campaigns (campaign_id, name, current_version) VALUES (1, 'first', 2), (2, 'later', 1), (3, 'bare', 1);
+INSERT INTO accounts (account_id) VALUES ('acc-live'), ('acc-old'), ('acc-plain'), ('acc-idle');
+INSERT INTO campaigns (campaign_id, name, current_version, state) VALUES
+    (1, 'first', 2, 'cancelled'), (2, 'later', 1, 'active'), (3, 'bare', 1, 'paused');
 INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES
     (1, 1, '{"schedule": {"time_zone": "Europe/Paris"}}', '', 'a'),
     (1, 2, '{"schedule": {"time_zone": "Asia/Tokyo"}}', '', 'b'),
     (2, 1, '{"schedule": {"time_zone": "America/New_York"}}', '', 'c'),
     (3, 1, '{}', '', 'd');
 INSERT INTO leads (lead_id, canonical_url, profile_url)
-SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 3) g;
+SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 4) g;
 INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status) VALUES
-    (1, 2, 1, 1, 'acc-tokyo', 'check', 'ready'),
-    (2, 1, 1, 2, 'acc-tokyo', 'check', 'ready'),
-    (3, 3, 1, 3, 'acc-plain', 'check', 'ready');
+    (1, 2, 1, 1, 'acc-live', 'check', 'ready'),
+    (2, 1, 2, 2, 'acc-live', 'check', 'cancelled'),
+    (3, 3, 1, 3, 'acc-plain', 'check', 'ready'),
+    (4, 1, 2, 4, 'acc-old', 'check', 'cancelled');
 )sql");
         tx.commit();
     }
@@ -292,7 +295,7 @@ INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_i
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(scalar("SELECT string_agg(account_id || ' ' || COALESCE(time_zone, 'none'), ', ' ORDER BY account_id) "
                      "FROM accounts"),
-              "acc-idle none, acc-plain UTC, acc-tokyo Asia/Tokyo");
+              "acc-idle none, acc-live America/New_York, acc-old Asia/Tokyo, acc-plain UTC");
 }
 
 }  // namespace

@@ -233,6 +233,44 @@ TEST_F(LimitsRedis, DayAndRollingWeekRollOverWithTheDayNumber) {
     EXPECT_EQ(later.used_week, 3);  // day0 + 1's two calls and this one
 }
 
+// An account's time zone moved west to an earlier date (its quota day went back from day0 + 1 to
+// day0): the calls counted on day0 + 1 were made today, so day0 counts them with its own, in the
+// day quota and the week; the takes after the move count on day0 itself. Moved east (day0 to
+// day0 + 1), a new day starts, and the week still holds day0's calls.
+TEST_F(LimitsRedis, ACallOfTheNextDateCountsTodayAfterTheTimeZoneMovedWest) {
+    limiter lim(base());
+    auto on = [](const std::string& account, std::int64_t day) {
+        check c = invite(account, 3, 4);
+        c.day = {day, hours{2}};
+        return c;
+    };
+    EXPECT_TRUE(lim.take(on("acc_west", day0 + 1)).allowed);
+    EXPECT_TRUE(lim.take(on("acc_west", day0 + 1)).allowed);
+    verdict third = lim.take(on("acc_west", day0));
+    ASSERT_TRUE(third.allowed);
+    EXPECT_EQ(third.used_today, 3) << "day0 + 1's two calls are today's";
+    verdict full = lim.take(on("acc_west", day0));
+    EXPECT_FALSE(full.allowed);
+    EXPECT_EQ(full.why, reason::day_quota) << "a second day quota on one day";
+    auto st = lim.status("acc_west", {day0, hours{2}});
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 3);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_week, 3);
+    // The refund of the take made on day0 gives back day0's own place, not day0 + 1's.
+    EXPECT_TRUE(lim.refund(on("acc_west", day0)));
+    auto back = lim.status("acc_west", {day0 + 1, hours{2}});
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->actions[static_cast<std::size_t>(action::invite)].used_today, 2);
+
+    EXPECT_TRUE(lim.take(on("acc_east", day0)).allowed);
+    EXPECT_TRUE(lim.take(on("acc_east", day0)).allowed);
+    EXPECT_TRUE(lim.take(on("acc_east", day0 + 1)).allowed) << "a new day";
+    EXPECT_TRUE(lim.take(on("acc_east", day0 + 1)).allowed);
+    verdict week = lim.take(on("acc_east", day0 + 1));
+    EXPECT_FALSE(week.allowed);
+    EXPECT_EQ(week.why, reason::week_quota) << "day0's calls stay in the week";
+}
+
 TEST_F(LimitsRedis, RampUpStartsNewAccountsLow) {
     settings s = base();
     s.actions[static_cast<std::size_t>(action::invite)] = {{80, 200}, {2, 1}};

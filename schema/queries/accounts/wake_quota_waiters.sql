@@ -1,6 +1,7 @@
--- wake_quota_waiters($1 account id): after the account's quota overrides changed, its leads that
--- wait for its day or week quota (wait codes day_quota and week_quota, written by the limits
--- gate, engine/limits_gate.cpp; the quota is always the lead's own sender's) become due now, so
+-- wake_quota_waiters($1 account id): after the account's quota overrides or its quota day's time
+-- zone changed, its leads that wait for its day or week quota or for a campaign's cap on it (wait
+-- codes day_quota, week_quota and campaign_quota, written by the limits gate,
+-- engine/limits_gate.cpp; the quota is always the lead's own sender's) become due now, so
 -- a raised quota is used at once instead of when the local day ends; a lead the new quota still
 -- denies is simply deferred again by the gate. Parked leads (due_at infinity: paused campaign,
 -- unavailable account) stay parked.
@@ -9,4 +10,4 @@ SET next_run_at = now(), due_at = now(), updated_at = now()
 WHERE account_id = $1
   AND status IN ('ready', 'waiting')
   AND due_at > now() AND due_at <> 'infinity'
-  AND wait_code IN ('day_quota', 'week_quota');
+  AND wait_code IN ('day_quota', 'week_quota', 'campaign_quota');
