@@ -197,19 +197,19 @@ INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_i
                      "FROM campaigns"),
               "old -, budget budget, credits credits, ended ended, held operator, gone -");
 
-    // The wake-ups match the codes: the quota waiters of acc-1 (5 and 6), then the budget waiters
-    // of campaign 1 (14, 15 and 20); nothing else moves.
+    // The wake-ups match the codes: the quota and campaign-cap waiters of acc-1 (5, 6 and 7), then
+    // the budget waiters of campaign 1 (14, 15 and 20); nothing else moves.
     pqxx::connection c(env_->database_url());
     {
         pqxx::work tx(c);
         EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("accounts/wake_quota_waiters")), "acc-1").affected_rows(),
-                  2u);
+                  3u);
         EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("engine/wake_budget_waits")), 1).affected_rows(), 3u);
         tx.commit();
     }
     EXPECT_EQ(scalar("SELECT string_agg(enrollment_id::text, ' ' ORDER BY enrollment_id) FROM enrollments "
                      "WHERE due_at <= now() AND status <> 'failed'"),
-              "5 6 14 15 20");
+              "5 6 7 14 15 20");
 
     // The resumes match the pause codes: a raised budget lifts the ledger's pause only, credits
     // read again lift the credits pause only; the operator's pause stays.
@@ -275,7 +275,7 @@ TEST_F(MigrationsOnAFilledDatabase, AccountsTakeTheTimeZoneOfTheirFirstCampaign)
         tx.exec(R"sql(
 INSERT INTO accounts (account_id) VALUES ('acc-live'), ('acc-old'), ('acc-plain'), ('acc-idle');
 INSERT INTO campaigns (campaign_id, name, current_version, state) VALUES
-    (1, 'first', 2, 'cancelled'), (2, 'later', 1, 'active'), (3, 'bare', 1, 'paused');
+    (1, 'first', 2, 'cancelled'), (2, 'later', 1, 'active'), (3, 'bare', 1, 'active');
 INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES
     (1, 1, '{"schedule": {"time_zone": "Europe/Paris"}}', '', 'a'),
     (1, 2, '{"schedule": {"time_zone": "Asia/Tokyo"}}', '', 'b'),
@@ -283,11 +283,11 @@ INSERT INTO campaign_versions (campaign_id, version, definition, source, digest)
     (3, 1, '{}', '', 'd');
 INSERT INTO leads (lead_id, canonical_url, profile_url)
 SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 4) g;
-INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status) VALUES
-    (1, 2, 1, 1, 'acc-live', 'check', 'ready'),
-    (2, 1, 2, 2, 'acc-live', 'check', 'cancelled'),
-    (3, 3, 1, 3, 'acc-plain', 'check', 'ready'),
-    (4, 1, 2, 4, 'acc-old', 'check', 'cancelled');
+INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status, finished_at) VALUES
+    (1, 2, 1, 1, 'acc-live', 'check', 'ready', NULL),
+    (2, 1, 2, 2, 'acc-live', 'check', 'cancelled', now()),
+    (3, 3, 1, 3, 'acc-plain', 'check', 'ready', NULL),
+    (4, 1, 2, 4, 'acc-old', 'check', 'cancelled', now());
 )sql");
         tx.commit();
     }
