@@ -1,7 +1,6 @@
 #include "engine/account_quotas.hpp"
 
 #include <algorithm>
-#include <ctime>
 
 namespace orch::engine {
 
@@ -187,17 +186,6 @@ json quotas_view(const quota_overrides& q, const std::array<limits::action_defau
     return out;
 }
 
-namespace {
-std::string iso_day(std::int64_t day) {
-    std::time_t t = static_cast<std::time_t>(day) * 86'400;
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-    return buf;
-}
-}  // namespace
-
 std::string quota_day_move_note(const std::string& from, const std::string& to,
                                 std::chrono::system_clock::time_point now) {
     const auto before = limits::day_in_zone(now, from.empty() ? "UTC" : from);
@@ -205,12 +193,12 @@ std::string quota_day_move_note(const std::string& from, const std::string& to,
     if (!before || !after || before->day == after->day) {
         return "";
     }
-    const std::string moved = "its quota day is now " + iso_day(after->day) + " (it was " + iso_day(before->day) + ")";
+    const std::string moved = "its quota day is now " + orch::limits::iso_date(after->day) + " (it was " + orch::limits::iso_date(before->day) + ")";
     if (after->day > before->day) {
         return moved + ": a new day's quotas start now, so up to a day quota more may go out today (the rolling "
                        "week quota still holds)";
     }
-    return moved + ": the calls counted on " + iso_day(before->day) + " count as today's too";
+    return moved + ": the calls counted on " + orch::limits::iso_date(before->day) + " count as today's too";
 }
 
 }  // namespace orch::engine

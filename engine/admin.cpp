@@ -1,4 +1,5 @@
 #include "engine/admin.hpp"
+#include "engine/time_format.hpp"
 
 #include "engine/admin_input.hpp"
 
@@ -1161,7 +1162,7 @@ asio::awaitable<reply> admin_server::impl::accounts() {
                                    {"cooldown_until", opt_time(s.cooldown_until)},
                                    {"pace_until", opt_time(s.pace_until)}});
             }
-            j["limits"] = {{"day", zone}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
+            j["limits"] = {{"day", zone}, {"time_zone", zone}, {"date", orch::limits::iso_date(day.day)}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
             out.push_back(std::move(j));
         }
         return out;

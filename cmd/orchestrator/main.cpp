@@ -195,16 +195,6 @@ void print_sections(const std::string& format, const std::vector<text_table>& se
     }
 }
 
-// ISO 8601 date of a day number (days since 1970-01-01).
-std::string iso_date(std::int64_t day) {
-    std::time_t t = static_cast<std::time_t>(day) * 86'400;
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char buf[16];
-    std::strftime(buf, sizeof buf, "%Y-%m-%d", &tm);
-    return buf;
-}
-
 // The store, after checking the schema is current: an empty or older database says to run
 // `orchestrator migrate` (and a newer one to upgrade), whatever the command.
 std::unique_ptr<orch::engine::store> open_store(const settings& s) {
@@ -426,7 +416,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
                     actions[limits::to_string(st.what)] = action_json(st);
                 }
                 auto kc = it->second.key_cooldown_until;
-                j["quotas"] = {{"day", iso_date(days[a.account_id].day)}, {"time_zone", zone_of(a)},
+                j["quotas"] = {{"day", orch::limits::iso_date(days[a.account_id].day)}, {"time_zone", zone_of(a)},
                                {"key_cooldown_until", kc ? json(orch::iso8601_ms(*kc)) : json(nullptr)},
                                {"actions", actions}};
             }
@@ -451,7 +441,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             }
             for (const auto& st : it->second.actions) {
                 auto n = [](std::int64_t v) { return v < 0 ? std::string() : std::to_string(v); };
-                q.rows.push_back({a.account_id, limits::to_string(st.what), iso_date(days[a.account_id].day), zone_of(a),
+                q.rows.push_back({a.account_id, limits::to_string(st.what), orch::limits::iso_date(days[a.account_id].day), zone_of(a),
                                   std::to_string(st.used_today), n(st.limit_today), n(st.left_today),
                                   std::to_string(st.used_week), n(st.limit_week), n(st.left_week),
                                   st.cooldown_until ? orch::iso8601_s(*st.cooldown_until) : std::string()});
@@ -479,7 +469,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         }
         std::cout << "\n" << orch::text::escaped(a.account_id)
                   << (a.label.empty() ? std::string() : " (" + orch::text::escaped(a.label) + ")") << ", quota day "
-                  << iso_date(days[a.account_id].day) << " in " << orch::text::escaped(zone_of(a))
+                  << orch::limits::iso_date(days[a.account_id].day) << " in " << orch::text::escaped(zone_of(a))
                   << (a.time_zone.empty() && time_zone.empty() ? " (no time zone chosen yet)" : "") << "\n";
         if (overrides) {
             std::string text;
@@ -500,12 +490,20 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             std::printf("  API key cooling down until %s\n", orch::iso8601_s(*it->second.key_cooldown_until).c_str());
         }
         text_table q{"", {"action", "today used/limit", "week used/limit", "cooldown until"}, {}};
+        const auto quotas_of = orch::engine::effective(a.quotas, ls.actions);
         for (const auto& st : it->second.actions) {
             // Read-only checks have no quota: shown only when used or cooling down.
             if (st.limit_today < 0 && st.limit_week < 0 && st.used_week == 0 && !st.cooldown_until) {
                 continue;
             }
-            q.rows.push_back({limits::to_string(st.what), left_text(st.used_today, st.limit_today, st.left_today),
+            // Today's limit below the account's day quota: a new account's ramp-up.
+            const auto& own = quotas_of[static_cast<std::size_t>(st.what)];
+            const std::int64_t per_day = own ? own->per_day : ls.actions[static_cast<std::size_t>(st.what)].limit.per_day;
+            const bool ramping = st.limit_today >= 0 && (per_day < 0 || st.limit_today < per_day);
+            q.rows.push_back({limits::to_string(st.what),
+                              left_text(st.used_today, st.limit_today, st.left_today) +
+                                  (ramping ? " ramp-up to " + (per_day < 0 ? std::string("no limit") : std::to_string(per_day))
+                                           : std::string()),
                               left_text(st.used_week, st.limit_week, st.left_week),
                               st.cooldown_until ? orch::iso8601_s(*st.cooldown_until) : std::string()});
         }

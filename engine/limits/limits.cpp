@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstdio>
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
@@ -153,6 +154,14 @@ std::vector<std::string> validate(const settings& s) {
         bad.push_back("limits: pool_size must be in [1, 1024]");
     }
     return bad;
+}
+
+std::string iso_date(std::int64_t day) {
+    const std::chrono::year_month_day ymd{std::chrono::sys_days{std::chrono::days{day}}};
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "%04d-%02u-%02u", static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                  static_cast<unsigned>(ymd.day()));
+    return buf;
 }
 
 std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, const std::string& time_zone) {

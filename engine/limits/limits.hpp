@@ -136,6 +136,8 @@ struct local_day {
 };
 // nullopt when the time zone is unknown.
 std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, const std::string& time_zone);
+// "2026-11-22" of a day number (local_day::day).
+std::string iso_date(std::int64_t day);
 
 // One API call to check and take.
 struct check {

@@ -739,6 +739,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         const bool own = a["account_id"] == id;
         EXPECT_EQ(a["time_zone"], own ? json("Asia/Tokyo") : json(nullptr)) << a;
         EXPECT_EQ(a["limits"]["day"], own ? "Asia/Tokyo" : "UTC") << "the day its quotas are counted in: " << a;
+        EXPECT_EQ(a["limits"]["time_zone"], a["limits"]["day"]) << a;
+        EXPECT_TRUE(std::regex_match(a["limits"]["date"].get<std::string>(), std::regex(R"(\d{4}-\d{2}-\d{2})"))) << a;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day"], own ? json(40) : json(nullptr)) << a;
         EXPECT_EQ(a["effective_quotas"]["invite"]["per_day_source"], own ? "override" : "default") << a;
         ASSERT_TRUE(a["limits"].is_object()) << a;

@@ -379,6 +379,14 @@ TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
     ASSERT_EQ(list.exit_code, 0) << list.output;
     EXPECT_NE(list.output.find("quota day "), std::string::npos) << list.output;
     EXPECT_NE(list.output.find(" in UTC"), std::string::npos) << list.output;
+
+    // A new account's ramp-up keeps today's limit below its own day quota: the listing says so.
+    ASSERT_EQ(env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "40"}).exit_code, 0);
+    env_->set("ORCH_RAMP_UP", "true");
+    auto ramping = env_->run({"accounts", "list"});
+    ASSERT_EQ(ramping.exit_code, 0) << ramping.output;
+    EXPECT_NE(ramping.output.find("/20 ("), std::string::npos) << ramping.output;
+    EXPECT_NE(ramping.output.find("ramp-up to 40"), std::string::npos) << ramping.output;
 }
 
 // Days are ISO dates, never day numbers; flags name their type and default.
