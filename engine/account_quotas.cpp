@@ -186,10 +186,15 @@ json quotas_view(const quota_overrides& q, const std::array<limits::action_defau
     return out;
 }
 
+const std::string& quota_time_zone(const std::string& account_zone) {
+    static const std::string utc = "UTC";
+    return account_zone.empty() ? utc : account_zone;
+}
+
 std::string quota_day_move_note(const std::string& from, const std::string& to,
                                 std::chrono::system_clock::time_point now) {
-    const auto before = limits::day_in_zone(now, from.empty() ? "UTC" : from);
-    const auto after = limits::day_in_zone(now, to.empty() ? "UTC" : to);
+    const auto before = limits::day_in_zone(now, quota_time_zone(from));
+    const auto after = limits::day_in_zone(now, quota_time_zone(to));
     if (!before || !after || before->day == after->day) {
         return "";
     }

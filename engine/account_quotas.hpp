@@ -78,6 +78,10 @@ effective_quotas effective(const quota_overrides& q,
 nlohmann::json quotas_view(const quota_overrides& q,
                            const std::array<limits::action_defaults, limits::action_count>& defaults);
 
+// The time zone of an account's quota day: its own (accounts.time_zone, migration 0032), UTC when
+// none is chosen yet ("").
+const std::string& quota_time_zone(const std::string& account_zone);
+
 // What moving an account's quota day from `from` to `to` (time zones; "" is UTC) does at `now`:
 // "" when the date stays; else the new date and what it means for today's quotas (a later date
 // starts a new day's quotas at once; an earlier one counts the later date's calls as today's).

@@ -1,5 +1,4 @@
 #include "engine/admin.hpp"
-#include "engine/time_format.hpp"
 
 #include "engine/admin_input.hpp"
 
@@ -1133,7 +1132,7 @@ asio::awaitable<reply> admin_server::impl::accounts() {
             j["quota_overrides"] = to_json(a.quotas);
             j["time_zone"] = a.time_zone.empty() ? json(nullptr) : json(a.time_zone);
             // The account's quota day, as the workers' gate counts it (UTC when none is chosen).
-            const std::string zone = a.time_zone.empty() ? std::string("UTC") : a.time_zone;
+            const std::string& zone = quota_time_zone(a.time_zone);
             const auto day = limits::day_in_zone(now, zone).value_or(limits::local_day{});
             j["effective_quotas"] = quotas_view(a.quotas, defaults);
             std::optional<limits::account_status> status;
@@ -1199,7 +1198,7 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
     }
     if (r.changed) {
         spdlog::info("admin: account={} quota overrides set to {}, quota day in {}", orch::text::escaped(r.account_id),
-                     dump(to_json(r.quotas)), orch::text::escaped(r.time_zone.empty() ? "UTC" : r.time_zone));
+                     dump(to_json(r.quotas)), orch::text::escaped(quota_time_zone(r.time_zone)));
     }
     co_return ok_json({{"account_id", r.account_id},
                        {"changed", r.changed},

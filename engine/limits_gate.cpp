@@ -248,13 +248,6 @@ std::chrono::milliseconds window_left(const cs::schedule& schedule, std::chrono:
     return end - std::max(start, since_midnight);
 }
 
-namespace {
-const std::string& quota_zone(const call_target& target) {
-    static const std::string utc = "UTC";
-    return target.account_time_zone.empty() ? utc : target.account_time_zone;
-}
-}  // namespace
-
 std::optional<limits::check> limits_gate::make_check(const call_target& target, const cs::campaign& campaign,
                                                      const cs::api_call& call, cs::time_point now) const {
     limits::check c;
@@ -263,12 +256,10 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
     c.campaign_id = target.campaign_id;
     // The account's day, whichever campaign calls: one account, one quota day. The working window
     // is the campaign's.
-    auto day = limits::day_in_zone(now, quota_zone(target));
-    auto local = target.account_time_zone == campaign.schedule.time_zone
-                     ? day
-                     : limits::day_in_zone(now, campaign.schedule.time_zone);
-    if (!day || !local) {
-        return std::nullopt;  // the loader and `accounts limits` only accept known zones; stay safe
+    const std::string& zone = quota_time_zone(target.account_time_zone);
+    auto day = limits::day_in_zone(now, zone);
+    if (!day) {
+        return std::nullopt;  // `accounts limits` and the apply only store known zones; stay safe
     }
     c.day = *day;
     if (auto quotas = quotas_of(target.account_id, target.account_quotas); quotas) {
@@ -278,6 +269,11 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
         c.campaign_cap = limits::quota{it->second.per_day.value_or(-1), it->second.per_week.value_or(-1)};
     }
     if (pacing_) {
+        // The time of day in the campaign's zone (the account's day already when they are one).
+        auto local = zone == campaign.schedule.time_zone ? day : limits::day_in_zone(now, campaign.schedule.time_zone);
+        if (!local) {
+            return std::nullopt;  // the loader only accepts known zones; stay safe
+        }
         c.working_window = std::chrono::minutes(campaign.schedule.end_minute - campaign.schedule.start_minute);
         c.window_left = window_left(campaign.schedule, local->since_midnight);
     }
@@ -302,7 +298,7 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         if (!c) {
             out[i] = {false, now + std::chrono::minutes(5),
                       "unknown time zone " + orch::text::escaped(r.campaign->schedule.time_zone) + " or " +
-                          orch::text::escaped(quota_zone(r.target))};
+                          orch::text::escaped(quota_time_zone(r.target.account_time_zone))};
             continue;
         }
         checks.push_back(std::move(*c));

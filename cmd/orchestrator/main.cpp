@@ -374,7 +374,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     auto accounts = db.accounts();
     // Each account's quota day: its own time zone unless --time-zone says another.
     auto zone_of = [&time_zone](const orch::engine::account_row& a) {
-        return !time_zone.empty() ? time_zone : (a.time_zone.empty() ? std::string("UTC") : a.time_zone);
+        return !time_zone.empty() ? time_zone : orch::engine::quota_time_zone(a.time_zone);
     };
     std::map<std::string, limits::local_day> days;
     for (const auto& a : accounts) {
