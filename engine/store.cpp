@@ -618,9 +618,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 if (!prev.empty()) {
                     previous_file_budget = file_budget(json::parse(prev[0][0].as<std::string>()));
                 }
-                for (const auto& row : ledger::campaign_budgets(tx, name)) {
-                    live_budget = row.limits;
-                }
+                live_budget = ledger::get_budget(tx, out.campaign_id);
                 ++out.version;
                 out.changed = true;
                 tx.exec_params(q("campaigns/insert_version"), out.campaign_id, out.version, canonical.dump(), source,
