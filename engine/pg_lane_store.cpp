@@ -30,7 +30,7 @@ constexpr const char* hot_statements[] = {
     "engine/claim_pick_slices",  "engine/claim_due",    "engine/pending_events",
     "engine/apply_transitions",  "engine/wake_pending", "engine/insert_intents",
     "engine/close_lost_attempts", "engine/settle",      "engine/next_attempt_ids",
-    "engine/chain_hold",         "engine/lane_gate_enter",
+    "engine/chain_hold",         "engine/lane_enter",
 };
 
 constexpr int claim_slices = 64;  // migration 0019's enrollment_id % 64
@@ -295,17 +295,20 @@ private:
 
 pg_lane_store::pg_lane_store(pqxx::connection& conn, const lane_refs& lane)
     : lane_(lane), began_(lane.clock.now()), tx_(conn), ledger_(std::make_unique<pg_ledger>(*this)) {
-    // The lane gate (migration 0021) first, before any other lock of this transaction. Its wait
-    // counts as the cycle's time (the worker's settle delay): the busier the database, the larger
-    // the batches a lane settles.
-    if (const auto gates = lane_.cfg.lane_transaction_slots; gates > 0) {
-        const auto preferred = lane_.sweep.slot >= 0 ? lane_.sweep.slot % gates
-                                                     : static_cast<std::int64_t>(lane_.sweep.rng() % gates);
-        if (tx_.exec_prepared1("engine/lane_gate_enter", gates, preferred, lane_gate_wait_ms)[0].as<int>() < 0) {
-            ++lane_.stats.gate_timeouts;
-            spdlog::debug("worker: lane {} found every database gate taken for {} ms; going on without one",
-                          lane_.owner, lane_gate_wait_ms);
-        }
+    // The lane gate (migration 0021) first, before any other lock of this transaction, then the
+    // lanes' shared lock that a budget change waits on (engine/lane_enter). The gate's wait counts
+    // as the cycle's time (the worker's settle delay): the busier the database, the larger the
+    // batches a lane settles.
+    const auto gates = lane_.cfg.lane_transaction_slots;
+    std::int64_t preferred = 0;
+    if (gates > 0) {
+        preferred = lane_.sweep.slot >= 0 ? lane_.sweep.slot % gates
+                                          : static_cast<std::int64_t>(lane_.sweep.rng() % gates);
+    }
+    if (tx_.exec_prepared1("engine/lane_enter", gates, preferred, lane_gate_wait_ms)[0].as<int>() < 0 && gates > 0) {
+        ++lane_.stats.gate_timeouts;
+        spdlog::debug("worker: lane {} found every database gate taken for {} ms; going on without one",
+                      lane_.owner, lane_gate_wait_ms);
     }
 }
 

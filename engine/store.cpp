@@ -573,8 +573,42 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             out.committed = row.spent + row.reserved;
         }
         tx.commit();
+        out.woken += wake_budget_waits_after_lanes(campaign_id);
         return out;
     });
+}
+
+// A lane transaction reads a campaign's budget caps and writes the waits they cause (a lead
+// refused by a day or per-account cap waits for the next day, wait codes day_budget and
+// account_budget). One that read the old caps before a budget change committed may write such a
+// wait after the change's own wake-up (set_campaign_budget) ran: that wake-up saw the lead's row
+// still due, not waiting, and a lead held back by a cap the operator had just raised or removed
+// then waited until the next midnight. After the change commits, this waits for every lane
+// transaction that began before it (each holds engine/lane_enter's shared lock; engine/await_lanes
+// takes it exclusively) and wakes the waits they wrote. Lane transactions that begin later read the
+// new caps. The wait is bounded: past it the change stands and such a lead waits for its next day,
+// as it would have, and a warning says so.
+std::int64_t store::wake_budget_waits_after_lanes(std::int64_t campaign_id) {
+    try {
+        pqxx::work tx(*conn_);
+        tx.exec(q("engine/await_lanes"));
+        const auto woken = static_cast<std::int64_t>(
+            tx.exec_params(q("engine/wake_budget_waits"), campaign_id).affected_rows());
+        if (woken > 0) {
+            tx.exec(q("engine/notify_wake"));
+        }
+        tx.commit();
+        return woken;
+    } catch (const pqxx::sql_error& e) {
+        if (e.sqlstate() != "55P03") {
+            throw;
+        }
+        spdlog::warn("budget change of campaign {}: the workers' transactions did not end within 10 s; the "
+                     "change stands, and a lead a worker refused under the old caps just now waits for its "
+                     "next day",
+                     campaign_id);
+        return 0;
+    }
 }
 
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
@@ -595,6 +629,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         std::optional<ledger::budget> previous_file_budget, live_budget;
+        bool budget_changed = false;
         pqxx::work tx(*conn_);
         tx.exec(q("campaigns/lock"));
         tx.exec_params(q("campaigns/lifecycle_lock"), name);
@@ -642,6 +677,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             }
             if (file_changed_it) {
                 set_campaign_budget(tx, out.campaign_id, wanted.total, wanted.per_day, wanted.per_account, now);
+                budget_changed = !out.created;
             }
             // The version's dates (migration 0017): leads wait for start_at; a campaign stopped at
             // its end_at runs again when the new one is later.
@@ -778,6 +814,9 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             }
         }
         tx.commit();
+        if (budget_changed) {
+            wake_budget_waits_after_lanes(out.campaign_id);
+        }
         return out;
     });
 }

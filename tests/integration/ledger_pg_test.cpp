@@ -3,6 +3,7 @@
 // the account rows, the transfers and the reporting views, and `orchestrator budget show`.
 #include "engine/ledger.hpp"
 #include "engine/store.hpp"
+#include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 
@@ -14,6 +15,7 @@
 #include <cstdlib>
 #include <exception>
 #include <functional>
+#include <future>
 #include <random>
 #include <thread>
 
@@ -1049,6 +1051,46 @@ TEST_F(LedgerTest, UpdateCampaignBudgetResumesAndWakes) {
     EXPECT_EQ(r->per_day, 5);
     EXPECT_EQ(r->woken, 1);
     EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at <= now() AND campaign_id = " + std::to_string(c)), 1);
+    EXPECT_TRUE(problems().empty());
+}
+
+// The race a clean-clone run once hit: a lane transaction read the day cap before `budget set`
+// removed it, and wrote the lead's wait for the next day after the change's own wake-up had looked
+// (it saw the lead's row still due). A budget change now waits, once committed, for the lane
+// transactions that began before it (each holds engine/lane_enter's shared lock) and wakes the
+// waits they wrote. The "lane" here is that transaction: its first statement is the worker's, and
+// it writes the wait a refusal by the old cap writes.
+TEST_F(LedgerTest, ABudgetChangeWakesAWaitALaneWroteFromTheOldCap) {
+    orch::engine::store db(env_->database_url());
+    auto c = campaign("racing-lane");
+    ledger::set_budget(*conn_, c, {10, {}, 1}, t0);
+    const std::string of_c = " WHERE campaign_id = " + std::to_string(c);
+    ASSERT_EQ(scalar("SELECT count(*) FROM enrollments" + of_c + " AND next_run_at <= now() AND wait_code IS NULL"), 1);
+
+    pqxx::connection lane_conn(env_->database_url());
+    pqxx::work lane(lane_conn);
+    lane.exec_params(std::string(orch::schema::query("engine/lane_enter")), 0, 0, 2500);
+    lane.exec("UPDATE enrollments SET status = 'waiting', due_at = now() + interval '1 day', "
+              "next_run_at = now() + interval '1 day', wait_code = 'day_budget', "
+              "reason = 'waiting for the campaign''s daily budget'" + of_c);
+
+    auto change = std::async(std::launch::async, [&] {
+        return db.update_campaign_budget("racing-lane",
+                                         {std::nullopt, std::make_optional(std::optional<std::int64_t>()), std::nullopt},
+                                         t0);
+    });
+    // The change has committed (the cap is gone) and waits for the lane's transaction to end.
+    EXPECT_EQ(change.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout);
+    EXPECT_EQ(scalar("SELECT count(*) FROM ledger_budgets WHERE per_day IS NULL AND campaign_id = " +
+                     std::to_string(c)),
+              1);
+    lane.commit();
+    ASSERT_EQ(change.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+    auto r = change.get();
+    ASSERT_TRUE(r);
+    EXPECT_FALSE(r->per_day);
+    EXPECT_EQ(r->woken, 1);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments" + of_c + " AND next_run_at <= now() AND due_at <= now()"), 1);
     EXPECT_TRUE(problems().empty());
 }
 
