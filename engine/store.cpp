@@ -368,6 +368,7 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
                 tx.exec(q("engine/notify_wake"));
             }
             tx.commit();
+            out.woken += wake_after_lanes("accounts/wake_quota_waiters", out.account_id);
         }
         return out;
     });
@@ -573,27 +574,26 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             out.committed = row.spent + row.reserved;
         }
         tx.commit();
-        out.woken += wake_budget_waits_after_lanes(campaign_id);
+        out.woken += wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id));
         return out;
     });
 }
 
-// A lane transaction reads a campaign's budget caps and writes the waits they cause (a lead
-// refused by a day or per-account cap waits for the next day, wait codes day_budget and
-// account_budget). One that read the old caps before a budget change committed may write such a
-// wait after the change's own wake-up (set_campaign_budget) ran: that wake-up saw the lead's row
-// still due, not waiting, and a lead held back by a cap the operator had just raised or removed
-// then waited until the next midnight. After the change commits, this waits for every lane
-// transaction that began before it (each holds engine/lane_enter's shared lock; engine/await_lanes
-// takes it exclusively) and wakes the waits they wrote. Lane transactions that begin later read the
-// new caps. The wait is bounded: past it the change stands and such a lead waits for its next day,
-// as it would have, and a warning says so.
-std::int64_t store::wake_budget_waits_after_lanes(std::int64_t campaign_id) {
+// A lane transaction reads a campaign's budget caps and its leads' accounts' quotas, and writes the
+// waits they cause (a lead refused by a day or per-account cap, or denied by a day or week quota,
+// waits for the next day). One that read the old caps or quotas before a change committed may write
+// such a wait after the change's own wake-up ran: that wake-up saw the lead's row still due, not
+// waiting, and a lead held back by a cap or quota the operator had just raised or removed waited
+// until its next midnight (a clean-clone run hit this once). After the change commits, this waits
+// for every lane transaction that began before it (each holds engine/lane_enter's shared lock;
+// engine/await_lanes takes it exclusively) and runs the wake-up `query` again for `id`. Lane
+// transactions that begin later read the new numbers. The wait is bounded: past it the change
+// stands and such a lead waits for its next day, as it would have, and a warning says so.
+std::int64_t store::wake_after_lanes(std::string_view query, const std::string& id) {
     try {
         pqxx::work tx(*conn_);
         tx.exec(q("engine/await_lanes"));
-        const auto woken = static_cast<std::int64_t>(
-            tx.exec_params(q("engine/wake_budget_waits"), campaign_id).affected_rows());
+        const auto woken = static_cast<std::int64_t>(tx.exec_params(q(query), id).affected_rows());
         if (woken > 0) {
             tx.exec(q("engine/notify_wake"));
         }
@@ -603,10 +603,9 @@ std::int64_t store::wake_budget_waits_after_lanes(std::int64_t campaign_id) {
         if (e.sqlstate() != "55P03") {
             throw;
         }
-        spdlog::warn("budget change of campaign {}: the workers' transactions did not end within 10 s; the "
-                     "change stands, and a lead a worker refused under the old caps just now waits for its "
-                     "next day",
-                     campaign_id);
+        spdlog::warn("{} {}: the workers' transactions did not end within 10 s; the change stands, and a lead "
+                     "a worker held back under the old numbers just now waits for its next day",
+                     query, id);
         return 0;
     }
 }
@@ -815,7 +814,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         }
         tx.commit();
         if (budget_changed) {
-            wake_budget_waits_after_lanes(out.campaign_id);
+            wake_after_lanes("engine/wake_budget_waits", std::to_string(out.campaign_id));
         }
         return out;
     });

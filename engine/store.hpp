@@ -360,7 +360,7 @@ private:
                              const apply_progress& progress, const std::optional<apply_charge>& charge,
                              bool move_running);
     // One try of update_campaign_budget (which retries it after a deadlock).
-    std::int64_t wake_budget_waits_after_lanes(std::int64_t campaign_id);
+    std::int64_t wake_after_lanes(std::string_view query, const std::string& id);
     std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
                                                       std::chrono::system_clock::time_point now);
     std::unique_ptr<pqxx::connection> conn_;

@@ -5,6 +5,7 @@
 // each checked to change nothing.
 #include "engine/account_quotas.hpp"
 #include "engine/store.hpp"
+#include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 
@@ -12,7 +13,9 @@
 #include <nlohmann/json.hpp>
 #include <pqxx/pqxx>
 
+#include <chrono>
 #include <cstdlib>
+#include <future>
 
 namespace {
 
@@ -178,6 +181,53 @@ TEST_F(AccountQuotasPg, TheStoreChangesOneAccountAndClearsToNull) {
     EXPECT_TRUE(cleared.changed);
     EXPECT_EQ(stored("acc-1"), "");  // NULL, not {}
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts WHERE quotas IS NULL"), "2");
+}
+
+// A lane transaction that gated a lead under the old quota writes its wait for the account's next
+// day after the quota change's own wake-up looked (it saw the row still due). The change waits,
+// once committed, for the lane transactions that began before it (engine/lane_enter's shared lock)
+// and wakes the waits they wrote. The "lane" is that transaction: the worker's first statement,
+// then the wait the gate's denial writes.
+TEST_F(AccountQuotasPg, AQuotaChangeWakesAWaitALaneWroteUnderTheOldQuota) {
+    orch::engine::store db(env_->database_url());
+    pqxx::connection c(env_->database_url());
+    {
+        pqxx::work tx(c);
+        const auto campaign = tx.exec("INSERT INTO campaigns (name) VALUES ('q') RETURNING campaign_id")[0][0]
+                                  .as<std::int64_t>();
+        tx.exec_params("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                       "VALUES ($1, 1, '{}', '', '')",
+                       campaign);
+        tx.exec_params("WITH l AS (INSERT INTO leads (canonical_url, profile_url) VALUES ('example.com/in/q', "
+                       "'example.com/in/q') RETURNING lead_id) "
+                       "INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step) "
+                       "SELECT $1, 1, lead_id, 'acc-1', 'invite' FROM l",
+                       campaign);
+        tx.commit();
+    }
+    ASSERT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at <= now() AND wait_code IS NULL"), "1");
+
+    pqxx::connection lane_conn(env_->database_url());
+    pqxx::work lane(lane_conn);
+    lane.exec_params(std::string(orch::schema::query("engine/lane_enter")), 0, 0, 2500);
+    lane.exec("UPDATE enrollments SET status = 'waiting', due_at = now() + interval '1 day', "
+              "next_run_at = now() + interval '1 day', wait_code = 'day_quota', "
+              "reason = 'waiting for the invite day quota of account acc-1'");
+
+    auto change = std::async(std::launch::async, [&] {
+        return db.change_account_quotas("acc-1", [](const quota_overrides& current, std::string& error) {
+            return orch::engine::apply_patch(current, json::parse(R"({"invite": {"per_day": 90}})"), error);
+        });
+    });
+    // The change has committed and waits for the lane's transaction to end.
+    EXPECT_EQ(change.wait_for(std::chrono::milliseconds(500)), std::future_status::timeout);
+    EXPECT_EQ(json::parse(stored("acc-1")), json::parse(R"({"invite": {"per_day": 90}})"));
+    lane.commit();
+    ASSERT_EQ(change.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+    const auto r = change.get();
+    EXPECT_TRUE(r.changed);
+    EXPECT_EQ(r.woken, 1);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at <= now() AND due_at <= now()"), "1");
 }
 
 // Rows written by hand (psql) must hold the same shape the engine reads.
