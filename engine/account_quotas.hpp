@@ -47,6 +47,12 @@ struct quota_override {
 // Index = limits::action. Entries of actions without a quota stay empty.
 using quota_overrides = std::array<quota_override, limits::action_count>;
 
+// An account's own quotas, as an apply reads its senders' (store::apply_outcome::own_quotas).
+struct account_overrides {
+    std::string account_id;
+    quota_overrides quotas;
+};
+
 bool no_overrides(const quota_overrides& q);
 
 // The stored form (see above). nullopt with `error` naming the field ("invite.per_day: ...")

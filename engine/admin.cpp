@@ -857,8 +857,14 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     // ---- lifecycle: warnings after the apply (engine/campaign_lifecycle.hpp) ----
     json warnings = diag(c.loaded.warnings);
     {
-        apply_facts facts{r.leads, r.enrolled, r.skipped, r.state,
-                          campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr, !reused};
+        apply_facts facts{r.leads,
+                          r.enrolled,
+                          r.skipped,
+                          r.state,
+                          campaign.who.kind == campaigns::audience::source::search ? &search_hits : nullptr,
+                          !reused,
+                          &r.own_quotas,
+                          r.senders};
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

@@ -375,15 +375,49 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         const auto defaults = limiter_settings(s).actions;
         const auto what = invites ? limits::action::invite : limits::action::send;
         const auto& d = defaults[static_cast<std::size_t>(what)];
-        // Ramp-up lowers the account's own day quota only; a campaign cap holds as it is.
-        const std::int64_t account_quota = (invites || sends) ? d.limit.per_day : -1;
         std::int64_t cap = -1;
         const std::string action = invites ? "invite" : "send";
         if (auto it = c.limits.find(action); it != c.limits.end() && it->second.per_day) {
             cap = *it->second.per_day;
         }
         auto tighter = [](std::int64_t a, std::int64_t b) { return a < 0 ? b : (b < 0 ? a : std::min(a, b)); };
+        // The senders with a day quota of their own for the action (`accounts limits`), and what
+        // each may make a day with the campaign's cap. When every sender has one, the largest is
+        // said and all are listed; otherwise the default's, and those that differ from it.
+        std::vector<std::pair<std::string, std::int64_t>> own;
+        std::int64_t largest_own = -1;
+        if (facts.own_quotas != nullptr && (invites || sends)) {
+            for (const auto& o : *facts.own_quotas) {
+                if (const auto& per_day = o.quotas[static_cast<std::size_t>(what)].per_day) {
+                    own.emplace_back(o.account_id, tighter(*per_day, cap));
+                    largest_own = std::max(largest_own, *per_day);
+                }
+            }
+        }
+        const bool all_own = !own.empty() && facts.senders > 0 && own.size() >= facts.senders;
+        // Ramp-up lowers the account's own day quota only; a campaign cap holds as it is.
+        const std::int64_t account_quota = !(invites || sends) ? -1 : (all_own ? largest_own : d.limit.per_day);
         const std::int64_t quota = tighter(account_quota, cap);
+        std::string own_text;
+        if (const bool differ = std::any_of(own.begin(), own.end(), [&](const auto& o) { return o.second != quota; });
+            differ) {
+            own_text = all_own ? " (the largest of the senders' own day quotas, `accounts limits`: "
+                               : " (senders with a day quota of their own, `accounts limits`: ";
+            constexpr std::size_t listed = 5;
+            std::size_t n = 0;
+            for (const auto& [account, per_day] : own) {
+                if (all_own || per_day != quota) {
+                    own_text += n < listed ? (n > 0 ? ", " : "") + account + " " + std::to_string(per_day) : "";
+                    ++n;
+                }
+            }
+            if (n > listed) {
+                own_text += ", and " + std::to_string(n - listed) + " more";
+            }
+            own_text += ")";
+        } else if (all_own && quota != tighter(d.limit.per_day, cap)) {
+            own_text = " (the senders' own day quota, `accounts limits`)";
+        }
         const bool ramps = s.ramp_up && account_quota >= 0 && d.ramp.start_per_day > 0 &&
                            d.ramp.start_per_day < account_quota;
         // No day quota: neither ramp-up nor pacing holds anything back.
@@ -401,9 +435,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (ramps && first_day < quota) {
                 text += "a sender new to the orchestrator makes at most " + std::to_string(first_day) + " " + action +
                         " calls on its first day, then " + std::to_string(d.ramp.step_per_day) +
-                        " more each day up to " + std::to_string(quota) + " a day";
+                        " more each day up to " + std::to_string(quota) + " a day" + own_text;
             } else {
-                text += "at most " + std::to_string(quota) + " " + action + " calls a day per sender";
+                text += "at most " + std::to_string(quota) + " " + action + " calls a day per sender" + own_text;
             }
             if (s.pacing && first_day > 0 && window > 0) {
                 text += ", spread over the working hours " + hh_mm(c.schedule.start_minute) + "-" +

@@ -6,6 +6,7 @@
 #pragma once
 
 #include "campaigns/campaigns.hpp"
+#include "engine/account_quotas.hpp"
 #include "engine/config.hpp"
 #include "engine/outreach/types.hpp"
 
@@ -61,6 +62,10 @@ struct apply_facts {
     // false: the apply did not run the audience (a search audience unchanged from the current
     // version's): nothing to say about who it found.
     bool audience_run = true;
+    // The senders with quotas of their own (`accounts limits`; store::apply_outcome::own_quotas),
+    // and how many senders the campaign has (0: not known, the default quotas are said).
+    const std::vector<account_overrides>* own_quotas = nullptr;
+    std::size_t senders = 0;
 };
 
 // What an operator should know after an apply (none of it stops the apply):

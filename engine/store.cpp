@@ -811,6 +811,17 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             for (const auto& r : tx.exec_params(q("campaigns/zone_conflicts"), zone, ids)) {
                 out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>()});
             }
+            out.senders = accounts.size();
+            for (const auto& r : tx.exec_params(q("campaigns/sender_quotas"), ids)) {
+                std::string error;
+                if (auto quotas = parse_overrides(r[1].as<std::string>(), error)) {
+                    out.own_quotas.push_back({r[0].as<std::string>(), *quotas});
+                } else {
+                    // The CHECK of migration 0007 keeps this out; a warning is not worth failing for.
+                    spdlog::error("store: account={} quotas ignored: {}", orch::text::escaped(r[0].as<std::string>()),
+                                  orch::text::escaped(error));
+                }
+            }
         }
         tx.commit();
         if (budget_changed) {

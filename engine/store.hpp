@@ -119,6 +119,10 @@ struct apply_outcome {
         std::string time_zone;  // the account's
     };
     std::vector<zone_conflict> zone_conflicts;
+    // The senders with quotas of their own (`accounts limits`; campaigns/sender_quotas.sql), by
+    // account id: the apply's warning about pacing and ramp-up counts with them.
+    std::vector<account_overrides> own_quotas;
+    std::size_t senders = 0;   // the campaign's senders
 };
 
 struct funnel_row {

@@ -1024,7 +1024,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
             std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' is paused: "
                       << orch::text::escaped(r.paused) << "\n";
         }
-        orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, nullptr, false};
+        orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, nullptr, false, &r.own_quotas, r.senders};
         for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
             std::cerr << "warning: " << orch::text::escaped(w) << "\n";
         }
@@ -1086,7 +1086,8 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     if (r.state == "completed") {
         std::cout << "campaign '" << c.value.name << "' is completed: none of its leads is in progress\n";
     }
-    orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, found ? &found->people : nullptr};
+    orch::engine::apply_facts facts{r.leads,   r.enrolled, r.skipped, r.state, found ? &found->people : nullptr,
+                                    true,      &r.own_quotas, r.senders};
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }

@@ -387,6 +387,14 @@ TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
     ASSERT_EQ(ramping.exit_code, 0) << ramping.output;
     EXPECT_NE(ramping.output.find("/20 ("), std::string::npos) << ramping.output;
     EXPECT_NE(ramping.output.find("ramp-up to 40"), std::string::npos) << ramping.output;
+    // The apply's warning counts with the sender's own day quota, not the default (80): a trial
+    // read "up to 80 a day" for an account set to 5. Its 3 new leads are the search's next 3.
+    auto own = apply(campaign_yaml("zone-own", 6));
+    ASSERT_EQ(own.exit_code, 0) << own.output;
+    EXPECT_NE(own.output.find("3 enrolled"), std::string::npos) << own.output;
+    EXPECT_NE(own.output.find(" more each day up to 40 a day (the senders' own day quota, `accounts limits`)"),
+              std::string::npos)
+        << own.output;
 }
 
 // Days are ISO dates, never day numbers; flags name their type and default.

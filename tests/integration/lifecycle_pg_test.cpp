@@ -169,6 +169,54 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     EXPECT_TRUE(contains(paced[0], "pacing is on: at most 100 invite calls a day per sender")) << paced[0];
 }
 
+// A sender's own day quota (`accounts limits`) is said: a trial read "up to 80 a day" for an account
+// set to 5. Some senders with their own: the default, and those listed; every sender with its own:
+// the largest, or the one they share.
+TEST(LifecycleWarnings, TheSendersOwnDayQuotasAreSaid) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n", "");
+    orch::engine::settings s;  // defaults: ramp-up and pacing on, 80 invitations a day
+    s.ramp_up = false;
+    const auto now = sys_days{2030y / January / 1} + 12h;
+    using orch::engine::account_overrides;
+    auto with = [](std::int64_t invites_a_day, std::optional<std::int64_t> sends_a_day = std::nullopt) {
+        orch::engine::quota_overrides q{};
+        q[static_cast<std::size_t>(orch::limits::action::invite)].per_day = invites_a_day;
+        q[static_cast<std::size_t>(orch::limits::action::send)].per_day = sends_a_day;
+        return q;
+    };
+    std::vector<account_overrides> own = {{"acc-1", with(5)}};
+    auto some = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr, true, &own, 3}, s, now);
+    ASSERT_EQ(some.size(), 1u);
+    EXPECT_TRUE(contains(some[0], "pacing is on: at most 80 invite calls a day per sender (senders with a day quota "
+                                  "of their own, `accounts limits`: acc-1 5), spread over"))
+        << some[0];
+    own.push_back({"acc-2", with(40)});
+    own.push_back({"acc-3", with(40)});
+    auto all = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr, true, &own, 3}, s, now);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_TRUE(contains(all[0], "pacing is on: at most 40 invite calls a day per sender (the largest of the "
+                                 "senders' own day quotas, `accounts limits`: acc-1 5, acc-2 40, acc-3 40), spread "
+                                 "over the working hours 09:00-17:00 Europe/Berlin (about one every 12 min)"))
+        << all[0];
+    // The same quota for all; a campaign cap below it is what they may make.
+    own = {{"acc-1", with(5)}, {"acc-2", with(5)}};
+    auto alike = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr, true, &own, 2}, s, now);
+    ASSERT_EQ(alike.size(), 1u);
+    EXPECT_TRUE(contains(alike[0], "at most 5 invite calls a day per sender (the senders' own day quota, `accounts "
+                                   "limits`), spread"))
+        << alike[0];
+    auto capped = campaign_of("  - {id: invite, kind: invite}\n", "limits: {invite: {per_day: 3}}\n");
+    auto under_cap = orch::engine::apply_warnings(capped, {5, 5, 0, "active", nullptr, true, &own, 2}, s, now);
+    ASSERT_EQ(under_cap.size(), 1u);
+    EXPECT_TRUE(contains(under_cap[0], "at most 3 invite calls a day per sender, spread")) << under_cap[0];
+    // Only another action's own quota: the default is said, nothing listed.
+    own = {{"acc-1", orch::engine::quota_overrides{}}};
+    own[0].quotas[static_cast<std::size_t>(orch::limits::action::send)].per_day = 7;
+    auto other = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr, true, &own, 1}, s, now);
+    ASSERT_EQ(other.size(), 1u);
+    EXPECT_TRUE(contains(other[0], "at most 80 invite calls a day per sender, spread")) << other[0];
+}
+
 // ---- on Postgres ----
 
 class LifecyclePg : public ::testing::Test {
