@@ -49,7 +49,7 @@ using quota_overrides = std::array<quota_override, limits::action_count>;
 
 // An account's own quotas, as an apply reads its senders' (store::apply_outcome::own_quotas).
 struct account_overrides {
-    std::string account_id;
+    std::string account;   // its label, or its id when it has none
     quota_overrides quotas;
 };
 

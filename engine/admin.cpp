@@ -1210,6 +1210,7 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
                        {"changed", r.changed},
                        {"time_zone", r.time_zone.empty() ? json(nullptr) : json(r.time_zone)},
                        {"note", quota_day_move_note(r.previous_time_zone, r.time_zone, std::chrono::system_clock::now())},
+                       {"woken", r.woken},
                        {"overrides", to_json(r.quotas)},
                        {"quotas", quotas_view(r.quotas, limiter_settings(cfg).actions)}});
 }

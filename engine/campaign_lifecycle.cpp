@@ -389,7 +389,7 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         if (facts.own_quotas != nullptr && (invites || sends)) {
             for (const auto& o : *facts.own_quotas) {
                 if (const auto& per_day = o.quotas[static_cast<std::size_t>(what)].per_day) {
-                    own.emplace_back(o.account_id, tighter(*per_day, cap));
+                    own.emplace_back(o.account, tighter(*per_day, cap));
                     largest_own = std::max(largest_own, *per_day);
                 }
             }
@@ -442,7 +442,8 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (s.pacing && first_day > 0 && window > 0) {
                 text += ", spread over the working hours " + hh_mm(c.schedule.start_minute) + "-" +
                         hh_mm(c.schedule.end_minute) + " " + c.schedule.time_zone + " (about one every " +
-                        std::to_string(std::max<std::int64_t>(1, window / first_day)) + " min)";
+                        std::to_string(std::max<std::int64_t>(1, window / first_day)) + " min" +
+                        (own_text.empty() ? std::string() : " at " + std::to_string(first_day) + " a day") + ")";
             }
             text += "; the first " + noun + " may go out from " + campaigns::format_instant(starts) + " (" +
                     in_how_long(std::chrono::duration_cast<std::chrono::seconds>(starts - now)) + ")";

@@ -120,7 +120,7 @@ struct apply_outcome {
     };
     std::vector<zone_conflict> zone_conflicts;
     // The senders with quotas of their own (`accounts limits`; campaigns/sender_quotas.sql), by
-    // account id: the apply's warning about pacing and ramp-up counts with them.
+    // label or id: the apply's warning about pacing and ramp-up counts with them.
     std::vector<account_overrides> own_quotas;
     std::size_t senders = 0;   // the campaign's senders
 };

@@ -591,7 +591,7 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
                     {"time_zone", result.time_zone.empty() ? json(nullptr) : json(result.time_zone)},
                     {"note", orch::engine::quota_day_move_note(result.previous_time_zone, result.time_zone,
                                                                std::chrono::system_clock::now())},
-                    {"overrides", orch::engine::to_json(result.quotas)}, {"quotas", view}};
+                    {"woken", result.woken}, {"overrides", orch::engine::to_json(result.quotas)}, {"quotas", view}};
         std::cout << doc.dump(2) << "\n";
         return 0;
     }
@@ -627,6 +627,10 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
                     quota_cell(q["per_week"], q["per_week_source"]).c_str());
     }
     std::printf("-: no limit; a campaign file's limits can only lower these for its campaign\n");
+    if (result.woken > 0) {
+        std::printf("%lld leads waiting for its quotas (or a campaign's cap on it) are due again\n",
+                    static_cast<long long>(result.woken));
+    }
     return 0;
 }
 

@@ -196,7 +196,7 @@ TEST(LifecycleWarnings, TheSendersOwnDayQuotasAreSaid) {
     ASSERT_EQ(all.size(), 1u);
     EXPECT_TRUE(contains(all[0], "pacing is on: at most 40 invite calls a day per sender (the largest of the "
                                  "senders' own day quotas, `accounts limits`: acc-1 5, acc-2 40, acc-3 40), spread "
-                                 "over the working hours 09:00-17:00 Europe/Berlin (about one every 12 min)"))
+                                 "over the working hours 09:00-17:00 Europe/Berlin (about one every 12 min at 40 a day)"))
         << all[0];
     // The same quota for all; a campaign cap below it is what they may make.
     own = {{"acc-1", with(5)}, {"acc-2", with(5)}};
