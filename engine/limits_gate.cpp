@@ -338,7 +338,7 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
         std::lock_guard lock(mutex_);
         gate_decision d;
         d.take = ++last_take_;
-        taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what, c.campaign_id, now});
+        taken_.emplace(d.take, taken_call{v, c.day, c.account_id, c.what, c.campaign_id, now, c.working_window.count() > 0});
         // Only a take under some quota can be a place a denial waits for (a check_invitation
         // has none by default): the others stay off the held index, on every call's path.
         const auto limited = [](const std::optional<limits::quota>& q) {
@@ -493,7 +493,12 @@ void limits_gate::released(const call_target& target, const cs::campaign& campai
     }
     if (auto c = make_check(target, campaign, call, clock_.now()); c) {
         c->day = taken->day;
-        limiter_.refund(*c);
+        // No request leaves: its place in the key's rate and its pacing gap are given back too,
+        // or a lead the ledger refuses would spend them for nothing (a campaign out of budget
+        // slowed every campaign sharing the key and its accounts).
+        c->working_window = taken->paced ? std::max(c->working_window, std::chrono::milliseconds(1))
+                                         : std::chrono::milliseconds(0);
+        limiter_.unsend(*c);
     }
 }
 

@@ -106,6 +106,7 @@ private:
         limits::action what = limits::action::check_invitation;
         std::int64_t campaign_id = 0;
         campaigns::time_point at{};  // when it was taken
+        bool paced = false;          // it set a pacing gap (a working window was given)
     };
     std::unordered_map<std::uint64_t, taken_call> taken_;
     std::uint64_t last_take_ = 0;  // under mutex_

@@ -564,14 +564,22 @@ private:
 constexpr std::size_t take_args_size = 63;  // buckets.lua's TAKE_ARGS_SIZE
 }  // namespace
 
+namespace {
+
+// The key's rate bucket's emission interval in µs; 0 when the key has no rate.
+std::int64_t emission_us_of(const settings& s) {
+    return s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
+}
+
+}  // namespace
+
 std::vector<std::string> limiter::take_command(const check& c) const {
     const settings& s = impl_->cfg;
     const quota q = impl_->quota_of(c);
     const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
     const quota cap = c.campaign_cap.value_or(quota{});
     std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
-    const std::int64_t emission_us =
-        s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
+    const std::int64_t emission_us = emission_us_of(s);
     // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
     // reaches that in a day; valid_check and validate() keep the rest inside their widths.
     std::string packed = take_args{}
@@ -775,6 +783,25 @@ bool limiter::refund(const check& c) {
         "refund",
         std::to_string(c.day.day),
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
+    };
+    return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
+}
+
+bool limiter::unsend(const check& c) {
+    if (c.account_id.empty()) {
+        return false;
+    }
+    const settings& s = impl_->cfg;
+    std::vector<std::string> args{
+        "2",
+        account_key(impl_->tag, c.account_id, c.what),
+        impl_->key_key,
+        "unsend",
+        std::to_string(c.day.day),
+        std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
+        std::to_string(emission_us_of(s)),
+        c.working_window.count() > 0 ? "1" : "0",
+        std::to_string(s.idle_ttl_ms),
     };
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
 }

@@ -4,6 +4,8 @@
 --   cooldown  RATE_LIMITED: set the cooldown of a scope (Retry-After, or backoff on its streak)
 --   reset     a success: forget the hit streaks
 --   refund    a taken call surely had no effect: give back its place in the day's counters
+--   unsend    a taken call will not be sent after all: as refund, and its request-rate place and
+--             its pacing gap too
 --   status    what `accounts list` and the admin side show
 --   cooldowns every scope cooling down now, from the index the cooldown op keeps (the workers'
 --             send-time mirrors read it in one call, however many accounts there are)
@@ -380,6 +382,41 @@ if op == 'refund' then
         tail = encode_campaigns(camps)
     end
     if changed then save_account(KEYS[1], a, tail, nil) end
+    return max(0, n - 1)
+end
+
+if op == 'unsend' then
+    -- KEYS[1] account+action, KEYS[2] key scope; ARGV[2] day, ARGV[3] campaign id (0 none), ARGV[4]
+    -- emission_us of the key's rate bucket (0 none), ARGV[5] 1 when the take was paced, ARGV[6] the
+    -- key scope's idle TTL (ms). The take's call will not be made (the ledger refused it, or its
+    -- cycle rolled back: engine/limits_gate released): no request left, so nothing of the take is
+    -- kept. As refund for the counters; the rate bucket's TAT moves back one emission interval
+    -- (never before now), and a paced take's pacing end, when still ahead, becomes now. That end
+    -- is this take's: a paced take is allowed only once the last one's end has passed, and it sets
+    -- a new one, so no paced take came after it while it is ahead; an unpaced take sets none.
+    -- Returns the account's count of that day after the refund.
+    local day, campaign, emission, paced = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
+    local a, tail = load_account(KEYS[1])
+    local changed = false
+    local n = slot_count(a, 6, day)
+    if n > 0 then a[6 + day % 8], changed = day * SLOT + n - 1, true end
+    if campaign > 0 and #tail > 0 then
+        local camps = decode_campaigns(tail)
+        for _, c in ipairs(camps) do
+            local cn = slot_count(c, 2, day)
+            if c[1] == campaign and cn > 0 then c[2 + day % 8], changed = day * SLOT + cn - 1, true end
+        end
+        tail = encode_campaigns(camps)
+    end
+    if paced and a[4] > now then a[4], changed = now, true end
+    if changed then save_account(KEYS[1], a, tail, nil) end
+    if emission > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
+        local k = load_key(KEYS[2])
+        if k[1] > now_us then
+            k[1] = max(now_us, k[1] - emission)
+            save_key(KEYS[2], k, ARGV[6])
+        end
+    end
     return max(0, n - 1)
 end
 

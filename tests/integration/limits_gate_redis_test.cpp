@@ -132,6 +132,32 @@ TEST_F(LimitsGateRedis, TwoClaimsOfOneRowGiveBackEachTheirOwnTakeOnce) {
     EXPECT_EQ(used(*day2), 0);
 }
 
+// A call the ledger refuses after the gate allowed it is never sent: released() gives back its
+// place in the key's request rate and the pacing gap it set, not only its counters, so a campaign
+// out of budget does not slow the key and its accounts for every other campaign.
+TEST_F(LimitsGateRedis, ACallTheLedgerRefusesGivesBackItsRatePlaceAndPacingGap) {
+    settings_.key_requests_per_s = 1;
+    settings_.key_burst = 1;
+    settings_.pacing_factor_min = settings_.pacing_factor_max = 1.0;
+    orch::engine::limits_gate gate(settings_, true);  // pacing on
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    const orch::engine::call_target row{"acc-gate-refused", "https://network.example/in/r", 7, 91, ""};
+    const auto now = std::chrono::system_clock::now();
+    const auto first = gate.before(row, campaign_, invite, now);
+    ASSERT_TRUE(first.allowed) << first.reason;
+    const auto denied = gate.before(row, campaign_, invite, now);
+    ASSERT_FALSE(denied.allowed);
+    auto taken = row;
+    taken.gate_take = first.take;
+    gate.released(taken, campaign_, invite);
+    const auto again = gate.before(row, campaign_, invite, now);
+    EXPECT_TRUE(again.allowed) << again.reason;
+    auto st = gate.limiter().status(row.account_id, *limits::day_in_zone(now, "UTC"));
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 1);
+}
+
 // The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
 // from the sender's search bucket under the account's own quota, and stops at the campaign's
 // `limits.search` cap; neither passes soon (the search does not wait for them).

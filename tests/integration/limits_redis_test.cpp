@@ -599,6 +599,43 @@ TEST_F(LimitsRedis, RefundGivesBackThePlaceOfACallWithoutEffect) {
     EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 0);
 }
 
+// A take whose call is not sent after all (the ledger refused it, or its cycle rolled back) gives
+// back everything: its counters, its place in the key's request rate, and its pacing gap. A trial
+// saw a campaign out of budget slow the whole key: each refused lead spent a rate place. A call
+// that was sent keeps its rate place and gap when its counters are refunded.
+TEST_F(LimitsRedis, ATakeNotSentGivesBackItsRatePlaceAndItsPacingGap) {
+    settings rated = base();
+    rated.key_requests_per_s = 1;
+    rated.key_burst = 1;
+    limiter lim(rated);
+    check c = invite("acc_unsent_rate", 100);
+    ASSERT_TRUE(lim.take(c).allowed);
+    EXPECT_EQ(lim.take(c).why, reason::rate);
+    EXPECT_TRUE(lim.unsend(c));
+    ASSERT_TRUE(lim.take(c).allowed) << "the rate place came back";
+    EXPECT_EQ(lim.take(c).why, reason::rate);
+    EXPECT_TRUE(lim.refund(c));
+    EXPECT_EQ(lim.take(c).why, reason::rate) << "a sent call's refund keeps its rate place";
+
+    limiter paced_lim(base());
+    check p = invite("acc_unsent_paced", 10);
+    p.working_window = 1000s;  // a gap of 100 s
+    ASSERT_TRUE(paced_lim.take(p).allowed);
+    EXPECT_EQ(paced_lim.take(p).why, reason::pacing);
+    EXPECT_TRUE(paced_lim.unsend(p));
+    ASSERT_TRUE(paced_lim.take(p).allowed) << "the pacing gap came back";
+    // An unpaced take (a worker without pacing) does not wait for the gap, and its own unsend does
+    // not give back the paced take's gap.
+    check u = p;
+    u.working_window = 0s;
+    ASSERT_TRUE(paced_lim.take(u).allowed);
+    EXPECT_TRUE(paced_lim.unsend(u));
+    EXPECT_EQ(paced_lim.take(p).why, reason::pacing);
+    auto st = paced_lim.status("acc_unsent_paced", today);
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(action::invite)].used_today, 1);
+}
+
 TEST_F(LimitsRedis, StatusShowsUsedLeftAndCooldownsPerAction) {
     limiter lim(base());
     check c = invite("acc_status", 10, 30);
