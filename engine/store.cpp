@@ -587,8 +587,9 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
 // until its next midnight (a clean-clone run hit this once). After the change commits, this waits
 // for every lane transaction that began before it (each holds engine/lane_enter's shared lock;
 // engine/await_lanes takes it exclusively) and runs the wake-up `query` again for `id`. Lane
-// transactions that begin later read the new numbers. The wait is bounded: past it the change
-// stands and such a lead waits for its next day, as it would have, and a warning says so.
+// transactions that begin later read the new numbers. The wait is bounded: past it (or on any
+// database error here) the change stands and such a lead waits for its next day, as it would
+// have, and a warning says so.
 std::int64_t store::wake_after_lanes(std::string_view query, const std::string& id) {
     try {
         pqxx::work tx(*conn_);
@@ -599,13 +600,17 @@ std::int64_t store::wake_after_lanes(std::string_view query, const std::string& 
         }
         tx.commit();
         return woken;
-    } catch (const pqxx::sql_error& e) {
-        if (e.sqlstate() != "55P03") {
-            throw;
+    } catch (const pqxx::failure& e) {
+        // The change has committed: a failure here is no failure of it, only of its second look.
+        if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e); sql != nullptr && sql->sqlstate() == "55P03") {
+            spdlog::warn("{} {}: the workers' transactions did not end within 10 s; the change stands, and a "
+                         "lead a worker held back under the old numbers just now waits for its next day",
+                         query, id);
+        } else {
+            spdlog::warn("{} {}: the change stands, but its second wake-up failed ({}); a lead a worker held back "
+                         "under the old numbers just now waits for its next day",
+                         query, id, orch::text::escaped(e.what()));
         }
-        spdlog::warn("{} {}: the workers' transactions did not end within 10 s; the change stands, and a lead "
-                     "a worker held back under the old numbers just now waits for its next day",
-                     query, id);
         return 0;
     }
 }
