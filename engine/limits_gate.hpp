@@ -146,6 +146,7 @@ private:
     std::once_flag refresher_started_;
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
+    std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
     std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_
     mutable std::mutex quotas_mutex_;
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen

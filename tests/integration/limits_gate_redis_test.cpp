@@ -158,6 +158,37 @@ TEST_F(LimitsGateRedis, ACallTheLedgerRefusesGivesBackItsRatePlaceAndPacingGap) 
     EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 1);
 }
 
+// Leads the key's rate denies in one batch come back one emission interval apart, not all at the
+// instant the next place frees (where all but one would be denied again).
+TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesComeBackOneIntervalApart) {
+    settings_.key_requests_per_s = 10;  // 100 ms apart
+    settings_.key_burst = 1;
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    std::vector<orch::engine::call_target> targets;
+    for (int i = 0; i < 5; ++i) {
+        targets.push_back({"acc-gate-rate-" + std::to_string(i), "https://network.example/in/k" + std::to_string(i), 7,
+                           200 + i, ""});
+    }
+    std::vector<orch::engine::gate_request> requests;
+    for (const auto& t : targets) {
+        requests.push_back({t, &campaign_, &invite});
+    }
+    const auto now = std::chrono::system_clock::now();
+    const auto d = gate.before_many(requests, now);
+    ASSERT_EQ(d.size(), 5u);
+    ASSERT_TRUE(d[0].allowed) << d[0].reason;
+    for (std::size_t i = 1; i < d.size(); ++i) {
+        ASSERT_FALSE(d[i].allowed);
+        EXPECT_EQ(d[i].code, cs::wait_code::key_rate);
+        if (i > 1) {
+            EXPECT_EQ(d[i].until - d[i - 1].until, std::chrono::milliseconds(100)) << i;
+        }
+    }
+    EXPECT_LE(d[1].until - now, std::chrono::milliseconds(101));
+}
+
 // The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
 // from the sender's search bucket under the account's own quota, and stops at the campaign's
 // `limits.search` cap; neither passes soon (the search does not wait for them).
