@@ -50,7 +50,7 @@ limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& cloc
           std::chrono::milliseconds(static_cast<std::int64_t>(
               s.key_requests_per_s > 0 ? 1000.0 * static_cast<double>(s.key_burst) / s.key_requests_per_s : 1000.0)),
           std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))),
-      key_interval_(s.key_requests_per_s > 0 ? static_cast<std::int64_t>(1e6 / s.key_requests_per_s) : 0),
+      key_interval_(limits::key_emission_interval(s)),
       jitter_rng_(rng ? std::move(rng) : std::make_unique<seeded_random>()) {}
 
 limits_gate::~limits_gate() {

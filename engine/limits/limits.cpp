@@ -564,14 +564,10 @@ private:
 constexpr std::size_t take_args_size = 63;  // buckets.lua's TAKE_ARGS_SIZE
 }  // namespace
 
-namespace {
-
-// The key's rate bucket's emission interval in µs; 0 when the key has no rate.
-std::int64_t emission_us_of(const settings& s) {
-    return s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0;
+std::chrono::microseconds key_emission_interval(const settings& s) {
+    return std::chrono::microseconds(
+        s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0);
 }
-
-}  // namespace
 
 std::vector<std::string> limiter::take_command(const check& c) const {
     const settings& s = impl_->cfg;
@@ -579,7 +575,7 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
     const quota cap = c.campaign_cap.value_or(quota{});
     std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
-    const std::int64_t emission_us = emission_us_of(s);
+    const std::int64_t emission_us = key_emission_interval(s).count();
     // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
     // reaches that in a day; valid_check and validate() keep the rest inside their widths.
     std::string packed = take_args{}
@@ -799,7 +795,7 @@ bool limiter::unsend(const check& c) {
         "unsend",
         std::to_string(c.day.day),
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
-        std::to_string(emission_us_of(s)),
+        std::to_string(key_emission_interval(s).count()),
         c.working_window.count() > 0 ? "1" : "0",
         std::to_string(s.idle_ttl_ms),
     };

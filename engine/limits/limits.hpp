@@ -294,6 +294,10 @@ std::string account_key(const std::string& tag, std::string_view account_id, act
 
 // Full-jitter backoff as cooldown.lua computes it: max(min, floor(jitter * min(cap, base * 2^streak))).
 std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter);
+// The key's request-rate bucket's emission interval (1 / key_requests_per_s); 0 when the key has
+// no rate.
+std::chrono::microseconds key_emission_interval(const settings& s);
+
 // Effective day quota on `day` for an account first seen on `first_day` (ramp-up applied).
 std::int64_t ramped_day_quota(const quota& q, const ramp_up& r, std::int64_t first_day, std::int64_t day);
 

@@ -364,12 +364,11 @@ if op == 'reset' then
     return 1
 end
 
-if op == 'refund' then
-    -- KEYS[1] account+action; ARGV[2] day, ARGV[3] campaign id (0 none). The rate bucket and the
-    -- pacing gap are not refunded: the request was sent. Never below zero. Keeps the TTL.
-    -- Returns the account's count of that day after the refund.
-    local day, campaign = tonumber(ARGV[2]), tonumber(ARGV[3])
-    local a, tail = load_account(KEYS[1])
+-- A call's place in the counters of `day` given back (refund, unsend): the account's, and campaign
+-- id's when it is counted. Never below zero. Returns the account's record, its campaign records,
+-- whether either changed, and the account's count of that day before.
+local function give_back_place(key, day, campaign)
+    local a, tail = load_account(key)
     local changed = false
     local n = slot_count(a, 6, day)
     if n > 0 then a[6 + day % 8], changed = day * SLOT + n - 1, true end
@@ -381,6 +380,14 @@ if op == 'refund' then
         end
         tail = encode_campaigns(camps)
     end
+    return a, tail, changed, n
+end
+
+if op == 'refund' then
+    -- KEYS[1] account+action; ARGV[2] day, ARGV[3] campaign id (0 none). The rate bucket and the
+    -- pacing gap are not refunded: the request was sent. Keeps the TTL.
+    -- Returns the account's count of that day after the refund.
+    local a, tail, changed, n = give_back_place(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
     if changed then save_account(KEYS[1], a, tail, nil) end
     return max(0, n - 1)
 end
@@ -395,19 +402,8 @@ if op == 'unsend' then
     -- is this take's: a paced take is allowed only once the last one's end has passed, and it sets
     -- a new one, so no paced take came after it while it is ahead; an unpaced take sets none.
     -- Returns the account's count of that day after the refund.
-    local day, campaign, emission, paced = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5] == '1'
-    local a, tail = load_account(KEYS[1])
-    local changed = false
-    local n = slot_count(a, 6, day)
-    if n > 0 then a[6 + day % 8], changed = day * SLOT + n - 1, true end
-    if campaign > 0 and #tail > 0 then
-        local camps = decode_campaigns(tail)
-        for _, c in ipairs(camps) do
-            local cn = slot_count(c, 2, day)
-            if c[1] == campaign and cn > 0 then c[2 + day % 8], changed = day * SLOT + cn - 1, true end
-        end
-        tail = encode_campaigns(camps)
-    end
+    local emission, paced = tonumber(ARGV[4]), ARGV[5] == '1'
+    local a, tail, changed, n = give_back_place(KEYS[1], tonumber(ARGV[2]), tonumber(ARGV[3]))
     if paced and a[4] > now then a[4], changed = now, true end
     if changed then save_account(KEYS[1], a, tail, nil) end
     if emission > 0 and redis.call('EXISTS', KEYS[2]) == 1 then
