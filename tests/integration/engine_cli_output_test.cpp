@@ -395,6 +395,21 @@ TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
     EXPECT_NE(own.output.find(" more each day up to 40 a day (the senders' own day quota, `accounts limits`)"),
               std::string::npos)
         << own.output;
+
+    // A raised quota says how many of the account's waiting leads it woke (as the worker's gate
+    // writes such waits: due at the account's next midnight, code day_quota).
+    const std::string waiting = env_->scalar(
+        "WITH u AS (UPDATE enrollments SET status = 'waiting', wait_code = 'day_quota', "
+        "due_at = now() + interval '1 day', next_run_at = now() + interval '1 day' "
+        "WHERE status IN ('ready', 'waiting') RETURNING 1) SELECT count(*) FROM u");
+    ASSERT_NE(waiting, "0");
+    auto raised = env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "45"});
+    ASSERT_EQ(raised.exit_code, 0) << raised.output;
+    EXPECT_NE(raised.output.find(waiting + " leads waiting for its quotas (or a campaign's cap on it) are due again"),
+              std::string::npos)
+        << raised.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE wait_code = 'day_quota' AND next_run_at > now()"),
+              "0");
 }
 
 // Days are ISO dates, never day numbers; flags name their type and default.
