@@ -124,6 +124,19 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             out.refused.push_back({lead, state, why});
         }
     };
+    if (!status_of.empty()) {
+        // Passed over by the lock: read what they are now (leads/match read them before a claim
+        // or a settle changed them), so the refusal says "calling the API", not "it changed".
+        sql_array passed_over;
+        for (const auto& [enrollment, lead_status] : status_of) {
+            passed_over.add(enrollment);
+        }
+        for (const auto& n : tx.exec_params(q("leads/status_now"), passed_over.str())) {
+            if (auto it = status_of.find(n[0].as<std::int64_t>()); it != status_of.end()) {
+                it->second.second = n[1].as<std::string>();
+            }
+        }
+    }
     for (const auto& [enrollment, lead_status] : status_of) {
         refuse(lead_status.first, lead_status.second, why_not(lead_status.second));
     }

@@ -1,6 +1,7 @@
 // The credit ledger (engine/ledger.hpp) on a real Postgres: a fresh database per test, migrated by
 // the real `orchestrator migrate`, rows written through the ledger's API, numbers read back from
 // the account rows, the transfers and the reporting views, and `orchestrator budget show`.
+#include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -1092,6 +1093,37 @@ TEST_F(LedgerTest, ABudgetChangeWakesAWaitALaneWroteFromTheOldCap) {
     EXPECT_EQ(r->woken, 1);
     EXPECT_EQ(scalar("SELECT count(*) FROM enrollments" + of_c + " AND next_run_at <= now() AND due_at <= now()"), 1);
     EXPECT_TRUE(problems().empty());
+}
+
+// A lead operation races a worker's claim (the dashboard's test hit it): the lead read as ready
+// became `calling` before the operation's lock got it. The refusal says what it is now ("calling
+// the API"), not "it changed while this ran (ready)". The claim is a transaction that makes the
+// row `calling` and commits while the stop waits for its lock. (This file's fixture has the rows.)
+using LeadOpsPg = LedgerTest;
+TEST_F(LeadOpsPg, AStopThatLosesToAClaimSaysTheLeadIsCalling) {
+    auto c = campaign("claimed-meanwhile");
+    const auto lead = scalar("SELECT lead_id FROM enrollments WHERE campaign_id = " + std::to_string(c));
+    pqxx::connection worker(env_->database_url());
+    pqxx::work claim(worker);
+    claim.exec("UPDATE enrollments SET status = 'calling', lease_owner = 'w/0', "
+               "lease_expires_at = now() + interval '1 minute' WHERE campaign_id = " + std::to_string(c));
+    auto stop = std::async(std::launch::async, [&] {
+        pqxx::connection conn(env_->database_url());
+        orch::engine::lead_ops::request r;
+        r.what = orch::engine::lead_ops::verb::stop;
+        r.campaign = "claimed-meanwhile";
+        r.lead_ids = {lead};
+        return orch::engine::lead_ops::run(conn, r);
+    });
+    EXPECT_EQ(stop.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout) << "it waits for the claim";
+    claim.commit();
+    ASSERT_EQ(stop.wait_for(std::chrono::seconds(15)), std::future_status::ready);
+    const auto out = stop.get();
+    ASSERT_EQ(out.refused.size(), 1u);
+    EXPECT_EQ(out.refused[0].state, "calling");
+    EXPECT_NE(out.refused[0].why.find("calling the API"), std::string::npos) << out.refused[0].why;
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE status = 'calling' AND campaign_id = " + std::to_string(c)),
+              1);
 }
 
 // `orchestrator budget set`: prints the budget as set, refuses bad input with exit 2 and changes
