@@ -505,9 +505,7 @@ void limits_gate::released(const call_target& target, const cs::campaign& campai
         // No request leaves: its place in the key's rate and its pacing gap are given back too,
         // or a lead the ledger refuses would spend them for nothing (a campaign out of budget
         // slowed every campaign sharing the key and its accounts).
-        c->working_window = taken->paced ? std::max(c->working_window, std::chrono::milliseconds(1))
-                                         : std::chrono::milliseconds(0);
-        limiter_.unsend(*c);
+        limiter_.unsend(*c, taken->paced);
     }
 }
 

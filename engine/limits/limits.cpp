@@ -783,7 +783,7 @@ bool limiter::refund(const check& c) {
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
 }
 
-bool limiter::unsend(const check& c) {
+bool limiter::unsend(const check& c, bool paced) {
     if (c.account_id.empty()) {
         return false;
     }
@@ -796,7 +796,7 @@ bool limiter::unsend(const check& c) {
         std::to_string(c.day.day),
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
         std::to_string(key_emission_interval(s).count()),
-        c.working_window.count() > 0 ? "1" : "0",
+        paced ? "1" : "0",
         std::to_string(s.idle_ttl_ms),
     };
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;

@@ -255,9 +255,9 @@ public:
     // campaign). False when Redis is unavailable.
     bool refund(const check& c);
     // The taken call will not be sent after all (the ledger refused it, or its cycle rolled back):
-    // gives back its place in today's counters, its place in the key's request rate, and, for a
-    // paced check (working_window > 0), the pacing gap it set. False when Redis is unavailable.
-    bool unsend(const check& c);
+    // gives back its place in today's counters, its place in the key's request rate, and, when
+    // the take was paced (it set a pacing gap), that gap. False when Redis is unavailable.
+    bool unsend(const check& c, bool paced);
 
     // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
     // `quotas` overrides the defaults per action (index = action), as in check::account_quota.

@@ -611,7 +611,7 @@ TEST_F(LimitsRedis, ATakeNotSentGivesBackItsRatePlaceAndItsPacingGap) {
     check c = invite("acc_unsent_rate", 100);
     ASSERT_TRUE(lim.take(c).allowed);
     EXPECT_EQ(lim.take(c).why, reason::rate);
-    EXPECT_TRUE(lim.unsend(c));
+    EXPECT_TRUE(lim.unsend(c, false));
     ASSERT_TRUE(lim.take(c).allowed) << "the rate place came back";
     EXPECT_EQ(lim.take(c).why, reason::rate);
     EXPECT_TRUE(lim.refund(c));
@@ -622,14 +622,14 @@ TEST_F(LimitsRedis, ATakeNotSentGivesBackItsRatePlaceAndItsPacingGap) {
     p.working_window = 1000s;  // a gap of 100 s
     ASSERT_TRUE(paced_lim.take(p).allowed);
     EXPECT_EQ(paced_lim.take(p).why, reason::pacing);
-    EXPECT_TRUE(paced_lim.unsend(p));
+    EXPECT_TRUE(paced_lim.unsend(p, true));
     ASSERT_TRUE(paced_lim.take(p).allowed) << "the pacing gap came back";
     // An unpaced take (a worker without pacing) does not wait for the gap, and its own unsend does
     // not give back the paced take's gap.
     check u = p;
     u.working_window = 0s;
     ASSERT_TRUE(paced_lim.take(u).allowed);
-    EXPECT_TRUE(paced_lim.unsend(u));
+    EXPECT_TRUE(paced_lim.unsend(u, false));
     EXPECT_EQ(paced_lim.take(p).why, reason::pacing);
     auto st = paced_lim.status("acc_unsent_paced", today);
     ASSERT_TRUE(st);
