@@ -2,6 +2,9 @@
 
 #include "engine/invariant.hpp"
 
+#include <map>
+#include <set>
+
 namespace orch::engine {
 
 namespace cs = campaigns;
@@ -26,6 +29,100 @@ std::string attempt_action(const cs::campaign& c, const std::string& step_id, co
     }
     return cs::to_string(call.kind);
 }
+
+namespace {
+
+// A wait of the gate that ends soon, after which the call is asked again.
+bool short_gate_wait(cs::wait_code code) {
+    switch (code) {
+    case cs::wait_code::key_rate:
+    case cs::wait_code::key_cooldown:
+    case cs::wait_code::account_cooldown:
+    case cs::wait_code::pacing:
+    case cs::wait_code::throttled:
+        return true;
+    default:
+        return false;
+    }
+}
+
+// A call the gate holds back for a short while, whose campaign's day cap (or the sender's cap)
+// is used up, waits for the cap instead: otherwise it would come back for the gate, only to be
+// refused by the ledger once it won a place (behind a busy API key, one lead a rate interval),
+// and say "waiting for the API key's request rate" meanwhile. The ledger is asked here only for
+// campaigns with no call allowed in this plan: the others are answered by the ledger's reserve,
+// which counts those calls' reservations (wait_with_refused_calls).
+void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_ports& ports, cs::time_point now) {
+    std::set<std::int64_t> reserving;
+    for (const plan_item* it : asking) {
+        if (it->gate.allowed) {
+            reserving.insert(it->target.campaign_id);
+        }
+    }
+    std::vector<plan_item*> held;
+    std::vector<ledger_ask> asks;
+    for (plan_item* it : asking) {
+        if (it->gate.allowed || !short_gate_wait(it->gate.code) || reserving.contains(it->target.campaign_id)) {
+            continue;
+        }
+        const cs::api_call& call = *it->proposal->call;
+        if (const auto credits = credits_upper_bound(call); credits > 0) {
+            held.push_back(it);
+            asks.push_back({it, 0, attempt_action(*it->row.campaign, it->proposal->next.step, call), credits});
+        }
+    }
+    if (asks.empty()) {
+        return;
+    }
+    auto verdicts = ports.ledger->standing_refusals(asks, now);
+    ORCH_INVARIANT(verdicts.size() == asks.size(), "the ledger answered {} standing refusals for {} calls",
+                   verdicts.size(), asks.size());
+    for (std::size_t i = 0; i < held.size(); ++i) {
+        if (!verdicts[i].allowed) {
+            held[i]->gate = std::move(verdicts[i]);
+        }
+    }
+}
+
+// The ledger's reserve refused an allowed call of a campaign for its day cap (or its sender's
+// cap): the same campaign's calls (of that sender) that the gate holds back for a short while,
+// and that need at least as many credits, would be refused too; they wait for the cap with it.
+void wait_with_refused_calls(const std::vector<plan_item*>& asking, std::span<plan_item* const> allowed,
+                             std::span<const ledger_ask> asks) {
+    std::map<std::int64_t, std::pair<std::int64_t, const planner::verdict*>> day;               // campaign ->
+    std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, const planner::verdict*>> sender;
+    const auto note = [](auto& refused, const auto& key, std::int64_t credits, const planner::verdict& v) {
+        auto [it, fresh] = refused.try_emplace(key, credits, &v);
+        if (!fresh && credits < it->second.first) {
+            it->second = {credits, &v};   // the smallest refused call: any call needing more is refused too
+        }
+    };
+    for (std::size_t i = 0; i < allowed.size(); ++i) {
+        const plan_item& it = *allowed[i];
+        if (it.ledger.code == cs::wait_code::day_budget) {
+            note(day, it.target.campaign_id, asks[i].credits, it.ledger);
+        } else if (it.ledger.code == cs::wait_code::account_budget) {
+            note(sender, std::pair{it.target.campaign_id, it.target.account_id}, asks[i].credits, it.ledger);
+        }
+    }
+    if (day.empty() && sender.empty()) {
+        return;
+    }
+    for (plan_item* it : asking) {
+        if (it->gate.allowed || !short_gate_wait(it->gate.code)) {
+            continue;
+        }
+        const std::int64_t credits = credits_upper_bound(*it->proposal->call);
+        if (auto d = day.find(it->target.campaign_id); d != day.end() && credits >= d->second.first) {
+            it->gate = *d->second.second;
+        } else if (auto a = sender.find({it->target.campaign_id, it->target.account_id});
+                   a != sender.end() && credits >= a->second.first) {
+            it->gate = *a->second.second;
+        }
+    }
+}
+
+}  // namespace
 
 void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_point now,
                 const std::function<void()>& write) {
@@ -65,6 +162,7 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
             allowed.push_back(it);
         }
     }
+    wait_for_standing_caps(asking, ports, now);
     std::vector<bool> given_back(allowed.size(), false);
     try {
         std::vector<ledger_ask> asks;
@@ -97,6 +195,9 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
                     given_back[i] = true;
                 }
             }
+            // Once refused, a call stays refused (above): a later answer of the ledger never takes
+            // back what this made wait.
+            wait_with_refused_calls(asking, allowed, asks);
             for (plan_item* it : asking) {
                 it->row.state = it->proposed;
                 it->call = planner::take(it->row, *it->proposal, it->gate, it->ledger, now);

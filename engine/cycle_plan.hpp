@@ -56,6 +56,15 @@ public:
     // its fast path gives way): only the last call stands.
     virtual void reserve(std::span<const ledger_ask> asks,
                          const std::function<void(std::span<const planner::verdict>)>& write) = 0;
+    // Which of these calls (each held back by the gate for a while) a budget cap would refuse
+    // for long now: a used-up day cap, or the sender's cap in the campaign (engine/ledger.hpp's
+    // standing_refusals). One verdict per ask, allowed for the others; reads only, reserves
+    // nothing. The default refuses none (the caps are then met at reserve(), when the gate lets
+    // the call through).
+    virtual std::vector<planner::verdict> standing_refusals(std::span<const ledger_ask> asks, campaigns::time_point now) {
+        (void)now;
+        return std::vector<planner::verdict>(asks.size());
+    }
 };
 
 struct plan_ports {

@@ -251,6 +251,36 @@ std::vector<std::pair<std::int64_t, std::int64_t>> lock_available(pqxx::work& tx
     return out;
 }
 
+// The credits a campaign's calls in flight hold (leases live), per sender: read from the
+// database on the campaign's first question only (ledger/reserved_balance walks its live rows),
+// plus what the caller adds (a batch's own reservations).
+class in_flight_credits {
+public:
+    explicit in_flight_credits(pqxx::work& tx) : tx_(tx) {}
+    // sender nullptr: all the campaign's senders.
+    std::int64_t held(std::int64_t campaign_id, const std::string* sender) {
+        if (read_.insert(campaign_id).second) {
+            for (const auto& row : run(tx_, "ledger/reserved_balance", campaign_id)) {
+                by_pair_[{campaign_id, row[0].as<std::string>()}] += as_i64(row[1]);
+            }
+        }
+        std::int64_t sum = 0;
+        for (auto it = by_pair_.lower_bound({campaign_id, std::string()});
+             it != by_pair_.end() && it->first.first == campaign_id; ++it) {
+            sum += sender == nullptr || it->first.second == *sender ? it->second : 0;
+        }
+        return sum;
+    }
+    void add(std::int64_t campaign_id, const std::string& sender, std::int64_t credits) {
+        by_pair_[{campaign_id, sender}] += credits;
+    }
+
+private:
+    pqxx::work& tx_;
+    std::map<pair_key, std::int64_t> by_pair_;
+    std::set<std::int64_t> read_;
+};
+
 void validate(const std::vector<reserve_request>& batch) {
     std::set<std::int64_t> seen;
     for (const auto& r : batch) {
@@ -349,23 +379,8 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
     auto& left = scopes.available;
     std::map<std::int64_t, const reserve_request*> first_refusal;   // campaign -> request
     std::vector<std::int64_t> refusing_scope(batch.size(), 0);
-    // The credits a campaign's calls in flight hold (leases live), per sender: what they held
-    // before this batch (read on the campaign's first refusal only) plus this batch's reservations.
-    std::map<pair_key, std::int64_t> in_flight;
-    std::set<std::int64_t> in_flight_read;
-    const auto held_in_flight = [&](std::int64_t campaign_id, const std::string* sender) {
-        if (in_flight_read.insert(campaign_id).second) {
-            for (const auto& row : run(tx, "ledger/reserved_balance", campaign_id)) {
-                in_flight[{campaign_id, row[0].as<std::string>()}] += as_i64(row[1]);
-            }
-        }
-        std::int64_t sum = 0;
-        for (auto it = in_flight.lower_bound({campaign_id, std::string()});
-             it != in_flight.end() && it->first.first == campaign_id; ++it) {
-            sum += sender == nullptr || it->first.second == *sender ? it->second : 0;
-        }
-        return sum;
-    };
+    // What the campaigns' calls in flight hold, plus this batch's reservations.
+    in_flight_credits in_flight(tx);
     for (std::size_t i = 0; i < batch.size(); ++i) {
         const auto& r = batch[i];
         auto& res = out[i];
@@ -398,7 +413,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
             // than pause the campaign with credits unspent, or wait a day for a cap with room;
             // once they have settled, a refusal stands. A sender's cap counts that sender's calls.
             const auto held_now =
-                held_in_flight(r.campaign_id, res.why == refusal::account_budget ? &r.sender : nullptr);
+                in_flight.held(r.campaign_id, res.why == refusal::account_budget ? &r.sender : nullptr);
             if (held_now > 0 && left[refusing_scope[i]] + held_now >= r.credits) {
                 res.why = refusal::in_flight;
                 // Spread, so that the campaign's waiting calls do not come back at one instant.
@@ -422,7 +437,7 @@ result<std::vector<reservation>> reserve_batch(pqxx::work& tx, const std::vector
             }
             left[s.scope_id] -= r.credits;
             if (s.scope_id == campaign->scope_id) {
-                in_flight[{r.campaign_id, r.sender}] += r.credits;
+                in_flight.add(r.campaign_id, r.sender, r.credits);
             }
             if (r.credits > 0) {
                 w.entries.push_back({0, r.attempt_id, s.scope_id, "reserve", "reserved", "available", r.credits});
@@ -483,6 +498,48 @@ std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_reque
 result<std::vector<reservation>> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now,
                                          held_balances& held) {
     return reserve_batch(tx, batch, now, &held);
+}
+
+std::vector<reservation> standing_refusals(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now) {
+    std::vector<reservation> out(batch.size());
+    if (batch.empty()) {
+        return out;
+    }
+    const std::string day = utc_day(now);
+    record_rows pair_rows(batch_rows::pair);
+    for (const auto& r : batch) {
+        pair_rows.row().add("campaign_id", r.campaign_id).add("sender", r.sender);
+    }
+    const auto scopes = lock_reserve_scopes(tx, pair_rows.text(), day, false);
+    in_flight_credits in_flight(tx);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+        const auto& r = batch[i];
+        auto& res = out[i];
+        res.attempt_id = r.attempt_id;
+        const auto refs = scopes.by_pair.find({r.campaign_id, r.sender});
+        if (r.credits <= 0 || refs == scopes.by_pair.end()) {
+            continue;
+        }
+        for (auto kind : {refusal::day_budget, refusal::account_budget}) {
+            for (const auto& s : refs->second) {
+                // A scope still to be created is funded with its cap when it is: not refused here.
+                if (s.kind != kind || s.scope_id == 0 || res.why != refusal::none) {
+                    continue;
+                }
+                const std::int64_t left = scopes.available.at(s.scope_id);
+                if (left >= r.credits) {
+                    continue;
+                }
+                const auto held_now = in_flight.held(r.campaign_id, kind == refusal::account_budget ? &r.sender : nullptr);
+                if (held_now == 0 || left + held_now < r.credits) {
+                    res.why = kind;
+                    res.available = left;
+                    res.retry_at = kind == refusal::day_budget ? next_utc_midnight(now) : time_point{};
+                }
+            }
+        }
+    }
+    return out;
 }
 
 result<void> apply_balances(pqxx::work& tx, const held_balances& held) {
@@ -880,6 +937,12 @@ budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget&
         target[id] = kind == "campaign" ? std::optional<std::int64_t>(b.total)
                      : kind == "account" ? b.per_account
                                          : b.per_day;
+        if (kind == "day" && b.per_day) {
+            // The cap counts the whole day: what the day's transfers outside this scope hold or
+            // cost (made while the campaign had no day cap) is not the scope's to give.
+            const auto outside = run(tx, "ledger/day_spend_outside", campaign_id, r[2].as<std::string>(), id);
+            target[id] = std::max<std::int64_t>(0, *b.per_day - as_i64(outside[0][0]) - as_i64(outside[0][1]));
+        }
         campaign_scope = kind == "campaign" ? id : campaign_scope;
     }
     lock_available(tx, ids);

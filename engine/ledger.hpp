@@ -59,7 +59,9 @@ struct budget_change {
 
 // Sets a campaign's budgets (creating its ledger scope on first use) and moves the balances to
 // match: available = budget - reserved - spent. Lowering below what is reserved or spent leaves
-// available at 0 (nothing already reserved is taken back). Day caps apply from `now`'s UTC day on.
+// available at 0 (nothing already reserved is taken back). Day caps apply from `now`'s UTC day on,
+// and count that day's whole spend: what it spent or holds outside the day's scope (from before
+// the cap) is not the scope's to give.
 // A campaign paused by the ledger resumes when credits are available again.
 // Precondition: the campaign exists. Throws std::invalid_argument for a negative amount.
 budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget& b, time_point now);
@@ -103,6 +105,14 @@ struct reservation {
 // latter), which would otherwise make the call wait a day. One result per request, in order.
 std::vector<reservation> reserve(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now);
 std::vector<reservation> reserve(pqxx::connection& conn, const std::vector<reserve_request>& batch, time_point now);
+
+// Which of these calls a cap would refuse now and for long: a day cap (until the next UTC
+// midnight) or a sender's cap in the campaign that is used up, and that the campaign's calls in
+// flight could not make room in by giving credits back. Read without locks, and writes nothing:
+// a call the limits gate holds back for a while (the API key's rate) waits for the cap instead of
+// coming back for the gate only to be refused then. A campaign's own budget is left to reserve()
+// (its refusal pauses the campaign). why is none for every other call; attempt ids may be 0.
+std::vector<reservation> standing_refusals(pqxx::work& tx, const std::vector<reserve_request>& batch, time_point now);
 
 // ---- the worker's fast path ----
 // Every writer above locks the budget rows it draws from until its transaction ends. A worker

@@ -241,6 +241,23 @@ public:
         }
     }
 
+    std::vector<planner::verdict> standing_refusals(std::span<const ledger_ask> asks, cs::time_point now) override {
+        std::vector<ledger::reserve_request> requests;
+        requests.reserve(asks.size());
+        for (const auto& a : asks) {
+            const call_target& t = a.item->target;
+            requests.push_back({a.attempt_id, t.campaign_id, t.account_id, a.action, a.credits});
+        }
+        std::vector<planner::verdict> out(asks.size());
+        const auto refused = ledger::standing_refusals(tx_, requests, now);
+        for (std::size_t i = 0; i < asks.size(); ++i) {
+            if (refused[i].why != ledger::refusal::none) {
+                out[i] = planner::ledger_refused(refused[i].why, refused[i].retry_at, asks[i].item->target.account_id, now);
+            }
+        }
+        return out;
+    }
+
 private:
     // The fast path: every charge posted and every call reserved without locks, the plan written
     // in between; `contended` when any of it needs the locked path.

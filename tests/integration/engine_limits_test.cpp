@@ -688,6 +688,54 @@ TEST_F(LimitsTest, ADailyCapSpendsExactlyUpToItAndTheLeadsWaitForTheNextDay) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// A campaign whose daily cap is used up, on an API key of 1 request/s that another campaign keeps
+// busy: its leads wait for the cap within seconds. Before, a lead met the ledger's refusal only
+// once it had won a place in the key's rate against the other campaign's leads, so the capped
+// campaign's leads took a minute or more to park, saying "waiting for the API key's request rate"
+// meanwhile (engine/cycle_plan.cpp: wait_for_standing_caps, wait_with_refused_calls).
+TEST_F(LimitsTest, LeadsOfACampaignAtItsDailyCapWaitForItAtOnceBehindABusyKey) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "60");
+    env_->set("ORCH_KEY_BURST", "2");
+    apply("capped", 40, "1s", 1'000, "budget_per_day_credits: 6\n", 200);
+    apply("busy", 150, "1s", 100'000, "", 300);
+    auto count_code = [&](const std::string& code) {
+        return count("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = 'capped' "
+                     "AND e.status IN ('ready', 'waiting') AND e.wait_code = '" + code + "'");
+    };
+    auto codes = [&] {
+        return env_->scalar("SELECT string_agg(c, ', ') FROM (SELECT c.name || ' ' || e.status || ' ' || "
+                            "COALESCE(e.wait_code, '-') || ': ' || count(*) AS c FROM enrollments e "
+                            "JOIN campaigns c USING (campaign_id) GROUP BY c.name, e.status, e.wait_code) x");
+    };
+    auto ws = workers(1, {"--batch-size", "20"});
+    const bool capped = eventually([&] {
+        auto b = budget_show("capped");
+        return b["today"].is_object() && b["today"]["spent"] == 6 && b["reserved"] == 0 && count_code("day_budget") > 0;
+    }, 60s);
+    const auto at_cap = std::chrono::steady_clock::now();
+    ASSERT_TRUE(capped) << budget_show("capped").dump() << "\n" << codes();
+    // At 1 request/s shared with the busy campaign, fewer than 10 leads could reach the ledger's
+    // own refusal within 10 s.
+    const bool parked = eventually([&] { return count_code("day_budget") >= 30; }, 10s);
+    const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - at_cap);
+    const std::string seen = codes();
+    const auto busy_calls = count("SELECT count(*) FROM step_attempts a JOIN enrollments e USING (enrollment_id) "
+                                  "JOIN campaigns c USING (campaign_id) WHERE c.name = 'busy'");
+    for (auto& w : ws) {
+        EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+    }
+    EXPECT_TRUE(parked) << took.count() << " ms after the cap: " << seen;
+    EXPECT_GT(busy_calls, 0) << seen;
+    EXPECT_EQ(budget_show("capped")["today"]["spent"], 6);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+    // Each waits until the next UTC midnight, like a lead the ledger refused itself.
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE wait_code = 'day_budget' "
+                    "AND next_run_at <> date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 day'"),
+              0);
+}
+
 // A per-account cap of 4 credits, 3 senders, 30 leads: each sender's calls cost exactly 4
 // credits (the sandbox's request log per account), the leads of each sender then wait with the
 // reason naming its account, and `budget show` lists each sender's use of the cap.

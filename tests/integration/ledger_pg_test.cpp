@@ -771,6 +771,47 @@ TEST_F(LedgerTest, PerDayCaps) {
     EXPECT_TRUE(ledger::check(tx).empty());
 }
 
+// A day cap counts the whole UTC day's spend of the campaign, also what it spent (or holds) while
+// it had no day cap: a cap set during the day, or removed and set again, never lets the day spend
+// more than it. Before, a day scope was funded with the whole cap when it was created.
+TEST_F(LedgerTest, ADayCapCountsTheDaysSpendMadeWithoutACap) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 7);
+    const auto today_use = [&] {
+        pqxx::nontransaction tx(*conn_);
+        for (const auto& u : ledger::cap_use(tx, c, t0)) {
+            if (u.scope == "day") {
+                return std::tuple{u.reserved, u.spent, u.available};
+            }
+        }
+        return std::tuple<std::int64_t, std::int64_t, std::int64_t>{-1, -1, -1};
+    };
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[0], 3).reserved);
+    ASSERT_TRUE(reserve_one(c, a[1], 2).reserved);
+    ledger::post(*conn_, {{a[0], 3}}, t0);
+    // a[1] holds 2, a[0] cost 3: a day cap of 6 has 1 left, before any reservation under it.
+    ledger::set_budget(*conn_, c, {100, {}, 6}, t0);
+    EXPECT_EQ(today_use(), std::tuple(std::int64_t{2}, std::int64_t{3}, std::int64_t{1}));
+    ledger::post(*conn_, {{a[1], 2}}, t0);
+    EXPECT_EQ(reserve_one(c, a[2], 2).why, ledger::refusal::day_budget);
+    ASSERT_TRUE(reserve_one(c, a[3], 1).reserved);
+    EXPECT_EQ(today_use(), std::tuple(std::int64_t{1}, std::int64_t{5}, std::int64_t{0}));
+    // Removed, 3 more spent without it, then set again to 12: 12 - 5 - 1 - 3 = 3 left.
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[4], 3).reserved);
+    ledger::post(*conn_, {{a[4], 3}}, t0);
+    ledger::set_budget(*conn_, c, {100, {}, 12}, t0);
+    EXPECT_EQ(today_use(), std::tuple(std::int64_t{1}, std::int64_t{8}, std::int64_t{3}));
+    EXPECT_EQ(reserve_one(c, a[5], 4).why, ledger::refusal::day_budget);
+    ASSERT_TRUE(reserve_one(c, a[5], 3).reserved);
+    EXPECT_EQ(reserve_one(c, a[6], 1).why, ledger::refusal::day_budget);
+    // The next day counts afresh.
+    EXPECT_TRUE(reserve_one(c, a[6], 6, "acc-1", t0 + hours(13)).reserved);
+    pqxx::nontransaction tx(*conn_);
+    EXPECT_TRUE(ledger::check(tx).empty());
+}
+
 // No foreign key ties a transfer to its step attempt (the apply statement checks it instead, at
 // a lower cost per call): ledger_check lists a transfer whose attempt row has gone.
 TEST_F(LedgerTest, CheckListsATransferWhoseAttemptIsGone) {

@@ -231,6 +231,104 @@ TEST(PlanCycle, AFailedCycleGivesBackEveryTakeAndLeavesNoCall) {
     EXPECT_FALSE(items[1].call);
 }
 
+// A gate that allows the lead of enrollment 1 and holds the others back: enrollment 2 for the
+// key's rate (a moment), 3 for the account's day quota (a day).
+struct key_busy_gate final : orch::engine::call_gate {
+    orch::engine::gate_decision before(const orch::engine::call_target& t, const cs::campaign&, const cs::api_call&,
+                                       cs::time_point now) override {
+        if (t.enrollment_id == 1) {
+            return {};
+        }
+        if (t.enrollment_id == 2) {
+            return {false, now + std::chrono::milliseconds(200), "waiting for the API key's request rate",
+                    cs::wait_code::key_rate};
+        }
+        return {false, now + std::chrono::hours(10), "day quota", cs::wait_code::day_quota};
+    }
+    std::optional<cs::time_point> after(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&,
+                                        const call_outcome&) override {
+        return std::nullopt;
+    }
+    void released(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&) override {}
+};
+
+// Refuses every reservation for the day cap; standing_refusals refuses too when `standing`.
+struct day_cap_ledger final : orch::engine::ledger_port {
+    bool standing = false;
+    int asked = 0;
+    void reserve(std::span<const orch::engine::ledger_ask> asks,
+                 const std::function<void(std::span<const planner::verdict>)>& write) override {
+        write(std::vector<planner::verdict>(
+            asks.size(), planner::ledger_refused(orch::engine::budget_refusal::day_budget, t0 + std::chrono::hours(14),
+                                                 "acc_1", t0)));
+    }
+    std::vector<planner::verdict> standing_refusals(std::span<const orch::engine::ledger_ask> asks,
+                                                    cs::time_point now) override {
+        asked += static_cast<int>(asks.size());
+        if (!standing) {
+            return std::vector<planner::verdict>(asks.size());
+        }
+        return std::vector<planner::verdict>(
+            asks.size(), planner::ledger_refused(orch::engine::budget_refusal::day_budget, t0 + std::chrono::hours(14),
+                                                 "acc_1", now));
+    }
+};
+
+std::vector<orch::engine::plan_item> items_of(std::initializer_list<std::int64_t> enrollments) {
+    std::vector<orch::engine::plan_item> items;
+    for (auto id : enrollments) {
+        items.emplace_back();
+        items.back().row = fresh();
+        items.back().target.enrollment_id = id;
+        items.back().target.campaign_id = 7;
+    }
+    return items;
+}
+
+// The ledger refused the allowed call for the day cap: the call of the same campaign that the
+// key's rate held back waits for the cap with it, without asking the ledger again; the one the
+// account's day quota holds keeps its own wait.
+TEST(PlanCycle, ACallTheKeysRateHoldsWaitsForTheDayCapThatRefusedItsCampaignsCall) {
+    key_busy_gate gate;
+    day_cap_ledger ledger;
+    auto items = items_of({1, 2, 3});
+    orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(ledger.asked, 0);   // a campaign with a call allowed is the reserve's to answer
+    for (const auto& it : items) {
+        EXPECT_FALSE(it.call);
+    }
+    EXPECT_EQ(items[0].row.state.wait, cs::wait_code::day_budget);
+    EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_budget);
+    EXPECT_EQ(items[1].row.state.next_run_at, t0 + std::chrono::hours(14));
+    EXPECT_EQ(items[2].row.state.wait, cs::wait_code::day_quota);
+
+    // Of another campaign, it keeps the key's wait.
+    auto other = items_of({1, 2});
+    other[1].target.campaign_id = 8;
+    orch::engine::plan_cycle(other, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(other[1].row.state.wait, cs::wait_code::key_rate);
+}
+
+// No call of the campaign got through the gate: the ledger is asked, without reserving, whether
+// a cap refuses the held call for long; if so it waits for the cap, else for the key.
+TEST(PlanCycle, ACallTheKeysRateHoldsAsksTheLedgerWhetherACapRefusesIt) {
+    key_busy_gate gate;
+    day_cap_ledger ledger;
+    auto items = items_of({2, 3});
+    orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(ledger.asked, 1);   // the key's rate only: a day quota's wait is long already
+    EXPECT_EQ(items[0].row.state.wait, cs::wait_code::key_rate);
+    EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_quota);
+
+    ledger.standing = true;
+    items = items_of({2, 3});
+    orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(items[0].row.state.wait, cs::wait_code::day_budget);
+    EXPECT_EQ(items[0].row.state.next_run_at, t0 + std::chrono::hours(14));
+    EXPECT_FALSE(items[0].call);
+    EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_quota);
+}
+
 // ---- engine/lane_cycle over a store that records what it is asked ----
 
 namespace eng = orch::engine;

@@ -1,8 +1,30 @@
 -- cap_use($1 campaign, $2 UTC day 'YYYY-MM-DD'): what the campaign's per-day cap (that day's
 -- scope) and per-account caps (one scope per sender) have reserved, spent and left. Scopes of a
--- cap since removed are listed too (budget NULL).
-SELECT scope::text, COALESCE(sender, to_char(day, 'YYYY-MM-DD')), COALESCE(budget, -1),
-       COALESCE(reserved, 0), COALESCE(spent, 0), COALESCE(available, 0)
-FROM ledger_scope_balances
-WHERE campaign_id = $1 AND (scope = 'account' OR (scope = 'day' AND day = $2::date))
-ORDER BY scope, sender;
+-- cap since removed are listed too (budget NULL). The day's row counts the whole day, as the cap
+-- does: also what the day's transfers outside its scope hold or cost (made while the campaign had
+-- no day cap; ledger/day_spend_outside). A day cap whose scope is still to be created (nothing
+-- reserved under it that day yet) has its row too: its scope will be funded with what it says left.
+WITH outside AS (
+    SELECT s.scope_id, t.held, t.spent
+    FROM (SELECT scope_id FROM ledger_scopes WHERE campaign_id = $1 AND kind = 'day' AND day = $2::date
+          UNION ALL SELECT 0) s
+    CROSS JOIN LATERAL (
+        SELECT COALESCE(sum(x.reserved) FILTER (WHERE x.state = 'pending'), 0) AS held,
+               COALESCE(sum(x.posted) FILTER (WHERE x.state = 'posted'), 0) AS spent
+        FROM ledger_transfers x
+        WHERE x.campaign_id = $1 AND x.day = $2::date AND NOT (s.scope_id = ANY(x.scopes))
+    ) t
+), rows AS (
+    SELECT b.scope::text AS scope, COALESCE(b.sender, to_char(b.day, 'YYYY-MM-DD')) AS key, COALESCE(b.budget, -1) AS budget,
+           COALESCE(b.reserved, 0) + COALESCE(o.held, 0) AS reserved, COALESCE(b.spent, 0) + COALESCE(o.spent, 0) AS spent,
+           COALESCE(b.available, 0) AS available
+    FROM ledger_scope_balances b
+    LEFT JOIN outside o ON b.scope = 'day' AND o.scope_id = b.scope_id
+    WHERE b.campaign_id = $1 AND (b.scope = 'account' OR (b.scope = 'day' AND b.day = $2::date))
+    UNION ALL
+    SELECT 'day', $2::text, g.per_day, o.held, o.spent, GREATEST(g.per_day - o.held - o.spent, 0)
+    FROM ledger_budgets g JOIN outside o ON o.scope_id = 0
+    WHERE g.campaign_id = $1 AND g.per_day IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM ledger_scopes s WHERE s.campaign_id = $1 AND s.kind = 'day' AND s.day = $2::date)
+)
+SELECT scope, key, budget, reserved, spent, available FROM rows ORDER BY scope, key;
