@@ -25,6 +25,7 @@ public:
     bool late = false;  // held because the lease would end before an answer
     std::string why;    // else why the gate held it (call_gate::hold_reason)
     std::optional<cs::call_kind> held_request;  // held by this request's scope, not the call's
+    bool sent_any = false;                      // a request of the call went to the API
 
     answer<outreach::invitation_status> check_invitation(std::string_view a, const outreach::profile_url_params& p) override {
         return pass(&api_port::check_invitation, cs::call_kind::check_invitation, a, p);
@@ -55,6 +56,7 @@ private:
         if (stop(kind)) {
             return refused<T>();
         }
+        sent_any = true;
         return (inner_.*request)(a, p);
     }
     // Held by the call's own scope (a follow-up is not read while its sends cool down) or by the
@@ -106,6 +108,7 @@ call_outcome unsent(const cs::api_call& call, cs::result_kind kind, cs::time_poi
     o.event.reason = std::move(reason);
     o.attempt_outcome = attempt_outcome::transient;
     o.error = o.event.reason;
+    o.nothing_sent = true;
     return o;
 }
 
@@ -148,12 +151,14 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // earlier ones read is charged, nothing took effect, and the lead waits for the hold like any
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
-                bool late, const std::string& why, std::optional<cs::call_kind> held_request, call_outcome& out) {
+                bool late, const std::string& why, std::optional<cs::call_kind> held_request, bool sent_any,
+                call_outcome& out) {
     if (held) {
         const std::int64_t credits = out.credits;
         out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);
         out.credits = credits;
         out.held_request = held_request;
+        out.nothing_sent = !sent_any;
     }
     ports.gate->answered(job.target, *job.campaign, *job.call, out);
 }
@@ -170,7 +175,7 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     }
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, api.late, api.why, api.held_request, out);
+    after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, out);
 }
 
 void call_window::add(start_fn job) {

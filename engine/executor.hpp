@@ -68,6 +68,9 @@ struct call_outcome {
     // The request whose own scope held the call, when it was not the call's (a follow-up's reply
     // check held by a get_conversation cooldown): the settle asks the gate about that scope.
     std::optional<campaigns::call_kind> held_request;
+    // No request of the call left this process (held or stopped before its first): the gate gives
+    // its place in the key's rate back too, not only its counters.
+    bool nothing_sent = false;
 };
 
 struct backoff_settings {

@@ -158,6 +158,44 @@ TEST_F(LimitsGateRedis, ACallTheLedgerRefusesGivesBackItsRatePlaceAndPacingGap) 
     EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 1);
 }
 
+// A call held at send time before its first request (a cooldown seen since its claim) gives its
+// place in the key's rate back with its counters; a call that failed without effect after a
+// request left keeps the rate place (the request was made).
+TEST_F(LimitsGateRedis, ACallHeldBeforeItsFirstRequestGivesBackItsRatePlace) {
+    settings_.key_requests_per_s = 0.1;   // a place every 10 s: none frees during the test
+    settings_.key_burst = 2;
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    const orch::engine::call_target row{"acc-gate-held", "https://network.example/in/h", 7, 92, ""};
+    const auto now = std::chrono::system_clock::now();
+    const auto sent = gate.before(row, campaign_, invite, now);
+    const auto held = gate.before(row, campaign_, invite, now);
+    ASSERT_TRUE(sent.allowed) << sent.reason;
+    ASSERT_TRUE(held.allowed) << held.reason;
+    ASSERT_FALSE(gate.before(row, campaign_, invite, now).allowed);
+    orch::engine::call_outcome failed;
+    failed.attempt_outcome = orch::engine::attempt_outcome::transient;
+    failed.event.kind = cs::result_kind::transient;
+    auto taken = row;
+    taken.gate_take = sent.take;
+    gate.after(taken, campaign_, invite, failed);
+    const auto after_failed = gate.before(row, campaign_, invite, now);
+    EXPECT_FALSE(after_failed.allowed);
+    EXPECT_EQ(after_failed.code, cs::wait_code::key_rate);
+    orch::engine::call_outcome not_sent = failed;
+    not_sent.event.kind = cs::result_kind::throttled;
+    not_sent.held = true;
+    not_sent.nothing_sent = true;
+    taken.gate_take = held.take;
+    gate.after(taken, campaign_, invite, not_sent);
+    const auto after_held = gate.before(row, campaign_, invite, now);
+    EXPECT_TRUE(after_held.allowed) << after_held.reason;
+    auto st = gate.limiter().status(row.account_id, *limits::day_in_zone(now, "UTC"));
+    ASSERT_TRUE(st);
+    EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 1);   // after_held's
+}
+
 // Leads the key's rate denies in one batch come back one emission interval apart, not all at the
 // instant the next place frees (where all but one would be denied again).
 TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesComeBackOneIntervalApart) {

@@ -152,6 +152,7 @@ TEST_F(CallPath, ACallPastItsSendWindowIsNotSent) {
     EXPECT_EQ(out.event.reason, eng::lease_too_short_reason);
     EXPECT_EQ(out.event.retry_at, clock_.t);  // due again at once
     EXPECT_EQ(out.credits, 0);
+    EXPECT_TRUE(out.nothing_sent);  // the gate gives its rate place back
 }
 
 // A follow-up reads the conversation, then sends: a send that would leave after the window is
@@ -172,6 +173,7 @@ TEST_F(CallPath, ALaterRequestOfACallPastTheWindowIsNotSent) {
     EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
     EXPECT_EQ(out.event.reason, eng::lease_too_short_reason);
     EXPECT_EQ(out.credits, 1);
+    EXPECT_FALSE(out.nothing_sent);  // the read used its rate place
 
     api_.requests.clear();
     api_.conversations.emplace_back(page);
@@ -258,6 +260,7 @@ TEST_F(CallPath, EachRequestMeetsTheCooldownOfItsOwnAction) {
     gate_.cooling = cs::call_kind::check_invitation;
     auto out = run(withdraw);
     EXPECT_TRUE(api_.requests.empty());
+    EXPECT_TRUE(out.nothing_sent);
     EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
     ASSERT_TRUE(out.held_request);  // the settle asks the gate about that scope again
     EXPECT_EQ(*out.held_request, cs::call_kind::check_invitation);
