@@ -865,6 +865,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                           !reused,
                           &r.own_quotas,
                           r.senders};
+        facts.search_charged = r.charged;
+        facts.day_cap = r.day_cap;
+        facts.day_cap_left = r.day_cap_left;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

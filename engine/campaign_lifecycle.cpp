@@ -1,5 +1,6 @@
 #include "engine/campaign_lifecycle.hpp"
 
+#include "api/text.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
@@ -455,6 +456,13 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             text += " (settings ramp_up, pacing, " + action + "_per_day)";
             out.push_back(std::move(text));
         }
+    }
+
+    if (facts.search_charged > 0 && facts.day_cap && facts.day_cap_left <= 0) {
+        out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
+                      ", which uses up today's day cap of " + std::to_string(*facts.day_cap) +
+                      " (budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, "
+                      "unless the cap is raised (`budget set " + c.name + " --per-day N`)");
     }
 
     if (c.end_at && *c.end_at <= now) {

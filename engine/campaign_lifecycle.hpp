@@ -66,6 +66,11 @@ struct apply_facts {
     // and how many senders the campaign has (0: not known, the default quotas are said).
     const std::vector<account_overrides>* own_quotas = nullptr;
     std::size_t senders = 0;
+    // The audience search's charge of this apply, the campaign's day cap and what today (UTC) has
+    // left of it after the charge (store::apply_outcome).
+    std::int64_t search_charged = 0;
+    std::optional<std::int64_t> day_cap{};
+    std::int64_t day_cap_left = 0;
 };
 
 // What an operator should know after an apply (none of it stops the apply):
@@ -74,6 +79,7 @@ struct apply_facts {
 //    may not be) connections, who cannot receive one;
 //  - pacing and ramp-up are in effect: the day quota of the first action on a new sender, how it
 //    grows, the gap between calls, and when the first calls go out (working hours, start_at);
+//  - the audience search's charge used up today's day cap (the leads wait for the next UTC day);
 //  - end_at has passed.
 std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
                                         std::chrono::system_clock::time_point now);

@@ -792,6 +792,14 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 }
             }
         }
+        if (out.charged > 0) {
+            for (const auto& u : ledger::cap_use(tx, out.campaign_id, now)) {
+                if (u.scope == "day" && u.cap) {
+                    out.day_cap = u.cap;
+                    out.day_cap_left = u.available;
+                }
+            }
+        }
         if (move_running) {
             out.moved = tx.exec_params(q("campaigns/move_running"), out.campaign_id, out.version)[0][0].as<std::int64_t>();
             for (const auto& r : tx.exec_params(q("campaigns/kept_running"), out.campaign_id, out.version)) {

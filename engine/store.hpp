@@ -123,6 +123,10 @@ struct apply_outcome {
     // label or id: the apply's warning about pacing and ramp-up counts with them.
     std::vector<account_overrides> own_quotas;
     std::size_t senders = 0;   // the campaign's senders
+    // The campaign's day cap after the apply (nullopt: none) and what today's UTC day has left of
+    // it, the audience search's charge counted: the apply warns when the search used it up.
+    std::optional<std::int64_t> day_cap{};
+    std::int64_t day_cap_left = 0;
 };
 
 struct funnel_row {

@@ -1092,6 +1092,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     }
     orch::engine::apply_facts facts{r.leads,   r.enrolled, r.skipped, r.state, found ? &found->people : nullptr,
                                     true,      &r.own_quotas, r.senders};
+    facts.search_charged = r.charged;
+    facts.day_cap = r.day_cap;
+    facts.day_cap_left = r.day_cap_left;
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }
@@ -1142,6 +1145,11 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
                   {"available", b.available},
                   {"reserved", b.reserved},
                   {"spent", b.spent}};
+        // Today's use of the day cap (the whole UTC day, as the cap counts it), as `budget show`.
+        budget["today"] = b.limits && b.limits->per_day
+                              ? orch::engine::cap_use_json(tx, campaign_id, b.limits->per_day, std::nullopt,
+                                                           std::chrono::system_clock::now())["today"]
+                              : json(nullptr);
     }
     // The steps of the current version, in the file's order, with the leads at each by status.
     json definition = json::object();
@@ -1206,6 +1214,12 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     }
     for (const auto& key : {"credits", "per_day", "per_account", "available", "reserved", "spent"}) {
         summary_t.rows.push_back({std::string("budget.") + key, budget.is_null() ? "" : cell(budget[key])});
+    }
+    if (!budget.is_null() && budget["today"].is_object()) {
+        const json& t = budget["today"];
+        summary_t.rows.push_back({"budget.today", std::to_string(t["reserved"].get<std::int64_t>() + t["spent"].get<std::int64_t>()) +
+                                                      " used, " + std::to_string(t["available"].get<std::int64_t>()) +
+                                                      " left of the day cap (" + t["day"].get<std::string>() + ", UTC)"});
     }
     summary_t.rows.push_back({"steps", std::to_string(defined.size())});
     text_table funnel_t{"funnel", {"stage", "count"}, {}};

@@ -793,6 +793,41 @@ std::string search_campaign_yaml(const std::string& name, int total_results, std
     return yaml;
 }
 
+// An audience search that costs at least the campaign's day cap uses the cap up: the apply says so
+// (nothing would otherwise tell why no lead calls before the next UTC day), and `budget show`'s
+// today counts the search.
+TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
+    start({"--accept-probability", "0"});
+    auto file = dir_ + "/capsearch.yaml";
+    std::ofstream(file) << search_campaign_yaml("capsearch", 25, 1'000) + "budget_per_day_credits: 2\n";
+    auto r = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t search = charged();
+    ASSERT_GE(search, 2) << r.output;
+    EXPECT_NE(r.output.find("warning: the audience search cost " + std::to_string(search) +
+                            " credits, which uses up today's day cap of 2 (budget_per_day_credits, UTC day)"),
+              std::string::npos)
+        << r.output;
+    auto b = budget_show("capsearch");
+    EXPECT_EQ(b["today"]["spent"], search) << b.dump();
+    EXPECT_EQ(b["today"]["available"], 0) << b.dump();
+    auto shown = env_->run({"campaign", "show", "capsearch", "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    auto today = json::parse(shown.output, nullptr, false)["summary"]["budget"]["today"];
+    EXPECT_EQ(today["spent"], search) << shown.output;
+    EXPECT_EQ(today["available"], 0) << shown.output;
+    shown = env_->run({"campaign", "show", "capsearch"});
+    EXPECT_NE(shown.output.find(std::to_string(search) + " used, 0 left of the day cap ("), std::string::npos)
+        << shown.output;
+
+    // With room left after the search, nothing is said.
+    auto roomy = dir_ + "/roomy.yaml";
+    std::ofstream(roomy) << search_campaign_yaml("roomy", 25, 1'000) + "budget_per_day_credits: 500\n";
+    r = env_->run({"campaign", "apply", roomy});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("day cap"), std::string::npos) << r.output;
+}
+
 // The audience search of `campaign apply` is booked in the campaign's ledger (issue 6): after the
 // apply, after an unchanged re-apply (the search is sent again) and after a worker ran the
 // campaign, the ledger's posted total equals what the sandbox charged the key, `budget show`

@@ -105,6 +105,28 @@ TEST(LifecycleWarnings, NoNewLeadSaysWhoseTheLeadsAre) {
                         "owned by another campaign or on the do-not-contact list; the campaign is completed");
 }
 
+// The audience search's charge used up today's day cap: said, with the way to raise it.
+TEST(LifecycleWarnings, AnAudienceSearchThatUsesUpTheDayCap) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n");
+    orch::engine::settings s;
+    s.pacing = false;
+    s.ramp_up = false;
+    orch::engine::apply_facts facts{10, 10, 0, "active", nullptr};
+    facts.search_charged = 3;
+    facts.day_cap = 2;
+    facts.day_cap_left = 0;
+    auto w = orch::engine::apply_warnings(c, facts, s, system_clock::now());
+    ASSERT_EQ(w.size(), 1u);
+    EXPECT_EQ(w[0], "the audience search cost 3 credits, which uses up today's day cap of 2 (budget_per_day_credits, "
+                    "UTC day): no lead makes a billed call before the next UTC day, unless the cap is raised "
+                    "(`budget set w --per-day N`)");
+    facts.day_cap_left = 1;
+    EXPECT_TRUE(orch::engine::apply_warnings(c, facts, s, system_clock::now()).empty());
+    facts.day_cap.reset();
+    facts.day_cap_left = 0;
+    EXPECT_TRUE(orch::engine::apply_warnings(c, facts, s, system_clock::now()).empty());
+}
+
 TEST(LifecycleWarnings, AFirstSendToPeopleWhoAreNotConnections) {
     auto c = campaign_of("  - {id: wait, kind: delay, duration: 1h}\n  - {id: hi, kind: send, message_text: hi}\n");
     orch::engine::settings s;
