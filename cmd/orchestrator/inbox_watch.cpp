@@ -4,6 +4,7 @@
 
 #include "api/text.hpp"
 #include "engine/inbox.hpp"
+#include "engine/ledger.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -230,6 +231,24 @@ bool watch_frame(engine::store& db, const std::string& name, std::ostream& out) 
     for (const auto& r : tx.exec_params(std::string(orch::schema::query("inbox/waiting_reasons")), name)) {
         waits.emplace_back(r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>());
     }
+    // The ledger's side (`budget show`): the audience search and the reservations too, which the
+    // funnel's credits (the leads' calls) do not hold.
+    std::string budget;
+    for (const auto& b : engine::ledger::campaign_budgets(tx, name)) {
+        if (!b.limits) {
+            continue;
+        }
+        budget = std::to_string(b.spent) + " spent, " + std::to_string(b.reserved) + " held by calls, " +
+                 std::to_string(b.available) + " left of " + std::to_string(b.limits->total);
+        if (b.limits->per_day) {
+            const auto today = engine::cap_use_json(tx, b.campaign_id, b.limits->per_day, std::nullopt,
+                                                    std::chrono::system_clock::now())["today"];
+            budget += "; today " +
+                      std::to_string(today["reserved"].get<std::int64_t>() + today["spent"].get<std::int64_t>()) +
+                      " used, " + std::to_string(today["available"].get<std::int64_t>()) + " left of the day cap of " +
+                      std::to_string(*b.limits->per_day) + " (UTC)";
+        }
+    }
     tx.commit();
     auto f = db.funnel(name);
     const auto now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
@@ -251,7 +270,11 @@ bool watch_frame(engine::store& db, const std::string& name, std::ostream& out) 
         out << "  " << std::left << std::setw(10) << stage << std::right << std::setw(8) << n << "  "
             << bar(n, std::max<std::int64_t>(f.found, 1), 30) << "\n";
     }
-    out << "  credits   " << std::setw(8) << f.credits << "\n\nwaiting\n";
+    out << "  credits   " << std::setw(8) << f.credits << "  (the leads' calls)\n";
+    if (!budget.empty()) {
+        out << "\nbudget    " << budget << "\n";
+    }
+    out << "\nwaiting\n";
     if (waits.empty()) {
         out << "  (no live lead)\n";
     }

@@ -411,6 +411,14 @@ TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     EXPECT_NE(w.output.find("4/4 finished, 0 live"), std::string::npos) << w.output;
     EXPECT_NE(w.output.find("replied"), std::string::npos) << w.output;
     EXPECT_NE(w.output.find("funnel"), std::string::npos) << w.output;
+    // The ledger's side too, as `budget show` has it (the audience search included).
+    auto b = json::parse(env_->run({"budget", "show", "inbox-demo", "--format", "json"}).output, nullptr, false);
+    ASSERT_FALSE(b.is_discarded());
+    EXPECT_NE(w.output.find("budget    " + std::to_string(b["spent"].get<std::int64_t>()) + " spent, 0 held by calls, " +
+                            std::to_string(b["available"].get<std::int64_t>()) + " left of " +
+                            std::to_string(b["budget"].get<std::int64_t>())),
+              std::string::npos)
+        << w.output << b.dump();
     auto none = env_->run({"campaign", "watch", "no-such", "--once"});
     EXPECT_EQ(none.exit_code, 2) << none.output;
     auto bad = env_->run({"campaign", "watch", "inbox-demo", "--interval", "0"});
