@@ -181,12 +181,14 @@ public:
         const std::vector<planner::verdict> all_allowed(asks.size());
         if (s_.posts_.empty() && s_.voids_.empty() && reserves.empty()) {
             write(all_allowed);
+            wake_held_of_capped();
             return;
         }
         tx_.exec0("SAVEPOINT ledger_fast");
         if (auto fast = fast_path(asks, reserves, write); fast) {
             tx_.exec0("RELEASE SAVEPOINT ledger_fast");
             ++s_.lane_.stats.ledger_fast;
+            wake_held_of_capped();
             return;
         } else {
             spdlog::debug("worker: the ledger takes the locked path: {}", fast.error().message);
@@ -225,6 +227,8 @@ public:
                 dropped.push_back(asks[i].attempt_id);
                 if (r.why == ledger::refusal::campaign_budget) {
                     parked.emplace(asks[i].item->target.campaign_id, "its budget cannot cover the next call");
+                } else if (r.why == ledger::refusal::day_budget) {
+                    capped_.insert(asks[i].item->target.campaign_id);
                 }
             }
             if (!dropped.empty()) {
@@ -232,6 +236,7 @@ public:
             }
         }
         write(verdicts);
+        wake_held_of_capped();
         // After the rows, so that the batch's rows of these campaigns are parked too.
         for (const auto& [campaign_id, why] : parked) {
             const auto named = tx_.exec_params(q("engine/park_campaign"), campaign_id);
@@ -253,12 +258,42 @@ public:
         for (std::size_t i = 0; i < asks.size(); ++i) {
             if (refused[i].why != ledger::refusal::none) {
                 out[i] = planner::ledger_refused(refused[i].why, refused[i].retry_at, asks[i].item->target.account_id, now);
+                if (refused[i].why == ledger::refusal::day_budget) {
+                    capped_.insert(asks[i].item->target.campaign_id);
+                }
             }
         }
         return out;
     }
 
 private:
+    // The campaigns whose day cap this cycle found used up: the leads of theirs that the gate holds
+    // back for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
+    // capped_wake_every per campaign and lane. After the plan's rows are written, so that this
+    // batch's own rows keep the waits just decided.
+    void wake_held_of_capped() {
+        if (capped_.empty()) {
+            return;
+        }
+        const auto now = s_.lane_.clock.now();
+        json due = json::array();
+        for (const auto id : capped_) {
+            auto& last = s_.lane_.sweep.capped_woken[id];
+            if (last == cs::time_point{} || now - last >= capped_wake_every) {
+                last = now;
+                due.push_back(id);
+            }
+        }
+        capped_.clear();
+        if (!due.empty()) {
+            const auto woken = tx_.exec_params(q("engine/wake_held_of_capped"), due.dump())[0][0].as<std::int64_t>();
+            if (woken > 0) {
+                spdlog::info("worker: {} leads held back by the limits gate meet their campaign's used-up day cap now "
+                             "(campaigns {})", woken, due.dump());
+            }
+        }
+    }
+    std::set<std::int64_t> capped_;
     // The fast path: every charge posted and every call reserved without locks, the plan written
     // in between; `contended` when any of it needs the locked path.
     result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,

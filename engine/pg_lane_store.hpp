@@ -66,7 +66,15 @@ struct claim_sweep {
     int slice = 0;
     int slot = -1;  // the lane's claim slot (engine/claim_slot), -1 when all were held
     std::minstd_rand rng;
+    // Campaign -> when this lane last woke the leads the gate held of that campaign, its day cap
+    // used up (engine/wake_held_of_capped): at most once a capped_wake_every per campaign.
+    std::map<std::int64_t, campaigns::time_point> capped_woken{};
 };
+
+// How often a lane wakes the held leads of a campaign whose day cap it found used up: the first
+// wake-up brings them all to the cap's wait within a few cycles; the next ones only catch leads
+// held since (each wake-up walks the campaign's live rows).
+inline constexpr std::chrono::seconds capped_wake_every{30};
 
 // How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
 // without one: far above a cycle's transaction (milliseconds) times the lanes that may queue
