@@ -1,6 +1,7 @@
 #include "engine/intake.hpp"
 
 #include <algorithm>
+#include <limits>
 #include "engine/executor.hpp"
 
 #include "api/http_server.hpp"
@@ -1009,18 +1010,24 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     auto pending = co_await on_db(read_pending);
     auto messaged = co_await on_db(read_replies);
     // Credits go to the campaign each read served (a list read's payer: see below). A campaign
-    // with nothing available gets no more reads of its own in this sweep (they are charged as they
-    // come, without a reservation): its leads wait for their wait's own check, once the budget is
-    // raised.
+    // gets reads of its own in this sweep only while it has credits left: in its budget, in
+    // today's day cap (the whole UTC day's spend counted) and in its cap for this account. They
+    // are charged as they come, without a reservation, so what is left is read once per sweep and
+    // counted down by each charge: the sweep stops at the cap, or one read past it. Its leads then
+    // wait for their wait's own check, once the budget or the cap allows.
     std::set<std::int64_t> spent_out;
-    auto charge = [this, &account, &spent_out](std::int64_t campaign, const char* action, std::int64_t credits) {
-        return [this, &account, &spent_out, campaign, action, credits] {
+    std::map<std::int64_t, std::int64_t> left;   // campaign -> credits it may still spend in this sweep
+    auto charge = [this, &account, &spent_out, &left](std::int64_t campaign, const char* action, std::int64_t credits) {
+        return [this, &account, &spent_out, &left, campaign, action, credits] {
             if (credits <= 0 || campaign <= 0) {
                 return 0;
             }
             pqxx::work tx(db->connection());
             auto s = ledger::charge(tx, {campaign, account, action, credits}, std::chrono::system_clock::now());
             tx.commit();
+            if (auto it = left.find(campaign); it != left.end()) {
+                it->second -= credits;
+            }
             if (s.shortfall > 0 && spent_out.insert(campaign).second) {
                 spdlog::warn("serve: campaign={} paused: the catch-up sweep's reads ({}) went {} credits past its budget",
                              campaign, action, s.shortfall);
@@ -1028,20 +1035,26 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             return 0;
         };
     };
-    std::map<std::int64_t, bool> can_pay;  // campaign -> has credits available (read once per sweep)
-    auto has_credits = [this, &can_pay, &spent_out](std::int64_t campaign) {
-        return [this, &can_pay, &spent_out, campaign] {
+    auto has_credits = [this, &account, &left, &spent_out](std::int64_t campaign) {
+        return [this, &account, &left, &spent_out, campaign] {
             if (spent_out.count(campaign) != 0) {
                 return false;
             }
-            if (auto it = can_pay.find(campaign); it != can_pay.end()) {
-                return it->second;
+            if (auto it = left.find(campaign); it != left.end()) {
+                return it->second > 0;
             }
-            pqxx::nontransaction tx(db->connection());
+            pqxx::read_transaction tx(db->connection());
             auto r = tx.exec_params(q("intake/campaign_available"), campaign);
-            const bool some = r.empty() || r[0][0].as<std::int64_t>() > 0;  // no ledger budget: not ours to stop
-            can_pay[campaign] = some;
-            return some;
+            // No ledger budget: not ours to stop.
+            std::int64_t have = r.empty() ? std::numeric_limits<std::int64_t>::max() : r[0][0].as<std::int64_t>();
+            for (const auto& u : ledger::cap_use(tx, campaign, std::chrono::system_clock::now())) {
+                if (u.cap && (u.scope == "day" || (u.scope == "account" && u.key == account))) {
+                    have = std::min(have, u.available);
+                }
+            }
+            tx.commit();
+            left[campaign] = have;
+            return have > 0;
         };
     };
     auto found = [this, &account](const char* type, const std::string& url, const char* how) -> asio::awaitable<void> {

@@ -235,6 +235,57 @@ TEST_F(IntakeTest, TheSweepReadsNothingForACampaignWithNoCreditsLeft) {
     EXPECT_EQ(checks(), before) << "the sweep read the pending invitations of a campaign with no credits left";
 }
 
+// The sweep's reads count against the campaign's day cap as they come: with one credit left of
+// today's cap, the sweep makes at most one read of its own (on three accounts), so the day goes
+// past the cap by that read's price at most. Before, the cap was not asked, and the budget was
+// read once per sweep: a trial saw 29 reads charged with 1 credit of the day cap left.
+TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
+    auto file = write("capped.yaml", campaign_yaml("capped", search_audience(36), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto worker = env_->spawn({"worker"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "36", 60'000)) << worker->log();
+    worker->stop(SIGTERM);
+    const auto today = [&] {
+        auto r = env_->run({"budget", "show", "capped", "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return json::parse(r.output, nullptr, false)["today"];
+    };
+    ASSERT_EQ(env_->run({"budget", "set", "capped", "--per-day", "100000"}).exit_code, 0);
+    const auto used = today()["spent"].get<std::int64_t>() + today()["reserved"].get<std::int64_t>();
+    ASSERT_GT(used, 0);
+    auto capped = env_->run({"budget", "set", "capped", "--per-day", std::to_string(used + 1)});
+    ASSERT_EQ(capped.exit_code, 0) << capped.output;
+    ASSERT_EQ(today()["available"], 1);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    // The sweep's reads so far: how many, and what the sandbox charged for them.
+    const auto reads = [&] {
+        std::pair<std::size_t, std::int64_t> n{0, 0};
+        for (const char* action : {"check_invitation", "list_sent"}) {
+            auto log = control.request("GET", std::string("/control/requests?action=") + action).body_json();
+            for (const auto& r : log["requests"]) {
+                ++n.first;
+                n.second += r.value("credits", std::int64_t{0});
+            }
+        }
+        return n;
+    };
+    const auto before = reads();
+    const auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000))
+        << receiver->log();
+    const auto after = today();
+    const auto now = reads();
+    EXPECT_LE(now.first - before.first, 1u);
+    // The ledger holds what the sandbox charged for it, and nothing else.
+    EXPECT_EQ(after["spent"].get<std::int64_t>() + after["reserved"].get<std::int64_t>(),
+              used + (now.second - before.second))
+        << after.dump();
+    EXPECT_EQ(after["available"], 0) << after.dump();
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.
