@@ -868,6 +868,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         facts.search_charged = r.charged;
         facts.day_cap = r.day_cap;
         facts.day_cap_left = r.day_cap_left;
+        facts.day_cap_used = r.day_cap_used;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

@@ -367,6 +367,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         }
     }
 
+    // The audience search's charge left nothing of today's day cap: no billed call goes out today.
+    const bool capped_today = facts.search_charged > 0 && facts.day_cap && facts.day_cap_left <= 0;
+
     // Pacing and ramp-up, for the first action that has a day quota.
     if (first != nullptr && (s.ramp_up || s.pacing) && facts.enrolled > 0) {
         const bool invites = std::any_of(c.steps.begin(), c.steps.end(),
@@ -430,6 +433,11 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (c.start_at && *c.start_at > from) {
                 from = *c.start_at;
             }
+            if (capped_today) {
+                const std::chrono::system_clock::time_point next_day =
+                    std::chrono::floor<std::chrono::days>(now) + std::chrono::days(1);
+                from = std::max(from, next_day);
+            }
             const auto starts = campaigns::next_working_start(c.schedule, from);
             std::string text =
                 std::string(ramps && s.pacing ? "pacing and ramp-up are" : (ramps ? "ramp-up is" : "pacing is")) + " on: ";
@@ -451,6 +459,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (c.start_at && *c.start_at > now) {
                 text += ", after start_at";
             }
+            if (capped_today) {
+                text += ", once the day cap allows (below)";
+            }
             text += ", as the working hours allow: a sender whose day quota is already used up waits for its next "
                     "day (`accounts list` shows what each has left today)";
             text += " (settings ramp_up, pacing, " + action + "_per_day)";
@@ -458,9 +469,13 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         }
     }
 
-    if (facts.search_charged > 0 && facts.day_cap && facts.day_cap_left <= 0) {
+    if (capped_today) {
+        const bool already = facts.day_cap_used - facts.search_charged >= *facts.day_cap;
         out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
-                      ", which uses up today's day cap of " + std::to_string(*facts.day_cap) +
+                      (already ? ", past today's day cap of " + std::to_string(*facts.day_cap) +
+                                     ", which was used up already (" + std::to_string(facts.day_cap_used) +
+                                     " used today, the search included)"
+                               : ", which uses up today's day cap of " + std::to_string(*facts.day_cap)) +
                       " (budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, "
                       "unless the cap is raised (`budget set " + c.name + " --per-day N`)");
     }

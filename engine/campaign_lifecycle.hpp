@@ -71,6 +71,7 @@ struct apply_facts {
     std::int64_t search_charged = 0;
     std::optional<std::int64_t> day_cap{};
     std::int64_t day_cap_left = 0;
+    std::int64_t day_cap_used = 0;   // today's whole spend, the search included
 };
 
 // What an operator should know after an apply (none of it stops the apply):

@@ -518,6 +518,16 @@ json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::opt
     return {{"today", std::move(today)}, {"accounts", std::move(accounts)}};
 }
 
+std::string day_cap_use_text(const json& today) {
+    const std::int64_t used = today.value("reserved", std::int64_t{0}) + today.value("spent", std::int64_t{0});
+    const std::int64_t cap = today.value("per_day", std::int64_t{0});
+    std::string text = std::to_string(used) + " used, " + std::to_string(today.value("available", std::int64_t{0})) + " left";
+    if (used > cap) {
+        text += ", " + std::to_string(used - cap) + " over the cap";
+    }
+    return text;
+}
+
 json spend_json(pqxx::transaction_base& tx, std::int64_t campaign_id) {
     static const std::vector<std::pair<const char*, ledger::dimension>> dims = {
         {"action", ledger::dimension::action}, {"account", ledger::dimension::account}, {"day", ledger::dimension::day}};
@@ -797,6 +807,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 if (u.scope == "day" && u.cap) {
                     out.day_cap = u.cap;
                     out.day_cap_left = u.available;
+                    out.day_cap_used = u.reserved + u.spent;
                 }
             }
         }

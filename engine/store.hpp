@@ -127,6 +127,7 @@ struct apply_outcome {
     // it, the audience search's charge counted: the apply warns when the search used it up.
     std::optional<std::int64_t> day_cap{};
     std::int64_t day_cap_left = 0;
+    std::int64_t day_cap_used = 0;   // today's whole spend, the search included
 };
 
 struct funnel_row {
@@ -231,6 +232,9 @@ budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id,
 //               drew from the cap so far
 json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::optional<std::int64_t> per_day,
                   std::optional<std::int64_t> per_account, std::chrono::system_clock::time_point now);
+// A day cap's "today" (above) in words: "N used, M left", and ", K over the cap" when the day
+// spent past it (serve's catch-up sweep reads, an audience search, a charge above its reservation).
+std::string day_cap_use_text(const json& today);
 
 // A campaign's spend from the ledger's views (budget show CAMPAIGN, GET /v1/budget?campaign=):
 // {"by_action": [{"action", "calls", "pending", "posted_calls", "voided", "reserved_pending",

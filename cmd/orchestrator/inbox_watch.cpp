@@ -243,10 +243,7 @@ bool watch_frame(engine::store& db, const std::string& name, std::ostream& out) 
         if (b.limits->per_day) {
             const auto today = engine::cap_use_json(tx, b.campaign_id, b.limits->per_day, std::nullopt,
                                                     std::chrono::system_clock::now())["today"];
-            budget += "; today " +
-                      std::to_string(today["reserved"].get<std::int64_t>() + today["spent"].get<std::int64_t>()) +
-                      " used, " + std::to_string(today["available"].get<std::int64_t>()) + " left of the day cap of " +
-                      std::to_string(*b.limits->per_day) + " (UTC)";
+            budget += "; day cap " + std::to_string(*b.limits->per_day) + ", today (UTC) " + engine::day_cap_use_text(today);
         }
     }
     tx.commit();

@@ -1095,6 +1095,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     facts.search_charged = r.charged;
     facts.day_cap = r.day_cap;
     facts.day_cap_left = r.day_cap_left;
+    facts.day_cap_used = r.day_cap_used;
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }
@@ -1217,9 +1218,8 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     }
     if (!budget.is_null() && budget["today"].is_object()) {
         const json& t = budget["today"];
-        summary_t.rows.push_back({"budget.today", std::to_string(t["reserved"].get<std::int64_t>() + t["spent"].get<std::int64_t>()) +
-                                                      " used, " + std::to_string(t["available"].get<std::int64_t>()) +
-                                                      " left of the day cap (" + t["day"].get<std::string>() + ", UTC)"});
+        summary_t.rows.push_back(
+            {"budget.today", orch::engine::day_cap_use_text(t) + " (" + t["day"].get<std::string>() + ", UTC)"});
     }
     summary_t.rows.push_back({"steps", std::to_string(defined.size())});
     text_table funnel_t{"funnel", {"stage", "count"}, {}};
@@ -1539,8 +1539,7 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         std::string note = "per account " + cap_text(c["per_account"]) + ", per day " + cap_text(c["per_day"]);
         if (c["today"].is_object()) {
             const json& t = c["today"];
-            note += " (today " + std::to_string(t["spent"].get<std::int64_t>() + t["reserved"].get<std::int64_t>()) +
-                    " used, " + std::to_string(t["available"].get<std::int64_t>()) + " left)";
+            note += " (today " + orch::engine::day_cap_use_text(t) + ")";
         }
         if (!c["pause_reason"].get<std::string>().empty()) {
             note += "; " + c["pause_reason"].get<std::string>();

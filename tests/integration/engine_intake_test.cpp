@@ -284,6 +284,12 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
               used + (now.second - before.second))
         << after.dump();
     EXPECT_EQ(after["available"], 0) << after.dump();
+    // Past the cap by that read's price: `budget show` says by how much.
+    const auto over = after["spent"].get<std::int64_t>() + after["reserved"].get<std::int64_t>() - (used + 1);
+    if (over > 0) {
+        auto shown = env_->run({"budget", "show", "capped"});
+        EXPECT_NE(shown.output.find(", " + std::to_string(over) + " over the cap)"), std::string::npos) << shown.output;
+    }
 }
 
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted

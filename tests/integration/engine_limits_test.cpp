@@ -824,7 +824,9 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     EXPECT_EQ(today["spent"], search) << shown.output;
     EXPECT_EQ(today["available"], 0) << shown.output;
     shown = env_->run({"campaign", "show", "capsearch"});
-    EXPECT_NE(shown.output.find(std::to_string(search) + " used, 0 left of the day cap ("), std::string::npos)
+    EXPECT_NE(shown.output.find(" " + std::to_string(search) + " used, 0 left, " +
+                                std::to_string(search - 2) + " over the cap ("),
+              std::string::npos)
         << shown.output;
 
     // With room left after the search, nothing is said.
