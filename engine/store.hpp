@@ -212,6 +212,7 @@ struct budget_set_outcome {
     bool resumed = false;         // it was paused for its budget and is active again
     std::int64_t woken = 0;       // leads that waited for a per-day or per-account cap, due again
     std::int64_t committed = 0;   // spent and reserved: a budget below it leaves nothing available
+    json today = nullptr;         // with a day cap: today's use of it (cap_use_json's "today")
 };
 // What went wrong with a budget_update that changed nothing (an unknown campaign is nullopt).
 struct budget_update_error : failure {

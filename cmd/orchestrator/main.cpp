@@ -1630,8 +1630,15 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     if (r->resumed) {
         std::printf("resumed: it was paused for its budget\n");
     }
+    const bool day_used_up = r->today.is_object() && r->today.value("available", std::int64_t{0}) <= 0;
+    if (r->today.is_object()) {
+        std::printf("today (%s, UTC): %s of the day cap\n", r->today.value("day", std::string()).c_str(),
+                    orch::engine::day_cap_use_text(r->today).c_str());
+    }
     if (r->woken > 0) {
-        std::printf("%lld leads waiting for a daily or per-account cap are due again\n", static_cast<long long>(r->woken));
+        std::printf("%lld leads waiting for a daily or per-account cap are due again%s\n", static_cast<long long>(r->woken),
+                    day_used_up ? " (today's day cap has nothing left: those it refuses wait for the next UTC day again)"
+                                : "");
     }
     if (r->total < r->committed) {
         std::printf("warning: the budget is below what is already spent or reserved (%lld credits): nothing is "

@@ -256,6 +256,8 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
     ASSERT_GT(used, 0);
     auto capped = env_->run({"budget", "set", "capped", "--per-day", std::to_string(used + 1)});
     ASSERT_EQ(capped.exit_code, 0) << capped.output;
+    EXPECT_NE(capped.output.find(": " + std::to_string(used) + " used, 1 left of the day cap"), std::string::npos)
+        << capped.output;
     ASSERT_EQ(today()["available"], 1);
     http_client control("127.0.0.1", sandbox_->control_port());
     // The sweep's reads so far: how many, and what the sandbox charged for them.
