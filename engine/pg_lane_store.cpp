@@ -228,7 +228,7 @@ public:
                 if (r.why == ledger::refusal::campaign_budget) {
                     parked.emplace(asks[i].item->target.campaign_id, "its budget cannot cover the next call");
                 } else if (r.why == ledger::refusal::day_budget) {
-                    capped_.insert(asks[i].item->target.campaign_id);
+                    note_capped(asks[i].item->target.campaign_id, r.available);
                 }
             }
             if (!dropped.empty()) {
@@ -259,7 +259,7 @@ public:
             if (refused[i].why != ledger::refusal::none) {
                 out[i] = planner::ledger_refused(refused[i].why, refused[i].retry_at, asks[i].item->target.account_id, now);
                 if (refused[i].why == ledger::refusal::day_budget) {
-                    capped_.insert(asks[i].item->target.campaign_id);
+                    note_capped(asks[i].item->target.campaign_id, refused[i].available);
                 }
             }
         }
@@ -267,20 +267,29 @@ public:
     }
 
 private:
-    // The campaigns whose day cap this cycle found used up: the leads of theirs that the gate holds
-    // back for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
-    // capped_wake_every per campaign and lane. After the plan's rows are written, so that this
-    // batch's own rows keep the waits just decided.
+    // A campaign whose day cap refused a call in this cycle, with what the cap had left.
+    void note_capped(std::int64_t campaign_id, std::int64_t left) {
+        auto [it, fresh] = capped_.try_emplace(campaign_id, left);
+        if (!fresh) {
+            it->second = std::min(it->second, left);
+        }
+    }
+    // The campaigns whose day cap refused calls in this cycle: the leads of theirs that the gate
+    // holds back for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
+    // capped_wake_every per campaign and lane, and again at once when the cap has less left than
+    // at the last wake-up. After the plan's rows are written, so that this batch's own rows keep
+    // the waits just decided.
     void wake_held_of_capped() {
         if (capped_.empty()) {
             return;
         }
         const auto now = s_.lane_.clock.now();
         json due = json::array();
-        for (const auto id : capped_) {
-            auto& last = s_.lane_.sweep.capped_woken[id];
-            if (last == cs::time_point{} || now - last >= capped_wake_every) {
-                last = now;
+        for (const auto& [id, left] : capped_) {
+            auto& woken = s_.lane_.sweep.capped_woken;
+            const auto last = woken.find(id);
+            if (capped_wake_due(last == woken.end() ? nullptr : &last->second, left, now)) {
+                woken[id] = {now, left};
                 due.push_back(id);
             }
         }
@@ -293,7 +302,7 @@ private:
             }
         }
     }
-    std::set<std::int64_t> capped_;
+    std::map<std::int64_t, std::int64_t> capped_;   // campaign -> least its day cap had left
     // The fast path: every charge posted and every call reserved without locks, the plan written
     // in between; `contended` when any of it needs the locked path.
     result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,

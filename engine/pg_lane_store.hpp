@@ -67,14 +67,24 @@ struct claim_sweep {
     int slot = -1;  // the lane's claim slot (engine/claim_slot), -1 when all were held
     std::minstd_rand rng;
     // Campaign -> when this lane last woke the leads the gate held of that campaign, its day cap
-    // used up (engine/wake_held_of_capped): at most once a capped_wake_every per campaign.
-    std::map<std::int64_t, campaigns::time_point> capped_woken{};
+    // refusing, and what the cap had left then (engine/wake_held_of_capped).
+    struct capped_wake {
+        campaigns::time_point at{};
+        std::int64_t left = 0;
+    };
+    std::map<std::int64_t, capped_wake> capped_woken{};
 };
 
-// How often a lane wakes the held leads of a campaign whose day cap it found used up: the first
-// wake-up brings them all to the cap's wait within a few cycles; the next ones only catch leads
-// held since (each wake-up walks the campaign's live rows).
-inline constexpr std::chrono::seconds capped_wake_every{30};
+// How often a lane wakes the held leads of a campaign whose day cap refuses calls, while what the
+// cap has left stays the same: each wake-up walks the campaign's live rows. A cap with less left
+// than at the last wake-up (a call refused with 1 credit left, then the cap used up) wakes them
+// again at once.
+inline constexpr std::chrono::seconds capped_wake_every{5};
+// Whether a lane wakes a campaign's held leads now: its cap refuses with `left` credits left, and
+// the lane last woke them at `last` (nullptr: never).
+inline bool capped_wake_due(const claim_sweep::capped_wake* last, std::int64_t left, campaigns::time_point now) {
+    return last == nullptr || left < last->left || now - last->at >= capped_wake_every;
+}
 
 // How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
 // without one: far above a cycle's transaction (milliseconds) times the lanes that may queue

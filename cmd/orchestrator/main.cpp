@@ -1632,7 +1632,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     }
     const bool day_used_up = r->today.is_object() && r->today.value("available", std::int64_t{0}) <= 0;
     if (r->today.is_object()) {
-        std::printf("today (%s, UTC): %s of the day cap\n", r->today.value("day", std::string()).c_str(),
+        std::printf("day cap today (%s, UTC): %s\n", r->today.value("day", std::string()).c_str(),
                     orch::engine::day_cap_use_text(r->today).c_str());
     }
     if (r->woken > 0) {

@@ -256,7 +256,8 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
     ASSERT_GT(used, 0);
     auto capped = env_->run({"budget", "set", "capped", "--per-day", std::to_string(used + 1)});
     ASSERT_EQ(capped.exit_code, 0) << capped.output;
-    EXPECT_NE(capped.output.find(": " + std::to_string(used) + " used, 1 left of the day cap"), std::string::npos)
+    EXPECT_NE(capped.output.find("day cap today ("), std::string::npos) << capped.output;
+    EXPECT_NE(capped.output.find(", UTC): " + std::to_string(used) + " used, 1 left\n"), std::string::npos)
         << capped.output;
     ASSERT_EQ(today()["available"], 1);
     http_client control("127.0.0.1", sandbox_->control_port());

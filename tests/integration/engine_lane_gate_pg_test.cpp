@@ -77,6 +77,22 @@ int enter(pqxx::work& tx, int gates, int preferred, int wait_ms) {
 }
 
 // Gates act as a semaphore: the preferred one, else any free one, without waiting.
+// A lane wakes a capped campaign's held leads the first time, then at most every
+// capped_wake_every, but at once when the cap has less left than at the last wake-up: a call
+// refused with 1 credit left (an invite reserves 2) woke them while a check could still go out;
+// the check that then used the cap up must wake them again, not 30 s later (a trial saw 20 s).
+TEST(CappedWake, AgainAtOnceWhenTheCapHasLessLeftElseAfterTheInterval) {
+    const auto t0 = std::chrono::system_clock::now();
+    EXPECT_TRUE(orch::engine::capped_wake_due(nullptr, 1, t0));
+    const orch::engine::claim_sweep::capped_wake last{t0, 1};
+    EXPECT_FALSE(orch::engine::capped_wake_due(&last, 1, t0 + 1s));
+    EXPECT_TRUE(orch::engine::capped_wake_due(&last, 0, t0 + 1s));
+    EXPECT_TRUE(orch::engine::capped_wake_due(&last, 1, t0 + orch::engine::capped_wake_every));
+    const orch::engine::claim_sweep::capped_wake used_up{t0, 0};
+    EXPECT_FALSE(orch::engine::capped_wake_due(&used_up, 0, t0 + 4s));
+    EXPECT_FALSE(orch::engine::capped_wake_due(&used_up, 3, t0 + 4s));   // a raised cap wakes its waits itself
+}
+
 TEST_F(LaneGate, ALaneTakesItsPreferredGateElseAnyFreeOne) {
     auto a = connect();
     auto b = connect();
