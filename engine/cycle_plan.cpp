@@ -162,9 +162,10 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
             allowed.push_back(it);
         }
     }
-    wait_for_standing_caps(asking, ports, now);
     std::vector<bool> given_back(allowed.size(), false);
     try {
+        // Inside the try: a failed read of the ledger gives back the gate's takes like any failure.
+        wait_for_standing_caps(asking, ports, now);
         std::vector<ledger_ask> asks;
         if (!allowed.empty()) {
             const auto ids = ports.attempt_ids(allowed.size());

@@ -522,7 +522,7 @@ std::vector<reservation> standing_refusals(pqxx::work& tx, const std::vector<res
         }
         for (auto kind : {refusal::day_budget, refusal::account_budget}) {
             for (const auto& s : refs->second) {
-                // A scope still to be created is funded with its cap when it is: not refused here.
+                // A scope still to be created is funded when it is (ensure_scopes): the reserve decides.
                 if (s.kind != kind || s.scope_id == 0 || res.why != refusal::none) {
                     continue;
                 }

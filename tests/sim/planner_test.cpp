@@ -329,6 +329,47 @@ TEST(PlanCycle, ACallTheKeysRateHoldsAsksTheLedgerWhetherACapRefusesIt) {
     EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_quota);
 }
 
+// The ledger's read for a held call fails: the cycle fails like any other, and the take the gate
+// made for the call it allowed is given back.
+TEST(PlanCycle, AFailedStandingRefusalReadGivesBackTheGatesTakes) {
+    struct counting_busy_gate final : orch::engine::call_gate {
+        int taken = 0, given_back = 0;
+        orch::engine::gate_decision before(const orch::engine::call_target& t, const cs::campaign&, const cs::api_call&,
+                                           cs::time_point now) override {
+            if (t.enrollment_id == 1) {
+                ++taken;
+                return {};
+            }
+            return {false, now + std::chrono::milliseconds(200), "key rate", cs::wait_code::key_rate};
+        }
+        std::optional<cs::time_point> after(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&,
+                                            const call_outcome&) override {
+            return std::nullopt;
+        }
+        void released(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&) override {
+            ++given_back;
+        }
+    };
+    struct failing_read_ledger final : orch::engine::ledger_port {
+        void reserve(std::span<const orch::engine::ledger_ask> asks,
+                     const std::function<void(std::span<const planner::verdict>)>& write) override {
+            write(std::vector<planner::verdict>(asks.size()));
+        }
+        std::vector<planner::verdict> standing_refusals(std::span<const orch::engine::ledger_ask>,
+                                                        cs::time_point) override {
+            throw std::runtime_error("the read failed");
+        }
+    };
+    counting_busy_gate gate;
+    failing_read_ledger ledger;
+    auto items = items_of({1, 2});
+    items[1].target.campaign_id = 8;   // no call of its campaign got through: the ledger is asked
+    EXPECT_THROW(orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {}), std::runtime_error);
+    EXPECT_EQ(gate.taken, 1);
+    EXPECT_EQ(gate.given_back, 1);
+    EXPECT_FALSE(items[0].call);
+}
+
 // ---- engine/lane_cycle over a store that records what it is asked ----
 
 namespace eng = orch::engine;
