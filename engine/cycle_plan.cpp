@@ -53,23 +53,29 @@ bool short_gate_wait(cs::wait_code code) {
 // campaigns with no call allowed in this plan: the others are answered by the ledger's reserve,
 // which counts those calls' reservations (wait_with_refused_calls).
 void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_ports& ports, cs::time_point now) {
+    std::vector<plan_item*> held;
+    for (plan_item* it : asking) {
+        if (!it->gate.allowed && short_gate_wait(it->gate.code)) {
+            held.push_back(it);
+        }
+    }
+    if (held.empty()) {
+        return;   // the common case: the gate held nothing back for a moment
+    }
     std::set<std::int64_t> reserving;
     for (const plan_item* it : asking) {
         if (it->gate.allowed) {
             reserving.insert(it->target.campaign_id);
         }
     }
-    std::vector<plan_item*> held;
+    std::erase_if(held, [&](const plan_item* it) {
+        return reserving.contains(it->target.campaign_id) || credits_upper_bound(*it->proposal->call) <= 0;
+    });
     std::vector<ledger_ask> asks;
-    for (plan_item* it : asking) {
-        if (it->gate.allowed || !short_gate_wait(it->gate.code) || reserving.contains(it->target.campaign_id)) {
-            continue;
-        }
+    for (plan_item* it : held) {
         const cs::api_call& call = *it->proposal->call;
-        if (const auto credits = credits_upper_bound(call); credits > 0) {
-            held.push_back(it);
-            asks.push_back({it, 0, attempt_action(*it->row.campaign, it->proposal->next.step, call), credits});
-        }
+        asks.push_back({it, 0, attempt_action(*it->row.campaign, it->proposal->next.step, call),
+                        credits_upper_bound(call)});
     }
     if (asks.empty()) {
         return;

@@ -8,12 +8,7 @@ WITH outside AS (
     SELECT s.scope_id, t.held, t.spent
     FROM (SELECT scope_id FROM ledger_scopes WHERE campaign_id = $1 AND kind = 'day' AND day = $2::date
           UNION ALL SELECT 0) s
-    CROSS JOIN LATERAL (
-        SELECT COALESCE(sum(x.reserved) FILTER (WHERE x.state = 'pending'), 0) AS held,
-               COALESCE(sum(x.posted) FILTER (WHERE x.state = 'posted'), 0) AS spent
-        FROM ledger_transfers x
-        WHERE x.campaign_id = $1 AND x.day = $2::date AND NOT (s.scope_id = ANY(x.scopes))
-    ) t
+    CROSS JOIN LATERAL ledger_day_spend_outside($1, $2::date, s.scope_id) t
 ), rows AS (
     SELECT b.scope::text AS scope, COALESCE(b.sender, to_char(b.day, 'YYYY-MM-DD')) AS key, COALESCE(b.budget, -1) AS budget,
            COALESCE(b.reserved, 0) + COALESCE(o.held, 0) AS reserved, COALESCE(b.spent, 0) + COALESCE(o.spent, 0) AS spent,

@@ -25,10 +25,9 @@ WITH x AS (
     -- A day scope is funded with the cap less what the campaign's transfers of that day already
     -- hold or cost (made while it had no day cap): the cap counts the whole day.
     SELECT i.scope_id,
-           CASE WHEN i.kind = 'day' THEN GREATEST(w.cap - (
-               SELECT COALESCE(sum(CASE t.state WHEN 'pending' THEN t.reserved WHEN 'posted' THEN t.posted ELSE 0 END), 0)
-               FROM ledger_transfers t WHERE t.campaign_id = i.campaign_id AND t.day = i.day), 0)
-           ELSE w.cap END AS cap
+           CASE WHEN i.kind = 'day'
+                THEN GREATEST(w.cap - (SELECT o.held + o.spent FROM ledger_day_spend_outside(i.campaign_id, i.day, 0) o), 0)
+                ELSE w.cap END AS cap
     FROM ins i JOIN want w ON w.campaign_id = i.campaign_id AND w.kind = i.kind
         AND w.sender IS NOT DISTINCT FROM i.sender AND w.day IS NOT DISTINCT FROM i.day
 ), acc AS (
