@@ -285,20 +285,23 @@ private:
         }
         const auto now = s_.lane_.clock.now();
         json due = json::array();
+        std::string capped_text;   // what each cap had left, for the log
         for (const auto& [id, left] : capped_) {
             auto& woken = s_.lane_.sweep.capped_woken;
             const auto last = woken.find(id);
             if (capped_wake_due(last == woken.end() ? nullptr : &last->second, left, now)) {
                 woken[id] = {now, left};
                 due.push_back(id);
+                capped_text += (capped_text.empty() ? "" : ", ") + orch::text::counted(left, "credit", "credits") + " left";
             }
         }
         capped_.clear();
         if (!due.empty()) {
             const auto woken = tx_.exec_params(q("engine/wake_held_of_capped"), due.dump())[0][0].as<std::int64_t>();
             if (woken > 0) {
-                spdlog::info("worker: {} leads held back by the limits gate meet their campaign's used-up day cap now "
-                             "(campaigns {})", woken, due.dump());
+                spdlog::info("worker: {} leads held back by the limits gate are due now to meet their campaign's day "
+                             "cap, which refused a call with {} (campaigns {})",
+                             woken, capped_text, due.dump());
             }
         }
     }
