@@ -87,6 +87,11 @@ private:
     // soon for held places (none beyond the places held).
     gate_decision decision_of(const limits::check& c, const limits::verdict& v, campaigns::time_point now,
                               std::map<std::pair<std::string, limits::action>, std::size_t>* short_waits = nullptr);
+    // When `lead`, which the key's rate denied (free_at: when the rate's next place frees), comes
+    // back: its turn in this process's queue for the key's places.
+    campaigns::time_point key_rate_turn(std::int64_t lead, campaigns::time_point free_at, campaigns::time_point now);
+    // `lead` was allowed, or held back for another reason: it has no turn any more.
+    void leave_key_queue(std::int64_t lead);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
@@ -147,6 +152,10 @@ private:
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
     std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
+    campaigns::time_point key_queue_end_{};  // under mutex_: the first turn of key_rate_turn not given yet
+    std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
+    std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
+    static constexpr std::chrono::minutes key_queue_horizon{10};
     std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_
     mutable std::mutex quotas_mutex_;
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen

@@ -196,25 +196,30 @@ TEST_F(LimitsGateRedis, ACallHeldBeforeItsFirstRequestGivesBackItsRatePlace) {
     EXPECT_EQ(st->actions[static_cast<std::size_t>(limits::action::invite)].used_today, 1);   // after_held's
 }
 
-// Leads the key's rate denies in one batch come back one emission interval apart, not all at the
-// instant the next place frees (where all but one would be denied again).
-TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesComeBackOneIntervalApart) {
+// Leads the key's rate denies come back one emission interval apart, in one queue across
+// batches, not all at the instant the next place frees (where all but one would be denied again).
+// A lead back before its turn keeps it; one denied at or after its turn (it missed its place by
+// its cycle's time) takes the next place that frees, not a turn at the end of the queue.
+TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart) {
     settings_.key_requests_per_s = 10;  // 100 ms apart
     settings_.key_burst = 1;
     orch::engine::limits_gate gate(settings_, false);
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
     std::vector<orch::engine::call_target> targets;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < 8; ++i) {
         targets.push_back({"acc-gate-rate-" + std::to_string(i), "https://network.example/in/k" + std::to_string(i), 7,
                            200 + i, ""});
     }
-    std::vector<orch::engine::gate_request> requests;
-    for (const auto& t : targets) {
-        requests.push_back({t, &campaign_, &invite});
-    }
+    auto ask = [&](std::size_t from, std::size_t to, cs::time_point at) {
+        std::vector<orch::engine::gate_request> requests;
+        for (std::size_t i = from; i < to; ++i) {
+            requests.push_back({targets[i], &campaign_, &invite});
+        }
+        return gate.before_many(requests, at);
+    };
     const auto now = std::chrono::system_clock::now();
-    const auto d = gate.before_many(requests, now);
+    const auto d = ask(0, 5, now);
     ASSERT_EQ(d.size(), 5u);
     ASSERT_TRUE(d[0].allowed) << d[0].reason;
     for (std::size_t i = 1; i < d.size(); ++i) {
@@ -225,6 +230,51 @@ TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesComeBackOneIntervalApart) {
         }
     }
     EXPECT_LE(d[1].until - now, std::chrono::milliseconds(101));
+
+    // The next batch's denials queue behind this one's, not at the same turns.
+    const auto d2 = ask(5, 8, now + std::chrono::milliseconds(10));
+    for (std::size_t i = 0; i < d2.size(); ++i) {
+        ASSERT_FALSE(d2[i].allowed) << i;
+        EXPECT_EQ(d2[i].until - d[4].until, std::chrono::milliseconds(100) * static_cast<int>(i + 1)) << i;
+    }
+    // Leads 2 and 3 back early (woken by something else) keep their turns.
+    const auto early = ask(2, 4, now + std::chrono::milliseconds(20));
+    EXPECT_EQ(early[0].until, d[2].until);
+    EXPECT_EQ(early[1].until, d[3].until);
+    // Lead 1 back at its turn but denied (its place went to another call): the next place, which
+    // frees about an interval after now, not the queue's end 700 ms ahead.
+    const auto late = ask(1, 2, d[1].until);
+    ASSERT_FALSE(late[0].allowed);
+    EXPECT_LT(late[0].until - d[1].until, std::chrono::milliseconds(250));
+}
+
+// A queue of the key's turns reaches at most key_queue_horizon ahead: the leads beyond it wait
+// at its end, so turns whose leads never came back delay the later ones only that long.
+TEST_F(LimitsGateRedis, TheKeysQueueOfTurnsReachesTenMinutesAhead) {
+    settings_.key_requests_per_s = 0.01;  // 100 s apart: the 6th denial's turn is past the horizon
+    settings_.key_burst = 1;
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call check;
+    check.kind = cs::call_kind::check_invitation;
+    const auto now = std::chrono::system_clock::now();
+    std::vector<cs::time_point> turns;
+    for (int i = 0; i < 10; ++i) {
+        const orch::engine::call_target target{"acc-gate-horizon", "https://network.example/in/h", 7, 300 + i, ""};
+        const orch::engine::gate_request request{target, &campaign_, &check};
+        const auto d = gate.before_many(std::span(&request, 1), now);
+        if (i == 0) {
+            ASSERT_TRUE(d.front().allowed);
+            continue;
+        }
+        ASSERT_FALSE(d.front().allowed);
+        ASSERT_EQ(d.front().code, cs::wait_code::key_rate);
+        turns.push_back(d.front().until);
+    }
+    EXPECT_LE(turns[0] - now, std::chrono::milliseconds(100'001));
+    EXPECT_EQ(turns[4] - turns[0], std::chrono::seconds(400));
+    for (std::size_t i = 5; i < turns.size(); ++i) {
+        EXPECT_EQ(turns[i] - now, std::chrono::minutes(10)) << i;
+    }
 }
 
 // The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
