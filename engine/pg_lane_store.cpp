@@ -227,8 +227,8 @@ public:
                 dropped.push_back(asks[i].attempt_id);
                 if (r.why == ledger::refusal::campaign_budget) {
                     parked.emplace(asks[i].item->target.campaign_id, "its budget cannot cover the next call");
-                } else if (r.why == ledger::refusal::day_budget) {
-                    note_capped(asks[i].item->target.campaign_id, r.available);
+                } else if (r.why == ledger::refusal::day_budget || r.why == ledger::refusal::account_budget) {
+                    note_capped(asks[i].item->target, r.why, r.available);
                 }
             }
             if (!dropped.empty()) {
@@ -258,8 +258,8 @@ public:
         for (std::size_t i = 0; i < asks.size(); ++i) {
             if (refused[i].why != ledger::refusal::none) {
                 out[i] = planner::ledger_refused(refused[i].why, refused[i].retry_at, asks[i].item->target.account_id, now);
-                if (refused[i].why == ledger::refusal::day_budget) {
-                    note_capped(asks[i].item->target.campaign_id, refused[i].available);
+                if (refused[i].why == ledger::refusal::day_budget || refused[i].why == ledger::refusal::account_budget) {
+                    note_capped(asks[i].item->target, refused[i].why, refused[i].available);
                 }
             }
         }
@@ -267,45 +267,48 @@ public:
     }
 
 private:
-    // A campaign whose day cap refused a call in this cycle, with what the cap had left.
-    void note_capped(std::int64_t campaign_id, std::int64_t left) {
-        auto [it, fresh] = capped_.try_emplace(campaign_id, left);
+    // A cap that refused a call in this cycle (the campaign's day cap, or its cap on the call's
+    // sender), with what the cap had left.
+    void note_capped(const call_target& t, ledger::refusal why, std::int64_t left) {
+        auto [it, fresh] = capped_.try_emplace({t.campaign_id, why == ledger::refusal::day_budget ? "" : t.account_id}, left);
         if (!fresh) {
             it->second = std::min(it->second, left);
         }
     }
-    // The campaigns whose day cap refused calls in this cycle: the leads of theirs that the gate
-    // holds back for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
-    // capped_wake_every per campaign and lane, and again at once when the cap has less left than
-    // at the last wake-up. After the plan's rows are written, so that this batch's own rows keep
-    // the waits just decided.
+    // The caps that refused calls in this cycle: the leads they refuse that the gate holds back
+    // for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
+    // capped_wake_every per cap and lane, and again at once when the cap has less left than at
+    // the last wake-up. After the plan's rows are written, so that this batch's own rows keep the
+    // waits just decided.
     void wake_held_of_capped() {
         if (capped_.empty()) {
             return;
         }
         const auto now = s_.lane_.clock.now();
         json due = json::array();
-        std::string capped_text;   // what each cap had left, for the log
-        for (const auto& [id, left] : capped_) {
+        std::string capped_text;   // each cap and what it had left, for the log
+        for (const auto& [cap, left] : capped_) {
             auto& woken = s_.lane_.sweep.capped_woken;
-            const auto last = woken.find(id);
+            const auto last = woken.find(cap);
             if (capped_wake_due(last == woken.end() ? nullptr : &last->second, left, now)) {
-                woken[id] = {now, left};
-                due.push_back(id);
-                capped_text += (capped_text.empty() ? "" : ", ") + orch::text::counted(left, "credit", "credits") + " left";
+                woken[cap] = {now, left};
+                due.push_back(json::array({cap.first, cap.second}));
+                capped_text += (capped_text.empty() ? "" : "; ") + std::string("campaign ") + std::to_string(cap.first) +
+                               (cap.second.empty() ? "'s day cap" : "'s cap on " + orch::text::escaped(cap.second)) +
+                               " with " + orch::text::counted(left, "credit", "credits") + " left";
             }
         }
         capped_.clear();
         if (!due.empty()) {
             const auto woken = tx_.exec_params(q("engine/wake_held_of_capped"), due.dump())[0][0].as<std::int64_t>();
             if (woken > 0) {
-                spdlog::info("worker: {} leads held back by the limits gate are due now to meet their campaign's day "
-                             "cap, which refused a call with {} (campaigns {})",
-                             woken, capped_text, due.dump());
+                spdlog::info("worker: {} leads held back by the limits gate are due now to meet the cap that refused a "
+                             "call of theirs: {}",
+                             woken, capped_text);
             }
         }
     }
-    std::map<std::int64_t, std::int64_t> capped_;   // campaign -> least its day cap had left
+    std::map<claim_sweep::cap_key, std::int64_t> capped_;   // cap -> the least it had left
     // The fast path: every charge posted and every call reserved without locks, the plan written
     // in between; `contended` when any of it needs the locked path.
     result<void> fast_path(std::span<const ledger_ask> asks, const std::vector<ledger::reserve_request>& reserves,

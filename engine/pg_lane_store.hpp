@@ -66,13 +66,15 @@ struct claim_sweep {
     int slice = 0;
     int slot = -1;  // the lane's claim slot (engine/claim_slot), -1 when all were held
     std::minstd_rand rng;
-    // Campaign -> when this lane last woke the leads the gate held of that campaign, its day cap
-    // refusing, and what the cap had left then (engine/wake_held_of_capped).
+    // A campaign's cap that refused calls: its day cap (account "") or its cap on one sender.
+    using cap_key = std::pair<std::int64_t, std::string>;
+    // Cap -> when this lane last woke the leads the gate held that the cap refuses, and what the
+    // cap had left then (engine/wake_held_of_capped).
     struct capped_wake {
         campaigns::time_point at{};
         std::int64_t left = 0;
     };
-    std::map<std::int64_t, capped_wake> capped_woken{};
+    std::map<cap_key, capped_wake> capped_woken{};
 };
 
 // How often a lane wakes the held leads of a campaign whose day cap refuses calls, while what the
