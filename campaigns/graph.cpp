@@ -181,6 +181,42 @@ void warn_without_invitation(load_context& ctx, const graph& g) {
     }
 }
 
+// A message needs a connection: one sent after an invite, with no wait for the acceptance (or a
+// check of the invitation) between, goes to a person who has most likely not accepted yet, and
+// the platform refuses it. Not an error: the person may be connected already.
+void warn_send_right_after_invite(load_context& ctx, const graph& g) {
+    std::vector<bool> warned(g.c.steps.size(), false);
+    for (std::size_t i = 0; i < g.c.steps.size(); ++i) {
+        if (g.c.steps[i].kind != step_kind::invite) {
+            continue;
+        }
+        std::vector<bool> seen(g.c.steps.size(), false);
+        std::vector<std::size_t> stack;
+        for (const edge& e : g.out[i]) {
+            stack.push_back(e.to);
+        }
+        while (!stack.empty()) {
+            const std::size_t j = stack.back();
+            stack.pop_back();
+            const step_kind kind = g.c.steps[j].kind;
+            if (seen[j] || kind == step_kind::wait_accepted || kind == step_kind::check_invitation) {
+                continue;
+            }
+            seen[j] = true;
+            if (kind == step_kind::send && !warned[j]) {
+                warned[j] = true;
+                ctx.warning(g.step_pointer(j),
+                            "step '" + g.c.steps[j].id + "' (send) can follow invite step '" + g.c.steps[i].id +
+                                "' with no wait_accepted or check_invitation between: the person has most likely "
+                                "not accepted yet, and a message to someone not connected is refused");
+            }
+            for (const edge& e : g.out[j]) {
+                stack.push_back(e.to);
+            }
+        }
+    }
+}
+
 }  // namespace
 
 void check_step_graph(load_context& ctx, const campaign& c) {
@@ -194,6 +230,7 @@ void check_step_graph(load_context& ctx, const campaign& c) {
     check_no_loops(ctx, g);
     if (reachable_ok) {
         warn_without_invitation(ctx, g);
+        warn_send_right_after_invite(ctx, g);
     }
 }
 

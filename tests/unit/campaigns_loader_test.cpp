@@ -566,6 +566,35 @@ TEST(loader, warnings_do_not_block) {
     EXPECT_NE(r.warnings[1].message.find("step 'drop' (withdraw)"), std::string::npos);
 }
 
+// A send right after an invite (a delay is no wait for the acceptance) goes to a person who has
+// most likely not accepted: a warning at the send step, once, naming the invite.
+TEST(loader, a_send_right_after_an_invite_is_a_warning) {
+    load_result r = load(step(
+        "  - id: inv\n    kind: invite\n"
+        "  - id: pause\n    kind: delay\n    duration: 1d\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].line, 14);
+    EXPECT_EQ(r.warnings[0].message,
+              "step 'hi' (send) can follow invite step 'inv' with no wait_accepted or check_invitation between: the "
+              "person has most likely not accepted yet, and a message to someone not connected is refused");
+
+    // A wait for the acceptance, or a check of the invitation, between them: nothing to say.
+    r = load(step(
+        "  - id: inv\n    kind: invite\n"
+        "  - id: w\n    kind: wait_accepted\n    timeout: 2d\n    on_timeout: end\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0].to_string();
+    r = load(step(
+        "  - id: inv\n    kind: invite\n"
+        "  - id: c\n    kind: check_invitation\n    on_accepted: hi\n    on_pending: end\n    on_no_invitation: end\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    EXPECT_TRUE(r.warnings.empty()) << r.warnings[0].to_string();
+}
+
 TEST(loader, pending_branch_counts_as_an_invitation) {
     std::string text = step(
         "  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: w\n"
