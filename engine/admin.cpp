@@ -816,6 +816,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     if (reused) {
         // A new version whose audience is the current one's: no search, nothing billed.
     } else if (campaign.who.kind == campaigns::audience::source::search) {
+        if (const auto refused = search_refusal(campaign, c.plan); !refused.empty()) {
+            co_return error_reply(http::status::conflict, refused + "; nothing was stored or billed");
+        }
         if (api == nullptr) {
             co_return error_reply(http::status::service_unavailable, "no API client: the audience search cannot run");
         }
@@ -1347,6 +1350,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"resumed", o.set->resumed},
                        {"woken", o.set->woken},
                        {"committed", o.set->committed},
+                       {"today", o.set->today},
                        {"warning", o.set->total < o.set->committed
                                        ? json("the budget is below what is already spent or reserved (" +
                                               std::to_string(o.set->committed) +

@@ -228,6 +228,8 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     }
     plan.exists = true;
     plan.version = current->version;
+    plan.budget_used = current->budget_used;
+    plan.today_used = current->today_used;
     if (current->state == "cancelled") {
         throw campaign_conflict("campaign '" + c.name + "' was cancelled; apply it under a new name");
     }
@@ -256,6 +258,23 @@ apply_outcome unchanged_outcome(const apply_plan& plan) {
 
 bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
     return plan.unchanged && !search_again && c.who.kind == campaigns::audience::source::search;
+}
+
+std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan) {
+    if (!plan.exists || c.who.kind != campaigns::audience::source::search) {
+        return "";
+    }
+    const std::string what = "campaign '" + c.name + "': the audience search was not sent: ";
+    if (plan.budget_used >= c.budget_credits) {
+        return what + "its budget of " + orch::text::counted(c.budget_credits, "credit", "credits") + " has nothing left (" +
+               std::to_string(plan.budget_used) + " spent or held by calls in flight); raise budget_credits to search again";
+    }
+    if (c.budget_per_day_credits && plan.today_used >= *c.budget_per_day_credits) {
+        return what + "today's day cap (budget_per_day_credits: " + std::to_string(*c.budget_per_day_credits) +
+               ", UTC day " + ledger::utc_day(std::chrono::system_clock::now()) + ") has nothing left (" +
+               std::to_string(plan.today_used) + " spent or held today); raise it, or apply again after 00:00 UTC";
+    }
+    return "";
 }
 
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {

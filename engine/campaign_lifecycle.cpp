@@ -4,6 +4,7 @@
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
+#include "engine/store.hpp"
 #include "schema/schema.hpp"
 
 #include <pqxx/pqxx>
@@ -60,6 +61,9 @@ std::optional<json> campaign_overview(pqxx::transaction_base& tx, const std::str
             budget = {{"total", b.limits->total},    {"per_day", cap(b.limits->per_day)},
                       {"per_account", cap(b.limits->per_account)}, {"available", b.available},
                       {"reserved", b.reserved},      {"spent", b.spent}};
+            // Today's use of the day cap (the whole UTC day, as the cap counts it), as `budget show`.
+            budget["today"] = cap_use_json(tx, campaign_id, b.limits->per_day, std::nullopt,
+                                           std::chrono::system_clock::now())["today"];
         }
     }
     c["budget"] = std::move(budget);

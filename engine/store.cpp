@@ -363,12 +363,16 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
                 tx.exec_params(q("accounts/set_time_zone"), out.account_id, *time_zone);
                 out.time_zone = *time_zone;
             }
-            out.woken = tx.exec_params(q("accounts/wake_quota_waiters"), out.account_id).affected_rows();
-            if (out.woken > 0) {
+            std::vector<std::int64_t> woken;
+            for (const auto& r : tx.exec_params(q("accounts/wake_quota_waiters"), out.account_id)) {
+                woken.push_back(r[0].as<std::int64_t>());
+            }
+            if (!woken.empty()) {
                 tx.exec(q("engine/notify_wake"));
             }
             tx.commit();
-            out.woken += wake_after_lanes("accounts/wake_quota_waiters", out.account_id);
+            out.woken = static_cast<std::int64_t>(woken.size());
+            out.woken += wake_after_lanes("accounts/wake_quota_waiters", out.account_id, woken);
         }
         return out;
     });
@@ -490,7 +494,10 @@ budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id,
         // Paused for its budget and now covered again: its parked leads wake.
         tx.exec_params(q("engine/unpark"), campaign_id, std::string());
     }
-    out.woken = static_cast<std::int64_t>(tx.exec_params(q("engine/wake_budget_waits"), campaign_id).affected_rows());
+    for (const auto& r : tx.exec_params(q("engine/wake_budget_waits"), campaign_id)) {
+        out.woken_leads.push_back(r[0].as<std::int64_t>());
+    }
+    out.woken = static_cast<std::int64_t>(out.woken_leads.size());
     if (out.resumed || out.woken > 0) {
         tx.exec(q("engine/notify_wake"));
     }
@@ -512,8 +519,13 @@ json cap_use_json(pqxx::transaction_base& tx, std::int64_t campaign_id, std::opt
             today["available"] = u.available;
         } else if (u.scope == "account" && per_account) {
             accounts.push_back({{"account", u.key}, {"per_account", *per_account}, {"reserved", u.reserved},
-                                {"spent", u.spent}, {"available", u.available}});
+                                {"spent", u.spent}, {"available", u.available},
+                                {"over", std::max<std::int64_t>(u.reserved + u.spent - *per_account, 0)}});
         }
+    }
+    if (per_day) {
+        // How far the day went past its cap: an audience search's price is known only after it.
+        today["over"] = std::max<std::int64_t>(today["reserved"].get<std::int64_t>() + today["spent"].get<std::int64_t>() - *per_day, 0);
     }
     return {{"today", std::move(today)}, {"accounts", std::move(accounts)}};
 }
@@ -587,7 +599,7 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             out.today = cap_use_json(tx, campaign_id, b.per_day, std::nullopt, now)["today"];
         }
         tx.commit();
-        out.woken += wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id));
+        out.woken += wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id), out.woken_leads);
         return out;
     });
 }
@@ -603,16 +615,25 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
 // transactions that begin later read the new numbers. The wait is bounded: past it (or on any
 // database error here) the change stands and such a lead waits for its next day, as it would
 // have, and a warning says so.
-std::int64_t store::wake_after_lanes(std::string_view query, const std::string& id) {
+std::int64_t store::wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken) {
     try {
         pqxx::work tx(*conn_);
         tx.exec(q("engine/await_lanes"));
-        const auto woken = static_cast<std::int64_t>(tx.exec_params(q(query), id).affected_rows());
-        if (woken > 0) {
+        const auto rows = tx.exec_params(q(query), id);
+        if (!rows.empty()) {
             tx.exec(q("engine/notify_wake"));
         }
         tx.commit();
-        return woken;
+        const std::set<std::int64_t> before(woken.begin(), woken.end());
+        std::int64_t added = 0;
+        for (const auto& r : rows) {
+            const auto lead = r[0].as<std::int64_t>();
+            if (!before.contains(lead)) {
+                woken.push_back(lead);
+                ++added;
+            }
+        }
+        return added;
     } catch (const pqxx::failure& e) {
         // The change has committed: a failure here is no failure of it, only of its second look.
         if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e); sql != nullptr && sql->sqlstate() == "55P03") {
@@ -852,7 +873,8 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         }
         tx.commit();
         if (budget_changed) {
-            wake_after_lanes("engine/wake_budget_waits", std::to_string(out.campaign_id));
+            std::vector<std::int64_t> woken;
+            wake_after_lanes("engine/wake_budget_waits", std::to_string(out.campaign_id), woken);
         }
         return out;
     });
@@ -873,6 +895,10 @@ std::optional<current_definition_row> store::current_definition(const std::strin
         if (auto b = tx.exec_params(q("campaigns/search_basis"), name); !b.empty()) {
             out.search_basis = b[0][0].as<std::string>();
         }
+        const auto use = tx.exec_params(q("ledger/use_before_search"), out.campaign_id,
+                                        ledger::utc_day(std::chrono::system_clock::now()));
+        out.budget_used = use[0][0].as<std::int64_t>();
+        out.today_used = use[0][1].as<std::int64_t>();
         tx.abort();
         return out;
     });

@@ -158,6 +158,10 @@ struct current_definition_row {
     // What the current version's audience search depends on (campaigns/search_basis.sql, canonical
     // JSON); "" when its audience is not a search.
     std::string search_basis;
+    // What its budget holds for calls in flight and has spent, and what today's UTC day holds and
+    // has spent (the day cap's count): an apply refuses to send a search past either.
+    std::int64_t budget_used = 0;
+    std::int64_t today_used = 0;
 };
 
 struct campaign_row {
@@ -211,6 +215,7 @@ struct budget_set_outcome {
     std::int64_t available = 0;   // the campaign's available credits after the change
     bool resumed = false;         // it was paused for its budget and is active again
     std::int64_t woken = 0;       // leads that waited for a per-day or per-account cap, due again
+    std::vector<std::int64_t> woken_leads{};  // their enrollment ids
     std::int64_t committed = 0;   // spent and reserved: a budget below it leaves nothing available
     json today = nullptr;         // with a day cap: today's use of it (cap_use_json's "today")
 };
@@ -373,7 +378,9 @@ private:
                              const apply_progress& progress, const std::optional<apply_charge>& charge,
                              bool move_running);
     // One try of update_campaign_budget (which retries it after a deadlock).
-    std::int64_t wake_after_lanes(std::string_view query, const std::string& id);
+    // `woken`: the leads the change's own wake-up woke; those this one wakes are added, and counted
+    // in what it returns only when not there already (a lane may have held one back again between).
+    std::int64_t wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken);
     std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
                                                       std::chrono::system_clock::time_point now);
     std::unique_ptr<pqxx::connection> conn_;

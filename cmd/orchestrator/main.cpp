@@ -1038,6 +1038,9 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         print_live_budget(r, c.value);
         return 0;
     }
+    if (const auto refused = orch::engine::search_refusal(c.value, plan); !refused.empty()) {
+        throw orch::engine::campaign_conflict(refused);
+    }
     // A progress bar on the terminal (standard error, only when it is one) for large audiences.
     const bool tty = ::isatty(STDERR_FILENO) != 0;
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {

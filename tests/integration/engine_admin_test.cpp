@@ -317,6 +317,17 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE version = 2"), "5");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
               "2");
+    // A budget the two searches used up: no third search is sent, nothing is stored or billed.
+    const auto stored_versions = count("campaign_versions");
+    auto spent = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 2));
+    EXPECT_EQ(spent.status, 409) << spent.body;
+    EXPECT_NE(spent.body_json()["error"].value("message", "").find("campaign 'alpha': the audience search was not sent: its "
+                                                         "budget of 2 credits has nothing left (2 spent or held"),
+              std::string::npos)
+        << spent.body;
+    EXPECT_EQ(count("campaign_versions"), stored_versions);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
+              "2");
 
     auto list = get("/v1/campaigns").body_json();
     ASSERT_EQ(list["campaigns"].size(), 1u);

@@ -4,10 +4,11 @@
 -- engine/limits_gate.cpp; the quota is always the lead's own sender's) become due now, so
 -- a raised quota is used at once instead of when the local day ends; a lead the new quota still
 -- denies is simply deferred again by the gate. Parked leads (due_at infinity: paused campaign,
--- unavailable account) stay parked.
+-- unavailable account) stay parked. Returns the leads woken (a change's two wake-ups count each once).
 UPDATE enrollments
 SET next_run_at = now(), due_at = now(), updated_at = now()
 WHERE account_id = $1
   AND status IN ('ready', 'waiting')
   AND due_at > now() AND due_at <> 'infinity'
-  AND wait_code IN ('day_quota', 'week_quota', 'campaign_quota');
+  AND wait_code IN ('day_quota', 'week_quota', 'campaign_quota')
+RETURNING enrollment_id;
