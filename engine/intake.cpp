@@ -140,6 +140,10 @@ struct intake::impl {
     std::chrono::steady_clock::time_point secrets_read{};
     // Leader only (io thread): accounts whose webhook is confirmed, and their hosted loops.
     std::set<std::string> ensured;
+    // Each full sweep starts one account further on: under a tight budget or cap the first
+    // accounts' reads take what is left, and the same accounts must not always be first.
+    std::size_t sweep_start = 0;
+    std::set<std::int64_t> sweep_told_capped;  // campaigns logged as having no credits, this full sweep
     std::map<std::string, std::shared_ptr<std::atomic<bool>>> hosted;
     std::uint64_t term = 0;                // increments each time this replica takes the lead
     // A webhook is being created (the API bills its monitoring at once) and its monitoring day
@@ -1054,6 +1058,12 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             }
             tx.commit();
             left[campaign] = have;
+            if (have <= 0 && sweep_told_capped.insert(campaign).second) {
+                spdlog::info("serve: catch-up sweep: campaign={} has no credits left in its budget, today's day cap "
+                             "or its cap on account={}: no reads for it (said once a full sweep); its leads wait for "
+                             "their own checks",
+                             campaign, orch::text::escaped(account));
+            }
             return have > 0;
         };
     };
@@ -1283,6 +1293,12 @@ asio::awaitable<void> intake::impl::sweep_loop() {
             auto accounts = co_await on_db(list);
             if (full) {
                 last_full = std::chrono::steady_clock::now();
+                sweep_told_capped.clear();
+                if (!accounts.empty()) {
+                    std::rotate(accounts.begin(), accounts.begin() + static_cast<std::ptrdiff_t>(sweep_start % accounts.size()),
+                                accounts.end());
+                    ++sweep_start;
+                }
             }
             for (const auto& [account, gap] : accounts) {
                 if (stopping || !leading()) {

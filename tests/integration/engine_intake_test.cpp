@@ -287,6 +287,10 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
               used + (now.second - before.second))
         << after.dump();
     EXPECT_EQ(after["available"], 0) << after.dump();
+    // The sweep says why it read nothing more for it.
+    EXPECT_NE(receiver->log().find("has no credits left in its budget, today's day cap or its cap on account="),
+              std::string::npos)
+        << receiver->log();
     // Past the cap by that read's price: `budget show` says by how much.
     const auto over = after["spent"].get<std::int64_t>() + after["reserved"].get<std::int64_t>() - (used + 1);
     if (over > 0) {
