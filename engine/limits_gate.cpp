@@ -330,15 +330,23 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 // of the queue, where at most the lead whose turn that is meets it; waiting again at the end of
 // the queue would leave its place unused. A lead back before its turn keeps it. A turn whose lead
 // never comes back (its campaign paused, its cap used up) delays the later ones, so the queue
-// reaches at most key_queue_horizon ahead; the leads beyond it wait at its end, and queue again.
+// reaches at most key_queue_horizon, or key_queue_turns turns, ahead (which also bounds the turns
+// kept here); the leads beyond it wait until its end, and queue then.
 cs::time_point limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at, cs::time_point now) {
     std::lock_guard lock(mutex_);
     if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
         t->second = now >= t->second ? free_at : std::max(t->second, free_at);
         return t->second;
     }
-    const auto turn = std::min(std::max(free_at, key_queue_end_), now + key_queue_horizon);
-    key_queue_end_ = std::max(key_queue_end_, turn + std::chrono::duration_cast<cs::time_point::duration>(key_interval_));
+    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
+    const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
+    const auto turn = std::max(free_at, key_queue_end_);
+    if (turn > now + reach) {
+        // Past the queue's reach: no turn. The lead looks again at the reach's end and queues then
+        // (with a turn it would come back at once with all the others past the reach).
+        return now + reach;
+    }
+    key_queue_end_ = turn + interval;
     if (key_turns_.size() >= key_turns_swept_ * 2 + 1024) {
         // Turns long past are of leads that went elsewhere (done, paused, parked for a quota).
         std::erase_if(key_turns_, [&](const auto& e) { return e.second + key_queue_horizon < now; });

@@ -156,6 +156,7 @@ private:
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
     std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
     static constexpr std::chrono::minutes key_queue_horizon{10};
+    static constexpr int key_queue_turns = 10'000;
     std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_
     mutable std::mutex quotas_mutex_;
     mutable std::unordered_map<std::string, parsed_quotas> quotas_;  // per account: the last text seen

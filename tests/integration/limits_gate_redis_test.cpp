@@ -275,6 +275,15 @@ TEST_F(LimitsGateRedis, TheKeysQueueOfTurnsReachesTenMinutesAhead) {
     for (std::size_t i = 5; i < turns.size(); ++i) {
         EXPECT_EQ(turns[i] - now, std::chrono::minutes(10)) << i;
     }
+    // A lead past the reach has no turn: back early, it looks again at the reach's end from then.
+    const orch::engine::call_target beyond{"acc-gate-horizon", "https://network.example/in/h", 7, 309, ""};
+    const orch::engine::gate_request again{beyond, &campaign_, &check};
+    const auto later = now + std::chrono::seconds(1);
+    EXPECT_EQ(gate.before_many(std::span(&again, 1), later).front().until - later, std::chrono::minutes(10));
+    // A lead with a turn back early keeps it.
+    const orch::engine::call_target queued{"acc-gate-horizon", "https://network.example/in/h", 7, 302, ""};
+    const orch::engine::gate_request back{queued, &campaign_, &check};
+    EXPECT_EQ(gate.before_many(std::span(&back, 1), later).front().until, turns[1]);
 }
 
 // The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
