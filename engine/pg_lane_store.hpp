@@ -77,8 +77,9 @@ struct claim_sweep {
     std::map<cap_key, capped_wake> capped_woken{};
 };
 
-// How often a lane wakes the held leads of a campaign whose day cap refuses calls, while what the
-// cap has left stays the same: each wake-up walks the campaign's live rows. A cap with less left
+// How often a lane wakes the held leads that a used-up cap (a campaign's day cap, or its cap on
+// one sender) refuses, while what the cap has left stays the same: each wake-up walks the
+// campaign's live rows. A cap with less left
 // than at the last wake-up (a call refused with 1 credit left, then the cap used up) wakes them
 // again at once.
 inline constexpr std::chrono::seconds capped_wake_every{5};

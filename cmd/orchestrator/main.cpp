@@ -1029,6 +1029,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                       << orch::text::escaped(r.paused) << "\n";
         }
         orch::engine::apply_facts facts{r.leads, r.enrolled, r.skipped, r.state, nullptr, false, &r.own_quotas, r.senders};
+        std::cout.flush();  // the result lines first, also where both streams go to one file
         for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
             std::cerr << "warning: " << orch::text::escaped(w) << "\n";
         }
@@ -1099,6 +1100,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     facts.day_cap = r.day_cap;
     facts.day_cap_left = r.day_cap_left;
     facts.day_cap_used = r.day_cap_used;
+    std::cout.flush();  // the result lines first, also where both streams go to one file
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }
