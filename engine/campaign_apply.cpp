@@ -230,6 +230,8 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     plan.version = current->version;
     plan.budget_used = current->budget_used;
     plan.today_used = current->today_used;
+    plan.file_budget = current->file_budget;
+    plan.live_budget = current->live_budget;
     if (current->state == "cancelled") {
         throw campaign_conflict("campaign '" + c.name + "' was cancelled; apply it under a new name");
     }
@@ -264,15 +266,29 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan)
     if (!plan.exists || c.who.kind != campaigns::audience::source::search) {
         return "";
     }
+    const ledger::budget wanted{c.budget_credits, c.budget_per_account_credits, c.budget_per_day_credits};
+    const bool file_changes_it = !plan.file_budget || plan.file_budget->total != wanted.total ||
+                                 plan.file_budget->per_account != wanted.per_account ||
+                                 plan.file_budget->per_day != wanted.per_day;
+    const bool kept_live = !file_changes_it && plan.live_budget;
+    const ledger::budget& in_force = kept_live ? *plan.live_budget : wanted;
+    // Where the number comes from, and how to raise it.
+    const std::string kept = "; this apply keeps the live budget, since the file's is unchanged";
     const std::string what = "campaign '" + c.name + "': the audience search was not sent: ";
-    if (plan.budget_used >= c.budget_credits) {
-        return what + "its budget of " + orch::text::counted(c.budget_credits, "credit", "credits") + " has nothing left (" +
-               std::to_string(plan.budget_used) + " spent or held by calls in flight); raise budget_credits to search again";
+    if (plan.budget_used >= in_force.total) {
+        const bool live = in_force.total != wanted.total;  // else the file says the same
+        return what + "its budget of " + orch::text::counted(in_force.total, "credit", "credits") +
+               (live ? " (the live budget, from `budget set`" + kept + ")" : " (budget_credits)") + " has nothing left (" +
+               std::to_string(plan.budget_used) + " spent or held by calls in flight); raise it (`budget set " + c.name +
+               " --credits N`, or budget_credits in the file) to search again";
     }
-    if (c.budget_per_day_credits && plan.today_used >= *c.budget_per_day_credits) {
-        return what + "today's day cap (budget_per_day_credits: " + std::to_string(*c.budget_per_day_credits) +
-               ", UTC day " + ledger::utc_day(std::chrono::system_clock::now()) + ") has nothing left (" +
-               std::to_string(plan.today_used) + " spent or held today); raise it, or apply again after 00:00 UTC";
+    if (in_force.per_day && plan.today_used >= *in_force.per_day) {
+        const bool live = in_force.per_day != wanted.per_day;
+        return what + "today's day cap of " + orch::text::counted(*in_force.per_day, "credit", "credits") + " (" +
+               (live ? "the live cap, from `budget set`" + kept : std::string("budget_per_day_credits")) + "; UTC day " +
+               ledger::utc_day(std::chrono::system_clock::now()) + ") has nothing left (" +
+               std::to_string(plan.today_used) + " spent or held today); raise it (`budget set " + c.name +
+               " --per-day N`, or budget_per_day_credits in the file), or apply again after 00:00 UTC";
     }
     return "";
 }

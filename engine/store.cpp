@@ -899,6 +899,10 @@ std::optional<current_definition_row> store::current_definition(const std::strin
                                         ledger::utc_day(std::chrono::system_clock::now()));
         out.budget_used = use[0][0].as<std::int64_t>();
         out.today_used = use[0][1].as<std::int64_t>();
+        if (auto d = tx.exec_params(q("engine/campaign_definition"), out.campaign_id, out.version); !d.empty()) {
+            out.file_budget = file_budget(json::parse(d[0][0].as<std::string>()));
+        }
+        out.live_budget = ledger::get_budget(tx, out.campaign_id);
         tx.abort();
         return out;
     });

@@ -162,6 +162,10 @@ struct current_definition_row {
     // has spent (the day cap's count): an apply refuses to send a search past either.
     std::int64_t budget_used = 0;
     std::int64_t today_used = 0;
+    // The budget its current version's file gave, and the live one (`budget set` may have changed
+    // it; an apply keeps it unless its file changes the budget it gives).
+    std::optional<ledger::budget> file_budget{};
+    std::optional<ledger::budget> live_budget{};
 };
 
 struct campaign_row {

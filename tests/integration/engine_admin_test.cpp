@@ -322,7 +322,7 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     auto spent = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 2));
     EXPECT_EQ(spent.status, 409) << spent.body;
     EXPECT_NE(spent.body_json()["error"].value("message", "").find("campaign 'alpha': the audience search was not sent: its "
-                                                         "budget of 2 credits has nothing left (2 spent or held"),
+                                                         "budget of 2 credits (budget_credits) has nothing left (2 spent or held"),
               std::string::npos)
         << spent.body;
     EXPECT_EQ(count("campaign_versions"), stored_versions);

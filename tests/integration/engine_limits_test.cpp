@@ -905,12 +905,16 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
 }
 
 // An apply sends no audience search when the day's cap, or the budget, has nothing left: the
-// search would bill past it. It refuses before anything is stored, and a cap raised in the file
-// lets the search go.
+// search would bill past it. It refuses before anything is stored, and a cap raised lets the
+// search go. The caps it holds the search to are those in force after the apply: the file's when
+// it changes the budget its last version gave, else the live ones (`budget set`), which it keeps.
 TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     start({"--accept-probability", "0"});
     auto file = dir_ + "/spent.yaml";
-    std::ofstream(file) << search_campaign_yaml("spent", 25, 1'000) + "budget_per_day_credits: 2\n";
+    const auto write = [&](int people, std::int64_t budget, const std::string& caps) {
+        std::ofstream(file) << search_campaign_yaml("spent", people, budget) + caps;
+    };
+    write(25, 1'000, "budget_per_day_credits: 2\n");
     auto r = env_->run({"campaign", "apply", file});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::int64_t first = charged();
@@ -919,39 +923,60 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
 
     r = env_->run({"campaign", "apply", file, "--search-again"});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("campaign 'spent': the audience search was not sent: today's day cap "
-                            "(budget_per_day_credits: 2, UTC day "),
+    EXPECT_NE(r.output.find("campaign 'spent': the audience search was not sent: today's day cap of 2 credits "
+                            "(budget_per_day_credits; UTC day "),
               std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find(") has nothing left (" + std::to_string(first) +
-                            " spent or held today); raise it, or apply again after 00:00 UTC; nothing changed"),
+                            " spent or held today); raise it (`budget set spent --per-day N`, or "
+                            "budget_per_day_credits in the file), or apply again after 00:00 UTC; nothing changed"),
               std::string::npos)
         << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
-    std::ofstream(file) << search_campaign_yaml("spent", 30, 1'000) + "budget_per_day_credits: 2\n";
+    write(30, 1'000, "budget_per_day_credits: 2\n");
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("today's day cap"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("today's day cap of 2 credits"), std::string::npos) << r.output;
     EXPECT_EQ(charged(), first);
     EXPECT_EQ(count("SELECT count(*) FROM campaign_versions"), versions);
 
-    // The cap raised in the file: the search goes, and is booked.
-    std::ofstream(file) << search_campaign_yaml("spent", 30, 1'000) + "budget_per_day_credits: 500\n";
-    r = env_->run({"campaign", "apply", file});
+    // The cap raised live: the file's budget is its last version's, so the live cap holds, and
+    // the search goes.
+    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-day", "500"}).exit_code, 0);
+    write(25, 1'000, "budget_per_day_credits: 2\n");
+    r = env_->run({"campaign", "apply", file, "--search-again"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::int64_t second = charged();
     EXPECT_GT(second, first);
-    EXPECT_EQ(budget_show("spent")["spent"], second);
-
-    // A budget no larger than what the campaign spent: refused.
-    std::ofstream(file) << search_campaign_yaml("spent", 35, second);
-    r = env_->run({"campaign", "apply", file});
+    // Lowered live to what the day spent: refused, naming the live cap.
+    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-day", std::to_string(second)}).exit_code, 0);
+    r = env_->run({"campaign", "apply", file, "--search-again"});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find("the audience search was not sent: its budget of " + std::to_string(second) +
-                            " credits has nothing left (" + std::to_string(second) + " spent or held by calls in flight)"),
+    EXPECT_NE(r.output.find("today's day cap of " + std::to_string(second) +
+                            " credits (the live cap, from `budget set`; this apply keeps the live budget, since the "
+                            "file's is unchanged; UTC day "),
               std::string::npos)
         << r.output;
     EXPECT_EQ(charged(), second);
+
+    // The cap raised in the file: the file's budget holds, and the search goes, booked.
+    write(30, 1'000, "budget_per_day_credits: 500\n");
+    r = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t third = charged();
+    EXPECT_GT(third, second);
+    EXPECT_EQ(budget_show("spent")["spent"], third);
+
+    // A budget no larger than what the campaign spent: refused.
+    write(35, third, "");
+    r = env_->run({"campaign", "apply", file});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("the audience search was not sent: its budget of " + std::to_string(third) +
+                            " credits (budget_credits) has nothing left (" + std::to_string(third) +
+                            " spent or held by calls in flight); raise it"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(charged(), third);
 }
 
 // The audience search of `campaign apply` is booked in the campaign's ledger (issue 6): after the
