@@ -87,6 +87,10 @@ public:
     // store), an unavailable account holds its queued calls. Default: nothing (after() will do).
     virtual void answered(const call_target& /*target*/, const campaigns::campaign& /*campaign*/,
                           const campaigns::api_call& /*call*/, const call_outcome& /*outcome*/) {}
+    // A call before() held back waits for something else after all (the cycle's plan found its
+    // campaign's cap used up): what before() set aside for its next try (a turn for the key's
+    // rate) may go to another call. Default: nothing.
+    virtual void waits_elsewhere(const call_target& /*target*/, campaigns::time_point /*now*/) {}
     // Another process (a worker's settle, `serve`, `accounts sync`) recorded that an account
     // became unavailable (`available` false: its queued calls are held from now on) or available
     // again (the hold ends) under the login `login` (call_target::account_login; 0 when unknown).

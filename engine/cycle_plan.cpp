@@ -86,6 +86,7 @@ void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_po
     for (std::size_t i = 0; i < held.size(); ++i) {
         if (!verdicts[i].allowed) {
             held[i]->gate = std::move(verdicts[i]);
+            ports.gate->waits_elsewhere(held[i]->target, now);
         }
     }
 }
@@ -94,7 +95,7 @@ void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_po
 // cap): the same campaign's calls (of that sender) that the gate holds back for a short while,
 // and that need at least as many credits, would be refused too; they wait for the cap with it.
 void wait_with_refused_calls(const std::vector<plan_item*>& asking, std::span<plan_item* const> allowed,
-                             std::span<const ledger_ask> asks) {
+                             std::span<const ledger_ask> asks, call_gate& gate, cs::time_point now) {
     std::map<std::int64_t, std::pair<std::int64_t, const planner::verdict*>> day;               // campaign ->
     std::map<std::pair<std::int64_t, std::string>, std::pair<std::int64_t, const planner::verdict*>> sender;
     const auto note = [](auto& refused, const auto& key, std::int64_t credits, const planner::verdict& v) {
@@ -121,9 +122,11 @@ void wait_with_refused_calls(const std::vector<plan_item*>& asking, std::span<pl
         const std::int64_t credits = credits_upper_bound(*it->proposal->call);
         if (auto d = day.find(it->target.campaign_id); d != day.end() && credits >= d->second.first) {
             it->gate = *d->second.second;
+            gate.waits_elsewhere(it->target, now);
         } else if (auto a = sender.find({it->target.campaign_id, it->target.account_id});
                    a != sender.end() && credits >= a->second.first) {
             it->gate = *a->second.second;
+            gate.waits_elsewhere(it->target, now);
         }
     }
 }
@@ -204,7 +207,7 @@ void plan_cycle(std::span<plan_item> items, const plan_ports& ports, cs::time_po
             }
             // Once refused, a call stays refused (above): a later answer of the ledger never takes
             // back what this made wait.
-            wait_with_refused_calls(asking, allowed, asks);
+            wait_with_refused_calls(asking, allowed, asks, *ports.gate, now);
             for (plan_item* it : asking) {
                 it->row.state = it->proposed;
                 it->call = planner::take(it->row, *it->proposal, it->gate, it->ledger, now);

@@ -324,22 +324,37 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 // but one be denied again, a write each, every time. Counting the turns per batch was not enough:
 // each batch's first denial met earlier batches' at the same instants (a trial saw 13 lead
 // transitions per call behind a busy key; a test, 20). So this process keeps one queue of turns,
-// one emission interval apart: a lead denied for the first time takes the next turn nobody here
-// was given yet. A lead denied at or after its turn missed its place by the time its cycle took
-// (with a burst of 1 the rate has no slack for that): it takes the next place that frees, ahead
-// of the queue, where at most the lead whose turn that is meets it; waiting again at the end of
-// the queue would leave its place unused. A lead back before its turn keeps it. A turn whose lead
-// never comes back (its campaign paused, its cap used up) delays the later ones, so the queue
-// reaches at most key_queue_horizon, or key_queue_turns turns, ahead (which also bounds the turns
-// kept here); the leads beyond it wait until its end, and queue then.
+// one emission interval apart, and a lead denied for the first time takes the next turn nobody
+// here was given yet, or one a lead gave up (waits_elsewhere). A lead back before its turn keeps
+// it. A lead denied at or after its turn missed its place: a lane picks its due leads up to an
+// idle poll late, and a place another call took (one not in the queue, or another process's)
+// moves every later place on. It takes a turn ahead of the queue, the next place that frees or a
+// later one, each given once, so that such leads do not all meet at one place; at the end of the
+// queue its place would stay unused. A turn whose lead never comes back delays the later ones,
+// so the queue reaches at most key_queue_horizon, or key_queue_turns turns, ahead (which also
+// bounds the turns kept here); the leads beyond it wait until its end, and queue then.
 cs::time_point limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at, cs::time_point now) {
     std::lock_guard lock(mutex_);
-    if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
-        t->second = now >= t->second ? free_at : std::max(t->second, free_at);
-        return t->second;
-    }
     const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
     const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
+    if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
+        if (now < t->second) {
+            t->second = std::max(t->second, free_at);
+        } else {
+            t->second = std::max(free_at, key_front_end_);
+            key_front_end_ = t->second + interval;
+        }
+        return t->second;
+    }
+    while (!key_turns_given_up_.empty() && *key_turns_given_up_.begin() < now) {
+        key_turns_given_up_.erase(key_turns_given_up_.begin());
+    }
+    if (const auto given_up = key_turns_given_up_.lower_bound(free_at); given_up != key_turns_given_up_.end()) {
+        const auto turn = *given_up;
+        key_turns_given_up_.erase(given_up);
+        key_turns_.emplace(lead, turn);
+        return turn;
+    }
     const auto turn = std::max(free_at, key_queue_end_);
     if (turn > now + reach) {
         // Past the queue's reach: no turn. The lead looks again at the reach's end and queues then
@@ -360,6 +375,16 @@ void limits_gate::leave_key_queue(std::int64_t lead) {
     std::lock_guard lock(mutex_);
     if (!key_turns_.empty()) {
         key_turns_.erase(lead);
+    }
+}
+
+void limits_gate::waits_elsewhere(const call_target& target, cs::time_point now) {
+    std::lock_guard lock(mutex_);
+    if (const auto t = key_turns_.find(target.enrollment_id); t != key_turns_.end()) {
+        if (t->second > now) {
+            key_turns_given_up_.insert(t->second);
+        }
+        key_turns_.erase(t);
     }
 }
 

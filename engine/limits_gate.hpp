@@ -68,6 +68,8 @@ public:
                             campaigns::time_point now) override;
     void account_changed(const std::string& account_id, bool available, campaigns::time_point now,
                          std::int64_t login = 0) override;
+    // The lead gives up its turn for the key's rate (key_rate_turn): a later denial may take it.
+    void waits_elsewhere(const call_target& target, campaigns::time_point now) override;
     static constexpr std::chrono::milliseconds mirror_refresh{100};
     // How long an account is held after it was reported unavailable, unless it is reported
     // available before: its rows are parked in the database meanwhile, so this covers only the
@@ -154,6 +156,8 @@ private:
     std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
     campaigns::time_point key_queue_end_{};  // under mutex_: the first turn of key_rate_turn not given yet
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
+    campaigns::time_point key_front_end_{};  // under mutex_: the first turn ahead of the queue not given yet
+    std::set<campaigns::time_point> key_turns_given_up_;  // under mutex_: turns ahead whose leads wait elsewhere
     std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
     static constexpr std::chrono::minutes key_queue_horizon{10};
     static constexpr int key_queue_turns = 10'000;

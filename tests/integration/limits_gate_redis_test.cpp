@@ -199,7 +199,8 @@ TEST_F(LimitsGateRedis, ACallHeldBeforeItsFirstRequestGivesBackItsRatePlace) {
 // Leads the key's rate denies come back one emission interval apart, in one queue across
 // batches, not all at the instant the next place frees (where all but one would be denied again).
 // A lead back before its turn keeps it; one denied at or after its turn (it missed its place by
-// its cycle's time) takes the next place that frees, not a turn at the end of the queue.
+// its cycle's time) takes a turn ahead of the queue, not one at its end; a turn given up goes to
+// the next lead denied.
 TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart) {
     settings_.key_requests_per_s = 10;  // 100 ms apart
     settings_.key_burst = 1;
@@ -207,7 +208,7 @@ TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart)
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
     std::vector<orch::engine::call_target> targets;
-    for (int i = 0; i < 8; ++i) {
+    for (int i = 0; i < 9; ++i) {
         targets.push_back({"acc-gate-rate-" + std::to_string(i), "https://network.example/in/k" + std::to_string(i), 7,
                            200 + i, ""});
     }
@@ -241,11 +242,20 @@ TEST_F(LimitsGateRedis, LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart)
     const auto early = ask(2, 4, now + std::chrono::milliseconds(20));
     EXPECT_EQ(early[0].until, d[2].until);
     EXPECT_EQ(early[1].until, d[3].until);
-    // Lead 1 back at its turn but denied (its place went to another call): the next place, which
-    // frees about an interval after now, not the queue's end 700 ms ahead.
-    const auto late = ask(1, 2, d[1].until);
+    // Leads 1 and 2 back at or after their turns but denied (their places went to other calls):
+    // turns ahead of the queue, the next place that frees and the one after, not the queue's end
+    // 700 ms ahead, nor both the same place.
+    const auto late = ask(1, 3, d[2].until);
     ASSERT_FALSE(late[0].allowed);
-    EXPECT_LT(late[0].until - d[1].until, std::chrono::milliseconds(250));
+    ASSERT_FALSE(late[1].allowed);
+    EXPECT_LT(late[0].until - d[2].until, std::chrono::milliseconds(150));
+    EXPECT_EQ(late[1].until - late[0].until, std::chrono::milliseconds(100));
+    // Lead 3 waits for something else after all (its campaign's cap): its turn goes to the next
+    // lead denied, not a turn at the queue's end.
+    gate.waits_elsewhere(targets[3], now + std::chrono::milliseconds(30));
+    const auto next = ask(8, 9, now + std::chrono::milliseconds(30));
+    ASSERT_FALSE(next[0].allowed);
+    EXPECT_EQ(next[0].until, d[3].until);
 }
 
 // A queue of the key's turns reaches at most key_queue_horizon ahead: the leads beyond it wait

@@ -250,6 +250,10 @@ struct key_busy_gate final : orch::engine::call_gate {
         return std::nullopt;
     }
     void released(const orch::engine::call_target&, const cs::campaign&, const cs::api_call&) override {}
+    void waits_elsewhere(const orch::engine::call_target& t, cs::time_point) override {
+        elsewhere.push_back(t.enrollment_id);
+    }
+    std::vector<std::int64_t> elsewhere;  // the leads told to wait for something else after all
 };
 
 // Refuses every reservation for the day cap; standing_refusals refuses too when `standing`.
@@ -301,6 +305,8 @@ TEST(PlanCycle, ACallTheKeysRateHoldsWaitsForTheDayCapThatRefusedItsCampaignsCal
     EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_budget);
     EXPECT_EQ(items[1].row.state.next_run_at, t0 + std::chrono::hours(14));
     EXPECT_EQ(items[2].row.state.wait, cs::wait_code::day_quota);
+    // The gate is told, so that the turn it gave lead 2 for the key's rate goes to another.
+    EXPECT_EQ(gate.elsewhere, std::vector<std::int64_t>{2});
 
     // Of another campaign, it keeps the key's wait.
     auto other = items_of({1, 2});
@@ -320,9 +326,12 @@ TEST(PlanCycle, ACallTheKeysRateHoldsAsksTheLedgerWhetherACapRefusesIt) {
     EXPECT_EQ(items[0].row.state.wait, cs::wait_code::key_rate);
     EXPECT_EQ(items[1].row.state.wait, cs::wait_code::day_quota);
 
+    EXPECT_TRUE(gate.elsewhere.empty());
+
     ledger.standing = true;
     items = items_of({2, 3});
     orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(gate.elsewhere, std::vector<std::int64_t>{2});
     EXPECT_EQ(items[0].row.state.wait, cs::wait_code::day_budget);
     EXPECT_EQ(items[0].row.state.next_run_at, t0 + std::chrono::hours(14));
     EXPECT_FALSE(items[0].call);
