@@ -181,34 +181,42 @@ void warn_without_invitation(load_context& ctx, const graph& g) {
     }
 }
 
-// A message needs a connection: one sent after an invite, with no wait for the acceptance (or a
-// check of the invitation) between, goes to a person who has most likely not accepted yet, and
-// the platform refuses it. Not an error: the person may be connected already.
-void warn_send_right_after_invite(load_context& ctx, const graph& g) {
+// A message needs a connection. One sent after an invite with no wait for the acceptance (or a
+// check of the invitation) between goes to a person who has most likely not accepted yet; one
+// after a wait_accepted's timeout, or a check_invitation's PENDING branch, to a person who has
+// not: the platform refuses it. Not an error: the person may be connected already.
+void warn_send_without_connection(load_context& ctx, const graph& g) {
     std::vector<bool> warned(g.c.steps.size(), false);
     for (std::size_t i = 0; i < g.c.steps.size(); ++i) {
-        if (g.c.steps[i].kind != step_kind::invite) {
-            continue;
-        }
-        std::vector<bool> seen(g.c.steps.size(), false);
+        const step& from = g.c.steps[i];
+        std::string after;   // what the send follows, and why the person is not connected
         std::vector<std::size_t> stack;
         for (const edge& e : g.out[i]) {
+            if (from.kind == step_kind::invite) {
+                after = "invite step '" + from.id + "' with no wait_accepted or check_invitation between: the person "
+                        "has most likely not accepted yet";
+            } else if (from.kind == step_kind::wait_accepted && e.key == "on_timeout") {
+                after = "the timeout of wait_accepted step '" + from.id + "': the person did not accept";
+            } else if (from.kind == step_kind::check_invitation && e.key == "on_pending") {
+                after = "the PENDING branch of check_invitation step '" + from.id + "': the person has not accepted yet";
+            } else {
+                continue;
+            }
             stack.push_back(e.to);
         }
+        std::vector<bool> seen(g.c.steps.size(), false);
         while (!stack.empty()) {
             const std::size_t j = stack.back();
             stack.pop_back();
             const step_kind kind = g.c.steps[j].kind;
             if (seen[j] || kind == step_kind::wait_accepted || kind == step_kind::check_invitation) {
-                continue;
+                continue;   // these look at the invitation again
             }
             seen[j] = true;
             if (kind == step_kind::send && !warned[j]) {
                 warned[j] = true;
-                ctx.warning(g.step_pointer(j),
-                            "step '" + g.c.steps[j].id + "' (send) can follow invite step '" + g.c.steps[i].id +
-                                "' with no wait_accepted or check_invitation between: the person has most likely "
-                                "not accepted yet, and a message to someone not connected is refused");
+                ctx.warning(g.step_pointer(j), "step '" + g.c.steps[j].id + "' (send) can follow " + after +
+                                                   ", and a message to someone not connected is refused");
             }
             for (const edge& e : g.out[j]) {
                 stack.push_back(e.to);
@@ -230,7 +238,7 @@ void check_step_graph(load_context& ctx, const campaign& c) {
     check_no_loops(ctx, g);
     if (reachable_ok) {
         warn_without_invitation(ctx, g);
-        warn_send_right_after_invite(ctx, g);
+        warn_send_without_connection(ctx, g);
     }
 }
 

@@ -382,6 +382,11 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
     }
     if (!reason.empty()) {
         auto text = reason.rfind("waiting", 0) == 0 || reason.rfind("paused", 0) == 0 ? reason : "waiting: " + reason;
+        if (lead.value("wait_code", json()) == "account_budget") {
+            // The per-account cap covers the campaign's whole life: nothing frees it at that time.
+            return text + " (the cap covers the campaign's whole life; raising it wakes the lead; looked at again " +
+                   hhmm + ")";
+        }
         return text + " until " + hhmm;
     }
     return "waiting in step " + lead["step"].get<std::string>() + " until " + hhmm;

@@ -853,6 +853,13 @@ TEST_F(LimitsTest, APerAccountCapHoldsForEachSender) {
         EXPECT_EQ(a["available"], 0) << a.dump();
         EXPECT_EQ(per_account[a["account"].get<std::string>()], 4) << a.dump();
     }
+    // The wait says the cap is the campaign's whole life's, not a day's.
+    auto listed = env_->run({"leads", "list", "per-account", "--format", "json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    EXPECT_NE(listed.output.find("is spent (the cap covers the campaign's whole life; raising it wakes the lead; "
+                                 "looked at again "),
+              std::string::npos)
+        << listed.output;
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'per-account'"), "active");
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }

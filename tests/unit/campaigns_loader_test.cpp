@@ -593,6 +593,26 @@ TEST(loader, a_send_right_after_an_invite_is_a_warning) {
         "  - id: hi\n    kind: send\n    message_text: hello\n"));
     ASSERT_TRUE(r.value) << all_errors(r);
     EXPECT_TRUE(r.warnings.empty()) << r.warnings[0].to_string();
+
+    // After a wait_accepted's timeout, or a check's PENDING branch, the person has not accepted.
+    r = load(step(
+        "  - id: inv\n    kind: invite\n"
+        "  - id: w\n    kind: wait_accepted\n    timeout: 2d\n    next: thanks\n    on_timeout: nudge\n"
+        "  - id: thanks\n    kind: send\n    message_text: thanks\n    next: end\n"
+        "  - id: nudge\n    kind: send\n    message_text: hello?\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].message,
+              "step 'nudge' (send) can follow the timeout of wait_accepted step 'w': the person did not accept, and "
+              "a message to someone not connected is refused");
+    r = load(step(
+        "  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: hi\n    on_no_invitation: end\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].message,
+              "step 'hi' (send) can follow the PENDING branch of check_invitation step 'c': the person has not "
+              "accepted yet, and a message to someone not connected is refused");
 }
 
 TEST(loader, pending_branch_counts_as_an_invitation) {
