@@ -479,7 +479,11 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                       (already ? ", past today's day cap of " + std::to_string(*facts.day_cap) +
                                      ", which was used up already (" + std::to_string(facts.day_cap_used) +
                                      " used today, the search included)"
-                               : ", which uses up today's day cap of " + std::to_string(*facts.day_cap)) +
+                               : ", which uses up today's day cap of " + std::to_string(*facts.day_cap) +
+                                     (facts.day_cap_used > *facts.day_cap
+                                          ? " and goes " + std::to_string(facts.day_cap_used - *facts.day_cap) +
+                                                " past it"
+                                          : std::string())) +
                       " (budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, "
                       "unless the cap is raised (`budget set " + c.name + " --per-day N`)");
     }

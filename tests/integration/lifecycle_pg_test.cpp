@@ -118,8 +118,8 @@ TEST(LifecycleWarnings, AnAudienceSearchThatUsesUpTheDayCap) {
     facts.day_cap_used = 3;
     auto w = orch::engine::apply_warnings(c, facts, s, system_clock::now());
     ASSERT_EQ(w.size(), 1u);
-    EXPECT_EQ(w[0], "the audience search cost 3 credits, which uses up today's day cap of 2 (budget_per_day_credits, "
-                    "UTC day): no lead makes a billed call before the next UTC day, unless the cap is raised "
+    EXPECT_EQ(w[0], "the audience search cost 3 credits, which uses up today's day cap of 2 and goes 1 past it "
+                    "(budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, unless the cap is raised "
                     "(`budget set w --per-day N`)");
     // A search sent again after the day had used the cap up says so.
     facts.day_cap_used = 10;
