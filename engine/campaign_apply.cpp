@@ -272,23 +272,31 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan)
                                  plan.file_budget->per_day != wanted.per_day;
     const bool kept_live = !file_changes_it && plan.live_budget;
     const ledger::budget& in_force = kept_live ? *plan.live_budget : wanted;
-    // Where the number comes from, and how to raise it.
+    // Where the number comes from, and how to raise it: the live budget with `budget set` (or the
+    // admin API's PUT), the file's in the file, since it replaces the live one.
     const std::string kept = "; this apply keeps the live budget, since the file's is unchanged";
     const std::string what = "campaign '" + c.name + "': the audience search was not sent: ";
+    const auto raise = [&](const char* flag, const char* key) {
+        return kept_live ? std::string("raise it with `budget set ") + c.name + " " + flag +
+                               " N` (the admin API: PUT /v1/campaigns/" + c.name + "/budget), or change the file's " +
+                               key + ", whose new budget replaces the live one"
+                         : std::string("raise ") + key +
+                               " in the file (its budget replaces the live one, so `budget set` does not help here)";
+    };
     if (plan.budget_used >= in_force.total) {
         const bool live = in_force.total != wanted.total;  // else the file says the same
         return what + "its budget of " + orch::text::counted(in_force.total, "credit", "credits") +
                (live ? " (the live budget, from `budget set`" + kept + ")" : " (budget_credits)") + " has nothing left (" +
-               std::to_string(plan.budget_used) + " spent or held by calls in flight); raise it (`budget set " + c.name +
-               " --credits N`, or budget_credits in the file) to search again";
+               std::to_string(plan.budget_used) + " spent or held by calls in flight); " +
+               raise("--credits", "budget_credits") + ", to search again";
     }
     if (in_force.per_day && plan.today_used >= *in_force.per_day) {
         const bool live = in_force.per_day != wanted.per_day;
         return what + "today's day cap of " + orch::text::counted(*in_force.per_day, "credit", "credits") + " (" +
                (live ? "the live cap, from `budget set`" + kept : std::string("budget_per_day_credits")) + "; UTC day " +
                ledger::utc_day(std::chrono::system_clock::now()) + ") has nothing left (" +
-               std::to_string(plan.today_used) + " spent or held today); raise it (`budget set " + c.name +
-               " --per-day N`, or budget_per_day_credits in the file), or apply again after 00:00 UTC";
+               std::to_string(plan.today_used) + " spent or held today); " +
+               raise("--per-day", "budget_per_day_credits") + "; or apply again after 00:00 UTC";
     }
     return "";
 }

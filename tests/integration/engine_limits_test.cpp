@@ -937,8 +937,9 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
               std::string::npos)
         << r.output;
     EXPECT_NE(r.output.find(") has nothing left (" + std::to_string(first) +
-                            " spent or held today); raise it (`budget set spent --per-day N`, or "
-                            "budget_per_day_credits in the file), or apply again after 00:00 UTC; nothing changed"),
+                            " spent or held today); raise it with `budget set spent --per-day N` (the admin API: PUT "
+                            "/v1/campaigns/spent/budget), or change the file's budget_per_day_credits, whose new budget "
+                            "replaces the live one; or apply again after 00:00 UTC; nothing changed"),
               std::string::npos)
         << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
@@ -946,6 +947,17 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("today's day cap of 2 credits"), std::string::npos) << r.output;
+    // A file that changes its budget (here the total) replaces the live one: the file's cap holds,
+    // and only the file can raise it.
+    write(30, 1'200, "budget_per_day_credits: 2\n");
+    r = env_->run({"campaign", "apply", file});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("today's day cap of 2 credits (budget_per_day_credits; UTC day "), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("raise budget_per_day_credits in the file (its budget replaces the live one, so "
+                            "`budget set` does not help here); or apply again after 00:00 UTC"),
+              std::string::npos)
+        << r.output;
     EXPECT_EQ(charged(), first);
     EXPECT_EQ(count("SELECT count(*) FROM campaign_versions"), versions);
 
@@ -982,7 +994,7 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("the audience search was not sent: its budget of " + std::to_string(third) +
                             " credits (budget_credits) has nothing left (" + std::to_string(third) +
-                            " spent or held by calls in flight); raise it"),
+                            " spent or held by calls in flight); raise budget_credits in the file"),
               std::string::npos)
         << r.output;
     EXPECT_EQ(charged(), third);
