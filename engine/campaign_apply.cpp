@@ -267,10 +267,7 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan)
         return "";
     }
     const ledger::budget wanted{c.budget_credits, c.budget_per_account_credits, c.budget_per_day_credits};
-    const bool file_changes_it = !plan.file_budget || plan.file_budget->total != wanted.total ||
-                                 plan.file_budget->per_account != wanted.per_account ||
-                                 plan.file_budget->per_day != wanted.per_day;
-    const bool kept_live = !file_changes_it && plan.live_budget;
+    const bool kept_live = !file_changes_budget(plan.file_budget, wanted) && plan.live_budget;
     const ledger::budget& in_force = kept_live ? *plan.live_budget : wanted;
     // Where the number comes from, and how to raise it: the live budget with `budget set` (or the
     // admin API's PUT), the file's in the file, since it replaces the live one.

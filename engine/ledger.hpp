@@ -50,6 +50,7 @@ struct budget {
     std::int64_t total = 0;                   // the campaign's budget (campaign file: budget_credits)
     std::optional<std::int64_t> per_account;  // cap per sender account over the campaign's life
     std::optional<std::int64_t> per_day;      // cap per UTC day
+    bool operator==(const budget&) const = default;
 };
 
 struct budget_change {

@@ -371,8 +371,8 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
                 tx.exec(q("engine/notify_wake"));
             }
             tx.commit();
+            wake_after_lanes("accounts/wake_quota_waiters", out.account_id, woken);
             out.woken = static_cast<std::int64_t>(woken.size());
-            out.woken += wake_after_lanes("accounts/wake_quota_waiters", out.account_id, woken);
         }
         return out;
     });
@@ -473,11 +473,12 @@ ledger::budget file_budget(const json& canonical) {
             optional_field(canonical, "budget_per_day_credits")};
 }
 
-bool same_budget(const ledger::budget& a, const ledger::budget& b) {
-    return a.total == b.total && a.per_account == b.per_account && a.per_day == b.per_day;
-}
 
 }  // namespace
+
+bool file_changes_budget(const std::optional<ledger::budget>& previous, const ledger::budget& wanted) {
+    return !previous || *previous != wanted;
+}
 
 budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id, std::int64_t total,
                                        std::optional<std::int64_t> per_day, std::optional<std::int64_t> per_account,
@@ -599,7 +600,8 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             out.today = cap_use_json(tx, campaign_id, b.per_day, std::nullopt, now)["today"];
         }
         tx.commit();
-        out.woken += wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id), out.woken_leads);
+        wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id), out.woken_leads);
+        out.woken = static_cast<std::int64_t>(out.woken_leads.size());
         return out;
     });
 }
@@ -615,7 +617,7 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
 // transactions that begin later read the new numbers. The wait is bounded: past it (or on any
 // database error here) the change stands and such a lead waits for its next day, as it would
 // have, and a warning says so.
-std::int64_t store::wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken) {
+void store::wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken) {
     try {
         pqxx::work tx(*conn_);
         tx.exec(q("engine/await_lanes"));
@@ -625,15 +627,11 @@ std::int64_t store::wake_after_lanes(std::string_view query, const std::string& 
         }
         tx.commit();
         const std::set<std::int64_t> before(woken.begin(), woken.end());
-        std::int64_t added = 0;
         for (const auto& r : rows) {
-            const auto lead = r[0].as<std::int64_t>();
-            if (!before.contains(lead)) {
+            if (const auto lead = r[0].as<std::int64_t>(); !before.contains(lead)) {
                 woken.push_back(lead);
-                ++added;
             }
         }
-        return added;
     } catch (const pqxx::failure& e) {
         // The change has committed: a failure here is no failure of it, only of its second look.
         if (const auto* sql = dynamic_cast<const pqxx::sql_error*>(&e); sql != nullptr && sql->sqlstate() == "55P03") {
@@ -645,7 +643,6 @@ std::int64_t store::wake_after_lanes(std::string_view query, const std::string& 
                          "under the old numbers just now waits for its next day",
                          query, id, orch::text::escaped(e.what()));
         }
-        return 0;
     }
 }
 
@@ -707,9 +704,9 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             // raise resumes a campaign the ledger paused. Re-applying an unchanged file changes
             // nothing.
             const ledger::budget wanted = file_budget(canonical);
-            const bool file_changed_it = !previous_file_budget || !same_budget(*previous_file_budget, wanted);
-            if (live_budget && previous_file_budget && !same_budget(*live_budget, wanted) &&
-                !(file_changed_it && same_budget(*live_budget, *previous_file_budget))) {
+            const bool file_changed_it = file_changes_budget(previous_file_budget, wanted);
+            if (live_budget && previous_file_budget && *live_budget != wanted &&
+                !(file_changed_it && *live_budget == *previous_file_budget)) {
                 out.live_budget = live_budget;
                 out.live_budget_kept = !file_changed_it;
             }

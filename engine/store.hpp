@@ -231,6 +231,10 @@ struct budget_update_error : failure {
 // Sets a campaign's budget in the ledger in the caller's transaction (apply, budget set): a
 // campaign the ledger paused resumes (its parked leads wake) when credits are available again,
 // and leads waiting for a per-day or per-account cap are looked at again. Returns the change.
+// Whether an apply of a definition giving the budget `wanted` sets it: when the campaign is new
+// (`previous`, the budget its last version's file gave, is nullopt) or the file changes it. Else
+// the apply keeps the live budget, which `budget set` may have changed.
+bool file_changes_budget(const std::optional<ledger::budget>& previous, const ledger::budget& wanted);
 budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id, std::int64_t total,
                                        std::optional<std::int64_t> per_day, std::optional<std::int64_t> per_account,
                                        std::chrono::system_clock::time_point now);
@@ -382,9 +386,9 @@ private:
                              const apply_progress& progress, const std::optional<apply_charge>& charge,
                              bool move_running);
     // One try of update_campaign_budget (which retries it after a deadlock).
-    // `woken`: the leads the change's own wake-up woke; those this one wakes are added, and counted
-    // in what it returns only when not there already (a lane may have held one back again between).
-    std::int64_t wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken);
+    // `woken`: the leads the change's own wake-up woke; those this one wakes are added when not
+    // there already (a lane may have held one back again in between, and it is one lead).
+    void wake_after_lanes(std::string_view query, const std::string& id, std::vector<std::int64_t>& woken);
     std::optional<budget_set_outcome> set_budget_once(const std::string& name, const budget_update& u,
                                                       std::chrono::system_clock::time_point now);
     std::unique_ptr<pqxx::connection> conn_;
