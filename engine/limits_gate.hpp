@@ -157,7 +157,7 @@ private:
     campaigns::time_point key_queue_end_{};  // under mutex_: the first turn of key_rate_turn not given yet
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
     campaigns::time_point key_front_end_{};  // under mutex_: the first turn ahead of the queue not given yet
-    std::set<campaigns::time_point> key_turns_given_up_;  // under mutex_: turns ahead whose leads wait elsewhere
+    std::multiset<campaigns::time_point> key_turns_given_up_;  // under mutex_: turns ahead whose leads wait elsewhere
     std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
     static constexpr std::chrono::minutes key_queue_horizon{10};
     static constexpr int key_queue_turns = 10'000;

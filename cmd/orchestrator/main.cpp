@@ -1150,12 +1150,8 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
                   {"per_account", b.limits && b.limits->per_account ? json(*b.limits->per_account) : json(nullptr)},
                   {"available", b.available},
                   {"reserved", b.reserved},
-                  {"spent", b.spent}};
-        // Today's use of the day cap (the whole UTC day, as the cap counts it), as `budget show`.
-        budget["today"] = b.limits && b.limits->per_day
-                              ? orch::engine::cap_use_json(tx, campaign_id, b.limits->per_day, std::nullopt,
-                                                           std::chrono::system_clock::now())["today"]
-                              : json(nullptr);
+                  {"spent", b.spent},
+                  {"today", nullptr}};  // the overview's, below
     }
     // The steps of the current version, in the file's order, with the leads at each by status.
     json definition = json::object();
@@ -1205,6 +1201,10 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     if (auto o = orch::engine::campaign_overview(tx, name)) {
         summary["start_at"] = (*o)["start_at"];
         summary["end_at"] = (*o)["end_at"];
+        // Today's use of the day cap (the whole UTC day, as the cap counts it), as `budget show`.
+        if (const json& ob = (*o)["budget"]; budget.is_object() && ob.is_object()) {
+            budget["today"] = ob.value("today", json(nullptr));
+        }
     }
     tx.commit();
     auto f = db->funnel(name);
