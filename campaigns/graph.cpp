@@ -183,8 +183,9 @@ void warn_without_invitation(load_context& ctx, const graph& g) {
 
 // A message needs a connection. One sent after an invite with no wait for the acceptance (or a
 // check of the invitation) between goes to a person who has most likely not accepted yet; one
-// after a wait_accepted's timeout, or a check_invitation's PENDING branch, to a person who has
-// not: the platform refuses it. Not an error: the person may be connected already.
+// after a wait_accepted's timeout, or a check_invitation's PENDING or NO_INVITATION branch, to a
+// person who has not (the spec gives a connection as ACCEPTED, type CONNECTED): the platform
+// refuses it. Not an error: the person may be connected already.
 void warn_send_without_connection(load_context& ctx, const graph& g) {
     std::vector<bool> warned(g.c.steps.size(), false);
     for (std::size_t i = 0; i < g.c.steps.size(); ++i) {
@@ -199,6 +200,9 @@ void warn_send_without_connection(load_context& ctx, const graph& g) {
                 after = "the timeout of wait_accepted step '" + from.id + "': the person did not accept";
             } else if (from.kind == step_kind::check_invitation && e.key == "on_pending") {
                 after = "the PENDING branch of check_invitation step '" + from.id + "': the person has not accepted yet";
+            } else if (from.kind == step_kind::check_invitation && e.key == "on_no_invitation") {
+                after = "the NO_INVITATION branch of check_invitation step '" + from.id +
+                        "': the person is not connected (a connection reads ACCEPTED)";
             } else {
                 continue;
             }

@@ -613,6 +613,15 @@ TEST(loader, a_send_right_after_an_invite_is_a_warning) {
     EXPECT_EQ(r.warnings[0].message,
               "step 'hi' (send) can follow the PENDING branch of check_invitation step 'c': the person has not "
               "accepted yet, and a message to someone not connected is refused");
+    // The NO_INVITATION branch: no invitation, and no connection (one reads ACCEPTED).
+    r = load(step(
+        "  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: end\n    on_no_invitation: hi\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].message,
+              "step 'hi' (send) can follow the NO_INVITATION branch of check_invitation step 'c': the person is "
+              "not connected (a connection reads ACCEPTED), and a message to someone not connected is refused");
 }
 
 TEST(loader, pending_branch_counts_as_an_invitation) {
