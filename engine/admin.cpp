@@ -787,10 +787,12 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         co_return error_reply(http::status::conflict, c.conflict + "; nothing was stored or searched");
     }
     if (dry_run) {
+        const auto refused = predicted_search_refusal(campaign, c.plan, search_again);
         co_return ok_json({{"valid", true},
                            {"name", campaign.name},
                            {"steps", campaign.steps.size()},
-                           {"warnings", diag(c.loaded.warnings)}});
+                           {"warnings", diag(c.loaded.warnings)},
+                           {"search_refused", refused.empty() ? json(nullptr) : json(refused)}});
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger

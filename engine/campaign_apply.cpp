@@ -262,7 +262,14 @@ bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool sea
     return plan.unchanged && !search_again && c.who.kind == campaigns::audience::source::search;
 }
 
-std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan) {
+std::string predicted_search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+    if (skips_search(c, plan, search_again) || reuses_audience(c, plan, search_again)) {
+        return "";
+    }
+    return search_refusal(c, plan, true);
+}
+
+std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool predicted) {
     if (!plan.exists || c.who.kind != campaigns::audience::source::search) {
         return "";
     }
@@ -272,7 +279,9 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan)
     // Where the number comes from, and how to raise it: the live budget with `budget set` (or the
     // admin API's PUT), the file's in the file, since it replaces the live one.
     const std::string kept = "; this apply keeps the live budget, since the file's is unchanged";
-    const std::string what = "campaign '" + c.name + "': the audience search was not sent: ";
+    const std::string what = "campaign '" + c.name + "': " +
+                             (predicted ? "an apply now would not send the audience search: "
+                                        : "the audience search was not sent: ");
     const auto raise = [&](const char* flag, const char* key) {
         return kept_live ? std::string("raise it with `budget set ") + c.name + " " + flag +
                                " N` (the admin API: PUT /v1/campaigns/" + c.name + "/budget), or change the file's " +

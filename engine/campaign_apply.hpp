@@ -118,8 +118,12 @@ bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool 
 // changes the budget its last version gave, else the live ones, which the apply keeps), has
 // nothing left of what the stored campaign has used. A search's price is known only after it, so one that goes may cost more than
 // is left (it is booked, and the campaign paused or the day capped, as for any call); this keeps a
-// used-up budget or day from being billed again by an apply.
-std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan);
+// used-up budget or day from being billed again by an apply. `predicted`: said before any apply
+// (`campaign validate`, the admin API's dry run), of an apply sent now.
+std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool predicted = false);
+// What a dry run says of the audience search an apply sent now (with `search_again`) would refuse
+// to send: "" when it would send it, or would not need to (a file audience, an unchanged one).
+std::string predicted_search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
 
 // pause / resume / cancel, shared by the CLI and the admin API so both follow the same rules:
 // pause an active campaign, resume a paused one, cancel either. Asking for the state it is in

@@ -723,6 +723,19 @@ int cmd_campaign_validate(const global_options& g, const std::string& file) {
     std::cout << file << ": ok (campaign '" << c.value.name << "', "
               << orch::text::counted(static_cast<std::int64_t>(c.value.steps.size()), "step", "steps")
               << (db ? "" : "; accounts not checked: no database configured") << ")\n";
+    if (db) {
+        // What an apply sent now would refuse, before anything is stored or billed.
+        std::string refused;
+        try {
+            refused = orch::engine::predicted_search_refusal(c.value, orch::engine::plan_apply(*db, c.value));
+        } catch (const orch::engine::campaign_conflict& e) {
+            refused = e.what();
+        }
+        if (!refused.empty()) {
+            std::cout.flush();
+            std::cerr << "warning: " << orch::text::escaped(refused) << "\n";
+        }
+    }
     return 0;
 }
 

@@ -317,8 +317,20 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE version = 2"), "5");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE attempt_id IS NULL AND action = 'search_people'"),
               "2");
-    // A budget the two searches used up: no third search is sent, nothing is stored or billed.
+    // A budget the two searches used up: no third search is sent, nothing is stored or billed. A
+    // dry run says so first; of an apply that sends no search, it says nothing.
     const auto stored_versions = count("campaign_versions");
+    auto predicted = call("POST", "/v1/campaigns?dry_run=true&search_again=true",
+                          campaign_yaml("alpha", search_audience(5), 2));
+    EXPECT_EQ(predicted.status, 200) << predicted.body;
+    EXPECT_NE(predicted.body_json().value("search_refused", "").find(
+                  "campaign 'alpha': an apply now would not send the audience search: its budget of 2 credits "
+                  "(budget_credits) has nothing left (2 spent or held"),
+              std::string::npos)
+        << predicted.body;
+    auto quiet = call("POST", "/v1/campaigns?dry_run=true", campaign_yaml("alpha", search_audience(5), 5000));
+    EXPECT_EQ(quiet.status, 200) << quiet.body;
+    EXPECT_TRUE(quiet.body_json()["search_refused"].is_null()) << quiet.body;
     auto spent = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 2));
     EXPECT_EQ(spent.status, 409) << spent.body;
     EXPECT_NE(spent.body_json()["error"].value("message", "").find("campaign 'alpha': the audience search was not sent: its "

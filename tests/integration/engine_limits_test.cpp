@@ -942,8 +942,19 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
                             "replaces the live one; or apply again after 00:00 UTC; nothing changed"),
               std::string::npos)
         << r.output;
+    // `campaign validate` says so before any apply; of the unchanged file, whose apply sends no
+    // search, it says nothing.
+    r = env_->run({"campaign", "validate", file});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning:"), std::string::npos) << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
     write(30, 1'000, "budget_per_day_credits: 2\n");
+    r = env_->run({"campaign", "validate", file});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: campaign 'spent': an apply now would not send the audience search: today's "
+                            "day cap of 2 credits (budget_per_day_credits; UTC day "),
+              std::string::npos)
+        << r.output;
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("today's day cap of 2 credits"), std::string::npos) << r.output;
