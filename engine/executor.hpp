@@ -43,6 +43,9 @@ struct call_target {
     // The account's quota day (accounts.time_zone, migration 0032; "" when not chosen: UTC): the
     // limits gate counts its day quotas and campaign day caps in it, whichever campaign calls.
     std::string account_time_zone{};
+    // Whether its row waited for the API key's rate (wait_code key_rate) when it was claimed: a
+    // lead some process queued for the key's places, not one due for the first time.
+    bool key_queued = false;
 };
 
 // What the shell does besides moving the lead.

@@ -11,8 +11,9 @@ namespace orch::engine {
 namespace cs = campaigns;
 
 call_target target_of(const lane_row& r) {
-    return {r.account_id, r.profile_url, r.campaign_id, r.enrollment_id, r.account_quotas, r.account_login, r.gate_take,
-            r.account_time_zone};
+    return {r.account_id,     r.profile_url,       r.campaign_id,
+            r.enrollment_id,  r.account_quotas,    r.account_login,
+            r.gate_take,      r.account_time_zone, r.state.wait == campaigns::wait_code::key_rate};
 }
 
 void finished_calls::let_go() {

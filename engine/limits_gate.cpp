@@ -7,6 +7,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <bit>
 
 namespace orch::engine {
 
@@ -305,17 +306,55 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         checks.push_back(std::move(*c));
         asked.push_back(i);
     }
-    std::vector<limits::verdict> verdicts = limiter_.take_many(checks);
+    // A lead due for the first time waits here, without asking Redis, while the key's place of
+    // this instant is owed to a queued lead (key_places_owed).
+    std::vector<std::pair<std::int64_t, bool>> leads(asked.size());
+    for (std::size_t k = 0; k < asked.size(); ++k) {
+        const auto& target = requests[asked[k]].target;
+        leads[k] = {target.enrollment_id, target.key_queued};
+    }
+    const std::vector<bool> owed = key_places_owed(leads, now);
+    std::vector<limits::verdict> verdicts;
+    if (std::find(owed.begin(), owed.end(), true) == owed.end()) {
+        verdicts = limiter_.take_many(checks);
+    } else {
+        std::vector<limits::check> asking;
+        std::vector<std::size_t> asked_redis;
+        for (std::size_t k = 0; k < checks.size(); ++k) {
+            if (!owed[k]) {
+                asking.push_back(checks[k]);
+                asked_redis.push_back(k);
+            }
+        }
+        std::vector<limits::verdict> answered = limiter_.take_many(asking);
+        limits::verdict queued;
+        queued.why = limits::reason::rate;
+        queued.retry_after = std::chrono::ceil<std::chrono::milliseconds>(key_interval_);
+        verdicts.assign(checks.size(), queued);
+        for (std::size_t j = 0; j < asked_redis.size(); ++j) {
+            verdicts[asked_redis[j]] = answered[j];
+        }
+    }
     std::map<std::pair<std::string, limits::action>, std::size_t> short_waits;
+    std::vector<gate_decision*> queueing;  // denials that take a turn at the queue's end
+    std::vector<std::int64_t> queueing_leads;
     for (std::size_t k = 0; k < checks.size(); ++k) {
         gate_decision& d = out[asked[k]];
         d = decision_of(checks[k], verdicts[k], now, &short_waits);
         const std::int64_t lead = requests[asked[k]].target.enrollment_id;
         if (verdicts[k].why == limits::reason::rate) {
-            d.until = key_rate_turn(lead, d.until, now);
+            if (const auto turn = key_rate_turn(lead, d.until, now)) {
+                d.until = *turn;
+            } else {
+                queueing.push_back(&d);
+                queueing_leads.push_back(lead);
+            }
         } else {
             leave_key_queue(lead);
         }
+    }
+    if (!queueing.empty()) {
+        queue_at_end(queueing_leads, queueing, now);
     }
     return out;
 }
@@ -323,28 +362,34 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 // Leads the key's rate denies would all come back at the instant its next place frees, and all
 // but one be denied again, a write each, every time. Counting the turns per batch was not enough:
 // each batch's first denial met earlier batches' at the same instants (a trial saw 13 lead
-// transitions per call behind a busy key; a test, 20). So this process keeps one queue of turns,
-// one emission interval apart, and a lead denied for the first time takes the next turn nobody
-// here was given yet, or one a lead gave up (waits_elsewhere). A lead back before its turn keeps
-// it. A lead denied at or after its turn missed its place: a lane picks its due leads up to an
-// idle poll late, and a place another call took (one not in the queue, or another process's)
-// moves every later place on. It takes a turn ahead of the queue, the next place that frees or a
-// later one, each given once, so that such leads do not all meet at one place; at the end of the
+// transitions per call behind a busy key; a test, 20). So the leads queue for the key's places:
+// a lead denied for the first time takes the next turn nobody was given yet, one emission
+// interval after the last, from one queue that every worker of the API key shares in Redis
+// (queue_at_end; with a queue per process, two processes' leads would meet at every turn), or a
+// turn a lead here gave up (waits_elsewhere). A lead back before its turn keeps it. A lead denied at or after its turn missed its place: a lane picks its due leads up to an
+// idle poll late, and a place another call took (one not in the queue) moves every later place
+// on. It takes a turn ahead of the queue, the next place that frees or a later one, each given
+// once by this process, so that such leads do not all meet at one place; at the end of the
 // queue its place would stay unused. A turn whose lead never comes back delays the later ones,
-// so the queue reaches at most key_queue_horizon, or key_queue_turns turns, ahead (which also
-// bounds the turns kept here); the leads beyond it wait until its end, and queue then.
-cs::time_point limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at, cs::time_point now) {
+// so the queue reaches at most key_queue_horizon, or key_queue_turns turns, ahead; the leads
+// beyond it wait until its end, and queue then. Returns nullopt for a lead that takes a turn at
+// the queue's end.
+std::optional<cs::time_point> limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at,
+                                                         cs::time_point now) {
     std::lock_guard lock(mutex_);
     const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
-    const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
     if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
+        cs::time_point turn;
         if (now < t->second) {
-            t->second = std::max(t->second, free_at);
+            turn = std::max(t->second, free_at);
         } else {
-            t->second = std::max(free_at, key_front_end_);
-            key_front_end_ = t->second + interval;
+            turn = std::max(free_at, key_front_end_);
+            key_front_end_ = turn + interval;
         }
-        return t->second;
+        key_owed_.erase({t->second, lead});
+        key_owed_.emplace(turn, lead);
+        t->second = turn;
+        return turn;
     }
     while (!key_turns_given_up_.empty() && *key_turns_given_up_.begin() < now) {
         key_turns_given_up_.erase(key_turns_given_up_.begin());
@@ -353,28 +398,102 @@ cs::time_point limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free
         const auto turn = *given_up;
         key_turns_given_up_.erase(given_up);
         key_turns_.emplace(lead, turn);
+        key_owed_.emplace(turn, lead);
         return turn;
     }
-    const auto turn = std::max(free_at, key_queue_end_);
-    if (turn > now + reach) {
-        // Past the queue's reach: no turn. The lead looks again at the reach's end and queues then
-        // (with a turn it would come back at once with all the others past the reach).
-        return now + reach;
+    return std::nullopt;
+}
+
+void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<gate_decision* const> denied,
+                                  cs::time_point now) {
+    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
+    const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
+    cs::time_point free_at = cs::time_point::max();
+    for (const gate_decision* d : denied) {
+        free_at = std::min(free_at, d->until);
     }
-    key_queue_end_ = turn + interval;
+    // Redis's clock counts the turns (every worker agrees on it); this process's `now` places them.
+    const auto shared = limiter_.queue(leads.size(),
+                                       std::chrono::duration_cast<std::chrono::microseconds>(std::max(free_at - now, {})),
+                                       std::chrono::duration_cast<std::chrono::microseconds>(reach));
+    std::lock_guard lock(mutex_);
     if (key_turns_.size() >= key_turns_swept_ * 2 + 1024) {
         // Turns long past are of leads that went elsewhere (done, paused, parked for a quota).
         std::erase_if(key_turns_, [&](const auto& e) { return e.second + key_queue_horizon < now; });
+        std::erase_if(key_owed_, [&](const auto& e) { return e.first + key_queue_horizon < now; });
         key_turns_swept_ = key_turns_.size();
     }
-    key_turns_.emplace(lead, turn);
-    return turn;
+    for (std::size_t i = 0; i < leads.size(); ++i) {
+        cs::time_point turn;
+        if (shared) {
+            if (i >= shared->given) {
+                // Past the queue's reach: no turn. The lead looks again at the reach's end and
+                // queues then (with a turn it would come back at once with all the others past it).
+                denied[i]->until = now + reach;
+                continue;
+            }
+            turn = now + std::chrono::duration_cast<cs::time_point::duration>(shared->first) +
+                   interval * static_cast<std::int64_t>(i);
+        } else {
+            // Redis did not answer: this process's own queue, until it does.
+            turn = std::max(denied[i]->until, key_queue_end_);
+            if (turn > now + reach) {
+                denied[i]->until = now + reach;
+                continue;
+            }
+            key_queue_end_ = turn + interval;
+        }
+        key_turns_[leads[i]] = turn;
+        key_owed_.emplace(turn, leads[i]);
+        denied[i]->until = turn;
+    }
+}
+
+// A queued lead comes back at its turn only once a lane picks it up, up to an idle poll late; a
+// lead due for the first time in that moment would take its place from Redis, and the queued
+// lead, denied, a turn ahead of the queue, where it can meet the next queued lead, and so on. So
+// while a turn has passed whose lead has not come back yet (for key_owed_grace), the place is
+// its: a lead not in the queue is denied here, and takes a turn at the queue's end. A turn whose
+// lead never comes (its campaign paused, the lead ended elsewhere) would leave that place and
+// the first arrivals idle: once more than key_owed_misses of the last 8 turns that passed were
+// missed, first arrivals ask Redis again, until leads come back at their turns. Each process
+// keeps its own queue: a lead of this queue that another process claims is a miss here, and a
+// lead whose row waited for the key's rate (call_target::key_queued) is never taken for a first
+// arrival.
+std::vector<bool> limits_gate::key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, cs::time_point now) {
+    std::vector<bool> owed(leads.size(), false);
+    std::lock_guard lock(mutex_);
+    if (key_owed_.empty()) {
+        return owed;
+    }
+    while (!key_owed_.empty() && key_owed_.begin()->first + key_owed_grace < now) {
+        key_turn_misses_ = static_cast<std::uint8_t>((key_turn_misses_ << 1) | 1);
+        ++key_turns_missed_;
+        key_owed_.erase(key_owed_.begin());
+    }
+    const bool due_owed = !key_owed_.empty() && key_owed_.begin()->first <= now &&
+                          std::popcount(key_turn_misses_) <= key_owed_misses;
+    for (std::size_t i = 0; i < leads.size(); ++i) {
+        const auto [lead, queued] = leads[i];
+        if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
+            if (t->second <= now && key_owed_.contains({t->second, lead})) {
+                key_turn_misses_ = static_cast<std::uint8_t>(key_turn_misses_ << 1);  // it came back
+            }
+        } else if (!queued) {  // a lead another process queued (or this one before a restart) is no first arrival
+            owed[i] = due_owed;
+            key_places_kept_ += due_owed ? 1 : 0;
+        }
+    }
+    return owed;
 }
 
 void limits_gate::leave_key_queue(std::int64_t lead) {
     std::lock_guard lock(mutex_);
     if (!key_turns_.empty()) {
-        key_turns_.erase(lead);
+        if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
+            key_owed_.erase({t->second, lead});
+            key_turns_.erase(t);
+        }
     }
 }
 
@@ -384,6 +503,7 @@ void limits_gate::waits_elsewhere(const call_target& target, cs::time_point now)
         if (t->second > now) {
             key_turns_given_up_.insert(t->second);
         }
+        key_owed_.erase({t->second, target.enrollment_id});
         key_turns_.erase(t);
     }
 }

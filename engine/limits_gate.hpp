@@ -78,6 +78,18 @@ public:
 
     limits::limiter& limiter() { return limiter_; }
 
+    // How long the key's place of a queued lead's turn is kept for it (key_places_owed): a lane
+    // picks its due leads up to an idle poll (200 ms by default) late.
+    static constexpr std::chrono::milliseconds key_owed_grace{1000};
+    struct key_queue_counts {
+        std::uint64_t places_kept = 0;   // first arrivals denied because a queued lead's turn had come
+        std::uint64_t turns_missed = 0;  // turns whose lead did not come back within the grace
+    };
+    key_queue_counts key_queue() {
+        std::lock_guard lock(mutex_);
+        return {key_places_kept_, key_turns_missed_};
+    }
+
     // The quotas the account's overrides give (`text`: accounts.quotas as the claim read it, ""
     // for none), nullptr when there are none. Parsed once per distinct (account, text), since the
     // claim reads the text with every enrollment; an unreadable text is logged once and ignored
@@ -90,8 +102,17 @@ private:
     gate_decision decision_of(const limits::check& c, const limits::verdict& v, campaigns::time_point now,
                               std::map<std::pair<std::string, limits::action>, std::size_t>* short_waits = nullptr);
     // When `lead`, which the key's rate denied (free_at: when the rate's next place frees), comes
-    // back: its turn in this process's queue for the key's places.
-    campaigns::time_point key_rate_turn(std::int64_t lead, campaigns::time_point free_at, campaigns::time_point now);
+    // back: its turn for the key's places (the one it has, one ahead of the queue, or one a lead
+    // here gave up), or nullopt when it takes a turn at the queue's end (queue_at_end).
+    std::optional<campaigns::time_point> key_rate_turn(std::int64_t lead, campaigns::time_point free_at,
+                                                       campaigns::time_point now);
+    // Turns at the end of the queue every worker of the API key shares, for `leads`, denied by
+    // `denied` (until: when the rate frees its next place; set to each lead's turn).
+    void queue_at_end(std::span<const std::int64_t> leads, std::span<gate_decision* const> denied,
+                         campaigns::time_point now);
+    // Per (lead, call_target::key_queued): whether it is denied here because the key's place of
+    // `now` is owed to a queued lead.
+    std::vector<bool> key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, campaigns::time_point now);
     // `lead` was allowed, or held back for another reason: it has no turn any more.
     void leave_key_queue(std::int64_t lead);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
@@ -154,11 +175,18 @@ private:
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
     std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
-    campaigns::time_point key_queue_end_{};  // under mutex_: the first turn of key_rate_turn not given yet
+    campaigns::time_point key_queue_end_{};  // under mutex_: the local queue's end, while Redis does not answer
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
     campaigns::time_point key_front_end_{};  // under mutex_: the first turn ahead of the queue not given yet
     std::multiset<campaigns::time_point> key_turns_given_up_;  // under mutex_: turns ahead whose leads wait elsewhere
     std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
+    // Under mutex_: the turns of key_turns_ as (turn, lead), until their lead comes back or
+    // key_owed_grace after the turn (key_places_owed).
+    std::set<std::pair<campaigns::time_point, std::int64_t>> key_owed_;
+    std::uint8_t key_turn_misses_ = 0;  // under mutex_: the last 8 turns that passed, 1 = its lead did not come
+    std::uint64_t key_turns_missed_ = 0;  // under mutex_: turns whose lead did not come within the grace
+    std::uint64_t key_places_kept_ = 0;   // under mutex_: first arrivals denied for a queued lead's place
+    static constexpr int key_owed_misses = 2;
     static constexpr std::chrono::minutes key_queue_horizon{10};
     static constexpr int key_queue_turns = 10'000;
     std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_

@@ -557,7 +557,9 @@ int worker::run(bool exit_when_idle) {
         spdlog::critical("worker: bad rate-limit settings: {}", problems.front());
         return 2;
     }
-    m.gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing, *m.clock);
+    auto made_gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing, *m.clock);
+    limits_gate& key_gate = *made_gate;
+    m.gate = std::move(made_gate);
     m.client_api.emplace(*m.api);
     m.ports.api = &*m.client_api;
     m.ports.gate = m.gate.get();
@@ -682,12 +684,20 @@ int worker::run(bool exit_when_idle) {
     m.io.stop();
     net.join();
     spdlog::info("worker: {} stopped after {} transitions, {} calls ({} went on to their next step in the cycle "
-                 "that settled them); ledger writes: {} on the fast path, {} under locks{}",
+                 "that settled them); ledger writes: {} on the fast path, {} under locks{}{}",
                  m.cfg.worker_id, m.stats.transitions.load(), m.stats.calls.load(), m.stats.chained.load(),
                  m.stats.ledger_fast.load(), m.stats.ledger_locked.load(),
                  m.cfg.lane_transaction_slots > 0
                      ? fmt::format("; {} lane transactions went on without a database gate", m.stats.gate_timeouts.load())
-                     : std::string());
+                     : std::string(),
+                 [&] {
+                     const auto q = key_gate.key_queue();
+                     return q.places_kept + q.turns_missed == 0
+                                ? std::string()
+                                : fmt::format("; the API key's queue: {} calls waited for a queued lead's place, {} "
+                                              "turns passed without their lead",
+                                              q.places_kept, q.turns_missed);
+                 }());
     return m.failed ? 1 : 0;
 }
 

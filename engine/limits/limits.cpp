@@ -802,6 +802,30 @@ bool limiter::unsend(const check& c, bool paced) {
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
 }
 
+std::optional<limiter::queue_turns> limiter::queue(std::size_t n, std::chrono::microseconds free_in,
+                                                   std::chrono::microseconds reach) {
+    const auto interval = key_emission_interval(impl_->cfg);
+    if (n == 0 || interval.count() <= 0) {
+        return std::nullopt;
+    }
+    std::vector<std::string> args{
+        "1",
+        impl_->key_key + ":queue",
+        "queue",
+        std::to_string(n),
+        std::to_string(std::max<std::int64_t>(0, free_in.count())),
+        std::to_string(interval.count()),
+        std::to_string(reach.count()),
+    };
+    const detail::reply_ptr r = impl_->eval(impl_->buckets, std::move(args));
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_INTEGER || r->element[1]->integer < 0) {
+        return std::nullopt;
+    }
+    return queue_turns{std::chrono::microseconds(r->element[0]->integer),
+                       std::min(n, static_cast<std::size_t>(r->element[1]->integer))};
+}
+
 std::optional<std::vector<active_cooldown>> limiter::cooldowns() {
     detail::reply_ptr rep = impl_->eval(impl_->buckets, {"1", impl_->cooldowns_key, "cooldowns"});
     if (!rep || rep->type != REDIS_REPLY_ARRAY) {

@@ -258,6 +258,15 @@ public:
     // gives back its place in today's counters, its place in the key's request rate, and, when
     // the take was paced (it set a pacing gap), that gap. False when Redis is unavailable.
     bool unsend(const check& c, bool paced);
+    // `n` turns for the key's places from the queue every worker of the API key shares: one
+    // emission interval apart, from the later of `free_in` from now (when the rate frees its next
+    // place) and the queue's end, as many as fit within `reach` from now. nullopt when Redis is
+    // unavailable.
+    struct queue_turns {
+        std::chrono::microseconds first{0};  // from now (Redis's clock) to the first turn given
+        std::size_t given = 0;
+    };
+    std::optional<queue_turns> queue(std::size_t n, std::chrono::microseconds free_in, std::chrono::microseconds reach);
 
     // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
     // `quotas` overrides the defaults per action (index = action), as in check::account_quota.

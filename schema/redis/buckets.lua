@@ -9,6 +9,7 @@
 --   status    what `accounts list` and the admin side show
 --   cooldowns every scope cooling down now, from the index the cooldown op keeps (the workers'
 --             send-time mirrors read it in one call, however many accounts there are)
+--   queue     turns for the key's places, one queue shared by every worker (engine/limits_gate)
 --
 -- Times (rate, cooldowns, pacing) come from Redis TIME, so every worker on every host agrees; the
 -- caller passes only the local day number of the quota counters (days since 1970-01-01 in the
@@ -414,6 +415,24 @@ if op == 'unsend' then
         end
     end
     return max(0, n - 1)
+end
+
+if op == 'queue' then
+    -- KEYS[1] the end of the key's queue of turns (us, Redis time: the first turn not given yet);
+    -- ARGV[2] the turns wanted, [3] us from now until the key's rate frees its next place, [4]
+    -- the rate's emission interval (us), [5] how far ahead the queue may reach (us). Turns are
+    -- one interval apart from the later of the next place and the queue's end, as many as fit in
+    -- the reach. Returns {us from now to the first turn, turns given}.
+    local n, free, interval, reach = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
+    local start = max(now_us + free, tonumber(redis.call('GET', KEYS[1]) or '0'))
+    local fit = (now_us + reach - start) / interval
+    local k = math.min(n, max(0, fit - fit % 1 + 1))
+    if start > now_us + reach then k = 0 end
+    if k > 0 then
+        redis.call('SET', KEYS[1], string.format('%.0f', start + k * interval), 'PX',
+                   string.format('%.0f', (reach - reach % 1000) / 1000 + 60000))
+    end
+    return {start - now_us, k}
 end
 
 if op == 'cooldowns' then
