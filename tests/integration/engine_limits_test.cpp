@@ -780,21 +780,29 @@ TEST_F(LimitsTest, LeadsOfACampaignAtItsSendersCapsWaitForThemAtOnceBehindABusyK
 // 60 leads due at once on a key of 3 requests/s (a burst of 2), each lead's check then its invite:
 // a call costs a claim and a settle, and a lead is decided once more each time it is held back.
 // The per-batch spread this replaced: 586 transitions for 46 calls; the key's queue: 196.
-TEST_F(LimitsTest, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
+// The same with two worker processes, whose leads take their turns from one queue in Redis.
+class BusyKey : public LimitsTest, public ::testing::WithParamInterface<int> {};
+
+TEST_P(BusyKey, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
     start({"--accept-probability", "0"});
     env_->set("ORCH_PACING", "false");
     env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "180");
     env_->set("ORCH_KEY_BURST", "2");
     apply("queued", 60, "1h", 100'000, "", 200);
-    auto ws = workers(1, {"--batch-size", "20"});
+    auto ws = workers(GetParam(), {"--batch-size", "20"});
     std::this_thread::sleep_for(15s);
-    ASSERT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
-    const std::string log = ws[0]->log();
-    std::smatch m;
-    ASSERT_TRUE(std::regex_search(log, m, std::regex(R"(stopped after (\d+) transitions, (\d+) calls)"))) << log;
-    const auto transitions = std::stoll(m[1]);
-    const auto calls = std::stoll(m[2]);
-    std::cout << "the worker: " << transitions << " transitions, " << calls << " calls\n";
+    std::int64_t transitions = 0, calls = 0;
+    std::string log;
+    for (auto& w : ws) {
+        ASSERT_EQ(w->stop(SIGTERM), 0) << w->log();
+        log += w->log();
+        std::smatch m;
+        const std::string one = w->log();
+        ASSERT_TRUE(std::regex_search(one, m, std::regex(R"(stopped after (\d+) transitions, (\d+) calls)"))) << one;
+        transitions += std::stoll(m[1]);
+        calls += std::stoll(m[2]);
+    }
+    std::cout << GetParam() << " worker(s): " << transitions << " transitions, " << calls << " calls\n";
     EXPECT_EQ(calls, count("SELECT count(*) FROM step_attempts"));
     // About 46 calls in 15 s (47 places: the burst, then 3 a second): the queue leaves none unused.
     EXPECT_GE(calls, 38) << log;
@@ -809,6 +817,8 @@ TEST_F(LimitsTest, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
         EXPECT_GE(log_of_key[i + 5].at_ms - log_of_key[i].at_ms, 1000) << "6 requests within a second at " << i;
     }
 }
+INSTANTIATE_TEST_SUITE_P(Workers, BusyKey, ::testing::Values(1, 2),
+                         [](const ::testing::TestParamInfo<int>& p) { return std::to_string(p.param) + "_processes"; });
 
 // A per-account cap of 4 credits, 3 senders, 30 leads: each sender's calls cost exactly 4
 // credits (the sandbox's request log per account), the leads of each sender then wait with the
