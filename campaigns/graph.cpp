@@ -190,9 +190,8 @@ void warn_send_without_connection(load_context& ctx, const graph& g) {
     std::vector<bool> warned(g.c.steps.size(), false);
     for (std::size_t i = 0; i < g.c.steps.size(); ++i) {
         const step& from = g.c.steps[i];
-        std::string after;   // what the send follows, and why the person is not connected
-        std::vector<std::size_t> stack;
         for (const edge& e : g.out[i]) {
+            std::string after;  // what the send follows, and why the person is not connected
             if (from.kind == step_kind::invite) {
                 after = "invite step '" + from.id + "' with no wait_accepted or check_invitation between: the person "
                         "has most likely not accepted yet";
@@ -202,28 +201,32 @@ void warn_send_without_connection(load_context& ctx, const graph& g) {
                 after = "the PENDING branch of check_invitation step '" + from.id + "': the person has not accepted yet";
             } else if (from.kind == step_kind::check_invitation && e.key == "on_no_invitation") {
                 after = "the NO_INVITATION branch of check_invitation step '" + from.id +
-                        "': the person is not connected (a connection reads ACCEPTED)";
+                        "': the person is not connected (the check gives a connection as ACCEPTED)";
             } else {
                 continue;
             }
-            stack.push_back(e.to);
-        }
-        std::vector<bool> seen(g.c.steps.size(), false);
-        while (!stack.empty()) {
-            const std::size_t j = stack.back();
-            stack.pop_back();
-            const step_kind kind = g.c.steps[j].kind;
-            if (seen[j] || kind == step_kind::wait_accepted || kind == step_kind::check_invitation) {
-                continue;   // these look at the invitation again
-            }
-            seen[j] = true;
-            if (kind == step_kind::send && !warned[j]) {
-                warned[j] = true;
-                ctx.warning(g.step_pointer(j), "step '" + g.c.steps[j].id + "' (send) can follow " + after +
-                                                   ", and a message to someone not connected is refused");
-            }
-            for (const edge& e : g.out[j]) {
-                stack.push_back(e.to);
+            // Each branch on its own, so that a send is told the branch it follows.
+            std::vector<std::size_t> stack{e.to};
+            std::vector<bool> seen(g.c.steps.size(), false);
+            while (!stack.empty()) {
+                const std::size_t j = stack.back();
+                stack.pop_back();
+                const step_kind kind = g.c.steps[j].kind;
+                if (seen[j] || kind == step_kind::wait_accepted || kind == step_kind::check_invitation) {
+                    continue;   // these look at the invitation again
+                }
+                seen[j] = true;
+                if (kind == step_kind::send && !warned[j]) {
+                    warned[j] = true;
+                    ctx.warning(g.step_pointer(j), "step '" + g.c.steps[j].id + "' (send) can follow " + after +
+                                                       ", and a message to someone not connected is refused");
+                }
+                if (kind == step_kind::invite) {
+                    continue;   // what follows the invite is its own case, told from the invite
+                }
+                for (const edge& next : g.out[j]) {
+                    stack.push_back(next.to);
+                }
             }
         }
     }

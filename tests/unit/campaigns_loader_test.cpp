@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <fstream>
 #include <sstream>
 
@@ -621,7 +623,26 @@ TEST(loader, a_send_right_after_an_invite_is_a_warning) {
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_EQ(r.warnings[0].message,
               "step 'hi' (send) can follow the NO_INVITATION branch of check_invitation step 'c': the person is "
-              "not connected (a connection reads ACCEPTED), and a message to someone not connected is refused");
+              "not connected (the check gives a connection as ACCEPTED), and a message to someone not connected is "
+              "refused");
+    // Each send is told the branch it follows: the PENDING branch's send, though NO_INVITATION
+    // comes later in the step; and an invite on the NO_INVITATION branch, with no wait, is told as
+    // the invite.
+    r = load(step(
+        "  - id: c\n    kind: check_invitation\n    on_accepted: end\n    on_pending: hi\n    on_no_invitation: inv\n"
+        "  - id: inv\n    kind: invite\n    next: hey\n"
+        "  - id: hi\n    kind: send\n    message_text: hello\n    next: end\n"
+        "  - id: hey\n    kind: send\n    message_text: hey\n"));
+    ASSERT_TRUE(r.value) << all_errors(r);
+    ASSERT_EQ(r.warnings.size(), 2u);
+    std::set<std::string> messages{r.warnings[0].message, r.warnings[1].message};
+    EXPECT_TRUE(messages.contains("step 'hi' (send) can follow the PENDING branch of check_invitation step 'c': the "
+                                  "person has not accepted yet, and a message to someone not connected is refused"))
+        << r.warnings[0].message << "\n" << r.warnings[1].message;
+    EXPECT_TRUE(messages.contains("step 'hey' (send) can follow invite step 'inv' with no wait_accepted or "
+                                  "check_invitation between: the person has most likely not accepted yet, and a "
+                                  "message to someone not connected is refused"))
+        << r.warnings[0].message << "\n" << r.warnings[1].message;
 }
 
 TEST(loader, pending_branch_counts_as_an_invitation) {
