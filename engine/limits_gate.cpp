@@ -366,11 +366,12 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 // a lead denied for the first time takes the next turn nobody was given yet, one emission
 // interval after the last, from one queue that every worker of the API key shares in Redis
 // (queue_at_end; with a queue per process, two processes' leads would meet at every turn), or a
-// turn a lead here gave up (waits_elsewhere). A lead back before its turn keeps it. A lead denied at or after its turn missed its place: a lane picks its due leads up to an
-// idle poll late, and a place another call took (one not in the queue) moves every later place
-// on. It takes a turn ahead of the queue, the next place that frees or a later one, each given
-// once by this process, so that such leads do not all meet at one place; at the end of the
-// queue its place would stay unused. A turn whose lead never comes back delays the later ones,
+// turn a lead here gave up (waits_elsewhere). A lead back before its turn keeps it. A lead
+// denied at or after its turn missed its place: a lane picks its due leads up to an idle poll
+// late, and a place another call took (one not in the queue) moves every later place on. It
+// takes a turn ahead of the queue, the next place that frees or a later one, each given once by
+// this process, so that such leads do not all meet at one place (they can still meet leads of
+// the shared queue: README, Limitations); at the end of the queue its place would stay unused. A turn whose lead never comes back delays the later ones,
 // so the queue reaches at most key_queue_horizon, or key_queue_turns turns, ahead; the leads
 // beyond it wait until its end, and queue then. Returns nullopt for a lead that takes a turn at
 // the queue's end.
@@ -405,7 +406,7 @@ std::optional<cs::time_point> limits_gate::key_rate_turn(std::int64_t lead, cs::
 }
 
 void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<gate_decision* const> denied,
-                                  cs::time_point now) {
+                               cs::time_point now) {
     const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
     const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
     cs::time_point free_at = cs::time_point::max();
@@ -456,8 +457,8 @@ void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<ga
 // its: a lead not in the queue is denied here, and takes a turn at the queue's end. A turn whose
 // lead never comes (its campaign paused, the lead ended elsewhere) would leave that place and
 // the first arrivals idle: once more than key_owed_misses of the last 8 turns that passed were
-// missed, first arrivals ask Redis again, until leads come back at their turns. Each process
-// keeps its own queue: a lead of this queue that another process claims is a miss here, and a
+// missed, first arrivals ask Redis again, until leads come back at their turns. A process knows
+// only the turns it gave: a lead of its turns that another process claims is a miss here, and a
 // lead whose row waited for the key's rate (call_target::key_queued) is never taken for a first
 // arrival.
 std::vector<bool> limits_gate::key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, cs::time_point now) {

@@ -109,7 +109,7 @@ private:
     // Turns at the end of the queue every worker of the API key shares, for `leads`, denied by
     // `denied` (until: when the rate frees its next place; set to each lead's turn).
     void queue_at_end(std::span<const std::int64_t> leads, std::span<gate_decision* const> denied,
-                         campaigns::time_point now);
+                      campaigns::time_point now);
     // Per (lead, call_target::key_queued): whether it is denied here because the key's place of
     // `now` is owed to a queued lead.
     std::vector<bool> key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, campaigns::time_point now);
