@@ -222,7 +222,12 @@ std::vector<lead_input> leads_from_search(const std::vector<outreach::person_hit
 
 apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     apply_plan plan;
-    auto current = db.current_definition(c.name);
+    if (c.who.kind == campaigns::audience::source::search && !c.accounts.empty()) {
+        if (const auto sender = db.resolve_account(c.accounts.front())) {
+            plan.search_sender = sender->account_id;
+        }
+    }
+    auto current = db.current_definition(c.name, plan.search_sender);
     if (!current) {
         return plan;
     }
@@ -230,6 +235,7 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     plan.version = current->version;
     plan.budget_used = current->budget_used;
     plan.today_used = current->today_used;
+    plan.sender_used = current->sender_used;
     plan.file_budget = current->file_budget;
     plan.live_budget = current->live_budget;
     if (current->state == "cancelled") {
@@ -303,6 +309,16 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan,
                ledger::utc_day(std::chrono::system_clock::now()) + ") has nothing left (" +
                std::to_string(plan.today_used) + " spent or held today); " +
                raise("--per-day", "budget_per_day_credits") + "; or apply again after 00:00 UTC";
+    }
+    if (in_force.per_account && !plan.search_sender.empty() && plan.sender_used >= *in_force.per_account) {
+        const bool live = in_force.per_account != wanted.per_account;
+        return what + "the cap of " + orch::text::counted(*in_force.per_account, "credit", "credits") +
+               " per sender (" +
+               (live ? "the live cap, from `budget set`" + kept : std::string("budget_per_account_credits")) +
+               ") has nothing left on account '" + orch::text::escaped(plan.search_sender) +
+               "', which the search goes through as the campaign's first account (" + std::to_string(plan.sender_used) +
+               " spent or held by calls in flight); " + raise("--per-account", "budget_per_account_credits") +
+               ", or list another account first";
     }
     return "";
 }

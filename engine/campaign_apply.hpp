@@ -102,6 +102,8 @@ struct apply_plan {
     int version = 0;  // the current version when it exists
     std::int64_t budget_used = 0;  // current_definition_row's, when it exists
     std::int64_t today_used = 0;
+    std::string search_sender;     // the sender an audience search goes through (the first account)
+    std::int64_t sender_used = 0;  // current_definition_row's, of search_sender
     std::optional<ledger::budget> file_budget{};
     std::optional<ledger::budget> live_budget{};
 };
@@ -115,8 +117,9 @@ bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool sea
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
 // Why an apply of `c` that sends its audience search must not send it, "" when it may: the
 // campaign's budget, or today's day cap, as they will be after the apply (the file's when it
-// changes the budget its last version gave, else the live ones, which the apply keeps), has
-// nothing left of what the stored campaign has used. A search's price is known only after it, so one that goes may cost more than
+// changes the budget its last version gave, else the live ones, which the apply keeps), or the
+// per-account cap of the sender it goes through, has nothing left of what the stored campaign has
+// used. A search's price is known only after it, so one that goes may cost more than
 // is left (it is booked, and the campaign paused or the day capped, as for any call); this keeps a
 // used-up budget or day from being billed again by an apply. `predicted`: said before any apply
 // (`campaign validate`, the admin API's dry run), of an apply sent now.

@@ -879,7 +879,8 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
 
 std::string definition_digest(const json& canonical) { return sha256_hex(canonical.dump()); }
 
-std::optional<current_definition_row> store::current_definition(const std::string& name) {
+std::optional<current_definition_row> store::current_definition(const std::string& name,
+                                                                 const std::string& search_sender) {
     return guarded("campaigns/find", [&]() -> std::optional<current_definition_row> {
         // campaigns/find locks the row (apply's own use); this read lets it go at once.
         pqxx::work tx(*conn_);
@@ -896,6 +897,9 @@ std::optional<current_definition_row> store::current_definition(const std::strin
                                         ledger::utc_day(std::chrono::system_clock::now()));
         out.budget_used = use[0][0].as<std::int64_t>();
         out.today_used = use[0][1].as<std::int64_t>();
+        if (!search_sender.empty()) {
+            out.sender_used = tx.exec_params(q("ledger/sender_use"), out.campaign_id, search_sender)[0][0].as<std::int64_t>();
+        }
         if (auto d = tx.exec_params(q("engine/campaign_definition"), out.campaign_id, out.version); !d.empty()) {
             out.file_budget = file_budget(json::parse(d[0][0].as<std::string>()));
         }

@@ -162,6 +162,9 @@ struct current_definition_row {
     // has spent (the day cap's count): an apply refuses to send a search past either.
     std::int64_t budget_used = 0;
     std::int64_t today_used = 0;
+    // What its scope for the sender an audience search goes through (the one current_definition
+    // was asked about) holds and has spent: the per-account cap's count (ledger/sender_use).
+    std::int64_t sender_used = 0;
     // The budget its current version's file gave, and the live one (`budget set` may have changed
     // it; an apply keeps it unless its file changes the budget it gives).
     std::optional<ledger::budget> file_budget{};
@@ -337,7 +340,8 @@ public:
                                  const std::optional<apply_charge>& charge = std::nullopt, bool move_running = false);
     std::vector<campaign_row> campaigns();
     // The campaign's state and current version's digest; nullopt when there is no such campaign.
-    std::optional<current_definition_row> current_definition(const std::string& name);
+    std::optional<current_definition_row> current_definition(const std::string& name,
+                                                             const std::string& search_sender = "");
     bool campaign_exists(const std::string& name);
     // pause/resume/cancel/complete; false when no such campaign.
     bool set_campaign_state(const std::string& name, const std::string& state, const std::string& reason);

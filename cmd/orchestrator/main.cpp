@@ -709,7 +709,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
     return {std::move(leads), charge, std::move(*r)};
 }
 
-int cmd_campaign_validate(const global_options& g, const std::string& file) {
+int cmd_campaign_validate(const global_options& g, const std::string& file, bool search_again) {
     // Accounts are checked when a database is configured; the file alone otherwise.
     settings_needs needs;
     needs.database = false;
@@ -727,7 +727,8 @@ int cmd_campaign_validate(const global_options& g, const std::string& file) {
         // What an apply sent now would refuse, before anything is stored or billed.
         std::string refused;
         try {
-            refused = orch::engine::predicted_search_refusal(c.value, orch::engine::plan_apply(*db, c.value));
+            refused =
+                orch::engine::predicted_search_refusal(c.value, orch::engine::plan_apply(*db, c.value), search_again);
         } catch (const orch::engine::campaign_conflict& e) {
             refused = e.what();
         }
@@ -1777,7 +1778,10 @@ int main(int argc, char** argv) {
     };
     auto* validate = campaign->add_subcommand("validate", "check a campaign file (accounts too when a database is set)");
     validate->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
-    validate->callback([&] { action = [&] { return cmd_campaign_validate(g, file); }; });
+    bool validate_search_again = false;
+    validate->add_flag("--search-again", validate_search_again,
+                       "say whether an apply with --search-again would send the audience search (with a database)");
+    validate->callback([&] { action = [&] { return cmd_campaign_validate(g, file, validate_search_again); }; });
     auto* estimate = campaign->add_subcommand(
         "estimate", "forecast a campaign file's credits and duration (cost model, quotas, working hours)");
     estimate->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");

@@ -957,6 +957,13 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     r = env_->run({"campaign", "validate", file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("warning:"), std::string::npos) << r.output;
+    // With --search-again, as the apply above had it, it does.
+    r = env_->run({"campaign", "validate", file, "--search-again"});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: campaign 'spent': an apply now would not send the audience search: today's "
+                            "day cap of 2 credits"),
+              std::string::npos)
+        << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
     write(30, 1'000, "budget_per_day_credits: 2\n");
     r = env_->run({"campaign", "validate", file});
@@ -1019,6 +1026,40 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
               std::string::npos)
         << r.output;
     EXPECT_EQ(charged(), third);
+
+    // A per-account cap the first account (the searches' sender) has used up: refused. Its scope
+    // counts what the campaign spent through it since the cap was set: the next search's charge.
+    write(25, 100'000, "budget_per_account_credits: 1000\n");
+    r = env_->run({"campaign", "apply", file, "--search-again"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t fourth = charged();
+    ASSERT_GT(fourth, third);
+    // Lowered live to what the sender's scope holds, with the file's budget unchanged: the live
+    // cap holds, and the apply is refused, naming it.
+    const std::string used = std::to_string(fourth - third);
+    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", used}).exit_code, 0);
+    write(35, 100'000, "budget_per_account_credits: 1000\n");
+    r = env_->run({"campaign", "validate", file});
+    EXPECT_NE(r.output.find("warning: campaign 'spent': an apply now would not send the audience search: the cap of " +
+                            used + " credits per sender (the live cap, from `budget set`; this apply keeps the live "
+                            "budget, since the file's is unchanged) has nothing left on account "),
+              std::string::npos)
+        << r.output;
+    r = env_->run({"campaign", "apply", file});
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find(", which the search goes through as the campaign's first account (" + used +
+                            " spent or held by calls in flight); raise it with `budget set spent --per-account N` (the "
+                            "admin API: PUT /v1/campaigns/spent/budget), or change the file's "
+                            "budget_per_account_credits, whose new budget replaces the live one, or list another "
+                            "account first"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(charged(), fourth);
+    // Raised live: the search goes.
+    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", std::to_string(fourth)}).exit_code, 0);
+    r = env_->run({"campaign", "apply", file});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_GT(charged(), fourth);
 }
 
 // The audience search of `campaign apply` is booked in the campaign's ledger (issue 6): after the
