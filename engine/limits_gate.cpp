@@ -306,8 +306,22 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         checks.push_back(std::move(*c));
         asked.push_back(i);
     }
+    // While the key is busy, each take names its lead and whether it is queued, so that Redis keeps
+    // the place of a queued lead's turn from first arrivals of every worker of the key.
+    {
+        std::lock_guard lock(mutex_);
+        if (key_interval_.count() > 0 && now < key_busy_until_) {
+            for (std::size_t k = 0; k < asked.size(); ++k) {
+                const auto& target = requests[asked[k]].target;
+                checks[k].lead = target.enrollment_id;
+                checks[k].queue_role = target.key_queued || key_turns_.contains(target.enrollment_id)
+                                           ? limits::key_queue_role::queued
+                                           : limits::key_queue_role::first_arrival;
+            }
+        }
+    }
     // A lead due for the first time waits here, without asking Redis, while the key's place of
-    // this instant is owed to a queued lead (key_places_owed).
+    // this instant is owed to a queued lead this process gave its turn (key_places_owed).
     std::vector<std::pair<std::int64_t, bool>> leads(asked.size());
     for (std::size_t k = 0; k < asked.size(); ++k) {
         const auto& target = requests[asked[k]].target;
@@ -343,6 +357,7 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         d = decision_of(checks[k], verdicts[k], now, &short_waits);
         const std::int64_t lead = requests[asked[k]].target.enrollment_id;
         if (verdicts[k].why == limits::reason::rate) {
+            note_key_busy(verdicts[k].for_queued_lead, now);
             if (const auto turn = key_rate_turn(lead, d.until, now)) {
                 d.until = *turn;
             } else {
@@ -371,10 +386,10 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 // late, and a place another call took (one not in the queue) moves every later place on. It
 // takes a turn ahead of the queue, the next place that frees or a later one, each given once by
 // this process, so that such leads do not all meet at one place (they can still meet leads of
-// the shared queue: README, Limitations); at the end of the queue its place would stay unused. A turn whose lead never comes back delays the later ones,
-// so the queue reaches at most key_queue_horizon, or key_queue_turns turns, ahead; the leads
-// beyond it wait until its end, and queue then. Returns nullopt for a lead that takes a turn at
-// the queue's end.
+// the shared queue: README, Limitations); at the end of the queue its place would stay unused.
+// A turn whose lead never comes back delays the later ones, so the queue reaches at most
+// key_queue_horizon, or key_queue_turns turns, ahead; the leads beyond it wait until its end,
+// and queue then. Returns nullopt for a lead that takes a turn at the queue's end.
 std::optional<cs::time_point> limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at,
                                                          cs::time_point now) {
     std::lock_guard lock(mutex_);
@@ -414,7 +429,7 @@ void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<ga
         free_at = std::min(free_at, d->until);
     }
     // Redis's clock counts the turns (every worker agrees on it); this process's `now` places them.
-    const auto shared = limiter_.queue(leads.size(),
+    const auto shared = limiter_.queue(leads,
                                        std::chrono::duration_cast<std::chrono::microseconds>(std::max(free_at - now, {})),
                                        std::chrono::duration_cast<std::chrono::microseconds>(reach));
     std::lock_guard lock(mutex_);
@@ -454,13 +469,14 @@ void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<ga
 // lead due for the first time in that moment would take its place from Redis, and the queued
 // lead, denied, a turn ahead of the queue, where it can meet the next queued lead, and so on. So
 // while a turn has passed whose lead has not come back yet (for key_owed_grace), the place is
-// its: a lead not in the queue is denied here, and takes a turn at the queue's end. A turn whose
+// its: a lead not in the queue is denied, and takes a turn at the queue's end. A turn whose
 // lead never comes (its campaign paused, the lead ended elsewhere) would leave that place and
 // the first arrivals idle: once more than key_owed_misses of the last 8 turns that passed were
-// missed, first arrivals ask Redis again, until leads come back at their turns. A process knows
-// only the turns it gave: a lead of its turns that another process claims is a miss here, and a
-// lead whose row waited for the key's rate (call_target::key_queued) is never taken for a first
-// arrival.
+// missed, first arrivals take places again, until leads come back at their turns. Redis keeps
+// this for every worker of the key (the take's key_queue_role, buckets.lua), once this process
+// has seen the key busy; this is the same for the turns this process gave, without asking Redis.
+// A lead of its turns that another process claims is a miss here, and a lead whose row waited
+// for the key's rate (call_target::key_queued) is never taken for a first arrival.
 std::vector<bool> limits_gate::key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, cs::time_point now) {
     std::vector<bool> owed(leads.size(), false);
     std::lock_guard lock(mutex_);
@@ -486,6 +502,12 @@ std::vector<bool> limits_gate::key_places_owed(std::span<const std::pair<std::in
         }
     }
     return owed;
+}
+
+void limits_gate::note_key_busy(bool for_queued_lead, cs::time_point now) {
+    std::lock_guard lock(mutex_);
+    key_busy_until_ = now + 2 * key_queue_horizon;  // past the last turn this denial can give
+    key_places_kept_ += for_queued_lead ? 1 : 0;
 }
 
 void limits_gate::leave_key_queue(std::int64_t lead) {

@@ -80,7 +80,7 @@ public:
 
     // How long the key's place of a queued lead's turn is kept for it (key_places_owed): a lane
     // picks its due leads up to an idle poll (200 ms by default) late.
-    static constexpr std::chrono::milliseconds key_owed_grace{1000};
+    static constexpr std::chrono::milliseconds key_owed_grace = limits::key_owed_grace;
     struct key_queue_counts {
         std::uint64_t places_kept = 0;   // first arrivals denied because a queued lead's turn had come
         std::uint64_t turns_missed = 0;  // turns whose lead did not come back within the grace
@@ -115,6 +115,10 @@ private:
     std::vector<bool> key_places_owed(std::span<const std::pair<std::int64_t, bool>> leads, campaigns::time_point now);
     // `lead` was allowed, or held back for another reason: it has no turn any more.
     void leave_key_queue(std::int64_t lead);
+    // A take the key's rate denied: the key is busy, and its takes name their leads
+    // (key_queue_role), until past the last turn the queue can give from `now`; counts a place
+    // Redis kept for a queued lead.
+    void note_key_busy(bool for_queued_lead, campaigns::time_point now);
     std::optional<limits::check> make_check(const call_target& target, const campaigns::campaign& campaign,
                                             const campaigns::api_call& call, campaigns::time_point now) const;
 
@@ -177,6 +181,7 @@ private:
     std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
     campaigns::time_point key_queue_end_{};  // under mutex_: the local queue's end, while Redis does not answer
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
+    campaigns::time_point key_busy_until_{};  // under mutex_: note_key_busy
     campaigns::time_point key_front_end_{};  // under mutex_: the first turn ahead of the queue not given yet
     std::multiset<campaigns::time_point> key_turns_given_up_;  // under mutex_: turns ahead whose leads wait elsewhere
     std::size_t key_turns_swept_ = 0;  // under mutex_: key_turns_'s size after its last sweep
@@ -186,7 +191,7 @@ private:
     std::uint8_t key_turn_misses_ = 0;  // under mutex_: the last 8 turns that passed, 1 = its lead did not come
     std::uint64_t key_turns_missed_ = 0;  // under mutex_: turns whose lead did not come within the grace
     std::uint64_t key_places_kept_ = 0;   // under mutex_: first arrivals denied for a queued lead's place
-    static constexpr int key_owed_misses = 2;
+    static constexpr int key_owed_misses = limits::key_owed_misses;
     static constexpr std::chrono::minutes key_queue_horizon{10};
     static constexpr int key_queue_turns = 10'000;
     std::unique_ptr<random_port> jitter_rng_;  // under mirror_mutex_

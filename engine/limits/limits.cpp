@@ -597,15 +597,32 @@ std::vector<std::string> limiter::take_command(const check& c) const {
                              .put(c.window_left.count(), 4)
                              .done();
     assert(packed.size() == take_args_size);
+    if (c.queue_role == key_queue_role::none || emission_us <= 0) {
+        return {"EVALSHA",
+                impl_->buckets.sha,
+                "2",
+                impl_->key_key,
+                account_key(impl_->tag, c.account_id, c.what),
+                "take",
+                std::to_string(s.idle_ttl_ms),
+                std::to_string(s.counters_ttl_ms),
+                std::move(packed)};
+    }
     return {"EVALSHA",
             impl_->buckets.sha,
-            "2",
+            "4",
             impl_->key_key,
             account_key(impl_->tag, c.account_id, c.what),
+            impl_->key_key + ":owed",
+            impl_->key_key + ":owed:misses",
             "take",
             std::to_string(s.idle_ttl_ms),
             std::to_string(s.counters_ttl_ms),
-            std::move(packed)};
+            std::move(packed),
+            std::to_string(c.lead),
+            c.queue_role == key_queue_role::queued ? "2" : "1",
+            std::to_string(std::chrono::duration_cast<std::chrono::microseconds>(key_owed_grace).count()),
+            std::to_string(key_owed_misses)};
 }
 
 verdict limiter::take(const check& c) {
@@ -699,7 +716,8 @@ std::vector<verdict> limiter::take_many(std::span<const check> checks) {
         }
         v.allowed = int_at(rep, 0) == 1;
         std::int64_t code = int_at(rep, 1);
-        v.why = (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
+        v.for_queued_lead = code == 8;
+        v.why = v.for_queued_lead ? reason::rate : (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
         v.retry_after = std::chrono::milliseconds(int_at(rep, 2));
         std::int64_t streaks = int_at(rep, 3);
         v.key_streak = (streaks & 1) != 0;
@@ -802,21 +820,26 @@ bool limiter::unsend(const check& c, bool paced) {
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
 }
 
-std::optional<limiter::queue_turns> limiter::queue(std::size_t n, std::chrono::microseconds free_in,
-                                                   std::chrono::microseconds reach) {
+std::optional<limiter::queue_turns> limiter::queue(std::span<const std::int64_t> leads,
+                                                   std::chrono::microseconds free_in, std::chrono::microseconds reach) {
     const auto interval = key_emission_interval(impl_->cfg);
+    const std::size_t n = leads.size();
     if (n == 0 || interval.count() <= 0) {
         return std::nullopt;
     }
     std::vector<std::string> args{
-        "1",
+        "2",
         impl_->key_key + ":queue",
+        impl_->key_key + ":owed",
         "queue",
         std::to_string(n),
         std::to_string(std::max<std::int64_t>(0, free_in.count())),
         std::to_string(interval.count()),
         std::to_string(reach.count()),
     };
+    for (const std::int64_t lead : leads) {
+        args.push_back(std::to_string(lead));
+    }
     const detail::reply_ptr r = impl_->eval(impl_->buckets, std::move(args));
     if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
         r->element[1]->type != REDIS_REPLY_INTEGER || r->element[1]->integer < 0) {

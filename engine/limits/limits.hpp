@@ -140,6 +140,15 @@ std::optional<local_day> day_in_zone(std::chrono::system_clock::time_point now, 
 std::string iso_date(std::int64_t day);
 
 // One API call to check and take.
+// A call's lead in the API key's queue of turns for its places (engine/limits_gate), which every
+// worker of the key shares in Redis: a lead due for the first time waits while a queued lead's
+// turn has come and that lead has not come back for it (for key_owed_grace, unless more than
+// key_owed_misses of the last 8 turns that passed were missed); a queued lead's take is done with
+// its turn. none: the take looks at neither (no queue in use).
+enum class key_queue_role : std::uint8_t { none, first_arrival, queued };
+inline constexpr std::chrono::milliseconds key_owed_grace{1000};
+inline constexpr int key_owed_misses = 2;
+
 struct check {
     std::string account_id;                // required
     action what = action::check_invitation;
@@ -159,6 +168,9 @@ struct check {
     // (the record expires with the counters, so an account idle for 8 days ramps up again).
     // Ramp-up is per (account, action).
     std::optional<std::int64_t> first_day;
+    // The lead the call is for, and its role in the key's queue of turns (key_queue_role).
+    std::int64_t lead = 0;
+    key_queue_role queue_role = key_queue_role::none;
 };
 
 enum class reason : std::uint8_t {
@@ -183,6 +195,9 @@ struct verdict {
     bool account_streak = false;
     std::int64_t used_today = 0;  // the account's count for the action (after the take)
     std::int64_t used_week = 0;
+    // why == rate: the rate had a place, but a queued lead's turn has come for it
+    // (key_queue_role::first_arrival).
+    bool for_queued_lead = false;
 };
 
 enum class scope : std::uint8_t { key, account_action };
@@ -258,15 +273,16 @@ public:
     // gives back its place in today's counters, its place in the key's request rate, and, when
     // the take was paced (it set a pacing gap), that gap. False when Redis is unavailable.
     bool unsend(const check& c, bool paced);
-    // `n` turns for the key's places from the queue every worker of the API key shares: one
-    // emission interval apart, from the later of `free_in` from now (when the rate frees its next
-    // place) and the queue's end, as many as fit within `reach` from now. nullopt when Redis is
-    // unavailable.
+    // Turns for the key's places, one per lead of `leads` in order, from the queue every worker of
+    // the API key shares: one emission interval apart, from the later of `free_in` from now (when
+    // the rate frees its next place) and the queue's end, as many as fit within `reach` from now.
+    // Each turn given is kept for its lead (key_queue_role). nullopt when Redis is unavailable.
     struct queue_turns {
         std::chrono::microseconds first{0};  // from now (Redis's clock) to the first turn given
         std::size_t given = 0;
     };
-    std::optional<queue_turns> queue(std::size_t n, std::chrono::microseconds free_in, std::chrono::microseconds reach);
+    std::optional<queue_turns> queue(std::span<const std::int64_t> leads, std::chrono::microseconds free_in,
+                                     std::chrono::microseconds reach);
 
     // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
     // `quotas` overrides the defaults per action (index = action), as in check::account_quota.

@@ -126,7 +126,8 @@ if op == 'take' then
     -- tenth of the whole take): streaks + 4 * used_today + 2^27 * used_week, with
     -- used_today < 2^25 and used_week < 2^26 (the table otherwise).
     -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
-    --          6 campaign_quota, 7 pacing (numbers shared with limits.cpp)
+    --          6 campaign_quota, 7 pacing, 8 the rate's place is a queued lead's (numbers shared
+    --          with limits.cpp)
     local packed = ARGV[4]
     if #packed ~= TAKE_ARGS_SIZE then error('orch buckets: take arguments are ' .. #packed .. ' bytes, not ' .. TAKE_ARGS_SIZE) end
     local day, day_left, per_day, per_week, ramp_start, ramp_step, first_day, campaign, camp_day, camp_week,
@@ -199,6 +200,48 @@ if op == 'take' then
     -- The pacing slot a paced take left binds only paced takes: a worker running without pacing
     -- (window 0) does not wait out the gap one with pacing set.
     if window > 0 and a[4] - now > wait then wait, why = a[4] - now, 7 end
+
+    -- The key's queue of turns (engine/limits_gate: queue_at_end, key_places_owed), when the check
+    -- names its lead (KEYS[3] the turns given and not yet taken, lead -> turn in us of Redis time;
+    -- KEYS[4] the last 8 turns that passed, a set bit for one whose lead did not come within the
+    -- grace; ARGV[5] the lead, [6] 1 due for the first time or 2 queued, [7] the grace in us, [8] how
+    -- many of the 8 may be misses before first arrivals stop waiting for queued leads). Keeping a
+    -- queued lead's place from first arrivals here, where every worker of the key sees it, and not
+    -- in each process alone, is what keeps one process's first arrivals from the places another's
+    -- queued leads come back for.
+    if emission > 0 and KEYS[3] then
+        local role = ARGV[6]
+        if role == '2' then
+            local turn = redis.call('ZSCORE', KEYS[3], ARGV[5])
+            -- A lead back before its turn and denied for the rate keeps it; otherwise its turn is
+            -- done with: taken, missed by the lead's lateness (it takes a turn ahead of the queue),
+            -- or left for another wait.
+            if turn and (wait == 0 or why ~= 1 or turn + 0 <= now_us) then
+                redis.call('ZREM', KEYS[3], ARGV[5])
+                if turn + 0 <= now_us then
+                    local misses = (redis.call('GET', KEYS[4]) or 0) * 2 % 256
+                    redis.call('SET', KEYS[4], string.format('%d', misses), 'PX', 660000)
+                end
+            end
+        elseif role == '1' and wait == 0 then
+            local gone = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('(%.0f', now_us - ARGV[7]))
+            local misses = redis.call('GET', KEYS[4]) or 0
+            if gone > 0 then
+                local shift = 2 ^ math.min(gone, 8)
+                misses = (misses * shift + shift - 1) % 256
+                redis.call('SET', KEYS[4], string.format('%d', misses), 'PX', 660000)
+            end
+            local missed, m = 0, misses + 0
+            while m > 0 do
+                missed, m = missed + m % 2, (m - m % 2) / 2
+            end
+            if missed <= ARGV[8] + 0 and
+               #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', string.format('%.0f', now_us), 'LIMIT', 0, 1) > 0 then
+                local w = emission / 1000
+                return {0, 8, w - w % 1 + 1, streaks, today, week}
+            end
+        end
+    end
 
     if wait > 0 then return {0, why, wait, streaks, today, week} end
 
@@ -418,19 +461,33 @@ if op == 'unsend' then
 end
 
 if op == 'queue' then
-    -- KEYS[1] the end of the key's queue of turns (us, Redis time: the first turn not given yet);
-    -- ARGV[2] the turns wanted, [3] us from now until the key's rate frees its next place, [4]
-    -- the rate's emission interval (us), [5] how far ahead the queue may reach (us). Turns are
-    -- one interval apart from the later of the next place and the queue's end, as many as fit in
-    -- the reach. Returns {us from now to the first turn, turns given}.
+    -- KEYS[1] the end of the key's queue of turns (us, Redis time: the first turn not given yet),
+    -- KEYS[2] the turns given and not yet taken (lead -> turn; the take's KEYS[3]); ARGV[2] the
+    -- turns wanted, [3] us from now until the key's rate frees its next place, [4] the rate's
+    -- emission interval (us), [5] how far ahead the queue may reach (us), [6..] the leads, in
+    -- order. Turns are one interval apart from the later of the next place and the queue's end,
+    -- as many as fit in the reach. Returns {us from now to the first turn, turns given}.
     local n, free, interval, reach = tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), tonumber(ARGV[5])
     local start = max(now_us + free, tonumber(redis.call('GET', KEYS[1]) or '0'))
     local fit = (now_us + reach - start) / interval
     local k = math.min(n, max(0, fit - fit % 1 + 1))
     if start > now_us + reach then k = 0 end
     if k > 0 then
-        redis.call('SET', KEYS[1], string.format('%.0f', start + k * interval), 'PX',
-                   string.format('%.0f', (reach - reach % 1000) / 1000 + 60000))
+        local ttl = string.format('%.0f', (reach - reach % 1000) / 1000 + 60000)
+        redis.call('SET', KEYS[1], string.format('%.0f', start + k * interval), 'PX', ttl)
+        if KEYS[2] and ARGV[6] then
+            local owed = {}
+            for i = 1, math.min(k, #ARGV - 5) do
+                owed[#owed + 1] = string.format('%.0f', start + (i - 1) * interval)
+                owed[#owed + 1] = ARGV[5 + i]
+                if #owed == 1000 then  -- unpack's arguments stay well inside Lua's stack
+                    redis.call('ZADD', KEYS[2], unpack(owed))
+                    owed = {}
+                end
+            end
+            if #owed > 0 then redis.call('ZADD', KEYS[2], unpack(owed)) end
+            redis.call('PEXPIRE', KEYS[2], ttl)
+        end
     end
     return {start - now_us, k}
 end

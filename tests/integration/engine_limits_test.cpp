@@ -13,6 +13,7 @@
 #include "tests/support/sandbox_process.hpp"
 
 #include <gtest/gtest.h>
+#include <pqxx/pqxx>
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
@@ -28,6 +30,7 @@
 #include <functional>
 #include <map>
 #include <regex>
+#include <set>
 #include <thread>
 
 namespace {
@@ -780,8 +783,17 @@ TEST_F(LimitsTest, LeadsOfACampaignAtItsSendersCapsWaitForThemAtOnceBehindABusyK
 // 60 leads due at once on a key of 3 requests/s (a burst of 2), each lead's check then its invite:
 // a call costs a claim and a settle, and a lead is decided once more each time it is held back.
 // The per-batch spread this replaced: 586 transitions for 46 calls; the key's queue: 196.
-// The same with two worker processes, whose leads take their turns from one queue in Redis.
-class BusyKey : public LimitsTest, public ::testing::WithParamInterface<int> {};
+// The same with two worker processes, whose leads take their turns from one queue in Redis, and
+// with wake-ups (`serve` sends one on each event, an apply on each change) making every idle lane
+// of both claim at once. (These runs make 196 transitions for 46 calls with or without Redis
+// keeping a queued lead's place from the other process's first arrivals;
+// LimitsGateRedis.AQueuedLeadsPlaceIsKeptFromFirstArrivalsOfEveryWorker tells that apart.) The
+// next-run times each (lead, step) was given while it waited for the key are printed.
+struct busy_key_run {
+    int processes = 1;
+    bool woken = false;
+};
+class BusyKey : public LimitsTest, public ::testing::WithParamInterface<busy_key_run> {};
 
 TEST_P(BusyKey, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
     start({"--accept-probability", "0"});
@@ -789,8 +801,33 @@ TEST_P(BusyKey, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
     env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "180");
     env_->set("ORCH_KEY_BURST", "2");
     apply("queued", 60, "1h", 100'000, "", 200);
-    auto ws = workers(GetParam(), {"--batch-size", "20"});
+    auto ws = workers(GetParam().processes, {"--batch-size", "20"});
+    // Every next-run time a (lead, step) was given while it waited for the key, polled every 50 ms.
+    std::map<std::pair<std::string, std::string>, std::set<std::string>> next_runs;
+    std::atomic<bool> done{false};
+    std::thread watch([&] {
+        pqxx::connection c(env_->database_url());
+        int tick = 0;
+        while (!done) {
+            pqxx::nontransaction tx(c);
+            if (GetParam().woken && ++tick % 6 == 0) {
+                tx.exec("SELECT pg_notify('orch_wake', '')");
+            }
+            for (const auto& r : tx.exec("SELECT enrollment_id::text, step, next_run_at::text FROM enrollments "
+                                         "WHERE wait_code = 'key_rate'")) {
+                next_runs[{r[0].as<std::string>(), r[1].as<std::string>()}].insert(r[2].as<std::string>());
+            }
+            std::this_thread::sleep_for(50ms);
+        }
+    });
     std::this_thread::sleep_for(15s);
+    done = true;
+    watch.join();
+    std::size_t most = 0, five_or_more = 0;
+    for (const auto& [pair, times] : next_runs) {
+        most = std::max(most, times.size());
+        five_or_more += times.size() >= 5 ? 1 : 0;
+    }
     std::int64_t transitions = 0, calls = 0;
     std::string log;
     for (auto& w : ws) {
@@ -802,7 +839,9 @@ TEST_P(BusyKey, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
         transitions += std::stoll(m[1]);
         calls += std::stoll(m[2]);
     }
-    std::cout << GetParam() << " worker(s): " << transitions << " transitions, " << calls << " calls\n";
+    std::cout << GetParam().processes << " worker(s)" << (GetParam().woken ? ", woken" : "") << ": " << transitions
+              << " transitions, " << calls << " calls; " << next_runs.size() << " (lead, step) pairs waited for the key, "
+              << five_or_more << " given 5 next-run times or more, at most " << most << "\n";
     EXPECT_EQ(calls, count("SELECT count(*) FROM step_attempts"));
     // About 46 calls in 15 s (47 places: the burst, then 3 a second): the queue leaves none unused.
     EXPECT_GE(calls, 38) << log;
@@ -817,8 +856,11 @@ TEST_P(BusyKey, LeadsBehindABusyKeyAreDecidedAboutOncePerCall) {
         EXPECT_GE(log_of_key[i + 5].at_ms - log_of_key[i].at_ms, 1000) << "6 requests within a second at " << i;
     }
 }
-INSTANTIATE_TEST_SUITE_P(Workers, BusyKey, ::testing::Values(1, 2),
-                         [](const ::testing::TestParamInfo<int>& p) { return std::to_string(p.param) + "_processes"; });
+INSTANTIATE_TEST_SUITE_P(Workers, BusyKey,
+                         ::testing::Values(busy_key_run{1, false}, busy_key_run{2, false}, busy_key_run{2, true}),
+                         [](const ::testing::TestParamInfo<busy_key_run>& p) {
+                             return std::to_string(p.param.processes) + "_processes" + (p.param.woken ? "_woken" : "");
+                         });
 
 // A per-account cap of 4 credits, 3 senders, 30 leads: each sender's calls cost exactly 4
 // credits (the sandbox's request log per account), the leads of each sender then wait with the

@@ -51,6 +51,21 @@ protected:
         campaign_.schedule.end_minute = 24 * 60;
     }
 
+    // One call of `lead` (an account and a person of its own, named after `name`) through `gate`,
+    // now. `slack` keeps the longest such call's time plus 1 ms: each call places its turns from
+    // its own `now`, so turns of two calls differ by up to that (see
+    // LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart).
+    orch::engine::gate_decision ask_now(orch::engine::limits_gate& gate, const std::string& name, std::int64_t lead,
+                                        const cs::api_call& call, double& slack) {
+        const orch::engine::call_target target{"acc-gate-" + name + "-" + std::to_string(lead),
+                                               "https://network.example/in/" + name + std::to_string(lead), 7, lead, ""};
+        const orch::engine::gate_request request{target, &campaign_, &call};
+        const auto at = std::chrono::system_clock::now();
+        auto d = gate.before_many(std::span(&request, 1), at).front();
+        slack = std::max(slack, ms(std::chrono::system_clock::now() - at) + 1.0);
+        return d;
+    }
+
     limits::settings settings_;
     cs::campaign campaign_;
 };
@@ -280,18 +295,8 @@ TEST_F(LimitsGateRedis, AQueuedLeadsPlaceIsKeptFromLeadsDueForTheFirstTime) {
     orch::engine::limits_gate gate(settings_, false);
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
-    // Turns of two calls differ by up to the longer call, each placed from the `now` it was handed
-    // (see LeadsTheKeysRateDeniesQueueForItsPlacesOneIntervalApart).
     double slack = 1.0;
-    auto ask = [&](std::int64_t lead) {
-        const orch::engine::call_target target{"acc-gate-kept-" + std::to_string(lead),
-                                               "https://network.example/in/kept" + std::to_string(lead), 7, lead, ""};
-        const orch::engine::gate_request request{target, &campaign_, &invite};
-        const auto at = std::chrono::system_clock::now();
-        auto d = gate.before_many(std::span(&request, 1), at).front();
-        slack = std::max(slack, ms(std::chrono::system_clock::now() - at) + 1.0);
-        return d;
-    };
+    auto ask = [&](std::int64_t lead) { return ask_now(gate, "kept", lead, invite, slack); };
     ASSERT_TRUE(ask(400).allowed);
     const auto first = ask(401), second = ask(402);
     ASSERT_FALSE(first.allowed);
@@ -360,15 +365,9 @@ TEST_F(LimitsGateRedis, TheKeysQueueIsSharedByEveryWorkerOfTheKey) {
     orch::engine::limits_gate first(settings_, false), second(settings_, false);
     cs::api_call invite;
     invite.kind = cs::call_kind::invite;
-    double slack = 1.0;  // as in AQueuedLeadsPlaceIsKeptFromLeadsDueForTheFirstTime
+    double slack = 1.0;
     auto ask = [&](orch::engine::limits_gate& gate, std::int64_t lead) {
-        const orch::engine::call_target target{"acc-gate-shared-" + std::to_string(lead),
-                                               "https://network.example/in/shared" + std::to_string(lead), 7, lead, ""};
-        const orch::engine::gate_request request{target, &campaign_, &invite};
-        const auto at = std::chrono::system_clock::now();
-        auto d = gate.before_many(std::span(&request, 1), at).front();
-        slack = std::max(slack, ms(std::chrono::system_clock::now() - at) + 1.0);
-        return d;
+        return ask_now(gate, "shared", lead, invite, slack);
     };
     ASSERT_TRUE(ask(first, 500).allowed);
     std::vector<cs::time_point> turns;
@@ -381,6 +380,55 @@ TEST_F(LimitsGateRedis, TheKeysQueueIsSharedByEveryWorkerOfTheKey) {
     for (std::size_t i = 1; i < turns.size(); ++i) {
         EXPECT_NEAR(ms(turns[i] - turns[i - 1]), 100.0, slack) << i;
     }
+}
+
+// The place of a queued lead's turn is kept for it from the first arrivals of every worker of the
+// key, not only of the one that gave the turn: Redis knows the turns given and not yet taken. Once
+// more than key_owed_misses of the last 8 turns that passed went without their leads, first
+// arrivals take the places again.
+TEST_F(LimitsGateRedis, AQueuedLeadsPlaceIsKeptFromFirstArrivalsOfEveryWorker) {
+    settings_.key_requests_per_s = 5;  // 200 ms apart
+    settings_.key_burst = 1;
+    orch::engine::limits_gate first(settings_, false), second(settings_, false);
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    double slack = 1.0;  // not compared here
+    auto ask = [&](orch::engine::limits_gate& gate, std::int64_t lead) {
+        return ask_now(gate, "every", lead, invite, slack);
+    };
+    ASSERT_TRUE(ask(first, 600).allowed);
+    const auto queued = ask(first, 601);
+    ASSERT_FALSE(queued.allowed);
+    // The second process has seen the key busy too (its own lead queued, behind 601).
+    const auto behind = ask(second, 602);
+    ASSERT_FALSE(behind.allowed);
+    ASSERT_GT(behind.until, queued.until);
+
+    // 601's turn has come and it is not back yet: a lead due for the first time in the second
+    // process, which never gave that turn, waits behind the queue, and 601 gets its place.
+    std::this_thread::sleep_until(queued.until + 20ms);
+    const auto arrival = ask(second, 603);
+    ASSERT_FALSE(arrival.allowed) << "the second process's first arrival took the place of the first's queued lead";
+    EXPECT_EQ(arrival.code, cs::wait_code::key_rate);
+    EXPECT_GT(arrival.until, behind.until);
+    EXPECT_EQ(second.key_queue().places_kept, 1u);
+    EXPECT_TRUE(ask(first, 601).allowed);
+
+    // Turns whose leads never come (their campaign paused, say): once more than 2 of the last 8
+    // passed beyond the grace, a first arrival takes a free place even while another queued lead's
+    // turn is due. (Each of 610..617 is denied, at first for 602's place, then for the rate.)
+    std::this_thread::sleep_until(arrival.until + 300ms);  // 602 and 603 are back no more
+    std::vector<orch::engine::gate_decision> turns;
+    for (std::int64_t lead = 610; lead < 618; ++lead) {
+        turns.push_back(ask(first, lead));
+        ASSERT_FALSE(turns.back().allowed) << lead;
+    }
+    // At 617's turn: 602, 603, 610, 611 and 612's turns are more than the grace behind, 613..617's
+    // within it.
+    std::this_thread::sleep_until(turns.back().until + 20ms);
+    ASSERT_LT(turns[2].until + orch::engine::limits_gate::key_owed_grace, std::chrono::system_clock::now());
+    ASSERT_GT(turns[3].until + orch::engine::limits_gate::key_owed_grace, std::chrono::system_clock::now());
+    EXPECT_TRUE(ask(second, 620).allowed) << "first arrivals kept waiting for turns whose leads do not come";
 }
 
 // A queue of the key's turns reaches at most key_queue_horizon ahead: the leads beyond it wait
