@@ -942,6 +942,11 @@ budget_change set_budget(pqxx::work& tx, std::int64_t campaign_id, const budget&
             // cost (made while the campaign had no day cap) is not the scope's to give.
             const auto outside = run(tx, "ledger/day_spend_outside", campaign_id, r[2].as<std::string>(), id);
             target[id] = std::max<std::int64_t>(0, *b.per_day - as_i64(outside[0][0]) - as_i64(outside[0][1]));
+        } else if (kind == "account" && b.per_account) {
+            // The cap counts the campaign's whole life through the sender: what its transfers
+            // outside this scope hold or cost (made while it had no per-account cap) likewise.
+            const auto outside = run(tx, "ledger/sender_spend_outside", campaign_id, r[2].as<std::string>(), id);
+            target[id] = std::max<std::int64_t>(0, *b.per_account - as_i64(outside[0][0]) - as_i64(outside[0][1]));
         }
         campaign_scope = kind == "campaign" ? id : campaign_scope;
     }

@@ -1069,27 +1069,31 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
         << r.output;
     EXPECT_EQ(charged(), third);
 
-    // A per-account cap the first account (the searches' sender) has used up: refused. Its scope
-    // counts what the campaign spent through it since the cap was set: the next search's charge.
+    // A per-account cap counts all the campaign spent through the sender, also before the cap was
+    // set: every search went through the first account, with no per-account cap until this apply.
     write(25, 100'000, "budget_per_account_credits: 1000\n");
     r = env_->run({"campaign", "apply", file, "--search-again"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::int64_t fourth = charged();
     ASSERT_GT(fourth, third);
-    // Lowered live to what the sender's scope holds, with the file's budget unchanged: the live
-    // cap holds, and the apply is refused, naming it.
-    const std::string used = std::to_string(fourth - third);
+    auto senders = budget_show("spent")["accounts"];
+    ASSERT_EQ(senders.size(), 1u) << senders.dump();
+    EXPECT_EQ(senders[0]["spent"], fourth) << senders.dump();
+    EXPECT_EQ(senders[0]["available"], 1000 - fourth) << senders.dump();
+    // Lowered live to what the sender spent, with the file's budget unchanged: the live cap holds,
+    // and the apply is refused, naming it.
+    const std::string used = std::to_string(fourth);
     ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", used}).exit_code, 0);
     write(35, 100'000, "budget_per_account_credits: 1000\n");
     r = env_->run({"campaign", "validate", file});
     EXPECT_NE(r.output.find("warning: campaign 'spent': an apply now would not send the audience search: the cap of " +
                             used + " credits per sender (the live cap, from `budget set`; this apply keeps the live "
-                            "budget, since the file's is unchanged) has nothing left on account "),
+                            "budget, since the file's is unchanged) has nothing left on account '"),
               std::string::npos)
         << r.output;
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 2) << r.output;
-    EXPECT_NE(r.output.find(", which the search goes through as the campaign's first account (" + used +
+    EXPECT_NE(r.output.find("', which the search goes through as the campaign's first account (" + used +
                             " spent or held by calls in flight); raise it with `budget set spent --per-account N` (the "
                             "admin API: PUT /v1/campaigns/spent/budget), or change the file's "
                             "budget_per_account_credits, whose new budget replaces the live one, or list another "
@@ -1098,7 +1102,7 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
         << r.output;
     EXPECT_EQ(charged(), fourth);
     // Raised live: the search goes.
-    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", std::to_string(fourth)}).exit_code, 0);
+    ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", std::to_string(fourth + 1000)}).exit_code, 0);
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_GT(charged(), fourth);

@@ -812,6 +812,49 @@ TEST_F(LedgerTest, ADayCapCountsTheDaysSpendMadeWithoutACap) {
     EXPECT_TRUE(ledger::check(tx).empty());
 }
 
+// A per-account cap counts all the campaign spent through the sender, also while it had no
+// per-account cap, as a day cap counts the whole day: the sender's scope is funded with the cap
+// less that spend when it is created, and when the cap is set again.
+TEST_F(LedgerTest, APerAccountCapCountsWhatTheSenderSpentWithoutACap) {
+    auto c = campaign("c1");
+    auto a = attempts(c, 7);
+    const auto sender_use = [&](const std::string& sender) {
+        pqxx::nontransaction tx(*conn_);
+        for (const auto& u : ledger::cap_use(tx, c, t0)) {
+            if (u.scope == "account" && u.key == sender) {
+                return std::tuple{u.reserved, u.spent, u.available};
+            }
+        }
+        return std::tuple<std::int64_t, std::int64_t, std::int64_t>{-1, -1, -1};
+    };
+    using use = std::tuple<std::int64_t, std::int64_t, std::int64_t>;
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[0], 3, "acc-A").reserved);
+    ASSERT_TRUE(reserve_one(c, a[1], 2, "acc-A").reserved);
+    ASSERT_TRUE(reserve_one(c, a[2], 4, "acc-B").reserved);
+    ledger::post(*conn_, {{a[0], 3}}, t0);
+    // Through acc-A, a[1] holds 2 and a[0] cost 3: a cap of 6 has 1 left there, before any
+    // reservation under it; through acc-B, 4 held, 2 left.
+    ledger::set_budget(*conn_, c, {100, 6, {}}, t0);
+    EXPECT_EQ(sender_use("acc-A"), use(2, 3, 1));
+    EXPECT_EQ(sender_use("acc-B"), use(4, 0, 2));
+    EXPECT_EQ(reserve_one(c, a[3], 2, "acc-A").why, ledger::refusal::account_budget);
+    ASSERT_TRUE(reserve_one(c, a[3], 1, "acc-A").reserved);
+    EXPECT_EQ(sender_use("acc-A"), use(3, 3, 0));
+    EXPECT_EQ(reserve_one(c, a[4], 3, "acc-B").why, ledger::refusal::account_budget);
+    ASSERT_TRUE(reserve_one(c, a[4], 2, "acc-B").reserved);
+    // Removed, 3 more spent through acc-A without it, then set again to 10: 10 - 3 - 3 - 3 = 1 left.
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[5], 3, "acc-A").reserved);
+    ledger::post(*conn_, {{a[5], 3}}, t0);
+    ledger::set_budget(*conn_, c, {100, 10, {}}, t0);
+    EXPECT_EQ(sender_use("acc-A"), use(3, 6, 1));
+    EXPECT_EQ(reserve_one(c, a[6], 2, "acc-A").why, ledger::refusal::account_budget);
+    ASSERT_TRUE(reserve_one(c, a[6], 1, "acc-A").reserved);
+    pqxx::nontransaction tx(*conn_);
+    EXPECT_TRUE(ledger::check(tx).empty());
+}
+
 // No foreign key ties a transfer to its step attempt (the apply statement checks it instead, at
 // a lower cost per call): ledger_check lists a transfer whose attempt row has gone.
 TEST_F(LedgerTest, CheckListsATransferWhoseAttemptIsGone) {

@@ -1,6 +1,7 @@
 -- ensure_scopes($1 ledger_pair_row[] {campaign_id, sender}, $2 UTC day 'YYYY-MM-DD'): creates the account
 -- and day scopes those campaigns' caps call for and do not have yet, each funded with its cap
--- (a grant entry; a day scope with its cap less that day's spend so far). The budget rows are read FOR SHARE so a concurrent set_budget either commits
+-- (a grant entry; a day scope with its cap less that day's spend so far, an account scope less
+-- the campaign's spend through the sender so far). The budget rows are read FOR SHARE so a concurrent set_budget either commits
 -- first (the new cap is used) or sees the new scope when it lists the campaign's scopes.
 -- ON CONFLICT DO NOTHING: a concurrent creator of the same scope wins, nothing is funded twice.
 WITH x AS (
@@ -23,10 +24,14 @@ WITH x AS (
     RETURNING scope_id, campaign_id, kind, sender, day
 ), fresh AS (
     -- A day scope is funded with the cap less what the campaign's transfers of that day already
-    -- hold or cost (made while it had no day cap): the cap counts the whole day.
+    -- hold or cost (made while it had no day cap): the cap counts the whole day. An account scope
+    -- likewise with what its transfers through the sender hold or cost: the cap counts the
+    -- campaign's whole life (migration 0034).
     SELECT i.scope_id,
            CASE WHEN i.kind = 'day'
                 THEN GREATEST(w.cap - (SELECT o.held + o.spent FROM ledger_day_spend_outside(i.campaign_id, i.day, 0) o), 0)
+                WHEN i.kind = 'account'
+                THEN GREATEST(w.cap - (SELECT o.held + o.spent FROM ledger_sender_spend_outside(i.campaign_id, i.sender, 0) o), 0)
                 ELSE w.cap END AS cap
     FROM ins i JOIN want w ON w.campaign_id = i.campaign_id AND w.kind = i.kind
         AND w.sender IS NOT DISTINCT FROM i.sender AND w.day IS NOT DISTINCT FROM i.day
