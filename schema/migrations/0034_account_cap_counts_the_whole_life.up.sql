@@ -7,8 +7,9 @@
 
 -- What a campaign's transfers through one sender hold (pending: reserved) and cost (posted)
 -- outside one of its scopes (0: outside any): the spend a per-account cap counts that its scope
--- did not draw. Read by ledger/ensure_scopes (a new account scope's funding),
--- ledger/sender_spend_outside (set_budget) and ledger/cap_use (budget show).
+-- did not draw. Read by ledger/ensure_scopes (a new account scope's funding) and
+-- ledger/sender_spend_outside (set_budget); ledger/cap_use (budget show) counts the same for every
+-- sender in one pass.
 CREATE OR REPLACE FUNCTION ledger_sender_spend_outside(p_campaign bigint, p_sender text, p_scope bigint,
                                                        OUT held bigint, OUT spent bigint)
 LANGUAGE sql STABLE AS $$
