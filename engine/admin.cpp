@@ -874,6 +874,10 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         facts.day_cap = r.day_cap;
         facts.day_cap_left = r.day_cap_left;
         facts.day_cap_used = r.day_cap_used;
+        facts.sender_cap = r.sender_cap;
+        facts.sender_cap_left = r.sender_cap_left;
+        facts.sender_cap_used = r.sender_cap_used;
+        facts.search_sender = r.search_sender;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

@@ -233,6 +233,7 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     }
     plan.exists = true;
     plan.version = current->version;
+    plan.active = current->state == "active";
     plan.budget_used = current->budget_used;
     plan.today_used = current->today_used;
     plan.sender_used = current->sender_used;
@@ -288,10 +289,17 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan,
     const std::string what = "campaign '" + c.name + "': " +
                              (predicted ? "an apply now would not send the audience search: "
                                         : "the audience search was not sent: ");
+    // A raise with `budget set` wakes the leads that wait for the cap at once, and while the
+    // campaign is active its workers can spend the new room before the next apply searches (a
+    // file's raise is stored by the apply that searches, so it has no such race).
+    const std::string race = plan.active ? "; while the campaign is active, its waiting leads may spend the raise "
+                                           "before the next apply searches, so `campaign pause " +
+                                               c.name + "` first, raise, apply, then `campaign resume " + c.name + "`"
+                                         : std::string();
     const auto raise = [&](const char* flag, const char* key) {
         return kept_live ? std::string("raise it with `budget set ") + c.name + " " + flag +
-                               " N` (the admin API: PUT /v1/campaigns/" + c.name + "/budget), or change the file's " +
-                               key + ", whose new budget replaces the live one"
+                               " N` (the admin API: PUT /v1/campaigns/" + c.name + "/budget" + race +
+                               "), or change the file's " + key + ", whose new budget replaces the live one"
                          : std::string("raise ") + key +
                                " in the file (its budget replaces the live one, so `budget set` does not help here)";
     };

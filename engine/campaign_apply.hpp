@@ -100,6 +100,7 @@ struct apply_plan {
     bool unchanged = false;
     bool audience_unchanged = false;
     int version = 0;  // the current version when it exists
+    bool active = false;  // the campaign's state is active (its workers may be spending)
     std::int64_t budget_used = 0;  // current_definition_row's, when it exists
     std::int64_t today_used = 0;
     std::string search_sender;     // the sender an audience search goes through (the first account)

@@ -488,6 +488,17 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                       "unless the cap is raised (`budget set " + c.name + " --per-day N`)");
     }
 
+    if (facts.search_charged > 0 && facts.sender_cap && facts.sender_cap_left <= 0) {
+        const std::int64_t over = facts.sender_cap_used - *facts.sender_cap;
+        out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
+                      ", which uses up the cap of " + orch::text::counted(*facts.sender_cap, "credit", "credits") +
+                      " per sender on account '" + orch::text::escaped(facts.search_sender) +
+                      "', the first account, which the search goes through" +
+                      (over > 0 ? " (it goes " + std::to_string(over) + " past it)" : std::string()) +
+                      " (budget_per_account_credits): the leads this sender serves make no billed call unless the "
+                      "cap is raised (`budget set " + c.name + " --per-account N`)");
+    }
+
     if (c.end_at && *c.end_at <= now) {
         out.push_back("end_at " + campaigns::format_instant(*c.end_at) +
                       " has passed: the campaign stops (paused, reason \"ended\") as soon as a worker picks up one of "

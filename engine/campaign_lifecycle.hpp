@@ -72,6 +72,11 @@ struct apply_facts {
     std::optional<std::int64_t> day_cap{};
     std::int64_t day_cap_left = 0;
     std::int64_t day_cap_used = 0;   // today's whole spend, the search included
+    // The per-account cap of the sender the search went through, and what it has left.
+    std::optional<std::int64_t> sender_cap{};
+    std::int64_t sender_cap_left = 0;
+    std::int64_t sender_cap_used = 0;
+    std::string search_sender{};
 };
 
 // What an operator should know after an apply (none of it stops the apply):
@@ -80,7 +85,8 @@ struct apply_facts {
 //    may not be) connections, who cannot receive one;
 //  - pacing and ramp-up are in effect: the day quota of the first action on a new sender, how it
 //    grows, the gap between calls, and when the first calls go out (working hours, start_at);
-//  - the audience search's charge used up today's day cap (the leads wait for the next UTC day);
+//  - the audience search's charge used up today's day cap (the leads wait for the next UTC day),
+//    or the per-account cap of the sender it went through (that sender's leads wait for a raise);
 //  - end_at has passed.
 std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
                                         std::chrono::system_clock::time_point now);

@@ -829,6 +829,11 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                     out.day_cap = u.cap;
                     out.day_cap_left = u.available;
                     out.day_cap_used = u.reserved + u.spent;
+                } else if (u.scope == "account" && u.cap && u.key == charge->sender) {
+                    out.sender_cap = u.cap;
+                    out.sender_cap_left = u.available;
+                    out.sender_cap_used = u.reserved + u.spent;
+                    out.search_sender = u.key;
                 }
             }
         }

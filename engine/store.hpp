@@ -128,6 +128,11 @@ struct apply_outcome {
     std::optional<std::int64_t> day_cap{};
     std::int64_t day_cap_left = 0;
     std::int64_t day_cap_used = 0;   // today's whole spend, the search included
+    // The same for the per-account cap of the sender the search went through (charge's sender).
+    std::optional<std::int64_t> sender_cap{};
+    std::int64_t sender_cap_left = 0;
+    std::int64_t sender_cap_used = 0;  // all the campaign spent or holds through the sender
+    std::string search_sender{};
 };
 
 struct funnel_row {

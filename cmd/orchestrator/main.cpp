@@ -139,6 +139,58 @@ auto with_client(const settings& s, F f) {
     return fut.get();
 }
 
+// with_client for a command's call that must count in the API key's request rate, as the workers'
+// and serve's calls do: the key's limit is the API's, shared by everything that uses the key.
+// With Redis configured, the call first takes a place in the key's bucket (account "~cli", as
+// serve's account-less calls take "~serve"), waiting as the bucket says for at most 2 minutes; a
+// RATE_LIMITED answer then writes the key's cooldown for every worker. Redis not answering stops
+// the command before anything is sent: its place could not be counted. Without Redis, the call
+// goes as it is (the workers cannot count theirs either).
+template <typename F>
+auto with_gated_client(const settings& s, F f) {
+    std::unique_ptr<orch::limits::limiter> limiter;
+    orch::limits::check c;
+    if (!s.redis_url.empty()) {
+        limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
+        c.account_id = "~cli";
+        c.what = orch::limits::action::check_invitation;
+        c.day = orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(orch::limits::local_day{});
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+        for (;;) {
+            const auto v = limiter->take(c);
+            if (v.allowed) {
+                break;
+            }
+            if (v.why == orch::limits::reason::unavailable) {
+                throw orch::engine::failure(orch::engine::error_category::unavailable,
+                                            "Redis did not answer, so this call could not take its place in the API "
+                                            "key's request rate; nothing was sent (try again later)");
+            }
+            if (v.why == orch::limits::reason::bad_input || std::chrono::steady_clock::now() + v.retry_after > deadline) {
+                throw orch::engine::failure(orch::engine::error_category::unavailable,
+                                            std::string("the API key's request rate has no place for this call (") +
+                                                orch::limits::to_string(v.why) + ", " +
+                                                std::to_string((v.retry_after.count() + 999) / 1000) +
+                                                " s more); nothing was sent (try again later)");
+            }
+            if (v.retry_after > std::chrono::seconds(1)) {
+                std::cerr << "waiting " << (v.retry_after.count() + 999) / 1000 << " s for a place in the API key's request rate ("
+                          << orch::limits::to_string(v.why) << ")\n";
+            }
+            std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), std::chrono::milliseconds(30'000)));
+        }
+    }
+    auto r = with_client(s, f);
+    if (limiter && !r && r.error().code == "RATE_LIMITED") {
+        std::optional<std::chrono::milliseconds> ra;
+        if (r.error().retry_after_s) {
+            ra = std::chrono::seconds(*r.error().retry_after_s);
+        }
+        (void)limiter->rate_limited(c, orch::limits::scope::key, ra);
+    }
+    return r;
+}
+
 // ---- output formats ----
 // Every listing command takes --format table|json|csv (text_table, print_csv and print_aligned
 // are in command_support).
@@ -229,7 +281,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.password = password;
     // A 429 is waited out (its Retry-After, else a short backoff), at most 3 times and 2 minutes
     // in all, rather than failing a command the operator would only have to run again.
-    auto r = with_client(s, [&](orch::outreach::client& api) { return api.login(p); });
+    auto r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     std::int64_t waited_s = 0;
     for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
         std::int64_t wait_s = std::clamp<std::int64_t>(r.error().retry_after_s.value_or(2LL << tries), 1, 60);
@@ -239,7 +291,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         std::cerr << "rate limited: retrying the login in " << wait_s << " s\n";
         std::this_thread::sleep_for(std::chrono::seconds(wait_s));
         waited_s += wait_s;
-        r = with_client(s, [&](orch::outreach::client& api) { return api.login(p); });
+        r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     }
     if (!r) {
         throw usage_error("login refused: " + orch::outreach::describe(r.error()));
@@ -256,7 +308,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         orch::outreach::checkpoint_params cp;
         cp.account_id = account_id;
         cp.code = code;
-        auto c = with_client(s, [&](orch::outreach::client& api) { return api.checkpoint(cp); });
+        auto c = with_gated_client(s, [&](orch::outreach::client& api) { return api.checkpoint(cp); });
         if (!c) {
             throw usage_error("checkpoint refused: " + orch::outreach::describe(c.error()));
         }
@@ -294,7 +346,7 @@ int cmd_accounts_sync(const settings& s) {
     orch::engine::store db(s.database_url);
     db.require_current();
     const orch::outreach::list_accounts_params page{500, 0};
-    auto r = with_client(s, [&page](orch::outreach::client& api) { return api.list_accounts(page); });
+    auto r = with_gated_client(s, [&page](orch::outreach::client& api) { return api.list_accounts(page); });
     if (!r) {
         throw usage_error("listing accounts failed: " + orch::outreach::describe(r.error()));
     }
@@ -723,6 +775,12 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
     std::cout << file << ": ok (campaign '" << c.value.name << "', "
               << orch::text::counted(static_cast<std::int64_t>(c.value.steps.size()), "step", "steps")
               << (db ? "" : "; accounts not checked: no database configured") << ")\n";
+    if (!db && c.value.who.kind == orch::campaigns::audience::source::search) {
+        // The budget an apply's search would need is the database's: say the prediction was not made.
+        std::cerr << "warning: whether an apply" << (search_again ? " with --search-again" : "")
+                  << " would send the audience search (the budget and caps it needs) is not checked: no database "
+                     "configured\n";
+    }
     if (db) {
         // What an apply sent now would refuse, before anything is stored or billed.
         std::string refused;
@@ -1114,6 +1172,10 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     facts.day_cap = r.day_cap;
     facts.day_cap_left = r.day_cap_left;
     facts.day_cap_used = r.day_cap_used;
+    facts.sender_cap = r.sender_cap;
+    facts.sender_cap_left = r.sender_cap_left;
+    facts.sender_cap_used = r.sender_cap_used;
+    facts.search_sender = r.search_sender;
     std::cout.flush();  // the result lines first, also where both streams go to one file
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";

@@ -959,10 +959,31 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
 
     // With room left after the search, nothing is said.
     auto roomy = dir_ + "/roomy.yaml";
-    std::ofstream(roomy) << search_campaign_yaml("roomy", 25, 1'000) + "budget_per_day_credits: 500\n";
+    std::ofstream(roomy) << search_campaign_yaml("roomy", 25, 1'000) +
+                                "budget_per_day_credits: 500\nbudget_per_account_credits: 500\n";
     r = env_->run({"campaign", "apply", roomy});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("day cap"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("per sender"), std::string::npos) << r.output;
+
+    // The per-account cap of the sender the search goes through, used up by the search: said too.
+    auto sender = dir_ + "/sendercap.yaml";
+    std::ofstream(sender) << search_campaign_yaml("sendercap", 25, 1'000) + "budget_per_account_credits: 2\n";
+    const std::int64_t before = charged();
+    r = env_->run({"campaign", "apply", sender});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const std::int64_t cost = charged() - before;
+    ASSERT_GE(cost, 2) << r.output;
+    EXPECT_NE(r.output.find("warning: the audience search cost " + std::to_string(cost) +
+                            " credits, which uses up the cap of 2 credits per sender on account '"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("', the first account, which the search goes through" +
+                            (cost > 2 ? " (it goes " + std::to_string(cost - 2) + " past it)" : std::string()) +
+                            " (budget_per_account_credits): the leads this sender serves make no billed call unless "
+                            "the cap is raised (`budget set sendercap --per-account N`)"),
+              std::string::npos)
+        << r.output;
 }
 
 // An apply sends no audience search when the day's cap, or the budget, has nothing left: the
@@ -990,7 +1011,9 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
         << r.output;
     EXPECT_NE(r.output.find(") has nothing left (" + std::to_string(first) +
                             " spent or held today); raise it with `budget set spent --per-day N` (the admin API: PUT "
-                            "/v1/campaigns/spent/budget), or change the file's budget_per_day_credits, whose new budget "
+                            "/v1/campaigns/spent/budget; while the campaign is active, its waiting leads may spend the "
+                            "raise before the next apply searches, so `campaign pause spent` first, raise, apply, then "
+                            "`campaign resume spent`), or change the file's budget_per_day_credits, whose new budget "
                             "replaces the live one; or apply again after 00:00 UTC; nothing changed"),
               std::string::npos)
         << r.output;
@@ -1004,6 +1027,16 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("warning: campaign 'spent': an apply now would not send the audience search: today's "
                             "day cap of 2 credits"),
+              std::string::npos)
+        << r.output;
+    // Without a database the prediction cannot be made, and validate says so.
+    env_->set("DATABASE_URL", "");
+    r = env_->run({"campaign", "validate", file, "--search-again"});
+    env_->set("DATABASE_URL", env_->database_url());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("accounts not checked: no database configured"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("warning: whether an apply with --search-again would send the audience search (the budget "
+                            "and caps it needs) is not checked: no database configured"),
               std::string::npos)
         << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
@@ -1091,6 +1124,8 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
                             "budget, since the file's is unchanged) has nothing left on account '"),
               std::string::npos)
         << r.output;
+    // Paused, so that no waiting lead could spend a raise first: the refusal does not warn of it.
+    ASSERT_EQ(env_->run({"campaign", "pause", "spent"}).exit_code, 0);
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 2) << r.output;
     EXPECT_NE(r.output.find("', which the search goes through as the campaign's first account (" + used +
@@ -1100,12 +1135,14 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
                             "account first"),
               std::string::npos)
         << r.output;
+    EXPECT_EQ(r.output.find("while the campaign is active"), std::string::npos) << r.output;
     EXPECT_EQ(charged(), fourth);
-    // Raised live: the search goes.
+    // Raised live while paused: the search goes, and the campaign resumes.
     ASSERT_EQ(env_->run({"budget", "set", "spent", "--per-account", std::to_string(fourth + 1000)}).exit_code, 0);
     r = env_->run({"campaign", "apply", file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_GT(charged(), fourth);
+    EXPECT_EQ(env_->run({"campaign", "resume", "spent"}).exit_code, 0);
 }
 
 // The audience search of `campaign apply` is booked in the campaign's ledger (issue 6): after the
@@ -1305,6 +1342,42 @@ TEST_F(LimitsTest, ARedisRestartMidRunKeepsTheQuotas) {
         EXPECT_EQ(a["quotas"]["actions"]["invite"]["used_today"], sent[a["account_id"].get<std::string>()])
             << a.dump();
     }
+}
+
+// The API key's request rate is the API's, so the operator's commands count in it too:
+// `accounts connect` and `accounts sync` take the key's places in Redis as the workers and serve
+// do, and wait for them. On a key of 1 request/s with a burst of 1, four such commands in a row
+// reach the API at least a second apart (without the gate they went out within 0.2 s, over the
+// burst). With Redis not answering, a command sends nothing and says why.
+TEST_F(LimitsTest, TheOperatorsAccountCommandsTakeTheKeysPlacesAsTheWorkersCalls) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "60");
+    env_->set("ORCH_KEY_BURST", "1");
+    const auto since = now_ms();
+    std::vector<std::vector<std::string>> commands = {
+        {"accounts", "connect", "--login-token", "token-4", "--country", "FR", "--label", "sender-4"},
+        {"accounts", "connect", "--login-token", "token-5", "--country", "FR", "--label", "sender-5"},
+        {"accounts", "sync"},
+        {"accounts", "connect", "--login-token", "token-6", "--country", "FR", "--label", "sender-6"},
+    };
+    for (const auto& c : commands) {
+        auto r = env_->run(c);
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), commands.size());
+    for (std::size_t i = 1; i < log.size(); ++i) {
+        // One place per second; the sandbox stamps each arrival, a few milliseconds after its take.
+        EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 950) << log[i - 1].action << " then " << log[i].action;
+    }
+
+    env_->set("REDIS_URL", "redis://127.0.0.1:1");
+    const auto before_down = now_ms();
+    auto down = env_->run({"accounts", "connect", "--login-token", "token-7", "--country", "FR"});
+    EXPECT_EQ(down.exit_code, 1) << down.output;
+    EXPECT_NE(down.output.find("Redis did not answer"), std::string::npos) << down.output;
+    EXPECT_NE(down.output.find("nothing was sent"), std::string::npos) << down.output;
+    EXPECT_TRUE(requests(before_down).empty());
 }
 
 }  // namespace
