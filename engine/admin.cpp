@@ -878,6 +878,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         facts.sender_cap_left = r.sender_cap_left;
         facts.sender_cap_used = r.sender_cap_used;
         facts.search_sender = r.search_sender;
+        facts.budget_total = r.budget_total;
+        facts.budget_left = r.budget_left;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

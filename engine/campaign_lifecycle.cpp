@@ -488,13 +488,27 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                       "unless the cap is raised (`budget set " + c.name + " --per-day N`)");
     }
 
+    // A search that went past the budget paused the campaign, which the apply says; one that
+    // used it up exactly leaves it active, with nothing to spend.
+    if (facts.search_charged > 0 && facts.budget_total && facts.budget_left <= 0 && facts.state == "active") {
+        out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
+                      ", which uses up the campaign's budget of " +
+                      orch::text::counted(*facts.budget_total, "credit", "credits") +
+                      " (budget_credits): no lead makes a billed call unless the budget is raised (`budget set " +
+                      c.name + " --credits N`)");
+    }
+
     if (facts.search_charged > 0 && facts.sender_cap && facts.sender_cap_left <= 0) {
         const std::int64_t over = facts.sender_cap_used - *facts.sender_cap;
+        // The account as the file names it (a label, usually), and its id when that differs.
+        const std::string named = c.accounts.empty() ? facts.search_sender : c.accounts.front();
         out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
                       ", which uses up the cap of " + orch::text::counted(*facts.sender_cap, "credit", "credits") +
-                      " per sender on account '" + orch::text::escaped(facts.search_sender) +
-                      "', the first account, which the search goes through" +
-                      (over > 0 ? " (it goes " + std::to_string(over) + " past it)" : std::string()) +
+                      " per sender on account '" + orch::text::escaped(named) + "'" +
+                      (named != facts.search_sender ? " (" + orch::text::escaped(facts.search_sender) + ")"
+                                                    : std::string()) +
+                      ", the first account, which the search goes through" +
+                      (over > 0 ? ", and goes " + std::to_string(over) + " past it" : std::string()) +
                       " (budget_per_account_credits): the leads this sender serves make no billed call unless the "
                       "cap is raised (`budget set " + c.name + " --per-account N`)");
     }

@@ -77,6 +77,9 @@ struct apply_facts {
     std::int64_t sender_cap_left = 0;
     std::int64_t sender_cap_used = 0;
     std::string search_sender{};
+    // The campaign's budget and what it has left after the search.
+    std::optional<std::int64_t> budget_total{};
+    std::int64_t budget_left = 0;
 };
 
 // What an operator should know after an apply (none of it stops the apply):
@@ -86,7 +89,8 @@ struct apply_facts {
 //  - pacing and ramp-up are in effect: the day quota of the first action on a new sender, how it
 //    grows, the gap between calls, and when the first calls go out (working hours, start_at);
 //  - the audience search's charge used up today's day cap (the leads wait for the next UTC day),
-//    or the per-account cap of the sender it went through (that sender's leads wait for a raise);
+//    or the per-account cap of the sender it went through (that sender's leads wait for a raise),
+//    or the budget itself;
 //  - end_at has passed.
 std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
                                         std::chrono::system_clock::time_point now);

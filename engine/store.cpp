@@ -836,6 +836,12 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                     out.search_sender = u.key;
                 }
             }
+            for (const auto& b : ledger::campaign_budgets(tx, name)) {
+                if (b.limits) {
+                    out.budget_total = b.limits->total;
+                    out.budget_left = b.available;
+                }
+            }
         }
         if (move_running) {
             out.moved = tx.exec_params(q("campaigns/move_running"), out.campaign_id, out.version)[0][0].as<std::int64_t>();

@@ -133,6 +133,9 @@ struct apply_outcome {
     std::int64_t sender_cap_left = 0;
     std::int64_t sender_cap_used = 0;  // all the campaign spent or holds through the sender
     std::string search_sender{};
+    // The campaign's budget after the apply and what it has left, the search's charge counted.
+    std::optional<std::int64_t> budget_total{};
+    std::int64_t budget_left = 0;
 };
 
 struct funnel_row {

@@ -166,16 +166,18 @@ auto with_gated_client(const settings& s, F f) {
                                             "Redis did not answer, so this call could not take its place in the API "
                                             "key's request rate; nothing was sent (try again later)");
             }
+            const auto seconds = std::to_string((v.retry_after.count() + 999) / 1000);
+            // The key's cooldown after a 429, or its rate (busy with the workers' calls).
+            const std::string held = v.why == orch::limits::reason::cooldown_key
+                                         ? "the API key's cooldown after a RATE_LIMITED answer"
+                                         : "the API key's request rate";
             if (v.why == orch::limits::reason::bad_input || std::chrono::steady_clock::now() + v.retry_after > deadline) {
                 throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                            std::string("the API key's request rate has no place for this call (") +
-                                                orch::limits::to_string(v.why) + ", " +
-                                                std::to_string((v.retry_after.count() + 999) / 1000) +
-                                                " s more); nothing was sent (try again later)");
+                                            held + " has no place for this call within 2 minutes (the next is " + seconds +
+                                                " s away); nothing was sent (try again later)");
             }
             if (v.retry_after > std::chrono::seconds(1)) {
-                std::cerr << "waiting " << (v.retry_after.count() + 999) / 1000 << " s for a place in the API key's request rate ("
-                          << orch::limits::to_string(v.why) << ")\n";
+                std::cerr << "waiting " << seconds << " s for " << held << "\n";
             }
             std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), std::chrono::milliseconds(30'000)));
         }
@@ -1176,6 +1178,8 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     facts.sender_cap_left = r.sender_cap_left;
     facts.sender_cap_used = r.sender_cap_used;
     facts.search_sender = r.search_sender;
+    facts.budget_total = r.budget_total;
+    facts.budget_left = r.budget_left;
     std::cout.flush();  // the result lines first, also where both streams go to one file
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";

@@ -965,6 +965,7 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(r.output.find("day cap"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("per sender"), std::string::npos) << r.output;
+    EXPECT_EQ(r.output.find("uses up the campaign's budget"), std::string::npos) << r.output;
 
     // The per-account cap of the sender the search goes through, used up by the search: said too.
     auto sender = dir_ + "/sendercap.yaml";
@@ -975,13 +976,29 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     const std::int64_t cost = charged() - before;
     ASSERT_GE(cost, 2) << r.output;
     EXPECT_NE(r.output.find("warning: the audience search cost " + std::to_string(cost) +
-                            " credits, which uses up the cap of 2 credits per sender on account '"),
+                            " credits, which uses up the cap of 2 credits per sender on account 'sender-1' (acc_"),
               std::string::npos)
         << r.output;
-    EXPECT_NE(r.output.find("', the first account, which the search goes through" +
-                            (cost > 2 ? " (it goes " + std::to_string(cost - 2) + " past it)" : std::string()) +
+    EXPECT_NE(r.output.find("), the first account, which the search goes through" +
+                            (cost > 2 ? ", and goes " + std::to_string(cost - 2) + " past it" : std::string()) +
                             " (budget_per_account_credits): the leads this sender serves make no billed call unless "
                             "the cap is raised (`budget set sendercap --per-account N`)"),
+              std::string::npos)
+        << r.output;
+
+    // A budget the search uses up exactly leaves the campaign active with nothing to spend: said.
+    // (30 people: 5 not yet another campaign's, so that it has leads; the sandbox bills a search
+    // 1 credit per 10 people found, so they cost what the first 25 did.)
+    auto exact = dir_ + "/exact.yaml";
+    std::ofstream(exact) << search_campaign_yaml("exact", 30, search);
+    const std::int64_t before_exact = charged();
+    r = env_->run({"campaign", "apply", exact});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    ASSERT_EQ(charged() - before_exact, search) << r.output;
+    EXPECT_NE(r.output.find("warning: the audience search cost " + std::to_string(search) +
+                            " credits, which uses up the campaign's budget of " + std::to_string(search) +
+                            " credits (budget_credits): no lead makes a billed call unless the budget is raised "
+                            "(`budget set exact --credits N`)"),
               std::string::npos)
         << r.output;
 }
