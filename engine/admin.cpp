@@ -871,15 +871,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                           &r.own_quotas,
                           r.senders};
         facts.search_charged = r.charged;
-        facts.day_cap = r.day_cap;
-        facts.day_cap_left = r.day_cap_left;
-        facts.day_cap_used = r.day_cap_used;
-        facts.sender_cap = r.sender_cap;
-        facts.sender_cap_left = r.sender_cap_left;
-        facts.sender_cap_used = r.sender_cap_used;
-        facts.search_sender = r.search_sender;
-        facts.budget_total = r.budget_total;
-        facts.budget_left = r.budget_left;
+        facts.caps = r.caps;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : zone_warnings(r, campaign)) {
             said.push_back(std::move(w));

@@ -372,7 +372,7 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
     }
 
     // The audience search's charge left nothing of today's day cap: no billed call goes out today.
-    const bool capped_today = facts.search_charged > 0 && facts.day_cap && facts.day_cap_left <= 0;
+    const bool capped_today = facts.search_charged > 0 && facts.caps.day_cap && facts.caps.day_cap_left <= 0;
 
     // Pacing and ramp-up, for the first action that has a day quota.
     if (first != nullptr && (s.ramp_up || s.pacing) && facts.enrolled > 0) {
@@ -474,14 +474,14 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
     }
 
     if (capped_today) {
-        const bool already = facts.day_cap_used - facts.search_charged >= *facts.day_cap;
+        const bool already = facts.caps.day_cap_used - facts.search_charged >= *facts.caps.day_cap;
         out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
-                      (already ? ", past today's day cap of " + std::to_string(*facts.day_cap) +
-                                     ", which was used up already (" + std::to_string(facts.day_cap_used) +
+                      (already ? ", past today's day cap of " + std::to_string(*facts.caps.day_cap) +
+                                     ", which was used up already (" + std::to_string(facts.caps.day_cap_used) +
                                      " used today, the search included)"
-                               : ", which uses up today's day cap of " + std::to_string(*facts.day_cap) +
-                                     (facts.day_cap_used > *facts.day_cap
-                                          ? " and goes " + std::to_string(facts.day_cap_used - *facts.day_cap) +
+                               : ", which uses up today's day cap of " + std::to_string(*facts.caps.day_cap) +
+                                     (facts.caps.day_cap_used > *facts.caps.day_cap
+                                          ? " and goes " + std::to_string(facts.caps.day_cap_used - *facts.caps.day_cap) +
                                                 " past it"
                                           : std::string())) +
                       " (budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, "
@@ -490,22 +490,22 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
 
     // A search that went past the budget paused the campaign, which the apply says; one that
     // used it up exactly leaves it active, with nothing to spend.
-    if (facts.search_charged > 0 && facts.budget_total && facts.budget_left <= 0 && facts.state == "active") {
+    if (facts.search_charged > 0 && facts.caps.budget_total && facts.caps.budget_left <= 0 && facts.state == "active") {
         out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
                       ", which uses up the campaign's budget of " +
-                      orch::text::counted(*facts.budget_total, "credit", "credits") +
+                      orch::text::counted(*facts.caps.budget_total, "credit", "credits") +
                       " (budget_credits): no lead makes a billed call unless the budget is raised (`budget set " +
                       c.name + " --credits N`)");
     }
 
-    if (facts.search_charged > 0 && facts.sender_cap && facts.sender_cap_left <= 0) {
-        const std::int64_t over = facts.sender_cap_used - *facts.sender_cap;
+    if (facts.search_charged > 0 && facts.caps.sender_cap && facts.caps.sender_cap_left <= 0) {
+        const std::int64_t over = facts.caps.sender_cap_used - *facts.caps.sender_cap;
         // The account as the file names it (a label, usually), and its id when that differs.
-        const std::string named = c.accounts.empty() ? facts.search_sender : c.accounts.front();
+        const std::string named = c.accounts.empty() ? facts.caps.sender : c.accounts.front();
         out.push_back("the audience search cost " + orch::text::counted(facts.search_charged, "credit", "credits") +
-                      ", which uses up the cap of " + orch::text::counted(*facts.sender_cap, "credit", "credits") +
+                      ", which uses up the cap of " + orch::text::counted(*facts.caps.sender_cap, "credit", "credits") +
                       " per sender on account '" + orch::text::escaped(named) + "'" +
-                      (named != facts.search_sender ? " (" + orch::text::escaped(facts.search_sender) + ")"
+                      (named != facts.caps.sender ? " (" + orch::text::escaped(facts.caps.sender) + ")"
                                                     : std::string()) +
                       ", the first account, which the search goes through" +
                       (over > 0 ? ", and goes " + std::to_string(over) + " past it" : std::string()) +

@@ -8,6 +8,7 @@
 #include "campaigns/campaigns.hpp"
 #include "engine/account_quotas.hpp"
 #include "engine/config.hpp"
+#include "engine/ledger.hpp"
 #include "engine/outreach/types.hpp"
 
 #include <nlohmann/json.hpp>
@@ -66,20 +67,10 @@ struct apply_facts {
     // and how many senders the campaign has (0: not known, the default quotas are said).
     const std::vector<account_overrides>* own_quotas = nullptr;
     std::size_t senders = 0;
-    // The audience search's charge of this apply, the campaign's day cap and what today (UTC) has
-    // left of it after the charge (store::apply_outcome).
+    // The audience search's charge of this apply, and what it left of the campaign's budget and
+    // caps (store::apply_outcome::caps).
     std::int64_t search_charged = 0;
-    std::optional<std::int64_t> day_cap{};
-    std::int64_t day_cap_left = 0;
-    std::int64_t day_cap_used = 0;   // today's whole spend, the search included
-    // The per-account cap of the sender the search went through, and what it has left.
-    std::optional<std::int64_t> sender_cap{};
-    std::int64_t sender_cap_left = 0;
-    std::int64_t sender_cap_used = 0;
-    std::string search_sender{};
-    // The campaign's budget and what it has left after the search.
-    std::optional<std::int64_t> budget_total{};
-    std::int64_t budget_left = 0;
+    ledger::search_cap_use caps{};
 };
 
 // What an operator should know after an apply (none of it stops the apply):

@@ -225,6 +225,24 @@ struct campaign_budget_row {
 // All campaigns (name "") or the one named, by name.
 std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name);
 
+// What an apply's audience search left of the campaign's budget and of the caps it drew from,
+// its charge counted (store::apply_outcome::caps; the apply's warnings, engine/campaign_lifecycle).
+struct search_cap_use {
+    // Today's (UTC) day cap (nullopt: none), what it has left, and today's whole spend.
+    std::optional<std::int64_t> day_cap{};
+    std::int64_t day_cap_left = 0;
+    std::int64_t day_cap_used = 0;
+    // The per-account cap of the sender the search went through (nullopt: none), what it has
+    // left, and all the campaign spent or holds through that sender.
+    std::string sender{};
+    std::optional<std::int64_t> sender_cap{};
+    std::int64_t sender_cap_left = 0;
+    std::int64_t sender_cap_used = 0;
+    // The campaign's budget (nullopt: none in the ledger) and what it has left.
+    std::optional<std::int64_t> budget_total{};
+    std::int64_t budget_left = 0;
+};
+
 // Where a campaign's caps stand: today's per-day cap (the scope of `now`'s UTC day) and each
 // sender's per-account cap, as far as they have been drawn from (a scope is made on first use:
 // no row means nothing reserved or spent under that cap yet). `cap` is nullopt for the scope of a

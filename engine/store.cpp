@@ -826,20 +826,20 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         if (out.charged > 0) {
             for (const auto& u : ledger::cap_use(tx, out.campaign_id, now)) {
                 if (u.scope == "day" && u.cap) {
-                    out.day_cap = u.cap;
-                    out.day_cap_left = u.available;
-                    out.day_cap_used = u.reserved + u.spent;
+                    out.caps.day_cap = u.cap;
+                    out.caps.day_cap_left = u.available;
+                    out.caps.day_cap_used = u.reserved + u.spent;
                 } else if (u.scope == "account" && u.cap && u.key == charge->sender) {
-                    out.sender_cap = u.cap;
-                    out.sender_cap_left = u.available;
-                    out.sender_cap_used = u.reserved + u.spent;
-                    out.search_sender = u.key;
+                    out.caps.sender_cap = u.cap;
+                    out.caps.sender_cap_left = u.available;
+                    out.caps.sender_cap_used = u.reserved + u.spent;
+                    out.caps.sender = u.key;
                 }
             }
             for (const auto& b : ledger::campaign_budgets(tx, name)) {
                 if (b.limits) {
-                    out.budget_total = b.limits->total;
-                    out.budget_left = b.available;
+                    out.caps.budget_total = b.limits->total;
+                    out.caps.budget_left = b.available;
                 }
             }
         }

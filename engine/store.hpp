@@ -123,19 +123,9 @@ struct apply_outcome {
     // label or id: the apply's warning about pacing and ramp-up counts with them.
     std::vector<account_overrides> own_quotas;
     std::size_t senders = 0;   // the campaign's senders
-    // The campaign's day cap after the apply (nullopt: none) and what today's UTC day has left of
-    // it, the audience search's charge counted: the apply warns when the search used it up.
-    std::optional<std::int64_t> day_cap{};
-    std::int64_t day_cap_left = 0;
-    std::int64_t day_cap_used = 0;   // today's whole spend, the search included
-    // The same for the per-account cap of the sender the search went through (charge's sender).
-    std::optional<std::int64_t> sender_cap{};
-    std::int64_t sender_cap_left = 0;
-    std::int64_t sender_cap_used = 0;  // all the campaign spent or holds through the sender
-    std::string search_sender{};
-    // The campaign's budget after the apply and what it has left, the search's charge counted.
-    std::optional<std::int64_t> budget_total{};
-    std::int64_t budget_left = 0;
+    // What the audience search's charge left of the budget and its caps: the apply warns of
+    // one it used up.
+    ledger::search_cap_use caps{};
 };
 
 struct funnel_row {

@@ -1171,15 +1171,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     orch::engine::apply_facts facts{r.leads,   r.enrolled, r.skipped, r.state, found ? &found->people : nullptr,
                                     true,      &r.own_quotas, r.senders};
     facts.search_charged = r.charged;
-    facts.day_cap = r.day_cap;
-    facts.day_cap_left = r.day_cap_left;
-    facts.day_cap_used = r.day_cap_used;
-    facts.sender_cap = r.sender_cap;
-    facts.sender_cap_left = r.sender_cap_left;
-    facts.sender_cap_used = r.sender_cap_used;
-    facts.search_sender = r.search_sender;
-    facts.budget_total = r.budget_total;
-    facts.budget_left = r.budget_left;
+    facts.caps = r.caps;
     std::cout.flush();  // the result lines first, also where both streams go to one file
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";

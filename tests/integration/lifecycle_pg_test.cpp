@@ -113,16 +113,16 @@ TEST(LifecycleWarnings, AnAudienceSearchThatUsesUpTheDayCap) {
     s.ramp_up = false;
     orch::engine::apply_facts facts{10, 10, 0, "active", nullptr};
     facts.search_charged = 3;
-    facts.day_cap = 2;
-    facts.day_cap_left = 0;
-    facts.day_cap_used = 3;
+    facts.caps.day_cap = 2;
+    facts.caps.day_cap_left = 0;
+    facts.caps.day_cap_used = 3;
     auto w = orch::engine::apply_warnings(c, facts, s, system_clock::now());
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ(w[0], "the audience search cost 3 credits, which uses up today's day cap of 2 and goes 1 past it "
                     "(budget_per_day_credits, UTC day): no lead makes a billed call before the next UTC day, unless the cap is raised "
                     "(`budget set w --per-day N`)");
     // A search sent again after the day had used the cap up says so.
-    facts.day_cap_used = 10;
+    facts.caps.day_cap_used = 10;
     w = orch::engine::apply_warnings(c, facts, s, system_clock::now());
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ(w[0], "the audience search cost 3 credits, past today's day cap of 2, which was used up already (10 "
@@ -135,11 +135,11 @@ TEST(LifecycleWarnings, AnAudienceSearchThatUsesUpTheDayCap) {
     EXPECT_NE(w[0].find(", once the day cap allows (below)"), std::string::npos) << w[0];
     EXPECT_EQ(w[0].find("(now)"), std::string::npos) << w[0];
     s.pacing = false;
-    facts.day_cap_used = 3;
-    facts.day_cap_left = 1;
+    facts.caps.day_cap_used = 3;
+    facts.caps.day_cap_left = 1;
     EXPECT_TRUE(orch::engine::apply_warnings(c, facts, s, system_clock::now()).empty());
-    facts.day_cap.reset();
-    facts.day_cap_left = 0;
+    facts.caps.day_cap.reset();
+    facts.caps.day_cap_left = 0;
     EXPECT_TRUE(orch::engine::apply_warnings(c, facts, s, system_clock::now()).empty());
 }
 
