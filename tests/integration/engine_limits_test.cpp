@@ -1384,8 +1384,10 @@ TEST_F(LimitsTest, TheOperatorsAccountCommandsTakeTheKeysPlacesAsTheWorkersCalls
     auto log = requests(since);
     ASSERT_EQ(log.size(), commands.size());
     for (std::size_t i = 1; i < log.size(); ++i) {
-        // One place per second; the sandbox stamps each arrival, a few milliseconds after its take.
-        EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 950) << log[i - 1].action << " then " << log[i].action;
+        // One place per second. The sandbox stamps each arrival, after its take by the time a
+        // connection takes to open, which a loaded machine stretches: 200 ms of slack (without
+        // the gate, the commands came 40-50 ms apart).
+        EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 800) << log[i - 1].action << " then " << log[i].action;
     }
 
     env_->set("REDIS_URL", "redis://127.0.0.1:1");
