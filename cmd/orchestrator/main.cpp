@@ -306,7 +306,14 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         std::cout << "checkpoint required (" << r->challenge_type << "): enter the code (empty for an app "
                   << "challenge approved on the phone): " << std::flush;
         std::string code;
-        std::getline(std::cin, code);
+        if (!std::getline(std::cin, code)) {
+            // No line at all (stdin closed, as in a script): sending an empty code would answer
+            // for an app challenge nobody approved.
+            std::cout << "\n";
+            throw usage_error("checkpoint required (" + r->challenge_type + ") for account " + account_id +
+                              ", but no code could be read: standard input is closed; run `accounts connect` again "
+                              "where a code can be typed (an empty line, for an app challenge approved on the phone)");
+        }
         orch::outreach::checkpoint_params cp;
         cp.account_id = account_id;
         cp.code = code;
@@ -763,25 +770,41 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
     return {std::move(leads), charge, std::move(*r)};
 }
 
+// A database for a command that can go on without one (`campaign validate`, `estimate`): nullptr
+// when none is configured or it cannot be used (down, not migrated), and `problem` says which.
+std::unique_ptr<orch::engine::store> optional_store(const settings& s, std::string& problem) {
+    problem = "no database configured";
+    if (s.database_url.empty()) {
+        return nullptr;
+    }
+    try {
+        auto opened = std::make_unique<orch::engine::store>(s.database_url);
+        opened->require_current();
+        return opened;
+    } catch (const std::exception& e) {
+        // libpq's messages run over lines; the first says what happened.
+        const std::string what = e.what();
+        problem = "the database did not answer (" + what.substr(0, what.find('\n')) + ")";
+        return nullptr;
+    }
+}
+
 int cmd_campaign_validate(const global_options& g, const std::string& file, bool search_again) {
-    // Accounts are checked when a database is configured; the file alone otherwise.
+    // Accounts are checked when a database is configured and answers; the file alone otherwise.
     settings_needs needs;
     needs.database = false;
     auto s = load(g, needs);
-    std::unique_ptr<orch::engine::store> db;
-    if (!s.database_url.empty()) {
-        db = std::make_unique<orch::engine::store>(s.database_url);
-        db->require_current();
-    }
+    std::string db_problem;
+    auto db = optional_store(s, db_problem);
     auto c = load_campaign_file(file, db.get(), false);
     std::cout << file << ": ok (campaign '" << c.value.name << "', "
               << orch::text::counted(static_cast<std::int64_t>(c.value.steps.size()), "step", "steps")
-              << (db ? "" : "; accounts not checked: no database configured") << ")\n";
+              << (db ? "" : "; accounts not checked: " + orch::text::escaped(db_problem)) << ")\n";
     if (!db && c.value.who.kind == orch::campaigns::audience::source::search) {
         // The budget an apply's search would need is the database's: say the prediction was not made.
         std::cerr << "warning: whether an apply" << (search_again ? " with --search-again" : "")
-                  << " would send the audience search (the budget and caps it needs) is not checked: no database "
-                     "configured\n";
+                  << " would send the audience search (the budget and caps it needs) is not checked: "
+                  << orch::text::escaped(db_problem) << "\n";
     }
     if (db) {
         // What an apply sent now would refuse, before anything is stored or billed.
@@ -809,19 +832,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     auto s = load(g, needs);
     // With a database configured, the senders are looked up as `campaign validate` does; a
     // database that cannot answer (down, not migrated) leaves the forecast offline, with a warning.
-    std::unique_ptr<orch::engine::store> db;
-    std::string db_problem = "no database configured";
-    if (!s.database_url.empty()) {
-        try {
-            auto opened = std::make_unique<orch::engine::store>(s.database_url);
-            opened->require_current();
-            db = std::move(opened);
-        } catch (const std::exception& e) {
-            // libpq's messages run over lines; the first says what happened.
-            const std::string what = e.what();
-            db_problem = "the database did not answer (" + what.substr(0, what.find('\n')) + ")";
-            std::cerr << "warning: the senders are not looked up: " << orch::text::escaped(db_problem) << "\n";
-        }
+    std::string db_problem;
+    auto db = optional_store(s, db_problem);
+    if (!db && !s.database_url.empty()) {
+        std::cerr << "warning: the senders are not looked up: " << orch::text::escaped(db_problem) << "\n";
     }
     auto c = load_campaign_file(file, db.get(), false);
     namespace cs = orch::campaigns;

@@ -563,7 +563,8 @@ TEST_F(EngineTest, PauseParksAndResumeWakesACampaign) {
 
 // E-mail and password logins that the API answers with a checkpoint: the command asks for the
 // code on its standard input. The right code connects and stores the account; a wrong one is
-// refused with the API's message and stores nothing.
+// refused with the API's message and stores nothing; with standard input closed, no code is sent
+// (an empty one would stand for an app challenge approved on the phone).
 TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
     sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{"--checkpoint-rate", "1"});
     env_ = std::make_unique<orchestrator_env>(sandbox_->port());
@@ -573,6 +574,15 @@ TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
     EXPECT_NE(wrong.exit_code, 0) << wrong.output;
     EXPECT_NE(wrong.output.find("checkpoint required"), std::string::npos) << wrong.output;
     EXPECT_NE(wrong.output.find("checkpoint refused"), std::string::npos) << wrong.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "0");
+
+    auto closed = env_->run({"accounts", "connect", "--email", "c@example.com", "--password", "pw-c", "--country",
+                             "FR", "--label", "mail-c"},
+                            60'000, std::string());
+    EXPECT_EQ(closed.exit_code, 2) << closed.output;
+    EXPECT_NE(closed.output.find("but no code could be read: standard input is closed"), std::string::npos)
+        << closed.output;
+    EXPECT_EQ(closed.output.find("checkpoint refused"), std::string::npos) << closed.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "0");
 
     auto right = env_->run({"accounts", "connect", "--email", "b@example.com", "--password", "pw-b", "--country", "FR",

@@ -1056,6 +1056,16 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
                             "and caps it needs) is not checked: no database configured"),
               std::string::npos)
         << r.output;
+    // A database that does not answer: the file is still validated, as `campaign estimate` does.
+    env_->set("DATABASE_URL", "postgresql://orch@127.0.0.1:1/orch");
+    r = env_->run({"campaign", "validate", file});
+    env_->set("DATABASE_URL", env_->database_url());
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("accounts not checked: the database did not answer ("), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("would send the audience search (the budget and caps it needs) is not checked: the "
+                            "database did not answer ("),
+              std::string::npos)
+        << r.output;
     // A changed audience needs a search: refused the same way, with no flag.
     write(30, 1'000, "budget_per_day_credits: 2\n");
     r = env_->run({"campaign", "validate", file});
