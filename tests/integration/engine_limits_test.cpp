@@ -1046,10 +1046,15 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
                             "day cap of 2 credits"),
               std::string::npos)
         << r.output;
+    // `campaign validate` with another DATABASE_URL, the test's restored after it.
+    const auto validate_with_database = [&](const std::string& url, std::vector<std::string> args) {
+        env_->set("DATABASE_URL", url);
+        auto out = env_->run(std::move(args));
+        env_->set("DATABASE_URL", env_->database_url());
+        return out;
+    };
     // Without a database the prediction cannot be made, and validate says so.
-    env_->set("DATABASE_URL", "");
-    r = env_->run({"campaign", "validate", file, "--search-again"});
-    env_->set("DATABASE_URL", env_->database_url());
+    r = validate_with_database("", {"campaign", "validate", file, "--search-again"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("accounts not checked: no database configured"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("warning: whether an apply with --search-again would send the audience search (the budget "
@@ -1057,9 +1062,7 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
               std::string::npos)
         << r.output;
     // A database that does not answer: the file is still validated, as `campaign estimate` does.
-    env_->set("DATABASE_URL", "postgresql://orch@127.0.0.1:1/orch");
-    r = env_->run({"campaign", "validate", file});
-    env_->set("DATABASE_URL", env_->database_url());
+    r = validate_with_database("postgresql://orch@127.0.0.1:1/orch", {"campaign", "validate", file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("accounts not checked: the database did not answer ("), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("would send the audience search (the budget and caps it needs) is not checked: the "
