@@ -54,10 +54,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
-#include <random>
 #include <set>
 #include <sstream>
-#include <span>
 #include <thread>
 #include <tuple>
 #include <unistd.h>
@@ -144,15 +142,10 @@ auto with_client(const settings& s, F f) {
 // with_client for a command's call that must count in the API key's request rate, as the workers'
 // and serve's calls do: the key's limit is the API's, shared by everything that uses the key.
 // With Redis configured, the call first takes a place in the key's bucket (account "~cli", as
-// serve's account-less calls take "~serve"), waiting for at most 2 minutes; a RATE_LIMITED answer
-// then writes the key's cooldown for every worker. Redis not answering stops the command before
-// anything is sent: its place could not be counted. Without Redis, the call goes as it is (the
-// workers cannot count theirs either).
-// The call stands in the key's queue of turns as a lead due for the first time (a lead id of its
-// own, negative so it is never an enrollment's): it does not take a place a worker's queued lead
-// has come back for, and, when the rate is busy, it takes the next turn at the queue's end and
-// comes back at it. So commands waiting at once are served in the order they asked, among the
-// workers' leads, instead of racing for each place that frees.
+// serve's account-less calls take "~serve"), waiting as the bucket says for at most 2 minutes; a
+// RATE_LIMITED answer then writes the key's cooldown for every worker. Redis not answering stops
+// the command before anything is sent: its place could not be counted. Without Redis, the call
+// goes as it is (the workers cannot count theirs either).
 template <typename F>
 auto with_gated_client(const settings& s, F f) {
     std::unique_ptr<orch::limits::limiter> limiter;
@@ -162,16 +155,7 @@ auto with_gated_client(const settings& s, F f) {
         c.account_id = "~cli";
         c.what = orch::limits::action::check_invitation;
         c.day = orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(orch::limits::local_day{});
-        std::random_device entropy;
-        c.lead = -std::uniform_int_distribution<std::int64_t>(1, std::int64_t{1} << 53)(entropy);
-        c.queue_role = orch::limits::key_queue_role::first_arrival;
         const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-        const auto no_place = [](const std::string& held, std::chrono::milliseconds next) {
-            return orch::engine::failure(orch::engine::error_category::unavailable,
-                                         held + " has no place for this call within 2 minutes (the next is " +
-                                             std::to_string((next.count() + 999) / 1000) +
-                                             " s away); nothing was sent (try again later)");
-        };
         for (;;) {
             const auto v = limiter->take(c);
             if (v.allowed) {
@@ -182,38 +166,20 @@ auto with_gated_client(const settings& s, F f) {
                                             "Redis did not answer, so this call could not take its place in the API "
                                             "key's request rate; nothing was sent (try again later)");
             }
-            const auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - std::chrono::steady_clock::now());
-            std::chrono::milliseconds wait = v.retry_after;
-            std::string waiting_for;
-            if (v.why == orch::limits::reason::rate && c.queue_role == orch::limits::key_queue_role::first_arrival) {
-                const std::int64_t lead = c.lead;
-                const auto turn = limiter->queue(std::span(&lead, 1), v.retry_after, std::max(left, {}));
-                if (!turn) {
-                    throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                                "Redis did not answer, so this call could not take a turn in the API "
-                                                "key's request rate; nothing was sent (try again later)");
-                }
-                wait = std::chrono::ceil<std::chrono::milliseconds>(turn->first);
-                if (turn->given == 0) {
-                    throw no_place("the API key's request rate", wait);
-                }
-                c.queue_role = orch::limits::key_queue_role::queued;
-                waiting_for = "its turn in the API key's request rate";
-            } else {
-                // The key's cooldown after a 429, or its rate when this call missed its turn.
-                waiting_for = v.why == orch::limits::reason::cooldown_key
-                                  ? "the API key's cooldown after a RATE_LIMITED answer"
-                                  : "the API key's request rate";
-                if (v.why == orch::limits::reason::bad_input || std::chrono::microseconds(v.retry_after) > left) {
-                    throw no_place(waiting_for, v.retry_after);
-                }
+            const auto seconds = std::to_string((v.retry_after.count() + 999) / 1000);
+            // The key's cooldown after a 429, or its rate (busy with the workers' calls).
+            const std::string held = v.why == orch::limits::reason::cooldown_key
+                                         ? "the API key's cooldown after a RATE_LIMITED answer"
+                                         : "the API key's request rate";
+            if (v.why == orch::limits::reason::bad_input || std::chrono::steady_clock::now() + v.retry_after > deadline) {
+                throw orch::engine::failure(orch::engine::error_category::unavailable,
+                                            held + " has no place for this call within 2 minutes (the next is " + seconds +
+                                                " s away); nothing was sent (try again later)");
             }
-            if (wait > std::chrono::seconds(1)) {
-                std::cerr << "waiting " << (wait.count() + 999) / 1000 << " s for " << waiting_for << "\n";
+            if (v.retry_after > std::chrono::seconds(1)) {
+                std::cerr << "waiting " << seconds << " s for " << held << "\n";
             }
-            // The whole wait at once: a queued call back before its turn would take the first
-            // place that frees ahead of the leads queued before it (the take ends its turn).
-            std::this_thread::sleep_for(std::max(wait, std::chrono::milliseconds(10)));
+            std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), std::chrono::milliseconds(30'000)));
         }
     }
     auto r = with_client(s, f);
