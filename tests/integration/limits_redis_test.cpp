@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdlib>
@@ -1150,6 +1151,75 @@ TEST(LimitsOutage, RedisStoppedBetweenBatchesFailsTheNextBatchClosed) {
         EXPECT_EQ(v.why, reason::unavailable);
     }
     EXPECT_TRUE(lim.unavailable());
+}
+
+
+// Redis closes a client's connection when it sits idle past Redis's `timeout`, when an operator
+// kills it, and when Redis restarts. A pooled connection it closed is replaced when it is next
+// taken, without an outage: a take waiting between calls (an operator's command waiting for the
+// key's rate, a worker at a quiet key) must not fail closed while Redis answers.
+TEST(LimitsOutage, AConnectionRedisClosedWhileIdleIsReplacedWithoutAnOutage) {
+    if (std::system("command -v redis-server >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "redis-server is not installed";
+    }
+    int port = free_port();
+    own_redis server(port);
+    ASSERT_TRUE(server.start());
+    settings s;
+    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+    s.api_key = random_key();
+    s.key_requests_per_s = 0;
+    s.reconnect_interval_ms = 60'000;  // an outage, once started, would deny every take below
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
+    limiter lim(s);
+    check c;
+    c.account_id = "acc_idle_closed";
+    c.what = action::invite;
+    c.day = today;
+    ASSERT_TRUE(lim.take(c).allowed);
+    std::vector<check> batch(5, c);
+    for (const verdict& v : lim.take_many(batch)) {
+        ASSERT_TRUE(v.allowed);
+    }
+
+    redisContext* admin = redisConnect("127.0.0.1", port);
+    ASSERT_TRUE(admin != nullptr && admin->err == 0);
+    auto kill_the_limiters_connections = [&] {
+        reply_ptr killed(static_cast<redisReply*>(redisCommand(admin, "CLIENT KILL TYPE normal SKIPME yes")));
+        ASSERT_TRUE(killed && killed->type == REDIS_REPLY_INTEGER);
+        ASSERT_GE(killed->integer, 1);
+        // Closed once Redis lists only this connection.
+        ASSERT_TRUE(eventually([&] {
+            reply_ptr list(static_cast<redisReply*>(redisCommand(admin, "CLIENT LIST TYPE normal")));
+            return list && list->type == REDIS_REPLY_STRING &&
+                   std::count(list->str, list->str + list->len, '\n') == 1;
+        }));
+    };
+
+    kill_the_limiters_connections();
+    verdict one = lim.take(c);
+    EXPECT_TRUE(one.allowed) << to_string(one.why);
+    EXPECT_EQ(one.used_today, 7);
+    EXPECT_FALSE(lim.unavailable());
+
+    kill_the_limiters_connections();
+    std::vector<verdict> got = lim.take_many(batch);
+    ASSERT_EQ(got.size(), batch.size());
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_TRUE(got[i].allowed) << i << ": " << to_string(got[i].why);
+        EXPECT_EQ(got[i].used_today, static_cast<std::int64_t>(8 + i)) << i;
+    }
+    EXPECT_FALSE(lim.unavailable());
+    redisFree(admin);
+
+    // A restart closes every connection; the first take after it goes on a new one (and counts
+    // in the new, empty Redis).
+    server.stop();
+    ASSERT_TRUE(server.start());
+    verdict after = lim.take(c);
+    EXPECT_TRUE(after.allowed) << to_string(after.why);
+    EXPECT_EQ(after.used_today, 1);
+    EXPECT_FALSE(lim.unavailable());
 }
 
 }  // namespace

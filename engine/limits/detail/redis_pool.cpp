@@ -2,7 +2,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <poll.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+
+#include <cerrno>
 
 namespace orch::limits::detail {
 
@@ -37,6 +41,25 @@ bool setup(redisContext* c, const std::vector<std::string>& args, std::string& e
         return false;
     }
     return true;
+}
+// Whether an idle connection can still carry a command: Redis closes connections it finds idle
+// past its `timeout` setting, and all of them when it restarts, without the client knowing until
+// it reads. A connection at rest has nothing to read, so anything readable (an end of file, an
+// error, or bytes no command asked for) means it is dead. One poll() without waiting.
+bool still_open(const redisContext* c) {
+    pollfd p{};
+    p.fd = c->fd;
+    p.events = POLLIN;
+    int n = ::poll(&p, 1, 0);
+    if (n == 0) {
+        return true;
+    }
+    if (n < 0) {
+        return errno == EINTR;
+    }
+    char byte = 0;
+    ssize_t got = ::recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return got < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 }  // namespace
 
@@ -78,11 +101,19 @@ context_ptr redis_pool::connect(std::string& error) const {
 }
 
 context_ptr redis_pool::acquire(std::string& error) {
-    {
-        std::lock_guard lock(mutex_);
-        if (!idle_.empty()) {
-            context_ptr c = std::move(idle_.back());
+    for (;;) {
+        context_ptr c;
+        {
+            std::lock_guard lock(mutex_);
+            if (idle_.empty()) {
+                break;
+            }
+            c = std::move(idle_.back());
             idle_.pop_back();
+        }
+        // A connection Redis closed while it sat idle is dropped here, so its command goes on a
+        // fresh one instead of failing and starting an outage Redis is not in.
+        if (c->err == 0 && still_open(c.get())) {
             return c;
         }
     }
