@@ -837,7 +837,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
             auto r = error_reply(e.code == "LIMITS_UNAVAILABLE" ? http::status::service_unavailable
                                  : limited                      ? http::status::too_many_requests
                                                                 : http::status::bad_gateway,
-                                 "the audience search failed: " + outreach::describe(e) + "; nothing was stored");
+                                 search_failure_text(e));
             if (limited) {
                 r.retry_after_s = std::max<std::int64_t>(1, e.retry_after_s.value_or(1));
             }

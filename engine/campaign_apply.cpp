@@ -79,17 +79,26 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                     co_await t.async_wait(boost::asio::use_awaitable);
                     continue;
                 }
+                // What holds the page, and for how long, in words.
+                const auto next_s = std::to_string((refused->retry_after.count() + 999) / 1000);
+                std::string held = refused->why;
+                if (refused->passing) {
+                    held += " has no place for it within " + std::to_string(search_wait_max.count()) +
+                            " s (the next is " + next_s + " s away" +
+                            (waited.count() > 0 ? "; it waited " + std::to_string((waited.count() + 999) / 1000) + " s"
+                                                : std::string()) +
+                            ")";
+                }
                 if (out.calls == 0) {
                     outreach::error e;
                     e.kind = outreach::error_kind::cancelled;
                     e.what_to_do = outreach::disposition::retry_later;
                     e.code = refused->unavailable ? "LIMITS_UNAVAILABLE" : "NOT_SENT";
                     e.retry_after_s = (refused->retry_after.count() + 999) / 1000;
-                    e.message = "the audience search was not sent: " + refused->why +
-                                (refused->passing ? " after waiting " + std::to_string(waited.count() / 1000) + " s" : "");
+                    e.message = "the audience search was not sent: " + held;
                     co_return e;
                 }
-                out.stopped = refused->why;
+                out.stopped = "page " + std::to_string(out.calls + 1) + " was not sent: " + held;
                 break;
             }
         }
@@ -147,7 +156,7 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
     return [&limiter, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone, account_quota, cap,
             pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
         if (cap >= 0 && pages >= cap) {
-            return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls)",
+            return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls) is used up",
                                 std::chrono::hours(24), false, false};
         }
         limits::check c;
@@ -162,17 +171,32 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         }
         const bool passing = v.why == limits::reason::rate || v.why == limits::reason::cooldown_key ||
                              v.why == limits::reason::cooldown_account || v.why == limits::reason::pacing;
-        // Which limit, in words: the sender's own override or the default when it is a quota.
-        std::string which = limits::to_string(v.why);
-        if (v.why == limits::reason::day_quota || v.why == limits::reason::week_quota) {
-            const bool day = v.why == limits::reason::day_quota;
-            const auto n = account_quota ? (day ? account_quota->per_day : account_quota->per_week) : -1;
-            which = std::string("the search ") + (day ? "day" : "week") + " quota of account " + sender +
-                    (account_quota ? " (its override: " + std::to_string(n) + ")" : std::string(" (the default)"));
+        // Which limit, in words (search_audience adds how long a passing one holds the page); for
+        // a quota, the sender's own override or the default.
+        const auto in_s = std::to_string((v.retry_after.count() + 999) / 1000);
+        std::string which;
+        switch (v.why) {
+            case limits::reason::rate: which = "the API key's request rate (key_requests_per_minute)"; break;
+            case limits::reason::cooldown_key: which = "the API key's cooldown after a RATE_LIMITED answer"; break;
+            case limits::reason::cooldown_account:
+                which = "account " + sender + "'s search cooldown after a RATE_LIMITED answer";
+                break;
+            case limits::reason::pacing: which = "account " + sender + "'s pacing of its searches"; break;
+            case limits::reason::day_quota:
+            case limits::reason::week_quota: {
+                const bool day = v.why == limits::reason::day_quota;
+                const auto n = account_quota ? (day ? account_quota->per_day : account_quota->per_week) : -1;
+                which = std::string("the search ") + (day ? "day" : "week") + " quota of account " + sender +
+                        (account_quota ? " (its override: " + std::to_string(n) + ")" : std::string(" (the default)")) +
+                        " is used up; it frees in " + in_s + " s";
+                break;
+            }
+            case limits::reason::unavailable:
+                which = "Redis did not answer, so the search could not take its place in the rate limits";
+                break;
+            default: which = std::string("the rate-limit check refused it (") + limits::to_string(v.why) + ")"; break;
         }
-        return page_refusal{"the rate-limit bucket refused it: " + which + ", retry in " +
-                                std::to_string((v.retry_after.count() + 999) / 1000) + " s",
-                            std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
+        return page_refusal{which, std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
                             v.why == limits::reason::unavailable};
     };
 }
@@ -185,6 +209,13 @@ sender_search_limits search_limits_of(store& db, const std::string& sender,
         }
     }
     return {};
+}
+
+std::string search_failure_text(const outreach::error& e) {
+    if (e.code == "NOT_SENT" || e.code == "LIMITS_UNAVAILABLE") {
+        return e.message + "; nothing was stored";
+    }
+    return "the audience search failed: " + outreach::describe(e) + "; nothing was stored";
 }
 
 apply_charge audience_charge(const audience_found& found, const std::string& sender) {

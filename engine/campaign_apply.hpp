@@ -65,6 +65,9 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                                          const campaigns::campaign& c,
                                                                          page_gate before_page = {});
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
+// What an apply says of a failed audience search: a page our own limits held back (NOT_SENT,
+// LIMITS_UNAVAILABLE: nothing left this process) in its own words, else the API's error.
+std::string search_failure_text(const outreach::error& e);
 // What the sender's own row says about its searches (search_limits_of).
 struct sender_search_limits {
     std::optional<limits::quota> quota;  // its override of the search quota; nullopt: the default

@@ -143,13 +143,15 @@ auto with_client(const settings& s, F f) {
 // and serve's calls do: the key's limit is the API's, shared by everything that uses the key.
 // With Redis configured, the call first takes a place in the key's bucket (account "~cli", as
 // serve's account-less calls take "~serve"), waiting as the bucket says for at most 2 minutes; a
-// RATE_LIMITED answer then writes the key's cooldown for every worker. Redis not answering stops
-// the command before anything is sent: its place could not be counted. Without Redis, the call
-// goes as it is (the workers cannot count theirs either).
+// RATE_LIMITED answer then writes the key's cooldown for every worker, and an answered call ends
+// the key's streak of them. Redis not answering stops the command before anything is sent: its
+// place could not be counted. Without Redis, the call goes as it is (the workers cannot count
+// theirs either).
 template <typename F>
 auto with_gated_client(const settings& s, F f) {
     std::unique_ptr<orch::limits::limiter> limiter;
     orch::limits::check c;
+    orch::limits::verdict taken;
     if (!s.redis_url.empty()) {
         limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
         c.account_id = "~cli";
@@ -159,6 +161,7 @@ auto with_gated_client(const settings& s, F f) {
         for (;;) {
             const auto v = limiter->take(c);
             if (v.allowed) {
+                taken = v;
                 break;
             }
             if (v.why == orch::limits::reason::unavailable) {
@@ -189,6 +192,10 @@ auto with_gated_client(const settings& s, F f) {
             ra = std::chrono::seconds(*r.error().retry_after_s);
         }
         (void)limiter->rate_limited(c, orch::limits::scope::key, ra);
+    } else if (limiter && r) {
+        // Ends the key's RATE_LIMITED streak the take saw, as a worker's answered call does, so
+        // the next 429's backoff starts short again.
+        limiter->succeeded(c, taken);
     }
     return r;
 }
@@ -281,18 +288,27 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.login_token = token;
     p.email = email;
     p.password = password;
-    // A 429 is waited out (its Retry-After, else a short backoff), at most 3 times and 2 minutes
-    // in all, rather than failing a command the operator would only have to run again.
+    // A 429 is waited out, at most 3 times, rather than failing a command the operator would
+    // only have to run again. With Redis, the 429 wrote the key's cooldown (its Retry-After, else
+    // a backoff) and the retry waits for it in the key's bucket, up to 2 minutes each time, as
+    // every worker does; without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2
+    // minutes in all.
     auto r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     std::int64_t waited_s = 0;
     for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
-        std::int64_t wait_s = std::clamp<std::int64_t>(r.error().retry_after_s.value_or(2LL << tries), 1, 60);
-        if (waited_s + wait_s > 120) {
-            break;
+        const auto& ra = r.error().retry_after_s;
+        const std::string told = ra ? " (Retry-After " + std::to_string(*ra) + " s)" : std::string();
+        if (!s.redis_url.empty()) {
+            std::cerr << "rate limited" << told << ": retrying the login when the API key's cooldown ends\n";
+        } else {
+            std::int64_t wait_s = std::max<std::int64_t>(ra.value_or(2LL << tries), 1);
+            if (waited_s + wait_s > 120) {
+                break;
+            }
+            std::cerr << "rate limited" << told << ": retrying the login in " << wait_s << " s\n";
+            std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+            waited_s += wait_s;
         }
-        std::cerr << "rate limited: retrying the login in " << wait_s << " s\n";
-        std::this_thread::sleep_for(std::chrono::seconds(wait_s));
-        waited_s += wait_s;
         r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     }
     if (!r) {
@@ -756,7 +772,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         return orch::engine::search_audience(api, sender, c, gate);
     });
     if (!r) {
-        const std::string why = "the audience search failed: " + orch::outreach::describe(r.error()) + "; nothing was stored";
+        const std::string why = orch::engine::search_failure_text(r.error());
         // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
         // still empty after the wait, a timeout, a server error) exits 1: try again later.
         const auto d = r.error().what_to_do;

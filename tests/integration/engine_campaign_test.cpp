@@ -627,7 +627,10 @@ TEST_F(EngineTest, ApplyWaitsForTheKeysRateBucketToRefill) {
               0);
     auto refused = env_->run({"campaign", "apply", write("four.yaml", campaign_yaml("four", search_audience(5), "1h", senders))});
     EXPECT_EQ(refused.exit_code, 1) << refused.output;
-    EXPECT_NE(refused.output.find("the rate-limit bucket refused it: rate"), std::string::npos) << refused.output;
+    EXPECT_NE(refused.output.find("the audience search was not sent: the API key's request rate "
+                                  "(key_requests_per_minute) has no place for it within 30 s (the next is "),
+              std::string::npos)
+        << refused.output;
     EXPECT_NE(refused.output.find("try again later"), std::string::npos) << refused.output;
 }
 

@@ -1412,4 +1412,25 @@ TEST_F(LimitsTest, TheOperatorsAccountCommandsTakeTheKeysPlacesAsTheWorkersCalls
     EXPECT_TRUE(requests(before_down).empty());
 }
 
+// `accounts connect` waits out a 429 in the key's bucket, as the workers do: the 429 writes the
+// key's cooldown from its Retry-After, and the retry leaves when it ends, not before.
+TEST_F(LimitsTest, AccountsConnectWaitsOutA429InTheKeysCooldown) {
+    start({});
+    auto burst = control_->post("/control/rate-limit-burst",
+                                {{"key", key_}, {"duration_ms", 1500}, {"retry_after_s", 2}});
+    ASSERT_EQ(burst.status, 200) << burst.body;
+    const auto since = now_ms();
+    auto r = env_->run({"accounts", "connect", "--login-token", "token-4", "--country", "FR", "--label", "sender-4"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("rate limited (Retry-After 2 s): retrying the login when the API key's cooldown ends"),
+              std::string::npos)
+        << r.output;
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), 2u);
+    EXPECT_EQ(log[0].status, 429);
+    EXPECT_EQ(log[1].status, 200);
+    // The sandbox stamps arrivals after the connection opens: 100 ms of slack.
+    EXPECT_GE(log[1].at_ms - log[0].at_ms, 1900);
+}
+
 }  // namespace
