@@ -139,10 +139,86 @@ auto with_client(const settings& s, F f) {
     return fut.get();
 }
 
+// Takes a place for an operator's call in the API key's bucket (check `c`), waiting for it at
+// most 2 minutes; throws (unavailable) when Redis does not answer or no place comes in time.
+// Commands waiting at once stand in the operators' line (limiter::line) and take in the order
+// they asked: only the first in line takes, the others look again every 100 ms. Its ticket is
+// refreshed at least every 5 s of waiting and stays in line 15 s without word, so a command
+// killed while it waits holds the others up for 15 s at most.
+orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const orch::limits::check& c) {
+    constexpr std::chrono::milliseconds alive{15'000}, refresh{5'000}, look_again{100};
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    const auto no_redis = [] {
+        return orch::engine::failure(orch::engine::error_category::unavailable,
+                                     "Redis did not answer, so this call could not take its place in the API "
+                                     "key's request rate; nothing was sent (try again later)");
+    };
+    std::int64_t ticket = 0;
+    // Leaves the line however the wait ends (a ticket not refreshed would leave by itself).
+    struct leave_line {
+        orch::limits::limiter& limiter;
+        const std::int64_t& ticket;
+        std::chrono::milliseconds alive;
+        ~leave_line() {
+            if (ticket > 0) {
+                (void)limiter.line(ticket, alive, true);
+            }
+        }
+    } leave{limiter, ticket, alive};
+    std::int64_t told_ahead = 0;
+    auto told_until = std::chrono::steady_clock::now();
+    for (;;) {
+        const auto place = limiter.line(ticket, alive);
+        if (!place) {
+            throw no_redis();
+        }
+        ticket = place->ticket;
+        const auto now = std::chrono::steady_clock::now();
+        if (place->ahead > 0) {
+            if (now + look_again > deadline) {
+                throw orch::engine::failure(
+                    orch::engine::error_category::unavailable,
+                    std::to_string(place->ahead) + " operator command(s) asked for the API key's places before this "
+                        "one and are still waiting after 2 minutes; nothing was sent (try again later)");
+            }
+            if (place->ahead != told_ahead) {
+                std::cerr << "waiting for " << place->ahead
+                          << " operator command(s) that asked for the API key's places before this one\n";
+                told_ahead = place->ahead;
+            }
+            std::this_thread::sleep_for(look_again);
+            continue;
+        }
+        const auto v = limiter.take(c);
+        if (v.allowed) {
+            return v;
+        }
+        if (v.why == orch::limits::reason::unavailable) {
+            throw no_redis();
+        }
+        const auto seconds = std::to_string((v.retry_after.count() + 999) / 1000);
+        // The key's cooldown after a 429, or its rate (busy with the workers' calls).
+        const std::string held = v.why == orch::limits::reason::cooldown_key
+                                     ? "the API key's cooldown after a RATE_LIMITED answer"
+                                     : "the API key's request rate";
+        if (v.why == orch::limits::reason::bad_input || now + v.retry_after > deadline) {
+            throw orch::engine::failure(orch::engine::error_category::unavailable,
+                                        held + " has no place for this call within 2 minutes (the next is " + seconds +
+                                            " s away); nothing was sent (try again later)");
+        }
+        // Said once per wait, not again at each refresh of the ticket within it.
+        if (v.retry_after > std::chrono::seconds(1) && now + v.retry_after > told_until + std::chrono::seconds(1)) {
+            std::cerr << "waiting " << seconds << " s for " << held << "\n";
+            told_until = now + v.retry_after;
+        }
+        std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), refresh));
+    }
+}
+
 // with_client for a command's call that must count in the API key's request rate, as the workers'
 // and serve's calls do: the key's limit is the API's, shared by everything that uses the key.
 // With Redis configured, the call first takes a place in the key's bucket (account "~cli", as
-// serve's account-less calls take "~serve"), waiting as the bucket says for at most 2 minutes; a
+// serve's account-less calls take "~serve"), waiting for it at most 2 minutes (wait_for_key_place); a
 // RATE_LIMITED answer then writes the key's cooldown for every worker, and an answered call ends
 // the key's streak of them. Redis not answering stops the command before anything is sent: its
 // place could not be counted. Without Redis, the call goes as it is (the workers cannot count
@@ -157,33 +233,7 @@ auto with_gated_client(const settings& s, F f) {
         c.account_id = "~cli";
         c.what = orch::limits::action::check_invitation;
         c.day = orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value_or(orch::limits::local_day{});
-        const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-        for (;;) {
-            const auto v = limiter->take(c);
-            if (v.allowed) {
-                taken = v;
-                break;
-            }
-            if (v.why == orch::limits::reason::unavailable) {
-                throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                            "Redis did not answer, so this call could not take its place in the API "
-                                            "key's request rate; nothing was sent (try again later)");
-            }
-            const auto seconds = std::to_string((v.retry_after.count() + 999) / 1000);
-            // The key's cooldown after a 429, or its rate (busy with the workers' calls).
-            const std::string held = v.why == orch::limits::reason::cooldown_key
-                                         ? "the API key's cooldown after a RATE_LIMITED answer"
-                                         : "the API key's request rate";
-            if (v.why == orch::limits::reason::bad_input || std::chrono::steady_clock::now() + v.retry_after > deadline) {
-                throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                            held + " has no place for this call within 2 minutes (the next is " + seconds +
-                                                " s away); nothing was sent (try again later)");
-            }
-            if (v.retry_after > std::chrono::seconds(1)) {
-                std::cerr << "waiting " << seconds << " s for " << held << "\n";
-            }
-            std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), std::chrono::milliseconds(30'000)));
-        }
+        taken = wait_for_key_place(*limiter, c);
     }
     auto r = with_client(s, f);
     if (limiter && !r && r.error().code == "RATE_LIMITED") {

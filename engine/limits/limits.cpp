@@ -849,6 +849,19 @@ std::optional<limiter::queue_turns> limiter::queue(std::span<const std::int64_t>
                        std::min(n, static_cast<std::size_t>(r->element[1]->integer))};
 }
 
+std::optional<limiter::line_place> limiter::line(std::int64_t ticket, std::chrono::milliseconds alive, bool leave) {
+    const detail::reply_ptr r = impl_->eval(impl_->buckets, {"3", impl_->key_key + ":line", impl_->key_key + ":line:seen",
+                                                             impl_->key_key + ":line:last", "line",
+                                                             std::to_string(std::max<std::int64_t>(0, ticket)),
+                                                             std::to_string(std::max<std::int64_t>(1, alive.count())),
+                                                             leave ? "1" : "0"});
+    if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_INTEGER ||
+        r->element[1]->type != REDIS_REPLY_INTEGER) {
+        return std::nullopt;
+    }
+    return line_place{r->element[0]->integer, r->element[1]->integer};
+}
+
 std::optional<std::vector<active_cooldown>> limiter::cooldowns() {
     detail::reply_ptr rep = impl_->eval(impl_->buckets, {"1", impl_->cooldowns_key, "cooldowns"});
     if (!rep || rep->type != REDIS_REPLY_ARRAY) {

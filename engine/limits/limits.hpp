@@ -284,6 +284,17 @@ public:
     std::optional<queue_turns> queue(std::span<const std::int64_t> leads, std::chrono::microseconds free_in,
                                      std::chrono::microseconds reach);
 
+    // The line of operators' commands (the CLI) waiting for the key's places, shared in Redis by
+    // every process of the API key, so that commands waiting at once are served in the order
+    // they asked rather than racing for each place that frees. ticket 0 joins at the end; a
+    // ticket is refreshed by each call and stays in line for `alive` without one; `leave`
+    // leaves. nullopt when Redis is unavailable.
+    struct line_place {
+        std::int64_t ticket = 0;
+        std::int64_t ahead = 0;  // tickets before this one still in line
+    };
+    std::optional<line_place> line(std::int64_t ticket, std::chrono::milliseconds alive, bool leave = false);
+
     // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
     // `quotas` overrides the defaults per action (index = action), as in check::account_quota.
     // nullopt when Redis is unavailable or the account id is empty.

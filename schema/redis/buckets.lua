@@ -10,6 +10,7 @@
 --   cooldowns every scope cooling down now, from the index the cooldown op keeps (the workers'
 --             send-time mirrors read it in one call, however many accounts there are)
 --   queue     turns for the key's places, one queue shared by every worker (engine/limits_gate)
+--   line      the operators' commands waiting for the key's places, in the order they asked
 --
 -- Times (rate, cooldowns, pacing) come from Redis TIME, so every worker on every host agrees; the
 -- caller passes only the local day number of the quota counters (days since 1970-01-01 in the
@@ -490,6 +491,39 @@ if op == 'queue' then
         end
     end
     return {start - now_us, k}
+end
+
+if op == 'line' then
+    -- KEYS[1] the tickets of the commands in line (a sorted set: score and member the ticket),
+    -- KEYS[2] when each ticket's holder last said it still waits (ticket -> ms, a hash), KEYS[3]
+    -- the last ticket given. ARGV[2] the ticket (0: a new one, at the end of the line), [3] how
+    -- long a ticket stays in line without word from its holder (ms; a command killed while it
+    -- waits holds the others up no longer), [4] '1' to leave the line. Returns {the ticket, the
+    -- tickets ahead of it still in line} ({ticket, 0} after leaving).
+    local ticket, ttl = tonumber(ARGV[2]), tonumber(ARGV[3])
+    if ARGV[4] == '1' then
+        redis.call('ZREM', KEYS[1], ARGV[2])
+        redis.call('HDEL', KEYS[2], ARGV[2])
+        return {ticket, 0}
+    end
+    if ticket == 0 then
+        ticket = redis.call('INCR', KEYS[3])
+        redis.call('ZADD', KEYS[1], ticket, ticket)
+    end
+    redis.call('HSET', KEYS[2], ticket, now)
+    local ahead = 0
+    for _, t in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ticket)) do
+        local seen = tonumber(redis.call('HGET', KEYS[2], t) or '0')
+        if now - seen > ttl then
+            redis.call('ZREM', KEYS[1], t)
+            redis.call('HDEL', KEYS[2], t)
+        else
+            ahead = ahead + 1
+        end
+    end
+    local keep = string.format('%.0f', ttl + 3600000)
+    for i = 1, 3 do redis.call('PEXPIRE', KEYS[i], keep) end
+    return {ticket, ahead}
 end
 
 if op == 'cooldowns' then

@@ -1433,4 +1433,55 @@ TEST_F(LimitsTest, AccountsConnectWaitsOutA429InTheKeysCooldown) {
     EXPECT_GE(log[1].at_ms - log[0].at_ms, 1900);
 }
 
+// Commands waiting for the key at once stand in the operators' line, so they are served in the
+// order they asked. Before, each slept until the next place freed and they raced for it: every
+// waiter woke at the same instant (a trial saw a later connect go first and an earlier sync give
+// up after 2 minutes).
+TEST_F(LimitsTest, TheOperatorsCommandsWaitingForTheKeyAreServedInTheOrderTheyAsked) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "20");
+    env_->set("ORCH_KEY_BURST", "1");
+    constexpr std::size_t n = 4;
+    std::vector<std::unique_ptr<background_process>> syncs;
+    std::vector<std::int64_t> exited_ms(n, 0);
+    const auto look = [&] {
+        for (std::size_t i = 0; i < syncs.size(); ++i) {
+            if (exited_ms[i] == 0 && !syncs[i]->alive()) {
+                exited_ms[i] = now_ms();
+            }
+        }
+    };
+    const auto since = now_ms();
+    // 400 ms apart: each asks after the one before (a process starts in well under that), and all
+    // before the first place frees, 3 s after the first took the burst.
+    for (std::size_t i = 0; i < n; ++i) {
+        syncs.push_back(env_->spawn({"accounts", "sync"}));
+        for (int k = 0; k < 40; ++k) {
+            look();
+            std::this_thread::sleep_for(10ms);
+        }
+    }
+    const auto give_up = std::chrono::steady_clock::now() + 60s;
+    while (std::count(exited_ms.begin(), exited_ms.end(), 0) > 0 && std::chrono::steady_clock::now() < give_up) {
+        look();
+        std::this_thread::sleep_for(10ms);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        ASSERT_EQ(syncs[i]->wait(0), 0) << "sync " << i << ":\n" << syncs[i]->log();
+    }
+    // In the order asked: each exits a place (3 s) after the one before, less what a loaded
+    // machine adds between a call's answer and its process's exit. Before, the three waiting
+    // woke at the same instant and went in any order.
+    for (std::size_t i = 1; i < n; ++i) {
+        EXPECT_GT(exited_ms[i], exited_ms[i - 1] + 1000) << "sync " << i << " against sync " << i - 1 << ":\n"
+                                                         << syncs[i]->log();
+    }
+    // And one place each, 3 s apart, by the sandbox's arrival stamps.
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), n);
+    for (std::size_t i = 1; i < n; ++i) {
+        EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 2800) << log[i].action;
+    }
+}
+
 }  // namespace

@@ -813,6 +813,47 @@ TEST_F(LimitsRedis, DaySlotsAreReusedAfterAWeekAndIdleCampaignsAreDropped) {
     EXPECT_EQ(lim.take(c).why, reason::campaign_quota);
 }
 
+// The operators' line: tickets in the order asked, the ones ahead counted while their holders
+// keep saying they wait, a holder that stops saying so dropped after `alive`, and a ticket that
+// leaves no longer counted.
+TEST_F(LimitsRedis, TheOperatorsLineServesTicketsInOrderAndDropsSilentOnes) {
+    limiter lim(base());
+    const std::chrono::milliseconds alive{400};
+    auto first = lim.line(0, alive);
+    auto second = lim.line(0, alive);
+    auto third = lim.line(0, alive);
+    ASSERT_TRUE(first && second && third);
+    EXPECT_EQ(second->ticket, first->ticket + 1);
+    EXPECT_EQ(third->ticket, first->ticket + 2);
+    EXPECT_EQ(first->ahead, 0);
+    EXPECT_EQ(second->ahead, 1);
+    EXPECT_EQ(third->ahead, 2);
+
+    // The first leaves (it took its place): the second is at the front.
+    ASSERT_TRUE(lim.line(first->ticket, alive, true));
+    EXPECT_EQ(lim.line(second->ticket, alive)->ahead, 0);
+    EXPECT_EQ(lim.line(third->ticket, alive)->ahead, 1);
+
+    // The second goes silent (killed while it waited); the third keeps saying it waits, and is
+    // at the front once the second's ticket is older than `alive`.
+    const auto silent_since = std::chrono::steady_clock::now();
+    std::int64_t ahead = 1;
+    while (ahead > 0 && std::chrono::steady_clock::now() - silent_since < std::chrono::seconds(5)) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        ahead = lim.line(third->ticket, alive)->ahead;
+    }
+    EXPECT_EQ(ahead, 0);
+    EXPECT_GE(std::chrono::steady_clock::now() - silent_since, alive);
+
+    // Every key of the line expires (an emptied set or hash is gone; the counter stays).
+    ASSERT_TRUE(lim.line(third->ticket, alive, true));
+    EXPECT_GT(pttl(key_scope_key(lim.tag()) + ":line:last"), 0);
+    for (const char* suffix : {":line", ":line:seen"}) {
+        const std::string key = key_scope_key(lim.tag()) + suffix;
+        EXPECT_TRUE(cmd({"EXISTS", key})->integer == 0 || pttl(key) > 0) << key;
+    }
+}
+
 TEST_F(LimitsRedis, ScriptsAreReloadedAfterScriptFlush) {
     limiter lim(base());
     check c = invite("acc_noscript", 100);
