@@ -1076,6 +1076,26 @@ private:
     pid_t pid_ = 0;
 };
 
+// Settings of a limiter on a Redis of the test's own (on `port`): no key rate bucket and no
+// ramp-up, so only Redis's state denies a take; after a failure it reconnects every `reconnect_ms`.
+settings own_redis_settings(int port, std::int64_t reconnect_ms) {
+    settings s;
+    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
+    s.api_key = random_key();
+    s.key_requests_per_s = 0;
+    s.reconnect_interval_ms = reconnect_ms;
+    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
+    return s;
+}
+
+check invite_of(const std::string& account) {
+    check c;
+    c.account_id = account;
+    c.what = action::invite;
+    c.day = today;
+    return c;
+}
+
 TEST(LimitsOutage, ClosedPortFailsClosedAndFast) {
     settings s;
     s.redis_url = "redis://127.0.0.1:" + std::to_string(free_port()) + "/0";
@@ -1121,17 +1141,8 @@ TEST(LimitsOutage, RedisStoppedMidRunFailsClosedThenResumesByItself) {
     int port = free_port();
     own_redis server(port);
     ASSERT_TRUE(server.start());
-    settings s;
-    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
-    s.api_key = random_key();
-    s.key_requests_per_s = 0;  // no key rate bucket: only the outage denies
-    s.reconnect_interval_ms = 50;
-    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
-    limiter lim(s);
-    check c;
-    c.account_id = "acc_outage";
-    c.what = action::invite;
-    c.day = today;
+    limiter lim(own_redis_settings(port, 50));
+    const check c = invite_of("acc_outage");
     ASSERT_TRUE(lim.take(c).allowed);
 
     server.stop();
@@ -1168,17 +1179,8 @@ TEST(LimitsOutage, RedisStoppedBetweenBatchesFailsTheNextBatchClosed) {
     int port = free_port();
     own_redis server(port);
     ASSERT_TRUE(server.start());
-    settings s;
-    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
-    s.api_key = random_key();
-    s.key_requests_per_s = 0;
-    s.reconnect_interval_ms = 60'000;
-    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
-    limiter lim(s);
-    check c;
-    c.account_id = "acc_batch_outage";
-    c.what = action::invite;
-    c.day = today;
+    limiter lim(own_redis_settings(port, 60'000));
+    const check c = invite_of("acc_batch_outage");
     std::vector<check> batch(20, c);
     for (const verdict& v : lim.take_many(batch)) {  // a pooled connection, then the server dies
         ASSERT_TRUE(v.allowed);
@@ -1206,17 +1208,8 @@ TEST(LimitsOutage, AConnectionRedisClosedWhileIdleIsReplacedWithoutAnOutage) {
     int port = free_port();
     own_redis server(port);
     ASSERT_TRUE(server.start());
-    settings s;
-    s.redis_url = "redis://127.0.0.1:" + std::to_string(port) + "/0";
-    s.api_key = random_key();
-    s.key_requests_per_s = 0;
-    s.reconnect_interval_ms = 60'000;  // an outage, once started, would deny every take below
-    s.actions[static_cast<std::size_t>(action::invite)].ramp = {};
-    limiter lim(s);
-    check c;
-    c.account_id = "acc_idle_closed";
-    c.what = action::invite;
-    c.day = today;
+    limiter lim(own_redis_settings(port, 60'000));  // an outage, once started, would deny every take below
+    const check c = invite_of("acc_idle_closed");
     ASSERT_TRUE(lim.take(c).allowed);
     std::vector<check> batch(5, c);
     for (const verdict& v : lim.take_many(batch)) {
