@@ -506,10 +506,10 @@ if op == 'line' then
         redis.call('HDEL', KEYS[2], ARGV[2])
         return {ticket, 0}
     end
-    if ticket == 0 then
-        ticket = redis.call('INCR', KEYS[3])
-        redis.call('ZADD', KEYS[1], ticket, ticket)
-    end
+    if ticket == 0 then ticket = redis.call('INCR', KEYS[3]) end
+    -- Added again at each word: a holder silent for longer than the ttl (a stopped process), or
+    -- the line lost with a restarted Redis, gets its place back.
+    redis.call('ZADD', KEYS[1], ticket, ticket)
     redis.call('HSET', KEYS[2], ticket, now)
     local ahead = 0
     for _, t in ipairs(redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', '(' .. ticket)) do

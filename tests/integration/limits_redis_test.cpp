@@ -844,6 +844,10 @@ TEST_F(LimitsRedis, TheOperatorsLineServesTicketsInOrderAndDropsSilentOnes) {
     }
     EXPECT_EQ(ahead, 0);
     EXPECT_GE(std::chrono::steady_clock::now() - silent_since, alive);
+    // The silent one speaks again (a stopped process resumed): it is back at its place.
+    EXPECT_EQ(lim.line(second->ticket, alive)->ahead, 0);
+    EXPECT_EQ(lim.line(third->ticket, alive)->ahead, 1);
+    ASSERT_TRUE(lim.line(second->ticket, alive, true));
 
     // Every key of the line expires (an emptied set or hash is gone; the counter stays).
     ASSERT_TRUE(lim.line(third->ticket, alive, true));
