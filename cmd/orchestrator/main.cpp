@@ -139,8 +139,22 @@ auto with_client(const settings& s, F f) {
     return fut.get();
 }
 
+// A refused API call as the command's error: the caller's or the account's mistake (the API
+// will answer the same again: give_up, pause_account) exits 2; a refusal that passes (a 429, a
+// timeout, a server error) exits 1, to be tried again later.
+[[noreturn]] void api_refused(const std::string& text, orch::outreach::disposition d) {
+    if (d == orch::outreach::disposition::give_up || d == orch::outreach::disposition::pause_account) {
+        throw usage_error(text);
+    }
+    throw orch::engine::failure(orch::engine::error_category::unavailable, text + " (try again later)");
+}
+[[noreturn]] void api_refused(const std::string& what, const orch::outreach::error& e) {
+    api_refused(what + ": " + orch::outreach::describe(e), e.what_to_do);
+}
+
 // Takes a place for an operator's call in the API key's bucket (check `c`), waiting for it at
-// most 2 minutes; throws (unavailable) when Redis does not answer or no place comes in time.
+// most 2 minutes; throws (unavailable) when Redis does not answer for 10 s or no place comes in
+// time.
 // Commands waiting at once stand in the operators' line (limiter::line) and take in the order
 // they asked: only the first in line takes, the others look again every 100 ms. Its ticket is
 // refreshed at least every 5 s of waiting and stays in line 15 s without word, so a command
@@ -167,11 +181,27 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
     } leave{limiter, ticket, alive};
     std::int64_t told_ahead = 0;
     auto told_until = std::chrono::steady_clock::now();
+    // Redis not answering is waited out for a few seconds (a restart, a failover), as the workers
+    // hold their calls, and then ends the command.
+    constexpr std::chrono::seconds redis_patience{10};
+    std::optional<std::chrono::steady_clock::time_point> redis_down_since;
+    const auto wait_for_redis = [&] {
+        const auto now = std::chrono::steady_clock::now();
+        if (!redis_down_since) {
+            redis_down_since = now;
+            std::cerr << "Redis did not answer; trying again for up to " << redis_patience.count() << " s\n";
+        } else if (now - *redis_down_since >= redis_patience || now >= deadline) {
+            throw no_redis();
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    };
     for (;;) {
         const auto place = limiter.line(ticket, alive);
         if (!place) {
-            throw no_redis();
+            wait_for_redis();
+            continue;
         }
+        redis_down_since.reset();
         ticket = place->ticket;
         const auto now = std::chrono::steady_clock::now();
         if (place->ahead > 0) {
@@ -194,7 +224,8 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
             return v;
         }
         if (v.why == orch::limits::reason::unavailable) {
-            throw no_redis();
+            wait_for_redis();
+            continue;
         }
         const auto seconds = std::to_string((v.retry_after.count() + 999) / 1000);
         // The key's cooldown after a 429, or its rate (busy with the workers' calls).
@@ -202,9 +233,12 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                                      ? "the API key's cooldown after a RATE_LIMITED answer"
                                      : "the API key's request rate";
         if (v.why == orch::limits::reason::bad_input || now + v.retry_after > deadline) {
-            throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                        held + " has no place for this call within 2 minutes (the next is " + seconds +
-                                            " s away); nothing was sent (try again later)");
+            throw orch::engine::failure(
+                orch::engine::error_category::unavailable,
+                (v.why == orch::limits::reason::cooldown_key
+                     ? held + " ends in " + seconds + " s, after the 2 minutes this call may wait"
+                     : held + " has no place for this call within 2 minutes (the next is " + seconds + " s away)") +
+                    "; this call was not sent (try again later)");
         }
         // Said once per wait, not again at each refresh of the ticket within it.
         if (v.retry_after > std::chrono::seconds(1) && now + v.retry_after > told_until + std::chrono::seconds(1)) {
@@ -338,8 +372,8 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.login_token = token;
     p.email = email;
     p.password = password;
-    // A 429 is waited out, at most 3 times, rather than failing a command the operator would
-    // only have to run again. With Redis, the 429 wrote the key's cooldown (its Retry-After, else
+    // A 429 is waited out, with at most 3 retries, rather than failing a command the operator
+    // would only have to run again (a Retry-After over 2 minutes is not: the command exits 1). With Redis, the 429 wrote the key's cooldown (its Retry-After, else
     // a backoff) and the retry waits for it in the key's bucket, up to 2 minutes each time, as
     // every worker does; without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2
     // minutes in all.
@@ -348,6 +382,9 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
         const auto& ra = r.error().retry_after_s;
         const std::string told = ra ? " (Retry-After " + std::to_string(*ra) + " s)" : std::string();
+        if (ra && *ra > 120) {
+            break;  // longer than a retry may wait: said as the login's refusal, exit 1
+        }
         if (!s.redis_url.empty()) {
             std::cerr << "rate limited" << told << ": retrying the login when the API key's cooldown ends\n";
         } else {
@@ -362,7 +399,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     }
     if (!r) {
-        throw usage_error("login refused: " + orch::outreach::describe(r.error()));
+        api_refused("login refused", r.error());
     }
     std::string account_id = r->account_id;
     // The account's status as the API last said it (the login's, or the checkpoint's), as
@@ -385,7 +422,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         cp.code = code;
         auto c = with_gated_client(s, [&](orch::outreach::client& api) { return api.checkpoint(cp); });
         if (!c) {
-            throw usage_error("checkpoint refused: " + orch::outreach::describe(c.error()));
+            api_refused("checkpoint refused", c.error());
         }
         api_status = c->status.empty() ? "connected" : c->status;
     }
@@ -423,7 +460,7 @@ int cmd_accounts_sync(const settings& s) {
     const orch::outreach::list_accounts_params page{500, 0};
     auto r = with_gated_client(s, [&page](orch::outreach::client& api) { return api.list_accounts(page); });
     if (!r) {
-        throw usage_error("listing accounts failed: " + orch::outreach::describe(r.error()));
+        api_refused("listing accounts failed", r.error());
     }
     auto known = db.accounts();
     for (const auto& a : r->items) {
@@ -822,14 +859,9 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         return orch::engine::search_audience(api, sender, c, gate);
     });
     if (!r) {
-        const std::string why = orch::engine::search_failure_text(r.error());
         // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
-        // still empty after the wait, a timeout, a server error) exits 1: try again later.
-        const auto d = r.error().what_to_do;
-        if (d == orch::outreach::disposition::give_up || d == orch::outreach::disposition::pause_account) {
-            throw usage_error(why);
-        }
-        throw orch::engine::failure(orch::engine::error_category::unavailable, why + " (try again later)");
+        // still empty after the wait, a timeout, a server error) exits 1.
+        api_refused(orch::engine::search_failure_text(r.error()), r.error().what_to_do);
     }
     auto charge = orch::engine::audience_charge(*r, sender);
     auto leads = orch::engine::leads_from_search(r->people);

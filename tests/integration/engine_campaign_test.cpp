@@ -571,7 +571,7 @@ TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
     auto wrong = env_->run({"accounts", "connect", "--email", "a@example.com", "--password", "pw-a", "--country", "FR",
                             "--label", "mail-a"},
                            60'000, std::string("000000\n"));
-    EXPECT_NE(wrong.exit_code, 0) << wrong.output;
+    EXPECT_EQ(wrong.exit_code, 2) << wrong.output;  // the caller's mistake
     EXPECT_NE(wrong.output.find("checkpoint required"), std::string::npos) << wrong.output;
     EXPECT_NE(wrong.output.find("checkpoint refused"), std::string::npos) << wrong.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), "0");

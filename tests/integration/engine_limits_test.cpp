@@ -1407,7 +1407,11 @@ TEST_F(LimitsTest, TheOperatorsAccountCommandsTakeTheKeysPlacesAsTheWorkersCalls
     const auto before_down = now_ms();
     auto down = env_->run({"accounts", "connect", "--login-token", "token-7", "--country", "FR"});
     EXPECT_EQ(down.exit_code, 1) << down.output;
-    EXPECT_NE(down.output.find("Redis did not answer"), std::string::npos) << down.output;
+    // Waited out for a while (a restart would be), then given up.
+    EXPECT_NE(down.output.find("Redis did not answer; trying again for up to 10 s"), std::string::npos) << down.output;
+    EXPECT_GE(now_ms() - before_down, 10'000);
+    EXPECT_NE(down.output.find("Redis did not answer, so this call could not take its place"), std::string::npos)
+        << down.output;
     EXPECT_NE(down.output.find("nothing was sent"), std::string::npos) << down.output;
     EXPECT_TRUE(requests(before_down).empty());
 }
@@ -1431,6 +1435,30 @@ TEST_F(LimitsTest, AccountsConnectWaitsOutA429InTheKeysCooldown) {
     EXPECT_EQ(log[1].status, 200);
     // The sandbox stamps arrivals after the connection opens: 100 ms of slack.
     EXPECT_GE(log[1].at_ms - log[0].at_ms, 1900);
+}
+
+// A 429 whose Retry-After is longer than a command waits ends the command with exit 1 (try again
+// later), not 2 (the caller's mistake), and the key's cooldown it wrote holds the next command,
+// which sends nothing.
+TEST_F(LimitsTest, ARetryAfterLongerThanACommandWaitsEndsItWithExit1) {
+    start({});
+    auto burst = control_->post("/control/rate-limit-burst",
+                                {{"key", key_}, {"duration_ms", 1000}, {"retry_after_s", 150}});
+    ASSERT_EQ(burst.status, 200) << burst.body;
+    const auto since = now_ms();
+    auto connect = env_->run({"accounts", "connect", "--login-token", "token-4", "--country", "FR"});
+    EXPECT_EQ(connect.exit_code, 1) << connect.output;
+    EXPECT_NE(connect.output.find("login refused: "), std::string::npos) << connect.output;
+    EXPECT_NE(connect.output.find("RATE_LIMITED"), std::string::npos) << connect.output;
+    EXPECT_NE(connect.output.find("(try again later)"), std::string::npos) << connect.output;
+    EXPECT_EQ(connect.output.find("retrying the login"), std::string::npos) << connect.output;
+
+    auto sync = env_->run({"accounts", "sync"});
+    EXPECT_EQ(sync.exit_code, 1) << sync.output;
+    EXPECT_NE(sync.output.find("the API key's cooldown after a RATE_LIMITED answer ends in "), std::string::npos)
+        << sync.output;
+    EXPECT_NE(sync.output.find("this call was not sent (try again later)"), std::string::npos) << sync.output;
+    EXPECT_EQ(requests(since).size(), 1u);  // the login that met the 429
 }
 
 // Commands waiting for the key at once stand in the operators' line, so they are served in the
