@@ -154,8 +154,7 @@ auto with_client(const settings& s, F f) {
 
 // Takes a place for an operator's call in the API key's bucket (check `c`), waiting for it at
 // most 2 minutes; throws (unavailable) when Redis does not answer for 10 s or no place comes in
-// time.
-// Commands waiting at once stand in the operators' line (limiter::line) and take in the order
+// time. Commands waiting at once stand in the operators' line (limiter::line) and take in the order
 // they asked: only the first in line takes, the others look again every 100 ms. Its ticket is
 // refreshed at least every 5 s of waiting and stays in line 15 s without word, so a command
 // killed while it waits holds the others up for 15 s at most.
@@ -165,7 +164,7 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
     const auto no_redis = [] {
         return orch::engine::failure(orch::engine::error_category::unavailable,
                                      "Redis did not answer, so this call could not take its place in the API "
-                                     "key's request rate; nothing was sent (try again later)");
+                                     "key's request rate; this call was not sent (try again later)");
     };
     std::int64_t ticket = 0;
     // Leaves the line however the wait ends (a ticket not refreshed would leave by itself).
@@ -209,7 +208,7 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                 throw orch::engine::failure(
                     orch::engine::error_category::unavailable,
                     std::to_string(place->ahead) + " operator command(s) asked for the API key's places before this "
-                        "one and are still waiting after 2 minutes; nothing was sent (try again later)");
+                        "one and are still waiting after 2 minutes; this call was not sent (try again later)");
             }
             if (place->ahead != told_ahead) {
                 std::cerr << "waiting for " << place->ahead
@@ -252,11 +251,11 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
 // with_client for a command's call that must count in the API key's request rate, as the workers'
 // and serve's calls do: the key's limit is the API's, shared by everything that uses the key.
 // With Redis configured, the call first takes a place in the key's bucket (account "~cli", as
-// serve's account-less calls take "~serve"), waiting for it at most 2 minutes (wait_for_key_place); a
-// RATE_LIMITED answer then writes the key's cooldown for every worker, and an answered call ends
-// the key's streak of them. Redis not answering stops the command before anything is sent: its
-// place could not be counted. Without Redis, the call goes as it is (the workers cannot count
-// theirs either).
+// serve's account-less calls take "~serve"), waiting for it at most 2 minutes
+// (wait_for_key_place); a RATE_LIMITED answer then writes the key's cooldown for every worker,
+// and an answered call ends the key's streak of them. Redis not answering for 10 s stops the
+// command before its call is sent: its place could not be counted. Without Redis, the call goes
+// as it is (the workers cannot count theirs either).
 template <typename F>
 auto with_gated_client(const settings& s, F f) {
     std::unique_ptr<orch::limits::limiter> limiter;
@@ -373,10 +372,10 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.email = email;
     p.password = password;
     // A 429 is waited out, with at most 3 retries, rather than failing a command the operator
-    // would only have to run again (a Retry-After over 2 minutes is not: the command exits 1). With Redis, the 429 wrote the key's cooldown (its Retry-After, else
-    // a backoff) and the retry waits for it in the key's bucket, up to 2 minutes each time, as
-    // every worker does; without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2
-    // minutes in all.
+    // would only have to run again; a Retry-After over 2 minutes is not (the command exits 1).
+    // With Redis, the 429 wrote the key's cooldown (its Retry-After, else a backoff) and the
+    // retry waits for it in the key's bucket, up to 2 minutes each time, as every worker does;
+    // without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2 minutes in all.
     auto r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
     std::int64_t waited_s = 0;
     for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
