@@ -30,8 +30,8 @@ class redis_pool {
 public:
     redis_pool(redis_endpoint endpoint, const settings& s);
 
-    // A connection (idle and still open, or new), or nullptr with `error` set: Redis is known to be down and the
-    // next attempt is not due yet, or connecting failed (then the outage starts).
+    // A connection (idle and still open, or new), or nullptr with `error` set: Redis is known to
+    // be down and the next attempt is not due yet, or connecting failed (then the outage starts).
     context_ptr acquire(std::string& error);
     // Back to the pool after a command that got its reply.
     void release(context_ptr c);
