@@ -10,6 +10,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <pqxx/pqxx>
 
+#include <algorithm>
+#include <memory>
 #include <set>
 
 namespace orch::engine {
@@ -72,17 +74,21 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
         if (before_page) {
             if (auto refused = before_page()) {
-                // A bucket that refills soon (the key's rate while workers run) is waited for.
+                // A bucket that refills soon (the key's rate while workers run) is waited for, in
+                // steps short enough to keep the page's place in the operators' line.
                 if (refused->passing && waited + refused->retry_after <= search_wait_max) {
-                    waited += refused->retry_after;
-                    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, refused->retry_after);
+                    const auto step = std::min(refused->retry_after, std::chrono::milliseconds(limits::limiter::line_refresh));
+                    waited += step;
+                    boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, step);
                     co_await t.async_wait(boost::asio::use_awaitable);
                     continue;
                 }
                 // What holds the page, and for how long, in words.
                 const auto next_s = std::to_string((refused->retry_after.count() + 999) / 1000);
                 std::string held = refused->why;
-                if (refused->passing) {
+                if (refused->queued) {
+                    held += " were still waiting after " + std::to_string((waited.count() + 999) / 1000) + " s";
+                } else if (refused->passing) {
                     held += " has no place for it within " + std::to_string(search_wait_max.count()) +
                             " s (the next is " + next_s + " s away" +
                             (waited.count() > 0 ? "; it waited " + std::to_string((waited.count() + 999) / 1000) + " s"
@@ -152,12 +158,37 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
             }
         }
     }
+    // The page's ticket in the operators' line while it waits; left when it takes its place, and
+    // when the search ends however it ends (the gate's last copy goes).
+    struct line_ticket {
+        limits::limiter& limiter;
+        std::int64_t ticket = 0;
+        void leave() {
+            if (ticket > 0) {
+                (void)limiter.line(ticket, limits::limiter::line_alive, true);
+                ticket = 0;
+            }
+        }
+        ~line_ticket() { leave(); }
+    };
+    auto in_line = std::make_shared<line_ticket>(line_ticket{limiter, 0});
     // The account's quota day, as the workers' gate counts the same quota (limits_gate).
-    return [&limiter, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone, account_quota, cap,
-            pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
+    return [&limiter, in_line, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone,
+            account_quota, cap, pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
         if (cap >= 0 && pages >= cap) {
             return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls) is used up",
-                                std::chrono::hours(24), false, false};
+                                std::chrono::hours(24), false, false, false};
+        }
+        const auto place = limiter.line(in_line->ticket, limits::limiter::line_alive);
+        if (!place) {
+            return page_refusal{"Redis did not answer, so the search could not take its place in the rate limits",
+                                std::chrono::milliseconds(50), false, true, false};
+        }
+        in_line->ticket = place->ticket;
+        if (place->ahead > 0) {
+            return page_refusal{std::to_string(place->ahead) +
+                                    " operator command(s) that asked for the API key's places before it",
+                                limits::limiter::line_look_again, true, false, true};
         }
         limits::check c;
         c.account_id = sender;
@@ -167,10 +198,14 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         auto v = limiter.take(c);
         if (v.allowed) {
             ++pages;
+            in_line->leave();
             return std::nullopt;
         }
         const bool passing = v.why == limits::reason::rate || v.why == limits::reason::cooldown_key ||
                              v.why == limits::reason::cooldown_account || v.why == limits::reason::pacing;
+        if (!passing) {
+            in_line->leave();  // the search does not wait for this one: it stops here
+        }
         // Which limit, in words (search_audience adds how long a passing one holds the page); for
         // a quota, the sender's own override or the default.
         const auto in_s = std::to_string((v.retry_after.count() + 999) / 1000);
@@ -197,7 +232,7 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
             default: which = std::string("the rate-limit check refused it (") + limits::to_string(v.why) + ")"; break;
         }
         return page_refusal{which, std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
-                            v.why == limits::reason::unavailable};
+                            v.why == limits::reason::unavailable, false};
     };
 }
 

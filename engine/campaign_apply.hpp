@@ -57,6 +57,7 @@ struct page_refusal {
     std::chrono::milliseconds retry_after{0};
     bool passing = false;
     bool unavailable = false;  // the rate-limit store did not answer (no limit said no)
+    bool queued = false;       // operators' commands that asked first still wait (`why` names them)
 };
 inline constexpr std::chrono::seconds search_wait_max{30};
 using page_gate = std::function<std::optional<page_refusal>()>;
@@ -76,7 +77,10 @@ struct sender_search_limits {
 // The search bucket of `sender` (the day quota of the account's quota day, as the workers count
 // it, and the key's rate and cooldowns) as a page gate:
 // it takes a token per page and refuses, with the reason and when to ask again, when the bucket
-// says no. `own`: the sender's override of the search quota (else the default) and its quota
+// says no. Each page stands in the operators' line (limiter::line) as a CLI command's call does:
+// it takes only when no command that asked before it still waits, and leaves the line once it
+// has its place (the next page joins again at the end), so an apply and the commands waiting
+// beside it take the key's places in the order they asked. `own`: the sender's override of the search quota (else the default) and its quota
 // day's time zone; a sender without one counts in the campaign's, which the apply gives it. The
 // campaign's `limits.search` caps the pages of this search (per_day and per_week: a campaign
 // searches only when it is applied, and the campaign may not exist yet to be counted by id).

@@ -159,7 +159,9 @@ auto with_client(const settings& s, F f) {
 // refreshed at least every 5 s of waiting and stays in line 15 s without word, so a command
 // killed while it waits holds the others up for 15 s at most.
 orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const orch::limits::check& c) {
-    constexpr std::chrono::milliseconds alive{15'000}, refresh{5'000}, look_again{100};
+    constexpr auto alive = orch::limits::limiter::line_alive;
+    constexpr auto refresh = orch::limits::limiter::line_refresh;
+    constexpr auto look_again = orch::limits::limiter::line_look_again;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
     const auto no_redis = [] {
         return orch::engine::failure(orch::engine::error_category::unavailable,

@@ -294,6 +294,13 @@ public:
         std::int64_t ahead = 0;  // tickets before this one still in line
     };
     std::optional<line_place> line(std::int64_t ticket, std::chrono::milliseconds alive, bool leave = false);
+    // How the operators' waits use the line (the CLI's calls and an apply's audience search): a
+    // ticket stays `line_alive` without word, so a command killed while it waits holds the others
+    // up that long at most; a waiting command speaks at least every `line_refresh`, and one with
+    // others ahead looks again every `line_look_again`.
+    static constexpr std::chrono::milliseconds line_alive{15'000};
+    static constexpr std::chrono::milliseconds line_refresh{5'000};
+    static constexpr std::chrono::milliseconds line_look_again{100};
 
     // Per action: used and left today and this week, ramp-up, cooldown and pacing ends.
     // `quotas` overrides the defaults per action (index = action), as in check::account_quota.

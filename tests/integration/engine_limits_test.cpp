@@ -1512,4 +1512,38 @@ TEST_F(LimitsTest, TheOperatorsCommandsWaitingForTheKeyAreServedInTheOrderTheyAs
     }
 }
 
+// An apply's audience search stands in the same line: a sync that asked before it goes first, and
+// a sync that asked after it goes after. Before, the search took the first place that freed, ahead
+// of every command waiting (a trial saw an apply served ahead of 13 waiting syncs).
+TEST_F(LimitsTest, AnApplysAudienceSearchTakesItsPlaceInTheOperatorsLine) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "20");
+    env_->set("ORCH_KEY_BURST", "1");
+    auto file = dir_ + "/inline.yaml";
+    std::ofstream(file) << search_campaign_yaml("inline", 25, 1'000);
+    const auto since = now_ms();
+    // The first sync takes the burst; the others ask 400 ms apart, all before the next place frees
+    // 3 s later: a sync, the apply, a sync.
+    std::vector<std::unique_ptr<background_process>> commands;
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"accounts", "sync"}, {"accounts", "sync"}, {"campaign", "apply", file}, {"accounts", "sync"}}) {
+        commands.push_back(env_->spawn(args));
+        std::this_thread::sleep_for(400ms);
+    }
+    for (std::size_t i = 0; i < commands.size(); ++i) {
+        ASSERT_EQ(commands[i]->wait(60'000), 0) << "command " << i << ":\n" << commands[i]->log();
+    }
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), commands.size());
+    std::vector<std::string> order;
+    for (const auto& r : log) {
+        order.push_back(r.action);
+    }
+    EXPECT_EQ(order[2], "search_people") << ::testing::PrintToString(order);
+    EXPECT_NE(order[3], "search_people") << ::testing::PrintToString(order);
+    for (std::size_t i = 1; i < log.size(); ++i) {
+        EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 2800) << log[i].action;
+    }
+}
+
 }  // namespace

@@ -476,7 +476,8 @@ TEST_F(LimitsGateRedis, TheKeysQueueOfTurnsReachesTenMinutesAhead) {
 
 // The audience search of an apply (engine/campaign_apply: search_gate) takes a page at a time
 // from the sender's search bucket under the account's own quota, and stops at the campaign's
-// `limits.search` cap; neither passes soon (the search does not wait for them).
+// `limits.search` cap; neither passes soon (the search does not wait for them), so the refused
+// page leaves the operators' line at once: the second search is not held behind the first.
 TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap) {
     limits::limiter limiter(settings_);
     cs::campaign c = campaign_;
@@ -499,6 +500,58 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     ASSERT_TRUE(refused);
     EXPECT_FALSE(refused->passing);
     EXPECT_NE(refused->why.find("the campaign's search cap"), std::string::npos) << refused->why;
+}
+
+// Each page of an audience search stands in the operators' line as a CLI command's call does: a
+// command that asked first goes first, the page takes once it has gone, and a page that took
+// leaves the line (the next page joins at its end). A page held by the key's rate keeps its place
+// in the line while it waits, and the search's end leaves it. Before, the search took at once and
+// pushed every waiting command back a place.
+TEST_F(LimitsGateRedis, AnAudienceSearchTakesItsPagesInTheOperatorsLine) {
+    settings_.key_requests_per_s = 10.0 / 60.0;  // 10 a minute (6 s apart), a burst of 2
+    settings_.key_burst = 2;
+    limits::limiter limiter(settings_);
+    cs::campaign c = campaign_;
+    c.schedule.time_zone = "UTC";
+    const auto alive = limits::limiter::line_alive;
+
+    auto earlier = limiter.line(0, alive);  // a sync that asked before the apply
+    ASSERT_TRUE(earlier);
+    auto search = orch::engine::search_gate(limiter, "acc-search-line", c);
+    auto held = search();
+    ASSERT_TRUE(held);
+    EXPECT_TRUE(held->passing);
+    EXPECT_TRUE(held->queued);
+    EXPECT_EQ(held->retry_after, limits::limiter::line_look_again);
+    EXPECT_EQ(held->why, "1 operator command(s) that asked for the API key's places before it") << held->why;
+    auto later = limiter.line(0, alive);  // a command that asks after the search's page
+    ASSERT_TRUE(later);
+    EXPECT_EQ(later->ahead, 2);
+
+    // The sync takes its place and leaves: the page is first and takes, and leaves the line.
+    ASSERT_TRUE(limiter.line(earlier->ticket, alive, true));
+    EXPECT_FALSE(search());
+    EXPECT_EQ(limiter.line(later->ticket, alive)->ahead, 0);
+    // The next page asks after `later`, so it waits for it.
+    held = search();
+    ASSERT_TRUE(held);
+    EXPECT_TRUE(held->queued) << held->why;
+    ASSERT_TRUE(limiter.line(later->ticket, alive, true));
+    // First in line again, the page takes the burst's second place; the third page finds the rate
+    // empty: held by the rate (not the line), it keeps its place, so a command asking now is behind it.
+    EXPECT_FALSE(search());
+    held = search();
+    ASSERT_TRUE(held);
+    EXPECT_FALSE(held->queued);
+    EXPECT_TRUE(held->passing);
+    EXPECT_NE(held->why.find("the API key's request rate"), std::string::npos) << held->why;
+    auto behind = limiter.line(0, alive);
+    ASSERT_TRUE(behind);
+    EXPECT_EQ(behind->ahead, 1);
+    // The search ends (its gate goes) while it waits: it leaves the line.
+    search = {};
+    EXPECT_EQ(limiter.line(behind->ticket, alive)->ahead, 0);
+    ASSERT_TRUE(limiter.line(behind->ticket, alive, true));
 }
 
 // A day quota full while this process's calls still hold some of its places: the denied lead
