@@ -568,6 +568,11 @@ TEST_F(EngineTest, PauseParksAndResumeWakesACampaign) {
 TEST_F(EngineTest, AccountsConnectAsksForTheCheckpointCode) {
     sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{"--checkpoint-rate", "1"});
     env_ = std::make_unique<orchestrator_env>(sandbox_->port());
+    // A token beside an email is a usage error: the login would be one or the other.
+    auto both = env_->run({"accounts", "connect", "--login-token", "token-1", "--email", "a@example.com", "--password",
+                           "pw-a"});
+    EXPECT_EQ(both.exit_code, 2) << both.output;
+    EXPECT_NE(both.output.find("--login-token excludes --email"), std::string::npos) << both.output;
     auto wrong = env_->run({"accounts", "connect", "--email", "a@example.com", "--password", "pw-a", "--country", "FR",
                             "--label", "mail-a"},
                            60'000, std::string("000000\n"));
