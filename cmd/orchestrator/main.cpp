@@ -285,6 +285,39 @@ auto with_gated_client(const settings& s, F f) {
     return r;
 }
 
+// A command's call through with_gated_client that waits out a 429, with at most 3 retries,
+// rather than failing a command the operator would only have to run again (and, for a
+// checkpoint, type the code again); a Retry-After over 2 minutes is not waited out (the caller
+// says the refusal, exit 1). With Redis, the 429 wrote the key's cooldown (its Retry-After, else
+// a backoff) and the retry waits for it in the key's bucket, up to 2 minutes each time, as every
+// worker does; without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2 minutes in
+// all. A 429 is answered before the API does anything, so the call is sent again as it was.
+template <typename F>
+auto with_429_retries(const settings& s, const std::string& what, F call) {
+    auto r = with_gated_client(s, call);
+    std::int64_t waited_s = 0;
+    for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
+        const auto& ra = r.error().retry_after_s;
+        const std::string told = ra ? " (Retry-After " + std::to_string(*ra) + " s)" : std::string();
+        if (ra && *ra > 120) {
+            break;  // longer than a retry may wait
+        }
+        if (!s.redis_url.empty()) {
+            std::cerr << "rate limited" << told << ": retrying the " << what << " when the API key's cooldown ends\n";
+        } else {
+            std::int64_t wait_s = std::max<std::int64_t>(ra.value_or(2LL << tries), 1);
+            if (waited_s + wait_s > 120) {
+                break;
+            }
+            std::cerr << "rate limited" << told << ": retrying the " << what << " in " << wait_s << " s\n";
+            std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+            waited_s += wait_s;
+        }
+        r = with_gated_client(s, call);
+    }
+    return r;
+}
+
 // ---- output formats ----
 // Every listing command takes --format table|json|csv (text_table, print_csv and print_aligned
 // are in command_support).
@@ -373,32 +406,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.login_token = token;
     p.email = email;
     p.password = password;
-    // A 429 is waited out, with at most 3 retries, rather than failing a command the operator
-    // would only have to run again; a Retry-After over 2 minutes is not (the command exits 1).
-    // With Redis, the 429 wrote the key's cooldown (its Retry-After, else a backoff) and the
-    // retry waits for it in the key's bucket, up to 2 minutes each time, as every worker does;
-    // without, the command sleeps the Retry-After (else 2, 4, 8 s), at most 2 minutes in all.
-    auto r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
-    std::int64_t waited_s = 0;
-    for (int tries = 0; !r && r.error().code == "RATE_LIMITED" && tries < 3; ++tries) {
-        const auto& ra = r.error().retry_after_s;
-        const std::string told = ra ? " (Retry-After " + std::to_string(*ra) + " s)" : std::string();
-        if (ra && *ra > 120) {
-            break;  // longer than a retry may wait: said as the login's refusal, exit 1
-        }
-        if (!s.redis_url.empty()) {
-            std::cerr << "rate limited" << told << ": retrying the login when the API key's cooldown ends\n";
-        } else {
-            std::int64_t wait_s = std::max<std::int64_t>(ra.value_or(2LL << tries), 1);
-            if (waited_s + wait_s > 120) {
-                break;
-            }
-            std::cerr << "rate limited" << told << ": retrying the login in " << wait_s << " s\n";
-            std::this_thread::sleep_for(std::chrono::seconds(wait_s));
-            waited_s += wait_s;
-        }
-        r = with_gated_client(s, [&](orch::outreach::client& api) { return api.login(p); });
-    }
+    auto r = with_429_retries(s, "login", [&](orch::outreach::client& api) { return api.login(p); });
     if (!r) {
         api_refused("login refused", r.error());
     }
@@ -421,7 +429,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         orch::outreach::checkpoint_params cp;
         cp.account_id = account_id;
         cp.code = code;
-        auto c = with_gated_client(s, [&](orch::outreach::client& api) { return api.checkpoint(cp); });
+        auto c = with_429_retries(s, "checkpoint", [&](orch::outreach::client& api) { return api.checkpoint(cp); });
         if (!c) {
             api_refused("checkpoint refused", c.error());
         }

@@ -1437,6 +1437,33 @@ TEST_F(LimitsTest, AccountsConnectWaitsOutA429InTheKeysCooldown) {
     EXPECT_GE(log[1].at_ms - log[0].at_ms, 1900);
 }
 
+// The checkpoint step waits out a 429 as the login does: the code typed once is sent again when
+// the key's cooldown ends, instead of ending the command (the operator would have had to log in
+// again and type a new code). The sandbox's own key rate (one request per 2 s) answers the
+// checkpoint, sent right after the login, 429.
+TEST_F(LimitsTest, AccountsConnectsCheckpointWaitsOutA429) {
+    sandbox_ = std::make_unique<sandbox_process>(std::vector<std::string>{
+        "--checkpoint-rate", "1", "--key-rate-per-s", "0.5", "--key-burst", "1", "--api-key", key_ + ":1000000"});
+    env_ = std::make_unique<orchestrator_env>(sandbox_->port(), key_);
+    control_ = std::make_unique<http_client>("127.0.0.1", sandbox_->control_port());
+    const auto since = now_ms();
+    auto r = env_->run({"accounts", "connect", "--email", "b@example.com", "--password", "pw-b", "--country", "FR",
+                        "--label", "mail-b"},
+                       60'000, std::string("123456\n"));
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(": retrying the checkpoint when the API key's cooldown ends"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts WHERE label = 'mail-b' AND connected"), "1");
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), 3u);
+    EXPECT_EQ(log[0].status, 200);
+    EXPECT_EQ(log[1].status, 429);  // refused by the key's rate before it was routed: no action logged
+    EXPECT_EQ(log[2].action, "checkpoint");
+    EXPECT_EQ(log[2].status, 200);
+    // Not before the sandbox's rate has a place again (its stamps: 100 ms of slack).
+    EXPECT_GE(log[2].at_ms - log[0].at_ms, 1900);
+}
+
 // A 429 whose Retry-After is longer than a command waits ends the command with exit 1 (try again
 // later), not 2 (the caller's mistake), and the key's cooldown it wrote holds the next command,
 // which sends nothing.
