@@ -64,7 +64,8 @@ constexpr int search_calls_max = 1'000;       // 50,000 people (the spec's maxim
 boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
                                                                          const std::string& sender,
                                                                          const campaigns::campaign& c,
-                                                                         page_gate before_page) {
+                                                                         page_gate before_page,
+                                                                         std::chrono::milliseconds page_wait_max) {
     audience_found out;
     auto base = audience_search(c);
     out.asked = base.total_results.value_or(10);
@@ -76,8 +77,8 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             if (auto refused = before_page()) {
                 // A bucket that refills soon (the key's rate while workers run) is waited for, in
                 // steps short enough to keep the page's place in the operators' line.
-                if (refused->passing && waited + refused->retry_after <= search_wait_max) {
-                    const auto step = std::min(refused->retry_after, std::chrono::milliseconds(limits::limiter::line_refresh));
+                if (refused->passing && waited + refused->retry_after <= page_wait_max) {
+                    const auto step = std::min(refused->retry_after, limits::limiter::line_refresh);
                     waited += step;
                     boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, step);
                     co_await t.async_wait(boost::asio::use_awaitable);
@@ -89,7 +90,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                 if (refused->queued) {
                     held += " were still waiting after " + std::to_string((waited.count() + 999) / 1000) + " s";
                 } else if (refused->passing) {
-                    held += " has no place for it within " + std::to_string(search_wait_max.count()) +
+                    held += " has no place for it within " + std::to_string((page_wait_max.count() + 999) / 1000) +
                             " s (the next is " + next_s + " s away" +
                             (waited.count() > 0 ? "; it waited " + std::to_string((waited.count() + 999) / 1000) + " s"
                                                 : std::string()) +
@@ -122,6 +123,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             break;
         }
         ++out.calls;
+        waited = std::chrono::milliseconds{0};  // the next page has its own wait
         out.credits += page->meta.credits_consumed ? *page->meta.credits_consumed : outreach::estimate(p).credits;
         if (page->total_available_results) {
             out.available = page->total_available_results;

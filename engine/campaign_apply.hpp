@@ -40,7 +40,9 @@ outreach::search_people_params audience_search(const campaigns::campaign& c);
 // The whole audience of a search: search_people pages until `total_results` people or the end
 // (a server may cap the people per call; each further page starts at the page the last named,
 // else the page after those read, at 50 people a page as in V1). `before_page` (may be empty) is
-// asked before each call and returns a reason when the call must not go out (the search bucket).
+// asked before each call and returns a reason when the call must not go out (the search bucket);
+// a reason that passes soon is waited out, at most `page_wait_max` for each page (a search of many
+// pages takes the key's rate's time, not 30 s in all).
 // A failure after some pages keeps what was found (the API billed those pages) and says why.
 struct audience_found {
     std::vector<outreach::person_hit> people;
@@ -51,7 +53,7 @@ struct audience_found {
     std::string stopped;               // why it stopped short of `asked` ("" when it did not)
 };
 // A page the gate does not let through now: why, and whether it passes soon (the key's rate, a
-// cooldown, the pacing: the search waits for it, at most search_wait_max in all) or not (a quota).
+// cooldown, the pacing: the page waits for it, at most search_wait_max) or not (a quota).
 struct page_refusal {
     std::string why;
     std::chrono::milliseconds retry_after{0};
@@ -64,7 +66,9 @@ using page_gate = std::function<std::optional<page_refusal>()>;
 boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
                                                                          const std::string& sender,
                                                                          const campaigns::campaign& c,
-                                                                         page_gate before_page = {});
+                                                                         page_gate before_page = {},
+                                                                         std::chrono::milliseconds page_wait_max =
+                                                                             search_wait_max);
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
 // What an apply says of a failed audience search: a page our own limits held back (NOT_SENT,
 // LIMITS_UNAVAILABLE: nothing left this process) in its own words, else the API's error.
@@ -80,10 +84,11 @@ struct sender_search_limits {
 // says no. Each page stands in the operators' line (limiter::line) as a CLI command's call does:
 // it takes only when no command that asked before it still waits, and leaves the line once it
 // has its place (the next page joins again at the end), so an apply and the commands waiting
-// beside it take the key's places in the order they asked. `own`: the sender's override of the search quota (else the default) and its quota
-// day's time zone; a sender without one counts in the campaign's, which the apply gives it. The
-// campaign's `limits.search` caps the pages of this search (per_day and per_week: a campaign
-// searches only when it is applied, and the campaign may not exist yet to be counted by id).
+// beside it take the key's places in the order they asked. `own`: the sender's override of the
+// search quota (else the default) and its quota day's time zone; a sender without one counts in
+// the campaign's, which the apply gives it. The campaign's `limits.search` caps the pages of this
+// search (per_day and per_week: a campaign searches only when it is applied, and the campaign may
+// not exist yet to be counted by id).
 page_gate search_gate(limits::limiter& limiter, const std::string& sender, const campaigns::campaign& c,
                       const sender_search_limits& own = {});
 // The sender's search quota when its overrides set one (accounts.quotas) and its quota day, for

@@ -2018,8 +2018,11 @@ int main(int argc, char** argv) {
     auto* token_opt = connect->add_option("--login-token", token, "the platform session token")->type_name("TEXT");
     connect->add_option("--country", country, "country of the proxy")->type_name("CODE")->capture_default_str();
     // One way to log in: a token beside an email would leave which one the API used to chance.
-    token_opt->excludes(connect->add_option("--email", email, "the account's login email (with --password)")->type_name("TEXT"));
-    token_opt->excludes(connect->add_option("--password", password, "the account's password (with --email)")->type_name("TEXT"));
+    auto* email_opt = connect->add_option("--email", email, "the account's login email (with --password)");
+    auto* password_opt = connect->add_option("--password", password, "the account's password (with --email)");
+    email_opt->type_name("TEXT");
+    password_opt->type_name("TEXT");
+    token_opt->excludes(email_opt)->excludes(password_opt);
     connect->add_option("--label", label, "a name campaign files may use instead of the account id")->type_name("TEXT");
     connect->callback([&] {
         action = [&] {

@@ -6,8 +6,10 @@
 //     check at the timeout: the waits are 10 minutes, so a lost event would hold the run);
 //   - no follow-up went to a person after their reply;
 //   - no duplicate invitation or message, every lead finished, none failed.
+#include "engine/campaign_apply.hpp"
 #include "engine/outreach/types.hpp"
 #include "engine/time_format.hpp"
+#include "tests/integration/sandbox_client_common.hpp"
 #include "tests/support/e2e_campaign.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
@@ -16,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -207,5 +210,51 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
 
 INSTANTIATE_TEST_SUITE_P(Dialects, DialectTest, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<dialect_case>& i) { return i.param.name; });
+
+// An apply's audience search over pages (a server that caps the people per call) waits for each
+// page's place on its own: every page here is held once for 300 ms, 900 ms over three pages,
+// and a page may wait 500 ms. Before, the wait counted over the whole search, so a search of many
+// pages stopped early at the key's own pace (a trial: 164 of 180 pages at 300 a minute, with
+// nothing else on the key) and kept what it had.
+TEST(DialectSearch, AnAudienceSearchWaitsForEachPagesPlaceOnItsOwn) {
+    orch::test::client_fixture f({"--dialect-search-page-cap", "50"});
+    std::string acc = f.login("pages-token");
+    orch::campaigns::campaign c;
+    c.who.total_results = 150;
+    bool held = false;
+    int asked = 0;
+    const orch::engine::page_gate once_each = [&]() -> std::optional<orch::engine::page_refusal> {
+        ++asked;
+        held = !held;
+        if (held) {
+            return orch::engine::page_refusal{"the API key's request rate", std::chrono::milliseconds(300), true,
+                                              false, false};
+        }
+        return std::nullopt;
+    };
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, once_each, std::chrono::milliseconds(500)));
+    ASSERT_TRUE(found) << orch::outreach::describe(found.error());
+    EXPECT_EQ(found->calls, 3);
+    EXPECT_EQ(asked, 6);
+    EXPECT_EQ(found->people.size(), 150u);
+    EXPECT_EQ(found->stopped, "") << found->stopped;
+
+    // A page held past its own wait still stops the search, with what the earlier pages found.
+    int pages = 0;
+    const orch::engine::page_gate second_held = [&]() -> std::optional<orch::engine::page_refusal> {
+        if (pages++ == 0) {
+            return std::nullopt;
+        }
+        return orch::engine::page_refusal{"the API key's request rate", std::chrono::milliseconds(300), true,
+                                          false, false};
+    };
+    found = f.run(orch::engine::search_audience(*f.api, acc, c, second_held, std::chrono::milliseconds(500)));
+    ASSERT_TRUE(found) << orch::outreach::describe(found.error());
+    EXPECT_EQ(found->calls, 1);
+    EXPECT_EQ(found->people.size(), 50u);
+    EXPECT_NE(found->stopped.find("page 2 was not sent: the API key's request rate has no place for it within 1 s"),
+              std::string::npos)
+        << found->stopped;
+}
 
 }  // namespace
