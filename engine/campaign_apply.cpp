@@ -1,6 +1,7 @@
 #include "engine/campaign_apply.hpp"
 #include "api/text.hpp"
 #include "engine/ledger.hpp"
+#include "engine/limits/line_ticket.hpp"
 
 #include "engine/outreach/cost_model.hpp"
 #include "schema/schema.hpp"
@@ -162,18 +163,7 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
     }
     // The page's ticket in the operators' line while it waits; left when it takes its place, and
     // when the search ends however it ends (the gate's last copy goes).
-    struct line_ticket {
-        limits::limiter& limiter;
-        std::int64_t ticket = 0;
-        void leave() {
-            if (ticket > 0) {
-                (void)limiter.line(ticket, limits::limiter::line_alive, true);
-                ticket = 0;
-            }
-        }
-        ~line_ticket() { leave(); }
-    };
-    auto in_line = std::make_shared<line_ticket>(line_ticket{limiter, 0});
+    auto in_line = std::make_shared<limits::line_ticket>(limiter);
     // The account's quota day, as the workers' gate counts the same quota (limits_gate).
     return [&limiter, in_line, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone,
             account_quota, cap, pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
@@ -181,12 +171,11 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
             return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls) is used up",
                                 std::chrono::hours(24), false, false, false};
         }
-        const auto place = limiter.line(in_line->ticket, limits::limiter::line_alive);
+        const auto place = in_line->ask();
         if (!place) {
             return page_refusal{"Redis did not answer, so the search could not take its place in the rate limits",
                                 std::chrono::milliseconds(50), false, true, false};
         }
-        in_line->ticket = place->ticket;
         if (place->ahead > 0) {
             return page_refusal{std::to_string(place->ahead) +
                                     " operator command(s) that asked for the API key's places before it",

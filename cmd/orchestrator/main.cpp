@@ -30,6 +30,7 @@
 #include "engine/executor.hpp"
 #include "engine/intake.hpp"
 #include "engine/ledger.hpp"
+#include "engine/limits/line_ticket.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/store.hpp"
@@ -159,7 +160,6 @@ auto with_client(const settings& s, F f) {
 // refreshed at least every 5 s of waiting and stays in line 15 s without word, so a command
 // killed while it waits holds the others up for 15 s at most.
 orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const orch::limits::check& c) {
-    constexpr auto alive = orch::limits::limiter::line_alive;
     constexpr auto refresh = orch::limits::limiter::line_refresh;
     constexpr auto look_again = orch::limits::limiter::line_look_again;
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
@@ -168,18 +168,7 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                                      "Redis did not answer, so this call could not take its place in the API "
                                      "key's request rate; this call was not sent (try again later)");
     };
-    std::int64_t ticket = 0;
-    // Leaves the line however the wait ends (a ticket not refreshed would leave by itself).
-    struct leave_line {
-        orch::limits::limiter& limiter;
-        const std::int64_t& ticket;
-        std::chrono::milliseconds alive;
-        ~leave_line() {
-            if (ticket > 0) {
-                (void)limiter.line(ticket, alive, true);
-            }
-        }
-    } leave{limiter, ticket, alive};
+    orch::limits::line_ticket in_line(limiter);  // left however the wait ends
     std::int64_t told_ahead = 0;
     auto told_until = std::chrono::steady_clock::now();
     // Redis not answering is waited out for a few seconds (a restart, a failover), as the workers
@@ -197,13 +186,12 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     };
     for (;;) {
-        const auto place = limiter.line(ticket, alive);
+        const auto place = in_line.ask();
         if (!place) {
             wait_for_redis();
             continue;
         }
         redis_down_since.reset();
-        ticket = place->ticket;
         const auto now = std::chrono::steady_clock::now();
         if (place->ahead > 0) {
             if (now + look_again > deadline) {
