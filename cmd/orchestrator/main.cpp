@@ -59,6 +59,7 @@
 #include <sstream>
 #include <thread>
 #include <tuple>
+#include <semaphore.h>
 #include <unistd.h>
 
 namespace asio = boost::asio;
@@ -851,6 +852,28 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         limiter = std::make_unique<orch::limits::limiter>(orch::engine::limiter_settings(s));
         gate = orch::engine::search_gate(*limiter, sender, c,
                                          orch::engine::search_limits_of(db, sender, orch::engine::limiter_settings(s).actions));
+        // Says what a page waits for, as the accounts commands do: once per line length, and once
+        // per wait for the key's rate or a cooldown (a page held longer than it may wait says
+        // why when the search stops).
+        gate = [inner = std::move(gate), told = std::string(),
+                told_until = std::chrono::steady_clock::time_point{}]() mutable -> std::optional<orch::engine::page_refusal> {
+            auto refused = inner();
+            if (!refused || !refused->passing || refused->retry_after > orch::engine::search_wait_max) {
+                return refused;
+            }
+            const auto now = std::chrono::steady_clock::now();
+            if (refused->queued && refused->why != told) {
+                std::cerr << "audience search: waiting for " << refused->why << "\n";
+                told = refused->why;
+            } else if (!refused->queued && refused->retry_after > std::chrono::seconds(1) &&
+                       now + refused->retry_after > told_until + std::chrono::seconds(1)) {
+                std::cerr << "audience search: waiting " << (refused->retry_after.count() + 999) / 1000 << " s for "
+                          << refused->why << "\n";
+                told_until = now + refused->retry_after;
+                told.clear();
+            }
+            return refused;
+        };
     }
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate);
@@ -1835,6 +1858,34 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     return 0;
 }
 
+// A one-shot command interrupted (SIGINT, SIGTERM) while it waits in the operators' line leaves
+// it before it dies, so the commands behind it go at their places rather than after the 15 s its
+// ticket would stay (its destructors do not run when a signal kills it). The handler posts a
+// semaphore (async-signal-safe) and gives the signal its default action back, so a second one
+// kills at once; a thread leaves the line and raises the signal again: the command still dies
+// by it, as before (exit status 128 + n in a shell). The long-running commands install their own.
+sem_t g_interrupted;
+volatile std::sig_atomic_t g_interrupt_signal = 0;
+extern "C" void on_interrupt(int sig) {
+    g_interrupt_signal = sig;
+    std::signal(sig, SIG_DFL);
+    sem_post(&g_interrupted);
+}
+
+void leave_the_line_when_interrupted() {
+    if (sem_init(&g_interrupted, 0, 0) != 0) {
+        return;  // the default action stays: the ticket expires by itself
+    }
+    std::thread([] {
+        while (sem_wait(&g_interrupted) != 0) {
+        }
+        orch::limits::line_ticket::leave_all();
+        std::raise(g_interrupt_signal);
+    }).detach();
+    std::signal(SIGINT, on_interrupt);
+    std::signal(SIGTERM, on_interrupt);
+}
+
 // ---- long-running ----
 // The signal handler only sets a flag (async-signal-safe); a watcher thread turns it into a
 // soft stop, then a hard exit if the stop takes longer than stop_timeout_ms (what is still in
@@ -2223,6 +2274,7 @@ int main(int argc, char** argv) {
     // Every error is printed through terminal_lines: a value a message quotes (a name, an option,
     // the API's text) cannot reach the terminal as a control sequence.
     using orch::text::terminal_lines;
+    leave_the_line_when_interrupted();
     try {
         return action ? action() : 0;
     } catch (const usage_error& e) {

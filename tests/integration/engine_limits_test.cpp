@@ -1568,9 +1568,44 @@ TEST_F(LimitsTest, AnApplysAudienceSearchTakesItsPlaceInTheOperatorsLine) {
     }
     EXPECT_EQ(order[2], "search_people") << ::testing::PrintToString(order);
     EXPECT_NE(order[3], "search_people") << ::testing::PrintToString(order);
+    // The apply says what its search waits for, as the syncs do: the sync ahead, then the rate.
+    const auto said = commands[2]->log();
+    EXPECT_NE(said.find("audience search: waiting for 1 operator command(s)"), std::string::npos) << said;
+    EXPECT_NE(said.find(" s for the API key's request rate"), std::string::npos) << said;
     for (std::size_t i = 1; i < log.size(); ++i) {
         EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 2800) << log[i].action;
     }
+}
+
+// A command interrupted (SIGINT) while it waits in the operators' line leaves the line before it
+// dies: the command behind it goes at the next place. Before, the interrupted command's ticket
+// stayed in line for the 15 s it lives without word, and held the one behind that long.
+TEST_F(LimitsTest, ACommandInterruptedWhileItWaitsLeavesTheOperatorsLine) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "12");
+    env_->set("ORCH_KEY_BURST", "1");
+    const auto says = [](background_process& p, const std::string& text) {
+        for (int i = 0; i < 1'000 && p.log().find(text) == std::string::npos; ++i) {
+            std::this_thread::sleep_for(10ms);
+        }
+        return p.log().find(text) != std::string::npos;
+    };
+    const auto since = now_ms();
+    auto first = env_->spawn({"accounts", "sync"});  // takes the burst
+    ASSERT_EQ(first->wait(30'000), 0) << first->log();
+    // The next place frees 5 s after the first's: the second waits for it at the head of the
+    // line, the third behind the second.
+    auto second = env_->spawn({"accounts", "sync"});
+    ASSERT_TRUE(says(*second, "for the API key's request rate")) << second->log();
+    auto third = env_->spawn({"accounts", "sync"});
+    ASSERT_TRUE(says(*third, "waiting for 1 operator command(s)")) << third->log();
+    EXPECT_EQ(second->stop(SIGINT, 10'000), -1) << "it dies by the signal, as before:\n" << second->log();
+    ASSERT_EQ(third->wait(30'000), 0) << third->log();
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), 2u);  // the interrupted command sent nothing
+    // At the next place after the first's (5 s), not after the second's ticket expired (15 s
+    // after it last spoke).
+    EXPECT_LT(log[1].at_ms - log[0].at_ms, 11'000);
 }
 
 }  // namespace
