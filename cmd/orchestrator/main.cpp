@@ -48,6 +48,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <charconv>
 #include <csignal>
@@ -832,6 +833,10 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
     return {std::move(*r.value), std::move(*text)};
 }
 
+// The audience search's pages let through by the gate (and so sent), for what an interrupted
+// command says it leaves billed.
+std::atomic<int> g_search_pages_sent{0};
+
 // The audience as leads: the file's rows, or a search_people through the first sender, with
 // what that search cost (booked in the campaign's ledger by the apply). A failed search costs
 // nothing and stops the apply.
@@ -855,19 +860,29 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         // Says what a page waits for, as the accounts commands do: once per line length, and once
         // per wait for the key's rate or a cooldown (a page held longer than it may wait says
         // why when the search stops).
-        gate = [inner = std::move(gate), told = std::string(),
+        gate = [inner = std::move(gate), told = std::string(), told_page = 0,
                 told_until = std::chrono::steady_clock::time_point{}]() mutable -> std::optional<orch::engine::page_refusal> {
             auto refused = inner();
-            if (!refused || !refused->passing || refused->retry_after > orch::engine::search_wait_max) {
+            if (!refused) {
+                ++g_search_pages_sent;
+                return refused;
+            }
+            if (!refused->passing || refused->retry_after > orch::engine::search_wait_max) {
                 return refused;
             }
             const auto now = std::chrono::steady_clock::now();
+            if (const int n = g_search_pages_sent.load() + 1; n != told_page) {
+                told_page = n;
+                told.clear();
+                told_until = {};
+            }
+            const std::string page = "audience search, page " + std::to_string(told_page) + ": ";
             if (refused->queued && refused->why != told) {
-                std::cerr << "audience search: waiting for " << refused->why << "\n";
+                std::cerr << page << "waiting for " << refused->why << "\n";
                 told = refused->why;
             } else if (!refused->queued && refused->retry_after > std::chrono::seconds(1) &&
                        now + refused->retry_after > told_until + std::chrono::seconds(1)) {
-                std::cerr << "audience search: waiting " << (refused->retry_after.count() + 999) / 1000 << " s for "
+                std::cerr << page << "waiting " << (refused->retry_after.count() + 999) / 1000 << " s for "
                           << refused->why << "\n";
                 told_until = now + refused->retry_after;
                 told.clear();
@@ -1858,32 +1873,45 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     return 0;
 }
 
-// A one-shot command interrupted (SIGINT, SIGTERM) while it waits in the operators' line leaves
-// it before it dies, so the commands behind it go at their places rather than after the 15 s its
-// ticket would stay (its destructors do not run when a signal kills it). The handler posts a
-// semaphore (async-signal-safe) and gives the signal its default action back, so a second one
-// kills at once; a thread leaves the line and raises the signal again: the command still dies
-// by it, as before (exit status 128 + n in a shell). The long-running commands install their own.
+// A one-shot command interrupted (SIGINT, SIGTERM, SIGHUP) while it waits in the operators' line
+// leaves it before it dies, so the commands behind it go at their places rather than after the
+// 15 s its ticket would stay (its destructors do not run when a signal kills it). The handler
+// posts a semaphore (async-signal-safe) and gives the three signals their default action back,
+// so a second signal kills at once; a thread leaves the line, says what an audience search had
+// sent, and raises the signal again: the command still dies by it, as before (exit status 128 + n
+// in a shell). A signal the caller ignores (nohup, a background job of a script) stays ignored.
+// The long-running commands install their own handlers.
 sem_t g_interrupted;
 volatile std::sig_atomic_t g_interrupt_signal = 0;
+constexpr std::array<int, 3> interrupt_signals{SIGINT, SIGTERM, SIGHUP};
 extern "C" void on_interrupt(int sig) {
     g_interrupt_signal = sig;
-    std::signal(sig, SIG_DFL);
+    for (const int s : interrupt_signals) {
+        std::signal(s, SIG_DFL);
+    }
     sem_post(&g_interrupted);
 }
 
 void leave_the_line_when_interrupted() {
     if (sem_init(&g_interrupted, 0, 0) != 0) {
-        return;  // the default action stays: the ticket expires by itself
+        return;  // the default actions stay: a ticket expires by itself
     }
     std::thread([] {
         while (sem_wait(&g_interrupted) != 0) {
         }
         orch::limits::line_ticket::leave_all();
+        if (const int pages = g_search_pages_sent.load(); pages > 0) {
+            std::cerr << "interrupted: the audience search had sent " << orch::text::counted(pages, "page", "pages")
+                      << ", which the API bills; nothing was stored\n";
+        }
         std::raise(g_interrupt_signal);
     }).detach();
-    std::signal(SIGINT, on_interrupt);
-    std::signal(SIGTERM, on_interrupt);
+    for (const int sig : interrupt_signals) {
+        struct sigaction now {};
+        if (sigaction(sig, nullptr, &now) == 0 && now.sa_handler != SIG_IGN) {
+            std::signal(sig, on_interrupt);
+        }
+    }
 }
 
 // ---- long-running ----

@@ -1570,42 +1570,85 @@ TEST_F(LimitsTest, AnApplysAudienceSearchTakesItsPlaceInTheOperatorsLine) {
     EXPECT_NE(order[3], "search_people") << ::testing::PrintToString(order);
     // The apply says what its search waits for, as the syncs do: the sync ahead, then the rate.
     const auto said = commands[2]->log();
-    EXPECT_NE(said.find("audience search: waiting for 1 operator command(s)"), std::string::npos) << said;
+    EXPECT_NE(said.find("audience search, page 1: waiting for 1 operator command(s)"), std::string::npos) << said;
     EXPECT_NE(said.find(" s for the API key's request rate"), std::string::npos) << said;
     for (std::size_t i = 1; i < log.size(); ++i) {
         EXPECT_GE(log[i].at_ms - log[i - 1].at_ms, 2800) << log[i].action;
     }
 }
 
-// A command interrupted (SIGINT) while it waits in the operators' line leaves the line before it
-// dies: the command behind it goes at the next place. Before, the interrupted command's ticket
-// stayed in line for the 15 s it lives without word, and held the one behind that long.
+// A command interrupted (SIGINT; SIGHUP, a closed terminal) while it waits in the operators' line
+// leaves the line before it dies: the command behind it goes at the next place. Before, the
+// interrupted command's ticket stayed in line for the 15 s it lives without word, and held the one
+// behind that long.
+bool says(background_process& p, const std::string& text) {
+    for (int i = 0; i < 1'000 && p.log().find(text) == std::string::npos; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    return p.log().find(text) != std::string::npos;
+}
+
 TEST_F(LimitsTest, ACommandInterruptedWhileItWaitsLeavesTheOperatorsLine) {
     start({});
     env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "12");
     env_->set("ORCH_KEY_BURST", "1");
-    const auto says = [](background_process& p, const std::string& text) {
-        for (int i = 0; i < 1'000 && p.log().find(text) == std::string::npos; ++i) {
-            std::this_thread::sleep_for(10ms);
-        }
-        return p.log().find(text) != std::string::npos;
-    };
-    const auto since = now_ms();
-    auto first = env_->spawn({"accounts", "sync"});  // takes the burst
-    ASSERT_EQ(first->wait(30'000), 0) << first->log();
-    // The next place frees 5 s after the first's: the second waits for it at the head of the
-    // line, the third behind the second.
-    auto second = env_->spawn({"accounts", "sync"});
-    ASSERT_TRUE(says(*second, "for the API key's request rate")) << second->log();
-    auto third = env_->spawn({"accounts", "sync"});
-    ASSERT_TRUE(says(*third, "waiting for 1 operator command(s)")) << third->log();
-    EXPECT_EQ(second->stop(SIGINT, 10'000), -1) << "it dies by the signal, as before:\n" << second->log();
-    ASSERT_EQ(third->wait(30'000), 0) << third->log();
-    auto log = requests(since);
-    ASSERT_EQ(log.size(), 2u);  // the interrupted command sent nothing
-    // At the next place after the first's (5 s), not after the second's ticket expired (15 s
-    // after it last spoke).
-    EXPECT_LT(log[1].at_ms - log[0].at_ms, 11'000);
+    for (const int sig : {SIGINT, SIGHUP}) {
+        SCOPED_TRACE(sig == SIGINT ? "SIGINT" : "SIGHUP");
+        const auto since = now_ms();
+        auto first = env_->spawn({"accounts", "sync"});  // takes the next place
+        ASSERT_EQ(first->wait(30'000), 0) << first->log();
+        // The next place frees 5 s after the first's: the second waits for it at the head of the
+        // line, the third behind the second.
+        auto second = env_->spawn({"accounts", "sync"});
+        ASSERT_TRUE(says(*second, "for the API key's request rate")) << second->log();
+        auto third = env_->spawn({"accounts", "sync"});
+        ASSERT_TRUE(says(*third, "waiting for 1 operator command(s)")) << third->log();
+        EXPECT_EQ(second->stop(sig, 10'000), -1) << "it dies by the signal, as before:\n" << second->log();
+        ASSERT_EQ(third->wait(30'000), 0) << third->log();
+        auto log = requests(since);
+        ASSERT_EQ(log.size(), 2u);  // the interrupted command sent nothing
+        // At the next place after the first's (5 s), not after the second's ticket expired (15 s
+        // after it last spoke).
+        EXPECT_LT(log[1].at_ms - log[0].at_ms, 11'000);
+    }
 }
 
+// A signal the caller ignores stays ignored (nohup; a background job of a script ignores SIGINT):
+// the command waits on and sends at its place.
+TEST_F(LimitsTest, ASignalTheCallerIgnoresStaysIgnoredWhileACommandWaits) {
+    start({});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "12");
+    env_->set("ORCH_KEY_BURST", "1");
+    const auto since = now_ms();
+    auto first = env_->spawn({"accounts", "sync"});
+    ASSERT_EQ(first->wait(30'000), 0) << first->log();
+    background_process second({"/bin/sh", "-c", "trap '' INT; exec \"$0\" accounts sync", orch::test::orchestrator_binary()},
+                              env_->env());
+    ASSERT_TRUE(says(second, "for the API key's request rate")) << second.log();
+    ASSERT_EQ(::kill(second.pid(), SIGINT), 0);
+    EXPECT_EQ(second.wait(30'000), 0) << second.log();
+    EXPECT_EQ(requests(since).size(), 2u);
+}
+
+// An apply interrupted while a later page of its audience search waits says what the search had
+// sent (the API bills it), and stores nothing. Before, it died without a word.
+TEST_F(LimitsTest, AnApplyInterruptedBetweenSearchPagesSaysWhatItHadSent) {
+    start({"--dialect-search-page-cap", "50"});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "12");
+    env_->set("ORCH_KEY_BURST", "1");
+    auto file = dir_ + "/paged.yaml";
+    std::ofstream(file) << search_campaign_yaml("paged", 100, 1'000'000);
+    const auto since = now_ms();
+    auto apply = env_->spawn({"campaign", "apply", file});
+    ASSERT_TRUE(says(*apply, "audience search, page 2: waiting ")) << apply->log();
+    EXPECT_EQ(apply->stop(SIGINT, 10'000), -1) << apply->log();
+    EXPECT_NE(apply->log().find("interrupted: the audience search had sent 1 page, which the API bills; nothing "
+                                "was stored"),
+              std::string::npos)
+        << apply->log();
+    auto log = requests(since);
+    ASSERT_EQ(log.size(), 1u);
+    EXPECT_EQ(log[0].action, "search_people");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaigns"), "0");
+}
 }  // namespace
