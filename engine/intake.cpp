@@ -712,6 +712,18 @@ asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
 }
 
 asio::awaitable<void> intake::impl::ensure_webhooks() {
+    // An account whose webhook could not be set up (one not connected: the API answers
+    // ACCOUNT_INACTIVE) is tried again after a delay that doubles from 2 s to 5 minutes, or at the
+    // next round once its stored row changes (a login, a sync, a status): each try is a request in
+    // the key's rate. Before, every such account was tried every 2 s for as long as serve ran.
+    struct setup_retry {
+        std::chrono::steady_clock::time_point next;
+        std::chrono::seconds delay;
+        std::string row;  // the account's updated_at when it failed
+    };
+    constexpr std::chrono::seconds first_delay{2};
+    constexpr std::chrono::seconds max_delay{300};
+    std::map<std::string, setup_retry> retries;
     while (!stopping) {
         if (leading()) {
             try {
@@ -722,6 +734,11 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
                         break;
                     }
                     if (ensured.count(a.account_id) == 0 && a.platform == "network") {
+                        const auto now = std::chrono::steady_clock::now();
+                        if (auto r = retries.find(a.account_id);
+                            r != retries.end() && r->second.row == a.updated_at && now < r->second.next) {
+                            continue;
+                        }
                         while (reading && !stopping) {
                             co_await sleep_for(std::chrono::milliseconds(20));
                         }
@@ -736,6 +753,17 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
                         ensuring = false;
                         if (made) {
                             ensured.insert(a.account_id);
+                            retries.erase(a.account_id);
+                        } else {
+                            auto [r, first] = retries.try_emplace(a.account_id);
+                            r->second.delay = first || r->second.row != a.updated_at
+                                                  ? first_delay
+                                                  : std::min(2 * r->second.delay, max_delay);
+                            r->second.row = a.updated_at;
+                            r->second.next = std::chrono::steady_clock::now() + r->second.delay;
+                            spdlog::info("serve: account={}: its webhook setup is tried again in {} s, or once the "
+                                         "account is connected again or synced",
+                                         orch::text::escaped(a.account_id), r->second.delay.count());
                         }
                     }
                 }

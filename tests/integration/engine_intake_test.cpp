@@ -137,6 +137,43 @@ TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
     EXPECT_EQ(log.find("polling failed", after), std::string::npos) << log;
 }
 
+// An account whose webhook cannot be set up (disconnected: the API answers ACCOUNT_INACTIVE) is
+// tried again after a delay that doubles, not every 2 s for as long as serve runs (each try a
+// request in the key's rate and an error line; a trial counted 22 in a minute); a new login of
+// the account has it tried at the next round.
+TEST_F(IntakeTest, AnAccountWhoseWebhookCannotBeSetUpIsTriedAgainLessAndLessOften) {
+    start({"--reply-probability", "0"});
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.request("POST", "/control/events", json{{"type", "disconnection"}, {"account_id", account}}.dump(),
+                              {{"content-type", "application/json"}})
+                  .status,
+              200);
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port())});
+    ASSERT_TRUE(wait_for(webhooks_ready, "2")) << receiver->log();
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    // Each try is one refused create, and says so in the log.
+    const auto refused = [&] {
+        const auto log = receiver->log();
+        int n = 0;
+        for (auto at = log.find("webhook not created: "); at != std::string::npos;
+             at = log.find("webhook not created: ", at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    // At about 0, 2 and 6 s (then 14): before, at every round, 2 s apart.
+    const int tries = refused();
+    EXPECT_GE(tries, 2) << receiver->log();
+    EXPECT_LE(tries, 4) << receiver->log();
+    EXPECT_NE(receiver->log().find("its webhook setup is tried again in 4 s"), std::string::npos) << receiver->log();
+    // The account logs in again: its row changes, and the next round sets its webhook up, not
+    // the next try of the doubled delay.
+    auto r = env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR", "--label", "sender-1"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_TRUE(wait_for(webhooks_ready, "3", 6'000)) << receiver->log();
+}
+
 // A custom-mode webhook stopped on the API's side (is_active false: nothing is delivered) is
 // noticed by the next full sweep's list of webhooks and started again, the same webhook; its
 // account gets a gap, which the sweep covers once the webhook is back. The others are left alone.
