@@ -275,6 +275,10 @@ std::string check(const request& r) {
     if (r.lead_ids.empty() && r.state.empty()) {
         return "name a lead (its id) or a filter (state): nothing was chosen";
     }
+    if (!r.lead_ids.empty() && !r.state.empty()) {
+        // Which would win is not obvious (the ids within the state, or either): neither is guessed.
+        return "give lead ids or a state, not both";
+    }
     if (!r.state.empty() && std::find(states.begin(), states.end(), r.state) == states.end()) {
         std::string all;
         for (const auto& s : states) {
