@@ -477,6 +477,25 @@ int cmd_accounts_sync(const settings& s) {
         db.upsert_account(row);
     }
     std::cout << "synced " << orch::text::counted(static_cast<std::int64_t>(r->items.size()), "account", "accounts") << "\n";
+    // Accounts the API lists as not connected (a login that never finished its checkpoint, a
+    // session that ended) are stored with their status: said, so that an unlabelled inactive row
+    // in `accounts list` is not a surprise, and what to do about it.
+    for (const auto& a : r->items) {
+        if (a.is_active.value_or(a.status == "active" || a.status == "connected")) {
+            continue;
+        }
+        std::string label;
+        for (const auto& k : known) {
+            if (k.account_id == a.account_id) {
+                label = k.label;
+            }
+        }
+        std::cerr << "warning: account " << orch::text::escaped(a.account_id)
+                  << (label.empty() ? std::string(" (no label: not connected through this orchestrator)")
+                                    : " ('" + orch::text::escaped(label) + "')")
+                  << " is not connected (status " << orch::text::escaped(a.status.empty() ? "unknown" : a.status)
+                  << "): its calls are refused until it logs in again (accounts connect)\n";
+    }
     // Stored accounts the API no longer lists (a whole page under its size is the whole list):
     // said, not changed; their calls will fail, and `serve` pauses them on INVALID_ACCOUNT.
     if (static_cast<std::int64_t>(r->items.size()) < *page.limit) {

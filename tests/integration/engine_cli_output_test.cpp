@@ -568,6 +568,31 @@ TEST_F(CliOutput, SyncSaysWhichStoredAccountsTheApiNoLongerLists) {
     EXPECT_TRUE(read.exec("SELECT connected FROM accounts WHERE account_id = 'gone-1'")[0][0].as<bool>());
 }
 
+// `accounts sync` says which accounts the API lists as not connected (stored with their status):
+// before, an unlabelled inactive row appeared in `accounts list` without a word.
+TEST_F(CliOutput, SyncSaysWhichAccountsAreNotConnected) {
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.request("POST", "/control/events", json{{"type", "disconnection"}, {"account_id", account}}.dump(),
+                              {{"content-type", "application/json"}})
+                  .status,
+              200);
+    auto r = env_->run({"accounts", "sync"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: account " + account + " ('sender-1') is not connected (status "), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("its calls are refused until it logs in again (accounts connect)"), std::string::npos)
+        << r.output;
+    EXPECT_EQ(env_->scalar("SELECT connected FROM accounts WHERE label = 'sender-1'"), "f");
+    // Connected again: no warning.
+    ASSERT_EQ(env_->run({"accounts", "connect", "--login-token", "token-1", "--country", "FR", "--label", "sender-1"})
+                  .exit_code,
+              0);
+    r = env_->run({"accounts", "sync"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("is not connected"), std::string::npos) << r.output;
+}
+
 // No error reaches the terminal with a control character of what was typed in it: the
 // command's own errors and CLI11's are printed through terminal_lines.
 TEST_F(CliOutput, ErrorsNeverPrintAControlCharacterTheyQuote) {
