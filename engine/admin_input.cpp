@@ -275,7 +275,8 @@ limits_body parse_limits_body(const std::string& text) {
     }
     if (!apply_patch({}, out.patch, why)) {
         if (why.find("unknown action") != std::string::npos) {
-            why += "; or time_zone, clear";
+            why += "; or time_zone, clear (each action takes an object of its quotas, such as "
+                   "{\"invite\": {\"per_day\": 40, \"per_week\": 150}})";
         }
         throw unprocessable(why);
     }

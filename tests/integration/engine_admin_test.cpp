@@ -711,6 +711,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"invite": {"per_day": 1.5}})", "invite.per_day"},
         {R"({"send": {"per_week": "9"}})", "send.per_week"},
         {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
+        // The settings' flat name: the message shows the body's shape.
+        {R"({"invite_per_day": 5})", R"(each action takes an object of its quotas, such as {"invite": {"per_day": 40)"},
         {R"({"visit": {"per_hour": 1}})", "visit.per_hour"},
         {R"([1])", "JSON object"},
         {R"({"time_zone": "Mars/Olympus_Mons"})", "time_zone: unknown time zone 'Mars/Olympus_Mons'"},
