@@ -572,11 +572,9 @@ TEST_F(CliOutput, SyncSaysWhichStoredAccountsTheApiNoLongerLists) {
 // before, an unlabelled inactive row appeared in `accounts list` without a word.
 TEST_F(CliOutput, SyncSaysWhichAccountsAreNotConnected) {
     const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    http_client control("127.0.0.1", sandbox_->control_port());
-    ASSERT_EQ(control.request("POST", "/control/events", json{{"type", "disconnection"}, {"account_id", account}}.dump(),
-                              {{"content-type", "application/json"}})
-                  .status,
-              200);
+    auto fired = http_client("127.0.0.1", sandbox_->control_port())
+                     .post("/control/events", {{"type", "disconnection"}, {"account_id", account}});
+    ASSERT_EQ(fired.status, 200) << fired.body;
     auto r = env_->run({"accounts", "sync"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_NE(r.output.find("warning: account " + account + " ('sender-1') is not connected (status "), std::string::npos)

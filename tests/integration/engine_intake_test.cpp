@@ -144,11 +144,9 @@ TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
 TEST_F(IntakeTest, AnAccountWhoseWebhookCannotBeSetUpIsTriedAgainLessAndLessOften) {
     start({"--reply-probability", "0"});
     const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    http_client control("127.0.0.1", sandbox_->control_port());
-    ASSERT_EQ(control.request("POST", "/control/events", json{{"type", "disconnection"}, {"account_id", account}}.dump(),
-                              {{"content-type", "application/json"}})
-                  .status,
-              200);
+    auto fired = http_client("127.0.0.1", sandbox_->control_port())
+                     .post("/control/events", {{"type", "disconnection"}, {"account_id", account}});
+    ASSERT_EQ(fired.status, 200) << fired.body;
     auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port())});
     ASSERT_TRUE(wait_for(webhooks_ready, "2")) << receiver->log();
     std::this_thread::sleep_for(std::chrono::seconds(12));
