@@ -155,6 +155,31 @@ auto with_client(const settings& s, F f) {
     api_refused(what + ": " + orch::outreach::describe(e), e.what_to_do);
 }
 
+// What an operator's command says while it waits for the API key's places, without repeating
+// itself: who stands ahead in the line when that changes, and a wait for the key's rate or a
+// cooldown once (not again at each refresh of its ticket within it). Shared by the accounts
+// commands' wait and an apply's audience search.
+struct wait_teller {
+    std::string prefix;  // before each line ("" or "audience search, page N: ")
+    std::string told_ahead;
+    std::chrono::steady_clock::time_point told_until{};
+
+    void ahead(const std::string& who) {
+        if (who != told_ahead) {
+            std::cerr << prefix << "waiting for " << who << "\n";
+            told_ahead = who;
+        }
+    }
+    void held(std::chrono::milliseconds retry_after, const std::string& by) {
+        const auto now = std::chrono::steady_clock::now();
+        if (retry_after > std::chrono::seconds(1) && now + retry_after > told_until + std::chrono::seconds(1)) {
+            std::cerr << prefix << "waiting " << (retry_after.count() + 999) / 1000 << " s for " << by << "\n";
+            told_until = now + retry_after;
+        }
+        told_ahead.clear();
+    }
+};
+
 // Takes a place for an operator's call in the API key's bucket (check `c`), waiting for it at
 // most 2 minutes; throws (unavailable) when Redis does not answer for 10 s or no place comes in
 // time. Commands waiting at once stand in the operators' line (limiter::line) and take in the order
@@ -171,8 +196,7 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                                      "key's request rate; this call was not sent (try again later)");
     };
     orch::limits::line_ticket in_line(limiter);  // left however the wait ends
-    std::int64_t told_ahead = 0;
-    auto told_until = std::chrono::steady_clock::now();
+    wait_teller tell;
     // Redis not answering is waited out for a few seconds (a restart, a failover), as the workers
     // hold their calls, and then ends the command.
     constexpr std::chrono::seconds redis_patience{10};
@@ -202,11 +226,8 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                     std::to_string(place->ahead) + " operator command(s) asked for the API key's places before this "
                         "one and are still waiting after 2 minutes; this call was not sent (try again later)");
             }
-            if (place->ahead != told_ahead) {
-                std::cerr << "waiting for " << place->ahead
-                          << " operator command(s) that asked for the API key's places before this one\n";
-                told_ahead = place->ahead;
-            }
+            tell.ahead(std::to_string(place->ahead) +
+                       " operator command(s) that asked for the API key's places before this one");
             std::this_thread::sleep_for(look_again);
             continue;
         }
@@ -231,11 +252,7 @@ orch::limits::verdict wait_for_key_place(orch::limits::limiter& limiter, const o
                      : held + " has no place for this call within 2 minutes (the next is " + seconds + " s away)") +
                     "; this call was not sent (try again later)");
         }
-        // Said once per wait, not again at each refresh of the ticket within it.
-        if (v.retry_after > std::chrono::seconds(1) && now + v.retry_after > told_until + std::chrono::seconds(1)) {
-            std::cerr << "waiting " << seconds << " s for " << held << "\n";
-            told_until = now + v.retry_after;
-        }
+        tell.held(v.retry_after, held);
         std::this_thread::sleep_for(std::clamp(v.retry_after, std::chrono::milliseconds(10), refresh));
     }
 }
@@ -879,8 +896,8 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         // Says what a page waits for, as the accounts commands do: once per line length, and once
         // per wait for the key's rate or a cooldown (a page held longer than it may wait says
         // why when the search stops).
-        gate = [inner = std::move(gate), told = std::string(), told_page = 0,
-                told_until = std::chrono::steady_clock::time_point{}]() mutable -> std::optional<orch::engine::page_refusal> {
+        gate = [inner = std::move(gate), tell = wait_teller{},
+                told_page = 0]() mutable -> std::optional<orch::engine::page_refusal> {
             auto refused = inner();
             if (!refused) {
                 ++g_search_pages_sent;
@@ -889,22 +906,14 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
             if (!refused->passing || refused->retry_after > orch::engine::search_wait_max) {
                 return refused;
             }
-            const auto now = std::chrono::steady_clock::now();
             if (const int n = g_search_pages_sent.load() + 1; n != told_page) {
                 told_page = n;
-                told.clear();
-                told_until = {};
+                tell = wait_teller{"audience search, page " + std::to_string(n) + ": ", {}, {}};
             }
-            const std::string page = "audience search, page " + std::to_string(told_page) + ": ";
-            if (refused->queued && refused->why != told) {
-                std::cerr << page << "waiting for " << refused->why << "\n";
-                told = refused->why;
-            } else if (!refused->queued && refused->retry_after > std::chrono::seconds(1) &&
-                       now + refused->retry_after > told_until + std::chrono::seconds(1)) {
-                std::cerr << page << "waiting " << (refused->retry_after.count() + 999) / 1000 << " s for "
-                          << refused->why << "\n";
-                told_until = now + refused->retry_after;
-                told.clear();
+            if (refused->queued) {
+                tell.ahead(refused->why);
+            } else {
+                tell.held(refused->retry_after, refused->why);
             }
             return refused;
         };
