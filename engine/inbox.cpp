@@ -28,6 +28,7 @@
 namespace orch::engine::inbox {
 
 using admin_input::bad_request;
+using admin_input::unprocessable;
 using admin_input::int_param;
 using admin_input::object_body;
 
@@ -440,14 +441,14 @@ std::int64_t id_segment(const std::string& s, const char* what) {
     return n;
 }
 
-// The string field `key` ("" when absent or null); another type is a 400 naming the field.
+// The string field `key` ("" when absent or null); another type is a 422 naming the field.
 std::string string_field(const json& j, const std::string& key) {
     auto it = j.find(key);
     if (it == j.end() || it->is_null()) {
         return {};
     }
     if (!it->is_string()) {
-        throw bad_request("'" + key + "' must be a string, got " + it->dump());
+        throw unprocessable("'" + key + "' must be a string, got " + it->dump());
     }
     return it->get<std::string>();
 }
@@ -461,7 +462,7 @@ void only_fields(const json& j, std::initializer_list<const char*> allowed) {
             names += std::string(names.empty() ? "" : ", ") + a;
         }
         if (!ok) {
-            throw bad_request("unknown field '" + key + "' (fields: " + names + "); nothing changed");
+            throw unprocessable("unknown field '" + key + "' (fields: " + names + ")");
         }
     }
 }
@@ -556,7 +557,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         r.idempotency_key = string_field(j, "idempotency_key");
         if (!idempotency_header.empty()) {
             if (!r.idempotency_key.empty() && r.idempotency_key != idempotency_header) {
-                throw bad_request("the Idempotency-Key header and 'idempotency_key' differ; nothing changed");
+                throw unprocessable("the Idempotency-Key header and 'idempotency_key' differ");
             }
             r.idempotency_key = idempotency_header;
         }
@@ -565,10 +566,10 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             r.requested_by = "admin-api";
         }
         if (!j.contains("text")) {
-            throw bad_request("'text' is required: {\"text\": \"...\"}; nothing changed");
+            throw unprocessable("'text' is required: {\"text\": \"...\"}");
         }
         if (auto why = check(r); !why.empty()) {
-            throw bad_request(why + "; nothing changed");
+            throw unprocessable(why);
         }
         auto o = request_reply(conn, r);
         switch (o.what) {
@@ -591,13 +592,14 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         auto j = object_body(body, "{\"mark\": \"not_interested\", \"by\"?: \"...\"}");
         only_fields(j, {"mark", "by"});
         const auto mark = string_field(j, "mark");
-        if (mark != "not_interested") {
-            throw bad_request("'mark' must be \"not_interested\", got " + (j.contains("mark") ? j["mark"].dump() : "nothing") +
-                              "; nothing changed");
+        // The CLI's spelling too (inbox mark ID not-interested).
+        if (mark != "not_interested" && mark != "not-interested") {
+            throw unprocessable("'mark' must be \"not_interested\", got " +
+                                (j.contains("mark") ? j["mark"].dump() : "nothing"));
         }
         auto by = string_field(j, "by");
         if (by.size() > 200 || orch::text::check_name(by)) {
-            throw bad_request("'by' must be at most 200 characters without control characters; nothing changed");
+            throw unprocessable("'by' must be at most 200 characters without control characters");
         }
         if (by.empty()) {
             by = "admin-api";

@@ -225,16 +225,18 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "?live=true").status, 200);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 202);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Sure, here it is"})", js).status, 200);
-    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": ""})", js).status, 400);
-    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "x", "extra": 1})", js).status, 400);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": ""})", js).status, 422);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "x", "extra": 1})", js).status, 422);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "x"})", {{"Content-Type", "text/plain"}}).status,
               415);
     EXPECT_EQ(send("POST", "/v1/inbox/999999/reply", R"({"text": "x"})", js).status, 404);
     EXPECT_EQ(send("GET", "/v1/inbox/" + reply + "/reply").status, 405);
     EXPECT_EQ(send("GET", "/v1/manual-replies/" + env_->scalar("SELECT max(reply_id) FROM manual_replies")).status, 200);
     EXPECT_EQ(send("GET", "/v1/manual-replies/999999").status, 404);
-    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "spam"})", js).status, 400);
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "spam"})", js).status, 422);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "not_interested"})", js).status, 200);
+    // The CLI's spelling too; marking again changes nothing.
+    EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/mark", R"({"mark": "not-interested"})", js).status, 200);
     EXPECT_EQ(send("POST", "/v1/inbox/" + reply + "/reply", R"({"text": "Another"})", js).status, 409);
     EXPECT_EQ(send("POST", "/v1/inbox/999999/mark", R"({"mark": "not_interested"})", js).status, 404);
 

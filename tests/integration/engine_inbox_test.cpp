@@ -179,16 +179,18 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
 
     // Bad input: the documented error shape, nothing stored.
     for (const auto& [target, body, status] : std::vector<std::tuple<std::string, std::string, int>>{
-             {path + "/reply", "{}", 400},
-             {path + "/reply", "{\"text\": \"   \"}", 400},
-             {path + "/reply", "{\"text\": 5}", 400},
-             {path + "/reply", "{\"text\": \"hi\", \"extra\": 1}", 400},
+             // 400: the request cannot be read; 422: a JSON object whose fields are wrong.
+             {path + "/reply", "{}", 422},
+             {path + "/reply", "{\"text\": \"   \"}", 422},
+             {path + "/reply", "{\"text\": 5}", 422},
+             {path + "/reply", "{\"text\": \"hi\", \"extra\": 1}", 422},
              {path + "/reply", "not json", 400},
              {path + "/reply", "{\"text\": \"a\\u0000b\"}", 400},
-             {path + "/reply", "{\"text\": \"" + std::string(8001, 'x') + "\"}", 400},
+             {path + "/reply", "{\"text\": \"" + std::string(8001, 'x') + "\"}", 422},
              {"/v1/inbox/abc/reply", "{\"text\": \"hi\"}", 400},
              {"/v1/inbox/999999/reply", "{\"text\": \"hi\"}", 404},
-             {path + "/mark", "{\"mark\": \"spam\"}", 400}}) {
+             {path + "/mark", "{\"mark\": \"spam\"}", 422},
+             {path + "/mark", "{\"mark\": \"not_interested\", \"by\": 7}", 422}}) {
         auto r = call("POST", target, body);
         EXPECT_EQ(r.status, status) << target << " " << body.substr(0, 60) << ": " << r.body;
         EXPECT_FALSE(error_message(r).empty());
