@@ -4,6 +4,8 @@
 
 #include <map>
 #include <set>
+#include <string_view>
+#include <utility>
 
 namespace orch::engine {
 
@@ -50,8 +52,11 @@ bool short_gate_wait(cs::wait_code code) {
 // is used up, waits for the cap instead: otherwise it would come back for the gate, only to be
 // refused by the ledger once it won a place (behind a busy API key, one lead a rate interval),
 // and say "waiting for the API key's request rate" meanwhile. The ledger is asked here only for
-// campaigns with no call allowed in this plan: the others are answered by the ledger's reserve,
-// which counts those calls' reservations (wait_with_refused_calls).
+// the calls of a campaign and sender with no call allowed in this plan: the others are answered by
+// the ledger's reserve, which counts those calls' reservations (wait_with_refused_calls). By sender,
+// not by campaign: a call allowed for one sender answers that sender's cap and the campaign's day
+// cap, not another sender's cap, whose held calls would otherwise wait for the key's turn again
+// and again while their cap is used up.
 void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_ports& ports, cs::time_point now) {
     std::vector<plan_item*> held;
     for (plan_item* it : asking) {
@@ -62,14 +67,15 @@ void wait_for_standing_caps(const std::vector<plan_item*>& asking, const plan_po
     if (held.empty()) {
         return;   // the common case: the gate held nothing back for a moment
     }
-    std::set<std::int64_t> reserving;
+    std::set<std::pair<std::int64_t, std::string_view>> reserving;   // campaign and sender
     for (const plan_item* it : asking) {
         if (it->gate.allowed) {
-            reserving.insert(it->target.campaign_id);
+            reserving.emplace(it->target.campaign_id, it->target.account_id);
         }
     }
     std::erase_if(held, [&](const plan_item* it) {
-        return reserving.contains(it->target.campaign_id) || credits_upper_bound(*it->proposal->call) <= 0;
+        return reserving.contains({it->target.campaign_id, it->target.account_id}) ||
+               credits_upper_bound(*it->proposal->call) <= 0;
     });
     std::vector<ledger_ask> asks;
     for (plan_item* it : held) {

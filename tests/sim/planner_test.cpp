@@ -315,6 +315,52 @@ TEST(PlanCycle, ACallTheKeysRateHoldsWaitsForTheDayCapThatRefusedItsCampaignsCal
     EXPECT_EQ(other[1].row.state.wait, cs::wait_code::key_rate);
 }
 
+// A call allowed for one sender answers for its own cap and the campaign's day cap, not for
+// another sender's: the held call of the campaign's other sender is asked about standing caps,
+// and waits for its sender's used-up cap (before, it waited for the key's turn again and again).
+TEST(PlanCycle, ACallHeldForAnotherSenderOfACampaignWithACallAllowedIsAskedAboutItsCap) {
+    // Reserves every call; acc_1's cap on the campaign is used up.
+    struct sender_cap_ledger final : orch::engine::ledger_port {
+        std::vector<std::string> asked;
+        void reserve(std::span<const orch::engine::ledger_ask> asks,
+                     const std::function<void(std::span<const planner::verdict>)>& write) override {
+            write(std::vector<planner::verdict>(asks.size()));
+        }
+        std::vector<planner::verdict> standing_refusals(std::span<const orch::engine::ledger_ask> asks,
+                                                        cs::time_point now) override {
+            std::vector<planner::verdict> out;
+            for (const auto& a : asks) {
+                asked.push_back(a.item->target.account_id);
+                out.push_back(a.item->target.account_id != "acc_1"
+                                  ? planner::verdict{}
+                                  : planner::ledger_refused(orch::engine::budget_refusal::account_budget,
+                                                            cs::time_point::max(), "acc_1", now));
+            }
+            return out;
+        }
+    };
+    key_busy_gate gate;
+    sender_cap_ledger ledger;
+    auto items = items_of({1, 2});
+    items[0].target.account_id = "acc_2";   // allowed
+    items[1].target.account_id = "acc_1";   // held for the key's rate
+    orch::engine::plan_cycle(items, ports_over(gate, ledger), t0, [] {});
+    EXPECT_EQ(ledger.asked, std::vector<std::string>{"acc_1"});
+    EXPECT_TRUE(items[0].call);
+    EXPECT_EQ(items[1].row.state.wait, cs::wait_code::account_budget);
+    EXPECT_FALSE(items[1].call);
+    EXPECT_EQ(gate.elsewhere, std::vector<std::int64_t>{2});
+
+    // A held call of the allowed call's own sender is the reserve's to answer.
+    auto same = items_of({1, 2});
+    same[0].target.account_id = "acc_1";
+    same[1].target.account_id = "acc_1";
+    ledger.asked.clear();
+    orch::engine::plan_cycle(same, ports_over(gate, ledger), t0, [] {});
+    EXPECT_TRUE(ledger.asked.empty());
+    EXPECT_EQ(same[1].row.state.wait, cs::wait_code::key_rate);
+}
+
 // No call of the campaign got through the gate: the ledger is asked, without reserving, whether
 // a cap refuses the held call for long; if so it waits for the cap, else for the key.
 TEST(PlanCycle, ACallTheKeysRateHoldsAsksTheLedgerWhetherACapRefusesIt) {
