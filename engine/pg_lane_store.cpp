@@ -278,27 +278,41 @@ private:
     // The caps that refused calls in this cycle: the leads they refuse that the gate holds back
     // for a moment are woken to meet the cap (engine/wake_held_of_capped), once a
     // capped_wake_every per cap and lane, and again at once when the cap has less left than at
-    // the last wake-up. After the plan's rows are written, so that this batch's own rows keep the
-    // waits just decided.
+    // the last wake-up; and each wake-up once more capped_wake_again later. After the plan's rows
+    // are written, so that this batch's own rows keep the waits just decided.
     void wake_held_of_capped() {
-        if (capped_.empty()) {
+        auto& sweep = s_.lane_.sweep;
+        if (capped_.empty() && sweep.capped_again.empty()) {
             return;
         }
         const auto now = s_.lane_.clock.now();
         json due = json::array();
         std::string capped_text;   // each cap and what it had left, for the log
+        const auto name = [&](const claim_sweep::cap_key& cap) {
+            capped_text += (capped_text.empty() ? "" : "; ") + std::string("campaign ") + std::to_string(cap.first) +
+                           (cap.second.empty() ? "'s day cap" : "'s cap on " + orch::text::escaped(cap.second));
+            due.push_back(json::array({cap.first, cap.second}));
+        };
         for (const auto& [cap, left] : capped_) {
-            auto& woken = s_.lane_.sweep.capped_woken;
-            const auto last = woken.find(cap);
-            if (capped_wake_due(last == woken.end() ? nullptr : &last->second, left, now)) {
-                woken[cap] = {now, left};
-                due.push_back(json::array({cap.first, cap.second}));
-                capped_text += (capped_text.empty() ? "" : "; ") + std::string("campaign ") + std::to_string(cap.first) +
-                               (cap.second.empty() ? "'s day cap" : "'s cap on " + orch::text::escaped(cap.second)) +
-                               " with " + orch::text::counted(left, "credit", "credits") + " left";
+            const auto last = sweep.capped_woken.find(cap);
+            if (capped_wake_due(last == sweep.capped_woken.end() ? nullptr : &last->second, left, now)) {
+                sweep.capped_woken[cap] = {now, left};
+                sweep.capped_again[cap] = now + capped_wake_again;
+                name(cap);
+                capped_text += " with " + orch::text::counted(left, "credit", "credits") + " left";
             }
         }
         capped_.clear();
+        // The second look at a wake-up (one just woken above is due again later).
+        for (auto it = sweep.capped_again.begin(); it != sweep.capped_again.end();) {
+            if (it->second > now) {
+                ++it;
+                continue;
+            }
+            name(it->first);
+            capped_text += " again (for leads another lane held at the first wake-up)";
+            it = sweep.capped_again.erase(it);
+        }
         if (!due.empty()) {
             const auto woken = tx_.exec_params(q("engine/wake_held_of_capped"), due.dump())[0][0].as<std::int64_t>();
             if (woken > 0) {

@@ -75,6 +75,8 @@ struct claim_sweep {
         std::int64_t left = 0;
     };
     std::map<cap_key, capped_wake> capped_woken{};
+    // Cap -> when this lane wakes its held leads once more after a wake-up (capped_wake_again).
+    std::map<cap_key, campaigns::time_point> capped_again{};
 };
 
 // How often a lane wakes the held leads that a used-up cap (a campaign's day cap, or its cap on
@@ -88,6 +90,13 @@ inline constexpr std::chrono::seconds capped_wake_every{5};
 inline bool capped_wake_due(const claim_sweep::capped_wake* last, std::int64_t left, campaigns::time_point now) {
     return last == nullptr || left < last->left || now - last->at >= capped_wake_every;
 }
+// A wake-up skips the rows other lanes hold at that moment, and a lane whose transaction began
+// before the cap was used up may write its held leads of that cap as waiting for the key's turn
+// (its look at the cap found credits left): with no further refusal, nothing would wake them
+// before their own turn, minutes away behind a busy key. So a lane that woke a cap's held leads
+// wakes them once more this much later, when every lane transaction that ran alongside the first
+// wake-up (milliseconds long) has committed.
+inline constexpr std::chrono::seconds capped_wake_again{2};
 
 // How long a lane queues for its gate (migration 0021), every gate being taken, before it goes on
 // without one: far above a cycle's transaction (milliseconds) times the lanes that may queue

@@ -16,6 +16,7 @@
 #include <future>
 #include <memory>
 #include <set>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -91,6 +92,72 @@ TEST(CappedWake, AgainAtOnceWhenTheCapHasLessLeftElseAfterTheInterval) {
     const orch::engine::claim_sweep::capped_wake used_up{t0, 0};
     EXPECT_FALSE(orch::engine::capped_wake_due(&used_up, 0, t0 + 4s));
     EXPECT_FALSE(orch::engine::capped_wake_due(&used_up, 3, t0 + 4s));   // a raised cap wakes its waits itself
+}
+
+// A lane that woke the held leads of a used-up cap wakes them once more capped_wake_again later:
+// its first wake-up skipped the rows another lane held, and that lane, its look at the cap older
+// than the cap's use, may have written them as waiting for the key's turn (a CI run of
+// LeadsOfACampaignAtItsSendersCapsWaitForThemAtOnceBehindABusyKey found 13 of 40 leads left so,
+// minutes from their turn). Here the second look is due: it wakes the cap's held leads (not a
+// lead held for another cap, nor one already waiting for the cap), once.
+TEST_F(LaneGate, ALaneWakesTheHeldLeadsOfACapOnceMoreAfterItsWakeUp) {
+    auto c = connect();
+    {
+        pqxx::work tx(*c);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-1'), ('acc-2')");
+        tx.exec("INSERT INTO campaigns (campaign_id, name) VALUES (1, 'capped'), (2, 'other')");
+        tx.exec("INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) "
+                "VALUES (1, 1, '{}', '', ''), (2, 1, '{}', '', '')");
+        tx.exec("INSERT INTO leads (canonical_url, profile_url) SELECT 'x/' || g, 'https://x/' || g "
+                "FROM generate_series(1, 4) g");
+        // Lead 1: the cap's held lead; 2: the same campaign's other sender; 3: another campaign
+        // of the same sender; 4: already waiting for the cap.
+        tx.exec("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, wait_code, "
+                "next_run_at, due_at) VALUES "
+                "(1, 1, 1, 'acc-1', 'invite', 'ready', 'key_rate', now() + interval '1 hour', now() + interval '1 hour'), "
+                "(1, 1, 2, 'acc-2', 'invite', 'ready', 'key_rate', now() + interval '1 hour', now() + interval '1 hour'), "
+                "(2, 1, 3, 'acc-1', 'invite', 'ready', 'key_rate', now() + interval '1 hour', now() + interval '1 hour'), "
+                "(1, 1, 4, 'acc-1', 'invite', 'ready', 'account_budget', now() + interval '1 hour', "
+                "now() + interval '1 hour')");
+        tx.commit();
+    }
+    const auto due_now = [&] {
+        pqxx::nontransaction tx(*c);
+        std::set<int> out;
+        for (const auto& r : tx.exec("SELECT lead_id FROM enrollments WHERE due_at <= now()")) {
+            out.insert(r[0].as<int>());
+        }
+        return out;
+    };
+    orch::engine::settings cfg;
+    cfg.database_url = env_->database_url();
+    orch::engine::campaign_cache cache;
+    orch::engine::worker_stats stats;
+    const std::string owner = "test/0";
+    orch::engine::claim_sweep sweep{0, 7, std::minstd_rand(1)};
+    auto lane = connect();
+    orch::engine::prepare_hot_statements(*lane);
+    const auto cycle = [&] {
+        orch::engine::pg_lane_store store(*lane, {cfg, cache, stats, orch::engine::system_clock(), owner, sweep});
+        store.ledger().reserve({}, [](std::span<const orch::engine::planner::verdict>) {});
+        store.commit();
+    };
+    const auto now = orch::engine::system_clock().now();
+    sweep.capped_again[{1, "acc-1"}] = now + 1h;   // not due yet
+    cycle();
+    EXPECT_EQ(due_now(), std::set<int>{});
+    EXPECT_EQ(sweep.capped_again.size(), 1u);
+    sweep.capped_again[{1, "acc-1"}] = now - 1s;
+    cycle();
+    EXPECT_EQ(due_now(), std::set<int>{1});
+    EXPECT_TRUE(sweep.capped_again.empty());
+    {
+        pqxx::work tx(*c);
+        tx.exec("UPDATE enrollments SET due_at = now() + interval '1 hour' WHERE lead_id = 1");
+        tx.commit();
+    }
+    cycle();
+    EXPECT_EQ(due_now(), std::set<int>{}) << "woken once more, not again and again";
 }
 
 TEST_F(LaneGate, ALaneTakesItsPreferredGateElseAnyFreeOne) {

@@ -31,6 +31,8 @@
 #include <map>
 #include <regex>
 #include <set>
+#include <sstream>
+#include <string>
 #include <thread>
 
 namespace {
@@ -268,10 +270,18 @@ protected:
         const std::string seen = codes();
         const auto busy_calls = count("SELECT count(*) FROM step_attempts a JOIN enrollments e USING (enrollment_id) "
                                       "JOIN campaigns c USING (campaign_id) WHERE c.name = 'busy'");
+        std::string wake_ups;   // the worker's wake-ups of held leads, should they not be parked
         for (auto& w : ws) {
             EXPECT_EQ(w->stop(SIGTERM), 0) << w->log();
+            std::istringstream lines(w->log());
+            for (std::string line; std::getline(lines, line);) {
+                if (line.find("held back by the limits gate") != std::string::npos) {
+                    wake_ups += line + "\n";
+                }
+            }
         }
-        EXPECT_TRUE(parked) << took.count() << " ms after the cap: " << seen << "\nat the cap: " << seen_at_cap;
+        EXPECT_TRUE(parked) << took.count() << " ms after the cap: " << seen << "\nat the cap: " << seen_at_cap
+                            << "\nthe worker's wake-ups:\n" << wake_ups;
         EXPECT_GE(count_code(code), 30) << seen;
         EXPECT_GT(busy_calls, 0) << seen;
         EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);

@@ -1,5 +1,6 @@
 -- wake_held_of_capped($1 a JSON array of [campaign id, sender account id or ""]): those caps were
--- found used up in this lane transaction: a campaign's day cap (""), or its cap on one sender.
+-- found used up in this lane transaction, or by this lane's wake-up a moment ago (its second look,
+-- engine/pg_lane_store.hpp: capped_wake_again): a campaign's day cap (""), or its cap on one sender.
 -- Their leads that the limits gate holds back for a moment (the key's rate or cooldown, an
 -- account's pacing or cooldown) become due now: their next cycle finds the cap used up and has
 -- them wait for it (engine/cycle_plan.cpp: wait_for_standing_caps), instead of each coming back
