@@ -3,6 +3,7 @@
 #include "campaigns/detail/assert.hpp"
 
 #include <algorithm>
+#include <array>
 #include <functional>
 
 namespace orch::campaigns {
@@ -62,60 +63,87 @@ struct path_summary {
     std::int64_t max_need = 0;
 };
 
-// Working days for `need` calls of one sender that starts its ramp-up (estimate_input::ramp) on
-// the schedule's first working day of a week: week by week, each allowing the smaller of the
-// week quota and the sum of its working days' day quotas (the ramped account quota, calendar day
-// c after the first at min(quota, first + increase x c), and the day quota); the last week's
-// calls spread over its working days. Once a week is fully ramped up the rest goes at the steady
-// pace, `steady_days` for the whole need.
-double ramped_working_days(double need, std::int64_t per_day, std::int64_t per_week, const estimate_input::ramp_input& rp,
-                           const std::array<bool, 7>& days, double steady_days) {
-    if (rp.account_per_day < 0 || rp.first_day <= 0 || need <= 0) {
-        return steady_days;
+// Working days for `need` calls of one sender, day by day from the schedule's first working day
+// of a week, as the limits gate lets them through: each working day up to its day quota
+// (`per_day`, -1 for none; for a sender starting its ramp-up, `ramp` too: on calendar day c,
+// min(the account's quota, first + increase x c)) and to what the rolling week quota leaves
+// (`per_week` less the 6 days before), the sender's week starting empty; the last day counts the
+// part it needs. An established sender with 80 a day and 200 a week works 80, 80, 40 and then
+// waits for the week to roll. Once a week repeats the one before (the ramp-up done), whole weeks
+// are counted at once. 1e9 when the days stop allowing any call.
+double working_days_for(double need, std::int64_t per_day, std::int64_t per_week,
+                        const estimate_input::ramp_input* ramp, const std::array<bool, 7>& days) {
+    if (need <= 0) {
+        return 0;
     }
     int first = 0;
     while (first < 7 && !days[static_cast<std::size_t>(first)]) {
         ++first;
     }
-    if (first == 7) {
-        return steady_days;
-    }
     const double working_per_week = static_cast<double>(std::count(days.begin(), days.end(), true));
-    const double steady_per_day = need / steady_days;  // what a working day allows once ramped up
+    if (working_per_week == 0) {
+        return 1e9;
+    }
+    const bool ramps = ramp != nullptr && ramp->account_per_day >= 0 && ramp->first_day > 0;
+    constexpr double none = 1e18;   // no quota
+    std::array<double, 7> used{};   // per calendar day of the rolling week, by day number mod 7
+    std::array<double, 7> week_before{};
     double done = 0;
     double working = 0;
-    for (std::int64_t week = 0;; ++week) {
-        double allowed = 0;
-        bool ramped_up = true;
-        for (int d = 0; d < 7; ++d) {
-            if (!days[static_cast<std::size_t>((first + d) % 7)]) {
-                continue;
+    // Bounded: a week repeats the one before soon after the ramp-up; the bound only keeps a
+    // pathological case from running long (about 27,000 years).
+    constexpr std::int64_t max_days = 10'000'000;
+    for (std::int64_t c = 0; c < max_days; ++c) {
+        const auto slot = static_cast<std::size_t>(c % 7);
+        used[slot] = 0;   // the day a week ago leaves the window
+        const double climbed = ramps ? static_cast<double>(ramp->first_day) +
+                                           static_cast<double>(ramp->increase) * static_cast<double>(c)
+                                     : none;
+        const bool ramped_up = !ramps || ramp->increase <= 0 || climbed >= static_cast<double>(ramp->account_per_day);
+        if (days[static_cast<std::size_t>((first + c) % 7)]) {
+            double today = per_day >= 0 ? static_cast<double>(per_day) : none;
+            if (ramps) {
+                today = std::min(today, std::min(static_cast<double>(ramp->account_per_day), climbed));
             }
-            const std::int64_t calendar_day = week * 7 + d;
-            const std::int64_t ramp = rp.first_day + rp.increase * calendar_day;
-            ramped_up = ramped_up && ramp >= rp.account_per_day;
-            double today = static_cast<double>(std::min(rp.account_per_day, ramp));
-            if (per_day >= 0) {
-                today = std::min(today, static_cast<double>(per_day));
+            if (per_week >= 0) {
+                double window = 0;
+                for (double u : used) {
+                    window += u;
+                }
+                today = std::min(today, std::max(0.0, static_cast<double>(per_week) - window));
             }
-            allowed += today;
+            if (done + today >= need) {
+                return working + (need - done) / today;
+            }
+            done += today;
+            used[slot] = today;
+            working += 1;
         }
-        if (per_week >= 0) {
-            allowed = std::min(allowed, static_cast<double>(per_week));
+        if (!ramped_up || slot != 6) {
+            if (!ramped_up) {
+                week_before.fill(-1);   // no week repeats while the quota still climbs
+            }
+            continue;
         }
-        if (ramped_up) {
-            return working + (need - done) / steady_per_day;  // the steady pace from here on
+        // The end of a week: once it repeats the one before, every week after does too.
+        double week_total = 0;
+        for (double u : used) {
+            week_total += u;
         }
-        if (allowed <= 0) {
-            return 1e9;
+        if (used == week_before) {
+            if (week_total <= 0) {
+                return 1e9;
+            }
+            const auto weeks = static_cast<std::int64_t>((need - done) / week_total) - 1;
+            if (weeks > 0) {
+                done += static_cast<double>(weeks) * week_total;
+                working += static_cast<double>(weeks) * working_per_week;
+                c += 7 * weeks;
+            }
         }
-        if (done + allowed >= need || rp.increase <= 0) {
-            // The last week; or every week from here on allows the same (no quota grows).
-            return working + (need - done) / (allowed / working_per_week);
-        }
-        done += allowed;
-        working += working_per_week;
+        week_before = used;
     }
+    return 1e9;
 }
 
 }  // namespace
@@ -221,9 +249,9 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
         f.action = to_string(kind);
         f.calls_max = per_lead * in.leads;
         const double calls_each = static_cast<double>(f.calls_max) / static_cast<double>(quota_sets);
-        // What each sender may do per working day: the day quota, and the week quota spread over
-        // the working days, whichever is smaller; all senders together, and the slowest sender's
-        // working days for its share of the calls.
+        // What each sender may do per working day in a steady week: the day quota, and the week
+        // quota spread over the working days, whichever is smaller, all senders together; and
+        // the slowest sender's working days for its share of the calls, day by day.
         double together = 0;
         bool limited = false;
         std::int64_t unlimited = 0;  // senders without a quota for the action
@@ -243,7 +271,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             }
             limited = true;
             together += per_day;
-            const double days = per_day == 0 ? 1e9 : calls_each / per_day;
+            const double days = working_days_for(calls_each, day, week, nullptr, c.schedule.days);
             slowest = std::max(slowest, days);
             double days_new = days;
             if (auto rp = in.ramp.find(f.action); per_day > 0 && rp != in.ramp.end()) {
@@ -253,7 +281,7 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
                         own.account_per_day = a;
                     }
                 }
-                days_new = ramped_working_days(calls_each, day, week, own, c.schedule.days, days);
+                days_new = working_days_for(calls_each, day, week, &own, c.schedule.days);
             }
             slowest_new = std::max(slowest_new, days_new);
         }

@@ -24,19 +24,22 @@
 // its reservation until a claim reconciles it, which can still stop a budget sized exactly.
 //
 // Duration: for each quota-limited action, the worst-case number of calls over the audience,
-// split evenly over the senders, each share divided by what its sender may do per working day
-// (day quota, and week quota spread over the schedule's working days; each sender's own when
-// given); the slowest sender sets the action's working days, and the slowest action is the
-// bottleneck. Working days become
-// calendar days through the schedule's days per week, and the longest chain of waits and delays
-// on any path is added once (the last leads still wait after their last call). Rough by nature:
-// acceptance and reply rates are unknown before launch, so the figures are bounds.
+// split evenly over the senders; each share goes day by day as the limits gate lets it through,
+// each working day up to the day quota and to what the rolling week quota leaves (each sender's
+// own quotas when given), from the schedule's first working day of a week with the sender's week
+// empty: 80 a day and 200 a week work 80, 80 and 40, then wait for the week to roll. The slowest
+// sender sets the action's working days, and the slowest action is the bottleneck. The working
+// days include those a full week quota leaves idle. Working days become calendar days through the
+// schedule's days per week, and the longest chain of waits and delays on any path is added once
+// (the last leads still wait after their last call). Rough by nature: acceptance and reply rates
+// are unknown before launch, so the figures are bounds. action_forecast::per_working_day is a
+// steady week's average: the smaller of the day quota and the week quota spread over the working
+// days, summed over the senders.
 //
 // Ramp-up: an account new to the orchestrator starts an action's day quota lower and raises it
 // every calendar day until the quota (estimate_input::ramp, as the limits gate does); the week
 // quota still holds. The forecast for such senders (action_forecast::working_days_new_accounts)
-// goes week by week: a week allows the smaller of the week quota and its working days' ramped
-// day quotas, spread over those days as above; once ramped up, the weeks are the ones above.
+// goes day by day the same way, each day's quota the ramped one.
 //
 // Budget caps: a `budget_per_day_credits` cap is one more bottleneck row, "credits (day cap)":
 // the costliest path's step credits over the audience, at most the cap per day (the audience
@@ -93,9 +96,9 @@ struct estimate_input {
 struct action_forecast {
     std::string action;              // "invite", ...
     std::int64_t calls_max = 0;      // over the whole audience, worst case
-    std::int64_t per_working_day = -1;  // the senders with a quota together; -1 = none has one
+    std::int64_t per_working_day = -1;  // a steady week's average, the senders with a quota together; -1 = none has one
     std::int64_t unlimited_senders = 0; // senders without a quota for the action (when others have one)
-    double working_days = 0;         // the slowest limited sender's share / its day rate (0 when unlimited)
+    double working_days = 0;         // the slowest limited sender's share, day by day (0 when unlimited)
     double working_days_new_accounts = 0;  // the same for senders starting their ramp-up
 };
 

@@ -1214,7 +1214,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     {
         const auto days = std::count(c.value.schedule.days.begin(), c.value.schedule.days.end(), true);
         const auto n = c.value.accounts.size();
-        std::printf("  (per work day: the smaller of %s day quota and its week quota spread over the schedule's %s%s)\n",
+        std::printf("  (per work day: a steady week's average, the smaller of %s day quota and its week quota spread "
+                    "over the schedule's %s%s; work days: day by day, each up to the day quota and to what the "
+                    "rolling week quota leaves, the idle days of a full week included)\n",
                     n == 1 ? "the sender's" : "each sender's",
                     orch::text::counted(days, "working day", "working days").c_str(),
                     n == 1 ? "" : (", summed over the " + std::to_string(n) + " senders").c_str());

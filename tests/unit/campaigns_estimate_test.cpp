@@ -89,14 +89,15 @@ TEST(CampaignEstimate, EachSendersOwnQuotaCountsAndTheSlowestSetsTheDays) {
     fast.per_day["invite"] = 40;
     estimate_input::sender_quotas slow;
     slow.per_day["invite"] = 10;
-    slow.per_week["invite"] = 25;  // 5 a working day spread over 5 days: tighter than 10
+    slow.per_week["invite"] = 25;  // 5 a working day spread over 5 days: tighter than 10 on average
     in.per_sender = {fast, slow};
     auto r = estimate(load(canonical), in);
     const auto invite = std::find_if(r.actions.begin(), r.actions.end(), [](const auto& a) { return a.action == "invite"; });
     ASSERT_NE(invite, r.actions.end());
     EXPECT_EQ(invite->per_working_day, 45);  // 40 + 5
-    // 200 invites each; the slow sender does 5 a working day: 40 working days.
-    EXPECT_DOUBLE_EQ(invite->working_days, 40.0);
+    // 200 invites each; the slow sender does 10, 10 and 5 a week (its rolling week then full
+    // until the next Monday): 7 weeks and 3 days, 38 working days.
+    EXPECT_DOUBLE_EQ(invite->working_days, 38.0);
     EXPECT_EQ(r.bottleneck, "invite");
     // The same numbers for both senders give what `senders` alone gives.
     in.per_sender = {fast, fast};
@@ -250,19 +251,35 @@ TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
     }
 }
 
-TEST(CampaignEstimate, ARampUpInsideTheWeekQuotaCostsNothing) {
-    // The defaults: 80 a day, 200 a week, a new account 20 + 10 a day. Its first working week
-    // allows 20 + 30 + 40 + 50 + 60 = 200, the week quota, as an old account's does.
+TEST(CampaignEstimate, TheRollingWeekQuotaShapesEachDay) {
+    // The defaults: 80 a day, 200 a rolling week, a new account 20 + 10 a day. An established
+    // sender works 80, 80 and 40, then waits for its week to roll: 200 a week, in 3 days.
+    // A new one's first week allows 20 + 30 + 40 + 50 + 60 = 200, the week quota, and the
+    // rolling week then holds it to the same days ever after (Monday's 80 less the 180 of the
+    // 6 days before: 20): 200 a week in 5 days.
     auto in = one_credit_each(1000);
     in.per_day["invite"] = 80;
     in.per_week["invite"] = 200;
     in.ramp["invite"] = {80, 20, 10};
     auto r = estimate(load(canonical), in);
-    EXPECT_DOUBLE_EQ(r.working_days, 25.0);
+    EXPECT_DOUBLE_EQ(r.working_days, 4 * 5 + 3.0);   // 1000 = 5 weeks of 200
     EXPECT_DOUBLE_EQ(r.working_days_new_accounts, 25.0);
     // Without a day quota of its own the account has nothing to ramp up.
     in.ramp["invite"] = {-1, 20, 10};
-    EXPECT_DOUBLE_EQ(estimate(load(canonical), in).working_days_new_accounts, 25.0);
+    EXPECT_DOUBLE_EQ(estimate(load(canonical), in).working_days_new_accounts, r.working_days);
+
+    // 100 invites: the established sender's 80 and 20 take 1.25 days; a new one's 20, 30, 40
+    // and 10 of Thursday's 50, 3.2 (a week spread evenly said 2.5 for both).
+    auto few = one_credit_each(100);
+    few.per_day = in.per_day;
+    few.per_week = in.per_week;
+    few.ramp["invite"] = {80, 20, 10};
+    auto f = estimate(load(canonical), few);
+    const auto invite = std::find_if(f.actions.begin(), f.actions.end(), [](const auto& a) { return a.action == "invite"; });
+    ASSERT_NE(invite, f.actions.end());
+    EXPECT_DOUBLE_EQ(invite->working_days, 1.25);
+    EXPECT_DOUBLE_EQ(invite->working_days_new_accounts, 3.2);
+    EXPECT_EQ(invite->per_working_day, 40);   // a steady week's average: 200 over 5 days
 }
 
 TEST(CampaignEstimate, TheRampCountsCalendarDaysAndHasNoIterationCap) {
@@ -280,13 +297,17 @@ TEST(CampaignEstimate, TheRampCountsCalendarDaysAndHasNoIterationCap) {
     EXPECT_DOUBLE_EQ(estimate(load(canonical), slow).working_days_new_accounts, 1'000'000.0 / 20.0);
 }
 
-TEST(CampaignEstimate, AWeekQuotaSpreadOverWorkingDaysCanBeTheTighterOne) {
+TEST(CampaignEstimate, AWeekQuotaBelowTheDayQuotaIsTheTighterOne) {
     auto in = one_credit_each(100);
     in.per_day["invite"] = 80;
-    in.per_week["invite"] = 50;  // 10 a working day over 5 days
+    in.per_week["invite"] = 50;  // 10 a working day over 5 days, on average
     auto r = estimate(load(canonical), in);
     EXPECT_EQ(r.bottleneck, "invite");
-    EXPECT_DOUBLE_EQ(r.working_days, 10.0);
+    // 50 on a Monday, nothing until the next Monday's 50: a week and a day.
+    EXPECT_DOUBLE_EQ(r.working_days, 6.0);
+    // A week quota that allows nothing never finishes.
+    in.per_week["invite"] = 0;
+    EXPECT_GE(estimate(load(canonical), in).working_days, 1e9);
 }
 
 // A day cap of 50 credits on 100 leads of the canonical campaign (several credits per lead on
