@@ -433,11 +433,14 @@ state_change change_state_once(store& db, const std::string& name, state_change 
 state_change change_campaign_state(store& db, const std::string& name, const std::string& verb) {
     state_change o;
     o.to = verb == "pause" ? "paused" : (verb == "resume" ? "active" : "cancelled");
-    try {
-        return change_state_once(db, name, o);
-    } catch (const pqxx::failure&) {
-        rethrow_as_store_error("campaigns/set_state");
-    }
+    // Resuming unparks the campaign's rows, which lanes may be settling in another order.
+    return again_after_deadlock("campaign " + verb, [&] {
+        try {
+            return change_state_once(db, name, o);
+        } catch (const pqxx::failure&) {
+            rethrow_as_store_error("campaigns/set_state");
+        }
+    });
 }
 
 std::string state_conflict_message(const std::string& verb, const std::string& name, const std::string& from) {
@@ -468,7 +471,7 @@ std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::
 namespace {
 std::string budget_words(std::int64_t total, const std::optional<std::int64_t>& per_day,
                          const std::optional<std::int64_t>& per_account) {
-    return std::to_string(total) + " credits, per day " + (per_day ? std::to_string(*per_day) : "none") +
+    return orch::text::counted(total, "credit", "credits") + ", per day " + (per_day ? std::to_string(*per_day) : "none") +
            ", per account " + (per_account ? std::to_string(*per_account) : "none");
 }
 }  // namespace

@@ -46,23 +46,6 @@ entry entry_of(const pqxx::row& r) {
     return e;
 }
 
-// Runs `once` again when Postgres aborted it to break a deadlock with a worker (three tries).
-template <typename F>
-auto again_after_deadlock(const char* what, F&& once) {
-    for (int attempt = 1;; ++attempt) {
-        try {
-            return once();
-        } catch (const store_error& e) {
-            if (e.sqlstate != "40P01" || attempt == 3) {
-                throw;
-            }
-            spdlog::warn("{}: {} (try {} of 3, again)", what, e.what(), attempt);
-            std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
-        }
-    }
-}
-
-
 }  // namespace
 
 json to_json(const entry& e) {

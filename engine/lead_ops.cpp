@@ -310,21 +310,13 @@ std::string check(const request& r) {
 }
 
 outcome run(pqxx::connection& conn, const request& r) {
-    for (int attempt = 1;; ++attempt) {
+    return again_after_deadlock(std::string("leads ") + to_string(r.what), [&] {
         try {
-            try {
-                return run_once(conn, r);
-            } catch (const pqxx::failure&) {
-                rethrow_as_store_error(std::string("leads ") + to_string(r.what));
-            }
-        } catch (const store_error& e) {
-            if (e.sqlstate != "40P01" || attempt == 3) {
-                throw;
-            }
-            spdlog::warn("leads {}: {} (try {} of 3, again)", to_string(r.what), e.what(), attempt);
-            std::this_thread::sleep_for(std::chrono::milliseconds(50 * attempt));
+            return run_once(conn, r);
+        } catch (const pqxx::failure&) {
+            rethrow_as_store_error(std::string("leads ") + to_string(r.what));
         }
-    }
+    });
 }
 
 json to_json(const request& r, const outcome& o) {

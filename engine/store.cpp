@@ -44,20 +44,14 @@ std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
 }
 
-// Runs `once` (one transaction) again when Postgres aborted it to break a deadlock, up to three
-// tries in all. Campaign apply and `budget set` lock the campaign's row and then its ledger rows;
-// a worker that pauses the campaign (its budget ran out) holds the ledger rows and then updates
-// the campaign's row. Postgres aborts one side; when it is this one, nothing was written, and the
-// operator should not have to run the command again.
-// The next try waits a moment first (50-150 ms, then twice that): the transaction that won has just
-// been let go and still has its last statements to run; a try at once could take the campaign's
-// row before it and deadlock with it again (seen under load in ledger_pg_test).
-template <typename F>
-auto again_after_deadlock(const char* what, F&& once) {
+}  // namespace
+
+void detail::again_after_deadlock(std::string_view what, const std::function<void()>& once) {
     thread_local std::mt19937 rng(std::random_device{}());
     for (int attempt = 1;; ++attempt) {
         try {
-            return once();
+            once();
+            return;
         } catch (const store_error& e) {
             if (e.sqlstate != "40P01" || attempt == 3) {
                 throw;
@@ -68,8 +62,6 @@ auto again_after_deadlock(const char* what, F&& once) {
         }
     }
 }
-
-}  // namespace
 
 void rethrow_as_store_error(std::string_view what) {
     try {
@@ -588,8 +580,8 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             b.per_account = *u.per_account;
         }
         if ((b.per_day && *b.per_day > b.total) || (b.per_account && *b.per_account > b.total)) {
-            throw budget_update_error("a cap cannot be above the budget (" + std::to_string(b.total) +
-                                      " credits; per day " + cap_text(b.per_day) + ", per account " +
+            throw budget_update_error("a cap cannot be above the budget (" + orch::text::counted(b.total, "credit", "credits") +
+                                      "; per day " + cap_text(b.per_day) + ", per account " +
                                       cap_text(b.per_account) + ")");
         }
         auto out = set_campaign_budget(tx, campaign_id, b.total, b.per_day, b.per_account, now);
@@ -950,13 +942,15 @@ bool set_campaign_state(pqxx::work& tx, const std::string& name, const std::stri
 }
 
 bool store::set_campaign_state(const std::string& name, const std::string& state, const std::string& reason) {
-    return guarded("campaigns/set_state", [&] {
-        pqxx::work tx(*conn_);
-        if (!engine::set_campaign_state(tx, name, state, reason)) {
-            return false;
-        }
-        tx.commit();
-        return true;
+    return again_after_deadlock("campaign state", [&] {
+        return guarded("campaigns/set_state", [&] {
+            pqxx::work tx(*conn_);
+            if (!engine::set_campaign_state(tx, name, state, reason)) {
+                return false;
+            }
+            tx.commit();
+            return true;
+        });
     });
 }
 

@@ -26,6 +26,8 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace orch::engine {
@@ -41,6 +43,27 @@ struct store_error : failure {
 // Called inside a catch handler of a pqxx::failure: rethrows it as a store_error naming `what`,
 // with its SQLSTATE (08006 for a lost connection).
 [[noreturn]] void rethrow_as_store_error(std::string_view what);
+
+// Runs `once` (one transaction, which throws store_error) again when Postgres aborted it to break
+// a deadlock (40P01), up to three tries in all, after a pause of 50-150 ms, then twice that. An
+// operator's command (apply, budget set, a state change, lead operations, the do-not-contact
+// list) locks rows a worker's lane transaction may hold in another order; Postgres aborts one
+// side, and when it is the command, nothing was written and the operator should not have to run
+// it again. The pause: the transaction that won has just been let go and still has its last
+// statements to run; a try at once could take the rows before it and deadlock with it again.
+namespace detail {
+void again_after_deadlock(std::string_view what, const std::function<void()>& once);
+}
+template <typename F>
+auto again_after_deadlock(std::string_view what, F&& once) -> decltype(once()) {
+    if constexpr (std::is_void_v<decltype(once())>) {
+        detail::again_after_deadlock(what, once);
+    } else {
+        std::optional<decltype(once())> out;
+        detail::again_after_deadlock(what, [&] { out.emplace(once()); });
+        return std::move(*out);
+    }
+}
 
 // Runs `fn`, turning pqxx's exceptions into store_error naming `what` (rethrow_as_store_error).
 template <typename F>

@@ -1,6 +1,7 @@
 // The credit ledger (engine/ledger.hpp) on a real Postgres: a fresh database per test, migrated by
 // the real `orchestrator migrate`, rows written through the ledger's API, numbers read back from
 // the account rows, the transfers and the reporting views, and `orchestrator budget show`.
+#include "engine/campaign_apply.hpp"
 #include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
 #include "engine/store.hpp"
@@ -88,6 +89,72 @@ protected:
     std::vector<std::string> problems() {
         pqxx::nontransaction tx(*conn_);
         return ledger::check(tx);
+    }
+
+    // Plays a worker's lane against `store_call`, an operator's command on campaign `id`: the
+    // lane's transaction runs `hold` (locking rows the command needs), the command begins and waits
+    // for them, then the lane updates the campaign's row, which the command holds: a deadlock.
+    // The test's database has the command's sessions look for it after 3 s (ALTER DATABASE ...
+    // deadlock_timeout, before the store connects) and the lane's after 60 s, so Postgres always
+    // aborts the command, which must run again once the lane has committed. Whatever goes wrong,
+    // the command is let go (the lane's transaction ends) and joined before the test fails.
+    void race_with_a_lane(std::int64_t id, const std::vector<std::string>& hold, const std::function<void()>& store_call) {
+        pqxx::connection lane(env_->database_url());
+        pqxx::nontransaction(lane).exec("SET deadlock_timeout = '60s'");
+        pqxx::connection probe(env_->database_url());
+        // Postgres's count of deadlocks broken in this database (its statistics reach other
+        // backends within a second or so).
+        auto deadlocks = [&] {
+            return scalar("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
+        };
+        const auto before = deadlocks();
+        pqxx::work w(lane);
+        for (const auto& sql : hold) {
+            w.exec_params(sql, id);
+        }
+        std::exception_ptr failed;
+        std::thread call([&] {
+            try {
+                store_call();
+            } catch (...) {
+                failed = std::current_exception();
+            }
+        });
+        // The command is waiting for the held rows once a backend other than the lane's shows a
+        // lock wait.
+        bool saw_wait = false;
+        try {
+            for (int i = 0; i < 1500 && !saw_wait; ++i) {
+                pqxx::nontransaction p(probe);
+                saw_wait = !p.exec_params("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
+                                          "AND datname = current_database() AND pid <> $1",
+                                          lane.backendpid())
+                                .empty();
+                if (!saw_wait) {
+                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+                }
+            }
+            w.exec_params("UPDATE campaigns SET pause_reason = pause_reason WHERE campaign_id = $1", id);
+            w.commit();
+        } catch (const std::exception& e) {
+            try {
+                w.abort();
+            } catch (...) {
+            }
+            call.join();
+            FAIL() << "the race did not go as planned (was the lane's side the one aborted?): " << e.what();
+        }
+        call.join();
+        EXPECT_TRUE(saw_wait) << "the command never waited for the held rows";
+        if (failed) {
+            std::rethrow_exception(failed);
+        }
+        // The race really ended in a deadlock (and not, say, in the command not waiting at all).
+        for (int i = 0; i < 100 && deadlocks() == before; ++i) {
+            pqxx::nontransaction(*conn_).exec("SELECT pg_stat_clear_snapshot()");
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        EXPECT_EQ(deadlocks(), before + 1);
     }
 
     std::string state(std::int64_t campaign_id) {
@@ -986,66 +1053,11 @@ TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
     orch::engine::store db(env_->database_url());
     json def = {{"budget_credits", 10}};
     auto id = db.apply_campaign("racing", def, "v1", "check", {}, {}, t0).campaign_id;
-    pqxx::connection worker(env_->database_url());
-    pqxx::nontransaction(worker).exec("SET deadlock_timeout = '60s'");
-    pqxx::connection probe(env_->database_url());
-    // Postgres's count of deadlocks broken in this database (its statistics reach other backends
-    // within a second or so).
-    auto deadlocks = [&] {
-        return scalar("SELECT deadlocks FROM pg_stat_database WHERE datname = current_database()");
-    };
-    auto race = [&](const std::function<void()>& store_call) {
-        const auto before = deadlocks();
-        pqxx::work w(worker);
-        w.exec_params("SELECT 1 FROM ledger_budgets WHERE campaign_id = $1 FOR UPDATE", id);
-        w.exec_params("SELECT 1 FROM ledger_accounts a JOIN ledger_scopes s ON s.scope_id = a.scope_id "
-                      "WHERE s.campaign_id = $1 FOR UPDATE OF a",
-                      id);
-        std::exception_ptr failed;
-        std::thread call([&] {
-            try {
-                store_call();
-            } catch (...) {
-                failed = std::current_exception();
-            }
-        });
-        // The store call is waiting for the ledger rows once a backend other than the worker's shows
-        // a lock wait; then the "worker" waits for the campaign's row. Whatever goes wrong here,
-        // the store call is let go (the worker's transaction ends) and joined before the test fails.
-        bool saw_wait = false;
-        try {
-            for (int i = 0; i < 1500 && !saw_wait; ++i) {
-                pqxx::nontransaction p(probe);
-                saw_wait = !p.exec_params("SELECT 1 FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                                          "AND datname = current_database() AND pid <> $1",
-                                          worker.backendpid())
-                                .empty();
-                if (!saw_wait) {
-                    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-                }
-            }
-            w.exec_params("UPDATE campaigns SET pause_reason = pause_reason WHERE campaign_id = $1", id);
-            w.commit();
-        } catch (const std::exception& e) {
-            try {
-                w.abort();
-            } catch (...) {
-            }
-            call.join();
-            FAIL() << "the race did not go as planned (was the \"worker\" side the one aborted?): " << e.what();
-        }
-        call.join();
-        EXPECT_TRUE(saw_wait) << "the store call never waited for the ledger rows";
-        if (failed) {
-            std::rethrow_exception(failed);
-        }
-        // The race really ended in a deadlock (and not, say, in the store call not waiting at all).
-        for (int i = 0; i < 100 && deadlocks() == before; ++i) {
-            pqxx::nontransaction(*conn_).exec("SELECT pg_stat_clear_snapshot()");
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        EXPECT_EQ(deadlocks(), before + 1);
-    };
+    const std::vector<std::string> ledger_rows = {
+        "SELECT 1 FROM ledger_budgets WHERE campaign_id = $1 FOR UPDATE",
+        "SELECT 1 FROM ledger_accounts a JOIN ledger_scopes s ON s.scope_id = a.scope_id "
+        "WHERE s.campaign_id = $1 FOR UPDATE OF a"};
+    auto race = [&](const std::function<void()>& store_call) { race_with_a_lane(id, ledger_rows, store_call); };
     def["budget_credits"] = 20;
     orch::engine::apply_outcome applied;
     ASSERT_NO_THROW(race([&] { applied = db.apply_campaign("racing", def, "v2", "check", {}, {}, t0); }));
@@ -1060,6 +1072,37 @@ TEST_F(LedgerTest, ApplyAndBudgetSetRunAgainWhenPostgresBreaksADeadlock) {
     ASSERT_TRUE(set);
     EXPECT_EQ(row("racing").available, 30);
     EXPECT_TRUE(problems().empty());
+}
+
+// A resume locks the campaign's row and then unparks its leads; a lane transaction settling a
+// lead of the campaign holds its row and may then touch the campaign's row. Postgres aborts the
+// resume (its deadlock check runs first, as above), and the resume runs again once the "lane"
+// has committed: the operator's click or command succeeds. Before, the dashboard's resume failed
+// with a 503 (seen in its browser test).
+TEST_F(LedgerTest, AResumeRunsAgainWhenPostgresBreaksADeadlockWithALane) {
+    pqxx::nontransaction(*conn_).exec(std::string("ALTER DATABASE ") + conn_->dbname() +
+                                      " SET deadlock_timeout = '3s'");
+    orch::engine::store db(env_->database_url());
+    const auto id = db.apply_campaign("resumed", json{{"budget_credits", 10}}, "v1", "check", {}, {}, t0).campaign_id;
+    {
+        pqxx::work tx(*conn_);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-r') ON CONFLICT DO NOTHING");
+        tx.exec("INSERT INTO leads (canonical_url, profile_url) VALUES ('r/1', 'https://r/1')");
+        tx.exec_params("INSERT INTO enrollments (campaign_id, version, lead_id, account_id, step, status, next_run_at, "
+                       "due_at) SELECT $1, 1, lead_id, 'acc-r', 'check', 'ready', now(), 'infinity' FROM leads "
+                       "WHERE canonical_url = 'r/1'",
+                       id);
+        tx.exec_params("UPDATE campaigns SET state = 'paused', pause_reason = 'paused by an operator', pause_code = 'operator' "
+                       "WHERE campaign_id = $1", id);
+        tx.commit();
+    }
+    orch::engine::state_change resumed;
+    ASSERT_NO_THROW(race_with_a_lane(id, {"SELECT 1 FROM enrollments WHERE campaign_id = $1 FOR UPDATE"}, [&] {
+        resumed = orch::engine::change_campaign_state(db, "resumed", "resume");
+    }));
+    EXPECT_TRUE(resumed.changed);
+    EXPECT_EQ(scalar("SELECT count(*) FROM campaigns WHERE name = 'resumed' AND state = 'active'"), 1);
+    EXPECT_EQ(scalar("SELECT count(*) FROM enrollments WHERE due_at <= now()"), 1);   // unparked
 }
 
 // The file is the source of truth at apply: its caps are set, a cap the new version drops is
