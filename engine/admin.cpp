@@ -1353,8 +1353,8 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"today", o.set->today},
                        {"warning", o.set->total < o.set->committed
                                        ? json("the budget is below what is already spent or reserved (" +
-                                              std::to_string(o.set->committed) +
-                                              " credits): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled")
+                                              orch::text::counted(o.set->committed, "credit", "credits") +
+                                              "): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled")
                                        : json(nullptr)},
                        {"note", "the next apply keeps this budget unless its file changes the budget it gives; write it into the file too"}});
 }

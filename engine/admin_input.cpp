@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 
 namespace orch::engine::admin_input {
 
@@ -177,41 +178,63 @@ budget_update parse_budget_body(const std::string& text) {
         return j.contains("clear") && j["clear"].is_array() &&
                std::find(j["clear"].begin(), j["clear"].end(), json(key)) != j["clear"].end();
     };
+    // A number too large for JSON's integers reads as a float: say so rather than echo "1e+20".
+    auto value_text = [](const json& v) {
+        if (v.is_number_float() && std::abs(v.get<double>()) >= 9.2e18) {
+            return "a number out of range (" + dump(v) + ")";
+        }
+        return dump(v);
+    };
+    // Every problem of the body, in one answer.
+    std::vector<std::string> problems;
     budget_update u;
     for (const auto& [key, v] : j.items()) {
         if (key != "credits" && key != "per_day" && key != "per_account" && key != "clear") {
-            throw budget_update_error("unknown field '" + orch::text::escaped(key) +
-                                      "' (fields: credits, per_day, per_account, clear)");
+            problems.push_back("unknown field '" + orch::text::escaped(key) +
+                               "' (fields: credits, per_day, per_account, clear)");
+            continue;
         }
         if (v.is_null()) {
             continue;  // null: as if absent
         }
         if (key == "clear") {
             if (!v.is_array()) {
-                throw budget_update_error("clear must be an array of per_day, per_account; got " + dump(v));
+                problems.push_back("clear must be an array of per_day, per_account; got " + dump(v));
+                continue;
             }
             for (const auto& c : v) {
                 if (c != "per_day" && c != "per_account") {
-                    throw budget_update_error("clear: expected per_day or per_account, got " + dump(c));
+                    problems.push_back("clear: expected per_day or per_account, got " + dump(c));
+                    continue;
                 }
                 (c == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{};
             }
         } else if (key == "credits") {
             // An unsigned above INT64_MAX is no budget either.
             if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
-                throw budget_update_error("credits must be a whole number >= 1, got " + dump(v));
+                problems.push_back("credits must be a whole number >= 1, got " + value_text(v));
+                continue;
             }
             u.credits = v.get<std::int64_t>();
         } else {
             if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
-                throw budget_update_error(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
-                                          "\"]), got " + dump(v));
+                problems.push_back(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
+                                   "\"]), got " + value_text(v));
+                continue;
             }
             if (cleared(key)) {
-                throw budget_update_error(key + " is both set and cleared; send one of them");
+                problems.push_back(key + " is both set and cleared; send one of them");
+                continue;
             }
             (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{v.get<std::int64_t>()};
         }
+    }
+    if (!problems.empty()) {
+        std::string all;
+        for (const auto& p : problems) {
+            all += (all.empty() ? "" : "; ") + p;
+        }
+        throw budget_update_error(all);
     }
     if (!u.credits && !u.per_day && !u.per_account) {
         throw budget_update_error("give at least one of credits, per_day, per_account, clear");

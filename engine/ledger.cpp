@@ -780,7 +780,7 @@ result<std::vector<settlement>> settle_batch(pqxx::work& tx, const std::vector<s
         }
     }
     for (const auto& [campaign_id, credits] : shortfall_of) {
-        pause(tx, campaign_id, "the API charged " + std::to_string(credits) + " credits beyond the budget");
+        pause(tx, campaign_id, "the API charged " + orch::text::counted(credits, "credit", "credits") + " beyond the budget");
     }
     return out;
 }
@@ -903,8 +903,8 @@ settlement charge(pqxx::work& tx, const charge_request& c, time_point now) {
     locked(apply(tx, w));
     if (out.shortfall > 0) {
         pause(tx, c.campaign_id,
-              "the API charged " + std::to_string(out.shortfall) + " credits beyond the budget (" + c.action + ": " +
-                  std::to_string(c.credits) + " credits)");
+              "the API charged " + orch::text::counted(out.shortfall, "credit", "credits") + " beyond the budget (" +
+                  c.action + ": " + orch::text::counted(c.credits, "credit", "credits") + ")");
     }
     return out;
 }

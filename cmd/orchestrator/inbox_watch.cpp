@@ -128,8 +128,8 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
     if (!r["mark"].is_null()) {
         std::cout << "  marked:   " << str(r["mark"]) << " by " << str(r["marked_by"]) << " at " << str(r["marked_at"]) << "\n";
     }
-    std::cout << (live ? "conversation (read from the API, " + std::to_string((*out)["live_credits"].get<std::int64_t>()) +
-                             " credits):\n"
+    std::cout << (live ? "conversation (read from the API, " +
+                             orch::text::counted((*out)["live_credits"].get<std::int64_t>(), "credit", "credits") + "):\n"
                        : std::string("conversation:\n"));
     for (const auto& m : (*out)["conversation"]) {
         std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << "  " << str(m["text"]) << "\n";

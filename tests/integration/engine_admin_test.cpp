@@ -624,6 +624,14 @@ TEST_F(AdminTest, PutCampaignBudget) {
         EXPECT_EQ(r.status, b.status) << b.body << ": " << r.body;
         EXPECT_FALSE(error_message(r).empty()) << b.body;
     }
+    // Every problem of a body in one answer; a number beyond JSON's integers is said to be one.
+    auto several = call("PUT", "/v1/campaigns/delta/budget",
+                        R"({"credits": 99999999999999999999, "per_day": -2, "color": 1})");
+    EXPECT_EQ(several.status, 422) << several.body;
+    for (const char* part : {"credits must be a whole number >= 1, got a number out of range (1e+20)",
+                             "per_day must be a whole number >= 1", "unknown field 'color'", "nothing changed"}) {
+        EXPECT_NE(error_message(several).find(part), std::string::npos) << part << ": " << several.body;
+    }
     EXPECT_EQ(limits(), "200 - 20");
     auto wrong_method = call("POST", "/v1/campaigns/delta/budget", R"({"credits": 10})");
     EXPECT_EQ(wrong_method.status, 405);

@@ -1266,8 +1266,9 @@ TEST_F(LimitsTest, ASearchAboveTheBudgetIsRecordedAndPausesTheCampaign) {
     EXPECT_NE(r.output.find("is paused: budget exhausted:"), std::string::npos) << r.output;
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'tight'"), "paused");
     EXPECT_EQ(env_->scalar("SELECT pause_reason FROM campaigns WHERE name = 'tight'"),
-              "budget exhausted: the API charged " + std::to_string(search - 1) +
-                  " credits beyond the budget (search_people: " + std::to_string(search) + " credits)");
+              "budget exhausted: the API charged " +
+                  (search - 1 == 1 ? std::string("1 credit") : std::to_string(search - 1) + " credits") +
+                  " beyond the budget (search_people: " + std::to_string(search) + " credits)");
     auto b = budget_show("tight");
     EXPECT_EQ(b["spent"], search) << b.dump();
     EXPECT_EQ(b["shortfall"], search - 1) << b.dump();
