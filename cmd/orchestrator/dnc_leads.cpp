@@ -27,6 +27,12 @@ namespace lead_ops = engine::lead_ops;
 
 std::string q(std::string_view name) { return std::string(orch::schema::query(name)); }
 
+// A lead that has finished (done, replied, failed, cancelled): it has no next run.
+bool finished(const json& l) {
+    const auto it = l.find("finished_at");
+    return it != l.end() && it->is_string() && !it->get<std::string>().empty();
+}
+
 void print_add(const dnc::add_outcome& o, bool by_line) {
     for (const auto& e : o.added) {
         std::cout << "added #" << e.id << " "
@@ -229,8 +235,10 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
     }
     text_table t{"", {"lead", "state", "step", "account", "next run", "profile", "why"}, {}};
     for (const auto& l : items) {
+        // A finished lead keeps its last next_run_at in the table; it has no next run.
         t.rows.push_back({std::to_string(l["lead_id"].get<std::int64_t>()), text(l["state"]), text(l["step"]),
-                          text(l["account_id"]), text(l["next_run_at"]), text(l["profile_url"]),
+                          text(l["account_id"]), finished(l) ? std::string("-") : text(l["next_run_at"]),
+                          text(l["profile_url"]),
                           text(l["waiting"]) + (l["parked"].get<bool>() ? " [parked]" : "")});
     }
     print_aligned(t);
@@ -272,7 +280,8 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
                                  : ""))
               << "\n"
               << "  account     " << t(l["account_id"]) << "\n"
-              << "  next run    " << t(l["next_run_at"]) << (l["parked"].get<bool>() ? " (parked)" : "")
+              << "  next run    " << (finished(l) ? std::string("none, finished") : t(l["next_run_at"]))
+              << (l["parked"].get<bool>() ? " (parked)" : "")
               << "\n  version     " << l["version"] << "\n  fields      " << t(l["fields"]) << "\n";
     std::cout << "  timeline (" << timeline.size() << (timeline.size() == 1 ? " call" : " calls") << "):\n";
     for (const auto& a : timeline) {

@@ -353,6 +353,19 @@ TEST_F(DncTest, LeadOperations) {
     }
     EXPECT_EQ(rows, 6) << as_table.output;
     EXPECT_NE(as_table.output.find("\n6 leads\n"), std::string::npos) << as_table.output;
+    // A finished lead has no next run (the table kept its last one): c, done, shows "-".
+    const auto next_run = header.find("next run");
+    ASSERT_NE(next_run, std::string::npos) << as_table.output;
+    bool saw_c = false;
+    std::istringstream again(as_table.output);
+    for (std::string line; std::getline(again, line);) {
+        if (line.rfind("  " + c + " ", 0) == 0) {   // the table is indented by two spaces
+            saw_c = true;
+            EXPECT_EQ(line.substr(next_run, 2), "- ") << as_table.output;
+        }
+    }
+    EXPECT_TRUE(saw_c) << as_table.output;
+    EXPECT_NE(env_->run({"leads", "show", "ops", c}).output.find("next run    none, finished"), std::string::npos);
     auto show = env_->run({"leads", "show", "ops", d, "--format", "json"});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_EQ(json::parse(show.output)["timeline"].size(), 1u);
