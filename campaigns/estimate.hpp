@@ -131,6 +131,8 @@ estimate_result estimate(const campaign& c, const estimate_input& in);
 // (so a day whose hours are over does not count); `working_days` working days, each counted
 // whole; then the waits, in whole days to the nearest, and on to the next working day, so the
 // date is always one the schedule works.
-std::string finish_date(const schedule& s, time_point from, double working_days, std::chrono::seconds waits);
+// `days_from`, when given, is set to the calendar days from the local date of `from` to it.
+std::string finish_date(const schedule& s, time_point from, double working_days, std::chrono::seconds waits,
+                        int* days_from = nullptr);
 
 }  // namespace orch::campaigns

@@ -200,8 +200,9 @@ time_point next_working_start(const schedule& s, time_point t) {
     return t;
 }
 
-std::string finish_date(const schedule& s, time_point from, double working_days, seconds waits) {
+std::string finish_date(const schedule& s, time_point from, double working_days, seconds waits, int* days_from) {
     const date::time_zone* zone = zone_of(s);
+    const date::local_days start = date::floor<date::days>(zone->to_local(date::floor<seconds>(from)));
     const auto works = [&](date::local_days d) { return s.days[date::weekday(d).iso_encoding() - 1]; };
     date::local_days day =
         date::floor<date::days>(zone->to_local(date::floor<seconds>(next_working_start(s, from))));
@@ -219,6 +220,9 @@ std::string finish_date(const schedule& s, time_point from, double working_days,
     day += date::days{static_cast<int>(std::lround(static_cast<double>(waits.count()) / 86'400.0))};
     for (int guard = 0; guard < 7 && !works(day); ++guard) {
         day += date::days{1};
+    }
+    if (days_from != nullptr) {
+        *days_from = static_cast<int>((day - start).count());
     }
     return date::format("%F", day);
 }

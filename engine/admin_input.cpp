@@ -237,7 +237,8 @@ budget_update parse_budget_body(const std::string& text) {
         throw budget_update_error(all);
     }
     if (!u.credits && !u.per_day && !u.per_account) {
-        throw budget_update_error("give at least one of credits, per_day, per_account, clear");
+        throw budget_update_error("give at least one of credits, per_day, per_account, or a cap to clear "
+                                  "(\"clear\": [\"per_day\"])");
     }
     return u;
 }

@@ -594,7 +594,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         const auto mark = string_field(j, "mark");
         // The CLI's spelling too (inbox mark ID not-interested).
         if (mark != "not_interested" && mark != "not-interested") {
-            throw unprocessable("'mark' must be \"not_interested\", got " +
+            throw unprocessable("'mark' must be \"not_interested\" (or \"not-interested\"), got " +
                                 (j.contains("mark") ? j["mark"].dump() : "nothing"));
         }
         auto by = string_field(j, "by");

@@ -1060,6 +1060,13 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         in.per_day[action] = day;
         in.per_week[action] = week;
     }
+    // Checks have no account quota, but a campaign may limit them per sender (the limits gate
+    // holds them to it).
+    std::int64_t check_day = -1;
+    std::int64_t check_week = -1;
+    in_campaign("check_invitation", check_day, check_week);
+    in.per_day["check_invitation"] = check_day;
+    in.per_week["check_invitation"] = check_week;
     // With the senders looked up, each one's overrides (`accounts limits`) count too.
     std::int64_t overridden = 0;
     if (db) try {
@@ -1085,6 +1092,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 own.per_day[action] = day;
                 own.per_week[action] = week;
             }
+            own.per_day["check_invitation"] = check_day;
+            own.per_week["check_invitation"] = check_week;
             overridden += any ? 1 : 0;
             in.per_sender.push_back(std::move(own));
         }
@@ -1114,13 +1123,22 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     const bool finishes = r.calendar_days < 36'500.0;
     // The finish date walks the schedule's working days in its time zone, from the campaign's
     // start (now, or its start_at when later; a day whose hours are over does not count).
+    // The duration said is the days from the start to that date: the average over a week
+    // (r.calendar_days) can be days off when the working days cluster (a weekend schedule).
     std::string finish_day;
+    std::string finish_day_new;   // for senders new to the orchestrator
+    int days_to_finish = 0;
+    int days_to_finish_new = 0;
     if (finishes) {
         auto from = std::chrono::system_clock::now();
         if (c.value.start_at && *c.value.start_at > from) {
             from = *c.value.start_at;
         }
-        finish_day = cs::finish_date(c.value.schedule, from, r.working_days, r.longest_wait);
+        finish_day = cs::finish_date(c.value.schedule, from, r.working_days, r.longest_wait, &days_to_finish);
+        if (r.calendar_days_new_accounts < 36'500.0) {
+            finish_day_new = cs::finish_date(c.value.schedule, from, r.working_days_new_accounts, r.longest_wait,
+                                             &days_to_finish_new);
+        }
     }
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},
@@ -1141,8 +1159,14 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
                                 {"calendar_days", r.calendar_days},
                                 {"finish_around", finishes ? orch::engine::json(finish_day) : orch::engine::json(nullptr)},
+                                {"days_to_finish", finishes ? orch::engine::json(days_to_finish) : orch::engine::json(nullptr)},
                                 {"new_accounts", {{"working_days", r.working_days_new_accounts},
-                                                  {"calendar_days", r.calendar_days_new_accounts}}}};
+                                                  {"calendar_days", r.calendar_days_new_accounts},
+                                                  {"finish_around", finish_day_new.empty() ? orch::engine::json(nullptr)
+                                                                                           : orch::engine::json(finish_day_new)},
+                                                  {"days_to_finish", finish_day_new.empty()
+                                                                         ? orch::engine::json(nullptr)
+                                                                         : orch::engine::json(days_to_finish_new)}}}};
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
@@ -1201,6 +1225,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                     static_cast<long long>(*c.value.budget_per_account_credits),
                     static_cast<long long>(r.busiest_sender_credits));
     }
+    // Days to a date, or that the quota lets nothing through.
+    const auto lasting = [](bool ends, int days) {
+        if (!ends) {
+            return std::string("not finishing within a century (a quota lets nothing, or nearly nothing, through)");
+        }
+        return days == 0 ? std::string("the day it starts") : "about " + orch::text::counted(days, "calendar day", "calendar days");
+    };
+    const auto days_text = [](double d) {
+        char out[32];
+        std::snprintf(out, sizeof out, "%.1f", d);
+        return std::string(d >= 1e8 ? "never" : out);
+    };
     std::printf("  %-18s %10s %14s %12s %12s\n", "action", "calls (max)", "per work day", "work days",
                 "new senders");
     for (const auto& a : r.actions) {
@@ -1208,8 +1244,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         if (a.per_working_day >= 0 && a.unlimited_senders > 0) {
             per += " + unlimited";  // some senders have no quota for it: their share takes no days
         }
-        std::printf("  %-18s %10lld %14s %12.1f %12.1f\n", a.action.c_str(), static_cast<long long>(a.calls_max),
-                    per.c_str(), a.working_days, a.working_days_new_accounts);
+        std::printf("  %-18s %10lld %14s %12s %12s\n", a.action.c_str(), static_cast<long long>(a.calls_max),
+                    per.c_str(), days_text(a.working_days).c_str(), days_text(a.working_days_new_accounts).c_str());
     }
     {
         const auto days = std::count(c.value.schedule.days.begin(), c.value.schedule.days.end(), true);
@@ -1227,15 +1263,16 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                             .c_str());
         }
     }
-    std::printf("  duration     about %.1f calendar days (%s%.1f working days, plus %.1f days of waits); "
-                "%s\n",
-                r.calendar_days, r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
-                r.working_days, static_cast<double>(r.longest_wait.count()) / 86'400.0,
-                finishes ? ("finishing around " + finish_day).c_str() : "not finishing within a century");
-    if (r.calendar_days_new_accounts > r.calendar_days + 0.05) {
-        std::printf("  new senders  about %.1f calendar days for accounts new to the orchestrator: their day quotas "
-                    "start lower and ramp up (ramp_up)\n",
-                    r.calendar_days_new_accounts);
+    std::printf("  duration     %s (%s%s working days, plus %.1f days of waits)%s\n",
+                lasting(finishes, days_to_finish).c_str(),
+                r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
+                days_text(r.working_days).c_str(), static_cast<double>(r.longest_wait.count()) / 86'400.0,
+                finishes ? ("; finishing around " + finish_day).c_str() : "");
+    if (r.working_days_new_accounts > r.working_days + 0.05) {
+        std::printf("  new senders  %s for accounts new to the orchestrator%s: their day quotas start lower and ramp "
+                    "up (ramp_up)\n",
+                    lasting(!finish_day_new.empty(), days_to_finish_new).c_str(),
+                    finish_day_new.empty() ? "" : (", finishing around " + finish_day_new).c_str());
     }
     return 0;
 }

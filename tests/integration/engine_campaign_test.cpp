@@ -640,14 +640,15 @@ TEST_F(EngineTest, ApplyWaitsForTheKeysRateBucketToRefill) {
 }
 
 TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
-    auto file = write("estimate.yaml",
+    const std::string yaml =
                       "name: forecast\naccounts: [a1, a2]\naudience:\n  search: {title: Engineer}\n  total_results: 100\n"
                       "schedule: {time_zone: UTC, days: [mon, tue, wed, thu, fri], hours: \"09:00-17:00\"}\n"
                       "limits:\n  invite: {per_day: 10}\nbudget_credits: 250\nsteps:\n"
                       "  - {id: check, kind: check_invitation, on_accepted: end, on_pending: end, on_no_invitation: invite}\n"
                       "  - {id: invite, kind: invite}\n"
                       "  - {id: wait, kind: wait_accepted, timeout: 7d, next: hello, on_timeout: end}\n"
-                      "  - {id: hello, kind: send, message_text: \"Hi\"}\n");
+                      "  - {id: hello, kind: send, message_text: \"Hi\"}\n";
+    auto file = write("estimate.yaml", yaml);
     // No database: the forecast needs none (with one, the senders a1 and a2 would be looked up).
     auto r = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file, "--format", "json"},
                                      {{"ORCH_INVITE_PER_DAY", "80"}, {"DATABASE_URL", ""}});
@@ -664,6 +665,18 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_EQ(j["bottleneck"], "invite");            // 100 invitations at 2 x 10 a day
     EXPECT_DOUBLE_EQ(j["working_days"].get<double>(), 5.0);
     EXPECT_DOUBLE_EQ(j["calendar_days"].get<double>(), 7.0 + 7.0);
+
+    // A campaign's limit on checks is a quota like the others (the limits gate holds them to
+    // it): up to 2 checks a lead, 100 a sender at 5 a day, 20 working days.
+    std::string with_checks = yaml;
+    with_checks.replace(with_checks.find("limits:\n"), 8, "limits:\n  check_invitation: {per_day: 5}\n");
+    auto checks = write("checks.yaml", with_checks);
+    auto c = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", checks, "--format", "json"},
+                                     {{"ORCH_INVITE_PER_DAY", "80"}, {"DATABASE_URL", ""}});
+    ASSERT_EQ(c.exit_code, 0) << c.output;
+    auto k = json::parse(c.output.substr(c.output.find('{')));
+    EXPECT_EQ(k["bottleneck"], "check_invitation") << c.output;
+    EXPECT_DOUBLE_EQ(k["working_days"].get<double>(), 20.0) << c.output;
 }
 
 // serve's credit reads expect the webhook monitoring it keeps (the API bills each monitored

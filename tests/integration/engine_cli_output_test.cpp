@@ -623,6 +623,18 @@ TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     std::tm back{};
     gmtime_r(&t, &back);
     EXPECT_EQ(back.tm_wday, 3) << day << " is not a Wednesday";
+    // The duration said is the days from today (UTC here) to that date, not a week's average:
+    // 10 working days of Wednesdays alone end 9 or 10 weeks out, which the average (10 x 7 = 70
+    // days) only meets on some weekdays.
+    const auto j = json::parse(r.output);
+    const std::time_t now = std::time(nullptr);
+    const auto today = now - now % 86'400;
+    const auto days = static_cast<int>((t - 12 * 3600 - today) / 86'400);
+    EXPECT_EQ(j["days_to_finish"], days) << r.output;
+    auto text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(text.output.find("duration     about " + std::to_string(days) + " calendar days"), std::string::npos)
+        << text.output;
+    EXPECT_NE(text.output.find("finishing around " + day), std::string::npos) << text.output;
 }
 
 // With the senders looked up, each one's own quotas (`accounts limits`) count: two senders, one
