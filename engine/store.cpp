@@ -56,7 +56,10 @@ void detail::again_after_deadlock(std::string_view what, const std::function<voi
             if (e.sqlstate != "40P01" || attempt == 3) {
                 throw;
             }
-            spdlog::warn("{}: {} (try {} of 3, again)", what, orch::text::escaped(e.what()), attempt);
+            // Expected now and then, and handled: a line, not a warning on an operator's terminal.
+            spdlog::info("{}: Postgres broke a deadlock with another transaction (a worker's); trying again, {} of 3",
+                         what, attempt + 1);
+            spdlog::debug("{}: {}", what, orch::text::escaped(e.what()));
             std::this_thread::sleep_for(std::chrono::milliseconds(
                 attempt * std::uniform_int_distribution<int>(50, 150)(rng)));
         }
