@@ -467,6 +467,13 @@ void only_fields(const json& j, std::initializer_list<const char*> allowed) {
     }
 }
 
+// An empty (or blank) body is a 400, as on every route that needs one.
+void require_body(const std::string& body, const std::string& shape) {
+    if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request("empty body: send " + shape);
+    }
+}
+
 rest_reply err(int status, const std::string& message) {
     return {status, {{"error", {{"status", status}, {"message", message}}}}, {}};
 }
@@ -549,7 +556,9 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             return not_allowed("POST");
         }
         const auto id = id_segment(seg[2], "the reply id");
-        auto j = object_body(body, "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}");
+        const std::string shape = "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}";
+        require_body(body, shape);
+        auto j = object_body(body, shape);
         only_fields(j, {"text", "idempotency_key", "requested_by"});
         reply_request r;
         r.event_id = id;
@@ -565,8 +574,10 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         if (r.requested_by.empty()) {
             r.requested_by = "admin-api";
         }
-        if (!j.contains("text")) {
-            throw unprocessable("'text' is required: {\"text\": \"...\"}");
+        if (!j.contains("text") || j["text"].is_null()) {
+            throw unprocessable(std::string(j.contains("text") ? "'text' must be a string, got null"
+                                                               : "'text' is required") +
+                                ": {\"text\": \"...\"}");
         }
         if (auto why = check(r); !why.empty()) {
             throw unprocessable(why);
@@ -589,7 +600,9 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             return not_allowed("POST");
         }
         const auto id = id_segment(seg[2], "the reply id");
-        auto j = object_body(body, "{\"mark\": \"not_interested\", \"by\"?: \"...\"}");
+        const std::string shape = "{\"mark\": \"not_interested\", \"by\"?: \"...\"}";
+        require_body(body, shape);
+        auto j = object_body(body, shape);
         only_fields(j, {"mark", "by"});
         const auto mark = string_field(j, "mark");
         // The CLI's spelling too (inbox mark ID not-interested).

@@ -180,7 +180,10 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     // Bad input: the documented error shape, nothing stored.
     for (const auto& [target, body, status] : std::vector<std::tuple<std::string, std::string, int>>{
              // 400: the request cannot be read; 422: a JSON object whose fields are wrong.
+             {path + "/reply", "", 400},
              {path + "/reply", "{}", 422},
+             {path + "/reply", "{\"text\": null}", 422},
+             {path + "/mark", " ", 400},
              {path + "/reply", "{\"text\": \"   \"}", 422},
              {path + "/reply", "{\"text\": 5}", 422},
              {path + "/reply", "{\"text\": \"hi\", \"extra\": 1}", 422},
@@ -195,6 +198,9 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
         EXPECT_EQ(r.status, status) << target << " " << body.substr(0, 60) << ": " << r.body;
         EXPECT_FALSE(error_message(r).empty());
     }
+    EXPECT_NE(error_message(call("POST", path + "/reply", "{\"text\": null}")).find("'text' must be a string, got null"),
+              std::string::npos);
+    EXPECT_NE(error_message(call("POST", path + "/reply", "")).find("empty body: send {\"text\""), std::string::npos);
     EXPECT_EQ(call("GET", "/v1/inbox?limit=0").status, 400);
     EXPECT_EQ(call("GET", "/v1/inbox?color=red").status, 400);
     EXPECT_EQ(call("GET", "/v1/inbox/999999").status, 404);
