@@ -1573,10 +1573,7 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     }
     const std::string shape =
         "{\"profile_url\": URL | \"company\": NAME, \"reason\"?} or {\"entries\": [...], \"added_by\"?}";
-    if (req.body().find_first_not_of(" \t\r\n") == std::string::npos) {
-        throw bad_request("empty body: send " + shape);
-    }
-    auto body = object_body(req.body(), shape);
+    auto body = admin_input::required_object_body(req.body(), shape);
     std::string added_by = "admin api";
     if (auto bad = string_field(body, "added_by", added_by)) {
         co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");

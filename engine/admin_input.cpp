@@ -165,14 +165,8 @@ json json_body(const std::string& text) {
 }
 
 budget_update parse_budget_body(const std::string& text) {
-    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        throw bad_request(R"(empty body: send {"credits": N, "per_day": N, "per_account": N, "clear": ["per_day"]})");
-    }
-    auto j = json_body(text);
-    if (!j.is_object()) {
-        throw bad_request(
-            R"(the body must be a JSON object: {"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})");
-    }
+    const auto j = required_object_body(
+        text, R"({"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})");
     auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
     auto cleared = [&j](const std::string& key) {
         return j.contains("clear") && j["clear"].is_array() &&
@@ -349,6 +343,13 @@ json object_body(const std::string& text, const std::string& shape) {
         throw bad_request("the body must be a JSON object: " + shape);
     }
     return j;
+}
+
+json required_object_body(const std::string& text, const std::string& shape) {
+    if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+        throw bad_request("empty body: send " + shape);
+    }
+    return object_body(text, shape);
 }
 
 }  // namespace orch::engine::admin_input

@@ -30,7 +30,7 @@ namespace orch::engine::inbox {
 using admin_input::bad_request;
 using admin_input::unprocessable;
 using admin_input::int_param;
-using admin_input::object_body;
+using admin_input::required_object_body;
 
 namespace {
 
@@ -467,13 +467,6 @@ void only_fields(const json& j, std::initializer_list<const char*> allowed) {
     }
 }
 
-// An empty (or blank) body is a 400, as on every route that needs one.
-void require_body(const std::string& body, const std::string& shape) {
-    if (body.find_first_not_of(" \t\r\n") == std::string::npos) {
-        throw bad_request("empty body: send " + shape);
-    }
-}
-
 rest_reply err(int status, const std::string& message) {
     return {status, {{"error", {{"status", status}, {"message", message}}}}, {}};
 }
@@ -557,8 +550,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         }
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}";
-        require_body(body, shape);
-        auto j = object_body(body, shape);
+        auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         only_fields(j, {"text", "idempotency_key", "requested_by"});
         reply_request r;
         r.event_id = id;
@@ -601,8 +593,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         }
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"mark\": \"not_interested\", \"by\"?: \"...\"}";
-        require_body(body, shape);
-        auto j = object_body(body, shape);
+        auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         only_fields(j, {"mark", "by"});
         const auto mark = string_field(j, "mark");
         // The CLI's spelling too (inbox mark ID not-interested).
