@@ -1140,6 +1140,15 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                              &days_to_finish_new);
         }
     }
+    // A quota that lets nothing through takes "never" (the estimate's 1e9 days): null in JSON,
+    // "never" in the table and the CSV, not a number of days no one can use.
+    const auto never = [](double d) { return d >= 1e8; };
+    const auto days_json = [&](double d) { return never(d) ? orch::engine::json(nullptr) : orch::engine::json(d); };
+    const auto days_text = [&](double d) {
+        char out[32];
+        std::snprintf(out, sizeof out, "%.1f", d);
+        return std::string(never(d) ? "never" : out);
+    };
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},
                                 {"leads", in.leads},
@@ -1155,13 +1164,13 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"account_cap_credits", r.account_cap_credits < 0 ? orch::engine::json(nullptr)
                                                                                   : orch::engine::json(r.account_cap_credits)},
                                 {"bottleneck", r.bottleneck},
-                                {"working_days", r.working_days},
+                                {"working_days", days_json(r.working_days)},
                                 {"longest_wait_days", static_cast<double>(r.longest_wait.count()) / 86'400.0},
-                                {"calendar_days", r.calendar_days},
+                                {"calendar_days", days_json(r.calendar_days)},
                                 {"finish_around", finishes ? orch::engine::json(finish_day) : orch::engine::json(nullptr)},
                                 {"days_to_finish", finishes ? orch::engine::json(days_to_finish) : orch::engine::json(nullptr)},
-                                {"new_accounts", {{"working_days", r.working_days_new_accounts},
-                                                  {"calendar_days", r.calendar_days_new_accounts},
+                                {"new_accounts", {{"working_days", days_json(r.working_days_new_accounts)},
+                                                  {"calendar_days", days_json(r.calendar_days_new_accounts)},
                                                   {"finish_around", finish_day_new.empty() ? orch::engine::json(nullptr)
                                                                                            : orch::engine::json(finish_day_new)},
                                                   {"days_to_finish", finish_day_new.empty()
@@ -1173,8 +1182,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                     {"calls_max", a.calls_max},
                                     {"per_working_day", a.per_working_day},
                                     {"unlimited_senders", a.unlimited_senders},
-                                    {"working_days", a.working_days},
-                                    {"working_days_new_accounts", a.working_days_new_accounts}});
+                                    {"working_days", days_json(a.working_days)},
+                                    {"working_days_new_accounts", days_json(a.working_days_new_accounts)}});
         }
         std::cout << j.dump(2) << "\n";
         return 0;
@@ -1186,13 +1195,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                       "unlimited_senders"},
                      {}};
         for (const auto& a : r.actions) {
-            char days[32];
-            char days_new[32];
-            std::snprintf(days, sizeof days, "%.1f", a.working_days);
-            std::snprintf(days_new, sizeof days_new, "%.1f", a.working_days_new_accounts);
             t.rows.push_back({a.action, std::to_string(a.calls_max),
-                              a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day), days,
-                              days_new, std::to_string(a.unlimited_senders)});
+                              a.per_working_day < 0 ? std::string() : std::to_string(a.per_working_day),
+                              days_text(a.working_days), days_text(a.working_days_new_accounts),
+                              std::to_string(a.unlimited_senders)});
         }
         print_csv(t);
         return 0;
@@ -1231,11 +1237,6 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             return std::string("not finishing within a century (a quota lets nothing, or nearly nothing, through)");
         }
         return days == 0 ? std::string("the day it starts") : "about " + orch::text::counted(days, "calendar day", "calendar days");
-    };
-    const auto days_text = [](double d) {
-        char out[32];
-        std::snprintf(out, sizeof out, "%.1f", d);
-        return std::string(d >= 1e8 ? "never" : out);
     };
     std::printf("  %-18s %10s %14s %12s %12s\n", "action", "calls (max)", "per work day", "work days",
                 "new senders");

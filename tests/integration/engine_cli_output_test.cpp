@@ -683,6 +683,39 @@ TEST_F(CliOutput, TheEstimateCountsEachSendersOwnQuotas) {
         << table.output;
 }
 
+// A sender held to 0 invites a day never finishes: the table says "never" and the JSON gives no
+// number of days (it gave 1e9 working days, a number a script could take for a forecast).
+TEST_F(CliOutput, AQuotaThatLetsNothingThroughNeverFinishes) {
+    std::ofstream(file_) << "name: stuck\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n"
+                            "  total_results: 10\nschedule:\n  time_zone: UTC\n"
+                            "budget_credits: 500\nsteps:\n  - id: i\n    kind: invite\n";
+    ASSERT_EQ(env_->run({"accounts", "limits", "sender-1", "--invite-per-day", "0"}).exit_code, 0);
+    auto r = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = json::parse(r.output);
+    EXPECT_TRUE(j["working_days"].is_null()) << r.output;
+    EXPECT_TRUE(j["calendar_days"].is_null()) << r.output;
+    EXPECT_TRUE(j["days_to_finish"].is_null()) << r.output;
+    EXPECT_TRUE(j["finish_around"].is_null()) << r.output;
+    EXPECT_TRUE(j["new_accounts"]["working_days"].is_null()) << r.output;
+    bool invite = false;
+    for (const auto& a : j["actions"]) {
+        if (a["action"] == "invite") {
+            invite = true;
+            EXPECT_EQ(a["per_working_day"], 0) << r.output;
+            EXPECT_TRUE(a["working_days"].is_null()) << r.output;
+        }
+    }
+    EXPECT_TRUE(invite) << r.output;
+    auto csv = env_->run({"campaign", "estimate", file_, "--format", "csv"});
+    ASSERT_EQ(csv.exit_code, 0) << csv.output;
+    EXPECT_NE(csv.output.find("invite,10,0,never,never,0"), std::string::npos) << csv.output;
+    auto text = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(text.exit_code, 0) << text.output;
+    EXPECT_NE(text.output.find("not finishing within a century"), std::string::npos) << text.output;
+    EXPECT_EQ(text.output.find("1000000000"), std::string::npos) << text.output;
+}
+
 // One person in several spellings of their URL (case, www., a trailing slash, a %XX of a plain
 // letter) is one lead, and one do-not-contact entry: the apply enrolls them once (it used to
 // stop with a database error), and `dnc add` of another spelling is a duplicate.
