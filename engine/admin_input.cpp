@@ -223,6 +223,16 @@ budget_update parse_budget_body(const std::string& text) {
             (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{v.get<std::int64_t>()};
         }
     }
+    // A cap above the total, both in the body, is said with the fields' problems (the store checks
+    // a cap against the live total when the body gives only one of them).
+    if (u.credits) {
+        for (const auto& [key, cap] : {std::pair{"per_day", u.per_day}, std::pair{"per_account", u.per_account}}) {
+            if (cap && *cap && **cap > *u.credits) {
+                problems.push_back(std::string(key) + " (" + std::to_string(**cap) + ") cannot be above credits (" +
+                                   std::to_string(*u.credits) + ")");
+            }
+        }
+    }
     if (!problems.empty()) {
         std::string all;
         for (const auto& p : problems) {

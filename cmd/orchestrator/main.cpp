@@ -1896,11 +1896,24 @@ std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, co
 int cmd_budget_set(const settings& s, const std::string& name, const std::optional<std::string>& credits,
                    const std::optional<std::string>& per_day, const std::optional<std::string>& per_account) {
     orch::engine::budget_update u;
-    if (auto v = parse_cap("--credits", credits, false)) {
+    // Every bad flag in one refusal, as the admin API lists every bad field of its body.
+    std::string problems;
+    const auto parsed = [&](const std::string& flag, const std::optional<std::string>& text, bool none_allowed) {
+        try {
+            return parse_cap(flag, text, none_allowed);
+        } catch (const usage_error& e) {
+            problems += (problems.empty() ? "" : "; ") + std::string(e.what());
+            return std::optional<std::optional<std::int64_t>>{};
+        }
+    };
+    if (auto v = parsed("--credits", credits, false)) {
         u.credits = **v;
     }
-    u.per_day = parse_cap("--per-day", per_day, true);
-    u.per_account = parse_cap("--per-account", per_account, true);
+    u.per_day = parsed("--per-day", per_day, true);
+    u.per_account = parsed("--per-account", per_account, true);
+    if (!problems.empty()) {
+        throw usage_error("budget set: " + problems + "; nothing changed");
+    }
     if (!u.credits && !u.per_day && !u.per_account) {
         throw usage_error("budget set: give --credits, --per-day or --per-account");
     }

@@ -632,6 +632,12 @@ TEST_F(AdminTest, PutCampaignBudget) {
                              "per_day must be a whole number >= 1", "unknown field 'color'", "nothing changed"}) {
         EXPECT_NE(error_message(several).find(part), std::string::npos) << part << ": " << several.body;
     }
+    // A cap above the total of the same body is said beside the fields' problems.
+    auto above = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 10, "per_day": 20, "color": 1})");
+    EXPECT_EQ(above.status, 422) << above.body;
+    for (const char* part : {"per_day (20) cannot be above credits (10)", "unknown field 'color'"}) {
+        EXPECT_NE(error_message(above).find(part), std::string::npos) << part << ": " << above.body;
+    }
     EXPECT_EQ(limits(), "200 - 20");
     auto wrong_method = call("POST", "/v1/campaigns/delta/budget", R"({"credits": 10})");
     EXPECT_EQ(wrong_method.status, 405);

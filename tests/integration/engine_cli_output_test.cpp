@@ -785,6 +785,13 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
     auto per_day = env_->run({"budget", "set", "c", "--per-day", "x"});
     EXPECT_NE(per_day.output.find("--per-day: \"x\" is not a positive whole number (or 'none')"), std::string::npos)
         << per_day.output;
+    // Every bad flag at once.
+    auto both = env_->run({"budget", "set", "c", "--credits", "0", "--per-account", "-3"});
+    EXPECT_EQ(both.exit_code, 2) << both.output;
+    for (const char* part : {"--credits: \"0\" is not a positive whole number", "--per-account: \"-3\" is not",
+                             "nothing changed"}) {
+        EXPECT_NE(both.output.find(part), std::string::npos) << part << ": " << both.output;
+    }
 }
 
 // A budget that covers the costliest case but not an invite's reservation at the end of the
