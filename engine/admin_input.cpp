@@ -153,6 +153,87 @@ void refuse_nul_strings(const json& j, const std::string& pointer) {
     }
 }
 
+namespace {
+
+// The first key that an object of a JSON text repeats, as a JSON pointer ("/invite/per_day"); ""
+// when none does. nlohmann keeps the last of them, so {"credits": 10, "credits": 1000} set 1000
+// without a word; a client that sent both meant one of them, and which is not for us to guess.
+struct duplicate_finder final : json::json_sax_t {
+    struct level {
+        bool object = false;
+        std::vector<std::string> keys;  // an object's keys so far (few: a linear search)
+        std::size_t index = 0;          // an array's elements so far
+    };
+    std::vector<level> stack;
+    std::string found;
+
+    std::string pointer() const {
+        std::string out;
+        for (const auto& l : stack) {
+            if (l.object) {
+                out += "/" + (l.keys.empty() ? std::string() : l.keys.back());
+            } else if (l.index > 0) {
+                out += "/" + std::to_string(l.index - 1);
+            }
+        }
+        return out;
+    }
+    bool element() {
+        if (!stack.empty() && !stack.back().object) {
+            ++stack.back().index;
+        }
+        return true;
+    }
+    bool null() override { return element(); }
+    bool boolean(bool) override { return element(); }
+    bool number_integer(number_integer_t) override { return element(); }
+    bool number_unsigned(number_unsigned_t) override { return element(); }
+    bool number_float(number_float_t, const string_t&) override { return element(); }
+    bool string(string_t&) override { return element(); }
+    bool binary(binary_t&) override { return element(); }
+    bool start_object(std::size_t) override {
+        element();
+        stack.push_back({true, {}, 0});
+        return true;
+    }
+    bool key(string_t& k) override {
+        auto& keys = stack.back().keys;
+        if (std::find(keys.begin(), keys.end(), k) != keys.end()) {
+            keys.push_back(k);
+            found = pointer();
+            return false;
+        }
+        keys.push_back(k);
+        return true;
+    }
+    bool end_object() override {
+        stack.pop_back();
+        return true;
+    }
+    bool start_array(std::size_t) override {
+        element();
+        stack.push_back({false, {}, 0});
+        return true;
+    }
+    bool end_array() override {
+        stack.pop_back();
+        return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
+// A body that repeats a field is refused (422), naming it.
+void refuse_duplicate_keys(const std::string& text) {
+    duplicate_finder d;
+    json::sax_parse(text, &d);
+    if (!d.found.empty()) {
+        throw unprocessable("the body gives the field '" + orch::text::escaped(d.found.substr(1)) +
+                            "' twice: send each field once");
+    }
+}
+
+}  // namespace
+
 json json_body(const std::string& text) {
     json j = json::parse(text, nullptr, false);
     if (j.is_discarded()) {
@@ -253,6 +334,7 @@ limits_body parse_limits_body(const std::string& text) {
     }
     limits_body out;
     json j = json_body(text);
+    refuse_duplicate_keys(text);
     std::string why;
     if (!j.is_object()) {
         apply_patch({}, j, why);  // says what the body must be
@@ -352,6 +434,7 @@ json object_body(const std::string& text, const std::string& shape) {
     if (!j.is_object()) {
         throw bad_request("the body must be a JSON object: " + shape);
     }
+    refuse_duplicate_keys(text);
     return j;
 }
 

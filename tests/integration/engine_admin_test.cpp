@@ -639,6 +639,12 @@ TEST_F(AdminTest, PutCampaignBudget) {
         EXPECT_NE(error_message(above).find(part), std::string::npos) << part << ": " << above.body;
     }
     EXPECT_EQ(limits(), "200 - 20");
+    auto twice = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300, "credits": 10})");
+    EXPECT_EQ(twice.status, 422) << twice.body;
+    EXPECT_NE(error_message(twice).find("the body gives the field 'credits' twice: send each field once"),
+              std::string::npos)
+        << twice.body;
+    EXPECT_EQ(limits(), "200 - 20");
     auto wrong_method = call("POST", "/v1/campaigns/delta/budget", R"({"credits": 10})");
     EXPECT_EQ(wrong_method.status, 405);
     EXPECT_EQ(wrong_method.headers["allow"], "PUT");
@@ -732,6 +738,9 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"time_zone": "Mars/Olympus_Mons"})", "time_zone: unknown time zone 'Mars/Olympus_Mons'"},
         {R"({"time_zone": "localtime"})", "time_zone: unknown time zone 'localtime'"},
         {R"({"time_zone": 3})", "time_zone: expected an IANA time zone name"},
+        // A field given twice (the parser would keep the last) is refused, nested too.
+        {R"({"invite": {"per_day": 40, "per_day": 5}})", "the body gives the field 'invite/per_day' twice"},
+        {R"({"time_zone": "UTC", "invite": {}, "time_zone": "Asia/Tokyo"})", "the field 'time_zone' twice"},
     };
     for (const auto& [body, field] : invalid) {
         auto r = call("PUT", path, body);
