@@ -1449,11 +1449,23 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     static const std::vector<std::string> statuses = {"ready", "calling", "waiting", "done", "replied", "failed",
                                                       "cancelled"};
     std::map<std::string, std::map<std::string, std::int64_t>> at;
+    std::map<std::string, std::int64_t> replied_after;  // done leads with a reply after their last step
+    std::int64_t replied_after_all = 0;
     for (const auto& r : tx.exec_params(std::string(orch::schema::query("reports/step_counts")), name)) {
         at[r[0].as<std::string>()][r[1].as<std::string>()] = r[2].as<std::int64_t>();
+        replied_after[r[0].as<std::string>()] += r[3].as<std::int64_t>();
+        replied_after_all += r[3].as<std::int64_t>();
     }
     json steps = json::array();
-    text_table steps_t{"steps of '" + name + "' (leads at each step, by status)", {"step", "kind"}, {}};
+    // The funnel counts a reply that came after the sequence ended (status done) as replied; the
+    // table shows statuses, so its heading says how many such done leads there are.
+    text_table steps_t{"steps of '" + name + "' (leads at each step, by status" +
+                           (replied_after_all == 0
+                                ? std::string(")")
+                                : "; " + orch::text::counted(replied_after_all, "done lead", "done leads") +
+                                      " replied after the last step, counted as replied in the funnel)"),
+                       {"step", "kind"},
+                       {}};
     for (const auto& st : statuses) {
         steps_t.columns.push_back(st);
     }
@@ -1466,7 +1478,7 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
             counts[st] = n;
             r.push_back(std::to_string(n));
         }
-        steps.push_back({{"id", id}, {"kind", kind}, {"leads", counts}});
+        steps.push_back({{"id", id}, {"kind", kind}, {"leads", counts}, {"done_then_replied", replied_after[id]}});
         steps_t.rows.push_back(std::move(r));
     };
     if (definition.is_object() && definition.contains("steps") && definition["steps"].is_array()) {

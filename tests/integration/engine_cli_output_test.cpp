@@ -129,6 +129,29 @@ TEST_F(CliOutput, CampaignListAndShowInEveryFormat) {
     EXPECT_NE(bad_value.output.find("--format"), std::string::npos) << bad_value.output;
     EXPECT_EQ(env_->run({"campaign", "show", name, "--bogus"}).exit_code, 2);
     EXPECT_EQ(env_->run({"--help"}).exit_code, 0);
+
+    // A lead whose sequence ended and who replied afterwards stays done; the funnel counts the
+    // reply, and the step table's heading says why the two differ.
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'done', step = '', finished_at = now(), "
+                           "replied_at = now() WHERE enrollment_id = (SELECT min(enrollment_id) FROM enrollments) "
+                           "RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    auto later = json::parse(env_->run({"campaign", "show", name, "--format", "json"}).output);
+    EXPECT_EQ(later["funnel"]["replied"], 1) << later.dump();
+    bool ended = false;
+    for (const auto& st : later["steps"]) {
+        if (st["id"] == "") {
+            ended = true;
+            EXPECT_EQ(st["leads"]["done"], 1) << later.dump();
+            EXPECT_EQ(st["leads"]["replied"], 0) << later.dump();
+            EXPECT_EQ(st["done_then_replied"], 1) << later.dump();
+        }
+    }
+    EXPECT_TRUE(ended) << later.dump();
+    auto later_table = env_->run({"campaign", "show", name});
+    EXPECT_NE(later_table.output.find("1 done lead replied after the last step, counted as replied in the funnel"),
+              std::string::npos)
+        << later_table.output;
 }
 
 // An account label is a name: one with a control or bidirectional character is refused before
