@@ -289,6 +289,13 @@ std::int64_t credits_upper_bound(const campaigns::api_call& call) {
     return 1;
 }
 
+int api_requests(const campaigns::api_call& call) {
+    if (call.reconcile) {
+        return 1;  // one look-up: check_invitation or get_conversation
+    }
+    return (call.kind == call_kind::send && call.confirm_no_reply) || call.kind == call_kind::withdraw ? 2 : 1;
+}
+
 asio::awaitable<call_outcome> execute(api_port& api, call_target target,
                                       const campaigns::api_call& call, const backoff_settings& backoff, int attempt,
                                       const clock_port& clock, random_port& rng) {

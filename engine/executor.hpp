@@ -92,6 +92,11 @@ outreach::client_settings api_client_settings(const settings& s, std::size_t poo
 // reserved in the budget ledger before the call): every request it may make, e.g. an invitation
 // and the check_invitation that follows a CHANNEL_ERROR refusal.
 std::int64_t credits_upper_bound(const campaigns::api_call& call);
+// The most requests execute() sends for `call` in one go, each a place in the API key's request
+// rate: a follow-up that reads the conversation first (confirm_no_reply) and a withdraw (its
+// look-up of the invitation) make 2; every other call 1. (An invite refused with CHANNEL_ERROR
+// checks the invitation too: that second request is rare, and left to the key's burst.)
+int api_requests(const campaigns::api_call& call);
 
 // Runs `call` for `target`. Never throws; every failure is an outcome. `target` is taken by
 // value (the coroutine outlives the caller's locals); `api`, `call`, `backoff`, `clock` and `rng` must

@@ -255,6 +255,7 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
     limits::check c;
     c.account_id = target.account_id;
     c.what = limits::action_of(call.kind, call.reconcile);
+    c.key_places = api_requests(call);  // a follow-up's read and send: two places in the key's rate
     c.campaign_id = target.campaign_id;
     // The account's day, whichever campaign calls: one account, one quota day. The working window
     // is the campaign's.

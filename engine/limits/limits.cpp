@@ -525,6 +525,8 @@ bool valid_check(const check& c, std::string& why) {
         why = "negative working window";
     } else if (c.campaign_id >= (std::int64_t{1} << 47) || (c.first_day && *c.first_day >= 8'388'608)) {
         why = "the campaign id or first day is too large";
+    } else if (c.key_places < 1 || c.key_places > 8) {
+        why = "the key places are outside [1, 8]";
     } else {
         return true;
     }
@@ -575,7 +577,12 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     const ramp_up r = s.actions[static_cast<std::size_t>(c.what)].ramp;
     const quota cap = c.campaign_cap.value_or(quota{});
     std::uniform_real_distribution<double> factor(s.pacing_factor_min, s.pacing_factor_max);
-    const std::int64_t emission_us = key_emission_interval(s).count();
+    // A call of n requests takes n places: n emission intervals at once, conforming while the
+    // key's debt leaves room for all of them (a burst of b places is b / n such takes, at least
+    // one; b odd rounds that down, which only makes the take stricter).
+    const std::int64_t places = std::max(1, c.key_places);
+    const std::int64_t emission_us = key_emission_interval(s).count() * places;
+    const std::int64_t burst = std::max<std::int64_t>(1, s.key_burst / places);
     // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
     // reaches that in a day; valid_check and validate() keep the rest inside their widths.
     std::string packed = take_args{}
@@ -592,7 +599,7 @@ std::vector<std::string> limiter::take_command(const check& c) const {
                              .put(c.working_window.count(), 4)
                              .put(std::llround(factor(thread_rng()) * 1e6), 3)
                              .put(emission_us, 4)
-                             .put(s.key_burst, 4)
+                             .put(burst, 4)
                              .put(s.idle_ttl_ms, 4)
                              .put(c.window_left.count(), 4)
                              .done();
@@ -813,7 +820,7 @@ bool limiter::unsend(const check& c, bool paced) {
         "unsend",
         std::to_string(c.day.day),
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
-        std::to_string(key_emission_interval(s).count()),
+        std::to_string(key_emission_interval(s).count() * std::max(1, c.key_places)),
         paced ? "1" : "0",
         std::to_string(s.idle_ttl_ms),
     };

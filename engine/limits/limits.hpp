@@ -171,6 +171,11 @@ struct check {
     // The lead the call is for, and its role in the key's queue of turns (key_queue_role).
     std::int64_t lead = 0;
     key_queue_role queue_role = key_queue_role::none;
+    // Requests the call makes in the key's rate (a follow-up's conversation read and its send,
+    // a withdraw's look-up and the withdrawal: 2). A take needs that many places free, counted
+    // against the key's burst, and takes them all; an unsend gives them all back. With a burst
+    // of 1 the two requests still leave back to back.
+    int key_places = 1;
 };
 
 enum class reason : std::uint8_t {

@@ -353,6 +353,69 @@ TEST_F(LimitsTest, A429BurstWithRetryAfterHoldsTheKeyForRetryAfter) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// A follow-up of a stop_on_reply campaign reads the conversation and then sends: two requests,
+// and so two places in the key's rate. The sandbox allows 4 requests/s (burst 2), the workers
+// pace the key at 200 a minute (3.3/s): with one place a call, the follow-ups sent some 6.7
+// requests/s, the send met the API's 429 after its read, and each retry paid the read again (a
+// trial: 691 reads for 118 sends). With two, no request meets a 429 and every follow-up is read
+// once.
+TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "400",
+           "--reply-probability", "0", "--key-rate-per-s", "4", "--key-burst", "2", "--retry-after-s", "1"});
+    env_->set("ORCH_PACING", "false");
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "200");
+    env_->set("ORCH_KEY_BURST", "2");
+    constexpr int leads = 12;
+    auto people = control_json("/control/people?offset=400&limit=" + std::to_string(leads));
+    std::string csv = "profile_url,first_name\n";
+    for (const auto& p : people["people"]) {
+        csv += p["profile_url"].get<std::string>() + "," + p["first_name"].get<std::string>() + "\n";
+    }
+    std::ofstream(dir_ + "/follow.csv") << csv;
+    std::ofstream(dir_ + "/follow.yaml")
+        << "name: follow\naccounts: [sender-1, sender-2, sender-3]\naudience:\n  file: follow.csv\n"
+           "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+           "budget_credits: 100000\nstop_on_reply: true\nsteps:\n"
+           "  - id: invite\n    kind: invite\n"
+           "  - id: wait\n    kind: wait_accepted\n    timeout: 10m\n    next: hello\n    on_timeout: end\n"
+           "  - id: hello\n    kind: send\n    message_text: \"Hello {{first_name}}\"\n"
+           "  - id: pause\n    kind: delay\n    duration: 1s\n    next: again\n"
+           "  - id: again\n    kind: send\n    message_text: \"Following up, {{first_name}}\"\n";
+    auto applied = env_->run({"campaign", "apply", dir_ + "/follow.yaml"});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    // serve takes the acceptances' events (pushed to its webhook: no polling in the key's rate).
+    const auto port = free_port();
+    auto serve = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port), "--webhook-public-url",
+                              "http://127.0.0.1:" + std::to_string(port) + "/webhooks"});
+    ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL") == 3; },
+                           20s))
+        << serve->log();
+    std::this_thread::sleep_for(500ms);
+    const auto since = now_ms();
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log() << serve->log();
+    auto log = requests(since);
+    std::map<std::string, int> by_action;
+    int rate_limited = 0;
+    for (const auto& r : log) {
+        ++by_action[r.action];
+        rate_limited += r.status == 429 ? 1 : 0;
+    }
+    auto f = funnel("follow");
+    EXPECT_EQ(f["live"], 0) << f.dump();
+    EXPECT_EQ(f["failed"], 0) << f.dump() << worker->log();
+    EXPECT_EQ(f["messaged"], leads) << f.dump();
+    EXPECT_EQ(rate_limited, 0) << "requests answered 429; the workers' log:\n" << worker->log();
+    std::string actions;
+    for (const auto& [a, n] : by_action) {
+        actions += a + " " + std::to_string(n) + "; ";
+    }
+    EXPECT_EQ(by_action["send"], 2 * leads) << actions;
+    EXPECT_EQ(by_action["get_conversation"], leads) << "a follow-up's conversation was read again: " << actions;
+    EXPECT_EQ(count("SELECT count(*) FROM step_attempts WHERE error LIKE '%RATE_LIMITED%'"), 0);
+    EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->log();
+}
+
 // Without Retry-After the cooldown is the orchestrator's backoff (full jitter, at least
 // backoff_min = 1 s): every cooldown the worker logged is >= 1 s, and after each 429 the key
 // gets no request for 1 s (beyond the in-flight grace).

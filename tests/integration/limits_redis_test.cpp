@@ -445,6 +445,36 @@ TEST_F(LimitsRedis, KeyRequestRateIsAGcraBucketSharedByAllAccounts) {
     EXPECT_TRUE(lim.take(c).allowed);
 }
 
+// A call of two requests (a follow-up's read and send) takes two places of the key's rate: with a
+// burst of 2 it needs the whole burst free, leaves none, and its unsend gives both back.
+TEST_F(LimitsRedis, ACallOfTwoRequestsTakesTwoPlacesOfTheKeysRate) {
+    settings s = base();
+    s.key_requests_per_s = 1;  // one per second: nothing refills during the test's steps
+    s.key_burst = 2;
+    limiter lim(s);
+    check one;
+    one.what = action::check_invitation;
+    one.day = today;
+    one.account_id = "acc_places_one";
+    check two = one;
+    two.account_id = "acc_places_two";
+    two.key_places = 2;
+    ASSERT_TRUE(lim.take(one).allowed);
+    const verdict held = lim.take(two);
+    EXPECT_FALSE(held.allowed) << "one place of the burst left, two asked for";
+    EXPECT_EQ(held.why, reason::rate);
+    EXPECT_TRUE(lim.unsend(one, false));
+    ASSERT_TRUE(lim.take(two).allowed) << "the whole burst free";
+    EXPECT_EQ(lim.take(one).why, reason::rate) << "the two-place take left no place";
+    EXPECT_TRUE(lim.unsend(two, false));
+    EXPECT_TRUE(lim.take(one).allowed) << "the unsend gave both places back";
+    EXPECT_TRUE(lim.take(one).allowed);
+    EXPECT_EQ(lim.take(one).why, reason::rate);
+    check bad = two;
+    bad.key_places = 9;
+    EXPECT_EQ(lim.take(bad).why, reason::bad_input);
+}
+
 TEST_F(LimitsRedis, DeniedTakesNothing) {
     settings s = base();
     s.key_requests_per_s = 1000;
