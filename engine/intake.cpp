@@ -309,13 +309,80 @@ struct intake::impl {
         }
     }
 
+    // A message event that names its conversation but not its sender (a reading the spec leaves
+    // open: it shows no message event's fields for certain): one read of the conversation
+    // (get_conversation, through the gate, 1 credit) finds who wrote it, the message of the same
+    // text that is not ours, else the newest that is not ours, so that the reply reaches its lead.
+    // Our own message echoed back names nobody (a reply from us is no reply). Returns the sender's
+    // profile URL, or "" (logged) when the read fails or finds nobody: the event is then stored in
+    // the inbox with no lead.
+    asio::awaitable<std::string> sender_of_conversation(const outreach::webhook_event& ev, const std::string& account) {
+        outreach::get_conversation_params p;
+        p.conversation_id = ev.conversation_id;
+        p.count = 10;
+        auto read = [this, &account, &p] { return api->get_conversation(account, p); };
+        auto r = co_await gated(account, limits::action::check_invitation, read);
+        if (!r) {
+            spdlog::warn("serve: account={} message event names only its conversation {}, whose read failed ({}): "
+                         "stored with no lead",
+                         orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
+                         orch::text::escaped(outreach::describe(r.error())));
+            co_return std::string();
+        }
+        const outreach::conversation_message* found = nullptr;
+        for (const auto& m : r->messages) {
+            if (!ev.message_text.empty() && m.text == ev.message_text) {
+                found = &m;
+                break;
+            }
+        }
+        if (found != nullptr && found->from_me.value_or(false)) {
+            spdlog::info("serve: account={} message event of conversation {} is our own message: no reply",
+                         orch::text::escaped(account), orch::text::escaped(ev.conversation_id));
+            co_return std::string();
+        }
+        if (found == nullptr) {
+            for (const auto& m : r->messages) {
+                if (!m.from_me.value_or(false) && !m.sender_profile_url.empty()) {
+                    found = &m;
+                    break;
+                }
+            }
+        }
+        if (found == nullptr || found->sender_profile_url.empty()) {
+            spdlog::warn("serve: account={} message event names only its conversation {}, and its read names no "
+                         "sender: stored with no lead",
+                         orch::text::escaped(account), orch::text::escaped(ev.conversation_id));
+            co_return std::string();
+        }
+        co_return found->sender_profile_url;
+    }
+
     asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
                                const std::string& account) {
         ++stats.received;
         if (ev.type == outreach::event_type::unknown) {
             ++stats.unknown_types;
-            spdlog::debug("serve: account={} event of unknown type '{}' stored as other", orch::text::escaped(account),
-                          orch::text::escaped(ev.type_name));
+            spdlog::info("serve: account={} event {} of a type the engine does not use ('{}'): stored as other",
+                         orch::text::escaped(account), orch::text::escaped(source_id),
+                         orch::text::escaped(ev.type_name));
+        }
+        if (ev.type == outreach::event_type::message && ev.sender_profile_url.empty() && !ev.conversation_id.empty()) {
+            // A redelivery is not read again (the read costs a credit).
+            auto known = [this, &source_id] {
+                pqxx::nontransaction tx(db->connection());
+                return tx.exec_params1(q("events/known"), source_id)[0].as<bool>();
+            };
+            if (co_await on_db(known)) {
+                ++stats.duplicates;
+                co_return;
+            }
+            outreach::webhook_event named = ev;
+            named.sender_profile_url = co_await sender_of_conversation(ev, account);
+            auto job = [this, &named, &source_id, &account] { return store_event(named, source_id, account); };
+            const int added = co_await on_db(job);
+            (added > 0 ? stats.stored : stats.duplicates) += static_cast<std::uint64_t>(added > 0 ? added : 1);
+            co_return;
         }
         auto job = [this, &ev, &source_id, &account] { return store_event(ev, source_id, account); };
         int added = co_await on_db(job);

@@ -1,6 +1,7 @@
 // End-to-end tests of event intake with no single point of failure (engine/intake.hpp): serve
 // killed and restarted, two replicas with one killed for good, a lost stored secret, and events
 // that pass verification but cannot be read. The truth of what was sent comes from the sandbox.
+#include "campaigns/model.hpp"
 #include "engine/outreach/signature.hpp"
 #include "engine/secret_box.hpp"
 #include "tests/support/e2e_campaign.hpp"
@@ -499,6 +500,67 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     EXPECT_EQ(list[2]["channel"], "webhook");
     EXPECT_NE(list[2]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;
     EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
+}
+
+// A message event that names its conversation and not its sender (the spec shows no message
+// event's fields for certain) reaches its lead: serve reads the conversation once to find who
+// wrote it. Our own message echoed back names nobody: a reply from us is no reply. Before, both
+// were stored with no lead, without a word.
+TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
+    start({"--reply-probability", "0"});
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    pqxx::connection conn(env_->database_url());
+    pqxx::nontransaction tx(conn);
+    auto row = tx.exec_params1("SELECT webhook_secret FROM accounts WHERE account_id = $1", account);
+    auto secret = orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str());
+    ASSERT_TRUE(secret);
+
+    // A connection of the sender, a lead, our message to them and their reply.
+    http_client api("127.0.0.1", sandbox_->port());
+    auto connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
+    ASSERT_FALSE(connections["data"]["connections"].empty()) << connections.dump();
+    const std::string url = connections["data"]["connections"][0]["profile_url"];
+    const auto lead = env_->scalar("INSERT INTO leads (canonical_url, profile_url) VALUES ('" +
+                                   orch::campaigns::canonical_profile_url(url) + "', '" + url + "') RETURNING lead_id");
+    auto sent = api.v2("test-key", "messages", account, "send", {{"profile_url", url}, {"message_text", "Hello from us"}});
+    ASSERT_EQ(sent.status, 200) << sent.body;
+    const std::string conversation = sent.body_json()["data"]["conversation_id"];
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto replied = control.post("/control/events", {{"type", "message_received"}, {"account_id", account},
+                                                     {"profile_url", url}, {"text", "Sounds good"}});
+    ASSERT_EQ(replied.status, 200) << replied.body;
+
+    auto post = [&](const std::string& body) {
+        auto now_s =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        http_client c("127.0.0.1", port);
+        return c.request("POST", "/webhooks/" + account, body,
+                         {{"content-type", "application/json"},
+                          {"X-Service-Timestamp", std::to_string(now_s)},
+                          {"X-Service-Signature", orch::outreach::sign_webhook(*secret, now_s, body)}});
+    };
+    auto only_conversation = [&](const std::string& id, const std::string& text) {
+        return R"({"event_id":")" + id + R"(","type":"message","data":{"conversation_id":")" + conversation +
+               R"(","message_text":")" + text + R"("}})";
+    };
+    EXPECT_EQ(post(only_conversation("conv-only-reply", "Sounds good")).status, 200);
+    EXPECT_EQ(post(only_conversation("conv-only-echo", "Hello from us")).status, 200);
+    EXPECT_EQ(post(only_conversation("conv-only-reply", "Sounds good")).status, 200);  // redelivered
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'conv-only-reply'"),
+              lead)
+        << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'conv-only-echo'"),
+              "none")
+        << receiver->log();
+    EXPECT_NE(receiver->log().find("is our own message: no reply"), std::string::npos) << receiver->log();
+    // One read per new event: the redelivery was not read again.
+    auto log = control.get("/control/requests?key=test-key&action=get_conversation").body_json();
+    EXPECT_EQ(log["requests"].size(), 2u) << log.dump();
 }
 
 }  // namespace
