@@ -123,6 +123,7 @@ std::string unusable(const outreach::webhook_event& ev) {
 struct intake::impl {
     settings cfg;
     intake_stats stats;
+    std::set<std::string> unknown_types_seen;  // event types logged at info once (io thread)
     asio::io_context io{1};
     asio::thread_pool db_pool{1};          // the store is blocking: it lives on its own thread
     asio::thread_pool lock_pool{1};        // the leader lock's connection (its checks never queue behind queries)
@@ -363,9 +364,12 @@ struct intake::impl {
         ++stats.received;
         if (ev.type == outreach::event_type::unknown) {
             ++stats.unknown_types;
-            spdlog::info("serve: account={} event {} of a type the engine does not use ('{}'): stored as other",
-                         orch::text::escaped(account), orch::text::escaped(source_id),
-                         orch::text::escaped(ev.type_name));
+            // The first of each type at info (what the operator needs to know), the rest at debug.
+            const bool first = unknown_types_seen.size() < 64 && unknown_types_seen.insert(ev.type_name).second;
+            spdlog::log(first ? spdlog::level::info : spdlog::level::debug,
+                        "serve: account={} event {} of a type the engine does not use ('{}'): stored as other{}",
+                        orch::text::escaped(account), orch::text::escaped(source_id),
+                        orch::text::escaped(ev.type_name), first ? " (its later events of this type at debug)" : "");
         }
         if (ev.type == outreach::event_type::message && ev.sender_profile_url.empty() && !ev.conversation_id.empty()) {
             // A redelivery is not read again (the read costs a credit).
