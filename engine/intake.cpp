@@ -255,25 +255,29 @@ struct intake::impl {
     // Stores one parsed event in the inbox (db thread). Returns how many rows were new.
     int store_event(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
         int added = 0;
-        auto put = [&](const std::string& id, event_kind kind, const std::string& person) {
-            added += db->insert_event(id, account, kind, person, ev.raw).has_value() ? 1 : 0;
+        // The event's content key too, when it carries its time (migration 0035): the same event
+        // under two ids (an id-less stream's content key, then the poll's id) is stored once.
+        const std::string key = ev.occurred_at || ev.timestamp ? content_key(ev, account) : std::string();
+        auto put = [&](const std::string& id, event_kind kind, const std::string& person, const std::string& k) {
+            added += db->insert_event(id, account, kind, person, ev.raw, k).has_value() ? 1 : 0;
         };
         switch (ev.type) {
         case outreach::event_type::accepted_invitation:
             for (std::size_t i = 0; i < ev.connections.size(); ++i) {
                 const auto& c = ev.connections[i];
-                put(source_id + "#" + std::to_string(i), event_kind::accepted_invitation,
-                    person_key(c.profile_url, c.public_identifier));
+                const std::string n = "#" + std::to_string(i);
+                put(source_id + n, event_kind::accepted_invitation, person_key(c.profile_url, c.public_identifier),
+                    key.empty() ? key : key + n);
             }
             break;
         case outreach::event_type::message:
-            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw)) {
+            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw, key)) {
                 ++added;
                 auto_mark(*id, ev.message_text);
             }
             break;
         case outreach::event_type::disconnection:
-            put(source_id, event_kind::disconnection, "");
+            put(source_id, event_kind::disconnection, "", key);
             // An event delivered late (a retry, a resumed stream) may be older than a re-login.
             if (db->account_disconnected(account, "DISCONNECTED", ev.occurred_at ? ev.occurred_at : ev.timestamp)) {
                 spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login",
@@ -284,7 +288,7 @@ struct intake::impl {
             }
             break;
         case outreach::event_type::unknown:
-            put(source_id, event_kind::other, "");
+            put(source_id, event_kind::other, "", "");  // its fields are not read: no content key
             break;
         }
         return added;

@@ -399,9 +399,11 @@ public:
     // them: the body as text when it is UTF-8 JSON or text, else base64.
     json quarantined_events(std::int64_t limit);
 
+    // Stores an event once by its source id and, when given (not ""), by its content key (an
+    // event seen under two ids by two channels); nullopt for one already stored.
     std::optional<std::int64_t> insert_event(const std::string& source_id, const std::string& account_id,
                                              event_kind kind, const std::string& profile_url,
-                                             const json& payload);
+                                             const json& payload, const std::string& content_key = "");
 
 private:
     // One try of apply_campaign (which retries it after a deadlock; `progress` then starts over).
