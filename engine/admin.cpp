@@ -1075,7 +1075,8 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
                 p.csv += r[0].as<std::string>() + "," + r[1].as<std::string>() + "," + csv_field(r[2].as<std::string>()) +
                          "," + csv_field(r[4].as<std::string>()) + "," + csv_field(r[5].as<std::string>()) + "," +
                          r[6].as<std::string>() + "," + csv_field(r[7].as<std::string>()) + "," +
-                         r[10].as<std::string>() + "," + r[11].as<std::string>() + "," +
+                         (r[12].is_null() || r[12].as<std::string>().empty() ? r[10].as<std::string>() : std::string()) +
+                         "," + r[11].as<std::string>() + "," +
                          (r[12].is_null() ? std::string() : r[12].as<std::string>()) + "\n";
                 after = r[0].as<std::int64_t>();
                 ++count;

@@ -405,6 +405,10 @@ json lead_item(const pqxx::row& r) {
     // admin/leads and admin/lead end alike: later, campaign state, pause reason, connected.
     item["waiting"] = waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(), r[18].as<bool>(),
                                        r[15].as<bool>());
+    // A finished lead has no next run (the row keeps its last next_run_at).
+    if (!item["finished_at"].is_null()) {
+        item["next_run_at"] = nullptr;
+    }
     return item;
 }
 

@@ -366,6 +366,11 @@ TEST_F(DncTest, LeadOperations) {
     }
     EXPECT_TRUE(saw_c) << as_table.output;
     EXPECT_NE(env_->run({"leads", "show", "ops", c}).output.find("next run    none, finished"), std::string::npos);
+    // In JSON (the CLI's and the admin API's) too: no next_run_at.
+    const auto c_json = json::parse(env_->run({"leads", "show", "ops", c, "--format", "json"}).output);
+    ASSERT_TRUE(c_json.contains("next_run_at")) << c_json.dump();
+    EXPECT_TRUE(c_json["next_run_at"].is_null()) << c_json.dump();
+    EXPECT_TRUE(c_json["finished_at"].is_string()) << c_json.dump();
     auto show = env_->run({"leads", "show", "ops", d, "--format", "json"});
     ASSERT_EQ(show.exit_code, 0) << show.output;
     EXPECT_EQ(json::parse(show.output)["timeline"].size(), 1u);
