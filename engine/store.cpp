@@ -1029,6 +1029,10 @@ json store::quarantined_events(std::int64_t limit) {
                          {"reason", r[4].as<std::string>()},         {"received_at", r[5].as<std::string>()},
                          {"body_bytes", r[6].as<std::int64_t>()}};
             item["body_base64"] = r[7].as<std::string>();
+            // The body as text when it is UTF-8 (a JSON body an operator reads), else null.
+            const pqxx::binarystring raw(r[8]);
+            const std::string_view body(raw.get(), raw.size());
+            item["body_text"] = orch::text::check_text(body) ? json(nullptr) : json(std::string(body));
             out.push_back(std::move(item));
         }
         return out;

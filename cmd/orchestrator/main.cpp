@@ -1636,7 +1636,9 @@ int cmd_events_quarantine(const settings& s, std::int64_t limit, const std::stri
                   << orch::text::escaped(e["account_id"].get<std::string>()) << "  "
                   << e["channel"].get<std::string>() << "  " << orch::text::escaped(e["source_id"].get<std::string>())
                   << "\n  reason: " << orch::text::escaped(e["reason"].get<std::string>()) << "\n  body ("
-                  << e["body_bytes"].get<std::int64_t>() << " bytes, base64): " << e["body_base64"].get<std::string>()
+                  << e["body_bytes"].get<std::int64_t>() << " bytes"
+                  << (e["body_text"].is_string() ? "): " + orch::text::escaped(e["body_text"].get<std::string>())
+                                                 : ", base64, not UTF-8): " + e["body_base64"].get<std::string>())
                   << "\n";
     }
     return 0;

@@ -499,6 +499,12 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     EXPECT_EQ(list[2]["source_id"], "q-1");
     EXPECT_EQ(list[2]["channel"], "webhook");
     EXPECT_NE(list[2]["reason"].get<std::string>().find("no type"), std::string::npos) << shown.output;
+    // A UTF-8 body is shown as text too (base64 alone hid a JSON body from the operator).
+    EXPECT_EQ(list[2]["body_text"], no_type) << shown.output;
+    EXPECT_TRUE(list[1]["body_text"].is_null()) << shown.output;
+    auto table = env_->run({"events", "quarantine"});
+    EXPECT_NE(table.output.find("bytes): {\"event_id\":\"q-1\""), std::string::npos) << table.output;
+    EXPECT_NE(table.output.find("base64, not UTF-8"), std::string::npos) << table.output;
     EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
 }
 
