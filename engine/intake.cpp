@@ -321,7 +321,12 @@ struct intake::impl {
     // Our own message echoed back names nobody (a reply from us is no reply). Returns the sender's
     // profile URL, or "" (logged) when the read fails or finds nobody: the event is then stored in
     // the inbox with no lead.
-    asio::awaitable<std::string> sender_of_conversation(const outreach::webhook_event& ev, const std::string& account) {
+    struct conversation_sender {
+        std::string profile_url;  // "" when not found
+        std::int64_t credits = 0; // what the read cost
+    };
+    asio::awaitable<conversation_sender> sender_of_conversation(const outreach::webhook_event& ev,
+                                                                const std::string& account) {
         outreach::get_conversation_params p;
         p.conversation_id = ev.conversation_id;
         p.count = 10;
@@ -332,8 +337,9 @@ struct intake::impl {
                          "stored with no lead",
                          orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
                          orch::text::escaped(outreach::describe(r.error())));
-            co_return std::string();
+            co_return conversation_sender{};
         }
+        const std::int64_t credits = r->meta.credits_consumed.value_or(0);
         const outreach::conversation_message* found = nullptr;
         for (const auto& m : r->messages) {
             if (!ev.message_text.empty() && m.text == ev.message_text) {
@@ -344,7 +350,7 @@ struct intake::impl {
         if (found != nullptr && found->from_me.value_or(false)) {
             spdlog::info("serve: account={} message event of conversation {} is our own message: no reply",
                          orch::text::escaped(account), orch::text::escaped(ev.conversation_id));
-            co_return std::string();
+            co_return conversation_sender{"", credits};
         }
         if (found == nullptr) {
             for (const auto& m : r->messages) {
@@ -358,9 +364,9 @@ struct intake::impl {
             spdlog::warn("serve: account={} message event names only its conversation {}, and its read names no "
                          "sender: stored with no lead",
                          orch::text::escaped(account), orch::text::escaped(ev.conversation_id));
-            co_return std::string();
+            co_return conversation_sender{"", credits};
         }
-        co_return found->sender_profile_url;
+        co_return conversation_sender{found->sender_profile_url, credits};
     }
 
     asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
@@ -386,9 +392,37 @@ struct intake::impl {
                 co_return;
             }
             outreach::webhook_event named = ev;
-            named.sender_profile_url = co_await sender_of_conversation(ev, account);
+            const auto sender = co_await sender_of_conversation(ev, account);
+            named.sender_profile_url = sender.profile_url;
             auto job = [this, &named, &source_id, &account] { return store_event(named, source_id, account); };
             const int added = co_await on_db(job);
+            // The read is charged to the campaign of the person's enrollment on the account, as
+            // the sweep's reads are; a person who is no lead there leaves it to the drift report.
+            auto book = [this, &sender, &account] {
+                if (sender.credits <= 0 || sender.profile_url.empty()) {
+                    return false;
+                }
+                pqxx::work tx(db->connection());
+                auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url), account);
+                if (c.empty()) {
+                    return false;
+                }
+                ledger::charge(tx, {c[0][0].as<std::int64_t>(), account, "get_conversation", sender.credits},
+                               std::chrono::system_clock::now());
+                tx.commit();
+                return true;
+            };
+            try {
+                if (!co_await on_db(book) && sender.credits > 0) {
+                    spdlog::info("serve: account={} the read of conversation {} ({} credits) serves no campaign's "
+                                 "lead: it is in no ledger (the drift report counts it)",
+                                 orch::text::escaped(account), orch::text::escaped(ev.conversation_id), sender.credits);
+                }
+            } catch (const std::exception& e) {
+                spdlog::error("serve: account={} charging the read of conversation {} failed: {}",
+                              orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
+                              orch::text::escaped(e.what()));
+            }
             (added > 0 ? stats.stored : stats.duplicates) += static_cast<std::uint64_t>(added > 0 ? added : 1);
             co_return;
         }

@@ -566,8 +566,17 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     auto connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
     ASSERT_FALSE(connections["data"]["connections"].empty()) << connections.dump();
     const std::string url = connections["data"]["connections"][0]["profile_url"];
-    const auto lead = env_->scalar("INSERT INTO leads (canonical_url, profile_url) VALUES ('" +
-                                   orch::campaigns::canonical_profile_url(url) + "', '" + url + "') RETURNING lead_id");
+    {
+        std::ofstream(dir_ + "/conv.csv") << "profile_url,first_name\n" << url << ",Ada\n";
+        std::ofstream(dir_ + "/conv.yaml")
+            << "name: conv\naccounts: [sender-1]\naudience:\n  file: conv.csv\nschedule:\n  time_zone: UTC\n"
+               "budget_credits: 100\nsteps:\n  - id: hello\n    kind: send\n    message_text: \"Hi\"\n";
+        auto applied = env_->run({"campaign", "apply", dir_ + "/conv.yaml"});
+        ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    }
+    const auto lead = env_->scalar("SELECT lead_id FROM leads WHERE canonical_url = '" +
+                                   orch::campaigns::canonical_profile_url(url) + "'");
+    ASSERT_FALSE(lead.empty());
     auto sent = api.v2("test-key", "messages", account, "send", {{"profile_url", url}, {"message_text", "Hello from us"}});
     ASSERT_EQ(sent.status, 200) << sent.body;
     const std::string conversation = sent.body_json()["data"]["conversation_id"];
@@ -603,6 +612,11 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     // One read per new event: the redelivery was not read again.
     auto log = control.get("/control/requests?key=test-key&action=get_conversation").body_json();
     EXPECT_EQ(log["requests"].size(), 2u) << log.dump();
+    // The reply's read is charged to the lead's campaign (the echo's, which names no lead, is not).
+    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
+                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'conv' AND t.action = 'get_conversation'"),
+              "1 1")
+        << receiver->log();
 }
 
 }  // namespace
