@@ -1074,21 +1074,24 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
                     if (next->name == "connected") {
                         continue;
                     }
+                    // An event's own id only: an inherited one (a stream without ids repeats the
+                    // position it resumed from) would key every event alike, each a "replay".
+                    const std::string own_id = next->id_sent ? next->id : std::string();
                     if (!next->event) {
-                        std::string id = next->id.empty() ? digest_hex(next->data) : next->id;
+                        std::string id = own_id.empty() ? digest_hex(next->data) : own_id;
                         co_await quarantine(id, account, "stream", next->problem, next->data);
                         continue;
                     }
                     std::string source = !next->event->event_id.empty() ? next->event->event_id
-                                         : !next->id.empty()            ? next->id
+                                         : !own_id.empty()              ? own_id
                                                                         : content_key(*next->event, account);
                     if (auto why = unusable(*next->event); !why.empty()) {
                         co_await quarantine(source, account, "stream", why, next->data);
                         continue;
                     }
                     co_await take(*next->event, source, account);
-                    if (!next->id.empty()) {
-                        auto job = [this, &account, id = next->id] {
+                    if (!own_id.empty()) {
+                        auto job = [this, &account, id = own_id] {
                             db->set_account_last_event(account, id);
                             return 0;
                         };

@@ -785,6 +785,11 @@ struct events_page : reply_base {
 struct stream_event {
     std::string name;                  // SSE `event:` ("connected", "webhook", ...); "message" when absent
     std::string id;                    // SSE `id:`; empty when the server sends none
+    // Whether the event had an `id:` line of its own. Without one, `id` is the last id the
+    // stream knew (SSE keeps it: an earlier event's, or the Last-Event-ID the stream resumed
+    // from), which names no event of its own: a stream that never sends ids gives every event
+    // the resumed position.
+    bool id_sent = false;
     std::string data;                  // joined `data:` lines
     // Parsed for every event but `connected`, whether named `webhook` or after its type; when
     // the data is not a readable event, `event` is empty and `problem` says why.

@@ -138,11 +138,14 @@ TEST(OutreachSse, EventsIdsCommentsAndLineEndings) {
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[1].name, "webhook");
     EXPECT_EQ(out[1].id, "0001");
+    EXPECT_TRUE(out[1].id_sent);
+    EXPECT_FALSE(out[0].id_sent);
     EXPECT_EQ(out[1].data, "line1\nline2");
     p.feed("data:x\n\nretry: 1500\n\n", out);
     ASSERT_EQ(out.size(), 3u);
     EXPECT_EQ(out[2].name, "message");
     EXPECT_EQ(out[2].id, "0001");
+    EXPECT_FALSE(out[2].id_sent) << "the id is the last one the stream knew, not the event's own";
     EXPECT_EQ(out[2].data, "x");
     EXPECT_EQ(p.retry_ms(), 1500);
     EXPECT_EQ(p.last_event_id(), "0001");

@@ -46,6 +46,7 @@ void sse_parser::reset_partial() {
     data_.clear();
     has_data_ = false;
     event_.clear();
+    id_in_event_ = false;
     line_too_long_ = false;
     event_too_big_ = false;
 }
@@ -56,6 +57,7 @@ bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
             stream_event e;
             e.name = event_.empty() ? "message" : event_;
             e.id = last_event_id_;
+            e.id_sent = id_in_event_;
             if (event_too_big_) {
                 e.problem = "the event is larger than " + std::to_string(max_event_bytes) + " bytes: its data was dropped";
             } else {
@@ -70,6 +72,7 @@ bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
         has_data_ = false;
         event_too_big_ = false;
         event_.clear();
+        id_in_event_ = false;
         return false;
     }
     if (l.front() == ':') {
@@ -97,6 +100,7 @@ bool sse_parser::line(std::string_view l, std::deque<stream_event>& out) {
     } else if (field == "id") {
         if (value.find('\0') == std::string_view::npos) {
             last_event_id_ = std::string(value);
+            id_in_event_ = true;
         }
     } else if (field == "retry") {
         std::int64_t ms = 0;

@@ -41,6 +41,7 @@ private:
     bool line_too_long_ = false;   // the current line passed max_event_bytes: its rest is skipped
     bool event_too_big_ = false;   // the current event's data passed max_event_bytes: dropped
     std::string event_;
+    bool id_in_event_ = false;     // the current event has an `id:` line of its own
     std::string last_event_id_;
     std::optional<std::int64_t> retry_ms_;
 };
