@@ -25,6 +25,7 @@ using orch::test::background_process;
 using orch::test::campaign_yaml;
 using orch::test::free_port;
 using orch::test::http_client;
+using orch::test::http_result;
 using orch::test::json;
 using orch::test::orchestrator_env;
 using orch::test::read_side_effects;
@@ -75,6 +76,31 @@ protected:
 
     std::string stored_webhooks() {
         return env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY webhook_id) FROM accounts");
+    }
+
+    // The account's webhook secret as serve stored it, opened with the key the test environment
+    // gives serve; empty if serve has not stored one that opens.
+    std::string stored_secret(const std::string& account) {
+        pqxx::connection conn(env_->database_url());
+        pqxx::nontransaction tx(conn);
+        auto row = tx.exec_params1("SELECT webhook_secret FROM accounts WHERE account_id = $1", account);
+        if (row[0].is_null()) {
+            return {};
+        }
+        return orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str()).value_or("");
+    }
+
+    // A delivery to the replica on `port`, signed with `key` as the API signs one.
+    static http_result deliver(unsigned short port, const std::string& account, const std::string& body,
+                               const std::string& key) {
+        auto now_s =
+            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+                .count();
+        http_client c("127.0.0.1", port);
+        return c.request("POST", "/webhooks/" + account, body,
+                         {{"content-type", "application/json"},
+                          {"X-Service-Timestamp", std::to_string(now_s)},
+                          {"X-Service-Signature", orch::outreach::sign_webhook(key, now_s, body)}});
     }
 
 };
@@ -455,33 +481,19 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
     auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    // The secret as serve stored it, opened with the key the test environment gives serve.
-    pqxx::connection conn(env_->database_url());
-    pqxx::nontransaction tx(conn);
-    auto row = tx.exec_params1("SELECT webhook_secret FROM accounts WHERE account_id = $1", account);
-    auto secret = orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str());
-    ASSERT_TRUE(secret);
-
-    auto post = [&](const std::string& body, const std::string& key) {
-        auto now_s =
-            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        http_client c("127.0.0.1", port);
-        return c.request("POST", "/webhooks/" + account, body,
-                         {{"content-type", "application/json"},
-                          {"X-Service-Timestamp", std::to_string(now_s)},
-                          {"X-Service-Signature", orch::outreach::sign_webhook(key, now_s, body)}});
-    };
+    const auto secret = stored_secret(account);
+    ASSERT_FALSE(secret.empty());
+    auto post = [&](const std::string& body, const std::string& key) { return deliver(port, account, body, key); };
     const std::string no_type = R"({"event_id":"q-1","account_id":")" + account + R"(","data":{"who":"?"}})";
     const std::string not_json = "\xff\xfe not json at all";
-    auto first = post(no_type, *secret);
+    auto first = post(no_type, secret);
     EXPECT_EQ(first.status, 200) << first.body;
     EXPECT_NE(first.body.find("quarantined"), std::string::npos) << first.body;
-    EXPECT_EQ(post(no_type, *secret).status, 200);  // redelivered: stored once
-    EXPECT_EQ(post(not_json, *secret).status, 200);
+    EXPECT_EQ(post(no_type, secret).status, 200);  // redelivered: stored once
+    EXPECT_EQ(post(not_json, secret).status, 200);
     // Readable, but of no use: a message that names no profile and no conversation.
     const std::string nobody = R"({"event_id":"q-2","type":"message","data":{"message_text":"?"}})";
-    EXPECT_EQ(post(nobody, *secret).status, 200);
+    EXPECT_EQ(post(nobody, secret).status, 200);
     EXPECT_EQ(post(no_type, "not-the-secret").status, 401);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "3");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
@@ -561,11 +573,8 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
     auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    pqxx::connection conn(env_->database_url());
-    pqxx::nontransaction tx(conn);
-    auto row = tx.exec_params1("SELECT webhook_secret FROM accounts WHERE account_id = $1", account);
-    auto secret = orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str());
-    ASSERT_TRUE(secret);
+    const auto secret = stored_secret(account);
+    ASSERT_FALSE(secret.empty());
 
     // A connection of the sender, a lead, our message to them and their reply.
     http_client api("127.0.0.1", sandbox_->port());
@@ -591,16 +600,7 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
                                                      {"profile_url", url}, {"text", "Sounds good"}});
     ASSERT_EQ(replied.status, 200) << replied.body;
 
-    auto post = [&](const std::string& body) {
-        auto now_s =
-            std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-                .count();
-        http_client c("127.0.0.1", port);
-        return c.request("POST", "/webhooks/" + account, body,
-                         {{"content-type", "application/json"},
-                          {"X-Service-Timestamp", std::to_string(now_s)},
-                          {"X-Service-Signature", orch::outreach::sign_webhook(*secret, now_s, body)}});
-    };
+    auto post = [&](const std::string& body) { return deliver(port, account, body, secret); };
     auto only_conversation = [&](const std::string& id, const std::string& text) {
         return R"({"event_id":")" + id + R"(","type":"message","data":{"conversation_id":")" + conversation +
                R"(","message_text":")" + text + R"("}})";
