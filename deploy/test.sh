@@ -28,11 +28,12 @@ ctest --test-dir "$build" --output-on-failure -j"$jobs" --timeout 300
 
 # The libFuzzer targets (tests/fuzz: campaign loader, webhook verify-and-parse, admin request
 # parsing, API response parser) in a clang + ASan build of their own, each run for
-# ORCH_FUZZ_SECONDS (20 by default) over its committed seeds. ORCH_FUZZ=0 skips them.
+# ORCH_FUZZ_SECONDS (20 by default) over its committed seeds, two at a time (each fuzzer is one
+# process on one core). ORCH_FUZZ=0 skips them.
 if [ "${ORCH_FUZZ:-1}" != "0" ]; then
     fuzz_build="${ORCH_FUZZ_BUILD_DIR:-$repo/build-fuzz}"
     CC=clang CXX=clang++ cmake -S . -B "$fuzz_build" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORCH_FUZZ=ON \
         -DORCH_JEMALLOC=OFF -DORCH_FUZZ_SECONDS="${ORCH_FUZZ_SECONDS:-20}" >/dev/null
     cmake --build "$fuzz_build" -j"$jobs" --target fuzz_all
-    ctest --test-dir "$fuzz_build" -L fuzz --output-on-failure --timeout 600
+    ctest --test-dir "$fuzz_build" -L fuzz --output-on-failure -j"$jobs" --timeout 600
 fi
