@@ -167,7 +167,9 @@ struct admin_server::impl {
     prometheus::Gauge* event_lag = nullptr;
     prometheus::Family<prometheus::Gauge>* ledger_credits = nullptr;
     prometheus::Family<prometheus::Gauge>* intake_events = nullptr;
+    prometheus::Family<prometheus::Counter>* events_stored = nullptr;
     std::int64_t watermark = 0;
+    std::int64_t events_watermark = 0;
 
     // The dashboard under /ui/ (engine/admin_ui.hpp): its pages, login sessions and CSRF tokens.
     dashboard ui{cfg.admin_token};
@@ -192,6 +194,10 @@ struct admin_server::impl {
                              .Name("orch_intake_events")
                              .Help("Event intake: quarantined events (verified, unreadable), stored events of unknown "
                                    "types, and accounts whose events health is degraded (state)")
+                             .Register(*registry);
+        events_stored = &BuildCounter()
+                             .Name("orch_events_stored_total")
+                             .Help("Inbox events stored (webhooks, streams, polls and sweeps; each once) by kind")
                              .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
@@ -645,6 +651,13 @@ void admin_server::impl::scrape() {
         }
         credits->Add({{"action", action}}).Increment(static_cast<double>(r[3].as<std::int64_t>()));
         watermark = r[0].as<std::int64_t>();
+    }
+    for (const auto& r : tx.exec_params(q("admin/metrics_events"), events_watermark, max_rows)) {
+        if (!r[2].as<bool>()) {
+            break;  // young: a lower id may not be visible yet
+        }
+        events_stored->Add({{"kind", r[1].as<std::string>()}}).Increment();
+        events_watermark = r[0].as<std::int64_t>();
     }
     auto g = tx.exec(q("admin/metrics_gauges"))[0];
     backlog->Set(g[0].as<double>());

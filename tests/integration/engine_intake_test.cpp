@@ -520,6 +520,49 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
 }
 
+// /metrics counts the inbox events stored, by kind, each once: a redelivery is not counted again.
+TEST_F(IntakeTest, TheMetricsCountTheEventsStoredByKind) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    auto admin_port = free_port();
+    auto port = free_port();
+    auto receiver = serve(port, port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    const auto secret = stored_secret(account);
+    ASSERT_FALSE(secret.empty());
+    auto event = [&](const std::string& id, const std::string& type) {
+        return R"({"event_id":")" + id + R"(","type":")" + type +
+               R"(","data":{"profile_url":"https://www.linkedin.com/in/metrics-)" + id +
+               R"(","sender_profile_url":"https://www.linkedin.com/in/metrics-)" + id + R"(","message_text":"hi"}})";
+    };
+    for (const auto& body : {event("m-1", "message_received"), event("m-2", "message_received"),
+                             event("a-1", "accepted_invitation"), event("o-1", "profile_viewed"),
+                             event("m-1", "message_received")}) {
+        auto r = deliver(port, account, body, secret);
+        ASSERT_EQ(r.status, 200) << r.body;
+    }
+    ASSERT_EQ(env_->scalar("SELECT count(*) FROM events"), "4");
+    http_client admin("127.0.0.1", admin_port);
+    // An event is counted once it is 5 s old (a lower id may still be in an open transaction).
+    std::string metrics;
+    for (int waited = 0; waited < 20'000; waited += 500) {
+        metrics = admin.request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}}).body;
+        if (metrics.find("orch_events_stored_total{kind=\"other\"}") != std::string::npos) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+    EXPECT_NE(metrics.find("orch_events_stored_total{kind=\"message\"} 2\n"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("orch_events_stored_total{kind=\"accepted_invitation\"} 1\n"), std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("orch_events_stored_total{kind=\"other\"} 1\n"), std::string::npos) << metrics;
+    // A later scrape counts nothing again.
+    metrics = admin.request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}}).body;
+    EXPECT_NE(metrics.find("orch_events_stored_total{kind=\"message\"} 2\n"), std::string::npos) << metrics;
+}
+
 // Hosted events on a stream without ids are keyed by their content; the catch-up poll of a
 // restarted serve reads them again under the poll's ids. Each is stored once (the content key
 // is unique too, migration 0035): before, every event of the last 24 h was stored a second time
