@@ -138,6 +138,10 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         }
     }
     for (const auto& [enrollment, lead_status] : status_of) {
+        if (r.what == verb::stop && lead_status.second == "cancelled") {
+            ++out.already_count;  // stopped already: what the operator asked for
+            continue;
+        }
         refuse(lead_status.first, lead_status.second, why_not(lead_status.second));
     }
 
@@ -341,7 +345,8 @@ json to_json(const request& r, const outcome& o) {
             {"changed", changed},
             {"refused_count", o.refused_count},
             {"refused", refused},
-            {"refused_by_why", by_why}};
+            {"refused_by_why", by_why},
+            {"already_count", o.already_count}};
 }
 
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,

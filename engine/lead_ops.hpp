@@ -14,8 +14,9 @@
 //   move   a live lead that its sender has not contacted yet (no invitation or message sent, in
 //          flight or uncertain) gets another sender (a known account, by id or label).
 // A lead in `calling` has a request in flight and is never touched (refused, with why); finished
-// leads are refused too. One lead refused is a conflict; in bulk, refused leads are counted by why
-// and the others change.
+// leads are refused too, but for a stop of a lead cancelled already, which is what was asked
+// (counted as already, as a pause of a paused campaign succeeds). One lead refused is a conflict;
+// in bulk, refused leads are counted by why and the others change.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -88,6 +89,7 @@ struct outcome {
     std::vector<refused_lead> refused;  // in bulk: at most 100 listed, all counted in refused_by_why
     std::map<std::string, std::int64_t> refused_by_why;
     std::int64_t refused_count = 0;
+    std::int64_t already_count = 0;  // stop: leads stopped already (cancelled), left as they are
 };
 json to_json(const request& r, const outcome& o);
 

@@ -328,7 +328,9 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
                   << ", account " << c.account_id << ", next run " << c.next_run_at << "\n";
     }
     std::cout << lead_ops::to_string(r.what) << ": " << o.matched << " matched, " << o.changed.size() << " changed, "
-              << o.refused_count << " refused\n";
+              << o.refused_count << " refused"
+              << (o.already_count > 0 ? ", " + std::to_string(o.already_count) + " stopped already" : std::string())
+              << "\n";
     for (const auto& [why, n] : o.refused_by_why) {
         std::cout << "  " << n << " refused: " << why << "\n";
     }

@@ -327,6 +327,18 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(r["refused"][0]["lead_id"], std::stoll(b));
     EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled' AND reason = 'stopped by an operator'"), "4");
     EXPECT_EQ(q("SELECT status FROM enrollments WHERE lead_id = " + b), "calling");
+    // A stop of a lead stopped already is what was asked: a success that changes nothing (as a
+    // pause of a paused campaign), not a conflict; a finished lead of another kind stays refused.
+    const auto stopped = q(snapshot_sql);
+    auto stop_again = call("POST", base + d + "/stop");
+    ASSERT_EQ(stop_again.status, 200) << stop_again.body;
+    EXPECT_EQ(stop_again.body_json()["already_count"], 1) << stop_again.body;
+    EXPECT_EQ(stop_again.body_json()["changed_count"], 0) << stop_again.body;
+    auto again_cli = env_->run({"leads", "stop", "ops", d});
+    EXPECT_EQ(again_cli.exit_code, 0) << again_cli.output;
+    EXPECT_NE(again_cli.output.find("0 changed, 0 refused, 1 stopped already"), std::string::npos) << again_cli.output;
+    EXPECT_EQ(env_->run({"leads", "stop", "ops", c}).exit_code, 2);  // done: refused
+    EXPECT_EQ(q(snapshot_sql), stopped);
 
     // leads list / show through the CLI.
     auto listed = env_->run({"leads", "list", "ops", "--state", "cancelled", "--format", "json"});
