@@ -195,6 +195,10 @@ const std::vector<setting_row>& rows() {
         {"sweep_seconds", "",
          "serve: how often the catch-up sweep checks pending invitations and replies (default 900)",
          number(&settings::sweep_seconds, 10, 7 * 86'400)},
+        {"webhook_check_seconds", "",
+         "serve: how often the key's webhooks are listed to start again one of ours stopped on the API's side "
+         "(one request; default 60)",
+         number(&settings::webhook_check_seconds, 10, 86'400)},
     });
     return table;
 }

@@ -67,6 +67,9 @@ struct settings {
     std::int64_t events_quiet_seconds = 3'600;
     // serve: how often the leader runs the catch-up sweep (and after any gap in intake).
     std::int64_t sweep_seconds = 900;
+    // serve: how often the leader lists the key's webhooks to find one of ours stopped or gone on
+    // the API's side (one request; also with each full sweep).
+    std::int64_t webhook_check_seconds = 60;
     // serve: a reply whose text matches this regular expression (ECMAScript, any case; "" = off)
     // is marked "not interested" as it arrives: the person goes on the do-not-contact list
     // (engine/inbox.hpp). Checked when the settings are read.

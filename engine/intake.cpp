@@ -506,9 +506,10 @@ struct intake::impl {
     // the API says the webhook does not exist (404).
     asio::awaitable<bool> poll_round(const std::string& account, const std::string& webhook_id, bool& gone);
     asio::awaitable<void> sweep_loop();
-    // With each full sweep: one list of the key's webhooks. A webhook of ours listed inactive
-    // (stopped on the API's side: no event is delivered) or gone is set up again, and its
-    // account's intake is marked as having a gap, which the sweep covers once it is back.
+    // Every webhook_check_seconds and with each full sweep: one list of the key's webhooks. A
+    // webhook of ours listed inactive (stopped on the API's side: no event is delivered) or gone
+    // is set up again, and its account's intake is marked as having a gap, which the sweep covers
+    // once it is back.
     asio::awaitable<void> verify_webhooks();
     asio::awaitable<void> sweep_account(const std::string& account, const std::string& gap);
     asio::awaitable<void> health_loop();
@@ -1402,12 +1403,17 @@ asio::awaitable<void> intake::impl::verify_webhooks() {
 
 asio::awaitable<void> intake::impl::sweep_loop() {
     auto last_full = std::chrono::steady_clock::now();
+    auto last_check = last_full;
     while (!stopping) {
         co_await sleep_for(std::chrono::seconds(1));
         if (!leading()) {
             continue;
         }
         bool full = std::chrono::steady_clock::now() - last_full >= std::chrono::seconds(cfg.sweep_seconds);
+        // A webhook stopped on the API's side delivers nothing: its list is checked more often
+        // than the full sweep, which is what finds the events it missed.
+        const bool check = full || std::chrono::steady_clock::now() - last_check >=
+                                       std::chrono::seconds(cfg.webhook_check_seconds);
         auto list = [this, full] {
             std::vector<std::pair<std::string, std::string>> out;
             if (full) {
@@ -1427,7 +1433,8 @@ asio::awaitable<void> intake::impl::sweep_loop() {
             return out;
         };
         try {
-            if (full) {
+            if (check) {
+                last_check = std::chrono::steady_clock::now();
                 co_await verify_webhooks();
             }
             auto accounts = co_await on_db(list);

@@ -200,11 +200,12 @@ TEST_F(IntakeTest, AnAccountWhoseWebhookCannotBeSetUpIsTriedAgainLessAndLessOfte
 }
 
 // A custom-mode webhook stopped on the API's side (is_active false: nothing is delivered) is
-// noticed by the next full sweep's list of webhooks and started again, the same webhook; its
+// noticed by the next check of the webhooks' list (webhook_check_seconds, between full sweeps:
+// the full sweep, 900 s here, is not what finds it) and started again, the same webhook; its
 // account gets a gap, which the sweep covers once the webhook is back. The others are left alone.
 TEST_F(IntakeTest, AWebhookStoppedOnTheApisSideIsStartedAgain) {
     start({"--reply-probability", "0"});
-    const auto config = write("verify-settings.yaml", "sweep_seconds: 10\n");
+    const auto config = write("verify-settings.yaml", "webhook_check_seconds: 10\n");
     const auto port = free_port();
     auto receiver = env_->spawn({"--config", config, "serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
                                  "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks"});
@@ -224,7 +225,7 @@ TEST_F(IntakeTest, AWebhookStoppedOnTheApisSideIsStartedAgain) {
     ASSERT_TRUE(active());
     ASSERT_EQ(api.request("POST", "/v2/webhooks/" + stopped + "/stop", "", {{"x-api-key", "test-key"}}).status, 200);
     ASSERT_FALSE(active());
-    // Within the next full sweep (10 s) and the set-up's round (2 s).
+    // Within the next check (10 s) and the set-up's round (2 s).
     const auto start_wait = std::chrono::steady_clock::now();
     while (!active() && std::chrono::steady_clock::now() - start_wait < std::chrono::seconds(25)) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
