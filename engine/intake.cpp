@@ -1274,9 +1274,21 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             to_check.push_back(&l);
         }
     }
+    // An acceptance the webhook or the stream stored while the sweep ran (its list of pending
+    // leads was read at its start) is neither checked again nor stored a second time under the
+    // sweep's own id and time.
+    auto accepted_known = [this, &account](std::int64_t lead_id) {
+        return [this, &account, lead_id] {
+            pqxx::nontransaction tx(db->connection());
+            return tx.exec_params1(q("intake/accepted_known"), account, lead_id)[0].as<bool>();
+        };
+    };
     for (const lead* l : to_check) {
         if (stopping || !leading()) {
             co_return;
+        }
+        if (co_await on_db(accepted_known(l->id))) {
+            continue;
         }
         if (!co_await on_db(has_credits(l->campaign))) {
             continue;
@@ -1291,7 +1303,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         }
         auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
         co_await on_db(bill);
-        if (st->state == outreach::invitation_state::accepted) {
+        if (st->state == outreach::invitation_state::accepted && !co_await on_db(accepted_known(l->id))) {
             co_await found("accepted_invitation", l->url, "check_invitation");
         }
     }

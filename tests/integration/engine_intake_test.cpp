@@ -391,6 +391,61 @@ TEST_F(IntakeTest, TheCatchUpSweepRecoversAcceptancesSentWhileServeWasDown) {
     EXPECT_EQ(std::stoi(env_->scalar("SELECT count(*) FROM enrollments WHERE accepted_at IS NOT NULL")), 36);
 }
 
+// An acceptance the webhook or the stream stored while the catch-up sweep ran (the sweep reads its
+// pending leads at its start) is neither checked again, a paid read, nor stored a second time as
+// the sweep's own event. A trial's first hosted start stored 4 of 24 acceptances twice. The stored
+// event whose milestone is not on the enrollment yet is that window, made here before the sweep.
+TEST_F(IntakeTest, TheSweepLeavesAnAcceptanceStoredWhileItRanAlone) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});
+    auto file = write("known.yaml", campaign_yaml("known", search_audience(6), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    {
+        auto worker = env_->spawn({"worker"});
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE invited_at IS NOT NULL", "6", 30'000))
+            << worker->log();
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE status = 'waiting'", "6", 10'000))
+            << worker->log();
+        worker->stop(SIGTERM);
+    }
+    // Everybody accepts on the API's side, with no receiver up (no webhook exists yet).
+    http_client control("127.0.0.1", sandbox_->control_port());
+    pqxx::connection conn(env_->database_url());
+    pqxx::nontransaction tx(conn);
+    auto rows = tx.exec("SELECT l.lead_id, e.account_id, l.profile_url FROM enrollments e JOIN leads l USING (lead_id) "
+                        "ORDER BY l.lead_id");
+    ASSERT_EQ(rows.size(), 6u);
+    for (const auto& r : rows) {
+        auto accepted = control.post("/control/events", {{"type", "accepted_invitation"},
+                                                          {"account_id", r[1].as<std::string>()},
+                                                          {"profile_url", r[2].as<std::string>()}});
+        ASSERT_EQ(accepted.status, 200) << accepted.body;
+    }
+    // The first lead's acceptance came in while the sweep ran: stored, its milestone not yet read.
+    const auto known_lead = rows[0][0].as<std::string>();
+    tx.exec("INSERT INTO events (source_id, account_id, kind, lead_id, payload) VALUES ('stream-copy', '" +
+            rows[0][1].as<std::string>() + "', 'accepted_invitation', " + known_lead + ", '{}')");
+    const auto since_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    // The start-up sweep finds the other five (one check each) and leaves the first alone.
+    const std::string swept = "SELECT count(*) FROM events WHERE source_id LIKE 'sweep:accepted_invitation:%'";
+    ASSERT_TRUE(wait_for("SELECT (" + swept + ") >= 5", "t", 30'000)) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 15'000))
+        << receiver->log();
+    EXPECT_EQ(env_->scalar(swept), "5");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events WHERE kind = 'accepted_invitation' AND lead_id = " + known_lead),
+              "1");
+    auto checks = control.get("/control/requests?key=test-key&action=check_invitation&since_ms=" +
+                              std::to_string(since_ms))
+                      .body_json()["requests"];
+    EXPECT_EQ(checks.size(), 5u) << checks.dump();
+    for (const auto& c : checks) {
+        EXPECT_EQ(c.dump().find(rows[0][2].as<std::string>()), std::string::npos) << c.dump();
+    }
+}
+
 // Two replicas share one public URL; the first leads. It is killed for good: the second takes the
 // lead, adopts the webhooks as they are (same URL), and intake goes on.
 TEST_F(IntakeTest, TheOtherReplicaTakesTheLeadWhenTheLeaderDies) {
