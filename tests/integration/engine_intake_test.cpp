@@ -446,6 +446,37 @@ TEST_F(IntakeTest, TheSweepLeavesAnAcceptanceStoredWhileItRanAlone) {
     }
 }
 
+// A reply lost while no serve ran, from a lead that finished after its message (its campaign's
+// last step), reaches the inbox through the catch-up sweep: the sweep read only live leads, so a
+// trial's reply to a finished lead was lost for good.
+TEST_F(IntakeTest, TheSweepRecoversAReplyFromALeadThatFinished) {
+    start({"--reply-probability", "0"});
+    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client api("127.0.0.1", sandbox_->port());
+    auto connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
+    ASSERT_FALSE(connections["data"]["connections"].empty()) << connections.dump();
+    const std::string url = connections["data"]["connections"][0]["profile_url"];
+    std::ofstream(dir_ + "/done.csv") << "profile_url,first_name\n" << url << ",Ada\n";
+    std::ofstream(dir_ + "/done.yaml")
+        << "name: done\naccounts: [sender-1]\naudience:\n  file: done.csv\nschedule:\n  time_zone: UTC\n"
+           "  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\nbudget_credits: 100\nsteps:\n  - id: hello\n    kind: send\n    message_text: \"Hi\"\n";
+    ASSERT_EQ(env_->run({"campaign", "apply", dir_ + "/done.yaml"}).exit_code, 0);
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+    const auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE status = 'done' AND messaged_at IS NOT NULL");
+    ASSERT_FALSE(lead.empty());
+    // The reply comes while no serve runs (no webhook exists: nothing is delivered).
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto replied = control.post("/control/events", {{"type", "message_received"}, {"account_id", account},
+                                                     {"profile_url", url}, {"text", "Sounds good"}});
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + lead, "1")) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT status || ' ' || (replied_at IS NOT NULL) FROM enrollments WHERE lead_id = " + lead),
+              "done true");
+}
+
 // Two replicas share one public URL; the first leads. It is killed for good: the second takes the
 // lead, adopts the webhooks as they are (same URL), and intake goes on.
 TEST_F(IntakeTest, TheOtherReplicaTakesTheLeadWhenTheLeaderDies) {
