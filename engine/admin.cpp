@@ -211,12 +211,35 @@ struct admin_server::impl {
         // `this` outlives the call: the request's coroutine holds the impl (see the handler).
         auto run = [this, &f]() -> asio::awaitable<std::invoke_result_t<F>> {
             auto& mine = thread_store();
+            if (mine && mine->connection().is_open() && !alive(mine->connection())) {
+                mine.reset();
+            }
             if (!mine || !mine->connection().is_open()) {
                 mine = std::make_unique<store>(cfg.database_url);
             }
             co_return f();
         };
         co_return co_await asio::co_spawn(db_pool, run, asio::use_awaitable);
+    }
+
+    // Whether a pooled connection idle for over a few seconds still answers (a read-only ping, so
+    // nothing is run twice): after a PostgreSQL restart each pooled connection looks open until
+    // its next statement fails, and every admin request, /readyz's too, met one such failure per
+    // connection in turn ("Could not obtain client encoding: not connected").
+    static bool alive(pqxx::connection& c) {
+        thread_local auto last_used = std::chrono::steady_clock::time_point{};
+        const auto now = std::chrono::steady_clock::now();
+        const bool idle = now - last_used > std::chrono::seconds(5);
+        last_used = now;
+        if (!idle) {
+            return true;
+        }
+        try {
+            pqxx::nontransaction(c).exec("SELECT 1");
+            return true;
+        } catch (const std::exception&) {
+            return false;
+        }
     }
 
     // This db_pool thread's store slot (the map's nodes are stable; only the thread uses its own).
@@ -616,7 +639,29 @@ asio::awaitable<reply> admin_server::impl::readyz() {
     if (api == nullptr) {
         checks["api"] = "not configured";
     } else if (!may_probe) {
-        // the bucket said no: not a failure of the API
+        // The bucket said no, which is no failure of the API; but the workers, which spend it,
+        // know whether their calls reach the API: when none of the last minute's did (at least
+        // 3), the API is unavailable as surely as a probe would say (it said "ready" through an
+        // outage while the workers' calls failed to connect).
+        auto reach = [this] {
+            pqxx::nontransaction tx(st().connection());
+            return tx.exec(q("admin/api_reach"))[0];
+        };
+        try {
+            auto r = co_await on_db(reach);
+            const auto calls = r[0].as<std::int64_t>();
+            const auto unreached = r[1].as<std::int64_t>();
+            if (calls >= 3 && unreached == calls) {
+                checks["api"] = "unavailable: none of the workers' last " + std::to_string(calls) +
+                                " calls (60 s) reached the API; the last: " + r[2].as<std::string>();
+                ready = false;
+            } else if (unreached > 0) {
+                checks["api"] = checks["api"].get<std::string>() + "; " + std::to_string(unreached) + " of the workers' " +
+                                std::to_string(calls) + " calls of the last 60 s did not reach the API";
+            }
+        } catch (const std::exception&) {
+            // Postgres's own check above says what is wrong with it.
+        }
     } else {
         outreach::call_options o;
         o.total_timeout_ms = 2'000;

@@ -134,6 +134,10 @@ struct worker::impl {
 
     const clock_port* clock = &system_clock();  // the engine's time source
 
+    // The last call that did not reach the API, for the warning that says so (stats.unreached).
+    std::mutex unreached_m;
+    std::string last_unreached;
+
     // What a lane's cycle decides with besides its store (set by run() once the gate is made).
     lane_context context;
     void committed(const cycle_counts& c) {
@@ -186,6 +190,12 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, lane_
     try {
         call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt, job->send_by};
         co_await send_checked(ports, j, q->rng, f.outcome);
+        if (const auto& code = f.outcome.error_code;
+            code == "CONNECT_FAILED" || code == "TIMEOUT" || code == "CONNECTION_LOST") {
+            ++stats.unreached;
+            std::lock_guard lock(unreached_m);
+            last_unreached = f.outcome.error;
+        }
     } catch (...) {
         f.failure = std::current_exception();
     }
@@ -621,6 +631,8 @@ int worker::run(bool exit_when_idle) {
         std::uint64_t last_calls = 0;
         std::uint64_t gate_timeouts_told = 0;
         auto gate_told_at = last - std::chrono::seconds(10);  // the first at once
+        std::uint64_t unreached_told = 0;
+        auto unreached_told_at = last - std::chrono::seconds(10);  // the first at once
         while (!m.stopping) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
             // the run (the demo's, a benchmark's) close to when the last lead finished.
@@ -655,6 +667,20 @@ int worker::run(bool exit_when_idle) {
                              n - gate_timeouts_told, lane_gate_wait_ms, m.cfg.lane_transaction_slots);
                 gate_timeouts_told = n;
                 gate_told_at = t;
+            }
+            // Calls that find no API are retried with backoff and settle as transient: without a
+            // line here an outage of the API left no trace in the log (a trial: 71 connect
+            // failures, no warning). At most one line every 10 s.
+            if (const auto n = m.stats.unreached.load(); n > unreached_told && t - unreached_told_at >= std::chrono::seconds(10)) {
+                std::string last_error;
+                {
+                    std::lock_guard lock(m.unreached_m);
+                    last_error = m.last_unreached;
+                }
+                spdlog::warn("worker: {} {}API call(s) did not reach the API (retried with backoff); the last: {}",
+                             n - unreached_told, unreached_told == 0 ? "" : "more ", orch::text::escaped(last_error));
+                unreached_told = n;
+                unreached_told_at = t;
             }
             if (every.count() > 0 && t - last >= every) {
                 const auto transitions = m.stats.transitions.load();

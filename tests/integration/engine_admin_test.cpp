@@ -517,6 +517,53 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_TRUE(serve_->alive());
 }
 
+// While the key's rate is spent, /readyz cannot probe the API itself; it then asks what the
+// workers' calls of the last minute met, and none of them reaching the API makes it not ready (it
+// said "ready", "not checked: rate", through a trial's outage).
+TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
+    auto applied = call("POST", "/v1/campaigns", campaign_yaml("reach", search_audience(4)));
+    ASSERT_LT(applied.status, 300) << applied.body;
+    sandbox_.reset();  // the API is gone: every call fails to connect
+    auto worker = env_->spawn({"worker", "--api-timeout-ms", "1000"});
+    for (int i = 0; i < 200 && std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE error LIKE "
+                                                      "'%CONNECT_FAILED%'")) < 3; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    // The worker says so in its log (it said nothing through an outage): at its next second.
+    const std::string told = "did not reach the API (retried with backoff); the last: ";
+    for (int i = 0; i < 50 && worker->log().find(told) == std::string::npos; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    worker->stop(SIGTERM);
+    ASSERT_GE(std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE error LIKE '%CONNECT_FAILED%'")), 3)
+        << worker->log();
+    EXPECT_NE(worker->log().find(told), std::string::npos) << worker->log();
+    // A replica whose key rate is one request a minute: its first /readyz takes the place, the
+    // next finds the rate spent.
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "1");
+    env_->set("ORCH_KEY_BURST", "1");
+    const auto port = free_port();
+    auto replica = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port()),
+                                "--admin-listen", "127.0.0.1:" + std::to_string(port)});
+    http_client admin("127.0.0.1", port);
+    for (int i = 0; i < 400; ++i) {
+        try {
+            if (admin.get("/healthz").status == 200) {
+                break;
+            }
+        } catch (const std::exception&) {
+            // not listening yet
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    admin.get("/readyz");
+    auto ready = admin.get("/readyz");
+    EXPECT_EQ(ready.status, 503) << ready.body;
+    const auto api = ready.body_json()["checks"]["api"].get<std::string>();
+    EXPECT_NE(api.find("none of the workers' last"), std::string::npos) << ready.body;
+    EXPECT_NE(api.find("CONNECT_FAILED"), std::string::npos) << ready.body;
+}
+
 // PUT /v1/campaigns/{name}/budget: sets the budget and caps (null removes a cap), GET /v1/budget
 // shows them with today's use, a raise resumes a campaign paused for its budget; bad bodies are
 // 400 or 422 and an unknown campaign 404, each changing nothing.
