@@ -44,8 +44,7 @@ namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-// The advisory lock the leading replica holds for as long as its session lives.
-constexpr std::int64_t leader_lock_key = 0x6f72636853727665;  // "orchSrve"
+constexpr std::int64_t leader_lock_key = intake_leader_lock_key;
 constexpr auto leader_check = std::chrono::seconds(2);
 // The event filter of every webhook: what the engine acts on (api-facts 1.1). Servers that only
 // take the documented filter names refuse `disconnection` in the list; they get `all`.

@@ -40,6 +40,11 @@
 
 namespace orch::engine {
 
+// The advisory lock the leading serve replica holds for as long as its session lives (its
+// webhooks, streams, sweeps and the manual replies' sending); schema/queries/intake/
+// leader_running.sql asks whether one holds it.
+constexpr std::int64_t intake_leader_lock_key = 0x6f72636853727665;  // "orchSrve"
+
 struct intake_stats {
     std::atomic<std::uint64_t> received{0};     // deliveries or stream/poll items seen
     std::atomic<std::uint64_t> stored{0};       // new inbox events

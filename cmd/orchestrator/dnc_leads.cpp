@@ -324,8 +324,9 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
         return 0;
     }
     for (const auto& c : o.changed) {
+        const bool ended = c.state == "done" || c.state == "replied" || c.state == "failed" || c.state == "cancelled";
         std::cout << "lead " << c.lead_id << ": " << c.from << " -> " << c.state << (c.step.empty() ? "" : " at " + c.step)
-                  << ", account " << c.account_id << ", next run " << c.next_run_at << "\n";
+                  << ", account " << c.account_id << (ended ? std::string() : ", next run " + c.next_run_at) << "\n";
     }
     std::cout << lead_ops::to_string(r.what) << ": " << o.matched << " matched, " << o.changed.size() << " changed, "
               << o.refused_count << " refused"

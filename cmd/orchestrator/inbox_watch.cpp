@@ -4,6 +4,7 @@
 
 #include "api/text.hpp"
 #include "engine/inbox.hpp"
+#include "engine/intake.hpp"
 #include "engine/ledger.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -162,11 +163,23 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
     std::cout << (o.what == kind::existing ? "the same reply was asked for before: " : "queued: ") << "manual reply #"
               << reply_id << " to reply #" << r.event_id << " (serve sends it)\n";
     auto state = o.reply;
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
     auto final_state = [](const json& j) {
         const auto st = j["state"].get<std::string>();
         return st == "sent" || st == "failed" || st == "refused";
     };
+    // serve sends it: with no replica running, waiting would only end in "not sent" (a trial
+    // waited 30 s and was told that serve sends it when it can, with none running).
+    if (!final_state(state) && wait_s > 0) {
+        pqxx::nontransaction tx(db->connection());
+        if (!tx.exec_params1(std::string(schema::query("intake/leader_running")), engine::intake_leader_lock_key)[0]
+                 .as<bool>()) {
+            print_reply_line(state);
+            std::cerr << "no serve is running (no replica holds the intake's lead): the reply stays queued and the "
+                      << "next serve to start sends it (`orchestrator inbox show " << r.event_id << "`)\n";
+            return 1;
+        }
+    }
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
     while (!final_state(state) && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         state = *inbox::get_reply(db->connection(), reply_id);

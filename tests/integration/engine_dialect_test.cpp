@@ -141,7 +141,13 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
     // Let serve confirm (and start) the webhooks before anyone is invited.
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     auto worker = env.spawn({"worker", "--exit-when-idle"});
-    ASSERT_EQ(worker->wait(240'000), 0) << worker->log() << serve->log();
+    const int exit_code = worker->wait(240'000);
+    // What kept the worker, if anything did: the leads still live, and why they wait.
+    ASSERT_EQ(exit_code, 0) << worker->log() << serve->log() << "\nlive leads:\n"
+                            << env.scalar("SELECT string_agg(concat_ws(' ', e.lead_id, e.account_id, e.status, e.step, "
+                                          "'accepted=' || (e.accepted_at IS NOT NULL), 'next=' || "
+                                          "COALESCE(e.next_run_at::text, '-'), e.reason), E'\\n' ORDER BY e.lead_id) "
+                                          "FROM enrollments e WHERE e.status IN ('ready', 'calling', 'waiting')");
 
     for (const char* name : {"canonical", "follow"}) {
         auto r = env.run({"report", "funnel", name, "--format", "json"});

@@ -317,12 +317,17 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(contacted.status, 409) << contacted.body;
     EXPECT_NE(error_message(contacted).find("contacted it already"), std::string::npos);
 
+    // One stop through the CLI: the lead ends, with no next run to speak of.
+    auto one = env_->run({"leads", "stop", "ops", e});
+    ASSERT_EQ(one.exit_code, 0) << one.output;
+    EXPECT_NE(one.output.find("lead " + e + ": ready -> cancelled"), std::string::npos) << one.output;
+    EXPECT_EQ(one.output.find("next run"), std::string::npos) << one.output;
     // Bulk over live leads: the calling one is refused and counted, the rest stop.
     auto bulk = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "live"})");
     ASSERT_EQ(bulk.status, 200) << bulk.body;
     auto r = bulk.body_json();
-    EXPECT_EQ(r["matched"], 5) << bulk.body;  // a (waiting), b (calling), d, and two more ready
-    EXPECT_EQ(r["changed_count"], 4) << bulk.body;
+    EXPECT_EQ(r["matched"], 4) << bulk.body;  // a (waiting), b (calling), d, and one more ready
+    EXPECT_EQ(r["changed_count"], 3) << bulk.body;
     EXPECT_EQ(r["refused_count"], 1) << bulk.body;
     EXPECT_EQ(r["refused"][0]["lead_id"], std::stoll(b));
     EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled' AND reason = 'stopped by an operator'"), "4");

@@ -286,6 +286,16 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
         auto missing = env_->run(args);
         EXPECT_EQ(missing.exit_code, 2) << args[1] << ": " << missing.output;
     }
+    // With no serve running, the reply is queued and the command says so at once (it waited its
+    // --wait out and said that serve sends it when it can).
+    serve_->stop(SIGTERM);
+    const auto third = std::to_string(list[2]["id"].get<std::int64_t>());
+    const auto asked_at = std::chrono::steady_clock::now();
+    auto alone = env_->run({"inbox", "reply", third, "Back soon", "--wait", "30"});
+    EXPECT_EQ(alone.exit_code, 1) << alone.output;
+    EXPECT_NE(alone.output.find("no serve is running"), std::string::npos) << alone.output;
+    EXPECT_LT(std::chrono::steady_clock::now() - asked_at, std::chrono::seconds(15));
+    EXPECT_EQ(env_->scalar("SELECT state FROM manual_replies WHERE body = 'Back soon'"), "queued");
 }
 
 // A crash between the call and the recording of its result: the intent is left in flight under an
