@@ -607,7 +607,7 @@ int worker::run(bool exit_when_idle) {
         const auto woken = tx.exec(q("engine/wake_gate_waiters"))[0][0].as<std::int64_t>();
         tx.commit();
         if (woken > 0) {
-            spdlog::info("worker: {} leads waiting for a quota, the pacing or the key's rate are due again under "
+            spdlog::info("worker: {} leads waiting for a quota or the pacing are due again under "
                          "this worker's settings", woken);
         }
     }

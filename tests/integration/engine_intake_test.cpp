@@ -90,6 +90,25 @@ protected:
         return orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str()).value_or("");
     }
 
+    // The profile URL of one of the account's connections (a person it may message), "" if none.
+    std::string a_connection(const std::string& account) {
+        http_client api("127.0.0.1", sandbox_->port());
+        auto listed = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
+        const auto& connections = listed["data"]["connections"];
+        return connections.empty() ? std::string() : connections[0]["profile_url"].get<std::string>();
+    }
+
+    // Applies campaign `name`: sender-1 sends "Hi" to the person at `url`, any day at any hour.
+    orch::test::run_result apply_one_message(const std::string& name, const std::string& url) {
+        std::ofstream(dir_ + "/" + name + ".csv") << "profile_url,first_name\n" << url << ",Ada\n";
+        std::ofstream(dir_ + "/" + name + ".yaml")
+            << "name: " << name << "\naccounts: [sender-1]\naudience:\n  file: " << name
+            << ".csv\nschedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n"
+               "  hours: \"00:00-24:00\"\nbudget_credits: 100\nsteps:\n  - id: hello\n    kind: send\n"
+               "    message_text: \"Hi\"\n";
+        return env_->run({"campaign", "apply", dir_ + "/" + name + ".yaml"});
+    }
+
     // A delivery to the replica on `port`, signed with `key` as the API signs one.
     static http_result deliver(unsigned short port, const std::string& account, const std::string& body,
                                const std::string& key) {
@@ -452,15 +471,10 @@ TEST_F(IntakeTest, TheSweepLeavesAnAcceptanceStoredWhileItRanAlone) {
 TEST_F(IntakeTest, TheSweepRecoversAReplyFromALeadThatFinished) {
     start({"--reply-probability", "0"});
     auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    http_client api("127.0.0.1", sandbox_->port());
-    auto connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
-    ASSERT_FALSE(connections["data"]["connections"].empty()) << connections.dump();
-    const std::string url = connections["data"]["connections"][0]["profile_url"];
-    std::ofstream(dir_ + "/done.csv") << "profile_url,first_name\n" << url << ",Ada\n";
-    std::ofstream(dir_ + "/done.yaml")
-        << "name: done\naccounts: [sender-1]\naudience:\n  file: done.csv\nschedule:\n  time_zone: UTC\n"
-           "  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\nbudget_credits: 100\nsteps:\n  - id: hello\n    kind: send\n    message_text: \"Hi\"\n";
-    ASSERT_EQ(env_->run({"campaign", "apply", dir_ + "/done.yaml"}).exit_code, 0);
+    const auto url = a_connection(account);
+    ASSERT_FALSE(url.empty());
+    auto applied = apply_one_message("done", url);
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
     const auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE status = 'done' AND messaged_at IS NOT NULL");
@@ -707,18 +721,11 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     ASSERT_FALSE(secret.empty());
 
     // A connection of the sender, a lead, our message to them and their reply.
+    const auto url = a_connection(account);
+    ASSERT_FALSE(url.empty());
+    auto applied = apply_one_message("conv", url);
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
     http_client api("127.0.0.1", sandbox_->port());
-    auto connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
-    ASSERT_FALSE(connections["data"]["connections"].empty()) << connections.dump();
-    const std::string url = connections["data"]["connections"][0]["profile_url"];
-    {
-        std::ofstream(dir_ + "/conv.csv") << "profile_url,first_name\n" << url << ",Ada\n";
-        std::ofstream(dir_ + "/conv.yaml")
-            << "name: conv\naccounts: [sender-1]\naudience:\n  file: conv.csv\nschedule:\n  time_zone: UTC\n"
-               "budget_credits: 100\nsteps:\n  - id: hello\n    kind: send\n    message_text: \"Hi\"\n";
-        auto applied = env_->run({"campaign", "apply", dir_ + "/conv.yaml"});
-        ASSERT_EQ(applied.exit_code, 0) << applied.output;
-    }
     const auto lead = env_->scalar("SELECT lead_id FROM leads WHERE canonical_url = '" +
                                    orch::campaigns::canonical_profile_url(url) + "'");
     ASSERT_FALSE(lead.empty());

@@ -353,12 +353,40 @@ TEST_F(LimitsTest, A429BurstWithRetryAfterHoldsTheKeyForRetryAfter) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// A worker restarted behind a busy key: the leads the shared queue gave turns come back at them,
+// and the key's places go on being used. The new worker made every lead waiting for the key's
+// rate due again at its start, and each took a new turn at the queue's end, behind the turns it
+// held, which then passed without their leads: a trial's key sent 63 requests in 75 s where its
+// rate allowed 135.
+TEST_F(LimitsTest, ARestartedWorkerKeepsTheKeysQueueGoing) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "240");  // 4 a second
+    env_->set("ORCH_KEY_BURST", "2");
+    apply("restart", 80, "1h", 1'000'000, "", 200);
+    {
+        auto first = workers(1, {"--batch-size", "20"});
+        ASSERT_TRUE(eventually([&] { return count("SELECT count(*) FROM enrollments WHERE wait_code = 'key_rate'") >= 40; },
+                               20s))
+            << first[0]->log();
+        ASSERT_EQ(first[0]->stop(SIGTERM), 0) << first[0]->log();
+    }
+    const auto since = now_ms();
+    auto second = workers(1, {"--batch-size", "20"});
+    std::this_thread::sleep_for(10s);
+    ASSERT_EQ(second[0]->stop(SIGTERM), 0) << second[0]->log();
+    // 10 s at 4 a second, less the second worker's start: some 40 requests.
+    const auto sent = requests(since).size();
+    EXPECT_GE(sent, 30u) << second[0]->log();
+    EXPECT_LE(sent, 44u) << second[0]->log();
+}
+
 // A follow-up of a stop_on_reply campaign reads the conversation and then sends: two requests,
 // and so two places in the key's rate. The sandbox allows 4 requests/s (burst 2), the workers
 // pace the key at 200 a minute (3.3/s): with one place a call, the follow-ups sent some 6.7
 // requests/s, the send met the API's 429 after its read, and each retry paid the read again (a
-// trial: 691 reads for 118 sends). With two, no request meets a 429 and every follow-up is read
-// once.
+// trial: 691 reads for 118 sends). With two, no request meets a 429 (one at most on a loaded
+// machine) and every follow-up is read once.
 TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
     start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "400",
            "--reply-probability", "0", "--key-rate-per-s", "4", "--key-burst", "2", "--retry-after-s", "1"});
@@ -405,14 +433,20 @@ TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
     EXPECT_EQ(f["live"], 0) << f.dump();
     EXPECT_EQ(f["failed"], 0) << f.dump() << worker->log();
     EXPECT_EQ(f["messaged"], leads) << f.dump();
-    EXPECT_EQ(rate_limited, 0) << "requests answered 429; the workers' log:\n" << worker->log();
+    // The takes are spaced in Redis; the requests leave a moment later, so on a loaded machine (a
+    // full CTest run) a starved worker can send two of them closer than their spacing, and one
+    // may meet the API's 429. With one place a follow-up, 40 did.
+    EXPECT_LE(rate_limited, 1) << "requests answered 429; the workers' log:\n" << worker->log();
     std::string actions;
     for (const auto& [a, n] : by_action) {
         actions += a + " " + std::to_string(n) + "; ";
     }
     EXPECT_EQ(by_action["send"], 2 * leads) << actions;
-    EXPECT_EQ(by_action["get_conversation"], leads) << "a follow-up's conversation was read again: " << actions;
-    EXPECT_EQ(count("SELECT count(*) FROM step_attempts WHERE error LIKE '%RATE_LIMITED%'"), 0);
+    // Each follow-up's conversation read once, but after that one 429 if it met a follow-up's send.
+    EXPECT_GE(by_action["get_conversation"], leads) << actions;
+    EXPECT_LE(by_action["get_conversation"], leads + rate_limited)
+        << "a follow-up's conversation was read again: " << actions;
+    EXPECT_LE(count("SELECT count(*) FROM step_attempts WHERE error LIKE '%RATE_LIMITED%'"), rate_limited);
     EXPECT_EQ(serve->stop(SIGTERM), 0) << serve->log();
 }
 
