@@ -640,8 +640,8 @@ asio::awaitable<reply> admin_server::impl::readyz() {
         checks["api"] = "not configured";
     } else if (!may_probe) {
         // The bucket said no, which is no failure of the API; but the workers, which spend it,
-        // know whether their calls reach the API: when none of the last minute's did (at least
-        // 3), the API is unavailable as surely as a probe would say (it said "ready" through an
+        // know whether the API answers their calls: when it answered none of the last minute's (at
+        // least 3), the API is unavailable as surely as a probe would say (it said "ready" through an
         // outage while the workers' calls failed to connect).
         auto reach = [this] {
             pqxx::nontransaction tx(st().connection());
@@ -653,11 +653,11 @@ asio::awaitable<reply> admin_server::impl::readyz() {
             const auto unreached = r[1].as<std::int64_t>();
             if (calls >= 3 && unreached == calls) {
                 checks["api"] = "unavailable: none of the workers' last " + std::to_string(calls) +
-                                " calls (60 s) reached the API; the last: " + r[2].as<std::string>();
+                                " calls (60 s) got an answer from the API; the last: " + r[2].as<std::string>();
                 ready = false;
             } else if (unreached > 0) {
                 checks["api"] = checks["api"].get<std::string>() + "; " + std::to_string(unreached) + " of the workers' " +
-                                std::to_string(calls) + " calls of the last 60 s did not reach the API";
+                                std::to_string(calls) + " calls of the last 60 s got no answer from the API";
             }
         } catch (const std::exception&) {
             // Postgres's own check above says what is wrong with it.

@@ -134,7 +134,7 @@ struct worker::impl {
 
     const clock_port* clock = &system_clock();  // the engine's time source
 
-    // The last call that did not reach the API, for the warning that says so (stats.unreached).
+    // The last call the API gave no answer to, for the warning that says so (stats.unreached).
     std::mutex unreached_m;
     std::string last_unreached;
 
@@ -677,7 +677,7 @@ int worker::run(bool exit_when_idle) {
                     std::lock_guard lock(m.unreached_m);
                     last_error = m.last_unreached;
                 }
-                spdlog::warn("worker: {} {}API call(s) did not reach the API (retried with backoff); the last: {}",
+                spdlog::warn("worker: {} {}API call(s) got no answer from the API (retried with backoff); the last: {}",
                              n - unreached_told, unreached_told == 0 ? "" : "more ", orch::text::escaped(last_error));
                 unreached_told = n;
                 unreached_told_at = t;

@@ -530,7 +530,7 @@ TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     // The worker says so in its log (it said nothing through an outage): at its next second.
-    const std::string told = "did not reach the API (retried with backoff); the last: ";
+    const std::string told = "got no answer from the API (retried with backoff); the last: ";
     for (int i = 0; i < 50 && worker->log().find(told) == std::string::npos; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }

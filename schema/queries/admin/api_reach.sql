@@ -1,7 +1,7 @@
 -- api_reach(): the workers' view of the API, for /readyz when its own probe is skipped (the key's
 -- request rate is spent): of the last 200 step calls, those finished in the last 60 s, how many
--- of them did not reach the API (a connect failure, a timeout, a lost connection), and the last
--- such error. Primary key order, at most 200 rows.
+-- of them got no answer from the API (a connect failure, a timeout, a lost connection), and the
+-- last such error. Primary key order, at most 200 rows.
 WITH recent AS (
     SELECT attempt_id, error, finished_at FROM step_attempts ORDER BY attempt_id DESC LIMIT 200
 ), last_minute AS (
