@@ -35,6 +35,8 @@ using orch::test::search_audience;
 const std::vector<std::string> senders = {"sender-1", "sender-2", "sender-3"};
 const char* test_secret_key = "test-only-secret-key-0123456789abcdef";  // as orchestrator_env sets it
 
+const std::string webhooks_ready = "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL";
+
 class IntakeTest : public orch::test::campaign_fixture {
 protected:
     // A replica listening on `listen_port` whose webhooks point at `public_port` (the public URL
@@ -90,6 +92,24 @@ protected:
         return orch::engine::secret_box(test_secret_key).open(pqxx::binarystring(row[0]).str()).value_or("");
     }
 
+    // serve on `port` (its own public URL), once its webhooks are set up and their secrets stored,
+    // with sender-1's account and its secret (empty, and a failure, when that did not happen).
+    struct signed_receiver {
+        std::unique_ptr<background_process> process;
+        std::string account, secret;
+    };
+    signed_receiver serve_signed(unsigned short port, std::vector<std::string> extra = {}) {
+        signed_receiver r{serve(port, port, std::move(extra)), "", ""};
+        if (!wait_for(webhooks_ready, "3") ||
+            !wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) {
+            ADD_FAILURE() << "serve set up no signed webhooks: " << r.process->log();
+            return r;
+        }
+        r.account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+        r.secret = stored_secret(r.account);
+        return r;
+    }
+
     // The profile URL of one of the account's connections (a person it may message), "" if none.
     std::string a_connection(const std::string& account) {
         http_client api("127.0.0.1", sandbox_->port());
@@ -124,7 +144,6 @@ protected:
 
 };
 
-const std::string webhooks_ready = "SELECT count(*) FROM accounts WHERE webhook_id IS NOT NULL";
 
 // serve is SIGKILLed and restarted 10 times while the campaign runs (12 leads an account: the
 // catch-up sweep after each restart reads list_sent rather than a check per lead). Each restart reuses the
@@ -578,12 +597,11 @@ TEST_F(IntakeTest, AQuietAccountWithPendingInvitationsMakesEventsHealthDegraded)
 TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     start({});
     auto port = free_port();
-    auto receiver = serve(port, port);
-    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
-    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    const auto secret = stored_secret(account);
-    ASSERT_FALSE(secret.empty());
+    auto signed_serve = serve_signed(port);
+    ASSERT_FALSE(signed_serve.secret.empty());
+    const auto& receiver = signed_serve.process;
+    const auto& account = signed_serve.account;
+    const auto& secret = signed_serve.secret;
     auto post = [&](const std::string& body, const std::string& key) { return deliver(port, account, body, key); };
     const std::string no_type = R"({"event_id":"q-1","account_id":")" + account + R"(","data":{"who":"?"}})";
     const std::string not_json = "\xff\xfe not json at all";
@@ -627,12 +645,10 @@ TEST_F(IntakeTest, TheMetricsCountTheEventsStoredByKind) {
     env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
     auto admin_port = free_port();
     auto port = free_port();
-    auto receiver = serve(port, port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
-    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
-    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    const auto secret = stored_secret(account);
-    ASSERT_FALSE(secret.empty());
+    auto signed_serve = serve_signed(port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_FALSE(signed_serve.secret.empty());
+    const auto& account = signed_serve.account;
+    const auto& secret = signed_serve.secret;
     auto event = [&](const std::string& id, const std::string& type) {
         return R"({"event_id":")" + id + R"(","type":")" + type +
                R"(","data":{"profile_url":"https://www.linkedin.com/in/metrics-)" + id +
@@ -713,12 +729,11 @@ TEST_F(IntakeTest, EventsOfAStreamWithoutIdsAreStoredOnceAfterARestart) {
 TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     start({"--reply-probability", "0"});
     auto port = free_port();
-    auto receiver = serve(port, port);
-    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3"));
-    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    const auto secret = stored_secret(account);
-    ASSERT_FALSE(secret.empty());
+    auto signed_serve = serve_signed(port);
+    ASSERT_FALSE(signed_serve.secret.empty());
+    const auto& receiver = signed_serve.process;
+    const auto& account = signed_serve.account;
+    const auto& secret = signed_serve.secret;
 
     // A connection of the sender, a lead, our message to them and their reply.
     const auto url = a_connection(account);
