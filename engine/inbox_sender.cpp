@@ -75,8 +75,11 @@ struct inbox_sender::impl {
     lru_map<std::pair<std::int64_t, int>, std::shared_ptr<const cs::campaign>> campaigns{64};
     seeded_random rng;
     backoff_settings backoff;
+    std::shared_ptr<outage_log> database_outage;
+    static constexpr int outage_caller = 1;  // the leader check is 0 (engine/intake.cpp)
 
-    impl(settings s, std::string o) : cfg(std::move(s)), owner(std::move(o)) {
+    impl(settings s, std::string o, std::shared_ptr<outage_log> outage)
+        : cfg(std::move(s)), owner(std::move(o)), database_outage(std::move(outage)) {
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
     }
@@ -84,6 +87,16 @@ struct inbox_sender::impl {
     asio::awaitable<void> sleep_ms(std::int64_t ms) {
         asio::steady_timer t(io, std::chrono::milliseconds(ms));
         co_await t.async_wait(asio::use_awaitable);
+    }
+
+    // A failure of the sender's round: a lost database is told once per outage, with the rest of
+    // `serve` (it wrote an error every few seconds while PostgreSQL was down); anything else here.
+    void told(const std::exception& e) {
+        if (const error err = error_of_current_exception(); err.category == error_category::unavailable) {
+            database_outage->failed(outage_caller, "the inbox sender: " + err.message);
+        } else {
+            spdlog::error("serve: inbox sender: {}", e.what());
+        }
     }
 
     // Builds what the sender needs; false (logged) when something is not there yet.
@@ -105,7 +118,7 @@ struct inbox_sender::impl {
             }
             return true;
         } catch (const std::exception& e) {
-            spdlog::error("serve: inbox sender: {}", orch::text::escaped(e.what()));
+            told(e);
             db.reset();
             return false;
         }
@@ -378,8 +391,9 @@ struct inbox_sender::impl {
             bool failed = false;
             try {
                 worked = co_await once();
+                database_outage->succeeded(outage_caller);
             } catch (const std::exception& e) {
-                spdlog::error("serve: inbox sender: {}", orch::text::escaped(e.what()));
+                told(e);
                 if (db && !db->connection().is_open()) {
                     db.reset();
                 }
@@ -394,8 +408,8 @@ struct inbox_sender::impl {
     }
 };
 
-inbox_sender::inbox_sender(settings s, std::string owner)
-    : impl_(std::make_unique<impl>(std::move(s), std::move(owner))) {}
+inbox_sender::inbox_sender(settings s, std::string owner, std::shared_ptr<outage_log> database_outage)
+    : impl_(std::make_unique<impl>(std::move(s), std::move(owner), std::move(database_outage))) {}
 
 inbox_sender::~inbox_sender() { stop(); }
 

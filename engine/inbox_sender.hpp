@@ -23,6 +23,7 @@
 #pragma once
 
 #include "engine/config.hpp"
+#include "engine/outage_log.hpp"
 
 #include <atomic>
 #include <memory>
@@ -32,8 +33,9 @@ namespace orch::engine {
 
 class inbox_sender {
 public:
-    // `owner`: this replica's name in leases and intent rows.
-    inbox_sender(settings s, std::string owner);
+    // `owner`: this replica's name in leases and intent rows. `database_outage`: where a lost
+    // database is told (shared with the rest of `serve`, so that an outage is said once).
+    inbox_sender(settings s, std::string owner, std::shared_ptr<outage_log> database_outage);
     ~inbox_sender();  // stops and joins
     inbox_sender(const inbox_sender&) = delete;
     inbox_sender& operator=(const inbox_sender&) = delete;

@@ -155,6 +155,9 @@ struct intake::impl {
     std::atomic<bool> stopping{false};
     std::unique_ptr<admin_server> admin;   // the admin REST endpoint (engine/admin.hpp); after api
     std::unique_ptr<inbox_sender> replies; // sends the inbox's manual replies (engine/inbox_sender.hpp)
+    // A lost PostgreSQL, as the leader check (caller 0, every 2 s) and the inbox sender (1) meet
+    // it: told once, summarised, and its end (engine/outage_log.hpp).
+    std::shared_ptr<outage_log> database_outage = std::make_shared<outage_log>("serve", "database");
     std::optional<std::regex> not_interested;  // inbox_not_interested_pattern, when set
 
     explicit impl(settings s) : cfg(std::move(s)) {
@@ -606,8 +609,14 @@ bool intake::impl::hold_lock() {
         } else {
             tx.exec("SELECT 1");  // the session (and with it the lock) is still alive
         }
+        database_outage->succeeded(0);
         return lock_held;
     } catch (const std::exception& e) {
+        if (const error err = error_of_current_exception(); err.category == error_category::unavailable) {
+            database_outage->failed(0, "the leader check: " + err.message);
+        } else {
+            spdlog::error("serve: the leader check failed: {}", e.what());
+        }
         lock_conn.reset();
         lock_held = false;
         return false;
@@ -1608,7 +1617,8 @@ int intake::run() {
         // Checked when the settings were read; a regex_error here would be a bug, not input.
         m.not_interested.emplace(m.cfg.inbox_not_interested_pattern, std::regex::ECMAScript | std::regex::icase);
     }
-    m.replies = std::make_unique<inbox_sender>(m.cfg, m.cfg.worker_id.empty() ? std::string("serve") : "serve:" + m.cfg.worker_id);
+    m.replies = std::make_unique<inbox_sender>(
+        m.cfg, m.cfg.worker_id.empty() ? std::string("serve") : "serve:" + m.cfg.worker_id, m.database_outage);
     m.replies->start();
     asio::co_spawn(m.io, m.leader_loop(), asio::detached);
     asio::co_spawn(m.io, m.ensure_webhooks(), asio::detached);

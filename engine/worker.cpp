@@ -4,6 +4,7 @@
 #include "engine/dnc.hpp"
 #include "engine/invariant.hpp"
 #include "engine/limits_gate.hpp"
+#include "engine/outage_log.hpp"
 #include "engine/call_path.hpp"
 #include "engine/lane_cycle.hpp"
 #include "engine/pg_lane_store.hpp"
@@ -53,6 +54,8 @@ struct worker::impl {
     std::atomic<bool> stopping{false};
     std::atomic<bool> failed{false};
     std::atomic<bool> slots_differ_told{false};  // the warning of another lane_transaction_slots, once
+    // PostgreSQL's outages, as the lanes (callers 0..n-1) and the wake-up listener (-1) meet them.
+    outage_log database_outage{"worker", "database"};
     asio::io_context io{1};
     std::optional<outreach::client> api;
     campaign_cache cache;
@@ -277,6 +280,8 @@ void worker::impl::listen() {
         explicit dnc_receiver(pqxx::connection& c) : pqxx::notification_receiver(c, dnc::changed_channel) {}
         void operator()(const std::string&, int) override { changed = true; }
     };
+    constexpr int listener = -1;
+    reconnect_backoff retry;
     while (!stopping) {
         try {
             pqxx::connection conn(cfg.database_url);
@@ -286,6 +291,8 @@ void worker::impl::listen() {
             // Listening first, then loading: an add committed in between is in the load or
             // notifies after it.
             do_not_contact.load(conn);
+            database_outage.succeeded(listener);
+            retry.reset();
             auto loaded = std::chrono::steady_clock::now();
             const auto reload_every = std::chrono::seconds(dnc::mirror::reload_every_seconds);
             while (!stopping) {
@@ -301,9 +308,10 @@ void worker::impl::listen() {
                 wait_readable_or_stop(conn.sock(), 1'000);
             }
         } catch (const std::exception& e) {
-            spdlog::warn("worker: wake-up listener lost its connection ({}); lanes poll every {} ms meanwhile",
-                         e.what(), cfg.idle_poll_ms);
-            wait_readable_or_stop(-1, 1000);
+            // Said once per outage (outage_log), with the lanes' attempts: the lanes poll every
+            // idle_poll_ms meanwhile.
+            database_outage.failed(listener, std::string("the wake-up listener: ") + e.what());
+            wait_readable_or_stop(-1, static_cast<int>(retry.next().count()));
         }
     }
 }
@@ -328,6 +336,7 @@ void worker::impl::lane(int index) {
     // they come back: the new claim closed their attempts and reconciles them.
     std::unordered_map<const lane_row*, std::unique_ptr<lane_row>> superseded;
     std::unique_ptr<pqxx::connection> conn;
+    reconnect_backoff retry;  // the wait before reconnecting after the database failed
     std::optional<finished_calls> pending;
     bool drained = false;  // the last claim found less than it asked for
     std::uint64_t wakes_seen = 0;
@@ -492,6 +501,8 @@ void worker::impl::lane(int index) {
             last_cycle_end = steady::now();
             last_cycle = last_cycle_end - cycle_start;
             ++stats.cycles;
+            database_outage.succeeded(index);
+            retry.reset();
             if (claim_now) {
                 drained = r.drained;
             }
@@ -523,11 +534,16 @@ void worker::impl::lane(int index) {
             // runs (their leases may expire meanwhile, and then the compare-and-set drops them and
             // the next claim reconciles).
             switch (e.category) {
-            case error_category::unavailable:
-                spdlog::warn("worker: lane={} database unavailable ({}); reconnecting", index, e.message);
+            case error_category::unavailable: {
+                // Said once per outage, with a summary every 30 s and its end (outage_log); the
+                // lane waits longer after each failure, and a stop ends the wait.
+                database_outage.failed(index, "lane=" + std::to_string(index) + ": " + e.message);
                 conn.reset();
-                std::this_thread::sleep_for(std::chrono::milliseconds(500));
+                const auto wait = retry.next();
+                std::unique_lock lock(q->m);
+                q->cv.wait_for(lock, wait, [this] { return stopping.load(); });
                 break;
+            }
             case error_category::contended:
                 // A deadlock or a serialization failure: PostgreSQL chose this transaction; the
                 // next cycle goes on soon.
