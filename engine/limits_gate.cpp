@@ -51,7 +51,6 @@ limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& cloc
           std::chrono::milliseconds(static_cast<std::int64_t>(
               s.key_requests_per_s > 0 ? 1000.0 * static_cast<double>(s.key_burst) / s.key_requests_per_s : 1000.0)),
           std::chrono::milliseconds(1000), std::chrono::milliseconds(30'000))),
-      key_interval_(limits::key_emission_interval(s)),
       jitter_rng_(rng ? std::move(rng) : std::make_unique<seeded_random>()) {}
 
 limits_gate::~limits_gate() {
@@ -311,7 +310,7 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
     // the place of a queued lead's turn from first arrivals of every worker of the key.
     {
         std::lock_guard lock(mutex_);
-        if (key_interval_.count() > 0 && now < key_busy_until_) {
+        if (limiter_.key_interval().count() > 0 && now < key_busy_until_) {
             for (std::size_t k = 0; k < asked.size(); ++k) {
                 const auto& target = requests[asked[k]].target;
                 checks[k].lead = target.enrollment_id;
@@ -344,7 +343,7 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
         std::vector<limits::verdict> answered = limiter_.take_many(asking);
         limits::verdict queued;
         queued.why = limits::reason::rate;
-        queued.retry_after = std::chrono::ceil<std::chrono::milliseconds>(key_interval_);
+        queued.retry_after = std::chrono::ceil<std::chrono::milliseconds>(limiter_.key_interval());
         verdicts.assign(checks.size(), queued);
         for (std::size_t j = 0; j < asked_redis.size(); ++j) {
             verdicts[asked_redis[j]] = answered[j];
@@ -394,7 +393,7 @@ std::vector<gate_decision> limits_gate::before_many(std::span<const gate_request
 std::optional<cs::time_point> limits_gate::key_rate_turn(std::int64_t lead, cs::time_point free_at,
                                                          cs::time_point now) {
     std::lock_guard lock(mutex_);
-    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
+    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(limiter_.key_interval());
     if (const auto t = key_turns_.find(lead); t != key_turns_.end()) {
         cs::time_point turn;
         if (now < t->second) {
@@ -423,7 +422,7 @@ std::optional<cs::time_point> limits_gate::key_rate_turn(std::int64_t lead, cs::
 
 void limits_gate::queue_at_end(std::span<const std::int64_t> leads, std::span<gate_decision* const> denied,
                                cs::time_point now) {
-    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(key_interval_);
+    const auto interval = std::chrono::duration_cast<cs::time_point::duration>(limiter_.key_interval());
     const auto reach = std::min<cs::time_point::duration>(key_queue_horizon, interval * key_queue_turns);
     cs::time_point free_at = cs::time_point::max();
     for (const gate_decision* d : denied) {

@@ -178,7 +178,6 @@ private:
     std::once_flag refresher_started_;
     std::thread refresher_;
     std::chrono::milliseconds jitter_window_{1000};
-    std::chrono::microseconds key_interval_{0};  // the key's rate bucket's emission interval; 0: no rate
     campaigns::time_point key_queue_end_{};  // under mutex_: the local queue's end, while Redis does not answer
     std::unordered_map<std::int64_t, campaigns::time_point> key_turns_;  // under mutex_: lead -> its turn
     campaigns::time_point key_busy_until_{};  // under mutex_: note_key_busy

@@ -294,6 +294,7 @@ struct limiter::impl {
     };
 
     settings cfg;
+    key_rate_share share;  // the learned share of the key's rate
     std::string tag;
     std::string key_key;
     std::string cooldowns_key;
@@ -571,6 +572,57 @@ std::chrono::microseconds key_emission_interval(const settings& s) {
         s.key_requests_per_s > 0 ? std::max<std::int64_t>(1, std::llround(1e6 / s.key_requests_per_s)) : 0);
 }
 
+double key_rate_share::at(clock::time_point now) const {
+    const double after = after_cut_.load(std::memory_order_acquire);
+    if (after >= 1.0) {
+        return 1.0;  // never cut, or grown back: no clock arithmetic on the common path
+    }
+    const auto since = now.time_since_epoch() - std::chrono::nanoseconds(cut_at_ns_.load(std::memory_order_relaxed));
+    const double minutes = std::max(0.0, std::chrono::duration<double, std::ratio<60>>(since).count());
+    return std::min(1.0, after + recovery_per_minute * minutes);
+}
+
+std::optional<double> key_rate_share::cut(clock::time_point now) {
+    std::lock_guard lock(cut_mutex_);
+    const std::int64_t at_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()).count();
+    const std::int64_t last = cut_at_ns_.load(std::memory_order_relaxed);
+    if (last != 0 && at_ns - last < std::chrono::duration_cast<std::chrono::nanoseconds>(episode).count()) {
+        return std::nullopt;
+    }
+    const double share = std::max(floor, at(now) * cut_to);
+    cut_at_ns_.store(at_ns, std::memory_order_relaxed);
+    after_cut_.store(share, std::memory_order_release);
+    return share;
+}
+
+double limiter::key_share() const { return impl_->share.at(key_rate_share::clock::now()); }
+
+std::chrono::microseconds limiter::key_interval() const {
+    const auto base = key_emission_interval(impl_->cfg);
+    if (base.count() <= 0) {
+        return base;
+    }
+    const double share = key_share();
+    return share >= 1.0 ? base
+                        : std::chrono::microseconds(std::llround(static_cast<double>(base.count()) / share));
+}
+
+std::optional<double> limiter::slow_down() {
+    if (impl_->cfg.key_requests_per_s <= 0) {
+        return std::nullopt;
+    }
+    auto share = impl_->share.cut(key_rate_share::clock::now());
+    if (!share) {
+        return std::nullopt;
+    }
+    const double configured = impl_->cfg.key_requests_per_s * 60.0;
+    spdlog::warn("limits: the API answered RATE_LIMITED without Retry-After: the key's requests go out at {:.0f} a "
+                 "minute from now ({:.0f} % of key_requests_per_minute {:.0f}), {:.0f} points more for each minute "
+                 "without another",
+                 configured * *share, *share * 100.0, configured, key_rate_share::recovery_per_minute * 100.0);
+    return configured * *share;
+}
+
 std::vector<std::string> limiter::take_command(const check& c) const {
     const settings& s = impl_->cfg;
     const quota q = impl_->quota_of(c);
@@ -581,8 +633,12 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     // key's debt leaves room for all of them (a burst of b places is b / n such takes, at least
     // one; b odd rounds that down, which only makes the take stricter).
     const std::int64_t places = std::max(1, c.key_places);
-    const std::int64_t emission_us = key_emission_interval(s).count() * places;
-    const std::int64_t burst = std::max<std::int64_t>(1, s.key_burst / places);
+    const std::int64_t emission_us = key_interval().count() * places;
+    // The burst shrinks with the learned share too: a key the API refuses at its configured rate
+    // most likely refuses its configured burst (each cooldown's end let a full burst go, and met a
+    // 429 again).
+    const std::int64_t burst = std::max<std::int64_t>(
+        1, static_cast<std::int64_t>(static_cast<double>(s.key_burst) * key_share()) / places);
     // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
     // reaches that in a day; valid_check and validate() keep the rest inside their widths.
     std::string packed = take_args{}
@@ -772,6 +828,9 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
                  where == scope::key ? std::string("API key") :
                                        "account=" + c.account_id + " action=" + to_string(c.what),
                  ms.count(), int_at(rep.get(), 1), retry_after ? " from Retry-After" : "");
+    if (key && !retry_after) {
+        slow_down();
+    }
     return ms;
 }
 
@@ -820,7 +879,7 @@ bool limiter::unsend(const check& c, bool paced) {
         "unsend",
         std::to_string(c.day.day),
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
-        std::to_string(key_emission_interval(s).count() * std::max(1, c.key_places)),
+        std::to_string(key_interval().count() * std::max(1, c.key_places)),
         paced ? "1" : "0",
         std::to_string(s.idle_ttl_ms),
     };
@@ -829,7 +888,7 @@ bool limiter::unsend(const check& c, bool paced) {
 
 std::optional<limiter::queue_turns> limiter::queue(std::span<const std::int64_t> leads,
                                                    std::chrono::microseconds free_in, std::chrono::microseconds reach) {
-    const auto interval = key_emission_interval(impl_->cfg);
+    const auto interval = key_interval();
     const std::size_t n = leads.size();
     if (n == 0 || interval.count() <= 0) {
         return std::nullopt;

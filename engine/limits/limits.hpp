@@ -44,10 +44,12 @@
 #include "campaigns/machine.hpp"
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <span>
@@ -234,6 +236,37 @@ struct active_cooldown {
     std::chrono::system_clock::time_point until;
 };
 
+// The share of key_requests_per_s that the key's rate bucket runs at, learned from the API's
+// RATE_LIMITED answers of the key's scope that carry no Retry-After. The V2 rate is not published and
+// no Retry-After was seen on the real service (api-facts section 4), whose guidance is "slow down":
+// a key set above the API's rate met a 429 on a third of its requests for as long as it ran, each
+// cooldown's end sending at the full rate again. Each such answer cuts the share by a quarter, once
+// per second at most (the calls in flight of one burst answer together), down to 5 %, and the
+// key's burst with it; a minute
+// without one gives back 10 points. A 429 with Retry-After says when to come back, not how fast,
+// and cuts nothing. Each process learns from the 429s its own calls meet (a key over its rate
+// refuses every process's requests, so each meets them); none keeps the share across a restart
+// (it learns again from the first 429s). Lock-free to read: every take reads it.
+class key_rate_share {
+public:
+    using clock = std::chrono::steady_clock;
+    static constexpr double floor = 0.05;
+    static constexpr double cut_to = 0.75;
+    static constexpr double recovery_per_minute = 0.10;
+    static constexpr std::chrono::milliseconds episode{1000};
+
+    // The share at `now`, in [floor, 1].
+    double at(clock::time_point now) const;
+    // A RATE_LIMITED of the key's scope without Retry-After at `now`: the share after the cut, or
+    // nullopt when the last cut is less than an episode old (the same burst).
+    std::optional<double> cut(clock::time_point now);
+
+private:
+    std::atomic<double> after_cut_{1.0};
+    std::atomic<std::int64_t> cut_at_ns_{0};  // steady clock; 0: never cut
+    std::mutex cut_mutex_;
+};
+
 class limiter {
 public:
     // No connection is made yet. Preconditions: validate(s) is empty (asserted).
@@ -269,6 +302,15 @@ public:
     // when Redis is unavailable.
     std::optional<std::chrono::milliseconds> rate_limited(const check& c, scope where,
                                                           std::optional<std::chrono::milliseconds> retry_after);
+    // The key's rate bucket's emission interval now: key_emission_interval() over the learned
+    // share (key_rate_share); 0 when the key has no rate.
+    std::chrono::microseconds key_interval() const;
+    // The learned share of the key's rate now (1 until a RATE_LIMITED without Retry-After).
+    double key_share() const;
+    // A RATE_LIMITED of the key's scope without Retry-After met by this process's call (called
+    // by rate_limited()): cuts the share (logged) unless the last cut is under a second old. The
+    // requests a minute the key is sent at after the cut, or nullopt when it cut nothing.
+    std::optional<double> slow_down();
     // After a successful call: resets the streaks `taken` saw (no round trip when it saw none).
     void succeeded(const check& c, const verdict& taken);
     // The call surely had no effect: gives back its place in today's counters (account and

@@ -353,6 +353,42 @@ TEST_F(LimitsTest, A429BurstWithRetryAfterHoldsTheKeyForRetryAfter) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// A key set five times above the API's rate, whose 429s carry no Retry-After (the real service's,
+// api-facts): the worker learns the rate from them. Each cooldown's end sent at the full rate
+// again, and a third of the requests met a 429 for as long as the run lasted.
+TEST_F(LimitsTest, AKeySetAboveTheApisRateLearnsItFromThe429s) {
+    start({"--accept-probability", "0", "--key-rate-per-s", "2", "--key-burst", "2", "--retry-after", "false"});
+    env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "600");
+    env_->set("ORCH_KEY_BURST", "10");
+    apply("learn", 150, "1h");
+    const auto since = now_ms();
+    auto worker = env_->spawn({"worker"});
+    std::this_thread::sleep_for(std::chrono::seconds(45));
+    worker->stop(SIGTERM);
+    const auto log = requests(since);
+    // After the first 15 s (the cuts), the 429s are a few of the requests, and the API's rate is
+    // mostly used.
+    const auto settled = since + 15'000;
+    std::int64_t requests_after = 0, limited_after = 0, first = 0, last = 0;
+    for (const auto& r : log) {
+        if (r.at_ms < settled) {
+            continue;
+        }
+        first = first == 0 ? r.at_ms : first;
+        last = r.at_ms;
+        ++requests_after;
+        limited_after += r.status == 429 ? 1 : 0;
+    }
+    ASSERT_GT(requests_after, 20) << worker->log();
+    const double seconds = static_cast<double>(last - first) / 1000.0;
+    const double answered_per_s = static_cast<double>(requests_after - limited_after) / std::max(1.0, seconds);
+    EXPECT_LT(limited_after * 100, requests_after * 12)
+        << limited_after << " of " << requests_after << " requests met a 429\n" << worker->log();
+    EXPECT_GE(answered_per_s, 1.3) << "of the API's 2 a second\n" << worker->log();
+    EXPECT_NE(worker->log().find("the key's requests go out at "), std::string::npos) << worker->log();
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
 // A worker restarted behind a busy key: the leads the shared queue gave turns come back at them,
 // and the key's places go on being used. The new worker made every lead waiting for the key's
 // rate due again at its start, and each took a new turn at the queue's end, behind the turns it

@@ -174,4 +174,32 @@ TEST(LimitsSettings, DefaultsAreValidAndEveryProblemIsListed) {
     }
 }
 
+// The key's learned share: a quarter off per RATE_LIMITED without Retry-After, once a second at
+// most, down to 5 %; 10 points back per minute without one.
+TEST(KeyRateShare, CutsByAQuarterOncePerSecondAndGrowsBackTenPointsAMinute) {
+    key_rate_share share;
+    const auto t0 = key_rate_share::clock::time_point{} + hours(1);
+    EXPECT_DOUBLE_EQ(share.at(t0), 1.0);
+    auto cut = share.cut(t0);
+    ASSERT_TRUE(cut.has_value());
+    EXPECT_DOUBLE_EQ(*cut, 0.75);
+    // The other answers of the same burst cut nothing.
+    EXPECT_FALSE(share.cut(t0 + milliseconds(10)).has_value());
+    EXPECT_FALSE(share.cut(t0 + milliseconds(999)).has_value());
+    EXPECT_DOUBLE_EQ(share.at(t0 + milliseconds(999)), 0.75 + 0.10 * 0.999 / 60.0);
+    // The next second's answer cuts what has grown back since.
+    cut = share.cut(t0 + seconds(30));
+    ASSERT_TRUE(cut.has_value());
+    EXPECT_NEAR(*cut, (0.75 + 0.05) * 0.75, 1e-12);
+    // Grows back 10 points a minute, to 1 and no further.
+    EXPECT_NEAR(share.at(t0 + seconds(90)), 0.6 + 0.10, 1e-12);
+    EXPECT_DOUBLE_EQ(share.at(t0 + minutes(30)), 1.0);
+    // Down to 5 %, not below.
+    for (int i = 1; i <= 40; ++i) {
+        share.cut(t0 + minutes(31) + seconds(i));
+    }
+    EXPECT_NEAR(share.at(t0 + minutes(31) + seconds(40)), key_rate_share::floor, 0.001);
+    EXPECT_GE(share.at(t0 + minutes(31) + seconds(40)), key_rate_share::floor);
+}
+
 }  // namespace
