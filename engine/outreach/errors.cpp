@@ -327,7 +327,11 @@ error make_malformed(std::string message, int http_status, bool side_effect) {
     e.code = "MALFORMED_RESPONSE";
     e.http_status = http_status;
     e.message = std::move(message);
-    e.what_to_do = disposition::give_up;
+    // A read-only call is tried again later (bounded by the executor's tries): an unreadable
+    // answer is more likely a passing fault than a lasting one, and one such answer to a check
+    // failed its lead for good at its first try. A side-effecting call gives up, and its effect is
+    // reconciled below.
+    e.what_to_do = side_effect ? disposition::give_up : disposition::retry_later;
     e.step = failure_step::parse;
     // The API answered 2xx, so a side-effecting call most likely did happen.
     e.may_have_taken_effect = side_effect && http_status >= 200 && http_status < 300;

@@ -196,6 +196,41 @@ TEST(OutreachErrors, FailureEnvelopeWith200IsAnApiError) {
     EXPECT_FALSE(r.error().may_have_taken_effect);
 }
 
+// A 200 whose envelope says INTERNAL_ERROR says nothing of the effect, as a 500 does: a send
+// answered so is reconciled, not sent again blindly (a trial's fake API had one message go out
+// three times). A code that surely did nothing (INVALID_PARAMS) is still no effect.
+TEST(OutreachErrors, A200FailureEnvelopeToRetryLaterMayHaveTakenEffect) {
+    call_metadata meta;
+    auto r = detail::decode_v2_envelope(
+        answer(200, R"({"success":false,"error":{"code":"INTERNAL_ERROR","message":"oops"}})"), true, meta);
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().what_to_do, disposition::retry_later);
+    EXPECT_TRUE(r.error().may_have_taken_effect);
+    auto read_only = detail::decode_v2_envelope(
+        answer(200, R"({"success":false,"error":{"code":"INTERNAL_ERROR","message":"oops"}})"), false, meta);
+    ASSERT_FALSE(read_only);
+    EXPECT_FALSE(read_only.error().may_have_taken_effect);
+    auto refused = detail::decode_v2_envelope(
+        answer(200, R"({"success":false,"error":{"code":"INVALID_PARAMS","message":"no"}})"), true, meta);
+    ASSERT_FALSE(refused);
+    EXPECT_FALSE(refused.error().may_have_taken_effect);
+}
+
+// An unreadable 2xx answer: a read-only call is tried again later (one such answer to a check
+// failed its lead for good at its first try); a side-effecting one gives up and is reconciled.
+TEST(OutreachErrors, AnUnreadableAnswerToAReadIsRetriedAndToAWriteReconciled) {
+    call_metadata meta;
+    auto read = detail::decode_v2_envelope(answer(200, R"({"success":true,"data":{"invitation_sta)"), false, meta);
+    ASSERT_FALSE(read);
+    EXPECT_EQ(read.error().kind, error_kind::malformed_response);
+    EXPECT_EQ(read.error().what_to_do, disposition::retry_later);
+    EXPECT_FALSE(read.error().may_have_taken_effect);
+    auto write = detail::decode_v2_envelope(answer(200, "<html>ok</html>"), true, meta);
+    ASSERT_FALSE(write);
+    EXPECT_EQ(write.error().what_to_do, disposition::give_up);
+    EXPECT_TRUE(write.error().may_have_taken_effect);
+}
+
 TEST(OutreachErrors, NonJsonErrorBodiesBecomeHttpStatusErrors) {
     auto e = detail::error_from_answer(answer(429, "slow down", "Sun, 01 Mar 2099 12:00:00 GMT"), nullptr, true);
     EXPECT_EQ(e.kind, error_kind::http_status);

@@ -66,10 +66,11 @@ error error_from_answer(const http_answer& a, const json* body, bool side_effect
                 code = v1_code_from_message(message);
             }
             error e = make_api_error(error_kind::v1_error, a.status, code, message, retry_after, side_effect);
-            // V1 answers most errors with 200: the HTTP status then says nothing.
+            // V1 answers most errors with 200: the HTTP status then says nothing (and a code to
+            // retry later says nothing of the effect, as in a V2 envelope).
             if (is_2xx(a.status)) {
                 e.what_to_do = disposition_for(code, 0);
-                e.may_have_taken_effect = false;
+                e.may_have_taken_effect = side_effect && e.what_to_do == disposition::retry_later;
             }
             if (code == "V1_ERROR" && a.status < 500) {
                 e.what_to_do = disposition::give_up;
@@ -110,9 +111,12 @@ result<json> decode_v2_envelope(const http_answer& a, bool side_effect, call_met
             return make_malformed("`success` is false but there is no `error`", a.status, side_effect);
         }
         error e = error_from_answer(a, &body, side_effect);
-        // A failure envelope with a 2xx status: the code decides, the status says nothing.
+        // A failure envelope with a 2xx status: the code decides, the status says nothing. A code
+        // to retry later (INTERNAL_ERROR, an unknown one) says as little about the effect as a 500
+        // does: the call is reconciled before it is sent again (sent again blindly, one message
+        // went out three times behind an API that answered 200 with INTERNAL_ERROR).
         e.what_to_do = disposition_for(e.code, 0);
-        e.may_have_taken_effect = false;
+        e.may_have_taken_effect = side_effect && e.what_to_do == disposition::retry_later;
         return e;
     }
     try {
