@@ -948,6 +948,28 @@ TEST_F(AdminTest, NamesWithControlCharactersAreRefused) {
 
 // A body route takes only its declared media types (415), a route without a body refuses one
 // (400); each refusal changes nothing.
+// A JSON body nested 20,000 deep (40 KB) on any route that reads JSON: a 400 that says so, and the
+// replica goes on (it overflowed serve's stack and killed it).
+TEST_F(AdminTest, ADeeplyNestedJsonBodyIsA400AndServeGoesOn) {
+    const std::string deep = std::string(20'000, '[') + std::string(20'000, ']');
+    const std::string deep_object = "{\"credits\": " + deep + "}";
+    const std::vector<std::pair<std::string, std::string>> routes = {
+        {"PUT", "/v1/campaigns/none/budget"}, {"POST", "/v1/dnc"}, {"POST", "/v1/campaigns/none/leads:bulk"}};
+    for (const auto& [method, target] : routes) {
+        for (const std::string& body : {deep, deep_object}) {
+            auto r = client_->request(method, target, body,
+                                      {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}});
+            EXPECT_EQ(r.status, 400) << method << " " << target << ": " << r.body;
+            EXPECT_NE(error_message(r).find("deeper than 64 levels"), std::string::npos) << r.body;
+        }
+    }
+    auto campaign = client_->request("POST", "/v1/campaigns?dry_run=true", deep,
+                                     {{"Authorization", "Bearer " + token}, {"Content-Type", "application/json"}});
+    EXPECT_EQ(campaign.status, 400) << campaign.body;
+    EXPECT_TRUE(serve_->alive()) << serve_->log();
+    EXPECT_EQ(get("/healthz").status, 200);
+}
+
 TEST_F(AdminTest, ContentTypesAndUnexpectedBodies) {
     auto with_type = [&](const std::string& method, const std::string& target, const std::string& body,
                          const std::string& type) {
