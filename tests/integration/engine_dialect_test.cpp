@@ -18,6 +18,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -71,6 +73,18 @@ std::vector<dialect_case> cases() {
     for (int seed = 1; seed <= 5; ++seed) {
         out.push_back({"random_" + std::to_string(seed), {"--dialect", "random:" + std::to_string(seed)},
                        seed % 2 == 0, seed == 3 ? 60 : 12});
+    }
+    return out;
+}
+
+// The lines of `text` that contain `what`.
+std::string lines_with(const std::string& text, const std::string& what) {
+    std::string out;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.find(what) != std::string::npos) {
+            out += line + "\n";
+        }
     }
     return out;
 }
@@ -147,7 +161,19 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
                             << env.scalar("SELECT string_agg(concat_ws(' ', e.lead_id, e.account_id, e.status, e.step, "
                                           "'accepted=' || (e.accepted_at IS NOT NULL), 'next=' || "
                                           "COALESCE(e.next_run_at::text, '-'), e.reason), E'\\n' ORDER BY e.lead_id) "
-                                          "FROM enrollments e WHERE e.status IN ('ready', 'calling', 'waiting')");
+                                          "FROM enrollments e WHERE e.status IN ('ready', 'calling', 'waiting')")
+                            << "\ntheir people, and the events stored for them or for no lead:\n"
+                            << env.scalar("SELECT string_agg(concat_ws(' ', l.lead_id, l.canonical_url), E'\\n') FROM "
+                                          "leads l WHERE l.lead_id IN (SELECT lead_id FROM enrollments WHERE status IN "
+                                          "('ready', 'calling', 'waiting'))")
+                            << "\n"
+                            << env.scalar("SELECT string_agg(concat_ws(' ', ev.event_id, ev.account_id, ev.kind, "
+                                          "ev.source_id, 'lead=' || COALESCE(ev.lead_id::text, '-'), ev.received_at), "
+                                          "E'\\n' ORDER BY ev.event_id) FROM events ev WHERE ev.lead_id IS NULL OR "
+                                          "ev.lead_id IN (SELECT lead_id FROM enrollments WHERE status IN ('ready', "
+                                          "'calling', 'waiting'))")
+                            << "\nthe sandbox's webhook deliveries that failed:\n"
+                            << lines_with(sandbox.log(), "webhooks:");
 
     for (const char* name : {"canonical", "follow"}) {
         auto r = env.run({"report", "funnel", name, "--format", "json"});
