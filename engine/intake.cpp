@@ -42,6 +42,23 @@ namespace http = boost::beast::http;
 
 namespace {
 
+// Called in a catch handler: the SQLSTATE of a database error that no retry can get past, because
+// the data itself is refused (class 22, a data exception: a NUL in a text, a bad byte sequence;
+// class 54, a program limit: JSON nested deeper than the server's stack), or "".
+std::string unstorable_sqlstate() {
+    std::string state;
+    try {
+        throw;
+    } catch (const store_error& e) {
+        state = e.sqlstate;
+    } catch (const pqxx::sql_error& e) {
+        state = e.sqlstate();
+    } catch (...) {
+    }
+    return state.rfind("22", 0) == 0 || state.rfind("54", 0) == 0 ? state : std::string();
+}
+
+
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
 constexpr std::int64_t leader_lock_key = intake_leader_lock_key;
@@ -562,6 +579,8 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     }
     // Verified. From here on, nothing is refused: what cannot be read is quarantined.
     std::string header_id = std::string(req["X-Service-Event-Id"]);
+    std::string refused_by_database;  // the SQLSTATE of a store that can never succeed
+    std::string refused_reason;
     auto ev = outreach::parse_webhook_event(std::string_view(req.body()));
     std::string problem;
     if (!ev) {
@@ -586,10 +605,34 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
                                                    : digest_hex(req.body());
         co_await take(*ev, source, account);
     } catch (const std::exception& e) {
-        // Not stored: answer 503 so the API delivers it again.
-        spdlog::error("serve: could not store event for account={}: {}", orch::text::escaped(account), e.what());
-        co_return api::handler_result::reply(
-            error_response(req, http::status::service_unavailable, "event not stored, retry"));
+        refused_by_database = unstorable_sqlstate();
+        if (refused_by_database.empty()) {
+            // Not stored: answer 503 so the API delivers it again.
+            spdlog::error("serve: could not store event for account={}: {}", orch::text::escaped(account), e.what());
+            co_return api::handler_result::reply(
+                error_response(req, http::status::service_unavailable, "event not stored, retry"));
+        }
+        refused_reason = e.what();
+    }
+    if (!refused_by_database.empty()) {
+        // PostgreSQL refused what the event holds (a \u0000 in a text, JSON nested past its stack):
+        // a delivery again would be refused again, so it is quarantined, raw, as an unreadable one
+        // (answered 503, it was never stored nor quarantined, and lost once the API gave up).
+        std::string id = ev && !ev->event_id.empty() ? ev->event_id
+                         : !header_id.empty()       ? header_id
+                                                    : digest_hex(req.body());
+        try {
+            co_await quarantine(id, account, "webhook",
+                                "the database cannot store it (SQLSTATE " + refused_by_database + "): " +
+                                    refused_reason,
+                                req.body());
+        } catch (const std::exception& e) {
+            spdlog::error("serve: could not quarantine event for account={}: {}", orch::text::escaped(account),
+                          e.what());
+            co_return api::handler_result::reply(
+                error_response(req, http::status::service_unavailable, "event not stored, retry"));
+        }
+        co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "quarantined"}}));
     }
     co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
 }

@@ -273,20 +273,21 @@ std::optional<std::int64_t> parse_retry_after(std::string_view header, std::chro
     if (all_digits(header)) {
         std::int64_t v = 0;
         auto [p, ec] = std::from_chars(header.data(), header.data() + header.size(), v);
-        if (ec == std::errc::result_out_of_range) {
-            return max_retry_after_s;
+        if (ec != std::errc{} || v > max_retry_after_s) {
+            return std::nullopt;  // out of range too: not believable
         }
-        if (ec != std::errc{}) {
-            return std::nullopt;
-        }
-        return std::min(v, max_retry_after_s);
+        return v;
     }
     auto at = parse_http_date(header);
     if (!at) {
         return std::nullopt;
     }
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(*at - now).count();
-    return ms <= 0 ? 0 : std::min((ms + 999) / 1000, max_retry_after_s);
+    if (ms <= 0) {
+        return 0;
+    }
+    const std::int64_t s = (ms + 999) / 1000;
+    return s > max_retry_after_s ? std::nullopt : std::optional<std::int64_t>(s);
 }
 
 error make_api_error(error_kind kind, int http_status, std::string code, std::string message,

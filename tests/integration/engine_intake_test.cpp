@@ -639,6 +639,30 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     EXPECT_NE(receiver->log().find("quarantined"), std::string::npos);
 }
 
+// A verified event PostgreSQL refuses to store (a \u0000 in its text: no text column holds one) is
+// quarantined and answered 200, once; answered 503, it was redelivered until the API gave up, and
+// lost, stored nowhere.
+TEST_F(IntakeTest, AnEventTheDatabaseRefusesIsQuarantinedNotRedeliveredForGood) {
+    start({});
+    auto port = free_port();
+    auto signed_serve = serve_signed(port);
+    ASSERT_FALSE(signed_serve.secret.empty());
+    const std::string nul = R"({"event_id":"nul-1","type":"message_received","data":{"profile_url":)"
+                            R"("https://www.linkedin.com/in/nul-person","sender_profile_url":)"
+                            R"("https://www.linkedin.com/in/nul-person","message_text":"a\u0000b"}})";
+    for (int i = 0; i < 2; ++i) {
+        auto r = deliver(port, signed_serve.account, nul, signed_serve.secret);
+        EXPECT_EQ(r.status, 200) << r.body;
+        EXPECT_NE(r.body.find("quarantined"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "1");
+    EXPECT_NE(env_->scalar("SELECT reason FROM events_quarantine").find("the database cannot store it (SQLSTATE 22"),
+              std::string::npos)
+        << signed_serve.process->log();
+    EXPECT_TRUE(signed_serve.process->alive());
+}
+
 // /metrics counts the inbox events stored, by kind, each once: a redelivery is not counted again.
 TEST_F(IntakeTest, TheMetricsCountTheEventsStoredByKind) {
     start({"--accept-probability", "0", "--reply-probability", "0"});

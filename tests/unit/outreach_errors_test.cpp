@@ -90,11 +90,15 @@ TEST(OutreachErrors, RetryAfterDeltaSecondsAndHttpDate) {
     EXPECT_FALSE(parse_retry_after("soon", now));
     EXPECT_FALSE(parse_retry_after("-5", now));
     EXPECT_FALSE(parse_retry_after("Sun, 31 Feb 2026 12:00:00 GMT", now));
-    // At most a day: a larger wait is not believable, and would overflow the clocks' milliseconds.
-    EXPECT_EQ(parse_retry_after("86400", now), 86'400);
-    EXPECT_EQ(parse_retry_after("9300000000000000", now), orch::outreach::max_retry_after_s);
-    EXPECT_EQ(parse_retry_after("99999999999999999999999", now), orch::outreach::max_retry_after_s);
-    EXPECT_EQ(parse_retry_after("Fri, 01 Mar 2030 12:00:00 GMT", now), orch::outreach::max_retry_after_s);
+    // At most an hour: a longer wait is not believable, and is read as no header (the backoff
+    // decides); one garbage header held a trial's API key for a day.
+    EXPECT_EQ(parse_retry_after("3600", now), 3'600);
+    EXPECT_FALSE(parse_retry_after("3601", now));
+    EXPECT_FALSE(parse_retry_after("86400", now));
+    EXPECT_FALSE(parse_retry_after("9300000000000000", now));
+    EXPECT_FALSE(parse_retry_after("99999999999999999999999", now));
+    EXPECT_EQ(parse_retry_after("Sun, 01 Mar 2026 13:00:00 GMT", now), 3'600);
+    EXPECT_FALSE(parse_retry_after("Fri, 01 Mar 2030 12:00:00 GMT", now));
 }
 
 TEST(OutreachErrors, RateLimitedCarriesRetryAfterOnlyWhenTheHeaderIsPresent) {
@@ -231,12 +235,34 @@ TEST(OutreachErrors, AnUnreadableAnswerToAReadIsRetriedAndToAWriteReconciled) {
     EXPECT_TRUE(write.error().may_have_taken_effect);
 }
 
+// A charge no call can cost is not booked: the answer is unreadable (a write is reconciled, a read
+// tried again), where one answer's 1,000,000 credits paused a trial's campaign for its budget.
+TEST(OutreachErrors, AnUnbelievableChargeMakesTheAnswerUnreadable) {
+    auto with_credits = [](const std::string& credits) {
+        return answer(200, R"({"success":true,"data":{"x":1},"metadata":{"action":"invite","credits_consumed":)" +
+                               credits + "}}");
+    };
+    call_metadata meta;
+    auto big = detail::decode_v2_envelope(with_credits("1000000"), true, meta);
+    ASSERT_FALSE(big);
+    EXPECT_EQ(big.error().kind, error_kind::malformed_response);
+    EXPECT_NE(big.error().message.find("not believable"), std::string::npos) << big.error().message;
+    EXPECT_TRUE(big.error().may_have_taken_effect);
+    call_metadata fine;
+    auto ok = detail::decode_v2_envelope(with_credits("300"), true, fine);
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(fine.credits_consumed, 300);
+}
+
 TEST(OutreachErrors, NonJsonErrorBodiesBecomeHttpStatusErrors) {
-    auto e = detail::error_from_answer(answer(429, "slow down", "Sun, 01 Mar 2099 12:00:00 GMT"), nullptr, true);
+    auto e = detail::error_from_answer(answer(429, "slow down", "30"), nullptr, true);
     EXPECT_EQ(e.kind, error_kind::http_status);
     EXPECT_EQ(e.what_to_do, disposition::back_off);
     ASSERT_TRUE(e.retry_after_s);
-    EXPECT_GT(*e.retry_after_s, 0);
+    EXPECT_EQ(*e.retry_after_s, 30);
+    // A date far ahead is not believable: no Retry-After, the backoff decides.
+    EXPECT_FALSE(detail::error_from_answer(answer(429, "slow down", "Sun, 01 Mar 2099 12:00:00 GMT"), nullptr, true)
+                     .retry_after_s);
     EXPECT_NE(e.message.find("slow down"), std::string::npos);
 }
 

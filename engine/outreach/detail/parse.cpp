@@ -25,6 +25,8 @@ std::optional<std::int64_t> retry_after_of(const http_answer& a) {
     return parse_retry_after(a.retry_after, std::chrono::system_clock::now());
 }
 
+constexpr std::int64_t max_believable_credits = 10'000;
+
 void read_metadata(const json& body, call_metadata& meta) {
     const json* m = object_at(body, {"metadata"});
     if (m == nullptr) {
@@ -35,6 +37,13 @@ void read_metadata(const json& body, call_metadata& meta) {
     meta.credits_consumed = strict_int(*m, "credits_consumed");
     if (meta.credits_consumed && *meta.credits_consumed < 0) {
         fail("metadata.credits_consumed is negative");
+    }
+    // No call of the spec costs near this (the largest, a search of the most results a call may ask
+    // for, costs a few hundred): a larger number is not a charge to book (one answer's 1,000,000
+    // paused a campaign for its budget where the API had charged 1).
+    if (meta.credits_consumed && *meta.credits_consumed > max_believable_credits) {
+        fail("metadata.credits_consumed " + std::to_string(*meta.credits_consumed) + " is not believable (over " +
+             std::to_string(max_believable_credits) + " for one call)");
     }
     meta.timestamp = opt_time(*m, {"timestamp"});
 }
