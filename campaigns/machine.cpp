@@ -300,6 +300,11 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
         next.wait = wait_code::none;
         return moved(std::move(next), "replied before the follow-up");
     }
+    // An invite refused because the person is connected already comes back ACCEPTED (the
+    // executor's check after the refusal): the acceptance is seen, and a wait for it is skipped.
+    if (current.kind == step_kind::invite && r.invitation_state && *r.invitation_state == invitation::accepted) {
+        return moved(enter(c, current.next, now, true), "connected already");
+    }
     return moved(enter(c, current.next, now, s.accepted_seen), "done");
 }
 

@@ -129,13 +129,18 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         out = from_error(r.error(), std::move(out), ctx, call_kind::invite);
         co_return;
     }
-    // Refused: already invited or connected counts as done; anything else is a refusal.
+    // Refused: already invited or connected counts as done; anything else is a refusal. Connected
+    // already is said to the machine (the invite's result carries ACCEPTED): the lead's wait for
+    // an acceptance is then skipped, as no acceptance event will come for a connection that
+    // exists (the lead waited out its whole wait step, 10 minutes in a test, days in a campaign).
     const outreach::error refusal = r.error();
     call_outcome seen = out;
     co_await check(api, t, seen, ctx);
     if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
         *seen.event.invitation_state != campaigns::invitation::none) {
-        seen.event.invitation_state.reset();
+        if (*seen.event.invitation_state != campaigns::invitation::accepted) {
+            seen.event.invitation_state.reset();
+        }
         out = std::move(seen);
         co_return;
     }

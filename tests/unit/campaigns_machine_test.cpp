@@ -620,6 +620,25 @@ TEST(decide, acceptance_seen_early_skips_the_wait_when_it_comes) {
     EXPECT_EQ(s, at("hello", status::ready, t0 + minutes(1), 0, false, true));
 }
 
+TEST(decide, an_invite_refused_as_connected_already_skips_the_wait) {
+    // check -> none -> invite, refused: the executor's check finds the connection (ACCEPTED). No
+    // acceptance event will come: the lead goes past the wait at once, acceptance seen (it waited
+    // out the whole wait step).
+    enrollment_state s = initial_state(the_campaign, t0);
+    s = decide(the_campaign, lead, s, ev_due{}, t0).next;
+    s = decide(the_campaign, lead, s, check_ok(invitation::none), t0).next;
+    s = decide(the_campaign, lead, s, ev_due{}, t0).next;
+    ASSERT_EQ(s.st, status::calling);
+    ev_result connected = result(call_kind::invite, result_kind::ok);
+    connected.invitation_state = invitation::accepted;
+    decision d = decide(the_campaign, lead, s, connected, t0 + minutes(1));
+    EXPECT_TRUE(d.valid) << d.why;
+    EXPECT_EQ(d.next, at("hello", status::ready, t0 + minutes(1), 0, false, true));
+    // A pending one (invited already) still waits.
+    ev_result pending = result(call_kind::invite, result_kind::ok);
+    EXPECT_EQ(decide(the_campaign, lead, s, pending, t0).next, at("wait", status::waiting, t0 + day * 7));
+}
+
 TEST(decide, a_whole_sequence) {
     enrollment_state s = initial_state(the_campaign, t0);
     EXPECT_EQ(s, at("check", status::ready, t0));
