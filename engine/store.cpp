@@ -25,7 +25,15 @@ namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-
+// The campaign named `name` (campaigns/find: id, state, current version, its digest), its row
+// locked until `tx` ends; empty when there is none. The lock is taken first, on its own
+// (campaigns/lock_row says why).
+pqxx::result find_campaign(pqxx::work& tx, const std::string& name) {
+    if (tx.exec_params(q("campaigns/lock_row"), name).empty()) {
+        return {};
+    }
+    return tx.exec_params(q("campaigns/find"), name);
+}
 
 // A company name as the do-not-contact checks compare it (SQL lower(btrim(...))).
 std::string lower_trimmed(const std::string& s) {
@@ -567,7 +575,7 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
         pqxx::work tx(*conn_);
         // find locks the campaign's row (FOR NO KEY UPDATE), as apply does: a concurrent apply of its
         // file and this change are ordered, so neither undoes half of the other.
-        auto found = tx.exec_params(q("campaigns/find"), name);
+        auto found = find_campaign(tx, name);
         if (found.empty()) {
             return std::nullopt;
         }
@@ -664,7 +672,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         tx.exec(q("campaigns/lock"));
         tx.exec_params(q("campaigns/lifecycle_lock"), name);
         std::string digest = sha256_hex(canonical.dump());
-        auto found = tx.exec_params(q("campaigns/find"), name);
+        auto found = find_campaign(tx, name);
         if (found.empty()) {
             out.campaign_id = tx.exec_params(q("campaigns/insert"), name)[0][0].as<std::int64_t>();
             out.version = 1;
@@ -890,7 +898,7 @@ std::optional<current_definition_row> store::current_definition(const std::strin
     return guarded("campaigns/find", [&]() -> std::optional<current_definition_row> {
         // campaigns/find locks the row (apply's own use); this read lets it go at once.
         pqxx::work tx(*conn_);
-        auto r = tx.exec_params(q("campaigns/find"), name);
+        auto r = find_campaign(tx, name);
         if (r.empty()) {
             return std::nullopt;
         }

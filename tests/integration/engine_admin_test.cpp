@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <fstream>
 #include <random>
@@ -742,6 +743,41 @@ TEST_F(AdminTest, ABudgetBelowWhatIsSpentIsSaidSo) {
     EXPECT_NE(cli.output.find("warning: the budget is below what is already spent or reserved (3 credits)"),
               std::string::npos)
         << cli.output;
+}
+
+// A budget change while new versions of the campaign's file are applied finds the campaign every
+// time: it waits for the apply's lock, then reads the campaign as the apply committed it. (It
+// answered 404 "no campaign named" when its wait ended on an apply that had made a new version.)
+TEST_F(AdminTest, ABudgetSetWhileTheCampaignIsAppliedFindsIt) {
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("eta", search_audience(3), 1000)).status, 201);
+    std::atomic<bool> done{false};
+    std::vector<int> apply_statuses;
+    std::thread applier([&] {
+        http_client applies("127.0.0.1", port_);
+        const std::map<std::string, std::string> h{{"Authorization", "Bearer " + std::string(token)},
+                                                   {"Content-Type", "application/yaml"}};
+        // Each file gives another budget: a new version each time.
+        for (int i = 1; i <= 30; ++i) {
+            apply_statuses.push_back(
+                applies.request("POST", "/v1/campaigns", campaign_yaml("eta", search_audience(3), 1000 + i), h).status);
+        }
+        done = true;
+    });
+    std::map<int, int> put_statuses;
+    std::string last_refusal;
+    int puts = 0;
+    while (!done || puts < 30) {
+        auto r = call("PUT", "/v1/campaigns/eta/budget", R"({"credits": 5000})");
+        ++put_statuses[r.status];
+        if (r.status != 200) {
+            last_refusal = r.body;
+        }
+        ++puts;
+    }
+    applier.join();
+    EXPECT_EQ(put_statuses[200], puts) << "statuses other than 200, the last: " << last_refusal;
+    EXPECT_EQ(std::count(apply_statuses.begin(), apply_statuses.end(), 200), 30);
+    EXPECT_EQ(env_->scalar("SELECT current_version FROM campaigns WHERE name = 'eta'"), "31");
 }
 
 // PUT /v1/accounts/{id}/limits: an account's own quotas. Bad requests (no token, unknown
