@@ -213,6 +213,11 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
             if (!res.has_content_length() && !res.chunked()) {
                 res.prepare_payload();
             }
+            // A HEAD gets the GET's header, its Content-Length included, and no body (RFC 9110
+            // 9.3.2): whatever a handler answered, for every server on this class.
+            if (req.method() == http::verb::head && !res.chunked()) {
+                res.body().clear();
+            }
             if (!keep_alive) {
                 res.keep_alive(false);
             }

@@ -101,6 +101,7 @@ using admin_input::bad_request;
 using admin_input::unprocessable;
 using admin_input::unsupported_media;
 using admin_input::int_param;
+using admin_input::only_params;
 using admin_input::object_body;
 
 using orch::text::csv_field;
@@ -420,10 +421,12 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         if (seg.size() == 2) {
             if (get) {
                 check_no_body();
+                only_params(params, {});
                 co_return co_await campaign_list();
             }
             if (post) {
                 check_body({"application/yaml", "application/x-yaml", "text/yaml", "application/json"});
+                only_params(params, {"dry_run", "search_again", "move_running"});
                 const auto flag = [&params](const std::string& name) {
                     auto it = params.find(name);
                     if (it == params.end() || it->second == "false" || it->second == "0") {
@@ -447,6 +450,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("GET");
             }
             check_no_body();
+            only_params(params, {});
             co_return co_await campaign_get(name);
         }
         const auto& sub = seg[3];
@@ -455,6 +459,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("POST");
             }
             check_no_body();
+            only_params(params, {});
             co_return co_await campaign_state(name, sub);
         }
         if (seg.size() == 4 && sub == "report") {
@@ -462,6 +467,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("GET");
             }
             check_no_body();
+            only_params(params, {});
             co_return co_await campaign_report(name);
         }
         if (seg.size() == 4 && sub == "budget") {
@@ -469,6 +475,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("PUT");
             }
             check_body({"application/json"});
+            only_params(params, {});
             co_return co_await campaign_budget_put(name, req);
         }
         if (sub == "versions" && seg.size() <= 5) {
@@ -476,6 +483,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                 co_return not_allowed("GET");
             }
             check_no_body();
+            only_params(params, {});
             co_return co_await campaign_versions(name, seg.size() == 5 ? &seg[4] : nullptr);
         }
         // ---- lifecycle: GET /v1/campaigns/{name}/diff?from=V1&to=V2 ----
@@ -483,6 +491,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!get) {
                 co_return not_allowed("GET");
             }
+            only_params(params, {"from", "to"});
             co_return co_await campaign_diff_get(name, params);
         }
         // Lead operations: POST .../leads/{id}/stop|retry|skip|move and POST .../leads:bulk.
@@ -494,6 +503,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             if (!req.body().empty() || seg.size() == 4) {
                 check_body({"application/json"});
             }
+            only_params(params, {});
             // Named locals: GCC 12 destroys some temporaries of a co_await expression twice.
             const std::string* lead = seg.size() == 6 ? &seg[4] : nullptr;
             const std::string verb = seg.size() == 6 ? seg[5] : std::string();
@@ -505,8 +515,10 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             }
             check_no_body();
             if (seg.size() == 5) {
+                only_params(params, {});
                 co_return co_await campaign_lead(name, seg[4]);
             }
+            only_params(params, {"state", "format", "limit", "cursor"});
             co_return co_await campaign_leads(name, params);
         }
     } else if (area == "dnc" && seg.size() <= 3) {
@@ -523,6 +535,9 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             check_body({"application/json"});
         } else {
             check_no_body();
+        }
+        if (area == "manual-replies" || seg.size() == 4) {
+            only_params(params, {});  // the list and a reply's page check their own
         }
         const std::string verb(req.method_string());
         const std::string body = req.body();
@@ -544,12 +559,14 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         } else {
             check_no_body();
         }
+        only_params(params, {});
         co_return co_await account_limits(seg[2], req, put);
     } else if (seg.size() == 3 && area == "events" && seg[2] == "quarantine") {
         if (!get) {
             co_return not_allowed("GET");
         }
         check_no_body();
+        only_params(params, {"limit"});
         co_return co_await events_quarantine(params);
     } else if (seg.size() == 2 && (area == "accounts" || area == "budget" || area == "events")) {
         if (!get) {
@@ -557,11 +574,14 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
         }
         check_no_body();
         if (area == "accounts") {
+            only_params(params, {});
             co_return co_await accounts();
         }
         if (area == "budget") {
+            only_params(params, {"campaign"});
             co_return co_await budget(params);
         }
+        only_params(params, {"type", "limit"});
         co_return co_await events(params);
     }
     co_return error_reply(http::status::not_found, "no such path: " + target.path);
@@ -1594,6 +1614,9 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
                                                      const std::map<std::string, std::string>& params,
                                                      const api::request& req) {
     const auto method = req.method();
+    only_params(params, seg.size() == 2 && (method == http::verb::get || method == http::verb::head)
+                            ? std::initializer_list<std::string_view>{"limit", "cursor"}
+                            : std::initializer_list<std::string_view>{});
     if (seg.size() == 3) {
         if (method != http::verb::delete_) {
             co_return not_allowed("DELETE");

@@ -76,9 +76,27 @@ target read_target(std::string_view raw) {
             throw bad_request("query parameter '" + std::string(p.key) + "' (percent-decoded) is not valid text: " +
                               at_byte(*bad));
         }
-        t.params[p.key] = p.value;
+        // Twice is refused rather than read one way: `?dry_run=true&dry_run=false` applied for real.
+        if (!t.params.emplace(p.key, p.value).second) {
+            throw bad_request("query parameter '" + std::string(p.key) + "' is given more than once");
+        }
     }
     return t;
+}
+
+void only_params(const std::map<std::string, std::string>& params, std::initializer_list<std::string_view> allowed) {
+    for (const auto& [name, value] : params) {
+        if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) {
+            continue;
+        }
+        std::string known;
+        for (auto a : allowed) {
+            known += (known.empty() ? "" : ", ") + std::string(a);
+        }
+        throw bad_request("unknown query parameter '" + name + "' (" +
+                          (known.empty() ? std::string("this path takes none") : "this path takes " + known) +
+                          "); nothing was done");
+    }
 }
 
 void check_path_names(const target& t) {

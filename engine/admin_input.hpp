@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <initializer_list>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -37,12 +38,16 @@ struct unprocessable : failure {
 
 struct target {
     std::vector<std::string> segments;          // decoded; a trailing empty segment dropped
-    std::map<std::string, std::string> params;  // decoded query parameters (the last of a name wins)
+    std::map<std::string, std::string> params;  // decoded query parameters
     std::string path;                           // the path as sent (percent-encoded), for messages
 };
 // Parses an origin-form target ("/v1/campaigns/x?dry_run=true"). Throws bad_request when it does
-// not parse or a decoded segment, parameter name or value is not UTF-8 or holds a NUL.
+// not parse, a decoded segment, parameter name or value is not UTF-8 or holds a NUL, or a
+// parameter is given twice.
 target read_target(std::string_view raw);
+// A route's parameters are among `allowed`: throws bad_request naming the first other one and the
+// route's own (a misspelt `?dryrun=true` would otherwise apply for real).
+void only_params(const std::map<std::string, std::string>& params, std::initializer_list<std::string_view> allowed);
 // Names in a path (segment 3 of /v1/campaigns/{name}... and /v1/accounts/{id}...) have no control
 // or bidirectional characters. Throws bad_request.
 void check_path_names(const target& t);

@@ -1006,6 +1006,49 @@ TEST_F(AdminTest, ADeeplyNestedJsonBodyIsA400AndServeGoesOn) {
     EXPECT_EQ(get("/healthz").status, 200);
 }
 
+// A query parameter a route does not take, or one given twice, is a 400 naming it, and nothing
+// is done: a misspelt `?dryrun=true` applied for real, and `?dry_run=true&dry_run=false` too.
+TEST_F(AdminTest, UnknownOrRepeatedQueryParametersAreRefused) {
+    const auto file = campaign_yaml("theta", search_audience(3));
+    struct bad {
+        std::string method, target, says;
+    };
+    for (const auto& b : {bad{"POST", "/v1/campaigns?dryrun=true", "unknown query parameter 'dryrun' (this path takes "
+                                                                    "dry_run, search_again, move_running)"},
+                          bad{"POST", "/v1/campaigns?dry_run=true&dry_run=false",
+                              "query parameter 'dry_run' is given more than once"},
+                          bad{"GET", "/v1/campaigns?limit=5", "unknown query parameter 'limit' (this path takes none)"},
+                          bad{"GET", "/v1/events?typ=reply", "unknown query parameter 'typ' (this path takes type, limit)"},
+                          bad{"GET", "/v1/budget?campaign=a&campaign=b", "given more than once"},
+                          bad{"GET", "/v1/dnc?cursor=0&limt=5", "unknown query parameter 'limt'"},
+                          bad{"GET", "/v1/campaigns/theta/leads?sate=done", "unknown query parameter 'sate'"},
+                          bad{"PUT", "/v1/campaigns/theta/budget?force=1", "unknown query parameter 'force'"}}) {
+        auto r = call(b.method, b.target, b.method == "GET" ? "" : b.method == "PUT" ? R"({"credits": 5})" : file);
+        EXPECT_EQ(r.status, 400) << b.target << ": " << r.body;
+        EXPECT_NE(error_message(r).find(b.says), std::string::npos) << b.target << ": " << r.body;
+    }
+    EXPECT_EQ(count("campaigns"), "0");
+    // The parameters a route takes still work.
+    EXPECT_EQ(call("POST", "/v1/campaigns?dry_run=true", file).status, 200);
+    EXPECT_EQ(count("campaigns"), "0");
+    EXPECT_EQ(get("/v1/events?type=message&limit=5").status, 200);
+    EXPECT_EQ(get("/v1/dnc?limit=5&cursor=0").status, 200);
+}
+
+// A HEAD is answered with the GET's status and Content-Length, and no body.
+TEST_F(AdminTest, AHeadHasTheGetsHeaderAndNoBody) {
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("iota", search_audience(3))).status, 201);
+    for (const std::string target : {"/v1/campaigns", "/v1/dnc", "/v1/events/quarantine", "/healthz"}) {
+        const auto got = get(target);
+        const auto head = call("HEAD", target);
+        EXPECT_EQ(head.status, got.status) << target;
+        EXPECT_TRUE(head.body.empty()) << target << ": " << head.body;
+        EXPECT_EQ(head.header("content-length"), std::to_string(got.body.size())) << target;
+    }
+    // The connection goes on after a HEAD (its answer's length did not swallow the next one).
+    EXPECT_EQ(get("/v1/campaigns").status, 200);
+}
+
 TEST_F(AdminTest, ContentTypesAndUnexpectedBodies) {
     auto with_type = [&](const std::string& method, const std::string& target, const std::string& body,
                          const std::string& type) {

@@ -58,6 +58,7 @@ struct http_client::impl {
         http::write(*stream, req);
         http::response_parser<http::string_body> parser;
         parser.body_limit(64 * 1024 * 1024);
+        parser.skip(method == "HEAD");  // a HEAD's answer has no body, whatever its Content-Length
         http::read(*stream, buffer, parser);
         auto res = parser.release();
         http_result out;
