@@ -1044,6 +1044,11 @@ TEST_F(AdminTest, AHeadHasTheGetsHeaderAndNoBody) {
         EXPECT_EQ(head.status, got.status) << target;
         EXPECT_TRUE(head.body.empty()) << target << ": " << head.body;
         EXPECT_EQ(head.header("content-length"), std::to_string(got.body.size())) << target;
+        // On the wire: the header and nothing after it (a client library skips a HEAD's body).
+        const auto wire = raw_exchange(port_, "HEAD " + target + " HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                                                  std::string(token) + "\r\nConnection: close\r\n\r\n");
+        ASSERT_NE(wire.find("\r\n\r\n"), std::string::npos) << wire;
+        EXPECT_EQ(wire.substr(wire.find("\r\n\r\n") + 4), "") << target;
     }
     // The connection goes on after a HEAD (its answer's length did not swallow the next one).
     EXPECT_EQ(get("/v1/campaigns").status, 200);
