@@ -73,6 +73,20 @@ bool is_forbidden_in_name(char32_t cp) {
            (cp >= 0x2066 && cp <= 0x2069);
 }
 
+namespace {
+
+// Characters that show as nothing, so that a name holding one looks like another name: the
+// zero-width space, the word joiner and other invisible operators, the byte order mark, the soft
+// hyphen, the Mongolian vowel separator, the direction marks, and the line and paragraph
+// separators. The zero-width joiner and non-joiner are not among them: scripts (Persian, the
+// Indic ones) and emoji sequences need them.
+bool is_invisible_in_name(char32_t cp) {
+    return cp == 0x200B || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF || cp == 0x00AD || cp == 0x180E ||
+           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+}
+
+}  // namespace
+
 std::optional<problem> check_text(std::string_view s) {
     for (std::size_t i = 0; i < s.size();) {
         char32_t cp = 0;
@@ -99,6 +113,9 @@ std::optional<problem> check_name(std::string_view s) {
             const bool bidi = cp >= 0x2000;
             return problem{i, std::string(bidi ? "bidirectional control character " : "control character ") +
                                   code_point_name(cp)};
+        }
+        if (is_invisible_in_name(cp)) {
+            return problem{i, "invisible character " + code_point_name(cp)};
         }
         i += n;
     }

@@ -98,11 +98,21 @@ std::string check(const input& in) {
         if (in.company.size() > value_max || has_control(in.company)) {
             return "company: must be at most " + std::to_string(value_max) + " characters without control characters";
         }
+        // An invisible or direction character would make the entry match no lead's company,
+        // while it reads as the company it names.
+        if (auto p = orch::text::check_name(in.company)) {
+            return "company: '" + orch::text::escaped(in.company.substr(0, 80)) + "' has " + p->what + " at byte " +
+                   std::to_string(p->offset + 1) + ", which would match no lead's company";
+        }
         return "";
     }
     const auto& u = in.profile_url;
     if (u.size() > value_max || has_control(u) || u.find(' ') != std::string::npos) {
         return "profile_url: '" + u.substr(0, 80) + "' is not a URL (blanks or control characters, or too long)";
+    }
+    if (auto p = orch::text::find_space(u); p || (p = orch::text::check_name(u))) {
+        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
+               std::to_string(p->offset + 1) + ", which would match no lead's profile";
     }
     auto c = canonical_profile_url(u);
     auto slash = c.find('/');

@@ -815,6 +815,7 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"invite": {"per_day": -1}})", "invite.per_day"},
         {R"({"invite": {"per_day": 1.5}})", "invite.per_day"},
         {R"({"send": {"per_week": "9"}})", "send.per_week"},
+        {R"({"invite": {"per_day": 40, "per_week": 30}})", "invite.per_week: 30 is below its per_day (40)"},
         {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
         // The settings' flat name: the message shows the body's shape.
         {R"({"invite_per_day": 5})", R"(each action takes an object of its quotas, such as {"invite": {"per_day": 40)"},
@@ -977,6 +978,20 @@ TEST_F(AdminTest, NamesWithControlCharactersAreRefused) {
         EXPECT_EQ(r.status, 400) << target << ": " << r.body;
         EXPECT_NE(r.body.find("not a valid name"), std::string::npos) << r.body;
     }
+    EXPECT_EQ(count("campaigns"), "0");
+    // A character that shows as nothing: a name that looks like another's (422), a path (400), a
+    // do-not-contact company or URL that would match no lead (422).
+    auto invisible = call("POST", "/v1/campaigns", campaign_yaml("\"look\u200Balike\"", search_audience(3)));
+    EXPECT_EQ(invisible.status, 422) << invisible.body;
+    EXPECT_NE(invisible.body.find("invisible character U+200B"), std::string::npos) << invisible.body;
+    EXPECT_EQ(call("GET", "/v1/campaigns/look%E2%80%8Balike").status, 400);
+    for (const std::string entry : {R"({"entries": [{"company": "Acme\u200B"}]})", R"({"entries": [{"company": "Ac\u202Eme"}]})",
+                                    R"({"entries": [{"profile_url": "https://n.example/in/a\u200Bb"}]})"}) {
+        auto r = call("POST", "/v1/dnc", entry);
+        EXPECT_EQ(r.status, 422) << entry << ": " << r.body;
+        EXPECT_NE(r.body.find("which would match no lead"), std::string::npos) << r.body;
+    }
+    EXPECT_EQ(count("do_not_contact"), "0");
     EXPECT_EQ(count("campaigns"), "0");
     // Nothing of it reached serve's log as a line of its own.
     EXPECT_EQ(serve_->log().find("\nforged line"), std::string::npos) << serve_->log();

@@ -45,7 +45,16 @@ TEST(text, check_text_accepts_utf8_and_refuses_the_rest_with_its_offset) {
 
 TEST(text, check_name_refuses_controls_and_bidi_overrides) {
     EXPECT_FALSE(check_name("campaign-2026 Q1 (Zürich)"));
-    EXPECT_FALSE(check_name("\xe2\x80\x8b"));  // a zero-width space is not on the list
+    // The joiners scripts and emoji sequences need are names' characters.
+    EXPECT_FALSE(check_name("\xf0\x9f\x91\xa9\xe2\x80\x8d\xf0\x9f\x92\xbb"));  // woman, ZWJ, laptop
+    EXPECT_FALSE(check_name("\xd9\x85\xdb\x8c\xe2\x80\x8c\xd8\xae"));  // Persian, with a ZWNJ
+    // Characters that show as nothing are not: a name holding one would look like another.
+    for (const std::string invisible : {"a\xe2\x80\x8b", "\xef\xbb\xbf" "a", "a\xc2\xad" "b", "a\xe2\x81\xa0",
+                                        "a\xe2\x80\x8e", "a\xe2\x80\xa8"}) {
+        auto p = check_name(invisible);
+        ASSERT_TRUE(p) << escaped(invisible);
+        EXPECT_NE(p->what.find("invisible character U+"), std::string::npos) << p->what;
+    }
     for (const std::string bad : {"a\n", "\x1b[31m", "a\x7f", "\xc2\x85", "\xc2\x9f", "\xe2\x80\xaa", "\xe2\x80\xae",
                                   "\xe2\x81\xa6", "\xe2\x81\xa9", "\t", "\r"}) {
         auto p = check_name(bad);
