@@ -5,6 +5,7 @@
 #include "campaigns/detail/csv.hpp"
 #include "campaigns/detail/load_context.hpp"
 #include "campaigns/detail/template.hpp"
+#include "campaigns/detail/yaml_json.hpp"
 #include "campaigns/model.hpp"
 
 #include <algorithm>
@@ -19,7 +20,6 @@ using json = nlohmann::json;
 
 // Bounds: as many leads as one search may return, and a file size that such a list never needs.
 constexpr std::size_t leads_max = 50000;
-constexpr std::size_t file_bytes_max = 64 * 1024 * 1024;
 // Values of a JSON audience file: the array, and per lead its object and a few dozen fields.
 constexpr std::size_t json_nodes_max = leads_max * 40;
 
@@ -197,22 +197,23 @@ void take_rows(file_reporter& out, table& t, audience& who) {
             out.error(row.line, row.column, "this lead has no profile_url");
             continue;
         }
-        // A URL has no spaces, and no control or bidirectional character (which would reach
-        // terminals and logs through every listing of the lead).
-        if (auto p = orch::text::check_name(url->second)) {
-            out.error(row.line, row.column,
-                      "profile_url '" + orch::text::escaped(url->second) + "' has " + p->what + " at byte " +
-                          std::to_string(p->offset + 1));
-            continue;
-        }
         // Any space, a no-break or zero-width one too: a URL holds none, and one that looks like
-        // nothing would make two "identical" profiles two leads.
+        // nothing would make two "identical" profiles two leads. (Before the name check, which
+        // would name a zero-width space without saying where it likely came from.)
         if (auto space = orch::text::find_space(url->second)) {
             const bool ascii = url->second[space->offset] == ' ';
             out.error(row.line, row.column,
                       "profile_url '" + orch::text::escaped(url->second) + "' has " + space->what + " at byte " +
                           std::to_string(space->offset + 1) +
                           (ascii ? " (a URL writes it %20)" : " (invisible, likely pasted with the URL: remove it)"));
+            continue;
+        }
+        // A URL has no spaces, and no control or bidirectional character (which would reach
+        // terminals and logs through every listing of the lead).
+        if (auto p = orch::text::check_name(url->second)) {
+            out.error(row.line, row.column,
+                      "profile_url '" + orch::text::escaped(url->second) + "' has " + p->what + " at byte " +
+                          std::to_string(p->offset + 1));
             continue;
         }
         if (!after_web_scheme(url->second)) {  // the scheme in any case, as the canonical form reads it
@@ -262,12 +263,19 @@ void load_audience_file(load_context& ctx, audience& who, const std::string& fil
                   "audience.file: cannot read '" + who.file + "'" + (read.why.empty() ? "" : ": " + read.why));
         return;
     }
-    if (text->size() > file_bytes_max) {
+    if (text->size() > audience_file_bytes_max) {
         ctx.error(file_pointer, "audience.file: '" + who.file + "' is larger than " +
-                                    std::to_string(file_bytes_max / (1024 * 1024)) + " MiB");
+                                    std::to_string(audience_file_bytes_max / (1024 * 1024)) + " MiB");
         return;
     }
     file_reporter out{ctx, who.file};
+    // A NUL or invalid UTF-8 in a value would pass the checks of its field and fail the apply in
+    // PostgreSQL, with nothing said about where it is.
+    if (auto p = orch::text::check_text(*text)) {
+        const source_pos at = position_of(*text, p->offset);
+        out.error(at.line, at.column, "the file is not valid text: " + p->what);
+        return;
+    }
     table t = lower_extension(who.file) == "json" ? read_json_table(out, *text) : read_csv_table(out, *text);
     if (!out.failed) {
         take_rows(out, t, who);

@@ -13,7 +13,6 @@ namespace {
 
 // A campaign definition is a page or two; a megabyte is a mistake (the leads of a big audience
 // live in the audience file, which has its own bound).
-constexpr std::size_t definition_bytes_max = 1024 * 1024;
 // A campaign has a few hundred values; 100,000 leaves room and stops alias bombs early.
 constexpr std::size_t definition_nodes_max = 100000;
 
@@ -58,7 +57,7 @@ void check_names(detail::load_context& ctx, const nlohmann::json& doc) {
         }
         if (auto p = orch::text::check_name(v.get_ref<const std::string&>())) {
             ctx.error(pointer, what + " is not a valid name: " + p->what + " at byte " + std::to_string(p->offset) +
-                                   " (names may not hold control or bidirectional-override characters)");
+                                   " (names may not hold control, bidirectional-override or invisible characters)");
         }
     };
     if (doc.is_object() && doc.contains("name")) {

@@ -35,6 +35,11 @@ struct file_read {
     std::string why;
 };
 
+// The largest campaign file, and the largest audience file, the loader takes. A caller reading
+// either stops reading past it (a file linked to /dev/zero is refused, not read until memory ends).
+inline constexpr std::size_t definition_bytes_max = 1024 * 1024;
+inline constexpr std::size_t audience_file_bytes_max = 64 * 1024 * 1024;
+
 struct load_options {
     std::string file_name = "<input>";  // used in diagnostics
     // Account check: nullptr skips it (validate without a database).

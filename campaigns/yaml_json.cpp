@@ -148,6 +148,11 @@ struct converter {
             fail(n.Mark(), "too many values (aliases expanding without bound?)");
             return nullptr;
         }
+        if (!known_tag(n.Tag())) {
+            fail(n.Mark(), "unsupported YAML tag '" + n.Tag() + "' (a campaign file takes !!str, !!int, !!float, "
+                           "!!bool, !!null, !!map and !!seq, or none)");
+            return nullptr;
+        }
         switch (n.Type()) {
         case YAML::NodeType::Map:
             return mapping(n, pointer, depth);
@@ -160,13 +165,25 @@ struct converter {
         }
     }
 
+    // No tag ("?" plain, "!" quoted) or one of the core schema's: a tag of another schema
+    // (`!!python/object:os.system`, `!include`) names a type this reader would not build, and
+    // reading its text as plain would hide that the file means something else.
+    static bool known_tag(const std::string& tag) {
+        if (tag.empty() || tag == "?" || tag == "!") {
+            return true;
+        }
+        if (tag.rfind(core_prefix, 0) != 0) {
+            return false;
+        }
+        const std::string_view type = std::string_view(tag).substr(core_prefix.size());
+        return type == "str" || type == "int" || type == "float" || type == "bool" || type == "null" || type == "map" ||
+               type == "seq";
+    }
+
     json scalar(const YAML::Node& n) {
         const std::string& tag = n.Tag();
         if (tag == "!" || tag == tag_str) {
             return n.Scalar();  // quoted, or explicitly a string
-        }
-        if (tag != "?" && tag.rfind(core_prefix, 0) != 0) {
-            fail(n.Mark(), "unsupported YAML tag '" + tag + "'");
         }
         return resolve_plain(n.Scalar());
     }

@@ -154,6 +154,13 @@ std::optional<quota_overrides> apply_patch(quota_overrides current, const json& 
         if (!o) {
             return std::nullopt;
         }
+        // A week below a day is surely a slip (the day's quota could never be reached). Checked
+        // on a change only: a stored pair stays readable.
+        if (o->per_day && o->per_week && *o->per_week < *o->per_day) {
+            error = it.key() + ".per_week: " + std::to_string(*o->per_week) + " is below its per_day (" +
+                    std::to_string(*o->per_day) + "), whose quota could then never be reached";
+            return std::nullopt;
+        }
         slot = *o;
     }
     return current;

@@ -6,6 +6,7 @@
 #include <wchar.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <clocale>
@@ -51,7 +52,22 @@ std::unique_ptr<engine::store> open_db(const engine::settings& s) {
     return db;
 }
 
-file_text read_file(const std::string& path) {
+namespace {
+
+// 1 MiB, 64 KiB, 100 bytes: a limit as an operator would write it.
+std::string byte_size(std::size_t n) {
+    if (n >= 1024 * 1024 && n % (1024 * 1024) == 0) {
+        return std::to_string(n / (1024 * 1024)) + " MiB";
+    }
+    if (n >= 1024 && n % 1024 == 0) {
+        return std::to_string(n / 1024) + " KiB";
+    }
+    return std::to_string(n) + " bytes";
+}
+
+}  // namespace
+
+file_text read_file(const std::string& path, std::size_t max_bytes) {
     if (path.empty()) {
         return {std::nullopt, "no file was named (an empty path)"};
     }
@@ -64,12 +80,18 @@ file_text read_file(const std::string& path) {
     if (!in) {
         return {std::nullopt, errno != 0 ? std::strerror(errno) : "it cannot be opened"};
     }
-    std::ostringstream text;
-    text << in.rdbuf();
+    std::string text;
+    std::array<char, 64 * 1024> chunk{};
+    while (in.read(chunk.data(), chunk.size()) || in.gcount() > 0) {
+        text.append(chunk.data(), static_cast<std::size_t>(in.gcount()));
+        if (text.size() > max_bytes) {
+            return {std::nullopt, "it is larger than " + byte_size(max_bytes)};
+        }
+    }
     if (in.bad()) {
         return {std::nullopt, "reading it failed"};
     }
-    return {text.str(), ""};
+    return {std::move(text), ""};
 }
 
 std::string csv_cell(const std::string& v) { return orch::text::csv_field(v); }

@@ -55,12 +55,14 @@ std::string who_default();
 std::unique_ptr<engine::store> open_db(const engine::settings& s);
 
 // A file's whole text, or why it cannot be read: "no file was named" (an empty path), "it is a
-// directory", or the system's reason ("No such file or directory").
+// directory", "it is larger than <max_bytes>", or the system's reason ("No such file or
+// directory"). Reading stops past max_bytes: a device or a pipe that never ends is refused, not
+// read until memory runs out. (A FIFO nobody writes to waits for a writer, as `cat` does.)
 struct file_text {
     std::optional<std::string> text;
     std::string why;
 };
-file_text read_file(const std::string& path);
+file_text read_file(const std::string& path, std::size_t max_bytes);
 
 // ---- output formats ----
 // Every listing command takes --format table|json|csv. A command with several tables gives them

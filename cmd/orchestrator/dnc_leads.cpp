@@ -153,12 +153,9 @@ int dnc_list(const engine::settings& s, const std::string& format) {
 }
 
 int dnc_import(const engine::settings& s, const std::string& file, const std::string& reason, const std::string& by) {
-    auto read = read_file(file);
+    auto read = read_file(file, 64 * 1024 * 1024);
     if (!read.text) {
         throw failure("dnc import: cannot read '" + orch::text::escaped(file) + "': " + read.why, 2);
-    }
-    if (read.text->size() > 64 * 1024 * 1024) {
-        throw failure("dnc import: '" + orch::text::escaped(file) + "' is larger than 64 MiB", 2);
     }
     auto rows = dnc::read_csv(*read.text, reason);
     if (!rows.problems.empty()) {

@@ -79,8 +79,6 @@ struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-std::optional<std::string> read_text(const fs::path& p) { return orch::cli::read_file(p.string()).text; }
-
 // ---- settings from file, environment and flags ----
 struct global_options {
     std::string config_file;
@@ -108,7 +106,11 @@ settings load(const global_options& g, const settings_needs& needs) {
     orch::engine::settings_sources src;
     if (!g.config_file.empty()) {
         src.file_name = g.config_file;
-        src.file_text = read_text(g.config_file).value_or("");
+        auto read = orch::cli::read_file(g.config_file, 1024 * 1024);
+        if (!read.text) {
+            throw usage_error("'" + orch::text::escaped(g.config_file) + "': cannot read the configuration file: " + read.why);
+        }
+        src.file_text = std::move(*read.text);
     }
     src.env = orch::engine::process_environment();
     src.flags = g.flags;
@@ -755,6 +757,15 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         auto& o = current[static_cast<std::size_t>(a)];
         (key.substr(dot + 1) == "per_day" ? o.per_day : o.per_week) = n;
     }
+    // As PUT /v1/accounts/{id}/limits: a week below a day, for an action these flags change.
+    for (const auto& [key, text] : r.values) {
+        const auto action = key.substr(0, key.find('.'));
+        const auto& o = current[static_cast<std::size_t>(*limits::parse_action(action))];
+        if (o.per_day && o.per_week && *o.per_week < *o.per_day) {
+            throw usage_error("--" + action + "-per-week: " + std::to_string(*o.per_week) + " is below its per day (" +
+                              std::to_string(*o.per_day) + "), whose quota could then never be reached");
+        }
+    }
     return current;
 }
 
@@ -840,7 +851,7 @@ struct loaded_campaign {
 };
 
 loaded_campaign load_campaign_file(const std::string& file, orch::engine::store* db, bool stores = true) {
-    auto read = orch::cli::read_file(file);
+    auto read = orch::cli::read_file(file, orch::campaigns::definition_bytes_max);
     if (!read.text) {
         throw usage_error("'" + orch::text::escaped(file) + "': cannot read the campaign file: " + read.why);
     }
@@ -848,7 +859,7 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
     auto base = fs::path(file).parent_path();
     auto r = orch::engine::check_definition(*text, file, db, [base](const std::string& path) {
         fs::path p(path);
-        auto read = orch::cli::read_file((p.is_absolute() ? p : base / p).string());
+        auto read = orch::cli::read_file((p.is_absolute() ? p : base / p).string(), orch::campaigns::audience_file_bytes_max);
         return orch::campaigns::file_read(std::move(read.text), std::move(read.why));
     });
     // A diagnostic may quote what the file holds (a key, a step id): through terminal_lines, which

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstdio>
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <regex>
 #include <sstream>
@@ -572,6 +573,30 @@ TEST_F(CliOutput, NamesThatNameNothingAreRefused) {
     EXPECT_NE(env_->run({"inbox", "list", "--campaign", "nope"}).output.find("no campaign named 'nope'"), std::string::npos);
     EXPECT_NE(env_->run({"campaign", "validate", "/tmp"}).output.find("it is a directory"), std::string::npos);
     EXPECT_NE(env_->run({"campaign", "estimate", ""}).output.find("no file was named"), std::string::npos);
+    // A file that never ends (a device) is read up to the limit and refused, not read until
+    // memory runs out: a campaign file, an audience file, a do-not-contact import, a configuration.
+    auto endless = env_->run({"campaign", "validate", "/dev/zero"});
+    EXPECT_EQ(endless.exit_code, 2) << endless.output;
+    EXPECT_NE(endless.output.find("'/dev/zero': cannot read the campaign file: it is larger than 1 MiB"),
+              std::string::npos)
+        << endless.output;
+    const std::string zero_csv = file_ + ".zero.csv";
+    std::filesystem::remove(zero_csv);
+    std::filesystem::create_symlink("/dev/zero", zero_csv);
+    std::ofstream(file_) << "name: e\naccounts: [nobody]\naudience:\n  file: " << zero_csv << "\n"
+                            "schedule:\n  time_zone: UTC\nbudget_credits: 50\nsteps:\n  - id: v\n    kind: visit\n";
+    auto audience = env_->run({"campaign", "validate", file_});
+    std::filesystem::remove(zero_csv);
+    EXPECT_EQ(audience.exit_code, 2) << audience.output;
+    EXPECT_NE(audience.output.find("cannot read '" + zero_csv + "': it is larger than 64 MiB"), std::string::npos)
+        << audience.output;
+    auto dnc = env_->run({"dnc", "import", "/dev/zero"});
+    EXPECT_EQ(dnc.exit_code, 2) << dnc.output;
+    EXPECT_NE(dnc.output.find("it is larger than 64 MiB"), std::string::npos) << dnc.output;
+    auto config = env_->run({"--config", "/dev/zero", "campaign", "list"});
+    EXPECT_EQ(config.exit_code, 2) << config.output;
+    EXPECT_NE(config.output.find("cannot read the configuration file: it is larger than 1 MiB"), std::string::npos)
+        << config.output;
 
     std::ofstream(file_) << "name: e\naccounts: [nobody]\naudience:\n  search:\n    title: Engineer\n"
                             "schedule:\n  time_zone: UTC\nbudget_credits: 50\nsteps:\n  - id: v\n    kind: visit\n";

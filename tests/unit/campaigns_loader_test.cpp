@@ -914,6 +914,34 @@ TEST(loader, invalid_text_and_nul_are_refused_where_they_are) {
     EXPECT_FALSE(escaped.value);
 }
 
+// A NUL or invalid UTF-8 in an audience file is refused where it is at validate time (it passed,
+// and the apply failed in PostgreSQL with nothing said about where).
+TEST(loader, invalid_text_in_an_audience_file_is_refused_where_it_is) {
+    auto nul = load_d_csv({{"d.csv", "profile_url,first_name\nhttps://n.example/in/a,A" + std::string(1, '\0') + "na\n"}});
+    ASSERT_EQ(nul.errors.size(), 1u) << all_errors(nul);
+    EXPECT_EQ(nul.errors[0].to_string(), "d.csv:2:25: the file is not valid text: a NUL byte");
+    auto latin1 = load_d_csv({{"d.csv", "profile_url,first_name\nhttps://n.example/in/a,Jos\xe9\n"}});
+    ASSERT_EQ(latin1.errors.size(), 1u) << all_errors(latin1);
+    EXPECT_EQ(latin1.errors[0].to_string(), "d.csv:2:27: the file is not valid text: invalid UTF-8 (byte 0xe9)");
+}
+
+// Only the core schema's tags are read; another schema's (a Python object, an include) is
+// refused where it is, on a scalar, a mapping or a sequence.
+TEST(loader, tags_of_other_schemas_are_refused) {
+    const std::string steps = "  - id: visit\n    kind: visit\n";
+    for (const std::string tagged :
+         {"name: !!python/object:os.system t\n", "name: !include t.yaml\n", "name: !!python/name:os.system\n",
+          "name: !custom {a: 1}\n", "name: !!set [a]\n", "name: !<tag:example.com,2000:x> t\n"}) {
+        auto r = load(tagged + head.substr(head.find("accounts")) + steps);
+        ASSERT_FALSE(r.errors.empty()) << tagged;
+        EXPECT_EQ(r.errors[0].line, 1) << tagged << all_errors(r);
+        EXPECT_NE(r.errors[0].message.find("unsupported YAML tag"), std::string::npos) << tagged << all_errors(r);
+        EXPECT_FALSE(r.value);
+    }
+    auto core = load("name: !!str t\n" + head.substr(head.find("accounts")) + steps);
+    EXPECT_TRUE(core.errors.empty()) << all_errors(core);
+}
+
 // The campaign's name and its accounts are names: no control characters, no bidirectional
 // overrides or isolates.
 TEST(loader, names_with_control_characters_are_refused) {
@@ -929,9 +957,15 @@ TEST(loader, names_with_control_characters_are_refused) {
     ASSERT_EQ(acc.errors.size(), 1u) << all_errors(acc);
     EXPECT_EQ(acc.errors[0].to_string(),
               "c.yaml:2:19: accounts[1] is not a valid name: bidirectional control character U+202E at byte 3 (names "
-              "may not hold control or bidirectional-override characters)");
-    // Other Unicode is fine.
-    auto ok = load("name: \"Ingénieurs – Zürich 🚀\"\naccounts: acc_1\n" + rest);
+              "may not hold control, bidirectional-override or invisible characters)");
+    // A character that shows as nothing would make the name look like another.
+    for (const std::string name : {"\"ab\u200Bc\"", "\"\uFEFFabc\"", "\"a\u00ADb\"", "\"a\u2060b\"", "\"ab\u200E\""}) {
+        auto r = load("name: " + name + "\naccounts: acc_1\n" + rest);
+        ASSERT_EQ(r.errors.size(), 1u) << name << all_errors(r);
+        EXPECT_NE(r.errors[0].message.find("invisible character U+"), std::string::npos) << r.errors[0].message;
+    }
+    // Other Unicode is fine, the joiners of scripts and emoji sequences too.
+    auto ok = load("name: \"Ingénieurs – Zürich 🚀 👩\u200D💻 می\u200Cخواهم\"\naccounts: acc_1\n" + rest);
     EXPECT_TRUE(ok.errors.empty()) << all_errors(ok);
 }
 
