@@ -45,7 +45,13 @@ protected:
         ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
         // Every lead was messaged and replied: four replies in the inbox.
         ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id IS NOT NULL", "4"))
-            << serve_->log();
+            << serve_->log() << worker->log() << "\nthe leads:\n"
+            << env_->scalar("SELECT string_agg(concat_ws(' ', e.lead_id, e.account_id, e.status, e.step, 'accepted=' || "
+                            "(e.accepted_at IS NOT NULL), e.reason, l.canonical_url), E'\\n' ORDER BY e.lead_id) FROM "
+                            "enrollments e JOIN leads l USING (lead_id)")
+            << "\nthe events:\n"
+            << env_->scalar("SELECT string_agg(concat_ws(' ', ev.event_id, ev.account_id, ev.kind, 'lead=' || "
+                            "COALESCE(ev.lead_id::text, '-'), ev.received_at), E'\\n' ORDER BY ev.event_id) FROM events ev");
         // From here on nobody answers: the inbox holds those four replies.
         http_client control("127.0.0.1", sandbox_->control_port());
         auto quiet = control.request("POST", "/control/settings", R"({"reply_probability": 0})",
