@@ -1334,6 +1334,13 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             return tx.exec_params1(q("intake/accepted_known"), account, lead_id)[0].as<bool>();
         };
     };
+    // The same for a reply (the inbox showed one twice, the webhook's and the sweep's).
+    auto reply_known = [this, &account](std::int64_t lead_id) {
+        return [this, &account, lead_id] {
+            pqxx::nontransaction tx(db->connection());
+            return tx.exec_params1(q("intake/reply_known"), account, lead_id)[0].as<bool>();
+        };
+    };
     for (const lead* l : to_check) {
         if (stopping || !leading()) {
             co_return;
@@ -1385,7 +1392,8 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             co_await on_db(bill);
             for (const auto& c : page->conversations) {
                 auto it = by_url.find(canonical_profile_url(c.participant.profile_url));
-                if (it != by_url.end() && c.last_message_from_me == false) {
+                if (it != by_url.end() && c.last_message_from_me == false &&
+                    !co_await on_db(reply_known(it->second->id))) {
                     co_await found("message", it->second->url, "list_inbox");
                 }
             }
