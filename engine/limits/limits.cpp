@@ -573,13 +573,20 @@ std::chrono::microseconds key_emission_interval(const settings& s) {
 }
 
 double key_rate_share::at(clock::time_point now) const {
-    const double after = after_cut_.load(std::memory_order_acquire);
+    double after = after_cut_.load(std::memory_order_acquire);
     if (after >= 1.0) {
         return 1.0;  // never cut, or grown back: no clock arithmetic on the common path
     }
     const auto since = now.time_since_epoch() - std::chrono::nanoseconds(cut_at_ns_.load(std::memory_order_relaxed));
     const double minutes = std::max(0.0, std::chrono::duration<double, std::ratio<60>>(since).count());
-    return std::min(1.0, after + recovery_per_minute * minutes);
+    const double share = after + recovery_per_minute * minutes;
+    if (share < 1.0) {
+        return share;
+    }
+    // Grown back: later reads take the common path again. Only while no cut came in between (a
+    // cut stores its share after its time, and this exchange fails once it has).
+    after_cut_.compare_exchange_strong(after, 1.0, std::memory_order_acq_rel);
+    return 1.0;
 }
 
 std::optional<double> key_rate_share::cut(clock::time_point now) {
@@ -597,12 +604,13 @@ std::optional<double> key_rate_share::cut(clock::time_point now) {
 
 double limiter::key_share() const { return impl_->share.at(key_rate_share::clock::now()); }
 
-std::chrono::microseconds limiter::key_interval() const {
+std::chrono::microseconds limiter::key_interval() const { return key_interval_at(key_share()); }
+
+std::chrono::microseconds limiter::key_interval_at(double share) const {
     const auto base = key_emission_interval(impl_->cfg);
     if (base.count() <= 0) {
         return base;
     }
-    const double share = key_share();
     return share >= 1.0 ? base
                         : std::chrono::microseconds(std::llround(static_cast<double>(base.count()) / share));
 }
@@ -633,12 +641,13 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     // key's debt leaves room for all of them (a burst of b places is b / n such takes, at least
     // one; b odd rounds that down, which only makes the take stricter).
     const std::int64_t places = std::max(1, c.key_places);
-    const std::int64_t emission_us = key_interval().count() * places;
+    const double share = key_share();  // once: the interval and the burst of one take agree
+    const std::int64_t emission_us = key_interval_at(share).count() * places;
     // The burst shrinks with the learned share too: a key the API refuses at its configured rate
     // most likely refuses its configured burst (each cooldown's end let a full burst go, and met a
     // 429 again).
     const std::int64_t burst = std::max<std::int64_t>(
-        1, static_cast<std::int64_t>(static_cast<double>(s.key_burst) * key_share()) / places);
+        1, static_cast<std::int64_t>(static_cast<double>(s.key_burst) * share) / places);
     // Quotas, caps and windows above what 4 bytes hold (2^31 - 1) are clamped to it: no count
     // reaches that in a day; valid_check and validate() keep the rest inside their widths.
     std::string packed = take_args{}

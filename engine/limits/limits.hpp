@@ -262,7 +262,7 @@ public:
     std::optional<double> cut(clock::time_point now);
 
 private:
-    std::atomic<double> after_cut_{1.0};
+    mutable std::atomic<double> after_cut_{1.0};  // at() sets it back to 1 once grown back
     std::atomic<std::int64_t> cut_at_ns_{0};  // steady clock; 0: never cut
     std::mutex cut_mutex_;
 };
@@ -305,6 +305,8 @@ public:
     // The key's rate bucket's emission interval now: key_emission_interval() over the learned
     // share (key_rate_share); 0 when the key has no rate.
     std::chrono::microseconds key_interval() const;
+    // The same for a share already read (one take reads it once).
+    std::chrono::microseconds key_interval_at(double share) const;
     // The learned share of the key's rate now (1 until a RATE_LIMITED without Retry-After).
     double key_share() const;
     // A RATE_LIMITED of the key's scope without Retry-After met by this process's call (called

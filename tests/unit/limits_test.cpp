@@ -194,6 +194,11 @@ TEST(KeyRateShare, CutsByAQuarterOncePerSecondAndGrowsBackTenPointsAMinute) {
     // Grows back 10 points a minute, to 1 and no further.
     EXPECT_NEAR(share.at(t0 + seconds(90)), 0.6 + 0.10, 1e-12);
     EXPECT_DOUBLE_EQ(share.at(t0 + minutes(30)), 1.0);
+    EXPECT_DOUBLE_EQ(share.at(t0 + minutes(31)), 1.0);
+    // Grown back, the next cut cuts from the whole rate.
+    cut = share.cut(t0 + minutes(31));
+    ASSERT_TRUE(cut.has_value());
+    EXPECT_DOUBLE_EQ(*cut, 0.75);
     // Down to 5 %, not below.
     for (int i = 1; i <= 40; ++i) {
         share.cut(t0 + minutes(31) + seconds(i));
