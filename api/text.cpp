@@ -82,7 +82,28 @@ namespace {
 // Indic ones) and emoji sequences need them.
 bool is_invisible_in_name(char32_t cp) {
     return cp == 0x200B || (cp >= 0x2060 && cp <= 0x2064) || cp == 0xFEFF || cp == 0x00AD || cp == 0x180E ||
-           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029;
+           cp == 0x200E || cp == 0x200F || cp == 0x061C || cp == 0x2028 || cp == 0x2029 ||
+           // the combining grapheme joiner, the Hangul and Khmer fillers, and the tag characters
+           cp == 0x034F || cp == 0x115F || cp == 0x1160 || cp == 0x3164 || cp == 0xFFA0 || cp == 0x17B4 ||
+           cp == 0x17B5 || (cp >= 0xE0000 && cp <= 0xE007F);
+}
+
+// What a name may not begin or end with, as said in a message: a space of any kind (a trailing
+// one makes "tour " look like "tour") or a joiner, which joins nothing there.
+const char* edge_kind(char32_t cp) {
+    if (cp == ' ') {
+        return "a space";
+    }
+    if (cp == 0x00A0 || cp == 0x202F) {
+        return "a no-break space";
+    }
+    if (cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x205F || cp == 0x3000) {
+        return "a space";
+    }
+    if (cp == 0x200C || cp == 0x200D) {
+        return "a joiner";
+    }
+    return nullptr;
 }
 
 }  // namespace
@@ -117,6 +138,10 @@ std::optional<problem> check_name(std::string_view s) {
         if (is_invisible_in_name(cp)) {
             return problem{i, "invisible character " + code_point_name(cp)};
         }
+        if (const char* kind = edge_kind(cp); kind != nullptr && (i == 0 || i + n == s.size())) {
+            return problem{i, std::string(i == 0 ? "it begins with " : "it ends with ") + kind + " (" +
+                                  code_point_name(cp) + ")"};
+        }
         i += n;
     }
     return std::nullopt;
@@ -142,8 +167,10 @@ std::optional<problem> find_space(std::string_view s) {
             kind = "a line or paragraph separator";
         } else if (cp == 0x200B) {
             kind = "a zero-width space";
-        } else if (cp == 0x200C || cp == 0x200D || cp == 0x2060) {
+        } else if (cp == 0x200C || cp == 0x200D) {
             kind = "a zero-width joiner or non-joiner";
+        } else if (cp == 0x2060) {
+            kind = "a word joiner";
         } else if (cp == 0xFEFF) {
             kind = "a byte order mark";
         }

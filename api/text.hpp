@@ -7,8 +7,8 @@
 //   check_name   check_text, and no control character (C0, DEL, C1) nor bidirectional
 //                override/isolate (U+202A-U+202E, U+2066-U+2069), which would forge log lines or
 //                reorder what a terminal shows, nor a character that shows as nothing (U+200B,
-//                U+2060-U+2064, U+FEFF, U+00AD, the direction marks...), which would make one name
-//                look like another
+//                U+2060-U+2064, U+FEFF, U+00AD, the direction marks, fillers, tags...), nor a space
+//                or joiner at either end, which would make one name look like another
 //   find_space   the first space of any kind in text check_text accepts: an ASCII space, a
 //                Unicode space separator (U+00A0, U+2000-U+200A, U+3000, ...), a line or
 //                paragraph separator, or a zero-width character (U+200B-U+200D, U+2060, U+FEFF);

@@ -142,6 +142,13 @@ void read_json_row(file_reporter& out, const parsed_document& doc, const json& i
             out.error(key_at.line, key_at.column,
                       "the value of '" + key + "' must be a text, a number or true/false");
         } else if (!value.is_null()) {
+            // An escape (\u0000) makes a NUL the file's text check did not see: PostgreSQL refuses it.
+            if (auto p = value.is_string() ? orch::text::check_text(value.get_ref<const std::string&>())
+                                           : std::optional<orch::text::problem>()) {
+                const source_pos value_at = doc.positions.at(pointer_append(pointer, key)).value;
+                out.error(value_at.line, value_at.column, "the value of '" + key + "' holds " + p->what);
+                continue;
+            }
             std::string text = trim(value.is_string() ? value.get<std::string>() : value.dump());
             if (!text.empty()) {
                 row.fields[key] = std::move(text);
@@ -208,12 +215,12 @@ void take_rows(file_reporter& out, table& t, audience& who) {
                           (ascii ? " (a URL writes it %20)" : " (invisible, likely pasted with the URL: remove it)"));
             continue;
         }
-        // A URL has no spaces, and no control or bidirectional character (which would reach
-        // terminals and logs through every listing of the lead).
-        if (auto p = orch::text::check_name(url->second)) {
+        // No control, bidirectional or invisible character either (which would reach terminals
+        // and logs through every listing of the lead), percent-encoded or not.
+        if (auto p = profile_url_text_problem(url->second)) {
             out.error(row.line, row.column,
                       "profile_url '" + orch::text::escaped(url->second) + "' has " + p->what + " at byte " +
-                          std::to_string(p->offset + 1));
+                          std::to_string(p->where + 1));
             continue;
         }
         if (!after_web_scheme(url->second)) {  // the scheme in any case, as the canonical form reads it

@@ -2,6 +2,8 @@
 #include "campaigns/detail/assert.hpp"
 #include "campaigns/model.hpp"
 
+#include "api/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <iterator>
@@ -400,6 +402,46 @@ std::optional<std::string_view> after_web_scheme(std::string_view url) {
         if (starts_ci(url, scheme)) {
             return url.substr(scheme.size());
         }
+    }
+    return std::nullopt;
+}
+
+std::optional<text_problem> profile_url_text_problem(std::string_view url) {
+    if (auto p = orch::text::find_space(url)) {
+        return text_problem{p->offset, p->what};
+    }
+    if (auto p = orch::text::check_name(url)) {
+        return text_problem{p->offset, p->what};
+    }
+    // The same checks on the percent-decoded text, each decoded byte mapped to its %XX.
+    std::string decoded;
+    std::vector<std::size_t> from;
+    for (std::size_t i = 0; i < url.size(); ++i) {
+        if (url[i] == '%' && i + 2 < url.size() && hex_value(url[i + 1]) >= 0 && hex_value(url[i + 2]) >= 0) {
+            decoded.push_back(static_cast<char>(hex_value(url[i + 1]) * 16 + hex_value(url[i + 2])));
+            from.push_back(i);
+            i += 2;
+        } else {
+            decoded.push_back(url[i]);
+            from.push_back(i);
+        }
+    }
+    if (decoded.size() == url.size() || orch::text::check_text(decoded)) {
+        return std::nullopt;  // nothing encoded, or bytes that are not text (not a name's characters)
+    }
+    auto p = orch::text::find_space(decoded);
+    if (!p) {
+        p = orch::text::check_name(decoded);
+    }
+    if (!p) {
+        return std::nullopt;
+    }
+    return text_problem{from[p->offset], p->what + ", percent-encoded"};
+}
+
+std::optional<text_problem> company_text_problem(std::string_view company) {
+    if (auto p = orch::text::check_name(company)) {
+        return text_problem{p->offset, p->what};
     }
     return std::nullopt;
 }

@@ -311,6 +311,12 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
             ctx.error(pointer, "'" + url + "' is not a profile URL (expected e.g. https://network.example/in/jane-doe)");
             continue;
         }
+        // An invisible or direction character would make the exclusion match nobody.
+        if (auto p = profile_url_text_problem(url)) {
+            ctx.error(pointer, "'" + orch::text::escaped(url) + "' has " + p->what + " at byte " +
+                                   std::to_string(p->where + 1) + ", which would exclude nobody");
+            continue;
+        }
         if (!seen.insert("u:" + host_path).second) {
             ctx.warning(pointer, "'" + url + "' is listed twice");
         }
@@ -325,6 +331,11 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
         const std::string pointer = "/exclude/companies/" + std::to_string(i);
         if (name.empty()) {
             ctx.error(pointer, "a company name cannot be blank");
+            continue;
+        }
+        if (auto p = company_text_problem(name)) {
+            ctx.error(pointer, "company '" + orch::text::escaped(name) + "' has " + p->what + " at byte " +
+                                   std::to_string(p->where + 1) + ", which would exclude nobody");
             continue;
         }
         if (!seen.insert("c:" + lower(name)).second) {

@@ -154,16 +154,28 @@ std::optional<quota_overrides> apply_patch(quota_overrides current, const json& 
         if (!o) {
             return std::nullopt;
         }
-        // A week below a day is surely a slip (the day's quota could never be reached). Checked
-        // on a change only: a stored pair stays readable.
-        if (o->per_day && o->per_week && *o->per_week < *o->per_day) {
-            error = it.key() + ".per_week: " + std::to_string(*o->per_week) + " is below its per_day (" +
-                    std::to_string(*o->per_day) + "), whose quota could then never be reached";
-            return std::nullopt;
-        }
         slot = *o;
     }
     return current;
+}
+
+std::string week_below_day(const quota_overrides& q,
+                           const std::array<limits::action_defaults, limits::action_count>& defaults,
+                           const std::vector<limits::action>& changed) {
+    for (auto a : changed) {
+        const auto i = static_cast<std::size_t>(a);
+        const auto& o = q[i];
+        const std::int64_t day = o.per_day.value_or(defaults[i].limit.per_day);
+        const std::int64_t week = o.per_week.value_or(defaults[i].limit.per_week);
+        if (day < 0 || week < 0 || week >= day) {
+            continue;  // a negative default is no limit
+        }
+        const auto name = std::string(limits::to_string(a));
+        return name + ": a week of " + std::to_string(week) + (o.per_week ? "" : " (the default)") +
+               " is below a day of " + std::to_string(day) + (o.per_day ? "" : " (the default)") +
+               ", whose quota could then never be reached";
+    }
+    return "";
 }
 
 effective_quotas effective(const quota_overrides& q,

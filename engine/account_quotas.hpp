@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace orch::engine {
 
@@ -70,6 +71,14 @@ nlohmann::json to_json(const quota_overrides& q);
 // nullopt with `error` naming the field ("invite.per_day: must be an integer from 0 to 1000000",
 // "bogus: unknown action; ...").
 std::optional<quota_overrides> apply_patch(quota_overrides current, const nlohmann::json& patch, std::string& error);
+
+// The first of `changed`'s actions whose effective week (its override, else the default) is below
+// its effective day, as a message naming both and where each comes from; "" when none is. Checked
+// on a change only, for the actions it names: a stored pair stays readable, and an action the
+// change leaves alone is not its concern.
+std::string week_below_day(const quota_overrides& q,
+                           const std::array<limits::action_defaults, limits::action_count>& defaults,
+                           const std::vector<limits::action>& changed);
 
 // What the limiter gets (check::account_quota, limiter::status's `quotas`): for each action with
 // an override, the full quota (the override's fields, the defaults' for the others); nullopt for

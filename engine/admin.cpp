@@ -435,8 +435,8 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
                     if (it->second == "true" || it->second == "1") {
                         return true;
                     }
-                    throw bad_request("query parameter '" + name + "' must be true or false, got '" + it->second +
-                                      "'");
+                    throw bad_request("query parameter '" + name + "' must be true or false (or 1 or 0), got '" +
+                                      it->second + "'");
                 };
                 const bool dry_run = flag("dry_run");
                 const bool search_again = flag("search_again");
@@ -1274,10 +1274,29 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
     if (put) {
         body = admin_input::parse_limits_body(req.body());
     }
-    auto job = [this, &account, &body, put] {
+    const auto defaults = limiter_settings(cfg).actions;
+    std::vector<limits::action> changed;
+    for (const auto& [name, _] : body.patch.items()) {
+        if (auto a = limits::parse_action(name)) {
+            changed.push_back(*a);
+        }
+    }
+    auto job = [this, &account, &body, put, &defaults, &changed] {
         return st().change_account_quotas(
-            account, [&body, put](const quota_overrides& current, std::string& why) -> std::optional<quota_overrides> {
-                return put ? admin_input::apply_limits_body(current, body, why) : std::optional(current);
+            account,
+            [&body, put, &defaults, &changed](const quota_overrides& current,
+                                              std::string& why) -> std::optional<quota_overrides> {
+                if (!put) {
+                    return current;
+                }
+                auto next = admin_input::apply_limits_body(current, body, why);
+                if (next) {
+                    why = week_below_day(*next, defaults, changed);
+                    if (!why.empty()) {
+                        return std::nullopt;
+                    }
+                }
+                return next;
             },
             body.time_zone);
     };

@@ -69,6 +69,9 @@ target read_target(std::string_view raw) {
         t.segments.pop_back();  // "/v1/campaigns/" is "/v1/campaigns"
     }
     for (auto p : parsed->params()) {
+        if (p.key.empty() && !p.has_value) {
+            continue;  // a bare separator: "?", "&&", a trailing "&"
+        }
         if (auto bad = orch::text::check_text(p.key)) {
             throw bad_request("a query parameter's name (percent-decoded) is not valid text: " + at_byte(*bad));
         }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <regex>
+#include <tuple>
 
 extern char** environ;
 
@@ -331,6 +332,16 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
     }
     if (s.retry_cap_ms < s.retry_base_ms) {
         problems.push_back("retry_cap_ms must be at least retry_base_ms");
+    }
+    // A week below a day is surely a slip: the day's quota could never be reached.
+    for (const auto& [what, day, week] :
+         {std::tuple{"invite", s.invite_per_day, s.invite_per_week}, {"send", s.send_per_day, s.send_per_week},
+          {"visit", s.visit_per_day, s.visit_per_week}, {"withdraw", s.withdraw_per_day, s.withdraw_per_week},
+          {"search", s.search_per_day, s.search_per_week}}) {
+        if (day >= 0 && week >= 0 && week < day) {
+            problems.push_back(std::string(what) + "_per_week (" + std::to_string(week) + ") is below " + what +
+                               "_per_day (" + std::to_string(day) + "), whose quota could then never be reached");
+        }
     }
 }
 

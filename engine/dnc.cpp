@@ -100,9 +100,10 @@ std::string check(const input& in) {
         }
         // An invisible or direction character would make the entry match no lead's company,
         // while it reads as the company it names.
-        if (auto p = orch::text::check_name(in.company)) {
-            return "company: '" + orch::text::escaped(in.company.substr(0, 80)) + "' has " + p->what + " at byte " +
-                   std::to_string(p->offset + 1) + ", which would match no lead's company";
+        const std::string name = normal_company(in.company);
+        if (auto p = campaigns::company_text_problem(name)) {
+            return "company: '" + orch::text::escaped(name.substr(0, 80)) + "' has " + p->what + " at byte " +
+                   std::to_string(p->where + 1) + ", which would match no lead's company";
         }
         return "";
     }
@@ -110,9 +111,9 @@ std::string check(const input& in) {
     if (u.size() > value_max || has_control(u) || u.find(' ') != std::string::npos) {
         return "profile_url: '" + u.substr(0, 80) + "' is not a URL (blanks or control characters, or too long)";
     }
-    if (auto p = orch::text::find_space(u); p || (p = orch::text::check_name(u))) {
+    if (auto p = campaigns::profile_url_text_problem(u)) {
         return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
-               std::to_string(p->offset + 1) + ", which would match no lead's profile";
+               std::to_string(p->where + 1) + ", which would match no lead's profile";
     }
     auto c = canonical_profile_url(u);
     auto slash = c.find('/');

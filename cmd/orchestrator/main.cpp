@@ -757,15 +757,6 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         auto& o = current[static_cast<std::size_t>(a)];
         (key.substr(dot + 1) == "per_day" ? o.per_day : o.per_week) = n;
     }
-    // As PUT /v1/accounts/{id}/limits: a week below a day, for an action these flags change.
-    for (const auto& [key, text] : r.values) {
-        const auto action = key.substr(0, key.find('.'));
-        const auto& o = current[static_cast<std::size_t>(*limits::parse_action(action))];
-        if (o.per_day && o.per_week && *o.per_week < *o.per_day) {
-            throw usage_error("--" + action + "-per-week: " + std::to_string(*o.per_week) + " is below its per day (" +
-                              std::to_string(*o.per_day) + "), whose quota could then never be reached");
-        }
-    }
     return current;
 }
 
@@ -784,8 +775,16 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
     db.require_current();
     auto result = db.change_account_quotas(
         account,
-        [&r](const orch::engine::quota_overrides& current, std::string&) {
-            return std::optional(limits_change(r, current));
+        [&r, &s](const orch::engine::quota_overrides& current, std::string& why) {
+            auto next = limits_change(r, current);
+            // As PUT /v1/accounts/{id}/limits: a week below a day (defaults included), for an
+            // action these flags change.
+            std::vector<orch::limits::action> changed;
+            for (const auto& [key, text] : r.values) {
+                changed.push_back(*orch::limits::parse_action(key.substr(0, key.find('.'))));
+            }
+            why = orch::engine::week_below_day(next, orch::engine::limiter_settings(s).actions, changed);
+            return why.empty() ? std::optional(next) : std::nullopt;
         },
         r.time_zone);
     if (!result.found) {

@@ -130,6 +130,11 @@ std::vector<std::string> validate(const settings& s) {
         if (a.limit.per_day < -1 || a.limit.per_week < -1 || a.ramp.start_per_day < 0 || a.ramp.step_per_day < 0) {
             bad.push_back(std::string("limits: ") + action_names[i] + ": quotas are -1 (none) or >= 0, ramp-up >= 0");
         }
+        if (a.limit.per_day >= 0 && a.limit.per_week >= 0 && a.limit.per_week < a.limit.per_day) {
+            bad.push_back(std::string("limits: ") + action_names[i] + ": a week of " + std::to_string(a.limit.per_week) +
+                          " is below a day of " + std::to_string(a.limit.per_day) +
+                          ", whose quota could then never be reached");
+        }
     }
     if (s.backoff_base_ms < 1 || s.backoff_cap_ms < s.backoff_base_ms || s.backoff_min_ms < 0) {
         bad.push_back("limits: backoff needs 1 <= base_ms <= cap_ms and min_ms >= 0");

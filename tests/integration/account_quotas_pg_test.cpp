@@ -275,6 +275,13 @@ TEST_F(AccountQuotasPg, TheCliShowsSetsAndClearsAnAccountsQuotas) {
     EXPECT_EQ(json::parse(stored("acc-1")),
               json::parse(R"({"invite": {"per_day": 40}, "send": {"per_week": 300}})"));
 
+    // A week below the day, the default's included, is refused, and changes nothing.
+    auto below = env_->run({"accounts", "limits", "acc-1", "--send-per-day", "400"});
+    EXPECT_EQ(below.exit_code, 2) << below.output;
+    EXPECT_NE(below.output.find("send: a week of 300 is below a day of 400"), std::string::npos) << below.output;
+    EXPECT_EQ(json::parse(stored("acc-1")),
+              json::parse(R"({"invite": {"per_day": 40}, "send": {"per_week": 300}})"));
+
     // A second setter keeps the other field of the action.
     ASSERT_EQ(env_->run({"accounts", "limits", "acc-1", "--invite-per-week", "150"}).exit_code, 0);
     EXPECT_EQ(json::parse(stored("acc-1"))["invite"], json::parse(R"({"per_day": 40, "per_week": 150})"));

@@ -662,6 +662,7 @@ TEST_F(AdminTest, PutCampaignBudget) {
                           bad{"/v1/campaigns/delta/budget", R"({"credits": "many"})", 422},
                           bad{"/v1/campaigns/delta/budget", R"({"credits": 1.5})", 422},
                           bad{"/v1/campaigns/delta/budget", R"({"per_day": 0})", 422},
+                          bad{"/v1/campaigns/delta/budget", R"({"credits": 1000000000001})", 422},
                           bad{"/v1/campaigns/delta/budget", R"({"per_day": 201})", 422},
                           bad{"/v1/campaigns/delta/budget", R"({"credits": 10})", 422},  // below per_account 20
                           bad{"/v1/campaigns/delta/budget", R"({"budget": 10})", 422},
@@ -815,7 +816,7 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"invite": {"per_day": -1}})", "invite.per_day"},
         {R"({"invite": {"per_day": 1.5}})", "invite.per_day"},
         {R"({"send": {"per_week": "9"}})", "send.per_week"},
-        {R"({"invite": {"per_day": 40, "per_week": 30}})", "invite.per_week: 30 is below its per_day (40)"},
+        {R"({"invite": {"per_day": 40, "per_week": 30}})", "invite: a week of 30 is below a day of 40, whose quota"},
         {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
         // The settings' flat name: the message shows the body's shape.
         {R"({"invite_per_day": 5})", R"(each action takes an object of its quotas, such as {"invite": {"per_day": 40)"},
@@ -986,7 +987,9 @@ TEST_F(AdminTest, NamesWithControlCharactersAreRefused) {
     EXPECT_NE(invisible.body.find("invisible character U+200B"), std::string::npos) << invisible.body;
     EXPECT_EQ(call("GET", "/v1/campaigns/look%E2%80%8Balike").status, 400);
     for (const std::string entry : {R"({"entries": [{"company": "Acme\u200B"}]})", R"({"entries": [{"company": "Ac\u202Eme"}]})",
-                                    R"({"entries": [{"profile_url": "https://n.example/in/a\u200Bb"}]})"}) {
+                                    R"({"entries": [{"profile_url": "https://n.example/in/a\u200Bb"}]})",
+                                    R"({"entries": [{"profile_url": "https://n.example/in/jo%E2%80%8Bhn"}]})",
+                                    R"({"entries": [{"company": "\u00A0"}]})", R"({"entries": [{"company": "Acme\u200D"}]})"}) {
         auto r = call("POST", "/v1/dnc", entry);
         EXPECT_EQ(r.status, 422) << entry << ": " << r.body;
         EXPECT_NE(r.body.find("which would match no lead"), std::string::npos) << r.body;
@@ -1048,6 +1051,11 @@ TEST_F(AdminTest, UnknownOrRepeatedQueryParametersAreRefused) {
     EXPECT_EQ(count("campaigns"), "0");
     EXPECT_EQ(get("/v1/events?type=message&limit=5").status, 200);
     EXPECT_EQ(get("/v1/dnc?limit=5&cursor=0").status, 200);
+    // A bare separator is no parameter.
+    for (const std::string target : {"/v1/dnc?limit=5&", "/v1/campaigns?", "/v1/campaigns?&"}) {
+        const auto r = get(target);
+        EXPECT_EQ(r.status, 200) << target << ": " << r.body;
+    }
 }
 
 // A HEAD is answered with the GET's status and Content-Length, and no body.

@@ -818,6 +818,16 @@ TEST(loader, budget_caps_are_optional_and_round_trip) {
     EXPECT_EQ(back.budget_per_day_credits, 4);
     EXPECT_EQ(back.budget_per_account_credits, 10);
     EXPECT_EQ(to_json(back), to_json(*capped.value));
+
+    // At most 10^12 credits: more is no budget, and /metrics (a double) would not show it exactly.
+    std::string most = head;
+    most.replace(most.find("budget_credits: 10"), 18, "budget_credits: 1000000000000");
+    EXPECT_TRUE(load(most + "  - {id: a, kind: visit}\n").value);
+    std::string over = head;
+    over.replace(over.find("budget_credits: 10"), 18, "budget_credits: 1000000000001");
+    load_result refused = load(over + "  - {id: a, kind: visit}\n");
+    EXPECT_FALSE(refused.value);
+    EXPECT_NE(all_errors(refused).find("c.yaml:7:"), std::string::npos) << all_errors(refused);
 }
 
 TEST(loader, exclude_is_optional_checked_and_round_trips) {
@@ -923,6 +933,35 @@ TEST(loader, invalid_text_in_an_audience_file_is_refused_where_it_is) {
     auto latin1 = load_d_csv({{"d.csv", "profile_url,first_name\nhttps://n.example/in/a,Jos\xe9\n"}});
     ASSERT_EQ(latin1.errors.size(), 1u) << all_errors(latin1);
     EXPECT_EQ(latin1.errors[0].to_string(), "d.csv:2:27: the file is not valid text: invalid UTF-8 (byte 0xe9)");
+    // A JSON escape makes a NUL the file's text does not hold.
+    auto escaped = load("name: t\naccounts: acc_1\naudience: {file: d.json}\nschedule: {time_zone: UTC}\n"
+                        "budget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                        {{"d.json", "[{\"profile_url\": \"https://n.example/in/a\", \"first_name\": \"A\\u0000n\"}]"}});
+    ASSERT_EQ(escaped.errors.size(), 1u) << all_errors(escaped);
+    EXPECT_EQ(escaped.errors[0].to_string(), "d.json:1:58: the value of 'first_name' holds a NUL byte");
+}
+
+// An invisible or direction character in a profile URL, written or percent-encoded, or in an
+// excluded company, is refused where it is: such an entry matches nobody while reading as someone.
+TEST(loader, invisible_characters_in_urls_and_exclusions_are_refused) {
+    auto encoded = load_d_csv({{"d.csv", "profile_url\nhttps://n.example/in/jo%E2%80%8Bhn\n"}});
+    ASSERT_EQ(encoded.errors.size(), 1u) << all_errors(encoded);
+    EXPECT_NE(encoded.errors[0].message.find("has a zero-width space (U+200B), percent-encoded at byte 24"),
+              std::string::npos)
+        << all_errors(encoded);
+    // Percent-encoded text that is a name's (an accent) and bytes that are no text stay URLs.
+    EXPECT_TRUE(load_d_csv({{"d.csv", "profile_url\nhttps://n.example/in/j%C3%BCrgen\nhttps://n.example/in/x%FF\n"}}).value);
+    const std::string steps = "  - {id: a, kind: visit}\n";
+    for (const std::string exclude :
+         {"exclude: {companies: [\"Acme\\u200B\"]}\n", "exclude: {companies: [\"\\u202Eemca\"]}\n",
+          "exclude: {companies: [\"Acme\\u200D\"]}\n", "exclude: {companies: [\"\\u00A0\"]}\n",
+          "exclude: {profile_urls: [\"https://n.example/in/x\\u200B\"]}\n",
+          "exclude: {profile_urls: [\"https://n.example/in/x%E2%80%AE\"]}\n"}) {
+        auto r = load(head + steps + exclude);
+        ASSERT_FALSE(r.value) << exclude;
+        EXPECT_NE(all_errors(r).find("c.yaml:10:"), std::string::npos) << exclude << all_errors(r);
+        EXPECT_NE(all_errors(r).find("which would exclude nobody"), std::string::npos) << exclude << all_errors(r);
+    }
 }
 
 // Only the core schema's tags are read; another schema's (a Python object, an include) is
@@ -959,10 +998,19 @@ TEST(loader, names_with_control_characters_are_refused) {
               "c.yaml:2:19: accounts[1] is not a valid name: bidirectional control character U+202E at byte 3 (names "
               "may not hold control, bidirectional-override or invisible characters)");
     // A character that shows as nothing would make the name look like another.
-    for (const std::string name : {"\"ab\u200Bc\"", "\"\uFEFFabc\"", "\"a\u00ADb\"", "\"a\u2060b\"", "\"ab\u200E\""}) {
+    for (const std::string name : {"\"ab\u200Bc\"", "\"\uFEFFabc\"", "\"a\u00ADb\"", "\"a\u2060b\"", "\"ab\u200E\"",
+                                   "\"tour\u3164\"", "\"tour\u034F\"", "\"tour\U000E0041\""}) {
         auto r = load("name: " + name + "\naccounts: acc_1\n" + rest);
         ASSERT_EQ(r.errors.size(), 1u) << name << all_errors(r);
         EXPECT_NE(r.errors[0].message.find("invisible character U+"), std::string::npos) << r.errors[0].message;
+    }
+    // Nor a space or a joiner at either end.
+    for (const std::string name : {"\"tour \"", "\" tour\"", "\"tour\u200D\"", "\"\u200Ctour\"", "\"\u00A0\"",
+                                   "\"\u200D\""}) {
+        auto r = load("name: " + name + "\naccounts: acc_1\n" + rest);
+        ASSERT_EQ(r.errors.size(), 1u) << name << all_errors(r);
+        EXPECT_NE(r.errors[0].message.find("it begins with"), r.errors[0].message.find("it ends with"))
+            << r.errors[0].message;
     }
     // Other Unicode is fine, the joiners of scripts and emoji sequences too.
     auto ok = load("name: \"Ingénieurs – Zürich 🚀 👩\u200D💻 می\u200Cخواهم\"\naccounts: acc_1\n" + rest);
