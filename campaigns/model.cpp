@@ -429,10 +429,9 @@ std::optional<text_problem> profile_url_text_problem(std::string_view url) {
     if (decoded.size() == url.size() || orch::text::check_text(decoded)) {
         return std::nullopt;  // nothing encoded, or bytes that are not text (not a name's characters)
     }
-    auto p = orch::text::find_space(decoded);
-    if (!p) {
-        p = orch::text::check_name(decoded);
-    }
+    // Not find_space: %20 is how a URL writes a space (the audience's message for a blank says
+    // so); what it checks is a character that shows as nothing, or one that reorders or forges.
+    auto p = orch::text::check_name(decoded);
     if (!p) {
         return std::nullopt;
     }

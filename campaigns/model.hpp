@@ -159,7 +159,7 @@ std::optional<std::string_view> after_web_scheme(std::string_view url);
 // Why a profile URL or a company named by an operator (an audience row, `exclude:`, a
 // do-not-contact entry) cannot be compared as written: a space of any kind in a URL, a control,
 // direction or invisible character, a space or joiner at an end, in the text or, for a URL,
-// percent-encoded in it (jo%E2%80%8Bhn is "jo\u200bhn"). Such an entry would match no lead while
+// percent-encoded in it (jo%E2%80%8Bhn is "jo\u200bhn"; %20 stays a URL's space). Such an entry would match no lead while
 // reading as one. `where` is the byte offset in the text as given; `what` says which, and that
 // it was percent-encoded. nullopt when there is none.
 struct text_problem {

@@ -946,11 +946,13 @@ TEST(loader, invalid_text_in_an_audience_file_is_refused_where_it_is) {
 TEST(loader, invisible_characters_in_urls_and_exclusions_are_refused) {
     auto encoded = load_d_csv({{"d.csv", "profile_url\nhttps://n.example/in/jo%E2%80%8Bhn\n"}});
     ASSERT_EQ(encoded.errors.size(), 1u) << all_errors(encoded);
-    EXPECT_NE(encoded.errors[0].message.find("has a zero-width space (U+200B), percent-encoded at byte 24"),
+    EXPECT_NE(encoded.errors[0].message.find("has invisible character U+200B, percent-encoded at byte 24"),
               std::string::npos)
         << all_errors(encoded);
     // Percent-encoded text that is a name's (an accent) and bytes that are no text stay URLs.
-    EXPECT_TRUE(load_d_csv({{"d.csv", "profile_url\nhttps://n.example/in/j%C3%BCrgen\nhttps://n.example/in/x%FF\n"}}).value);
+    EXPECT_TRUE(load_d_csv({{"d.csv", "profile_url\nhttps://n.example/in/j%C3%BCrgen\nhttps://n.example/in/x%FF\n"
+                                      "https://n.example/in/a%20b\n"}})
+                    .value);
     const std::string steps = "  - {id: a, kind: visit}\n";
     for (const std::string exclude :
          {"exclude: {companies: [\"Acme\\u200B\"]}\n", "exclude: {companies: [\"\\u202Eemca\"]}\n",
