@@ -424,8 +424,13 @@ TEST_F(LimitsTest, ARestartedWorkerKeepsTheKeysQueueGoing) {
 // trial: 691 reads for 118 sends). With two, no request meets a 429 (one at most on a loaded
 // machine) and every follow-up is read once.
 TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
+    // No received invitations, as in the dialect test: an invite refused because the person invited
+    // its sender first leaves the lead waiting out its wait step (README, Limitations), and the
+    // worker does not exit within the test's deadline (seen in a clean-clone run; which sender gets
+    // which lead varies, so it was intermittent).
     start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "400",
-           "--reply-probability", "0", "--key-rate-per-s", "4", "--key-burst", "2", "--retry-after-s", "1"});
+           "--reply-probability", "0", "--key-rate-per-s", "4", "--key-burst", "2", "--retry-after-s", "1",
+           "--received-invitations-per-account", "0"});
     env_->set("ORCH_PACING", "false");
     env_->set("ORCH_KEY_REQUESTS_PER_MINUTE", "200");
     env_->set("ORCH_KEY_BURST", "2");
