@@ -237,6 +237,17 @@ decision on_due(const campaign& c, const lead_view& lead, const enrollment_state
 
 // ---- ev_result ----
 
+// Why a lead whose person invited its account fails: what the operator can do about it. `detail`
+// is the API's refusal of the invite, when there was one.
+std::string invited_by_the_person(const std::string& detail) {
+    std::string why = "the person has invited this account (check_invitation: PENDING, RECEIVED): a "
+                      "campaign does not accept invitations; accept it on the platform";
+    if (!detail.empty()) {
+        why += " (the invite's refusal: " + detail + ")";
+    }
+    return why;
+}
+
 decision failed(enrollment_state s, std::string reason) {
     s.st = status::failed;
     s.reconcile = false;
@@ -278,6 +289,8 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
             return moved(enter(c, current.on_accepted, now, true), "ACCEPTED");
         case invitation::pending:
             return moved(enter(c, current.on_pending, now, s.accepted_seen), "PENDING");
+        case invitation::received:
+            return failed(s, invited_by_the_person(r.reason));
         case invitation::none:
             return moved(enter(c, current.on_no_invitation, now, s.accepted_seen), "NO_INVITATION");
         }
@@ -300,6 +313,11 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
         next.wait = wait_code::none;
         return moved(std::move(next), "replied before the follow-up");
     }
+    // An invite refused because the person invited the account first comes back RECEIVED: no
+    // acceptance of ours can come, and only the account can accept theirs.
+    if (current.kind == step_kind::invite && r.invitation_state && *r.invitation_state == invitation::received) {
+        return failed(s, invited_by_the_person(r.reason));
+    }
     // An invite refused because the person is connected already comes back ACCEPTED (the
     // executor's check after the refusal): the acceptance is seen, and a wait for it is skipped.
     if (current.kind == step_kind::invite && r.invitation_state && *r.invitation_state == invitation::accepted) {
@@ -317,7 +335,7 @@ std::optional<bool> effect_present(const step& current, const ev_result& r) {
         return std::nullopt;
     }
     if (current.kind == step_kind::invite) {
-        return *r.invitation_state != invitation::none;
+        return *r.invitation_state == invitation::pending || *r.invitation_state == invitation::accepted;
     }
     // withdraw: gone means withdrawn; accepted meanwhile leaves nothing to withdraw either.
     return *r.invitation_state != invitation::pending;
@@ -330,6 +348,9 @@ decision reconcile_result(const campaign& c, const step& current, const enrollme
     }
     if (r.kind == result_kind::permanent) {
         return failed(s, r.reason);
+    }
+    if (current.kind == step_kind::invite && r.invitation_state && *r.invitation_state == invitation::received) {
+        return failed(s, invited_by_the_person(r.reason));
     }
     std::optional<bool> present = effect_present(current, r);
     if (!present) {

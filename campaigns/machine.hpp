@@ -167,7 +167,9 @@ enum class result_kind {
     throttled,   // RATE_LIMITED: refused without effect, not the lead's fault: retry at retry_at
                  // (the scope's cooldown end) with attempts unchanged
 };
-enum class invitation { accepted, pending, none };
+// `received` is a PENDING invitation of type RECEIVED: the person invited the account. It is not
+// ours to wait for (only the account can accept it), and an invite to that person is refused.
+enum class invitation { accepted, pending, received, none };
 
 struct ev_result {
     call_kind call = call_kind::check_invitation;  // must match the call decide asked for

@@ -29,12 +29,16 @@ struct context {
 
 std::int64_t credits_of(const outreach::reply_base& r) { return r.meta.credits_consumed.value_or(0); }
 
-campaigns::invitation to_invitation(outreach::invitation_state s) {
-    switch (s) {
+// A PENDING invitation the person sent (RECEIVED) is told apart from ours: the lead cannot wait
+// for it. A PENDING one of no type, or of CONNECTED (a reading the parser lets through only for
+// ACCEPTED), is taken as ours.
+campaigns::invitation to_invitation(const outreach::invitation_status& st) {
+    switch (st.state) {
     case outreach::invitation_state::accepted:
         return campaigns::invitation::accepted;
     case outreach::invitation_state::pending:
-        return campaigns::invitation::pending;
+        return st.type == outreach::invitation_type::received ? campaigns::invitation::received
+                                                             : campaigns::invitation::pending;
     case outreach::invitation_state::no_invitation:
         break;
     }
@@ -111,7 +115,7 @@ asio::awaitable<void> check(api_port& api, const call_target& t, call_outcome& o
     if (!absorb(r, out, ctx, call_kind::check_invitation)) {
         co_return;
     }
-    out.event.invitation_state = to_invitation(r->state);
+    out.event.invitation_state = to_invitation(*r);
     co_return;
 }
 
@@ -133,12 +137,16 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
     // already is said to the machine (the invite's result carries ACCEPTED): the lead's wait for
     // an acceptance is then skipped, as no acceptance event will come for a connection that
     // exists (the lead waited out its whole wait step, 10 minutes in a test, days in a campaign).
+    // An invitation the person sent (RECEIVED) is said too, with the refusal: the lead fails at
+    // once, where it waited out its wait for an acceptance that could not come.
     const outreach::error refusal = r.error();
     call_outcome seen = out;
     co_await check(api, t, seen, ctx);
     if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
         *seen.event.invitation_state != campaigns::invitation::none) {
-        if (*seen.event.invitation_state != campaigns::invitation::accepted) {
+        if (*seen.event.invitation_state == campaigns::invitation::received) {
+            seen.event.reason = outreach::describe(refusal);
+        } else if (*seen.event.invitation_state != campaigns::invitation::accepted) {
             seen.event.invitation_state.reset();
         }
         out = std::move(seen);
@@ -332,7 +340,8 @@ asio::awaitable<call_outcome> execute(api_port& api, call_target target,
     if (call.reconcile && out.event.kind == result_kind::ok) {
         bool present = call.kind == call_kind::get_conversation
                            ? out.event.message_found
-                           : (out.event.invitation_state && *out.event.invitation_state != campaigns::invitation::none);
+                           : (out.event.invitation_state && (*out.event.invitation_state == campaigns::invitation::pending ||
+                                                              *out.event.invitation_state == campaigns::invitation::accepted));
         out.attempt_outcome = present ? attempt_outcome::reconciled_present : attempt_outcome::reconciled_absent;
     }
     co_return out;

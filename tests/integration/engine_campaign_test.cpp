@@ -386,6 +386,70 @@ TEST_F(EngineTest, EarlyAcceptanceEventsAreNotLost) {
     EXPECT_EQ(truth.duplicate_messages, 0);
 }
 
+// A person who invited the sender first (a PENDING invitation of type RECEIVED): an invite to them
+// is refused, and no acceptance of ours can come. Their leads fail at once with the reason, from
+// the check step and from an invite without one, where they waited out their wait (10 minutes
+// here: the worker's exit within the deadline shows they did not). The others go on.
+TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "200",
+           "--reply-probability", "0", "--received-invitations-per-account", "0"});
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto people = control.get("/control/people?offset=700&limit=6").body_json()["people"];
+    ASSERT_EQ(people.size(), 6u) << people.dump();
+    std::vector<std::string> urls;
+    for (const auto& p : people) {
+        urls.push_back(p["profile_url"].get<std::string>());
+    }
+    for (const auto& url : {urls[0], urls[3]}) {
+        auto fired = control.post("/control/events",
+                                  {{"type", "invitation_received"}, {"account_id", account}, {"profile_url", url}});
+        ASSERT_EQ(fired.status, 200) << fired.body;
+    }
+    std::string direct_csv = "profile_url,first_name\n", checked_csv = direct_csv;
+    for (int i = 0; i < 6; ++i) {
+        (i < 3 ? direct_csv : checked_csv) += urls[static_cast<std::size_t>(i)] + ",Ann\n";
+    }
+    write("direct.csv", direct_csv);
+    write("checked.csv", checked_csv);
+    // Invites without a check first, and the canonical campaign (a check, then an invite).
+    const std::string direct =
+        "name: direct\naccounts: [sender-1]\naudience:\n  file: direct.csv\n"
+        "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+        "budget_credits: 1000\nsteps:\n"
+        "  - id: invite\n    kind: invite\n"
+        "  - id: wait\n    kind: wait_accepted\n    timeout: 10m\n    next: hello\n    on_timeout: end\n"
+        "  - id: hello\n    kind: send\n    message_text: \"Hello {{first_name}}\"\n";
+    ASSERT_EQ(env_->run({"campaign", "apply", write("direct.yaml", direct)}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "apply",
+                         write("checked.yaml", campaign_yaml("checked", "  file: checked.csv\n", "10m", {"sender-1"}))})
+                  .exit_code,
+              0);
+    auto receiver = serve(free_port());
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log() << receiver->log();
+
+    auto lead = [&](const std::string& url) {
+        return env_->scalar("SELECT e.status || ' | ' || e.step || ' | ' || e.reason FROM enrollments e JOIN leads l "
+                            "USING (lead_id) WHERE l.profile_url = '" + url + "'");
+    };
+    const std::string why = "the person has invited this account (check_invitation: PENDING, RECEIVED)";
+    const auto refused_invite = lead(urls[0]);
+    EXPECT_TRUE(refused_invite.starts_with("failed | invite | " + why)) << refused_invite;
+    // The API's refusal is kept with it.
+    EXPECT_NE(refused_invite.find("the invite's refusal: api_error CHANNEL_ERROR"), std::string::npos) << refused_invite;
+    const auto checked = lead(urls[3]);
+    EXPECT_TRUE(checked.starts_with("failed | check | " + why)) << checked;
+    for (const auto i : {1, 2, 4, 5}) {
+        EXPECT_TRUE(lead(urls[static_cast<std::size_t>(i)]).starts_with("done")) << lead(urls[static_cast<std::size_t>(i)]);
+    }
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, 4);
+    EXPECT_EQ(truth.duplicate_invite_requests, 0);
+    EXPECT_EQ(truth.invites_per_person.count(urls[0]), 0u);
+    EXPECT_EQ(truth.invites_per_person.count(urls[3]), 0u);
+}
+
 TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {
     // Without webhook_public_url, serve follows each account's SSE stream: acceptances must
     // arrive that way, since the 10-minute wait would otherwise hold every lead.

@@ -136,9 +136,9 @@ TEST_P(DialectTest, EveryPromiseHoldsUnderThisReadingOfTheSpec) {
     const auto& c = GetParam();
     // Everybody accepts: with 10-minute waits, one lost acceptance holds the run past its deadline.
     // No invitations received before the run: a lead whose person had invited its sender is found
-    // PENDING (RECEIVED) by its check, and waits out the 10-minute wait, since the orchestrator
-    // does not accept invitations (README, Limitations); which sender gets such a person varies
-    // from run to run, and the run then outlived its deadline.
+    // PENDING (RECEIVED) by its check and fails, since the orchestrator does not accept
+    // invitations (README, Limitations), and the test counts no failed lead. Such leads are the
+    // campaign test's (ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason).
     std::vector<std::string> flags = {"--received-invitations-per-account", "0",
                                       "--accept-probability", "1", "--accept-delay-ms-min", "100",
                                       "--accept-delay-ms-max", "800", "--reply-probability", "0.5",

@@ -425,9 +425,8 @@ TEST_F(LimitsTest, ARestartedWorkerKeepsTheKeysQueueGoing) {
 // machine) and every follow-up is read once.
 TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
     // No received invitations, as in the dialect test: an invite refused because the person invited
-    // its sender first leaves the lead waiting out its wait step (README, Limitations), and the
-    // worker does not exit within the test's deadline (seen in a clean-clone run; which sender gets
-    // which lead varies, so it was intermittent).
+    // its sender first fails its lead (README, Limitations), and the counts below are of every lead
+    // (which sender gets which lead varies).
     start({"--accept-probability", "1", "--accept-delay-ms-min", "100", "--accept-delay-ms-max", "400",
            "--reply-probability", "0", "--key-rate-per-s", "4", "--key-burst", "2", "--retry-after-s", "1",
            "--received-invitations-per-account", "0"});

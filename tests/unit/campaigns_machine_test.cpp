@@ -639,6 +639,38 @@ TEST(decide, an_invite_refused_as_connected_already_skips_the_wait) {
     EXPECT_EQ(decide(the_campaign, lead, s, pending, t0).next, at("wait", status::waiting, t0 + day * 7));
 }
 
+TEST(decide, a_person_who_invited_the_account_fails_the_lead_at_once) {
+    // PENDING of type RECEIVED: the person invited the account. No acceptance of ours can come, so
+    // the lead fails with what to do, from the check step, from a refused invite (the executor's
+    // check after the refusal) and from an invite's reconciliation, where it waited out its wait.
+    const std::string what = "the person has invited this account (check_invitation: PENDING, RECEIVED): a "
+                             "campaign does not accept invitations; accept it on the platform";
+    decision checked = decide(the_campaign, lead, at("check", status::calling, t0), check_ok(invitation::received), later);
+    EXPECT_TRUE(checked.valid) << checked.why;
+    EXPECT_EQ(checked.next, at("check", status::failed, t0, 0, false, false, what));
+
+    ev_result refused = result(call_kind::invite, result_kind::ok);
+    refused.invitation_state = invitation::received;
+    refused.reason = "CHANNEL_ERROR: already invited";
+    decision invited = decide(the_campaign, lead, at("invite", status::calling, t0, 1), refused, later);
+    EXPECT_TRUE(invited.valid) << invited.why;
+    EXPECT_EQ(invited.next, at("invite", status::failed, t0, 1, false, false,
+                               what + " (the invite's refusal: CHANNEL_ERROR: already invited)"));
+
+    decision reconciled = decide(the_campaign, lead, at("invite", status::calling, t0, 1, true),
+                                 check_ok(invitation::received, true), later);
+    EXPECT_TRUE(reconciled.valid) << reconciled.why;
+    EXPECT_EQ(reconciled.next, at("invite", status::failed, t0, 1, false, false, what));
+
+    // A withdraw finds nothing of ours, and a wait's timeout check no acceptance.
+    EXPECT_EQ(decide(the_campaign, lead, at("drop", status::calling, t0, 1, true), check_ok(invitation::received, true), t0)
+                  .next,
+              at("", status::done, t0));
+    EXPECT_EQ(decide(the_campaign, lead, at("wait", status::calling, deadline), check_ok(invitation::received), deadline)
+                  .next.step,
+              "drop");
+}
+
 TEST(decide, a_whole_sequence) {
     enrollment_state s = initial_state(the_campaign, t0);
     EXPECT_EQ(s, at("check", status::ready, t0));
