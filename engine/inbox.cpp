@@ -38,6 +38,14 @@ std::string q(std::string_view name) { return std::string(schema::query(name)); 
 
 json opt_text(const pqxx::field& f) { return f.is_null() ? json(nullptr) : json(f.as<std::string>()); }
 
+bool campaign_exists(pqxx::connection& conn, const std::string& name) {
+    return guarded("campaigns/exists", [&] {
+        pqxx::nontransaction tx(conn);
+        return tx.exec_params1(q("campaigns/exists"), name)[0].as<bool>();
+    });
+}
+
+
 // What a stored message event says: its text and sender's name (parsed as the intake read it).
 struct message_view {
     std::string text;
@@ -97,6 +105,17 @@ std::optional<json> reply_by_id(pqxx::transaction_base& tx, std::int64_t id) {
 }
 
 }  // namespace
+
+std::optional<std::string> account_named(pqxx::connection& conn, const std::string& id_or_label) {
+    return guarded("accounts/resolve", [&]() -> std::optional<std::string> {
+        pqxx::nontransaction tx(conn);
+        auto r = tx.exec_params(q("accounts/resolve"), id_or_label);
+        if (r.empty()) {
+            return std::nullopt;
+        }
+        return r[0][0].as<std::string>();
+    });
+}
 
 json list(pqxx::connection& conn, const list_filter& f) {
     return guarded("inbox/list", [&] {
@@ -488,17 +507,28 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         if (!get) {
             return not_allowed("GET");
         }
+        admin_input::only_params(params, {"campaign", "account", "cursor", "limit"});
         list_filter f;
+        // A filter names a campaign or an account that exists (an account by id or label): a
+        // misspelt one is a 404, as /v1/budget's, not an empty inbox that reads as "no replies".
         if (auto it = params.find("campaign"); it != params.end()) {
+            if (it->second.empty()) {
+                throw bad_request("query parameter 'campaign' is empty");
+            }
             f.campaign = it->second;
+            if (!campaign_exists(conn, f.campaign)) {
+                return err(404, "no campaign '" + f.campaign + "'");
+            }
         }
         if (auto it = params.find("account"); it != params.end()) {
-            f.account = it->second;
-        }
-        for (const auto& [k, v] : params) {
-            if (k != "campaign" && k != "account" && k != "cursor" && k != "limit") {
-                throw bad_request("unknown query parameter '" + k + "' (campaign, account, cursor, limit)");
+            if (it->second.empty()) {
+                throw bad_request("query parameter 'account' is empty");
             }
+            auto id = account_named(conn, it->second);
+            if (!id) {
+                return err(404, "no account '" + it->second + "' (an account id or label)");
+            }
+            f.account = *id;
         }
         f.limit = int_param(params, "limit", 50, 1, 500);
         f.cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());
@@ -521,10 +551,8 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         }
         const auto id = id_segment(seg[2], "the reply id");
         bool live = false;
+        admin_input::only_params(params, {"live"});
         for (const auto& [k, v] : params) {
-            if (k != "live") {
-                throw bad_request("unknown query parameter '" + k + "' (live)");
-            }
             if (v != "true" && v != "false") {
                 throw bad_request("query parameter 'live' must be true or false, got '" + v + "'");
             }

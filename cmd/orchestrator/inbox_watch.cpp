@@ -43,11 +43,18 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
         if (!campaign.empty() && tx.exec_params("SELECT 1 FROM campaigns WHERE name = $1", campaign).empty()) {
             throw failure("inbox list: " + no_campaign_named(campaign), 2);
         }
-        if (!account.empty() && tx.exec_params("SELECT 1 FROM accounts WHERE account_id = $1", account).empty()) {
-            throw failure("inbox list: no account '" + orch::text::escaped(account) + "' (give its id, as `accounts list` shows)", 2);
-        }
     }
-    inbox::list_filter f{campaign, account, 0, limit};
+    std::string account_id;
+    if (!account.empty()) {
+        auto id = inbox::account_named(db->connection(), account);
+        if (!id) {
+            throw failure("inbox list: no account '" + orch::text::escaped(account) +
+                              "' (give its id or label, as `accounts list` shows)",
+                          2);
+        }
+        account_id = *id;
+    }
+    inbox::list_filter f{campaign, account_id, 0, limit};
     auto out = inbox::list(db->connection(), f);
     if (format == "json") {
         std::cout << out.dump(2) << "\n";
@@ -345,7 +352,7 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     // An empty value is refused rather than read as "every campaign" (or account).
     list->add_option("--campaign", o.campaign, "only this campaign's")
         ->check(not_empty("a campaign name"));
-    list->add_option("--account", o.account, "only those received on this account id")
+    list->add_option("--account", o.account, "only those received on this account (id or label)")
         ->check(not_empty("an account id"));
     list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
     list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();

@@ -218,6 +218,25 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/inbox").status, 200);
     EXPECT_EQ(send("GET", "/v1/inbox?campaign=conf&limit=5").status, 200);
     EXPECT_EQ(send("GET", "/v1/inbox?limit=0").status, 400);
+    // A filter that names nothing is a 404 (as /v1/budget's), not an empty inbox; an account is
+    // named by its id or its label.
+    EXPECT_EQ(send("GET", "/v1/inbox?campaign=nope").status, 404);
+    EXPECT_EQ(send("GET", "/v1/inbox?campaign=").status, 400);
+    EXPECT_EQ(send("GET", "/v1/inbox?account=nope").status, 404);
+    {
+        const auto receiver = env_->scalar("SELECT account_id FROM events WHERE event_id = " + reply);
+        const auto label = env_->scalar("SELECT COALESCE(label, '') FROM accounts WHERE account_id = '" + receiver + "'");
+        ASSERT_FALSE(label.empty());
+        for (const auto& name : {receiver, label}) {
+            auto r = send("GET", "/v1/inbox?account=" + name);
+            ASSERT_EQ(r.status, 200) << r.body;
+            EXPECT_EQ(json::parse(r.body)["replies"].size(), 1u) << r.body;
+        }
+        auto unknown = send("GET", "/v1/inbox?acount=" + receiver);
+        EXPECT_EQ(unknown.status, 400);
+        EXPECT_NE(unknown.body.find("this path takes campaign, account, cursor, limit"), std::string::npos)
+            << unknown.body;
+    }
     EXPECT_EQ(send("GET", "/v1/inbox/" + reply).status, 200);
     EXPECT_EQ(send("GET", "/v1/inbox/999999").status, 404);
     EXPECT_EQ(send("GET", "/v1/inbox/abc").status, 400);
