@@ -438,6 +438,18 @@ std::optional<text_problem> profile_url_text_problem(std::string_view url) {
     return text_problem{from[p->offset], p->what + ", percent-encoded"};
 }
 
+std::optional<std::string> profile_url_shape_problem(std::string_view url) {
+    const std::string c = canonical_profile_url(url);
+    const auto slash = c.find('/');
+    if (slash == std::string::npos || slash == 0 || slash + 1 >= c.size() || c.find('.') > slash) {
+        return "is not a profile URL (expected a host and a path, e.g. https://network.example/in/jane-doe)";
+    }
+    if (c.substr(slash + 1) == "in") {
+        return "names no profile: nothing follows /in/ (expected e.g. https://network.example/in/jane-doe)";
+    }
+    return std::nullopt;
+}
+
 std::optional<text_problem> company_text_problem(std::string_view company) {
     if (auto p = orch::text::check_name(company)) {
         return text_problem{p->offset, p->what};

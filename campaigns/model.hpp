@@ -156,6 +156,12 @@ std::string canonical_profile_url(std::string_view url);
 // URL: the loader refuses it; canonical_profile_url keeps it whole).
 std::optional<std::string_view> after_web_scheme(std::string_view url);
 
+// Why a profile URL named by an operator (an `exclude:` entry, a do-not-contact entry) cannot be
+// a profile's: its canonical form has no host with a dot and a path after it, or its path is the
+// profile prefix alone ("https://host/in/", which names no one). nullopt when it can be; the
+// message follows the URL ("'…' is not a profile URL …").
+std::optional<std::string> profile_url_shape_problem(std::string_view url);
+
 // Why a profile URL or a company named by an operator (an audience row, `exclude:`, a
 // do-not-contact entry) cannot be compared as written: a space of any kind in a URL, a control,
 // direction or invisible character, a space or joiner at an end, in the text or, for a URL,

@@ -281,7 +281,7 @@ void check_step_templates(load_context& ctx, const campaign& c, const json& step
 }
 
 // The file's `exclude:` (the schema checked its shape): each profile URL must look like one
-// (host/path, no blanks), each company must not be blank; a value listed twice is a warning.
+// (profile_url_shape_problem, no blanks), each company must not be blank; a value listed twice is a warning.
 void build_exclude(load_context& ctx, const json& doc, campaign& c) {
     if (!doc.contains("exclude")) {
         return;
@@ -298,17 +298,14 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
     for (std::size_t i = 0; i < urls.size(); ++i) {
         auto url = urls[i].get<std::string>();
         const std::string pointer = "/exclude/profile_urls/" + std::to_string(i);
-        std::string host_path = lower(url);
-        for (const char* scheme : {"https://", "http://"}) {
-            if (host_path.rfind(scheme, 0) == 0) {
-                host_path.erase(0, std::string(scheme).size());
-            }
-        }
-        auto slash = host_path.find('/');
         bool blank = url.find_first_of(" \t\r\n") != std::string::npos;
-        if (blank || slash == std::string::npos || slash == 0 || slash + 1 >= host_path.size() ||
-            host_path.find('.') > slash) {
-            ctx.error(pointer, "'" + url + "' is not a profile URL (expected e.g. https://network.example/in/jane-doe)");
+        if (blank) {
+            ctx.error(pointer, "'" + orch::text::escaped(url) +
+                                   "' is not a profile URL (it has a blank; expected e.g. https://network.example/in/jane-doe)");
+            continue;
+        }
+        if (auto shape = profile_url_shape_problem(url)) {
+            ctx.error(pointer, "'" + orch::text::escaped(url) + "' " + *shape);
             continue;
         }
         // An invisible or direction character would make the exclusion match nobody.
@@ -317,8 +314,9 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
                                    std::to_string(p->where + 1) + ", which would exclude nobody");
             continue;
         }
-        if (!seen.insert("u:" + host_path).second) {
-            ctx.warning(pointer, "'" + url + "' is listed twice");
+        // One person however spelled (case, www., a trailing slash, %XX), as the leads are keyed.
+        if (!seen.insert("u:" + canonical_profile_url(url)).second) {
+            ctx.warning(pointer, "'" + orch::text::escaped(url) + "' is listed twice");
         }
         c.exclude.profile_urls.push_back(url);
     }

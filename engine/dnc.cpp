@@ -115,10 +115,8 @@ std::string check(const input& in) {
         return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
                std::to_string(p->where + 1) + ", which would match no lead's profile";
     }
-    auto c = canonical_profile_url(u);
-    auto slash = c.find('/');
-    if (slash == std::string::npos || slash == 0 || slash + 1 >= c.size() || c.find('.') > slash) {
-        return "profile_url: '" + u.substr(0, 80) + "' is not a profile URL (expected host/path, e.g. https://network.example/in/jane-doe)";
+    if (auto shape = campaigns::profile_url_shape_problem(u)) {
+        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' " + *shape;
     }
     return "";
 }

@@ -160,6 +160,11 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_EQ(invalid.body_json()["error"]["details"][0]["index"], 1) << invalid.body;
     auto both = call("POST", "/v1/dnc", R"({"profile_url": ")" + urls_[3] + R"(", "company": "Acme"})");
     EXPECT_EQ(both.status, 422) << both.body;
+    // The profile prefix alone names no one (it was stored, and matched no lead).
+    auto prefix = call("POST", "/v1/dnc", R"({"profile_url": "https://network.example/in/"})");
+    EXPECT_EQ(prefix.status, 422) << prefix.body;
+    EXPECT_NE(prefix.body.find("names no profile"), std::string::npos) << prefix.body;
+    EXPECT_EQ(env_->run({"dnc", "add", "https://network.example/in"}).exit_code, 2);
     EXPECT_EQ(call("PUT", "/v1/dnc", "{}").status, 405);
     EXPECT_EQ(q("SELECT count(*) FROM do_not_contact"), before);
     EXPECT_EQ(status_of(urls_[3]), "ready|");

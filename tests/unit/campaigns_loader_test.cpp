@@ -855,6 +855,29 @@ TEST(loader, exclude_is_optional_checked_and_round_trips) {
     load_result values = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: [x, \"https://network.example/in/ok\"]\n");
     EXPECT_FALSE(values.value);
     EXPECT_NE(all_errors(values).find("c.yaml:11:18: 'x' is not a profile URL"), std::string::npos) << all_errors(values);
+    // The profile prefix alone names no one; one person spelled twice is listed twice.
+    load_result prefix = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: [\"https://network.example/in/\"]\n");
+    EXPECT_FALSE(prefix.value);
+    EXPECT_NE(all_errors(prefix).find("'https://network.example/in/' names no profile: nothing follows /in/"),
+              std::string::npos)
+        << all_errors(prefix);
+    load_result twice = load(head + "  - {id: a, kind: visit}\nexclude:\n  profile_urls: [\"https://network.example/in/x\", "
+                                    "\"HTTPS://www.Network.example/in/x/\"]\n");
+    ASSERT_TRUE(twice.value) << all_errors(twice);
+    ASSERT_EQ(twice.warnings.size(), 1u);
+    EXPECT_NE(twice.warnings[0].message.find("is listed twice"), std::string::npos);
+}
+
+TEST(model, a_profile_urls_shape) {
+    EXPECT_FALSE(profile_url_shape_problem("https://network.example/in/jane-doe"));
+    EXPECT_FALSE(profile_url_shape_problem("network.example/in/jane-doe"));
+    EXPECT_FALSE(profile_url_shape_problem("https://network.example/pub/in"));  // "in" as a name, not the prefix
+    EXPECT_FALSE(profile_url_shape_problem("https://network.example/in/in"));
+    for (const char* bad : {"x", "https://network.example", "https://network.example/", "https://localhost/in/x",
+                            "/in/x", "https://network.example/in/", "https://www.network.example/in",
+                            "https://network.example/in/?id=3", "https://network.example/in//"}) {
+        EXPECT_TRUE(profile_url_shape_problem(bad)) << bad;
+    }
 }
 
 TEST(loader, durations_combine_units) {
