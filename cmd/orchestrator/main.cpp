@@ -2072,6 +2072,28 @@ int cmd_serve(const settings& s) {
     return in.run();
 }
 
+// Every value the command line takes is text, a path's aside (a file name may be any bytes): a
+// value that is not UTF-8 is refused at parse, exit 2 naming its option, where it reached
+// PostgreSQL or the JSON library and failed there (exit 1, with their error).
+void require_text_values(CLI::App& app) {
+    static const CLI::Validator utf8(
+        [](std::string& value) {
+            auto p = orch::text::check_text(value);
+            return p ? "the value is not UTF-8 text (" + p->what + " at byte " + std::to_string(p->offset + 1) + ")"
+                     : std::string();
+        },
+        "", "utf8");
+    for (CLI::Option* o : app.get_options()) {
+        if (o->get_type_size_max() == 0 || o->get_type_name() == "PATH" || o->get_name() == "FILE") {
+            continue;  // a flag, or a path
+        }
+        o->check(utf8);
+    }
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        require_text_values(*sub);
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -2397,6 +2419,7 @@ int main(int argc, char** argv) {
         return orch::text::terminal_lines(msg);
     });
 
+    require_text_values(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {

@@ -663,6 +663,35 @@ TEST_F(CliOutput, ErrorsNeverPrintAControlCharacterTheyQuote) {
     }
 }
 
+// A value that is not UTF-8 is refused at parse, exit 2 naming its option, before it reaches
+// PostgreSQL or the JSON library (exit 1 with their error); a path may be any bytes.
+TEST_F(CliOutput, AValueThatIsNotUtf8IsRefusedNamingItsOption) {
+    ASSERT_EQ(apply(campaign_yaml("bytes", 2)).exit_code, 0);
+    const auto before = env_->scalar("SELECT count(*) FROM do_not_contact") + "|" +
+                        env_->scalar("SELECT count(*) FROM accounts") + "|" +
+                        env_->scalar("SELECT COALESCE(sum(total), 0) FROM ledger_budgets");
+    for (const auto& [args, option] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+             {{"campaign", "show", "caf\xe9"}, "NAME"},
+             {{"budget", "set", "bytes\xff", "--credits", "9"}, "CAMPAIGN"},
+             {{"leads", "list", "bytes\xc3"}, "CAMPAIGN"},
+             {{"dnc", "add", "https://network.example/in/x", "--reason", "asked\xff"}, "--reason"},
+             {{"accounts", "connect", "--login-token", "token-9", "--country", "FR", "--email", "a\xff@b.example"},
+              "--email"}}) {
+        auto r = env_->run(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find("not UTF-8 text"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find(option), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM do_not_contact") + "|" + env_->scalar("SELECT count(*) FROM accounts") +
+                  "|" + env_->scalar("SELECT COALESCE(sum(total), 0) FROM ledger_budgets"),
+              before);
+    // A path is not text: a campaign file whose name is not UTF-8 is read.
+    const std::string latin1 = file_ + "-caf\xe9.yaml";
+    std::ofstream(latin1) << campaign_yaml("latin", 2);
+    auto r = env_->run({"campaign", "validate", latin1});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
 // The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.
 TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     std::ofstream(file_) << "name: wednesdays\naccounts: [sender-1]\naudience:\n  search:\n    title: Engineer\n"
