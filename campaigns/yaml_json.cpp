@@ -1,5 +1,6 @@
 // YAML -> JSON with node positions (see detail/yaml_json.hpp).
 #include "campaigns/detail/yaml_json.hpp"
+#include "campaigns/detail/yaml_tags.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -23,7 +24,6 @@ namespace {
 constexpr int depth_max = 64;
 
 constexpr std::string_view tag_str = "tag:yaml.org,2002:str";
-constexpr std::string_view core_prefix = "tag:yaml.org,2002:";
 
 bool is_digits(std::string_view s) {
     if (s.empty()) {
@@ -148,36 +148,70 @@ struct converter {
             fail(n.Mark(), "too many values (aliases expanding without bound?)");
             return nullptr;
         }
-        if (!known_tag(n.Tag())) {
+        if (!core_schema_tag(n.Tag())) {
             fail(n.Mark(), "unsupported YAML tag '" + n.Tag() + "' (a campaign file takes !!str, !!int, !!float, "
                            "!!bool, !!null, !!map and !!seq, or none)");
             return nullptr;
         }
+        json v;
         switch (n.Type()) {
         case YAML::NodeType::Map:
-            return mapping(n, pointer, depth);
+            v = mapping(n, pointer, depth);
+            break;
         case YAML::NodeType::Sequence:
-            return sequence(n, pointer, depth);
+            v = sequence(n, pointer, depth);
+            break;
         case YAML::NodeType::Scalar:
-            return scalar(n);
+            v = scalar(n);
+            break;
         default:
             return nullptr;  // Null (an empty value) or Undefined
         }
+        if (auto why = tag_mismatch(n, v)) {
+            fail(n.Mark(), *why);
+            return nullptr;
+        }
+        return v;
     }
 
-    // No tag ("?" plain, "!" quoted) or one of the core schema's: a tag of another schema
-    // (`!!python/object:os.system`, `!include`) names a type this reader would not build, and
-    // reading its text as plain would hide that the file means something else.
-    static bool known_tag(const std::string& tag) {
-        if (tag.empty() || tag == "?" || tag == "!") {
-            return true;
+    // A core tag on a node it does not fit (`!!int tagged`, `!!seq` on a mapping): the file says
+    // one type and holds another, which read as the text would hide the mistake.
+    static std::optional<std::string> tag_mismatch(const YAML::Node& n, const json& v) {
+        const std::string& tag = n.Tag();
+        if (!tag.starts_with(yaml_core_prefix)) {
+            return std::nullopt;
         }
-        if (tag.rfind(core_prefix, 0) != 0) {
-            return false;
+        const std::string type = tag.substr(yaml_core_prefix.size());
+        std::string_view expected;
+        bool fits = false;
+        if (n.IsMap()) {
+            fits = type == "map";
+        } else if (n.IsSequence()) {
+            fits = type == "seq";
+        } else if (type == "str") {
+            fits = true;
+        } else if (type == "int") {
+            fits = v.is_number_integer();
+            expected = "an integer";
+        } else if (type == "float") {
+            fits = v.is_number();
+            expected = "a number";
+        } else if (type == "bool") {
+            fits = v.is_boolean();
+            expected = "true or false";
+        } else if (type == "null") {
+            fits = v.is_null();
+            expected = "null";
+        } else {
+            expected = type == "map" ? "a mapping" : "a sequence";
         }
-        const std::string_view type = std::string_view(tag).substr(core_prefix.size());
-        return type == "str" || type == "int" || type == "float" || type == "bool" || type == "null" || type == "map" ||
-               type == "seq";
+        if (fits) {
+            return std::nullopt;
+        }
+        if (n.IsMap() || n.IsSequence()) {
+            return "the tag !!" + type + " does not fit a " + (n.IsMap() ? "mapping" : "sequence");
+        }
+        return "the tag !!" + type + " does not fit the value '" + n.Scalar() + "', which is not " + std::string(expected);
     }
 
     json scalar(const YAML::Node& n) {

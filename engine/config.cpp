@@ -1,5 +1,7 @@
 #include "engine/config.hpp"
 
+#include "campaigns/detail/yaml_tags.hpp"
+
 #include <yaml-cpp/yaml.h>
 
 #include <boost/url/parse.hpp>
@@ -248,6 +250,20 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
     if (root.IsNull()) {
         return;
     }
+    // A tag outside the core schema, on the mapping, a key or a value, means something this
+    // reader would not build: refused, as in a campaign file.
+    auto unsupported_tag = [&](const YAML::Node& n) {
+        if (campaigns::detail::core_schema_tag(n.Tag())) {
+            return false;
+        }
+        problems.push_back(src.file_name + ":" + std::to_string(n.Mark().line + 1) + ":" +
+                           std::to_string(n.Mark().column + 1) + ": unsupported YAML tag '" + n.Tag() +
+                           "' (the configuration takes !!str, !!int, !!float, !!bool and !!null, or none)");
+        return true;
+    };
+    if (unsupported_tag(root)) {
+        return;
+    }
     if (!root.IsMap()) {
         problems.push_back(src.file_name + ": the configuration must be a mapping of setting: value");
         return;
@@ -255,6 +271,9 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
     for (const auto& kv : root) {
         auto where = src.file_name + ":" + std::to_string(kv.first.Mark().line + 1) + ":" +
                      std::to_string(kv.first.Mark().column + 1);
+        if (unsupported_tag(kv.first) || unsupported_tag(kv.second)) {
+            continue;
+        }
         auto key = kv.first.as<std::string>();
         if (const setting_row* secret = find_row(key); secret != nullptr && is_secret(*secret)) {
             problems.push_back(where + ": " + key + " is a secret: set " + secret->env + " instead");

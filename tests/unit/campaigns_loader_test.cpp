@@ -1006,6 +1006,30 @@ TEST(loader, tags_of_other_schemas_are_refused) {
     EXPECT_TRUE(core.errors.empty()) << all_errors(core);
 }
 
+// A core tag on a node it does not fit is refused where it is, not read as the text.
+TEST(loader, a_core_tag_must_fit_its_node) {
+    const std::string steps = "  - id: visit\n    kind: visit\n";
+    for (const auto& [tagged, message] : std::vector<std::pair<std::string, std::string>>{
+             {"name: !!int tagged\n", "the tag !!int does not fit the value 'tagged', which is not an integer"},
+             {"name: !!bool yes\n", "the tag !!bool does not fit the value 'yes', which is not true or false"},
+             {"name: !!null t\n", "the tag !!null does not fit the value 't', which is not null"},
+             {"name: !!float x1\n", "the tag !!float does not fit the value 'x1', which is not a number"},
+             {"name: !!map t\n", "the tag !!map does not fit the value 't', which is not a mapping"},
+             {"name: !!seq {a: 1}\n", "the tag !!seq does not fit a mapping"},
+             {"name: !!map [a]\n", "the tag !!map does not fit a sequence"}}) {
+        auto r = load(tagged + head.substr(head.find("accounts")) + steps);
+        ASSERT_FALSE(r.errors.empty()) << tagged;
+        EXPECT_EQ(r.errors[0].line, 1) << tagged << all_errors(r);
+        EXPECT_NE(r.errors[0].message.find(message), std::string::npos) << tagged << all_errors(r);
+        EXPECT_FALSE(r.value);
+    }
+    // Each fits: the schema then says what the name must be.
+    for (const std::string fits : {"name: !!str 5\n", "budget_credits: !!int 10\nname: t\n", "name: !!str true\n"}) {
+        auto r = load(fits + head.substr(head.find("accounts")) + steps);
+        EXPECT_EQ(all_errors(r).find("does not fit"), std::string::npos) << fits << all_errors(r);
+    }
+}
+
 // The campaign's name and its accounts are names: no control characters, no bidirectional
 // overrides or isolates.
 TEST(loader, names_with_control_characters_are_refused) {

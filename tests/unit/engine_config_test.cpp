@@ -60,6 +60,25 @@ TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
     EXPECT_EQ(r.problems.front().rfind("orch.yaml:", 0), 0u) << r.problems.front();
 }
 
+// A tag outside the YAML core schema (on a value, a key or the mapping) is refused with where it
+// is, as in a campaign file; the core schema's tags are taken.
+TEST(EngineConfig, TagsOutsideTheCoreSchemaAreRefused) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "database_url: postgresql://file/db\nbatch_size: !!int 10\nlog_level: !!str info\nidle_poll_ms: !!python/object:os.system 9\n"
+                    "!custom worker_id: w\n";
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:4:15: unsupported YAML tag 'tag:yaml.org,2002:python/object:os.system'"))
+        << (r.problems.empty() ? "" : r.problems.front());
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:5:1: unsupported YAML tag '!custom'"));
+    EXPECT_EQ(r.problems.size(), 2u) << ::testing::PrintToString(r.problems);
+    src.file_text = "!!map {database_url: postgresql://file/db, batch_size: 10}\n";
+    EXPECT_TRUE(load_settings(src, settings_needs{}).problems.empty())
+        << ::testing::PrintToString(load_settings(src, settings_needs{}).problems);
+    src.file_text = "!!set {batch_size: 10}\n";
+    EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "orch.yaml:1:1: unsupported YAML tag"));
+}
+
 TEST(EngineConfig, NumbersOutOfRangeAreRefused) {
     settings_sources src;
     src.flags = {{"database_url", "postgresql://x/y"}, {"batch_size", "0"}, {"worker_lanes", "65"}};
@@ -74,7 +93,8 @@ TEST(EngineConfig, ALeaseMustOutlastTheCallItGuards) {
     auto r = load_settings(src, settings_needs{});
     EXPECT_TRUE(mentions(r.problems, "lease_seconds (10 s) must exceed api_timeout_ms"));
     src.flags["api_timeout_ms"] = "8000";
-    EXPECT_TRUE(load_settings(src, settings_needs{}).problems.empty());
+    EXPECT_TRUE(load_settings(src, settings_needs{}).problems.empty())
+        << ::testing::PrintToString(load_settings(src, settings_needs{}).problems);
 }
 
 TEST(EngineConfig, PasswordsAreRedactedFromUrls) {
