@@ -4,6 +4,7 @@
 #include "engine/secret_box.hpp"
 
 #include "api/text.hpp"
+#include "campaigns/machine.hpp"
 #include "campaigns/model.hpp"
 #include "engine/ledger.hpp"
 #include "schema/schema.hpp"
@@ -656,6 +657,29 @@ void store::wake_after_lanes(std::string_view query, const std::string& id, std:
     }
 }
 
+namespace {
+
+// Where a new lead starts, as the state machine enters the first step (campaigns::initial_state):
+// its step and status, and how long after the lead's start it is due, an opening delay's
+// duration (a lead at an opening delay was due at once, and the delay skipped). A definition
+// without steps (the store's own tests) starts at `first_step`, ready at once.
+struct entry_point {
+    std::string step;
+    std::string status = "ready";
+    std::chrono::milliseconds delay{0};
+};
+entry_point entry_of(const json& canonical, const std::string& first_step) {
+    if (!canonical.contains("steps")) {
+        return {first_step};
+    }
+    const campaigns::time_point origin{};
+    const auto init = campaigns::initial_state(campaigns::campaign_from_json(canonical), origin);
+    return {init.step, campaigns::to_string(init.st),
+            std::chrono::duration_cast<std::chrono::milliseconds>(init.next_run_at - origin)};
+}
+
+}  // namespace
+
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                     const std::string& first_step, const std::vector<lead_input>& leads,
                                     const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
@@ -671,6 +695,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                 const apply_progress& progress, const std::optional<apply_charge>& charge,
                                 bool move_running) {
+    const entry_point entry = entry_of(canonical, first_step);
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         std::optional<ledger::budget> previous_file_budget, live_budget;
@@ -729,7 +754,8 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             const std::string start = canonical.value("start_at", std::string());
             tx.exec_params(q("campaigns/set_dates"), out.campaign_id, start, canonical.value("end_at", std::string()));
             if (!start.empty()) {
-                tx.exec_params(q("campaigns/hold_until_start"), out.campaign_id, start);
+                tx.exec_params(q("campaigns/hold_until_start"), out.campaign_id, start, entry.step,
+                               static_cast<std::int64_t>(entry.delay.count()));
             }
             if (!tx.exec_params(q("campaigns/resume_ended"), out.campaign_id).empty()) {
                 out.resumed_ended = true;
@@ -745,6 +771,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 first_run = *t;
             }
         }
+        const auto start_at = first_run + entry.delay;
         // The file's `exclude:` (canonical URLs, lower-cased companies): those leads are skipped at
         // enrollment, and a new version stops the live ones it newly excludes here.
         std::set<std::string> excluded_urls, excluded_companies;
@@ -806,8 +833,9 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             // listings and the first claims, follow it.
             for (const auto& row : rows) {
                 const std::string& url = row["canonical_url"].get_ref<const std::string&>();
-                enroll.push_back({{"lead_id", ids.at(url)}, {"account_id", senders[i++]}, {"step", first_step},
-                                  {"next_run_at_ms", epoch_ms(first_run)}, {"excluded", excluded.contains(url)}});
+                enroll.push_back({{"lead_id", ids.at(url)}, {"account_id", senders[i++]}, {"step", entry.step},
+                                  {"status", entry.status}, {"next_run_at_ms", epoch_ms(start_at)},
+                                  {"excluded", excluded.contains(url)}});
             }
             out.enrolled += static_cast<std::int64_t>(
                 tx.exec_params(q("campaigns/enroll"), out.campaign_id, out.version, enroll.dump()).size());

@@ -20,6 +20,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -501,6 +502,47 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
     const std::string later_text = orch::campaigns::format_instant(start + hours(24));
     ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + later_text + "\n")}).exit_code, 0);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + later_text + "'"), "2");
+}
+
+// A campaign that opens with a delay: its new leads are due when the delay has passed from their
+// start (now, or start_at), not at once (the delay was skipped and the first call went out within
+// seconds). A start_at moved later moves them with the delay.
+TEST_F(LifecyclePg, AnOpeningDelayHoldsNewLeadsForItsDuration) {
+    const std::string steps = "  - {id: pause, kind: delay, duration: 40m}\n  - {id: invite, kind: invite}\n";
+    const auto before = floor<seconds>(system_clock::now());
+    ASSERT_EQ(env_->run({"campaign", "apply", write("opening", {"o1", "o2"}, "", steps)}).exit_code, 0);
+    const auto after = ceil<seconds>(system_clock::now());
+    const auto due = [&](const std::string& name) {
+        return env_->scalar("SELECT string_agg(DISTINCT e.step || ' ' || e.status || ' ' || "
+                            "floor(extract(epoch FROM e.next_run_at))::bigint || ' ' || "
+                            "floor(extract(epoch FROM e.due_at))::bigint, ',') FROM enrollments e JOIN campaigns c "
+                            "USING (campaign_id) WHERE c.name = '" + name + "'");
+    };
+    const auto opened = due("opening");
+    std::istringstream in(opened);
+    std::string step, status;
+    std::int64_t next = 0, due_at = 0;
+    in >> step >> status >> next >> due_at;
+    EXPECT_EQ(step, "pause") << opened;
+    EXPECT_EQ(status, "ready") << opened;
+    EXPECT_GE(next, duration_cast<seconds>((before + minutes(40)).time_since_epoch()).count()) << opened;
+    EXPECT_LE(next, duration_cast<seconds>((after + minutes(40)).time_since_epoch()).count()) << opened;
+    EXPECT_EQ(due_at, next) << opened;
+
+    // With a start_at, the delay runs from it; a later start_at moves the leads with it.
+    const auto start = floor<seconds>(system_clock::now()) + hours(48);
+    const auto at = [](system_clock::time_point t) { return std::to_string(duration_cast<seconds>(t.time_since_epoch()).count()); };
+    ASSERT_EQ(env_->run({"campaign", "apply",
+                         write("later", {"l1"}, "start_at: " + orch::campaigns::format_instant(start) + "\n", steps)})
+                  .exit_code,
+              0);
+    EXPECT_EQ(due("later"), "pause ready " + at(start + minutes(40)) + " " + at(start + minutes(40)));
+    ASSERT_EQ(env_->run({"campaign", "apply",
+                         write("later", {"l1"}, "start_at: " + orch::campaigns::format_instant(start + hours(1)) + "\n",
+                               steps)})
+                  .exit_code,
+              0);
+    EXPECT_EQ(due("later"), "pause ready " + at(start + hours(1) + minutes(40)) + " " + at(start + hours(1) + minutes(40)));
 }
 
 TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
