@@ -237,17 +237,6 @@ decision on_due(const campaign& c, const lead_view& lead, const enrollment_state
 
 // ---- ev_result ----
 
-// Why a lead whose person invited its account fails: what the operator can do about it. `detail`
-// is the API's refusal of the invite, when there was one.
-std::string invited_by_the_person(const std::string& detail) {
-    std::string why = "the person has invited this account (check_invitation: PENDING, RECEIVED): a "
-                      "campaign does not accept invitations; accept it on the platform";
-    if (!detail.empty()) {
-        why += " (the invite's refusal: " + detail + ")";
-    }
-    return why;
-}
-
 decision failed(enrollment_state s, std::string reason) {
     s.st = status::failed;
     s.reconcile = false;
@@ -632,6 +621,15 @@ decision decide(const campaign& c, const lead_view& lead, const enrollment_state
         return on_replied(c, state);
     }
     return on_due(c, lead, state, now);
+}
+
+std::string invited_by_the_person(const std::string& detail) {
+    std::string why = "the person has invited this account (an invitation PENDING, of type RECEIVED): a "
+                      "campaign does not accept invitations; accept it on the platform, then retry the lead";
+    if (!detail.empty()) {
+        why += " (the invite's refusal: " + detail + ")";
+    }
+    return why;
 }
 
 enrollment_state initial_state(const campaign& c, time_point now) {

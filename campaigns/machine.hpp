@@ -171,6 +171,11 @@ enum class result_kind {
 // ours to wait for (only the account can accept it), and an invite to that person is refused.
 enum class invitation { accepted, pending, received, none };
 
+// Why a lead whose person invited its account fails (a check that finds a PENDING invitation of
+// type RECEIVED, or an invite refused for it): what it is and what the operator can do. `detail`
+// is the API's refusal of the invite, when there was one.
+std::string invited_by_the_person(const std::string& detail);
+
 struct ev_result {
     call_kind call = call_kind::check_invitation;  // must match the call decide asked for
     bool reconcile = false;                         // must match too

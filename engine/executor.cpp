@@ -137,16 +137,25 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
     // already is said to the machine (the invite's result carries ACCEPTED): the lead's wait for
     // an acceptance is then skipped, as no acceptance event will come for a connection that
     // exists (the lead waited out its whole wait step, 10 minutes in a test, days in a campaign).
-    // An invitation the person sent (RECEIVED) is said too, with the refusal: the lead fails at
-    // once, where it waited out its wait for an acceptance that could not come.
+    // An invitation the person sent (RECEIVED) makes the refusal the outcome, a permanent one whose
+    // reason says what happened: the lead fails at once, where it waited out its wait for an
+    // acceptance that could not come, and the invite is recorded as refused, not as sent.
     const outreach::error refusal = r.error();
     call_outcome seen = out;
     co_await check(api, t, seen, ctx);
     if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
+        *seen.event.invitation_state == campaigns::invitation::received) {
+        out.credits = seen.credits;
+        out.unknown_charge = seen.unknown_charge;
+        out = from_error(refusal, std::move(out), ctx, call_kind::invite);
+        out.event.kind = result_kind::permanent;
+        out.attempt_outcome = attempt_outcome::permanent;
+        out.event.reason = campaigns::invited_by_the_person(out.error);
+        co_return;
+    }
+    if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
         *seen.event.invitation_state != campaigns::invitation::none) {
-        if (*seen.event.invitation_state == campaigns::invitation::received) {
-            seen.event.reason = outreach::describe(refusal);
-        } else if (*seen.event.invitation_state != campaigns::invitation::accepted) {
+        if (*seen.event.invitation_state != campaigns::invitation::accepted) {
             seen.event.invitation_state.reset();
         }
         out = std::move(seen);

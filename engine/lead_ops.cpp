@@ -56,6 +56,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
     }
     const auto campaign_id = c[0][0].as<std::int64_t>();
     const bool active = c[0][1].as<std::string>() == "active";
+    const bool cancelled = c[0][1].as<std::string>() == "cancelled";
 
     // move: the new sender, resolved once.
     std::string new_account;
@@ -162,6 +163,16 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                   {"status", row.status}, {"next_run_at_ms", nullptr}, {"run_now", false},
                   {"due", row.parked ? "park" : "next"}, {"attempt", row.attempt}, {"reason", row.reason},
                   {"account_id", row.account_id}};
+        // A failed lead takes up its campaign again by retry or skip (the person invited the sender,
+        // who accepted on the platform; a refusal an operator has settled): stop and move leave it.
+        if (row.status == "failed" && r.what != verb::retry && r.what != verb::skip) {
+            refuse(row.lead_id, row.status, why_not(row.status));
+            continue;
+        }
+        if (row.status == "failed" && cancelled) {
+            refuse(row.lead_id, row.status, "its campaign is cancelled");
+            continue;
+        }
         switch (r.what) {
         case verb::stop:
             w["status"] = "cancelled";
@@ -180,6 +191,18 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                        "it is in step " + row.step + ", a delay: making it due now would cut the delay short "
                        "(use skip --to STEP to move it on)");
                 continue;
+            }
+            if (row.status == "failed") {
+                // Its step again from a fresh count of attempts. A step that contacts the person
+                // (invite, send, withdraw) first checks whether its call took effect, as after an
+                // uncertain answer: a failure may have followed a request that went out.
+                const auto* step = campaigns::find_step(version(row.version), row.step);
+                const bool contacts = step != nullptr && (step->kind == campaigns::step_kind::invite ||
+                                                          step->kind == campaigns::step_kind::send ||
+                                                          step->kind == campaigns::step_kind::withdraw);
+                w["status"] = contacts ? "calling" : "ready";
+                w["reconcile"] = contacts;
+                w["attempt"] = 0;
             }
             // Due now (parked: when it wakes); the gate decides whether it may run.
             w["run_now"] = true;

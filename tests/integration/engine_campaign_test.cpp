@@ -433,7 +433,7 @@ TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
         return env_->scalar("SELECT e.status || ' | ' || e.step || ' | ' || e.reason FROM enrollments e JOIN leads l "
                             "USING (lead_id) WHERE l.profile_url = '" + url + "'");
     };
-    const std::string why = "the person has invited this account (check_invitation: PENDING, RECEIVED)";
+    const std::string why = "the person has invited this account (an invitation PENDING, of type RECEIVED)";
     const auto refused_invite = lead(urls[0]);
     EXPECT_TRUE(refused_invite.starts_with("failed | invite | " + why)) << refused_invite;
     // The API's refusal is kept with it.
@@ -446,8 +446,43 @@ TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
     auto truth = read_side_effects(sandbox_->control_port());
     EXPECT_EQ(truth.messages, 4);
     EXPECT_EQ(truth.duplicate_invite_requests, 0);
+    // The refused invite is not counted as sent.
+    EXPECT_EQ(funnel("direct")["invited"], 2) << funnel("direct").dump();
+    EXPECT_EQ(funnel("direct")["failed"], 1) << funnel("direct").dump();
     EXPECT_EQ(truth.invites_per_person.count(urls[0]), 0u);
     EXPECT_EQ(truth.invites_per_person.count(urls[3]), 0u);
+
+    // What the reason says to do: the account accepts their invitations on the platform (here,
+    // the API's accept), and a retry takes each lead up again. The invite's lead first checks
+    // whether its call took effect (now connected: ACCEPTED), skips the wait and is messaged; the
+    // check's lead finds ACCEPTED and is messaged. Nobody is invited.
+    http_client api("127.0.0.1", sandbox_->port());
+    auto received = api.v2("test-key", "network", account, "list_invitations", {{"count", 100}}).body_json();
+    ASSERT_EQ(received["data"]["invitations"].size(), 2u) << received.dump();
+    for (const auto& inv : received["data"]["invitations"]) {
+        auto accepted = api.v2("test-key", "network", account, "accept",
+                               {{"shared_secret", inv["shared_secret"]}, {"entity_urn", inv["entity_urn"]}});
+        ASSERT_EQ(accepted.status, 200) << accepted.body;
+    }
+    auto lead_id = [&](const std::string& url) {
+        return env_->scalar("SELECT lead_id FROM leads WHERE profile_url = '" + url + "'");
+    };
+    auto retried = env_->run({"leads", "retry", "direct", lead_id(urls[0])});
+    ASSERT_EQ(retried.exit_code, 0) << retried.output;
+    retried = env_->run({"leads", "retry", "checked", lead_id(urls[3])});
+    ASSERT_EQ(retried.exit_code, 0) << retried.output;
+    // Stop leaves a finished lead alone.
+    EXPECT_EQ(env_->run({"leads", "stop", "direct", lead_id(urls[1])}).exit_code, 2);
+    auto again = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(again->wait(120'000), 0) << again->log() << receiver->log();
+    EXPECT_TRUE(lead(urls[0]).starts_with("done")) << lead(urls[0]);
+    EXPECT_TRUE(lead(urls[3]).starts_with("done")) << lead(urls[3]);
+    truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.messages, 6);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    EXPECT_EQ(truth.invites_per_person.count(urls[0]), 0u);
+    EXPECT_EQ(truth.invites_per_person.count(urls[3]), 0u);
+    EXPECT_EQ(funnel("direct")["failed"], 0) << funnel("direct").dump();
 }
 
 TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {

@@ -201,6 +201,12 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_NE(imp_bad.output.find("line 4:"), std::string::npos) << imp_bad.output;
     EXPECT_EQ(status_of(urls_[7]), "ready|");
     auto good_csv = write("good.csv", "company,reason\nStark,legal\nInitech,\nstark,\n");
+    // A control character is named, with where it is.
+    auto nul_csv = write("nul.csv", std::string("profile_url,company\n,Ac\0me\n", 27));
+    auto imp_nul = env_->run({"dnc", "import", nul_csv});
+    EXPECT_EQ(imp_nul.exit_code, 2) << imp_nul.output;
+    EXPECT_NE(imp_nul.output.find("line 2: company: has a control character (U+0000) at byte 3"), std::string::npos)
+        << imp_nul.output;
     auto imp = env_->run({"dnc", "import", good_csv, "--reason", "bulk"});
     ASSERT_EQ(imp.exit_code, 0) << imp.output;
     EXPECT_NE(imp.output.find("2 added, 1 duplicate; 1 live lead stopped"), std::string::npos) << imp.output;
@@ -310,6 +316,18 @@ TEST_F(DncTest, LeadOperations) {
     auto ended = env_->run({"leads", "skip", "ops", c, "--to", "finish", "--format", "json"});
     ASSERT_EQ(ended.exit_code, 0) << ended.output;
     EXPECT_EQ(q("SELECT status || '|' || step FROM enrollments WHERE lead_id = " + c), "done|");
+    // A failed lead: retry takes its step up again from a fresh count (a visit: ready, due now),
+    // stop and move refuse it.
+    const auto f = lead_id(urls_[5]);
+    q("UPDATE enrollments SET status = 'failed', attempt = 3, reason = 'attempts exhausted', finished_at = now() "
+      "WHERE lead_id = " + f);
+    EXPECT_EQ(call("POST", base + f + "/stop").status, 409);
+    EXPECT_EQ(call("POST", base + f + "/move", R"({"account": "sender-2"})").status, 409);
+    auto revived = env_->run({"leads", "retry", "ops", f});
+    ASSERT_EQ(revived.exit_code, 0) << revived.output;
+    EXPECT_EQ(q("SELECT status || '|' || step || '|' || attempt || '|' || reconcile || '|' || (finished_at IS NULL) || '|' || "
+                "(next_run_at <= now()) FROM enrollments WHERE lead_id = " + f),
+              "ready|v|0|false|true|true");
     // move: d to sender-2 (not contacted yet); a finished lead is refused.
     auto moved = call("POST", base + d + "/move", R"({"account": "sender-2"})");
     ASSERT_EQ(moved.status, 200) << moved.body;

@@ -643,8 +643,8 @@ TEST(decide, a_person_who_invited_the_account_fails_the_lead_at_once) {
     // PENDING of type RECEIVED: the person invited the account. No acceptance of ours can come, so
     // the lead fails with what to do, from the check step, from a refused invite (the executor's
     // check after the refusal) and from an invite's reconciliation, where it waited out its wait.
-    const std::string what = "the person has invited this account (check_invitation: PENDING, RECEIVED): a "
-                             "campaign does not accept invitations; accept it on the platform";
+    const std::string what = "the person has invited this account (an invitation PENDING, of type RECEIVED): a "
+                             "campaign does not accept invitations; accept it on the platform, then retry the lead";
     decision checked = decide(the_campaign, lead, at("check", status::calling, t0), check_ok(invitation::received), later);
     EXPECT_TRUE(checked.valid) << checked.why;
     EXPECT_EQ(checked.next, at("check", status::failed, t0, 0, false, false, what));

@@ -1,5 +1,6 @@
 -- lock($1 enrollment ids, a bigint array literal): those of them that a lead operation may change
--- (ready or waiting: not in a call, not finished), locked in id order. A row a worker's claim
+-- (ready or waiting: not in a call, not finished; or failed, which retry and skip take up again),
+-- locked in id order. A row a worker's claim
 -- holds is waited for and re-checked: one that became `calling` is not returned. `contacted`: its
 -- sender has sent it an invitation or a message (or may have: in flight, uncertain), as
 -- engine/reassignable counts it.
@@ -10,6 +11,6 @@ SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_
                  AND attempt_may_have_taken_effect(a.outcome)) AS contacted,
        e.attempt, e.reason
 FROM enrollments e
-WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting')
+WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting', 'failed')
 ORDER BY e.enrollment_id
 FOR UPDATE OF e;

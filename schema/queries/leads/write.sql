@@ -1,12 +1,13 @@
 -- write($1 JSON array of {enrollment_id, expected, step, status, next_run_at_ms (null: unchanged),
 -- run_now (next_run_at = now), due ('next': at next_run_at, 'now', 'park': out of the claim index
--- until its campaign resumes or its sender connects), attempt, reason, account_id}): a lead
+-- until its campaign resumes or its sender connects), attempt, reason, account_id, reconcile (a
+-- failed lead retried at a step that contacts: the call's effect is checked first)}): a lead
 -- operation's changes, compare-and-set on the status leads/lock read (rows locked by it). A
 -- finished row gets its finish time and loses any lease.
 WITH x AS (
     SELECT * FROM jsonb_to_recordset($1::jsonb)
         AS x(enrollment_id bigint, expected text, step text, status text, next_run_at_ms bigint, run_now boolean,
-             due text, attempt integer, reason text, account_id text)
+             due text, attempt integer, reason text, account_id text, reconcile boolean)
 ), y AS (
     SELECT x.*, CASE WHEN x.run_now THEN now()
                      WHEN x.next_run_at_ms IS NOT NULL THEN to_timestamp(x.next_run_at_ms / 1000.0) END AS run_at
@@ -25,7 +26,7 @@ SET step = y.step,
     -- the wait code travels with the reason (migration 0018); a new sender waits for none of its own
     wait_code = CASE WHEN y.reason = e.reason AND y.account_id = e.account_id THEN e.wait_code END,
     account_id = y.account_id,
-    reconcile = false,
+    reconcile = COALESCE(y.reconcile, false),
     lease_owner = NULL,
     lease_expires_at = NULL,
     finished_at = CASE WHEN y.status IN ('done', 'replied', 'failed', 'cancelled') THEN now() END,
