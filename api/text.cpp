@@ -123,6 +123,8 @@ std::optional<problem> check_text(std::string_view s) {
     return std::nullopt;
 }
 
+std::string at_byte(const problem& p) { return p.what + " at byte " + std::to_string(p.offset + 1); }
+
 std::optional<problem> check_name(std::string_view s) {
     if (auto p = check_text(s)) {
         return p;
@@ -139,7 +141,7 @@ std::optional<problem> check_name(std::string_view s) {
             return problem{i, "invisible character " + code_point_name(cp)};
         }
         if (const char* kind = edge_kind(cp); kind != nullptr && (i == 0 || i + n == s.size())) {
-            return problem{i, std::string(i == 0 ? "it begins with " : "it ends with ") + kind + " (" +
+            return problem{i, std::string(kind) + (i == 0 ? " at its start (" : " at its end (") +
                                   code_point_name(cp) + ")"};
         }
         i += n;

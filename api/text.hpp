@@ -45,6 +45,10 @@ struct problem {
 std::optional<problem> check_text(std::string_view s);
 std::optional<problem> check_name(std::string_view s);
 
+// "<what> at byte <n>", n counted from 1 (as lines and columns are), the form every message
+// that quotes a problem uses.
+std::string at_byte(const problem& p);
+
 // `what` is "a space" or "a no-break space (U+00A0)" style; call after check_text succeeded.
 std::optional<problem> find_space(std::string_view s);
 

@@ -56,7 +56,7 @@ void check_names(detail::load_context& ctx, const nlohmann::json& doc) {
             return;
         }
         if (auto p = orch::text::check_name(v.get_ref<const std::string&>())) {
-            ctx.error(pointer, what + " is not a valid name: " + p->what + " at byte " + std::to_string(p->offset) +
+            ctx.error(pointer, what + " is not a valid name: " + orch::text::at_byte(*p) +
                                    " (names may not hold control, bidirectional-override or invisible characters)");
         }
     };

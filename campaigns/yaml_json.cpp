@@ -3,11 +3,13 @@
 #include "campaigns/detail/yaml_tags.hpp"
 
 #include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <optional>
 #include <sstream>
@@ -244,6 +246,12 @@ struct converter {
                 fail(key.Mark(), "a mapping key must be a plain text");
                 continue;
             }
+            // A key is text: no tag but !!str (`!!int name:` or `!x accounts:` says something else).
+            if (const std::string& tag = key.Tag(); !(tag.empty() || tag == "?" || tag == "!" || tag == tag_str)) {
+                fail(key.Mark(), "the key '" + key.Scalar() + "' has the tag '" + tag +
+                                     "': a key is text, untagged or !!str");
+                continue;
+            }
             const std::string& name = key.Scalar();
             auto [seen, fresh] = first_seen.emplace(name, pos(key.Mark()));
             if (!fresh) {
@@ -363,6 +371,28 @@ std::optional<YAML::Mark> stuck_document(std::string_view text) {
     return std::nullopt;
 }
 
+// yaml-cpp's message, said plainly where it is terse: "invalid unicode: 55296" is a \uD800
+// escape, half of a surrogate pair (JSON's way to write a character beyond U+FFFF), alone.
+std::string syntax_message(const std::string& msg) {
+    constexpr std::string_view invalid_unicode = "invalid unicode: ";
+    if (!msg.starts_with(invalid_unicode)) {
+        return msg;
+    }
+    unsigned long code = 0;
+    const char* first = msg.data() + invalid_unicode.size();
+    auto [end, ec] = std::from_chars(first, msg.data() + msg.size(), code);
+    if (ec != std::errc() || end != msg.data() + msg.size()) {
+        return msg;
+    }
+    char hex[16];
+    std::snprintf(hex, sizeof hex, "%04lX", code);
+    if (code >= 0xD800 && code <= 0xDFFF) {
+        return std::string("the escape \\u") + hex +
+               " is half of a surrogate pair without its other half: it is no character";
+    }
+    return std::string("the escape \\u") + hex + " is no Unicode character";
+}
+
 }  // namespace
 
 parsed_document parse_yaml(std::string_view text, std::size_t nodes_max) {
@@ -380,15 +410,22 @@ parsed_document parse_yaml(std::string_view text, std::size_t nodes_max) {
             return out;
         }
         documents = YAML::LoadAll(std::string(text));
+    } catch (const YAML::DeepRecursion& e) {
+        // yaml-cpp says "bad file" for it.
+        out.errors.push_back({conv.pos(e.mark), "values nested more than " + std::to_string(e.depth()) +
+                                                    " levels deep (a campaign file takes " + std::to_string(depth_max) + ")"});
+        return out;
     } catch (const YAML::ParserException& e) {
-        out.errors.push_back({conv.pos(e.mark), "YAML syntax error: " + e.msg});
+        out.errors.push_back({conv.pos(e.mark), "YAML syntax error: " + syntax_message(e.msg)});
         return out;
     } catch (const YAML::Exception& e) {
         out.errors.push_back({start_of(text), std::string("YAML syntax error: ") + e.what()});
         return out;
     }
     if (documents.empty() || documents.front().IsNull()) {
-        out.errors.push_back({start_of(text), "the file is empty"});
+        const bool blank = text.find_first_not_of(" \t\r\n") == std::string_view::npos;
+        out.errors.push_back({start_of(text), blank ? "the file is empty"
+                                                    : "the file holds no value (null, ~ or comments only)"});
         return out;
     }
     if (documents.size() > 1) {

@@ -16,7 +16,7 @@ namespace {
 
 std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_handler_t::replace); }
 
-std::string at_byte(const orch::text::problem& p) { return p.what + " at byte " + std::to_string(p.offset); }
+using orch::text::at_byte;
 
 // "line 2, column 5 (byte 17)" of a byte offset.
 std::string line_column(std::string_view text, std::size_t offset) {

@@ -1,12 +1,15 @@
 #include "engine/config.hpp"
 
+#include "api/text.hpp"
 #include "campaigns/detail/yaml_tags.hpp"
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <functional>
@@ -229,6 +232,13 @@ const setting_row* find_row(const std::string& name) {
 
 void apply(settings& s, const setting_row& row, const std::string& value, const std::string& where,
            std::vector<std::string>& problems) {
+    // Every setting is text, from a flag, the environment or the file: one that is not (invalid
+    // UTF-8, a NUL) would reach PostgreSQL, Redis or the API and fail there, after the start.
+    if (auto bad = orch::text::check_text(value)) {
+        problems.push_back(where + ": " + row.name + " is not valid text (" + bad->what + " at byte " +
+                           std::to_string(bad->offset + 1) + ")");
+        return;
+    }
     auto problem = row.assign(s, value);
     if (!problem.empty()) {
         problems.push_back(where + ": " + row.name + " " + problem);
@@ -239,9 +249,25 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
     if (src.file_text.empty()) {
         return;
     }
+    // Not text (a NUL, invalid UTF-8): said where it is; yaml-cpp names another place or none.
+    if (auto bad = orch::text::check_text(src.file_text)) {
+        const std::string_view before(src.file_text.data(), bad->offset);
+        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
+        const auto line_start = before.rfind('\n');
+        const auto column = bad->offset - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
+        problems.push_back(src.file_name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+                           ": the file is not valid text (" + bad->what + ")");
+        return;
+    }
     YAML::Node root;
     try {
         root = YAML::Load(src.file_text);
+    } catch (const YAML::DeepRecursion& e) {
+        // yaml-cpp says "bad file" for it.
+        problems.push_back(src.file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
+                           std::to_string(e.mark.column + 1) + ": values nested more than " + std::to_string(e.depth()) +
+                           " levels deep (the configuration is a flat mapping of setting: value)");
+        return;
     } catch (const YAML::Exception& e) {
         problems.push_back(src.file_name + ":" + std::to_string(e.mark.line + 1) + ":" +
                            std::to_string(e.mark.column + 1) + ": " + e.msg);
@@ -251,17 +277,25 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
         return;
     }
     // A tag outside the core schema, on the mapping, a key or a value, means something this
-    // reader would not build: refused, as in a campaign file.
-    auto unsupported_tag = [&](const YAML::Node& n) {
-        if (campaigns::detail::core_schema_tag(n.Tag())) {
+    // reader would not build: refused, as in a campaign file; so is a core tag on a node it does
+    // not fit (!!seq on the mapping, !!map on a value, anything but !!str on a key). A value's
+    // core scalar tag is taken: the setting reads the text as its own type.
+    auto unsupported_tag = [&](const YAML::Node& n, std::initializer_list<std::string_view> fits, const char* what) {
+        const std::string& tag = n.Tag();
+        if (tag.empty() || tag == "?" || tag == "!") {
             return false;
         }
+        if (campaigns::detail::core_schema_tag(tag)) {
+            const auto type = std::string_view(tag).substr(campaigns::detail::yaml_core_prefix.size());
+            if (std::find(fits.begin(), fits.end(), type) != fits.end()) {
+                return false;
+            }
+        }
         problems.push_back(src.file_name + ":" + std::to_string(n.Mark().line + 1) + ":" +
-                           std::to_string(n.Mark().column + 1) + ": unsupported YAML tag '" + n.Tag() +
-                           "' (the configuration takes !!str, !!int, !!float, !!bool and !!null, or none)");
+                           std::to_string(n.Mark().column + 1) + ": unsupported YAML tag '" + tag + "' on " + what);
         return true;
     };
-    if (unsupported_tag(root)) {
+    if (unsupported_tag(root, {"map"}, "the configuration (a mapping of setting: value, untagged or !!map)")) {
         return;
     }
     if (!root.IsMap()) {
@@ -271,7 +305,9 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
     for (const auto& kv : root) {
         auto where = src.file_name + ":" + std::to_string(kv.first.Mark().line + 1) + ":" +
                      std::to_string(kv.first.Mark().column + 1);
-        if (unsupported_tag(kv.first) || unsupported_tag(kv.second)) {
+        if (unsupported_tag(kv.first, {"str"}, "a setting's name (untagged or !!str)") ||
+            unsupported_tag(kv.second, {"str", "int", "float", "bool", "null"},
+                            "a setting's value (untagged, or !!str, !!int, !!float, !!bool or !!null)")) {
             continue;
         }
         auto key = kv.first.as<std::string>();

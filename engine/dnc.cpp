@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <map>
 #include <set>
 #include <thread>
@@ -19,11 +20,21 @@ namespace {
 
 std::string q(std::string_view name) { return std::string(schema::query(name)); }
 
-bool has_control(const std::string& s) {
-    return std::any_of(s.begin(), s.end(), [](char c) {
-        auto u = static_cast<unsigned char>(c);
-        return u < 0x20 || u == 0x7f;
-    });
+bool is_control(char c) {
+    auto u = static_cast<unsigned char>(c);
+    return u < 0x20 || u == 0x7f;
+}
+
+// "<field>: has a control character (\x00) at byte 3", or "" when `s` has none.
+std::string control_problem(const char* field, const std::string& s) {
+    auto it = std::find_if(s.begin(), s.end(), is_control);
+    if (it == s.end()) {
+        return "";
+    }
+    char code[8];
+    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*it)));
+    return std::string(field) + ": has a control character (" + code + ") at byte " +
+           std::to_string(it - s.begin() + 1);
 }
 
 std::string lower(std::string s) {
@@ -91,12 +102,15 @@ std::string check(const input& in) {
     if (in.reason.size() > reason_max) {
         return "reason: longer than " + std::to_string(reason_max) + " characters";
     }
-    if (has_control(in.reason)) {
-        return "reason: contains control characters";
+    if (auto p = control_problem("reason", in.reason); !p.empty()) {
+        return p;
     }
     if (company) {
-        if (in.company.size() > value_max || has_control(in.company)) {
-            return "company: must be at most " + std::to_string(value_max) + " characters without control characters";
+        if (in.company.size() > value_max) {
+            return "company: longer than " + std::to_string(value_max) + " bytes";
+        }
+        if (auto p = control_problem("company", in.company); !p.empty()) {
+            return p;
         }
         // An invisible or direction character would make the entry match no lead's company,
         // while it reads as the company it names.
@@ -108,8 +122,15 @@ std::string check(const input& in) {
         return "";
     }
     const auto& u = in.profile_url;
-    if (u.size() > value_max || has_control(u) || u.find(' ') != std::string::npos) {
-        return "profile_url: '" + u.substr(0, 80) + "' is not a URL (blanks or control characters, or too long)";
+    if (u.size() > value_max) {
+        return "profile_url: longer than " + std::to_string(value_max) + " bytes";
+    }
+    if (auto p = control_problem("profile_url", u); !p.empty()) {
+        return p;
+    }
+    if (const auto blank = u.find(' '); blank != std::string::npos) {
+        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has a space at byte " +
+               std::to_string(blank + 1) + " (a URL writes it %20)";
     }
     if (auto p = campaigns::profile_url_text_problem(u)) {
         return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +

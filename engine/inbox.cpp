@@ -286,7 +286,7 @@ std::string check(const reply_request& r) {
         return "the reply id must be a positive integer";
     }
     if (auto p = orch::text::check_text(r.text)) {
-        return "'text': " + p->what + " at byte " + std::to_string(p->offset);
+        return "'text': " + orch::text::at_byte(*p);
     }
     if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
         return "'text' is empty";

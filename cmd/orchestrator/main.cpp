@@ -2079,12 +2079,12 @@ void require_text_values(CLI::App& app) {
     static const CLI::Validator utf8(
         [](std::string& value) {
             auto p = orch::text::check_text(value);
-            return p ? "the value is not UTF-8 text (" + p->what + " at byte " + std::to_string(p->offset + 1) + ")"
-                     : std::string();
+            return p ? "the value is not UTF-8 text (" + orch::text::at_byte(*p) + ")" : std::string();
         },
         "", "utf8");
     for (CLI::Option* o : app.get_options()) {
-        if (o->get_type_size_max() == 0 || o->get_type_name() == "PATH" || o->get_name() == "FILE") {
+        // get_type_name() adds the validators' names: "PATH:FILE" for --config.
+        if (o->get_type_size_max() == 0 || o->get_type_name().starts_with("PATH") || o->get_name() == "FILE") {
             continue;  // a flag, or a path
         }
         o->check(utf8);
@@ -2225,7 +2225,7 @@ int main(int argc, char** argv) {
             }
             // A label is a name campaign files use: no control or bidirectional characters.
             if (auto p = orch::text::check_name(label)) {
-                throw usage_error("--label is not a valid name: " + p->what + " at byte " + std::to_string(p->offset));
+                throw usage_error("--label is not a valid name: " + orch::text::at_byte(*p));
             }
             return cmd_accounts_connect(load(g, need(true, false, true)), token, country, email, password, label);
         };

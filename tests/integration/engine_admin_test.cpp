@@ -917,7 +917,7 @@ TEST_F(AdminTest, InvalidTextIsA400SayingWhere) {
     const std::vector<probe> probes = {
         {"GET", "/v1/accounts/%ff/limits", "", "path segment 3"},
         {"PUT", "/v1/accounts/%ff/limits", R"({"invite": {"per_day": 1}})", "invalid UTF-8 (byte 0xff)"},
-        {"GET", "/v1/campaigns/a%00b", "", "a NUL byte at byte 1"},
+        {"GET", "/v1/campaigns/a%00b", "", "a NUL byte at byte 2"},
         {"GET", "/v1/campaigns/%c3%28/leads", "", "path segment 3"},
         {"GET", "/v1/campaigns/%ed%a0%80", "", "invalid UTF-8"},  // a UTF-16 surrogate
         {"GET", "/v1/campaigns/%c0%af", "", "invalid UTF-8"},     // an overlong '/'

@@ -270,7 +270,13 @@ INSTANTIATE_TEST_SUITE_P(
         bad_case{"yaml_syntax", "name: [a, b\nsteps: 1\n", 2, 6, "YAML syntax error"},
         bad_case{"duplicate_key", head + "  - {id: a, kind: visit}\nname: again\n", 10, 1,
                  "duplicate key 'name' (first at line 1)"},
-        bad_case{"empty_file", "# nothing\n", 1, 1, "the file is empty"},
+        bad_case{"empty_file", "\n  \n", 1, 1, "the file is empty"},
+        bad_case{"comments_only", "# nothing\n", 1, 1, "the file holds no value (null, ~ or comments only)"},
+        bad_case{"json_null", "null", 1, 1, "the file holds no value"},
+        bad_case{"nested_past_the_parser", "name: " + std::string(600, '[') + std::string(600, ']') + "\n", 1, 1207,
+                 "values nested more than 500 levels deep (a campaign file takes 64)"},
+        bad_case{"lone_surrogate", "{\"name\": \"a\\ud800b\"}", 1, 18,
+                 "the escape \\uD800 is half of a surrogate pair without its other half"},
         bad_case{"two_documents", head + "  - {id: a, kind: visit}\n---\nname: b\n", 11, 1,
                  "one campaign per file"},
         // schema
@@ -1016,7 +1022,9 @@ TEST(loader, a_core_tag_must_fit_its_node) {
              {"name: !!float x1\n", "the tag !!float does not fit the value 'x1', which is not a number"},
              {"name: !!map t\n", "the tag !!map does not fit the value 't', which is not a mapping"},
              {"name: !!seq {a: 1}\n", "the tag !!seq does not fit a mapping"},
-             {"name: !!map [a]\n", "the tag !!map does not fit a sequence"}}) {
+             {"name: !!map [a]\n", "the tag !!map does not fit a sequence"},
+             {"!!int name: t\n", "the key 'name' has the tag 'tag:yaml.org,2002:int': a key is text"},
+             {"!x name: t\n", "the key 'name' has the tag '!x': a key is text"}}) {
         auto r = load(tagged + head.substr(head.find("accounts")) + steps);
         ASSERT_FALSE(r.errors.empty()) << tagged;
         EXPECT_EQ(r.errors[0].line, 1) << tagged << all_errors(r);
@@ -1024,7 +1032,8 @@ TEST(loader, a_core_tag_must_fit_its_node) {
         EXPECT_FALSE(r.value);
     }
     // Each fits: the schema then says what the name must be.
-    for (const std::string fits : {"name: !!str 5\n", "budget_credits: !!int 10\nname: t\n", "name: !!str true\n"}) {
+    for (const std::string fits : {"name: !!str 5\n", "budget_credits: !!int 10\nname: t\n", "name: !!str true\n",
+                                   "!!str name: t\n"}) {
         auto r = load(fits + head.substr(head.find("accounts")) + steps);
         EXPECT_EQ(all_errors(r).find("does not fit"), std::string::npos) << fits << all_errors(r);
     }
@@ -1044,7 +1053,7 @@ TEST(loader, names_with_control_characters_are_refused) {
     auto acc = load("name: ok\naccounts: [acc_1, \"acc\\u202E\"]\n" + rest);
     ASSERT_EQ(acc.errors.size(), 1u) << all_errors(acc);
     EXPECT_EQ(acc.errors[0].to_string(),
-              "c.yaml:2:19: accounts[1] is not a valid name: bidirectional control character U+202E at byte 3 (names "
+              "c.yaml:2:19: accounts[1] is not a valid name: bidirectional control character U+202E at byte 4 (names "
               "may not hold control, bidirectional-override or invisible characters)");
     // A character that shows as nothing would make the name look like another.
     for (const std::string name : {"\"ab\u200Bc\"", "\"\uFEFFabc\"", "\"a\u00ADb\"", "\"a\u2060b\"", "\"ab\u200E\"",
@@ -1058,7 +1067,7 @@ TEST(loader, names_with_control_characters_are_refused) {
                                    "\"\u200D\""}) {
         auto r = load("name: " + name + "\naccounts: acc_1\n" + rest);
         ASSERT_EQ(r.errors.size(), 1u) << name << all_errors(r);
-        EXPECT_NE(r.errors[0].message.find("it begins with"), r.errors[0].message.find("it ends with"))
+        EXPECT_NE(r.errors[0].message.find("at its start ("), r.errors[0].message.find("at its end ("))
             << r.errors[0].message;
     }
     // Other Unicode is fine, the joiners of scripts and emoji sequences too.

@@ -77,6 +77,29 @@ TEST(EngineConfig, TagsOutsideTheCoreSchemaAreRefused) {
         << ::testing::PrintToString(load_settings(src, settings_needs{}).problems);
     src.file_text = "!!set {batch_size: 10}\n";
     EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "orch.yaml:1:1: unsupported YAML tag"));
+    // A core tag on a node it does not fit.
+    src.file_text = "!!seq {batch_size: 10}\n";
+    EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "unsupported YAML tag 'tag:yaml.org,2002:seq' on the configuration"));
+    src.file_text = "database_url: postgresql://file/db\npacing: !!map false\n!!int batch_size: 10\n";
+    auto fits = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(fits.problems, "orch.yaml:2:9: unsupported YAML tag 'tag:yaml.org,2002:map' on a setting's value"))
+        << ::testing::PrintToString(fits.problems);
+    EXPECT_TRUE(mentions(fits.problems, "orch.yaml:3:1: unsupported YAML tag 'tag:yaml.org,2002:int' on a setting's name"));
+}
+
+// A file that is not text, or nested past the parser, is refused with where, in plain words
+// (yaml-cpp said "bad file", or named the line after a NUL).
+TEST(EngineConfig, BytesThatAreNotTextAndDeepNestingAreSaidWhereTheyAre) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = std::string("batch_size: 10\nlog_level: info\0\nidle_poll_ms: 5\n", 48);
+    auto r = load_settings(src, settings_needs{});
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:2:16: the file is not valid text (a NUL byte)"))
+        << ::testing::PrintToString(r.problems);
+    src.file_text = "batch_size: 10\nlog_level: caf\xe9\n";
+    EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "orch.yaml:2:15: the file is not valid text"));
+    src.file_text = "a: " + std::string(600, '[') + std::string(600, ']') + "\n";
+    EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "levels deep (the configuration is a flat mapping"));
 }
 
 TEST(EngineConfig, NumbersOutOfRangeAreRefused) {
