@@ -690,6 +690,10 @@ TEST_F(CliOutput, AValueThatIsNotUtf8IsRefusedNamingItsOption) {
     std::ofstream(latin1) << campaign_yaml("latin", 2);
     auto r = env_->run({"campaign", "validate", latin1});
     EXPECT_EQ(r.exit_code, 0) << r.output;
+    const std::string config = file_ + "-caf\xe9-settings.yaml";
+    std::ofstream(config) << "batch_size: 10\n";
+    auto configured = env_->run({"--config", config, "campaign", "list"});
+    EXPECT_EQ(configured.exit_code, 0) << configured.output;
 }
 
 // The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.

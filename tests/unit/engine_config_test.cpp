@@ -98,6 +98,12 @@ TEST(EngineConfig, BytesThatAreNotTextAndDeepNestingAreSaidWhereTheyAre) {
         << ::testing::PrintToString(r.problems);
     src.file_text = "batch_size: 10\nlog_level: caf\xe9\n";
     EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "orch.yaml:2:15: the file is not valid text"));
+    // A setting's value that is not text, from any source (it reached PostgreSQL after the start).
+    settings_sources env;
+    env.env = {{"ORCH_WORKER_ID", "w\xff"}, {"DATABASE_URL", "postgresql://x/db"}};
+    EXPECT_TRUE(mentions(load_settings(env, settings_needs{}).problems,
+                         "environment ORCH_WORKER_ID: worker_id is not valid text (invalid UTF-8"))
+        << ::testing::PrintToString(load_settings(env, settings_needs{}).problems);
     src.file_text = "a: " + std::string(600, '[') + std::string(600, ']') + "\n";
     EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "levels deep (the configuration is a flat mapping"));
 }
