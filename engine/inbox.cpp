@@ -515,6 +515,11 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             if (it->second.empty()) {
                 throw bad_request("query parameter 'campaign' is empty");
             }
+            // A name that cannot be one (an invisible character) is said as such, not as a 404
+            // whose message would show the name as another's.
+            if (auto p = orch::text::check_name(it->second)) {
+                throw bad_request("query parameter 'campaign' is not a valid name: " + orch::text::at_byte(*p));
+            }
             f.campaign = it->second;
             if (!campaign_exists(conn, f.campaign)) {
                 return err(404, "no campaign '" + f.campaign + "'");
@@ -523,6 +528,9 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         if (auto it = params.find("account"); it != params.end()) {
             if (it->second.empty()) {
                 throw bad_request("query parameter 'account' is empty");
+            }
+            if (auto p = orch::text::check_name(it->second)) {
+                throw bad_request("query parameter 'account' is not a valid name: " + orch::text::at_byte(*p));
             }
             auto id = account_named(conn, it->second);
             if (!id) {

@@ -353,7 +353,7 @@ void add_inbox_and_watch_commands(CLI::App& app, std::function<int()>& action, s
     list->add_option("--campaign", o.campaign, "only this campaign's")
         ->check(not_empty("a campaign name"));
     list->add_option("--account", o.account, "only those received on this account (id or label)")
-        ->check(not_empty("an account id"));
+        ->check(not_empty("an account id or label"));
     list->add_option("--limit", o.limit, "at most N")->check(CLI::Range(std::int64_t{1}, std::int64_t{500}))->capture_default_str();
     list->add_option("--format", o.format)->check(CLI::IsMember({"table", "json", "csv"}))->capture_default_str();
     list->callback([&, load_db] {

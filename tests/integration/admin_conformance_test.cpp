@@ -223,6 +223,7 @@ TEST_F(AdminConformance, EveryOperationAnswersWithinTheContract) {
     EXPECT_EQ(send("GET", "/v1/inbox?campaign=nope").status, 404);
     EXPECT_EQ(send("GET", "/v1/inbox?campaign=").status, 400);
     EXPECT_EQ(send("GET", "/v1/inbox?account=nope").status, 404);
+    EXPECT_EQ(send("GET", "/v1/inbox?account=%E2%80%8Bsender-1").status, 400);  // an invisible character
     {
         const auto receiver = env_->scalar("SELECT account_id FROM events WHERE event_id = " + reply);
         const auto label = env_->scalar("SELECT COALESCE(label, '') FROM accounts WHERE account_id = '" + receiver + "'");
