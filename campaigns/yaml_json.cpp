@@ -26,6 +26,7 @@ namespace {
 constexpr int depth_max = 64;
 
 constexpr std::string_view tag_str = "tag:yaml.org,2002:str";
+constexpr std::string_view tag_int = "tag:yaml.org,2002:int";
 
 bool is_digits(std::string_view s) {
     if (s.empty()) {
@@ -221,7 +222,31 @@ struct converter {
         if (tag == "!" || tag == tag_str) {
             return n.Scalar();  // quoted, or explicitly a string
         }
+        // !!int asks for the core schema's integer, whose 0x and 0o forms a plain value leaves as
+        // text (a name such as 0x10 stays a name).
+        if (tag == tag_int) {
+            if (auto v = based_integer(n.Scalar())) {
+                return *v;
+            }
+        }
         return resolve_plain(n.Scalar());
+    }
+
+    static std::optional<std::int64_t> based_integer(const std::string& text) {
+        int base = 0;
+        if (text.size() > 2 && text[0] == '0' && text[1] == 'x') {
+            base = 16;
+        } else if (text.size() > 2 && text[0] == '0' && text[1] == 'o') {
+            base = 8;
+        } else {
+            return std::nullopt;
+        }
+        std::int64_t v = 0;
+        auto [end, ec] = std::from_chars(text.data() + 2, text.data() + text.size(), v, base);
+        if (ec != std::errc() || end != text.data() + text.size()) {
+            return std::nullopt;
+        }
+        return v;
     }
 
     json sequence(const YAML::Node& n, const std::string& pointer, int depth) {

@@ -50,9 +50,14 @@ field_access text(std::string settings::*field) {
 
 field_access boolean(bool settings::*field) {
     return {[field](settings& s, const std::string& v) {
-        if (v == "true" || v == "1" || v == "yes" || v == "on") {
+        // YAML's core schema spells them true, True, TRUE (false alike); environment variables
+        // often 1/0, yes/no, on/off.
+        std::string lower = v;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (lower == "true" || lower == "1" || lower == "yes" || lower == "on") {
             s.*field = true;
-        } else if (v == "false" || v == "0" || v == "no" || v == "off") {
+        } else if (lower == "false" || lower == "0" || lower == "no" || lower == "off") {
             s.*field = false;
         } else {
             return "must be true or false, got '" + v + "'";

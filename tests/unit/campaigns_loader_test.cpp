@@ -1031,9 +1031,15 @@ TEST(loader, a_core_tag_must_fit_its_node) {
         EXPECT_NE(r.errors[0].message.find(message), std::string::npos) << tagged << all_errors(r);
         EXPECT_FALSE(r.value);
     }
+    // The core schema's 0x and 0o integers, when !!int asks for one; plain, they stay text.
+    const std::string rest = head.substr(head.find("accounts"));
+    auto hex = load("name: t\n" + rest.substr(0, rest.find("budget_credits")) + "budget_credits: !!int 0x32\n" +
+                    rest.substr(rest.find('\n', rest.find("budget_credits")) + 1) + steps);
+    ASSERT_TRUE(hex.value) << all_errors(hex);
+    EXPECT_EQ(hex.value->budget_credits, 50);
     // Each fits: the schema then says what the name must be.
     for (const std::string fits : {"name: !!str 5\n", "budget_credits: !!int 10\nname: t\n", "name: !!str true\n",
-                                   "!!str name: t\n"}) {
+                                   "!!str name: t\n", "name: !!int 0x32\n", "name: !!int 0o17\n"}) {
         auto r = load(fits + head.substr(head.find("accounts")) + steps);
         EXPECT_EQ(all_errors(r).find("does not fit"), std::string::npos) << fits << all_errors(r);
     }

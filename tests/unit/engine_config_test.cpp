@@ -108,6 +108,23 @@ TEST(EngineConfig, BytesThatAreNotTextAndDeepNestingAreSaidWhereTheyAre) {
     EXPECT_TRUE(mentions(load_settings(src, settings_needs{}).problems, "levels deep (the configuration is a flat mapping"));
 }
 
+// A switch takes YAML's spellings of true and false (True, TRUE...) as well as 1/0, yes/no, on/off.
+TEST(EngineConfig, SwitchesTakeEverySpellingOfTrueAndFalse) {
+    for (const auto& [text, value] : std::vector<std::pair<std::string, bool>>{
+             {"True", true}, {"TRUE", true}, {"on", true}, {"FALSE", false}, {"False", false}, {"0", false}}) {
+        settings_sources src;
+        src.file_name = "orch.yaml";
+        src.file_text = "database_url: postgresql://file/db\npacing: " + text + "\n";
+        auto r = load_settings(src, settings_needs{});
+        ASSERT_TRUE(r.problems.empty()) << text << ": " << ::testing::PrintToString(r.problems);
+        EXPECT_EQ(r.value.pacing, value) << text;
+    }
+    settings_sources bad;
+    bad.file_text = "pacing: maybe\n";
+    bad.file_name = "orch.yaml";
+    EXPECT_TRUE(mentions(load_settings(bad, settings_needs{}).problems, "pacing must be true or false, got 'maybe'"));
+}
+
 TEST(EngineConfig, NumbersOutOfRangeAreRefused) {
     settings_sources src;
     src.flags = {{"database_url", "postgresql://x/y"}, {"batch_size", "0"}, {"worker_lanes", "65"}};
