@@ -307,6 +307,17 @@ const campaigns::step* first_call_step(const campaigns::campaign& c) {
     return nullptr;
 }
 
+// How long the delays before the first call hold a new lead (the opening delays, in a row).
+std::chrono::milliseconds opening_delay(const campaigns::campaign& c) {
+    std::chrono::milliseconds total{0};
+    const campaigns::step* s = c.steps.empty() ? nullptr : &c.steps.front();
+    for (int hops = 0; s != nullptr && s->kind == campaigns::step_kind::delay && hops < 100; ++hops) {
+        total += std::chrono::duration_cast<std::chrono::milliseconds>(s->duration);
+        s = s->next.empty() ? nullptr : campaigns::find_step(c, s->next);
+    }
+    return total;
+}
+
 std::string hh_mm(int minute) {
     char buf[32];
     std::snprintf(buf, sizeof buf, "%02d:%02d", minute / 60, minute % 60);
@@ -437,6 +448,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (c.start_at && *c.start_at > from) {
                 from = *c.start_at;
             }
+            // A new lead first waits out the campaign's opening delays.
+            const auto held = opening_delay(c);
+            from += held;
             if (capped_today) {
                 const std::chrono::system_clock::time_point next_day =
                     std::chrono::floor<std::chrono::days>(now) + std::chrono::days(1);
@@ -462,6 +476,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                     in_how_long(std::chrono::duration_cast<std::chrono::seconds>(starts - now)) + ")";
             if (c.start_at && *c.start_at > now) {
                 text += ", after start_at";
+            }
+            if (held.count() > 0) {
+                text += std::string(c.start_at && *c.start_at > now ? " and" : ",") + " after the opening delay";
             }
             if (capped_today) {
                 text += ", once the day cap allows (below)";

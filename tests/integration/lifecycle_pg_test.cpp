@@ -189,6 +189,13 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
                                "09:00-17:00 Europe/Berlin (about one every 60 min); the first invitations may go out "
                                "from 2030-01-01T12:00:00Z (now)"))
         << p[0];
+    // An opening delay holds the first invitations for its duration (the warning said "now").
+    auto delayed = campaign_of("  - {id: pause, kind: delay, duration: 2h}\n  - {id: invite, kind: invite}\n",
+                               "limits: {invite: {per_day: 8}}\n");
+    auto d = orch::engine::apply_warnings(delayed, {5, 5, 0, "active", nullptr}, s, now);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_TRUE(contains(d[0], "the first invitations may go out from 2030-01-01T14:00:00Z (in ")) << d[0];
+    EXPECT_TRUE(contains(d[0], "), after the opening delay, as the working hours allow")) << d[0];
     s.pacing = false;
     EXPECT_TRUE(orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now).empty());
     // No day quota at all: nothing is held back, nothing to say.
