@@ -173,6 +173,13 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             refuse(row.lead_id, row.status, "its campaign is cancelled");
             continue;
         }
+        // A failed lead on the do-not-contact list stays failed: made live, it would make its
+        // step's read (a retried contact first checks its effect) before the send-time check
+        // stopped it. (A live lead on the list was stopped when it was added.)
+        if (row.status == "failed" && !tx.exec_params(q("inbox/dnc_of"), row.lead_id).empty()) {
+            refuse(row.lead_id, row.status, "the person is on the do-not-contact list");
+            continue;
+        }
         switch (r.what) {
         case verb::stop:
             w["status"] = "cancelled";

@@ -662,7 +662,8 @@ namespace {
 // Where a new lead starts, as the state machine enters the first step (campaigns::initial_state):
 // its step and status, and how long after the lead's start it is due, an opening delay's
 // duration (a lead at an opening delay was due at once, and the delay skipped). A definition
-// without steps (the store's own tests) starts at `first_step`, ready at once.
+// without steps (the store's own tests), or whose first step ends the lead at once, starts at
+// `first_step`, ready at once: the worker ends it as any lead, with its finish time.
 struct entry_point {
     std::string step;
     std::string status = "ready";
@@ -674,6 +675,9 @@ entry_point entry_of(const json& canonical, const std::string& first_step) {
     }
     const campaigns::time_point origin{};
     const auto init = campaigns::initial_state(campaigns::campaign_from_json(canonical), origin);
+    if (init.st != campaigns::status::ready && init.st != campaigns::status::waiting) {
+        return {first_step};
+    }
     return {init.step, campaigns::to_string(init.st),
             std::chrono::duration_cast<std::chrono::milliseconds>(init.next_run_at - origin)};
 }

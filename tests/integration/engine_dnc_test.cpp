@@ -323,6 +323,12 @@ TEST_F(DncTest, LeadOperations) {
       "WHERE lead_id = " + f);
     EXPECT_EQ(call("POST", base + f + "/stop").status, 409);
     EXPECT_EQ(call("POST", base + f + "/move", R"({"account": "sender-2"})").status, 409);
+    // On the do-not-contact list, it stays failed.
+    q("INSERT INTO do_not_contact (canonical_url, reason) SELECT canonical_url, 'asked' FROM leads WHERE lead_id = " + f);
+    auto on_list = call("POST", base + f + "/retry");
+    EXPECT_EQ(on_list.status, 409) << on_list.body;
+    EXPECT_NE(error_message(on_list).find("do-not-contact"), std::string::npos) << on_list.body;
+    q("DELETE FROM do_not_contact WHERE canonical_url = (SELECT canonical_url FROM leads WHERE lead_id = " + f + ")");
     auto revived = env_->run({"leads", "retry", "ops", f});
     ASSERT_EQ(revived.exit_code, 0) << revived.output;
     EXPECT_EQ(q("SELECT status || '|' || step || '|' || attempt || '|' || reconcile || '|' || (finished_at IS NULL) || '|' || "
