@@ -123,6 +123,19 @@ std::optional<problem> check_text(std::string_view s) {
     return std::nullopt;
 }
 
+text_position position_of(std::string_view text, std::size_t offset) {
+    text_position at;
+    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+        if (text[i] == '\n') {
+            ++at.line;
+            at.column = 1;
+        } else {
+            ++at.column;
+        }
+    }
+    return at;
+}
+
 std::string at_byte(const problem& p) { return p.what + " at byte " + std::to_string(p.offset + 1); }
 
 std::optional<problem> check_name(std::string_view s) {

@@ -45,6 +45,13 @@ struct problem {
 std::optional<problem> check_text(std::string_view s);
 std::optional<problem> check_name(std::string_view s);
 
+// The line and column (both from 1) of a byte offset in `text`; a column counts bytes.
+struct text_position {
+    std::size_t line = 1;
+    std::size_t column = 1;
+};
+text_position position_of(std::string_view text, std::size_t offset);
+
 // "<what> at byte <n>", n counted from 1 (as lines and columns are), the form every message
 // that quotes a problem uses.
 std::string at_byte(const problem& p);

@@ -18,20 +18,11 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 using orch::text::at_byte;
 
-// "line 2, column 5 (byte 17)" of a byte offset.
+// "line 2, column 5 (byte 17)" of a byte offset (each counted from 1).
 std::string line_column(std::string_view text, std::size_t offset) {
-    std::size_t line = 1;
-    std::size_t column = 1;
-    for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
-        if (text[i] == '\n') {
-            ++line;
-            column = 1;
-        } else {
-            ++column;
-        }
-    }
-    return "line " + std::to_string(line) + ", column " + std::to_string(column) + " (byte " + std::to_string(offset) +
-           ")";
+    const auto at = orch::text::position_of(text, offset);
+    return "line " + std::to_string(at.line) + ", column " + std::to_string(at.column) + " (byte " +
+           std::to_string(offset + 1) + ")";
 }
 
 std::string lower(std::string v) {

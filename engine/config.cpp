@@ -240,8 +240,7 @@ void apply(settings& s, const setting_row& row, const std::string& value, const 
     // Every setting is text, from a flag, the environment or the file: one that is not (invalid
     // UTF-8, a NUL) would reach PostgreSQL, Redis or the API and fail there, after the start.
     if (auto bad = orch::text::check_text(value)) {
-        problems.push_back(where + ": " + row.name + " is not valid text (" + bad->what + " at byte " +
-                           std::to_string(bad->offset + 1) + ")");
+        problems.push_back(where + ": " + row.name + " is not valid text (" + orch::text::at_byte(*bad) + ")");
         return;
     }
     auto problem = row.assign(s, value);
@@ -256,11 +255,8 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
     }
     // Not text (a NUL, invalid UTF-8): said where it is; yaml-cpp names another place or none.
     if (auto bad = orch::text::check_text(src.file_text)) {
-        const std::string_view before(src.file_text.data(), bad->offset);
-        const auto line = std::count(before.begin(), before.end(), '\n') + 1;
-        const auto line_start = before.rfind('\n');
-        const auto column = bad->offset - (line_start == std::string_view::npos ? 0 : line_start + 1) + 1;
-        problems.push_back(src.file_name + ":" + std::to_string(line) + ":" + std::to_string(column) +
+        const auto at = orch::text::position_of(src.file_text, bad->offset);
+        problems.push_back(src.file_name + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
                            ": the file is not valid text (" + bad->what + ")");
         return;
     }

@@ -9,7 +9,6 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <set>
 #include <thread>
@@ -31,9 +30,8 @@ std::string control_problem(const char* field, const std::string& s) {
     if (it == s.end()) {
         return "";
     }
-    char code[8];
-    std::snprintf(code, sizeof code, "U+%04X", static_cast<unsigned>(static_cast<unsigned char>(*it)));
-    return std::string(field) + ": has a control character (" + code + ") at byte " +
+    return std::string(field) + ": has a control character (" +
+           orch::text::code_point_name(static_cast<unsigned char>(*it)) + ") at byte " +
            std::to_string(it - s.begin() + 1);
 }
 

@@ -43,6 +43,7 @@ struct locked_row {
     std::string status, step, account_id, reason;
     int version = 0, attempt = 0;
     bool accepted_seen = false, parked = false, contacted = false;
+    bool listed = false;  // failed, and the person is on the do-not-contact list
 };
 
 outcome run_once(pqxx::connection& conn, const request& r) {
@@ -115,6 +116,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         row.contacted = l[8].as<bool>();
         row.attempt = l[9].as<int>();
         row.reason = l[10].as<std::string>();
+        row.listed = l[11].as<bool>();
         rows.push_back(std::move(row));
         status_of.erase(rows.back().enrollment_id);
     }
@@ -176,7 +178,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         // A failed lead on the do-not-contact list stays failed: made live, it would make its
         // step's read (a retried contact first checks its effect) before the send-time check
         // stopped it. (A live lead on the list was stopped when it was added.)
-        if (row.status == "failed" && !tx.exec_params(q("inbox/dnc_of"), row.lead_id).empty()) {
+        if (row.listed) {
             refuse(row.lead_id, row.status, "the person is on the do-not-contact list");
             continue;
         }

@@ -3,13 +3,18 @@
 -- locked in id order. A row a worker's claim
 -- holds is waited for and re-checked: one that became `calling` is not returned. `contacted`: its
 -- sender has sent it an invitation or a message (or may have: in flight, uncertain), as
--- engine/reassignable counts it.
+-- engine/reassignable counts it. `listed`: the person is on the do-not-contact list (by profile or
+-- company, as inbox/dnc_of matches), which keeps a failed lead failed.
 SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_id, e.accepted_seen,
        e.due_at = 'infinity' AS parked,
        EXISTS (SELECT 1 FROM step_attempts a
                WHERE a.enrollment_id = e.enrollment_id AND a.call IN ('invite', 'send')
                  AND attempt_may_have_taken_effect(a.outcome)) AS contacted,
-       e.attempt, e.reason
+       e.attempt, e.reason,
+       e.status = 'failed' AND EXISTS (
+           SELECT 1 FROM leads l JOIN do_not_contact d ON d.canonical_url = l.canonical_url
+               OR (d.company IS NOT NULL AND lower(d.company) = lower(btrim(COALESCE(l.fields->>'company', ''))))
+           WHERE l.lead_id = e.lead_id) AS listed
 FROM enrollments e
 WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting', 'failed')
 ORDER BY e.enrollment_id
