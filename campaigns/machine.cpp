@@ -302,8 +302,10 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
         next.wait = wait_code::none;
         return moved(std::move(next), "replied before the follow-up");
     }
-    // An invite refused because the person invited the account first comes back RECEIVED: no
-    // acceptance of ours can come, and only the account can accept theirs.
+    // An invite's ok result that says the person invited the account first (RECEIVED) fails the
+    // lead: no acceptance of ours can come. The engine's executor reports that refusal as a
+    // permanent outcome with this reason already; this keeps the machine's answer the same for any
+    // caller that passes the state instead.
     if (current.kind == step_kind::invite && r.invitation_state && *r.invitation_state == invitation::received) {
         return failed(s, invited_by_the_person(r.reason));
     }
