@@ -682,6 +682,31 @@ entry_point entry_of(const json& canonical, const std::string& first_step) {
             std::chrono::duration_cast<std::chrono::milliseconds>(init.next_run_at - origin)};
 }
 
+// A new version whose start_at is earlier than the last one's, or gone: the leads the old
+// start_at held (at it, or at it and the opening delay) are due at the new one, or at once.
+void release_start(pqxx::work& tx, std::int64_t campaign_id, const json& previous, const std::string& first_step,
+                   const std::string& start, const entry_point& entry, std::chrono::system_clock::time_point now) {
+    const std::string old_text = previous.value("start_at", std::string());
+    if (old_text.empty()) {
+        return;
+    }
+    std::string error;
+    const auto old_start = campaigns::parse_instant(old_text, error);
+    const auto new_start = start.empty() ? std::nullopt : campaigns::parse_instant(start, error);
+    if (!old_start || (new_start && *new_start >= *old_start)) {
+        return;
+    }
+    const auto base = std::max(new_start.value_or(now), now);
+    const auto old_entry = entry_of(previous, first_step);
+    const auto released =
+        tx.exec_params(q("campaigns/release_start"), campaign_id, epoch_ms(*old_start) / 1000.0,
+                       epoch_ms(*old_start + old_entry.delay) / 1000.0, epoch_ms(base) / 1000.0, entry.step,
+                       static_cast<std::int64_t>(entry.delay.count()));
+    if (released.affected_rows() > 0) {
+        tx.exec(q("engine/notify_wake"));
+    }
+}
+
 }  // namespace
 
 apply_outcome store::apply_campaign(const std::string& name, const json& canonical, const std::string& source,
@@ -703,6 +728,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
         std::optional<ledger::budget> previous_file_budget, live_budget;
+        std::optional<json> previous_definition;
         bool budget_changed = false;
         pqxx::work tx(*conn_);
         tx.exec(q("campaigns/lock"));
@@ -725,7 +751,8 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 // have changed it since): the new version sets its own only when it changed it.
                 auto prev = tx.exec_params(q("engine/campaign_definition"), out.campaign_id, out.version);
                 if (!prev.empty()) {
-                    previous_file_budget = file_budget(json::parse(prev[0][0].as<std::string>()));
+                    previous_definition = json::parse(prev[0][0].as<std::string>());
+                    previous_file_budget = file_budget(*previous_definition);
                 }
                 live_budget = ledger::get_budget(tx, out.campaign_id);
                 ++out.version;
@@ -760,6 +787,9 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             if (!start.empty()) {
                 tx.exec_params(q("campaigns/hold_until_start"), out.campaign_id, start, entry.step,
                                static_cast<std::int64_t>(entry.delay.count()));
+            }
+            if (previous_definition) {
+                release_start(tx, out.campaign_id, *previous_definition, first_step, start, entry, now);
             }
             if (!tx.exec_params(q("campaigns/resume_ended"), out.campaign_id).empty()) {
                 out.resumed_ended = true;

@@ -509,6 +509,21 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
     const std::string later_text = orch::campaigns::format_instant(start + hours(24));
     ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + later_text + "\n")}).exit_code, 0);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + later_text + "'"), "2");
+
+    // An earlier start_at releases them to it; a version without one, to now (they waited for the
+    // old start_at: the README's promise was only that a later one moves them).
+    const std::string earlier_text = orch::campaigns::format_instant(start + hours(2));
+    ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + earlier_text + "\n")}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + earlier_text + "' AND due_at = '" +
+                           earlier_text + "'"),
+              "2");
+    const auto before = floor<seconds>(system_clock::now());
+    ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"})}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = "
+                           "'later' AND e.next_run_at = e.due_at AND e.next_run_at BETWEEN '" +
+                           orch::campaigns::format_instant(before) + "' AND now()"),
+              "2");
+    EXPECT_EQ(env_->scalar("SELECT start_at IS NULL FROM campaigns WHERE name = 'later'"), "t");
 }
 
 // A campaign that opens with a delay: its new leads are due when the delay has passed from their
@@ -550,6 +565,22 @@ TEST_F(LifecyclePg, AnOpeningDelayHoldsNewLeadsForItsDuration) {
                   .exit_code,
               0);
     EXPECT_EQ(due("later"), "pause ready " + at(start + hours(1) + minutes(40)) + " " + at(start + hours(1) + minutes(40)));
+    // An earlier start_at, and then none: the delay runs from the new start, or from now.
+    ASSERT_EQ(env_->run({"campaign", "apply",
+                         write("later", {"l1"}, "start_at: " + orch::campaigns::format_instant(start - hours(1)) + "\n",
+                               steps)})
+                  .exit_code,
+              0);
+    EXPECT_EQ(due("later"), "pause ready " + at(start - hours(1) + minutes(40)) + " " + at(start - hours(1) + minutes(40)));
+    const auto released_from = floor<seconds>(system_clock::now());
+    ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"l1"}, "", steps)}).exit_code, 0);
+    const auto released_by = ceil<seconds>(system_clock::now());
+    std::istringstream released(due("later"));
+    released >> step >> status >> next >> due_at;
+    EXPECT_EQ(step, "pause");
+    EXPECT_GE(next, duration_cast<seconds>((released_from + minutes(40)).time_since_epoch()).count());
+    EXPECT_LE(next, duration_cast<seconds>((released_by + minutes(40)).time_since_epoch()).count());
+    EXPECT_EQ(due_at, next);
 }
 
 TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
