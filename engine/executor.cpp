@@ -154,10 +154,21 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         co_return;
     }
     if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
+        *seen.event.invitation_state == campaigns::invitation::accepted) {
+        // A connection already: the lead goes on as accepted, but this invite took no effect (a
+        // fresh invite follows attempts without one; an uncertain one is reconciled instead), so
+        // the attempt keeps its refusal and the lead is not counted invited. The connection
+        // predates it: the person accepted an invitation of another campaign, or of the
+        // operator, or invited the account and the operator accepted.
+        out = std::move(seen);
+        out.attempt_outcome = attempt_outcome::permanent;
+        out.error = outreach::describe(refusal) + " (the person is a connection already)";
+        out.error_code = refusal.code;
+        co_return;
+    }
+    if (seen.event.kind == result_kind::ok && seen.event.invitation_state &&
         *seen.event.invitation_state != campaigns::invitation::none) {
-        if (*seen.event.invitation_state != campaigns::invitation::accepted) {
-            seen.event.invitation_state.reset();
-        }
+        seen.event.invitation_state.reset();
         out = std::move(seen);
         co_return;
     }

@@ -44,6 +44,7 @@ struct locked_row {
     int version = 0, attempt = 0;
     bool accepted_seen = false, parked = false, contacted = false;
     bool listed = false;  // failed, and the person is on the do-not-contact list
+    bool effect_unknown = false;  // the step's last telling attempt may have taken effect
 };
 
 outcome run_once(pqxx::connection& conn, const request& r) {
@@ -117,6 +118,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         row.attempt = l[9].as<int>();
         row.reason = l[10].as<std::string>();
         row.listed = l[11].as<bool>();
+        row.effect_unknown = l[12].as<bool>();
         rows.push_back(std::move(row));
         status_of.erase(rows.back().enrollment_id);
     }
@@ -204,13 +206,17 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             if (row.status == "failed") {
                 // Its step again from a fresh count of attempts. A step that contacts the person
                 // (invite, send, withdraw) first checks whether its call took effect, as after an
-                // uncertain answer: a failure may have followed a request that went out.
+                // uncertain answer, when its last telling attempt may have: a failure may have
+                // followed a request that went out. One that was refused is sent afresh (a
+                // reconciliation would take an invitation the person sent, which the operator
+                // accepted, for the invite's effect, and count the lead invited).
                 const auto* step = campaigns::find_step(version(row.version), row.step);
                 const bool contacts = step != nullptr && (step->kind == campaigns::step_kind::invite ||
                                                           step->kind == campaigns::step_kind::send ||
                                                           step->kind == campaigns::step_kind::withdraw);
-                w["status"] = contacts ? "calling" : "ready";
-                w["reconcile"] = contacts;
+                const bool reconcile = contacts && row.effect_unknown;
+                w["status"] = reconcile ? "calling" : "ready";
+                w["reconcile"] = reconcile;
                 w["attempt"] = 0;
             }
             // Due now (parked: when it wakes); the gate decides whether it may run.

@@ -453,9 +453,11 @@ TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
     EXPECT_EQ(truth.invites_per_person.count(urls[3]), 0u);
 
     // What the reason says to do: the account accepts their invitations on the platform (here,
-    // the API's accept), and a retry takes each lead up again. The invite's lead first checks
-    // whether its call took effect (now connected: ACCEPTED), skips the wait and is messaged; the
-    // check's lead finds ACCEPTED and is messaged. Nobody is invited.
+    // the API's accept), and a retry takes each lead up again. The invite's lead sends its invite
+    // afresh (its last was refused, not uncertain: no reconciliation, which would have taken the
+    // connection for the invite's effect): refused again, the check after it finds ACCEPTED, and
+    // the lead skips the wait and is messaged; the check's lead finds ACCEPTED and is messaged.
+    // Nobody is invited, and the funnel does not count them invited.
     http_client api("127.0.0.1", sandbox_->port());
     auto received = api.v2("test-key", "network", account, "list_invitations", {{"count", 100}}).body_json();
     ASSERT_EQ(received["data"]["invitations"].size(), 2u) << received.dump();
@@ -483,6 +485,12 @@ TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
     EXPECT_EQ(truth.invites_per_person.count(urls[0]), 0u);
     EXPECT_EQ(truth.invites_per_person.count(urls[3]), 0u);
     EXPECT_EQ(funnel("direct")["failed"], 0) << funnel("direct").dump();
+    EXPECT_EQ(funnel("direct")["invited"], 2) << funnel("direct").dump();
+    EXPECT_EQ(funnel("checked")["invited"], 2) << funnel("checked").dump();
+    EXPECT_EQ(env_->scalar("SELECT string_agg(a.outcome::text || ' ' || a.reconcile, ',' ORDER BY a.attempt_id) "
+                           "FROM step_attempts a JOIN enrollments e USING (enrollment_id) JOIN leads l USING (lead_id) "
+                           "WHERE l.profile_url = '" + urls[0] + "' AND a.call = 'invite'"),
+              "permanent false,permanent false");
 }
 
 TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {

@@ -451,6 +451,54 @@ TEST_F(DncTest, LeadOperations) {
         << finished.output;
 }
 
+// A failed lead's retry at a step that contacts the person checks the step's effect first only
+// when its last telling attempt may have taken effect: an uncertain answer, or one a
+// reconciliation found present. One whose request was refused, or a reconciliation found absent,
+// is sent afresh (the reconciliation of a refused invite took a connection the operator accepted
+// for the invite's effect, and counted the lead invited). A reconciliation that could not say
+// tells nothing: the uncertain request before it is checked.
+TEST_F(DncTest, ARetriedContactIsCheckedFirstOnlyWhenItMayHaveTakenEffect) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 0; i < 6; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("people.csv", csv);
+    auto file = write("c.yaml", "name: again\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
+                                    schedule_and_budget() + "steps:\n  - id: inv\n    kind: invite\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    // Each lead's invite attempts, oldest first: (outcome, reconcile).
+    const std::vector<std::vector<std::pair<std::string, bool>>> histories = {
+        {{"permanent", false}},                                                  // refused
+        {{"uncertain", false}},                                                  // answer lost
+        {{"uncertain", false}, {"transient", true}},                             // check failed
+        {{"uncertain", false}, {"reconciled_absent", true}, {"transient", false}},  // absent, then refused
+        {{"uncertain", false}, {"reconciled_present", true}},                    // found
+        {},                                                                      // no attempt
+    };
+    for (std::size_t i = 0; i < histories.size(); ++i) {
+        const auto lead = lead_id(urls_[i]);
+        int n = 0;
+        for (const auto& [outcome, reconcile] : histories[i]) {
+            q("INSERT INTO step_attempts (enrollment_id, step, call, reconcile, attempt, outcome, worker, finished_at) "
+              "SELECT enrollment_id, 'inv', 'invite', " + std::string(reconcile ? "true" : "false") + ", " +
+              std::to_string(++n) + ", '" + outcome + "', 'w', now() FROM enrollments WHERE lead_id = " + lead);
+        }
+        q("UPDATE enrollments SET status = 'failed', attempt = 5, reason = 'attempts exhausted', finished_at = now() "
+          "WHERE lead_id = " + lead);
+    }
+    const std::vector<std::string> expected = {"ready|false",   "calling|true", "calling|true",
+                                               "ready|false",   "calling|true", "ready|false"};
+    for (std::size_t i = 0; i < histories.size(); ++i) {
+        const auto lead = lead_id(urls_[i]);
+        auto r = env_->run({"leads", "retry", "again", lead});
+        ASSERT_EQ(r.exit_code, 0) << i << ": " << r.output;
+        EXPECT_EQ(q("SELECT status || '|' || reconcile || '|' || step || '|' || attempt FROM enrollments WHERE lead_id = " +
+                    lead),
+                  expected[i] + "|inv|0")
+            << "history " << i;
+    }
+}
+
 // A person added while their lead waits between two steps is never contacted again: the
 // sandbox's record shows the others invited, and not them.
 TEST_F(DncTest, AddedMidCampaignIsNeverContactedAgain) {

@@ -219,6 +219,16 @@ TEST_F(CallPath, ARefusedInvitationWhoseCheckCouldNotSayIsNotAFailure) {
     EXPECT_EQ(out.error_code, "CHANNEL_ERROR");
     out = refused_then_checked(outreach::invitation_state::pending);  // already invited: done
     EXPECT_EQ(out.event.kind, cs::result_kind::ok);
+    EXPECT_EQ(out.attempt_outcome, eng::attempt_outcome::ok);
+    // A connection already: the lead goes on as accepted, and the invite took no effect (it is
+    // not counted as an invitation, and its quota place is given back).
+    out = refused_then_checked(outreach::invitation_state::accepted);
+    EXPECT_EQ(out.event.kind, cs::result_kind::ok);
+    ASSERT_TRUE(out.event.invitation_state.has_value());
+    EXPECT_EQ(*out.event.invitation_state, cs::invitation::accepted);
+    EXPECT_EQ(out.attempt_outcome, eng::attempt_outcome::permanent);
+    EXPECT_EQ(out.error_code, "CHANNEL_ERROR");
+    EXPECT_NE(out.error.find("a connection already"), std::string::npos) << out.error;
 }
 
 // The reconciliation of a send whose answer was lost reads the conversation: "no conversation"
