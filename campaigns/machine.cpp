@@ -105,6 +105,23 @@ std::optional<call_kind> reconcile_call(step_kind k) {
 
 }  // namespace
 
+std::optional<bool> effect_found(call_kind of, const ev_result& r) {
+    if (of == call_kind::send) {
+        return r.message_found;
+    }
+    if (!r.invitation_state) {
+        return std::nullopt;
+    }
+    if (of == call_kind::invite) {
+        return *r.invitation_state == invitation::pending || *r.invitation_state == invitation::accepted;
+    }
+    if (of == call_kind::withdraw) {
+        // Gone means withdrawn; accepted meanwhile leaves nothing to withdraw either.
+        return *r.invitation_state != invitation::pending;
+    }
+    return std::nullopt;
+}
+
 bool follows_send(const campaign& c, const std::string& id) {
     std::vector<const std::string*> frontier;
     std::set<std::string> seen;
@@ -142,6 +159,9 @@ api_call make_call(const campaign& c, const step& s, const lead_view& lead, bool
     api_call call;
     call.reconcile = reconcile;
     call.kind = *(reconcile ? reconcile_call(s.kind) : step_call(s.kind));
+    if (reconcile) {
+        call.reconciles = step_call(s.kind);
+    }
     if (s.kind == step_kind::invite && s.note && !reconcile) {
         call.text = render(*s.note, lead.fields);
     }
@@ -317,19 +337,9 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
     return moved(enter(c, current.next, now, s.accepted_seen), "done");
 }
 
-// Did the interrupted side effect happen? nullopt: the result cannot tell (an invalid event).
 std::optional<bool> effect_present(const step& current, const ev_result& r) {
-    if (current.kind == step_kind::send) {
-        return r.message_found;
-    }
-    if (!r.invitation_state) {
-        return std::nullopt;
-    }
-    if (current.kind == step_kind::invite) {
-        return *r.invitation_state == invitation::pending || *r.invitation_state == invitation::accepted;
-    }
-    // withdraw: gone means withdrawn; accepted meanwhile leaves nothing to withdraw either.
-    return *r.invitation_state != invitation::pending;
+    const auto call = step_call(current.kind);
+    return call ? effect_found(*call, r) : std::nullopt;
 }
 
 decision reconcile_result(const campaign& c, const step& current, const enrollment_state& s,

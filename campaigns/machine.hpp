@@ -99,6 +99,9 @@ struct api_call {
     // send: a follow-up of a stop_on_reply campaign. The executor first reads the conversation
     // and does not send when the lead's last message is newer than ours.
     bool confirm_no_reply = false;
+    // A reconciliation: the call whose effect it looks for (its step's: invite, withdraw, send).
+    // Unset otherwise.
+    std::optional<call_kind> reconciles;
 };
 
 // The lead as templates and variant choice see it.
@@ -186,6 +189,11 @@ struct ev_result {
     time_point retry_at{};                          // transient
     std::string reason;                             // transient / permanent: the error, for the record
 };
+
+// Whether a reconciliation's result finds the effect of the call it looks for (`of`: invite,
+// withdraw or send): an invitation pending or accepted, one no longer pending, the message in the
+// conversation. nullopt when the result cannot tell (an invitation's check without its state).
+std::optional<bool> effect_found(call_kind of, const ev_result& r);
 
 // The engine could not run the step now (working hours, a rate-limit bucket, a paused account or
 // budget): stay ready until `until`, attempts unchanged.

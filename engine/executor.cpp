@@ -358,10 +358,12 @@ asio::awaitable<call_outcome> execute(api_port& api, call_target target,
         break;
     }
     if (call.reconcile && out.event.kind == result_kind::ok) {
-        bool present = call.kind == call_kind::get_conversation
-                           ? out.event.message_found
-                           : (out.event.invitation_state && (*out.event.invitation_state == campaigns::invitation::pending ||
-                                                              *out.event.invitation_state == campaigns::invitation::accepted));
+        // The label says what the state machine decides: whether the looked-for call's effect is
+        // there (a withdraw's is the invitation gone), not whether an invitation is. A person's
+        // own invitation (RECEIVED) is no invite's effect.
+        const auto of = call.reconciles.value_or(call.kind == call_kind::get_conversation ? call_kind::send
+                                                                                          : call_kind::invite);
+        const bool present = campaigns::effect_found(of, out.event).value_or(false);
         out.attempt_outcome = present ? attempt_outcome::reconciled_present : attempt_outcome::reconciled_absent;
     }
     co_return out;

@@ -121,8 +121,15 @@ ev_result failed_with(call_kind call, result_kind kind, time_point retry_at, boo
     return r;
 }
 
-api_call make_call(call_kind kind, std::string text = "", std::string variant = "", bool reconcile = false) {
-    return api_call{kind, std::move(text), std::move(variant), reconcile};
+api_call make_call(call_kind kind, std::string text = "", std::string variant = "", bool reconcile = false,
+                   std::optional<call_kind> reconciles = std::nullopt) {
+    api_call c;
+    c.kind = kind;
+    c.text = std::move(text);
+    c.variant = std::move(variant);
+    c.reconcile = reconcile;
+    c.reconciles = reconciles;
+    return c;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -154,6 +161,7 @@ TEST_P(transitions, decide) {
         EXPECT_EQ(d.call->text, t.call->text);
         EXPECT_EQ(d.call->variant, t.call->variant);
         EXPECT_EQ(d.call->reconcile, t.call->reconcile);
+        EXPECT_EQ(d.call->reconciles, t.call->reconciles);
     }
 }
 
@@ -366,15 +374,15 @@ INSTANTIATE_TEST_SUITE_P(calling, transitions,
                              transition{"due_after_crash_reconciles_invite",
                                         at("invite", status::calling, t0), ev_due{}, later,
                                         at("invite", status::calling, later, 0, true),
-                                        make_call(call_kind::check_invitation, "", "", true)},
+                                        make_call(call_kind::check_invitation, "", "", true, call_kind::invite)},
                              transition{"due_reconciles_send_with_its_text",
                                         at("hello", status::calling, t0, 1, true), ev_due{}, later,
                                         at("hello", status::calling, later, 1, true),
-                                        make_call(call_kind::get_conversation, "Hey there", "B", true)},
+                                        make_call(call_kind::get_conversation, "Hey there", "B", true, call_kind::send)},
                              transition{"due_after_crash_reconciles_withdraw",
                                         at("drop", status::calling, t0), ev_due{}, later,
                                         at("drop", status::calling, later, 0, true),
-                                        make_call(call_kind::check_invitation, "", "", true)},
+                                        make_call(call_kind::check_invitation, "", "", true, call_kind::withdraw)},
                              transition{"due_after_crash_asks_check_again", at("check", status::calling, t0),
                                         ev_due{}, later, at("check", status::calling, later),
                                         make_call(call_kind::check_invitation)},

@@ -231,6 +231,32 @@ TEST_F(CallPath, ARefusedInvitationWhoseCheckCouldNotSayIsNotAFailure) {
     EXPECT_NE(out.error.find("a connection already"), std::string::npos) << out.error;
 }
 
+// A reconciliation's label says whether the looked-for call's effect is there, as the state
+// machine decides: an invite's is an invitation pending or accepted (not the person's own), a
+// withdraw's is the invitation gone.
+TEST_F(CallPath, AReconciliationIsLabelledByTheEffectOfTheCallItLooksFor) {
+    auto reconcile = [&](cs::call_kind of, outreach::invitation_state found, outreach::invitation_type type) {
+        cs::api_call call;
+        call.kind = cs::call_kind::check_invitation;
+        call.reconcile = true;
+        call.reconciles = of;
+        outreach::invitation_status status;
+        status.state = found;
+        status.type = type;
+        api_.checks.emplace_back(status);
+        return run(call).attempt_outcome;
+    };
+    using st = outreach::invitation_state;
+    using ty = outreach::invitation_type;
+    EXPECT_EQ(reconcile(cs::call_kind::invite, st::pending, ty::sent), eng::attempt_outcome::reconciled_present);
+    EXPECT_EQ(reconcile(cs::call_kind::invite, st::accepted, ty::connected), eng::attempt_outcome::reconciled_present);
+    EXPECT_EQ(reconcile(cs::call_kind::invite, st::no_invitation, ty::none), eng::attempt_outcome::reconciled_absent);
+    EXPECT_EQ(reconcile(cs::call_kind::invite, st::pending, ty::received), eng::attempt_outcome::reconciled_absent);
+    EXPECT_EQ(reconcile(cs::call_kind::withdraw, st::pending, ty::sent), eng::attempt_outcome::reconciled_absent);
+    EXPECT_EQ(reconcile(cs::call_kind::withdraw, st::no_invitation, ty::none), eng::attempt_outcome::reconciled_present);
+    EXPECT_EQ(reconcile(cs::call_kind::withdraw, st::accepted, ty::connected), eng::attempt_outcome::reconciled_present);
+}
+
 // The reconciliation of a send whose answer was lost reads the conversation: "no conversation"
 // (404, or INVALID_PARAMS naming the profile, as this project's sandbox answers) means nothing was
 // sent; any other refusal says nothing of what was sent and must never read as "not sent" (the
