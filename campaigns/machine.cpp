@@ -268,6 +268,18 @@ decision failed(enrollment_state s, std::string reason) {
 
 // A failed attempt: retry at retry_at (ready for a call, calling for a reconciliation), or fail
 // once max_attempts attempts have failed.
+// "attempts exhausted (N)": a step's failed attempts reached max_attempts. An uncertain call
+// spends one and its reconciliation may spend more (it is bounded too), so N can pass
+// max_attempts: the reason then says why.
+std::string attempts_exhausted(const campaign& c, const enrollment_state& s) {
+    std::string n = std::to_string(s.attempt);
+    if (s.attempt > c.max_attempts) {
+        n += ", with max_attempts " + std::to_string(c.max_attempts) +
+             ": a check of whether an uncertain call took effect counts as an attempt";
+    }
+    return "attempts exhausted (" + n + ")";
+}
+
 decision retry(const campaign& c, enrollment_state s, const ev_result& r, time_point now) {
     // A throttled call was refused by the platform's limits before it did anything: the lead
     // is not at fault, so it does not spend an attempt.
@@ -275,7 +287,7 @@ decision retry(const campaign& c, enrollment_state s, const ev_result& r, time_p
         s.attempt += 1;
     }
     if (s.attempt >= c.max_attempts) {
-        std::string reason = "attempts exhausted (" + std::to_string(s.attempt) + "): " + r.reason;
+        std::string reason = attempts_exhausted(c, s) + ": " + r.reason;
         return failed(std::move(s), std::move(reason));
     }
     s.st = s.reconcile ? status::calling : status::ready;
@@ -362,8 +374,7 @@ decision reconcile_result(const campaign& c, const step& current, const enrollme
         return moved(enter(c, current.next, now, accepted), "reconciled: the call took effect");
     }
     if (s.attempt >= c.max_attempts) {
-        return failed(s,
-                      "attempts exhausted (" + std::to_string(s.attempt) + "): the call did not take effect");
+        return failed(s, attempts_exhausted(c, s) + ": the call did not take effect");
     }
     enrollment_state next = s;
     next.st = status::ready;

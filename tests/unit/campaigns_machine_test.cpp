@@ -357,6 +357,17 @@ INSTANTIATE_TEST_SUITE_P(calling, transitions,
                                                     retry_at, true),
                                         t0, at("hello", status::calling, retry_at, 1, true, false, "E"),
                                         std::nullopt},
+                             // max_attempts 3: the uncertain call spent the third, the check's
+                             // failure a fourth; the reason says why the count passes the maximum.
+                             transition{"reconcile_transient_past_the_last_attempt_says_why",
+                                        at("invite", status::calling, t0, 3, true),
+                                        failed_with(call_kind::check_invitation, result_kind::transient,
+                                                    retry_at, true),
+                                        t0,
+                                        at("invite", status::failed, t0, 4, false, false,
+                                           "attempts exhausted (4, with max_attempts 3: a check of whether an "
+                                           "uncertain call took effect counts as an attempt): E"),
+                                        std::nullopt},
                              transition{"reconcile_transient_exhausts",
                                         at("invite", status::calling, t0, 2, true),
                                         failed_with(call_kind::check_invitation, result_kind::transient,
