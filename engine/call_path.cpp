@@ -133,6 +133,7 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
     if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
         ports.do_not_contact(job.target.profile_url, job.company)) {
         out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
+        out.attempt_outcome = attempt_outcome::permanent;  // for good: the lead stops here
         out.stop_reason = dnc::stopped_reason;
         return true;
     }

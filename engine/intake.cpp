@@ -974,10 +974,21 @@ asio::awaitable<void> intake::impl::credits_loop() {
             try {
                 auto read = co_await on_db(job);
                 if (read.unexplained != 0) {
-                    spdlog::warn("serve: credit drift {} since the last read: the API balance moved by that much "
-                                 "more than the ledger posted and the expected webhook monitoring ({}), {} of it "
-                                 "beyond what the calls in flight may have cost (balance now {})",
-                                 read.drift, read.monitoring, read.unexplained, balance);
+                    // The sign says which side is ahead: a positive drift is spending the ledger did
+                    // not post; a negative one, posts above what the API charged (a call whose
+                    // charge was unknown is booked at its whole reservation).
+                    const std::int64_t beyond = read.unexplained < 0 ? -read.unexplained : read.unexplained;
+                    if (read.drift > 0) {
+                        spdlog::warn("serve: credit drift {:+} since the last read: the API balance fell by {} more "
+                                     "than the ledger posted and the expected webhook monitoring ({}); {} of it "
+                                     "beyond what the calls in flight may explain (balance now {})",
+                                     read.drift, read.drift, read.monitoring, beyond, balance);
+                    } else {
+                        spdlog::warn("serve: credit drift {:+} since the last read: the ledger posted {} more than "
+                                     "the API balance fell, less the expected webhook monitoring ({}); {} of it "
+                                     "beyond what the calls in flight may explain (balance now {})",
+                                     read.drift, -read.drift, read.monitoring, beyond, balance);
+                    }
                 } else if (read.drift != 0) {
                     spdlog::info("serve: credit drift {} since the last read, within what the calls in flight may "
                                  "have cost: a later read takes it back once they are posted (balance now {})",

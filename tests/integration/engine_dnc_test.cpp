@@ -582,7 +582,8 @@ TEST_F(DncTest, AddedWhileTheCallWaitsInTheQueueIsNotSent) {
         stopped += status_of(urls_[i]) == "cancelled|stopped: do-not-contact" ? 1 : 0;
     }
     EXPECT_EQ(stopped, 4) << worker->log();
-    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE error = 'not sent: do-not-contact' AND outcome = 'transient'"),
+    // Recorded as failed for good (the lead stops), not as a transient failure to retry.
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE error = 'not sent: do-not-contact' AND outcome = 'permanent'"),
               "4");
 }
 
