@@ -439,10 +439,38 @@ std::optional<text_problem> profile_url_text_problem(std::string_view url) {
 }
 
 std::optional<std::string> profile_url_shape_problem(std::string_view url) {
+    // A '%' that starts no %XX escape, or escapes that spell bytes which are not UTF-8 text: the
+    // canonical form keeps them as written, and no profile's URL has them.
+    std::string decoded;
+    for (std::size_t i = 0; i < url.size(); ++i) {
+        if (url[i] != '%') {
+            decoded.push_back(url[i]);
+        } else if (i + 2 < url.size() && hex_value(url[i + 1]) >= 0 && hex_value(url[i + 2]) >= 0) {
+            decoded.push_back(static_cast<char>(hex_value(url[i + 1]) * 16 + hex_value(url[i + 2])));
+            i += 2;
+        } else {
+            return "has a '%' at byte " + std::to_string(i + 1) +
+                   " that starts no escape (a URL writes '%' as %25, and an escape as % and two hex digits)";
+        }
+    }
+    if (auto p = orch::text::check_text(decoded)) {
+        return "percent-encodes bytes that are not text: " + p->what;
+    }
     const std::string c = canonical_profile_url(url);
     const auto slash = c.find('/');
     if (slash == std::string::npos || slash == 0 || slash + 1 >= c.size() || c.find('.') > slash) {
         return "is not a profile URL (expected a host and a path, e.g. https://network.example/in/jane-doe)";
+    }
+    // A host spelled with more than its name would be a second key for the same person.
+    const std::string_view host(c.data(), slash);
+    if (host.find('@') != std::string_view::npos) {
+        return "has user information before its host ('…@'): a profile URL names only the host";
+    }
+    if (host.find(':') != std::string_view::npos) {
+        return "has a port after its host (':'): a profile URL names only the host";
+    }
+    if (host.back() == '.') {
+        return "has a host that ends with a dot: write it without";
     }
     if (c.substr(slash + 1) == "in") {
         return "names no profile: nothing follows /in/ (expected e.g. https://network.example/in/jane-doe)";

@@ -879,10 +879,26 @@ TEST(model, a_profile_urls_shape) {
     EXPECT_FALSE(profile_url_shape_problem("network.example/in/jane-doe"));
     EXPECT_FALSE(profile_url_shape_problem("https://network.example/pub/in"));  // "in" as a name, not the prefix
     EXPECT_FALSE(profile_url_shape_problem("https://network.example/in/in"));
+    EXPECT_FALSE(profile_url_shape_problem("https://network.example/in/jos%C3%A9"));
+    EXPECT_FALSE(profile_url_shape_problem("https://network.example/in/100%25"));
     for (const char* bad : {"x", "https://network.example", "https://network.example/", "https://localhost/in/x",
                             "/in/x", "https://network.example/in/", "https://www.network.example/in",
                             "https://network.example/in/?id=3", "https://network.example/in//"}) {
         EXPECT_TRUE(profile_url_shape_problem(bad)) << bad;
+    }
+    // Spellings that would be a second key for one person, or that no profile has: each says why.
+    const std::vector<std::pair<std::string, std::string>> said = {
+        {"https://network.example/in/bob%", "has a '%' at byte 31 that starts no escape"},
+        {"https://network.example/in/bob%zz", "has a '%' at byte 31 that starts no escape"},
+        {"https://network.example/in/bob%ff", "percent-encodes bytes that are not text: invalid UTF-8"},
+        {"https://network.example./in/bob", "has a host that ends with a dot"},
+        {"https://me@network.example/in/bob", "has user information before its host"},
+        {"https://network.example:443/in/bob", "has a port after its host"},
+    };
+    for (const auto& [url, why] : said) {
+        const auto problem = profile_url_shape_problem(url);
+        ASSERT_TRUE(problem) << url;
+        EXPECT_NE(problem->find(why), std::string::npos) << url << ": " << *problem;
     }
 }
 
