@@ -8,6 +8,7 @@
 #include "campaigns/loader.hpp"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 namespace orch::campaigns::detail {
@@ -293,7 +294,16 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
         }
         return s;
     };
-    std::set<std::string> seen;
+    std::map<std::string, std::string> seen;  // key -> the pointer that gave it first
+    // "is listed twice", with where it was first (a flow list is on one line: its column too).
+    auto twice = [&ctx](const std::string& first) {
+        const source_pos at = ctx.position(first);
+        if (at.line == 0) {
+            return std::string(" is listed twice");
+        }
+        return " is listed twice (first at line " + std::to_string(at.line) + ", column " + std::to_string(at.column) +
+               ")";
+    };
     const json urls = ex.value("profile_urls", json::array());
     for (std::size_t i = 0; i < urls.size(); ++i) {
         auto url = urls[i].get<std::string>();
@@ -315,8 +325,8 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
             continue;
         }
         // One person however spelled (case, www., a trailing slash, %XX), as the leads are keyed.
-        if (!seen.insert("u:" + canonical_profile_url(url)).second) {
-            ctx.warning(pointer, "'" + orch::text::escaped(url) + "' is listed twice");
+        if (auto [it, fresh] = seen.emplace("u:" + canonical_profile_url(url), pointer); !fresh) {
+            ctx.warning(pointer, "'" + orch::text::escaped(url) + "'" + twice(it->second));
         }
         c.exclude.profile_urls.push_back(url);
     }
@@ -336,8 +346,8 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
                                    std::to_string(p->where + 1) + ", which would exclude nobody");
             continue;
         }
-        if (!seen.insert("c:" + lower(name)).second) {
-            ctx.warning(pointer, "company '" + name + "' is listed twice");
+        if (auto [it, fresh] = seen.emplace("c:" + lower(name), pointer); !fresh) {
+            ctx.warning(pointer, "company '" + name + "'" + twice(it->second));
         }
         c.exclude.companies.push_back(name);
     }

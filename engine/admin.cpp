@@ -1741,7 +1741,8 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     json dups = json::array();
     for (const auto& d : o.duplicates) {
         dups.push_back({{"index", d.line}, {"value", d.value},
-                        {"existing_id", d.existing_id > 0 ? json(d.existing_id) : json(nullptr)}});
+                        {"existing_id", d.existing_id > 0 ? json(d.existing_id) : json(nullptr)},
+                        {"repeats_index", d.existing_id > 0 ? json(nullptr) : json(d.repeats)}});
     }
     co_return ok_json({{"added", added},
                        {"duplicates", dups},

@@ -154,8 +154,8 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
                 const std::string canonical = is_company ? std::string() : canonical_profile_url(in.profile_url);
                 const std::string key = is_company ? "c:" + lower(company) : "u:" + canonical;
                 const std::string shown = is_company ? company : in.profile_url;
-                if (seen.contains(key)) {
-                    out.duplicates.push_back({in.line, 0, shown});
+                if (auto earlier = seen.find(key); earlier != seen.end()) {
+                    out.duplicates.push_back({in.line, 0, earlier->second, shown});
                     continue;
                 }
                 seen[key] = in.line;
@@ -165,7 +165,7 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
                 auto r = tx.exec_params(q("dnc/insert"), url_param, given_param, company_param, in.reason, added_by);
                 if (r.empty()) {
                     auto f = tx.exec_params(q("dnc/find"), url_param, company_param);
-                    out.duplicates.push_back({in.line, f.empty() ? 0 : f[0][0].as<std::int64_t>(), shown});
+                    out.duplicates.push_back({in.line, f.empty() ? 0 : f[0][0].as<std::int64_t>(), 0, shown});
                     continue;
                 }
                 out.added.push_back(entry_of(tx.exec_params1(q("dnc/get"), r[0][0].as<std::int64_t>())));

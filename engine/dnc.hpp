@@ -58,6 +58,7 @@ std::string normal_company(const std::string& name);
 struct duplicate {
     int line = 0;
     std::int64_t existing_id = 0;  // the entry it repeats (0: repeats an earlier line of the input)
+    int repeats = 0;               // that earlier line (or index), when existing_id is 0
     std::string value;
 };
 struct add_outcome {

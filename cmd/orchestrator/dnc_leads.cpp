@@ -41,7 +41,9 @@ void print_add(const dnc::add_outcome& o, bool by_line) {
     for (const auto& d : o.duplicates) {
         std::cout << "duplicate" << (by_line ? " (line " + std::to_string(d.line) + ")" : "") << ": "
                   << orch::text::escaped(d.value)
-                  << (d.existing_id > 0 ? " is entry #" + std::to_string(d.existing_id) : " repeats an earlier line")
+                  << (d.existing_id > 0 ? " is entry #" + std::to_string(d.existing_id)
+                      : by_line         ? " repeats line " + std::to_string(d.repeats)
+                                        : " repeats an earlier argument")
                   << "\n";
     }
     std::cout << o.added.size() << " added, " << orch::text::counted(static_cast<std::int64_t>(o.duplicates.size()), "duplicate", "duplicates")

@@ -184,6 +184,7 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     ASSERT_EQ(company.status, 201) << company.body;
     EXPECT_EQ(company.body_json()["added"].size(), 1u);
     EXPECT_EQ(company.body_json()["duplicates"].size(), 1u);
+    EXPECT_TRUE(company.body_json()["duplicates"][0]["repeats_index"].is_null()) << company.body;  // an entry already
     EXPECT_EQ(company.body_json()["stopped_leads"], 1) << company.body;  // urls_[0]; urls_[6] is calling
     EXPECT_EQ(company.body_json()["in_flight_leads"], 1) << company.body;
     EXPECT_EQ(status_of(urls_[0]), "cancelled|stopped: do-not-contact");
@@ -210,7 +211,7 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     auto imp = env_->run({"dnc", "import", good_csv, "--reason", "bulk"});
     ASSERT_EQ(imp.exit_code, 0) << imp.output;
     EXPECT_NE(imp.output.find("2 added, 1 duplicate; 1 live lead stopped"), std::string::npos) << imp.output;
-    EXPECT_NE(imp.output.find("duplicate (line 4)"), std::string::npos) << imp.output;
+    EXPECT_NE(imp.output.find("duplicate (line 4): stark repeats line 2"), std::string::npos) << imp.output;
     EXPECT_EQ(status_of(urls_[7]), "cancelled|stopped: do-not-contact");
 
     // List (REST, CLI) and removal.
@@ -235,6 +236,11 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_EQ(env_->run({"dnc", "remove", "--company", "INITECH"}).exit_code, 2);
     EXPECT_EQ(q("SELECT count(*) FROM do_not_contact"), "4");
     EXPECT_EQ(status_of(urls_[7]), "cancelled|stopped: do-not-contact");  // stays stopped
+    // A request that names one entry twice: the duplicate says which entry it repeats.
+    auto twice = call("POST", "/v1/dnc", R"({"entries": [{"company": "Umbrella"}, {"company": "UMBRELLA"}]})");
+    ASSERT_EQ(twice.status, 201) << twice.body;
+    EXPECT_EQ(twice.body_json()["duplicates"][0]["index"], 1) << twice.body;
+    EXPECT_EQ(twice.body_json()["duplicates"][0]["repeats_index"], 0) << twice.body;
 }
 
 // stop, retry, skip and move on one lead and in bulk, over REST and the CLI; a lead in a call and

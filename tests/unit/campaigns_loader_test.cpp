@@ -871,7 +871,8 @@ TEST(loader, exclude_is_optional_checked_and_round_trips) {
                                     "\"HTTPS://www.Network.example/in/x/\"]\n");
     ASSERT_TRUE(twice.value) << all_errors(twice);
     ASSERT_EQ(twice.warnings.size(), 1u);
-    EXPECT_NE(twice.warnings[0].message.find("is listed twice"), std::string::npos);
+    EXPECT_NE(twice.warnings[0].message.find("is listed twice (first at line 11, column 18)"), std::string::npos)
+        << twice.warnings[0].message;
 }
 
 TEST(model, a_profile_urls_shape) {
