@@ -321,11 +321,16 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
             problems.push_back(where + ": unknown setting '" + key + "'");
             continue;
         }
+        // A problem with the value points at the value (a null value has no mark of its own).
+        const auto value_mark = kv.second.Mark();
+        const auto value_where = value_mark.line < 0 ? where
+                                                     : src.file_name + ":" + std::to_string(value_mark.line + 1) + ":" +
+                                                           std::to_string(value_mark.column + 1);
         if (!kv.second.IsScalar()) {
-            problems.push_back(where + ": " + key + " must be a single value");
+            problems.push_back(value_where + ": " + key + " must be a single value");
             continue;
         }
-        apply(s, *row, kv.second.Scalar(), where, problems);
+        apply(s, *row, kv.second.Scalar(), value_where, problems);
     }
 }
 

@@ -41,7 +41,8 @@ TEST(EngineConfig, EveryProblemIsListedAtOnceWithItsSource) {
     settings_needs needs;
     needs.api = true;
     auto r = load_settings(src, needs);
-    EXPECT_TRUE(mentions(r.problems, "orch.yaml:1:1: batch_size must be an integer")) << r.problems.size();
+    // A bad value is pointed at where the value starts; an unknown name, at the name.
+    EXPECT_TRUE(mentions(r.problems, "orch.yaml:1:13: batch_size must be an integer")) << r.problems.size();
     EXPECT_TRUE(mentions(r.problems, "orch.yaml:2:1: unknown setting 'not_a_setting'"));
     EXPECT_TRUE(mentions(r.problems, "webhook_listen must be HOST:PORT"));
     EXPECT_TRUE(mentions(r.problems, "api_url must be an http:// or https:// URL"));
