@@ -152,7 +152,7 @@ struct converter {
             return nullptr;
         }
         if (!core_schema_tag(n.Tag())) {
-            fail(n.Mark(), "unsupported YAML tag '" + n.Tag() + "' (a campaign file takes !!str, !!int, !!float, "
+            fail(n.Mark(), "unsupported YAML tag '" + shown_tag(n.Tag()) + "' (a campaign file takes !!str, !!int, !!float, "
                            "!!bool, !!null, !!map and !!seq, or none)");
             return nullptr;
         }
@@ -273,7 +273,7 @@ struct converter {
             }
             // A key is text: no tag but !!str (`!!int name:` or `!x accounts:` says something else).
             if (const std::string& tag = key.Tag(); !(tag.empty() || tag == "?" || tag == "!" || tag == tag_str)) {
-                fail(key.Mark(), "the key '" + key.Scalar() + "' has the tag '" + tag +
+                fail(key.Mark(), "the key '" + key.Scalar() + "' has the tag '" + shown_tag(tag) +
                                      "': a key is text, untagged or !!str");
                 continue;
             }

@@ -293,7 +293,7 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
             }
         }
         problems.push_back(src.file_name + ":" + std::to_string(n.Mark().line + 1) + ":" +
-                           std::to_string(n.Mark().column + 1) + ": unsupported YAML tag '" + tag + "' on " + what);
+                           std::to_string(n.Mark().column + 1) + ": unsupported YAML tag '" + campaigns::detail::shown_tag(tag) + "' on " + what);
         return true;
     };
     if (unsupported_tag(root, {"map"}, "the configuration (a mapping of setting: value, untagged or !!map)")) {

@@ -5,6 +5,7 @@
 // campaign reader (yaml_json.cpp) share it without linking each other.
 #pragma once
 
+#include <string>
 #include <string_view>
 
 namespace orch::campaigns::detail {
@@ -21,6 +22,15 @@ inline bool core_schema_tag(std::string_view tag) {
     const std::string_view type = tag.substr(yaml_core_prefix.size());
     return type == "str" || type == "int" || type == "float" || type == "bool" || type == "null" || type == "map" ||
            type == "seq";
+}
+
+// A tag as a file writes it: yaml-cpp resolves "!!binary" to "tag:yaml.org,2002:binary", which a
+// message would show as a name the file never had.
+inline std::string shown_tag(std::string_view tag) {
+    if (tag.starts_with(yaml_core_prefix)) {
+        return "!!" + std::string(tag.substr(yaml_core_prefix.size()));
+    }
+    return std::string(tag);
 }
 
 }  // namespace orch::campaigns::detail
