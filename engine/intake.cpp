@@ -1640,6 +1640,10 @@ int intake::run() {
         return fail("webhook_listen: " + error);
     }
     ss.server_name = "orchestrator-webhooks";
+    // The server's own answers (413, 431, malformed HTTP) in the receiver's error shape.
+    ss.error_body = [](http::status status, std::string_view, std::string_view message) {
+        return json{{"error", {{"status", static_cast<int>(status)}, {"message", std::string(message)}}}}.dump();
+    };
     m.receiver_path = "/webhooks";
     if (!m.cfg.webhook_public_url.empty()) {
         auto u = boost::urls::parse_absolute_uri(m.cfg.webhook_public_url);

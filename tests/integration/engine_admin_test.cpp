@@ -35,6 +35,8 @@ using orch::test::http_client;
 using orch::test::http_result;
 using orch::test::json;
 using orch::test::orchestrator_env;
+using orch::test::parse_answer;
+using orch::test::raw_exchange;
 using orch::test::sandbox_process;
 
 const std::string token = "admin-test-token-0123456789";
@@ -55,59 +57,6 @@ std::string search_audience(int n) {
     return "  search:\n    title: Engineer\n  total_results: " + std::to_string(n) + "\n";
 }
 
-
-// Sends raw bytes on a new connection and returns what the server wrote until it closed the
-// connection (or 5 s passed): for requests an HTTP client library would not send.
-std::string raw_exchange(unsigned short port, const std::string& bytes) {
-    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-        ::close(fd);
-        throw std::runtime_error("connect failed");
-    }
-    timeval tv{5, 0};
-    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-    std::size_t sent = 0;
-    while (sent < bytes.size()) {
-        auto n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
-        if (n <= 0) {
-            break;  // the server may answer (413, 431) and close before reading everything
-        }
-        sent += static_cast<std::size_t>(n);
-    }
-    ::shutdown(fd, SHUT_WR);
-    std::string out;
-    char buf[4096];
-    for (;;) {
-        auto n = ::recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) {
-            break;
-        }
-        out.append(buf, static_cast<std::size_t>(n));
-    }
-    ::close(fd);
-    return out;
-}
-
-// The status and body of a raw HTTP/1.1 answer (Content-Length bodies only).
-struct raw_answer {
-    int status = 0;
-    std::string body;
-};
-raw_answer parse_answer(const std::string& text) {
-    raw_answer a;
-    if (text.rfind("HTTP/1.1 ", 0) == 0 && text.size() >= 12) {
-        a.status = std::stoi(text.substr(9, 3));
-    }
-    auto end = text.find("\r\n\r\n");
-    if (end != std::string::npos) {
-        a.body = text.substr(end + 4);
-    }
-    return a;
-}
 
 // True when `body` is the documented Error object for `status`.
 bool is_error_shape(const std::string& body, int status) {

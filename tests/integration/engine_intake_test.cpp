@@ -614,6 +614,16 @@ TEST_F(IntakeTest, VerifiedButUnreadableEventsAreQuarantinedCountedAndShown) {
     const std::string nobody = R"({"event_id":"q-2","type":"message","data":{"message_text":"?"}})";
     EXPECT_EQ(post(nobody, secret).status, 200);
     EXPECT_EQ(post(no_type, "not-the-secret").status, 401);
+    // A body above the receiver's limit: 413, in the receiver's own error shape, and nothing stored.
+    const auto huge = orch::test::parse_answer(orch::test::raw_exchange(
+        port, "POST /webhooks/" + account + " HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              "Content-Length: 2097152\r\n\r\n{}"));
+    EXPECT_EQ(huge.status, 413) << huge.body;
+    const auto huge_body = json::parse(huge.body, nullptr, false);
+    ASSERT_TRUE(huge_body.is_object()) << huge.body;
+    EXPECT_EQ(huge_body["error"]["status"], 413) << huge.body;
+    EXPECT_TRUE(huge_body["error"]["message"].is_string()) << huge.body;
+    EXPECT_FALSE(huge_body.contains("success")) << huge.body;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events_quarantine"), "3");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM events"), "0");
 

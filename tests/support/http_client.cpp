@@ -6,6 +6,12 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -132,6 +138,52 @@ std::string login_account(http_client& client, const std::string& api_key, const
         throw std::runtime_error("login failed: " + std::to_string(r.status) + " " + r.body);
     }
     return j["data"]["account_id"].get<std::string>();
+}
+
+std::string raw_exchange(unsigned short port, const std::string& bytes) {
+    int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+        ::close(fd);
+        throw std::runtime_error("connect failed");
+    }
+    timeval tv{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+    std::size_t sent = 0;
+    while (sent < bytes.size()) {
+        auto n = ::send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+        if (n <= 0) {
+            break;  // the server may answer (413, 431) and close before reading everything
+        }
+        sent += static_cast<std::size_t>(n);
+    }
+    ::shutdown(fd, SHUT_WR);
+    std::string out;
+    char buf[4096];
+    for (;;) {
+        auto n = ::recv(fd, buf, sizeof buf, 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    ::close(fd);
+    return out;
+}
+
+raw_answer parse_answer(const std::string& text) {
+    raw_answer a;
+    if (text.rfind("HTTP/1.1 ", 0) == 0 && text.size() >= 12) {
+        a.status = std::stoi(text.substr(9, 3));
+    }
+    auto end = text.find("\r\n\r\n");
+    if (end != std::string::npos) {
+        a.body = text.substr(end + 4);
+    }
+    return a;
 }
 
 } // namespace orch::test

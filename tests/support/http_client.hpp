@@ -45,4 +45,16 @@ private:
 std::string login_account(http_client& client, const std::string& api_key, const std::string& login_token,
                           const std::string& country = "FR");
 
+// Sends raw bytes on a new connection and returns what the server wrote until it closed the
+// connection (or 5 s passed): for requests an HTTP client library would not send (a body above
+// a server's limit, which it answers and closes before reading).
+std::string raw_exchange(unsigned short port, const std::string& bytes);
+
+// The status and body of a raw HTTP/1.1 answer (Content-Length bodies only).
+struct raw_answer {
+    int status = 0;
+    std::string body;
+};
+raw_answer parse_answer(const std::string& text);
+
 } // namespace orch::test
