@@ -106,17 +106,6 @@ std::optional<json> reply_by_id(pqxx::transaction_base& tx, std::int64_t id) {
 
 }  // namespace
 
-std::optional<std::string> account_named(pqxx::connection& conn, const std::string& id_or_label) {
-    return guarded("accounts/resolve", [&]() -> std::optional<std::string> {
-        pqxx::nontransaction tx(conn);
-        auto r = tx.exec_params(q("accounts/resolve"), id_or_label);
-        if (r.empty()) {
-            return std::nullopt;
-        }
-        return r[0][0].as<std::string>();
-    });
-}
-
 json list(pqxx::connection& conn, const list_filter& f) {
     return guarded("inbox/list", [&] {
         pqxx::nontransaction tx(conn);
@@ -532,11 +521,11 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             if (auto p = orch::text::check_name(it->second)) {
                 throw bad_request("query parameter 'account' is not a valid name: " + orch::text::at_byte(*p));
             }
-            auto id = account_named(conn, it->second);
-            if (!id) {
+            auto found = store::resolve_account(conn, it->second);
+            if (!found) {
                 return err(404, "no account '" + it->second + "' (an account id or label)");
             }
-            f.account = *id;
+            f.account = found->account_id;
         }
         f.limit = int_param(params, "limit", 50, 1, 500);
         f.cursor = int_param(params, "cursor", 0, 0, std::numeric_limits<std::int64_t>::max());

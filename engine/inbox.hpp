@@ -41,10 +41,6 @@ struct list_filter {
     std::int64_t limit = 50;
 };
 
-// The account an id or a label names, if any (the list's account filter takes either). Throws
-// store_error.
-std::optional<std::string> account_named(pqxx::connection& conn, const std::string& id_or_label);
-
 // {"replies": [...], "next_cursor": id or null}. Throws store_error.
 json list(pqxx::connection& conn, const list_filter& f);
 

@@ -383,8 +383,12 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
 }
 
 std::optional<store::resolved_account> store::resolve_account(const std::string& id_or_label) {
+    return resolve_account(*conn_, id_or_label);
+}
+
+std::optional<store::resolved_account> store::resolve_account(pqxx::connection& conn, const std::string& id_or_label) {
     return guarded("accounts/resolve", [&]() -> std::optional<resolved_account> {
-        pqxx::nontransaction tx(*conn_);
+        pqxx::nontransaction tx(conn);
         auto r = tx.exec_params(q("accounts/resolve"), id_or_label);
         if (r.empty()) {
             return std::nullopt;

@@ -311,6 +311,7 @@ public:
     };
     // An account named by id or label; nullopt: unknown.
     std::optional<resolved_account> resolve_account(const std::string& id_or_label);
+    static std::optional<resolved_account> resolve_account(pqxx::connection& conn, const std::string& id_or_label);
     void set_account_connected(const std::string& account_id, bool connected, const std::string& api_status);
     // A disconnection event that happened at `at` (nullopt: not said): applied as
     // set_account_connected(false) unless the account became connected after it (a re-login

@@ -46,13 +46,13 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
     }
     std::string account_id;
     if (!account.empty()) {
-        auto id = inbox::account_named(db->connection(), account);
-        if (!id) {
+        auto found = db->resolve_account(account);
+        if (!found) {
             throw failure("inbox list: no account '" + orch::text::escaped(account) +
                               "' (give its id or label, as `accounts list` shows)",
                           2);
         }
-        account_id = *id;
+        account_id = found->account_id;
     }
     inbox::list_filter f{campaign, account_id, 0, limit};
     auto out = inbox::list(db->connection(), f);
