@@ -131,6 +131,10 @@ const std::vector<setting_row>& rows() {
          number(&settings::retry_base_ms, 1, 3'600'000)},
         {"retry_cap_ms", "", "transient failures: largest backoff (default 600000)",
          number(&settings::retry_cap_ms, 1, 86'400'000)},
+        {"reconcile_delay_ms", "",
+         "an uncertain answer (timeout, dropped connection, 5xx to a write) is checked this long after it, so that a "
+         "request still on its way lands first (default 60000)",
+         number(&settings::reconcile_delay_ms, 0, 3'600'000)},
         {"api_pool_size", "", "keep-alive connections to the API (default 64)", number(&settings::api_pool_size, 1, 1024)},
         {"api_timeout_ms", "", "total deadline of one API call (default 30000)",
          number(&settings::api_timeout_ms, 100, 600'000)},

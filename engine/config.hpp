@@ -32,6 +32,10 @@ struct settings {
     std::int64_t stop_timeout_ms = 10'000;    // SIGTERM: finish in-flight calls within this, then leave
     std::int64_t retry_base_ms = 2'000;       // transient failures: exponential backoff with full jitter
     std::int64_t retry_cap_ms = 600'000;
+    // An uncertain answer (a timeout, a dropped connection, a 5xx to a write) is checked this
+    // long after it: a request the client gave up on may still reach the API and take effect,
+    // and a check made before it lands reads "not sent" and sends it again.
+    std::int64_t reconcile_delay_ms = 60'000;
     std::int64_t api_pool_size = 64;          // keep-alive connections to the API
     std::int64_t api_timeout_ms = 30'000;     // total deadline of one API call
     std::string log_level = "info";

@@ -59,8 +59,13 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     }
     out.event.reason = out.error;
     if (e.may_have_taken_effect) {
+        // Checked later, not at once: the request may still be on its way to taking effect.
         out.event.kind = result_kind::uncertain;
         out.attempt_outcome = attempt_outcome::uncertain;
+        if (ctx.backoff.reconcile_delay_ms > 0) {
+            out.event.retry_at = ctx.clock.now() + std::chrono::duration_cast<campaigns::time_point::duration>(
+                                                        std::chrono::milliseconds(ctx.backoff.reconcile_delay_ms));
+        }
         return out;
     }
     using outreach::disposition;

@@ -79,6 +79,8 @@ struct call_outcome {
 struct backoff_settings {
     std::int64_t base_ms = 2'000;
     std::int64_t cap_ms = 600'000;
+    // How long after an uncertain answer its reconciliation runs (settings::reconcile_delay_ms).
+    std::int64_t reconcile_delay_ms = 0;
 };
 
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.

@@ -82,6 +82,7 @@ struct inbox_sender::impl {
         : cfg(std::move(s)), owner(std::move(o)), database_outage(std::move(outage)) {
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
+        backoff.reconcile_delay_ms = cfg.reconcile_delay_ms;
     }
 
     asio::awaitable<void> sleep_ms(std::int64_t ms) {

@@ -111,6 +111,7 @@ struct worker::impl {
         }
         backoff.base_ms = cfg.retry_base_ms;
         backoff.cap_ms = cfg.retry_cap_ms;
+        backoff.reconcile_delay_ms = cfg.reconcile_delay_ms;
         // Each lane runs at most its share of the API connections at once.
         const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
         const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);

@@ -272,7 +272,10 @@ TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
     auto receiver = serve(free_port());
 
     std::mt19937 rng(20261122);
-    std::vector<std::string> args = {"worker", "--lease-seconds", "5", "--batch-size", "40", "--api-timeout-ms", "3000"};
+    // The sandbox loses responses after acting on the request, never before it lands: a short
+    // reconcile delay keeps the run short without hiding a late request.
+    std::vector<std::string> args = {"worker", "--lease-seconds", "5", "--batch-size", "40", "--api-timeout-ms", "3000",
+                                     "--reconcile-delay-ms", "500"};
     int kills = 0;
     for (int round = 0; round < 24; ++round) {
         auto w1 = env_->spawn(args);
@@ -288,7 +291,8 @@ TEST_F(EngineTest, KilledWorkersLoseNoLeadAndDuplicateNothing) {
         }
     }
     EXPECT_GE(kills, 20);
-    auto last = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "5", "--api-timeout-ms", "3000"});
+    auto last = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "5", "--api-timeout-ms", "3000",
+                             "--reconcile-delay-ms", "500"});
     ASSERT_EQ(last->wait(240'000), 0) << last->log();
 
     auto f = funnel("crash");
@@ -491,6 +495,44 @@ TEST_F(EngineTest, ALeadWhosePersonInvitedTheSenderFailsAtOnceWithTheReason) {
                            "FROM step_attempts a JOIN enrollments e USING (enrollment_id) JOIN leads l USING (lead_id) "
                            "WHERE l.profile_url = '" + urls[0] + "' AND a.call = 'invite'"),
               "permanent false,permanent false");
+}
+
+// A send whose answer the client gave up on may still land: the sandbox holds each request for
+// up to 3 s before acting on it, and the client waits 1.5 s. The reconciliation read, made at once,
+// found no message while the first was still on its way, and the message went out twice (the
+// trial: 4 of 20 people). Checked after reconcile_delay_ms (here 6 s, above the sandbox's longest
+// hold), every message goes out once.
+TEST_F(EngineTest, ASendWhoseAnswerWasLostIsCheckedAfterItCouldHaveLanded) {
+    start({"--reply-probability", "0"});
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    http_client api("127.0.0.1", sandbox_->port());
+    auto listed = api.v2("test-key", "network", account, "list_connections", {{"count", 20}}).body_json();
+    const auto& connections = listed["data"]["connections"];
+    ASSERT_EQ(connections.size(), 20u) << listed.dump();
+    std::string csv = "profile_url,first_name\n";
+    for (const auto& c : connections) {
+        csv += c["profile_url"].get<std::string>() + ",Ann\n";
+    }
+    write("late.csv", csv);
+    const std::string yaml =
+        "name: late\naccounts: [sender-1]\naudience:\n  file: late.csv\n"
+        "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+        "budget_credits: 1000\nmax_attempts: 10\nsteps:\n  - id: hello\n    kind: send\n    message_text: \"Hello {{first_name}}\"\n";
+    ASSERT_EQ(env_->run({"campaign", "apply", write("late.yaml", yaml)}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 0}, {"latency_ms_max", 6000}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-timeout-ms", "2000", "--reconcile-delay-ms", "8000",
+                               "--retry-base-ms", "500"});
+    ASSERT_EQ(worker->wait(180'000), 0) << worker->log();
+    const auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    EXPECT_LE(truth.messages, 20);
+    // The path under test ran: answers were lost, and their reconciliations found what landed.
+    EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'uncertain'")), 0);
+    EXPECT_GT(std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'reconciled_present'")), 0);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status NOT IN ('done', 'failed')"), "0");
+    // Every lead counted done was messaged.
+    EXPECT_LE(std::stoi(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'done'")), truth.messages);
 }
 
 TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {

@@ -505,6 +505,17 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
               std::stoll(env_->scalar("SELECT campaign_id FROM campaigns WHERE name = 'now'")));
     tx.abort();
 
+    // An operator's retry or skip does not make a lead due before start_at either.
+    const auto p1 = env_->scalar("SELECT lead_id FROM leads WHERE profile_url LIKE '%/p1'");
+    const auto p2 = env_->scalar("SELECT lead_id FROM leads WHERE profile_url LIKE '%/p2'");
+    auto retried = env_->run({"leads", "retry", "later", p1});
+    ASSERT_EQ(retried.exit_code, 0) << retried.output;
+    auto skipped = env_->run({"leads", "skip", "later", p2, "--to", "invite"});
+    ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = "
+                           "'later' AND e.next_run_at = '" + start_text + "' AND e.due_at = '" + start_text + "'"),
+              "2");
+
     // A new version with a later start_at moves the leads already enrolled.
     const std::string later_text = orch::campaigns::format_instant(start + hours(24));
     ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"}, "start_at: " + later_text + "\n")}).exit_code, 0);
@@ -517,12 +528,21 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + earlier_text + "' AND due_at = '" +
                            earlier_text + "'"),
               "2");
+    // p2 has been worked (a call made): its own due time was written over by the hold, and it
+    // keeps the start_at it was held to rather than be released early (a wait's timeout, a delay).
+    env_->scalar("INSERT INTO step_attempts (enrollment_id, step, call, attempt, outcome, worker, finished_at) "
+                 "SELECT e.enrollment_id, e.step, 'invite', 1, 'transient', 'w', now() FROM enrollments e "
+                 "JOIN leads l USING (lead_id) WHERE l.profile_url LIKE '%/p2' RETURNING 1");
     const auto before = floor<seconds>(system_clock::now());
     ASSERT_EQ(env_->run({"campaign", "apply", write("later", {"p1", "p2"})}).exit_code, 0);
-    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = "
-                           "'later' AND e.next_run_at = e.due_at AND e.next_run_at BETWEEN '" +
-                           orch::campaigns::format_instant(before) + "' AND now()"),
-              "2");
+    EXPECT_EQ(env_->scalar("SELECT string_agg(l.profile_url, ',') FROM enrollments e JOIN campaigns c USING "
+                           "(campaign_id) JOIN leads l USING (lead_id) WHERE c.name = 'later' AND e.next_run_at = "
+                           "e.due_at AND e.next_run_at BETWEEN '" + orch::campaigns::format_instant(before) +
+                           "' AND now()"),
+              "https://network.example/in/p1");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN leads l USING (lead_id) WHERE l.profile_url LIKE "
+                           "'%/p2' AND e.next_run_at = '" + earlier_text + "'"),
+              "1");
     EXPECT_EQ(env_->scalar("SELECT start_at IS NULL FROM campaigns WHERE name = 'later'"), "t");
 }
 
