@@ -13,6 +13,7 @@
 #include <cctype>
 #include <charconv>
 #include <functional>
+#include <map>
 #include <unistd.h>
 
 #include <regex>
@@ -307,6 +308,7 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
         problems.push_back(src.file_name + ": the configuration must be a mapping of setting: value");
         return;
     }
+    std::map<std::string, int> first_line;  // a setting given twice: yaml-cpp keeps both silently
     for (const auto& kv : root) {
         auto where = src.file_name + ":" + std::to_string(kv.first.Mark().line + 1) + ":" +
                      std::to_string(kv.first.Mark().column + 1);
@@ -316,6 +318,10 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
             continue;
         }
         auto key = kv.first.as<std::string>();
+        if (auto [it, fresh] = first_line.emplace(key, kv.first.Mark().line + 1); !fresh) {
+            problems.push_back(where + ": " + key + " is given twice (first at line " + std::to_string(it->second) + ")");
+            continue;
+        }
         if (const setting_row* secret = find_row(key); secret != nullptr && is_secret(*secret)) {
             problems.push_back(where + ": " + key + " is a secret: set " + secret->env + " instead");
             continue;

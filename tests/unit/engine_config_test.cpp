@@ -41,6 +41,12 @@ TEST(EngineConfig, EveryProblemIsListedAtOnceWithItsSource) {
     settings_needs needs;
     needs.api = true;
     auto r = load_settings(src, needs);
+    // A setting given twice is refused, with where it was first.
+    settings_sources twice;
+    twice.file_name = "orch.yaml";
+    twice.file_text = "batch_size: 10\nbatch_size: 20\n";
+    EXPECT_TRUE(mentions(load_settings(twice, settings_needs{}).problems,
+                         "orch.yaml:2:1: batch_size is given twice (first at line 1)"));
     // A bad value is pointed at where the value starts; an unknown name, at the name.
     EXPECT_TRUE(mentions(r.problems, "orch.yaml:1:13: batch_size must be an integer")) << r.problems.size();
     EXPECT_TRUE(mentions(r.problems, "orch.yaml:2:1: unknown setting 'not_a_setting'"));
