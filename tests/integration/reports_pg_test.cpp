@@ -95,6 +95,34 @@ TEST_F(FunnelCountsTest, InsertsAreCountedAtOnce) {
     EXPECT_EQ(differences(), "");
 }
 
+// The acceptance rate counts the accepted among the invited: a connection seen without an
+// invitation of this campaign (a check that found ACCEPTED, an invite refused for a connection)
+// sets the lead's acceptance but is no accepted invitation. 4 invited, 2 of them accepted, and 3
+// more leads connected already: 0.5, where accepted / invited read 1.25.
+TEST_F(FunnelCountsTest, TheAcceptanceRateCountsTheAcceptedAmongTheInvited) {
+    auto a = campaign("a", 10);
+    {
+        pqxx::work tx(*conn_);
+        const auto id = std::to_string(a);
+        tx.exec("UPDATE enrollments SET invited_at = now(), account_id = 'acc-1' WHERE campaign_id = " + id +
+                " AND enrollment_id IN (SELECT enrollment_id FROM enrollments WHERE campaign_id = " + id +
+                " ORDER BY enrollment_id LIMIT 4)");
+        tx.exec("UPDATE enrollments SET accepted_at = now() WHERE campaign_id = " + id +
+                " AND enrollment_id IN (SELECT enrollment_id FROM enrollments WHERE campaign_id = " + id +
+                " ORDER BY enrollment_id LIMIT 2)");
+        tx.exec("UPDATE enrollments SET accepted_at = now(), account_id = 'acc-1' WHERE campaign_id = " + id +
+                " AND enrollment_id IN (SELECT enrollment_id FROM enrollments WHERE campaign_id = " + id +
+                " ORDER BY enrollment_id OFFSET 4 LIMIT 3)");
+        tx.commit();
+    }
+    EXPECT_EQ(env_->scalar("SELECT invited || ' ' || accepted || ' ' || acceptance_rate FROM report_rates_by_campaign "
+                           "WHERE campaign = 'a'"),
+              "4 5 0.500");
+    EXPECT_EQ(env_->scalar("SELECT invited || ' ' || accepted || ' ' || acceptance_rate FROM report_rates_by_account "
+                           "WHERE campaign = 'a' AND account_id = 'acc-1'"),
+              "4 5 0.500");
+}
+
 // Nine transactions counting the same campaign and senders at once, all open together: each
 // takes shard rows the others do not hold (migration 0011) instead of waiting for them to end.
 // Before, a writer used row pg_backend_pid() % 8, so of nine at least two queued on one row.
