@@ -288,7 +288,12 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
                   << (a["reconcile"].get<bool>() ? " (reconcile)" : "") << "  " << t(a["outcome"])
                   << (a["error"].get<std::string>().empty() ? "" : "  " + t(a["error"])) << "\n";
         if (const auto text = a.value("text", std::string()); !text.empty()) {
-            std::cout << "      text: " << orch::text::escaped(text) << "\n";
+            // The text of a call that was refused, or found not to have gone out, was not sent.
+            const auto outcome = a.value("outcome", std::string());
+            const char* label = outcome == "ok" || outcome == "reconciled_present" ? "text"
+                                : outcome == "uncertain" || outcome == "in_flight" ? "text (may have been sent)"
+                                                                                   : "text (not sent)";
+            std::cout << "      " << label << ": " << orch::text::escaped(text) << "\n";
         }
     }
     const json& events = l["events"];

@@ -434,10 +434,16 @@ TEST_F(DncTest, LeadOperations) {
     auto table = env_->run({"leads", "show", "ops", d});
     EXPECT_NE(table.output.find("events (0):"), std::string::npos) << table.output;
     // A call's text (a note, a message) is shown under it, its line breaks spelled out.
-    q("UPDATE step_attempts SET body = 'Hi Ann,' || chr(10) || 'glad to connect' WHERE enrollment_id = "
+    q("UPDATE step_attempts SET body = 'Hi Ann,' || chr(10) || 'glad to connect', outcome = 'ok', "
+      "finished_at = COALESCE(finished_at, now()) WHERE enrollment_id = "
       "(SELECT enrollment_id FROM enrollments WHERE lead_id = " + d + ")");
     auto texted = env_->run({"leads", "show", "ops", d});
     EXPECT_NE(texted.output.find("\n      text: Hi Ann,\\nglad to connect\n"), std::string::npos) << texted.output;
+    // The text of a call that was refused was not sent, and says so.
+    q("UPDATE step_attempts SET outcome = 'permanent' WHERE enrollment_id = "
+      "(SELECT enrollment_id FROM enrollments WHERE lead_id = " + d + ")");
+    auto refused = env_->run({"leads", "show", "ops", d});
+    EXPECT_NE(refused.output.find("\n      text (not sent): Hi Ann,"), std::string::npos) << refused.output;
     EXPECT_EQ(json::parse(env_->run({"leads", "show", "ops", d, "--format", "json"}).output)["timeline"][0]["text"],
               "Hi Ann,\nglad to connect");
     // The fields print as JSON, its escapes once (a quote is \", not \\"), and a bidi control
