@@ -528,8 +528,9 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE next_run_at = '" + earlier_text + "' AND due_at = '" +
                            earlier_text + "'"),
               "2");
-    // p2 has been worked (a call made): its own due time was written over by the hold, and it
-    // keeps the start_at it was held to rather than be released early (a wait's timeout, a delay).
+    // p2 was held while not yet worked (its next run is the old start_at) and has been worked
+    // since (a call made): it is no longer released as a lead at the entry step, and it keeps the
+    // start_at it waits for rather than be released early (a wait's timeout, a delay).
     env_->scalar("INSERT INTO step_attempts (enrollment_id, step, call, attempt, outcome, worker, finished_at) "
                  "SELECT e.enrollment_id, e.step, 'invite', 1, 'transient', 'w', now() FROM enrollments e "
                  "JOIN leads l USING (lead_id) WHERE l.profile_url LIKE '%/p2' RETURNING 1");
@@ -544,6 +545,80 @@ TEST_F(LifecyclePg, NoLeadOfACampaignIsClaimedBeforeItsStartAt) {
                            "'%/p2' AND e.next_run_at = '" + earlier_text + "'"),
               "1");
     EXPECT_EQ(env_->scalar("SELECT start_at IS NULL FROM campaigns WHERE name = 'later'"), "t");
+}
+
+// A lead past its first call keeps its own next run under a later start_at (only its due time
+// waits), so an earlier start_at, or none, gives it back; and whatever makes a row of a campaign
+// not started yet due now (here a restart's gate wake-up) is held by the claim until start_at.
+TEST_F(LifecyclePg, ALaterStartAtHoldsMidSequenceLeadsByTheirDueTimeAndTheClaimHoldsWakeUps) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("mid", {"m1", "m2"})}).exit_code, 0);
+    const auto secs = [](system_clock::time_point t) { return duration_cast<seconds>(t.time_since_epoch()).count(); };
+    const auto now = floor<seconds>(system_clock::now());
+    const auto own = now + hours(1);
+    // m1 has made its call and waits until `own` (a wait's timeout); m2 is not worked yet.
+    env_->scalar("INSERT INTO step_attempts (enrollment_id, step, call, attempt, outcome, worker, finished_at) "
+                 "SELECT e.enrollment_id, e.step, 'invite', 1, 'transient', 'w', now() FROM enrollments e "
+                 "JOIN leads l USING (lead_id) WHERE l.profile_url LIKE '%/m1' RETURNING 1");
+    env_->scalar("UPDATE enrollments e SET next_run_at = to_timestamp(" + std::to_string(secs(own)) +
+                 "), due_at = to_timestamp(" + std::to_string(secs(own)) +
+                 ") FROM leads l WHERE l.lead_id = e.lead_id AND l.profile_url LIKE '%/m1' RETURNING 1");
+    const auto times = [&](const std::string& who) {
+        return env_->scalar("SELECT floor(extract(epoch FROM e.next_run_at))::bigint || ' ' || "
+                            "floor(extract(epoch FROM e.due_at))::bigint FROM enrollments e JOIN leads l USING "
+                            "(lead_id) WHERE l.profile_url LIKE '%/" + who + "'");
+    };
+    const auto pair = [](std::int64_t next, std::int64_t due) { return std::to_string(next) + " " + std::to_string(due); };
+
+    const auto start = now + hours(48);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("mid", {"m1", "m2"}, "start_at: " + orch::campaigns::format_instant(start) + "\n")})
+                  .exit_code,
+              0);
+    EXPECT_EQ(times("m1"), pair(secs(own), secs(start)));    // its own next run kept, due at start_at
+    EXPECT_EQ(times("m2"), pair(secs(start), secs(start)));  // starts at start_at
+
+    // A restart's wake-up makes m2 due now (wait code pacing); the claim holds it to start_at,
+    // keeping its next run, and returns nothing of the campaign.
+    env_->scalar("UPDATE enrollments e SET wait_code = 'pacing' FROM leads l WHERE l.lead_id = e.lead_id AND "
+                 "l.profile_url LIKE '%/m2' RETURNING 1");
+    const auto woken_at = floor<seconds>(system_clock::now());
+    EXPECT_EQ(env_->scalar(std::string(orch::schema::query("engine/wake_gate_waiters"))), "1");
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        std::string arr = "{";
+        for (const auto& r : tx.exec_params(std::string(orch::schema::query("engine/claim_pick")), 100)) {
+            arr += (arr.size() > 1 ? "," : "") + r[0].as<std::string>();
+        }
+        arr += "}";
+        EXPECT_EQ(arr.size() > 2, true) << "the woken lead is picked";
+        EXPECT_EQ(tx.exec_params(std::string(orch::schema::query("engine/claim_due")), arr).size(), 0u);
+        tx.commit();
+    }
+    std::istringstream m2(times("m2"));
+    std::int64_t next = 0, due = 0;
+    m2 >> next >> due;
+    EXPECT_GE(next, secs(woken_at));
+    EXPECT_LE(next, secs(ceil<seconds>(system_clock::now())));
+    EXPECT_EQ(due, secs(start));
+    EXPECT_EQ(times("m1"), pair(secs(own), secs(start)));
+
+    // An earlier start_at releases both to it: m1's own time is earlier, and m2, not worked yet,
+    // starts at it (the version's hold writes a lead at the entry step a next run of start_at).
+    // None releases m1 to its own time and m2 to now.
+    const auto earlier = now + hours(24);
+    ASSERT_EQ(env_->run({"campaign", "apply", write("mid", {"m1", "m2"}, "start_at: " + orch::campaigns::format_instant(earlier) + "\n")})
+                  .exit_code,
+              0);
+    EXPECT_EQ(times("m1"), pair(secs(own), secs(earlier)));
+    EXPECT_EQ(times("m2"), pair(secs(earlier), secs(earlier)));
+    const auto removed_from = floor<seconds>(system_clock::now());
+    ASSERT_EQ(env_->run({"campaign", "apply", write("mid", {"m1", "m2"})}).exit_code, 0);
+    EXPECT_EQ(times("m1"), pair(secs(own), secs(own)));
+    std::istringstream m2_after(times("m2"));
+    m2_after >> next >> due;
+    EXPECT_GE(due, secs(removed_from));
+    EXPECT_LE(due, secs(ceil<seconds>(system_clock::now())));
+    EXPECT_EQ(next, due);
 }
 
 // A campaign that opens with a delay: its new leads are due when the delay has passed from their

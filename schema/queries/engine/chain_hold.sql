@@ -1,7 +1,7 @@
 -- chain_hold($1 enrollment ids as a bigint array literal '{1,2}', $2 lease owner (the lane's)): of
 -- the settled calls whose next step is due at once, the rows this lane still holds (`calling`
 -- under its lease, the settle's compare-and-set, and the lease not yet expired) and may work
--- (campaign active, account connected, as engine/claim_due checks), locked for the transaction.
+-- (campaign active and started, account connected, as engine/claim_due checks), locked for the transaction.
 -- The cycle decides their next step at once and engine/settle writes it with the outcome, instead
 -- of releasing the rows to be claimed again; the others are settled and released as usual.
 -- The lease test keeps a held row out of the same transaction's claim: now() is the
@@ -29,4 +29,5 @@ FROM held h
 JOIN campaigns c ON c.campaign_id = h.campaign_id
 JOIN accounts a ON a.account_id = h.account_id
 WHERE c.state = 'active' AND a.connected
+  AND (c.start_at IS NULL OR c.start_at <= now())  -- not started: released, and claim_due holds it
 ORDER BY h.enrollment_id;

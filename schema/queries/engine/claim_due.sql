@@ -44,16 +44,24 @@ claimed AS MATERIALIZED (
     SELECT due.*, l.profile_url, l.fields, a.quotas, account_login_us(a.connected_at) AS login,
            COALESCE(a.time_zone, '') AS account_zone,
            c.state = 'active' AND a.connected AND (c.end_at IS NULL OR c.end_at > now()) AS workable,
-           c.state = 'active' AND c.end_at <= now() AS ended
+           c.state = 'active' AND c.end_at <= now() AS ended,
+           CASE WHEN c.start_at > now() THEN c.start_at END AS starts_at
     FROM due
     JOIN leads l ON l.lead_id = due.lead_id
     JOIN accounts a ON a.account_id = due.account_id
     JOIN campaigns c ON c.campaign_id = due.campaign_id
 ),
+-- A campaign whose start_at has not come yet runs nothing: its rows wait for it. The writes that
+-- hold a lead (enrollment, a new version's later start_at, a lead operation) make it due no
+-- earlier than start_at, but a wake-up (an inbox event, a raised quota or budget, a restart's
+-- gate wake-up, a reconnection) makes a row due now, and an in-flight call's settle writes its
+-- next step's time; this is the one place every path passes. The row's own next_run_at is kept
+-- (a wait's timeout, a delay's end), and its events stay unapplied until then.
 parked AS (
-    UPDATE enrollments e SET due_at = 'infinity'
+    UPDATE enrollments e
+    SET due_at = CASE WHEN claimed.workable THEN claimed.starts_at ELSE 'infinity' END
     FROM claimed
-    WHERE e.enrollment_id = claimed.enrollment_id AND NOT claimed.workable
+    WHERE e.enrollment_id = claimed.enrollment_id AND (NOT claimed.workable OR claimed.starts_at IS NOT NULL)
 ),
 -- A campaign past its end_at (migration 0017) stops here: paused with reason 'ended: ...' (pause
 -- code 'ended', migration 0018), once;
@@ -70,5 +78,5 @@ SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::t
        attempt, reconcile, accepted_seen, reason, event_cursor,
        profile_url, fields::text, COALESCE(quotas::text, ''), wait_code, login, account_zone
 FROM claimed
-WHERE workable
+WHERE workable AND starts_at IS NULL
 ORDER BY due_at;
