@@ -84,6 +84,51 @@ field_access number(std::int64_t settings::*field, std::int64_t min, std::int64_
             [field](const settings& s) { return std::to_string(s.*field); }, "INT"};
 }
 
+bool valid_host_port(const std::string& v) {
+    auto colon = v.rfind(':');
+    if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) {
+        return false;
+    }
+    unsigned port = 0;
+    auto [end, ec] = std::from_chars(v.data() + colon + 1, v.data() + v.size(), port);
+    return ec == std::errc() && end == v.data() + v.size() && port <= 65535;
+}
+
+bool valid_http_url(const std::string& v) {
+    auto u = boost::urls::parse_absolute_uri(v);
+    return u && (u->scheme() == "http" || u->scheme() == "https") && !u->host().empty();
+}
+
+// A text setting whose value alone can be wrong: checked as it is read, so the problem names
+// where the value came from (the file's line and column, the variable, the flag).
+field_access checked_text(std::string settings::*field, std::function<std::string(const std::string&)> problem) {
+    return {[field, problem = std::move(problem)](settings& s, const std::string& v) {
+                if (auto p = problem(v); !p.empty()) {
+                    return p;
+                }
+                s.*field = v;
+                return std::string();
+            },
+            [field](const settings& s) { return s.*field; }};
+}
+
+std::string http_url_problem(const std::string& v) {
+    return valid_http_url(v) ? std::string() : "must be an http:// or https:// URL, got '" + redacted(v) + "'";
+}
+
+// A worker's name goes into leases (with "/<lane>"), the intent log and log lines: one word.
+std::string worker_id_problem(const std::string& v) {
+    if (v.size() > 100) {
+        return std::string("must be at most 100 characters");
+    }
+    for (unsigned char c : v) {
+        if (std::isspace(c) != 0 || std::iscntrl(c) != 0 || c == '/') {
+            return "must be one word without '/' (letters, digits, '-', '.', ...), got '" + v + "'";
+        }
+    }
+    return std::string();
+}
+
 std::vector<setting_row> with_orch_env(std::vector<setting_row> rows) {
     for (auto& r : rows) {
         if (r.env.empty()) {
@@ -101,16 +146,26 @@ const std::vector<setting_row>& rows() {
     static const std::vector<setting_row> table = with_orch_env({
         {"database_url", "DATABASE_URL", "PostgreSQL connection URL (required)", text(&settings::database_url)},
         {"redis_url", "REDIS_URL", "Redis URL, redis://host:port (required by worker and serve)",
-         text(&settings::redis_url)},
+         checked_text(&settings::redis_url,
+                      [](const std::string& v) {
+                          return v.empty() || v.rfind("redis://", 0) == 0
+                                     ? std::string()
+                                     : "must start with redis://, got '" + redacted(v) + "'";
+                      })},
         {"api_url", "OUTREACH_API_URL", "base URL of the Outreach API (default http://127.0.0.1:8780, the sandbox)",
-         text(&settings::api_url)},
+         checked_text(&settings::api_url, http_url_problem)},
         {"api_key", "OUTREACH_API_KEY", "API key (secret; required by commands that call the API)",
          text(&settings::api_key)},
         {"webhook_listen", "", "serve: HOST:PORT of the webhook receiver (default 127.0.0.1:8701)",
-         text(&settings::webhook_listen)},
+         checked_text(&settings::webhook_listen,
+                      [](const std::string& v) {
+                          return valid_host_port(v) ? std::string() : "must be HOST:PORT, got '" + v + "'";
+                      })},
         {"webhook_public_url", "", "serve: public URL of the receiver; empty = hosted mode (SSE + polling)",
-         text(&settings::webhook_public_url)},
-        {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)", text(&settings::worker_id)},
+         checked_text(&settings::webhook_public_url,
+                      [](const std::string& v) { return v.empty() ? std::string() : http_url_problem(v); })},
+        {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)",
+         checked_text(&settings::worker_id, worker_id_problem)},
         {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
          number(&settings::worker_lanes, 1, 64)},
         {"lane_transaction_slots", "",
@@ -139,7 +194,14 @@ const std::vector<setting_row>& rows() {
         {"api_pool_size", "", "keep-alive connections to the API (default 64)", number(&settings::api_pool_size, 1, 1024)},
         {"api_timeout_ms", "", "total deadline of one API call (default 30000)",
          number(&settings::api_timeout_ms, 100, 600'000)},
-        {"log_level", "ORCH_LOG_LEVEL", "trace, debug, info, warn, error (default info)", text(&settings::log_level)},
+        {"log_level", "ORCH_LOG_LEVEL", "trace, debug, info, warn, error (default info)",
+         checked_text(&settings::log_level,
+                      [](const std::string& v) {
+                          static const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
+                          return std::find(levels.begin(), levels.end(), v) != levels.end()
+                                     ? std::string()
+                                     : "must be one of trace, debug, info, warn, error; got '" + v + "'";
+                      })},
         {"key_requests_per_minute", "", "rate limit: the API key's sustained requests per minute (default 300)",
          number(&settings::key_requests_per_minute, 1, 60'000'000)},
         {"key_burst", "", "rate limit: requests the key may send at once (default 10)",
@@ -175,7 +237,11 @@ const std::vector<setting_row>& rows() {
          "the drift (default 10)",
          number(&settings::monitoring_credits_per_day, 0, 1'000'000)},
         {"admin_listen", "", "serve: HOST:PORT of the admin REST endpoint, or off (default 127.0.0.1:8702)",
-         text(&settings::admin_listen)},
+         checked_text(&settings::admin_listen,
+                      [](const std::string& v) {
+                          return v == "off" || valid_host_port(v) ? std::string()
+                                                                  : "must be HOST:PORT or off, got '" + v + "'";
+                      })},
         {"admin_token", "ORCH_ADMIN_TOKEN",
          "serve: bearer token of the admin endpoint (secret, environment only, >= 16 characters; "
          "empty: no admin listener)",
@@ -240,8 +306,12 @@ const setting_row* find_row(const std::string& name) {
     return nullptr;
 }
 
+// Where each setting read was given (a file's line and column, a variable, a flag), for the
+// problems found across settings; the last source read wins, as its value does.
+using origins = std::map<std::string, std::string>;
+
 void apply(settings& s, const setting_row& row, const std::string& value, const std::string& where,
-           std::vector<std::string>& problems) {
+           std::vector<std::string>& problems, origins& from) {
     // Every setting is text, from a flag, the environment or the file: one that is not (invalid
     // UTF-8, a NUL) would reach PostgreSQL, Redis or the API and fail there, after the start.
     if (auto bad = orch::text::check_text(value)) {
@@ -251,10 +321,12 @@ void apply(settings& s, const setting_row& row, const std::string& value, const 
     auto problem = row.assign(s, value);
     if (!problem.empty()) {
         problems.push_back(where + ": " + row.name + " " + problem);
+        return;
     }
+    from[row.name] = where;
 }
 
-void apply_file(settings& s, const settings_sources& src, std::vector<std::string>& problems) {
+void apply_file(settings& s, const settings_sources& src, std::vector<std::string>& problems, origins& from) {
     if (src.file_text.empty()) {
         return;
     }
@@ -340,60 +412,38 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
             problems.push_back(value_where + ": " + key + " must be a single value");
             continue;
         }
-        apply(s, *row, kv.second.Scalar(), value_where, problems);
+        apply(s, *row, kv.second.Scalar(), value_where, problems, from);
     }
 }
 
-bool valid_host_port(const std::string& v) {
-    auto colon = v.rfind(':');
-    if (colon == std::string::npos || colon == 0 || colon + 1 == v.size()) {
-        return false;
+// A problem across settings names where those of them given were given ("" when all are defaults).
+std::string given_at(const origins& from, std::initializer_list<std::string> names) {
+    std::string out;
+    for (const auto& n : names) {
+        if (auto it = from.find(n); it != from.end()) {
+            out += (out.empty() ? "" : ", ") + it->second;
+        }
     }
-    unsigned port = 0;
-    auto [end, ec] = std::from_chars(v.data() + colon + 1, v.data() + v.size(), port);
-    return ec == std::errc() && end == v.data() + v.size() && port <= 65535;
+    return out.empty() ? out : out + ": ";
 }
 
-bool valid_http_url(const std::string& v) {
-    auto u = boost::urls::parse_absolute_uri(v);
-    return u && (u->scheme() == "http" || u->scheme() == "https") && !u->host().empty();
-}
-
-void check(const settings& s, const settings_needs& needs, std::vector<std::string>& problems) {
+void check(const settings& s, const settings_needs& needs, std::vector<std::string>& problems, const origins& from) {
     if (needs.database && s.database_url.empty()) {
         problems.push_back("database_url is required (DATABASE_URL, --database-url or the config file)");
     }
     if (needs.redis && s.redis_url.empty()) {
         problems.push_back("redis_url is required (REDIS_URL, --redis-url or the config file)");
     }
-    if (!s.redis_url.empty() && s.redis_url.rfind("redis://", 0) != 0) {
-        problems.push_back("redis_url must start with redis://, got '" + redacted(s.redis_url) + "'");
-    }
     if (needs.api && s.api_key.empty()) {
         problems.push_back("api_key is required (OUTREACH_API_KEY, --api-key or the config file)");
-    }
-    if (!valid_http_url(s.api_url)) {
-        problems.push_back("api_url must be an http:// or https:// URL, got '" + s.api_url + "'");
-    }
-    if (!valid_host_port(s.webhook_listen)) {
-        problems.push_back("webhook_listen must be HOST:PORT, got '" + s.webhook_listen + "'");
-    }
-    if (!s.webhook_public_url.empty() && !valid_http_url(s.webhook_public_url)) {
-        problems.push_back("webhook_public_url must be an http:// or https:// URL, got '" + s.webhook_public_url + "'");
-    }
-    static const std::vector<std::string> levels = {"trace", "debug", "info", "warn", "error"};
-    if (std::find(levels.begin(), levels.end(), s.log_level) == levels.end()) {
-        problems.push_back("log_level must be one of trace, debug, info, warn, error; got '" + s.log_level + "'");
     }
     // A call must be over (done or timed out) before its lease lets another worker reconcile it,
     // or the reconciliation could miss a call still on its way and resend it.
     if (s.lease_seconds * 1000 < s.api_timeout_ms + 2000) {
-        problems.push_back("lease_seconds (" + std::to_string(s.lease_seconds) +
+        problems.push_back(given_at(from, {"lease_seconds", "api_timeout_ms"}) + "lease_seconds (" +
+                           std::to_string(s.lease_seconds) +
                            " s) must exceed api_timeout_ms (" + std::to_string(s.api_timeout_ms) +
                            " ms) by at least 2 s");
-    }
-    if (s.admin_listen != "off" && !valid_host_port(s.admin_listen)) {
-        problems.push_back("admin_listen must be HOST:PORT or off, got '" + s.admin_listen + "'");
     }
     if (!s.admin_token.empty() && s.admin_token.size() < 16) {
         problems.push_back("admin_token (ORCH_ADMIN_TOKEN) must have at least 16 characters");
@@ -402,7 +452,9 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
         problems.push_back("secret_key (ORCH_SECRET_KEY) must have at least 32 characters");
     }
     if (s.retry_cap_ms < s.retry_base_ms) {
-        problems.push_back("retry_cap_ms must be at least retry_base_ms");
+        problems.push_back(given_at(from, {"retry_cap_ms", "retry_base_ms"}) + "retry_cap_ms (" +
+                           std::to_string(s.retry_cap_ms) + ") must be at least retry_base_ms (" +
+                           std::to_string(s.retry_base_ms) + ")");
     }
     // A week below a day is surely a slip: the day's quota could never be reached.
     for (const auto& [what, day, week] :
@@ -410,7 +462,8 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
           {"visit", s.visit_per_day, s.visit_per_week}, {"withdraw", s.withdraw_per_day, s.withdraw_per_week},
           {"search", s.search_per_day, s.search_per_week}}) {
         if (day >= 0 && week >= 0 && week < day) {
-            problems.push_back(std::string(what) + "_per_week (" + std::to_string(week) + ") is below " + what +
+            problems.push_back(given_at(from, {std::string(what) + "_per_week", std::string(what) + "_per_day"}) +
+                               std::string(what) + "_per_week (" + std::to_string(week) + ") is below " + what +
                                "_per_day (" + std::to_string(day) + "), whose quota could then never be reached");
         }
     }
@@ -420,11 +473,12 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
 
 settings_result load_settings(const settings_sources& src, const settings_needs& needs) {
     settings_result out;
-    apply_file(out.value, src, out.problems);
+    origins from;
+    apply_file(out.value, src, out.problems, from);
     for (const auto& row : rows()) {
         auto it = src.env.find(row.env);
         if (it != src.env.end() && !it->second.empty()) {
-            apply(out.value, row, it->second, "environment " + row.env, out.problems);
+            apply(out.value, row, it->second, "environment " + row.env, out.problems, from);
         }
     }
     for (const auto& [name, value] : src.flags) {
@@ -438,14 +492,14 @@ settings_result load_settings(const settings_sources& src, const settings_needs&
             out.problems.push_back("unknown setting '" + name + "'");
             continue;
         }
-        apply(out.value, *row, value, "flag --" + dashed(name), out.problems);
+        apply(out.value, *row, value, "flag --" + dashed(name), out.problems, from);
     }
     if (out.value.worker_id.empty()) {
         char host[256] = {};
         ::gethostname(host, sizeof host - 1);
         out.value.worker_id = std::string(host) + "-" + std::to_string(::getpid());
     }
-    check(out.value, needs, out.problems);
+    check(out.value, needs, out.problems, from);
     return out;
 }
 

@@ -58,6 +58,47 @@ TEST(EngineConfig, EveryProblemIsListedAtOnceWithItsSource) {
     EXPECT_GE(r.problems.size(), 7u);
 }
 
+// A value that is wrong on its own (a URL, an address, a level, a worker's name) is pointed at
+// where it was given, also when a later source overrides it; a problem across settings names
+// where those of them given were given.
+TEST(EngineConfig, ValuesWrongOnTheirOwnArePointedAtAndCrossChecksNameTheirSources) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "api_url: notaurl\nadmin_listen: \"x:y\"\nworker_id: \"a b\"\nlog_level: loud\n"
+                    "redis_url: http://r\nwebhook_public_url: ftp://h\nwebhook_listen: nowhere\nlease_seconds: 10\n";
+    src.env = {{"OUTREACH_API_URL", "http://127.0.0.1:1"}, {"ORCH_WORKER_ID", "w/1"}};
+    src.flags = {{"database_url", "postgresql://x/y"}, {"api_timeout_ms", "30000"}, {"retry_cap_ms", "5"}};
+    auto r = load_settings(src, settings_needs{});
+    const std::vector<std::string> expected = {
+        "orch.yaml:1:10: api_url must be an http:// or https:// URL, got 'notaurl'",
+        "orch.yaml:2:15: admin_listen must be HOST:PORT or off, got 'x:y'",
+        "orch.yaml:3:12: worker_id must be one word without '/'",
+        "environment ORCH_WORKER_ID: worker_id must be one word without '/'",
+        "orch.yaml:4:12: log_level must be one of trace, debug, info, warn, error; got 'loud'",
+        "orch.yaml:5:12: redis_url must start with redis://, got 'http://r'",
+        "orch.yaml:6:21: webhook_public_url must be an http:// or https:// URL, got 'ftp://h'",
+        "orch.yaml:7:17: webhook_listen must be HOST:PORT, got 'nowhere'",
+        "orch.yaml:8:16, flag --api-timeout-ms: lease_seconds (10 s) must exceed api_timeout_ms (30000 ms)",
+        "flag --retry-cap-ms: retry_cap_ms (5) must be at least retry_base_ms (2000)",
+    };
+    for (const auto& e : expected) {
+        EXPECT_TRUE(mentions(r.problems, e)) << e << "\n" << ::testing::PrintToString(r.problems);
+    }
+    EXPECT_EQ(r.problems.size(), expected.size()) << ::testing::PrintToString(r.problems);
+    EXPECT_EQ(r.value.api_url, "http://127.0.0.1:1");  // the environment's, which is good
+
+    settings_sources week;
+    week.flags = {{"invite_per_day", "50"}};
+    week.env = {{"ORCH_INVITE_PER_WEEK", "40"}};
+    EXPECT_TRUE(mentions(load_settings(week, settings_needs{}).problems,
+                         "environment ORCH_INVITE_PER_WEEK, flag --invite-per-day: invite_per_week (40) is below"));
+
+    settings_sources fine;
+    fine.flags = {{"database_url", "postgresql://x/y"}, {"worker_id", "host-1.example_2"}, {"admin_listen", "off"}, {"redis_url", "redis://127.0.0.1:6379"}};
+    EXPECT_TRUE(load_settings(fine, settings_needs{}).problems.empty())
+        << ::testing::PrintToString(load_settings(fine, settings_needs{}).problems);
+}
+
 TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
     settings_sources src;
     src.file_name = "orch.yaml";
