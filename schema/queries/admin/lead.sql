@@ -2,14 +2,22 @@
 -- worker last wrote (reason = why it waits), and whether its campaign and account let it run.
 -- Its columns are admin/leads' (engine/lead_ops lead_item reads either), then the attempt.
 SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, e.step, e.status::text,
-       e.reason, e.version, COALESCE(e.variant, ''),
-       to_char(e.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+       CASE WHEN h.held THEN 'waiting for the campaign to start (start_at)' ELSE e.reason END,
+       e.version, COALESCE(e.variant, ''),
+       to_char(h.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
-       e.due_at = 'infinity' AS parked, e.wait_code,
-       e.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt
+       e.due_at = 'infinity' AS parked, CASE WHEN h.held THEN NULL ELSE e.wait_code END,
+       h.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt
 FROM enrollments e
 JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)
+-- A live lead whose own next run comes before its campaign's start_at runs at start_at (the claim
+-- holds it, engine/claim_due): shown so, whatever its last wait was.
+CROSS JOIN LATERAL (
+    SELECT e.status IN ('ready', 'waiting') AND c.start_at > now() AND c.start_at > e.next_run_at AS held,
+           CASE WHEN e.status IN ('ready', 'waiting') AND c.start_at > now() AND c.start_at > e.next_run_at
+                THEN c.start_at ELSE e.next_run_at END AS next_run_at
+) h
 JOIN accounts a ON a.account_id = e.account_id
 WHERE e.campaign_id = $1 AND e.lead_id = $2;

@@ -5,9 +5,10 @@
 -- - those not yet worked (at the entry step, no call made) that wait for the old start are due at
 --   the new start, after the entry step's delay;
 -- - the others held by their due time only (campaigns/hold_until_start, engine/claim_due) are due
---   at their own next run (a wait's timeout, a delay's end, a wake-up's now), or at the new start
---   when that is later. A row a hold wrote its next run over (an older version of
---   hold_until_start) keeps it: releasing it to now would end its wait or its delay early.
+--   at the new start: the claim then applies the inbox events that came while they were held (an
+--   acceptance, a reply) and puts a row with none back to its own next run (a wait's timeout, a
+--   delay's end), as it does a woken row. A row a hold wrote its next run over (an older version
+--   of hold_until_start) keeps it: releasing it to now would end its wait or its delay early.
 -- Nothing moves later here.
 WITH released AS (
     SELECT e.enrollment_id, k.entry
@@ -18,7 +19,7 @@ WITH released AS (
                AND NOT EXISTS (SELECT 1 FROM step_attempts a WHERE a.enrollment_id = e.enrollment_id) AS entry
     ) k
     WHERE e.campaign_id = $1 AND e.status IN ('ready', 'waiting') AND e.lease_owner IS NULL
-      AND (k.entry OR (e.due_at = to_timestamp($2::double precision) AND e.next_run_at < e.due_at))
+      AND (k.entry OR e.due_at = to_timestamp($2::double precision))
 ),
 until AS (
     SELECT enrollment_id, entry,
@@ -29,7 +30,7 @@ UPDATE enrollments e
 SET next_run_at = CASE WHEN u.entry THEN u.entry_until ELSE e.next_run_at END,
     due_at = CASE WHEN e.due_at = 'infinity' THEN e.due_at
                   WHEN u.entry THEN u.entry_until
-                  ELSE GREATEST(e.next_run_at, to_timestamp($4::double precision)) END,
+                  ELSE to_timestamp($4::double precision) END,
     updated_at = now()
 FROM until u
 WHERE e.enrollment_id = u.enrollment_id AND (NOT u.entry OR u.entry_until < e.next_run_at);

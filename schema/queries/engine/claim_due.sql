@@ -56,7 +56,8 @@ claimed AS MATERIALIZED (
 -- earlier than start_at, but a wake-up (an inbox event, a raised quota or budget, a restart's
 -- gate wake-up, a reconnection) makes a row due now, and an in-flight call's settle writes its
 -- next step's time; this is the one place every path passes. The row's own next_run_at is kept
--- (a wait's timeout, a delay's end), and its events stay unapplied until then.
+-- (a wait's timeout, a delay's end), and its events stay unapplied until then; engine/lead_ops
+-- and inbox/waiting_reasons say it waits for start_at.
 parked AS (
     UPDATE enrollments e
     SET due_at = CASE WHEN claimed.workable THEN claimed.starts_at ELSE 'infinity' END
