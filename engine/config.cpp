@@ -2,6 +2,7 @@
 
 #include "api/text.hpp"
 #include "campaigns/detail/yaml_tags.hpp"
+#include "engine/limits/redis_url.hpp"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -94,10 +95,6 @@ bool valid_host_port(const std::string& v) {
     return ec == std::errc() && end == v.data() + v.size() && port <= 65535;
 }
 
-bool valid_http_url(const std::string& v) {
-    auto u = boost::urls::parse_absolute_uri(v);
-    return u && (u->scheme() == "http" || u->scheme() == "https") && !u->host().empty();
-}
 
 // A text setting whose value alone can be wrong: checked as it is read, so the problem names
 // where the value came from (the file's line and column, the variable, the flag).
@@ -112,8 +109,29 @@ field_access checked_text(std::string settings::*field, std::function<std::strin
             [field](const settings& s) { return s.*field; }};
 }
 
-std::string http_url_problem(const std::string& v) {
-    return valid_http_url(v) ? std::string() : "must be an http:// or https:// URL, got '" + redacted(v) + "'";
+// An http(s) URL with a host, a port that exists if any, and no fragment; a query only where
+// `query` allows one (the API's base URL gets its paths appended).
+std::string http_url_problem(const std::string& v, bool query) {
+    const std::string got = ", got '" + redacted(v) + "'";
+    auto u = boost::urls::parse_uri(v);
+    if (!u || (u->scheme() != "http" && u->scheme() != "https") || u->host().empty()) {
+        return "must be an http:// or https:// URL" + got;
+    }
+    if (u->has_port()) {
+        const auto port = u->port();
+        unsigned n = 0;
+        auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+        if (port.empty() || ec != std::errc() || end != port.data() + port.size() || n < 1 || n > 65535) {
+            return "has a bad port '" + std::string(port) + "' (1 to 65535)" + got;
+        }
+    }
+    if (u->has_fragment()) {
+        return "must have no fragment ('#...')" + got;
+    }
+    if (!query && u->has_query()) {
+        return "must have no query ('?...'): the API's paths are added to it" + got;
+    }
+    return std::string();
 }
 
 // A worker's name goes into leases (with "/<lane>"), the intent log and log lines: one word.
@@ -148,12 +166,13 @@ const std::vector<setting_row>& rows() {
         {"redis_url", "REDIS_URL", "Redis URL, redis://host:port (required by worker and serve)",
          checked_text(&settings::redis_url,
                       [](const std::string& v) {
-                          return v.empty() || v.rfind("redis://", 0) == 0
+                          std::string error;
+                          return v.empty() || limits::parse_redis_url(v, error)
                                      ? std::string()
-                                     : "must start with redis://, got '" + redacted(v) + "'";
+                                     : error + ", got '" + redacted(v) + "'";
                       })},
         {"api_url", "OUTREACH_API_URL", "base URL of the Outreach API (default http://127.0.0.1:8780, the sandbox)",
-         checked_text(&settings::api_url, http_url_problem)},
+         checked_text(&settings::api_url, [](const std::string& v) { return http_url_problem(v, false); })},
         {"api_key", "OUTREACH_API_KEY", "API key (secret; required by commands that call the API)",
          text(&settings::api_key)},
         {"webhook_listen", "", "serve: HOST:PORT of the webhook receiver (default 127.0.0.1:8701)",
@@ -163,7 +182,7 @@ const std::vector<setting_row>& rows() {
                       })},
         {"webhook_public_url", "", "serve: public URL of the receiver; empty = hosted mode (SSE + polling)",
          checked_text(&settings::webhook_public_url,
-                      [](const std::string& v) { return v.empty() ? std::string() : http_url_problem(v); })},
+                      [](const std::string& v) { return v.empty() ? std::string() : http_url_problem(v, true); })},
         {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)",
          checked_text(&settings::worker_id, worker_id_problem)},
         {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
@@ -237,11 +256,17 @@ const std::vector<setting_row>& rows() {
          "the drift (default 10)",
          number(&settings::monitoring_credits_per_day, 0, 1'000'000)},
         {"admin_listen", "", "serve: HOST:PORT of the admin REST endpoint, or off (default 127.0.0.1:8702)",
-         checked_text(&settings::admin_listen,
-                      [](const std::string& v) {
-                          return v == "off" || valid_host_port(v) ? std::string()
-                                                                  : "must be HOST:PORT or off, got '" + v + "'";
-                      })},
+         {[](settings& s, const std::string& v) {
+              std::string lower = v;
+              std::transform(lower.begin(), lower.end(), lower.begin(),
+                             [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+              if (lower != "off" && !valid_host_port(v)) {
+                  return "must be HOST:PORT or off, got '" + v + "'";
+              }
+              s.admin_listen = lower == "off" ? lower : v;  // OFF, Off: as a switch reads them
+              return std::string();
+          },
+          [](const settings& s) { return s.admin_listen; }}},
         {"admin_token", "ORCH_ADMIN_TOKEN",
          "serve: bearer token of the admin endpoint (secret, environment only, >= 16 characters; "
          "empty: no admin listener)",

@@ -238,57 +238,6 @@ std::int64_t ramped_day_quota(const quota& q, const ramp_up& r, std::int64_t fir
     return std::min(q.per_day, r.start_per_day + r.step_per_day * std::max<std::int64_t>(0, day - first_day));
 }
 
-std::optional<redis_endpoint> parse_redis_url(const std::string& url, std::string& error) {
-    const std::string scheme = "redis://";
-    if (url.rfind(scheme, 0) != 0) {
-        error = "must start with redis://";
-        return std::nullopt;
-    }
-    redis_endpoint ep;
-    std::string rest = url.substr(scheme.size());
-    auto slash = rest.find('/');
-    std::string authority = rest.substr(0, slash);
-    if (slash != std::string::npos) {
-        std::string db = rest.substr(slash + 1);
-        if (!db.empty()) {
-            if (db.size() > 4 || db.find_first_not_of("0123456789") != std::string::npos) {
-                error = "the database must be a number: '" + db + "'";
-                return std::nullopt;
-            }
-            ep.db = std::stoi(db);
-        }
-    }
-    auto at = authority.rfind('@');
-    if (at != std::string::npos) {
-        std::string userinfo = authority.substr(0, at);
-        authority = authority.substr(at + 1);
-        auto colon = userinfo.find(':');
-        if (colon == std::string::npos) {
-            ep.password = userinfo;
-        } else {
-            ep.user = userinfo.substr(0, colon);
-            ep.password = userinfo.substr(colon + 1);
-        }
-    }
-    auto colon = authority.rfind(':');
-    std::string host = authority.substr(0, colon);
-    if (colon != std::string::npos) {
-        std::string port = authority.substr(colon + 1);
-        if (port.empty() || port.size() > 5 || port.find_first_not_of("0123456789") != std::string::npos ||
-            std::stoi(port) < 1 || std::stoi(port) > 65535) {
-            error = "bad port: '" + port + "'";
-            return std::nullopt;
-        }
-        ep.port = std::stoi(port);
-    }
-    if (host.empty()) {
-        error = "no host";
-        return std::nullopt;
-    }
-    ep.host = host;
-    return ep;
-}
-
 // ---------------------------------------------------------------------------------------------
 
 struct limiter::impl {

@@ -42,6 +42,7 @@
 #pragma once
 
 #include "campaigns/machine.hpp"
+#include "engine/limits/redis_url.hpp"
 
 #include <array>
 #include <atomic>
@@ -392,15 +393,5 @@ std::chrono::microseconds key_emission_interval(const settings& s);
 
 // Effective day quota on `day` for an account first seen on `first_day` (ramp-up applied).
 std::int64_t ramped_day_quota(const quota& q, const ramp_up& r, std::int64_t first_day, std::int64_t day);
-
-struct redis_endpoint {
-    std::string host = "127.0.0.1";
-    int port = 6379;
-    std::string user;
-    std::string password;
-    int db = 0;
-};
-// nullopt (and `error` set) when the URL is not redis://[[user]:password@]host[:port][/db].
-std::optional<redis_endpoint> parse_redis_url(const std::string& url, std::string& error);
 
 }  // namespace orch::limits

@@ -93,10 +93,29 @@ TEST(EngineConfig, ValuesWrongOnTheirOwnArePointedAtAndCrossChecksNameTheirSourc
     EXPECT_TRUE(mentions(load_settings(week, settings_needs{}).problems,
                          "environment ORCH_INVITE_PER_WEEK, flag --invite-per-day: invite_per_week (40) is below"));
 
+    // URLs whose form is right but whose parts are not: each says which part.
+    settings_sources parts;
+    parts.flags = {{"database_url", "postgresql://x/y"}, {"api_url", "https://x/path?q=1"},
+                   {"webhook_public_url", "https://h:99999/in"}, {"redis_url", "redis://h:abc"}};
+    parts.env = {{"ORCH_WEBHOOK_LISTEN", "127.0.0.1:8701"}, {"REDIS_URL", "redis://"}};
+    const auto said = load_settings(parts, settings_needs{}).problems;
+    for (const auto& e : {std::string("flag --api-url: api_url must have no query ('?...'): the API's paths are added to "
+                                      "it, got 'https://x/path?q=1'"),
+                          std::string("flag --webhook-public-url: webhook_public_url has a bad port '99999' (1 to 65535)"),
+                          std::string("flag --redis-url: redis_url has a bad port 'abc' (1 to 65535), got 'redis://h:abc'"),
+                          std::string("environment REDIS_URL: redis_url has no host, got 'redis://'")}) {
+        EXPECT_TRUE(mentions(said, e)) << e << "\n" << ::testing::PrintToString(said);
+    }
+    parts.flags = {{"database_url", "postgresql://x/y"}, {"api_url", "http://h/#f"}};
+    EXPECT_TRUE(mentions(load_settings(parts, settings_needs{}).problems, "api_url must have no fragment ('#...')"));
+
     settings_sources fine;
-    fine.flags = {{"database_url", "postgresql://x/y"}, {"worker_id", "host-1.example_2"}, {"admin_listen", "off"}, {"redis_url", "redis://127.0.0.1:6379"}};
-    EXPECT_TRUE(load_settings(fine, settings_needs{}).problems.empty())
-        << ::testing::PrintToString(load_settings(fine, settings_needs{}).problems);
+    fine.flags = {{"database_url", "postgresql://x/y"}, {"worker_id", "host-1.example_2"}, {"admin_listen", "OFF"},
+                  {"redis_url", "redis://:pw@127.0.0.1:6379/2"}, {"api_url", "https://api.example:8443/base"},
+                  {"webhook_public_url", "https://hooks.example/in?token=x"}};
+    const auto ok = load_settings(fine, settings_needs{});
+    EXPECT_TRUE(ok.problems.empty()) << ::testing::PrintToString(ok.problems);
+    EXPECT_EQ(ok.value.admin_listen, "off");
 }
 
 TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
