@@ -20,6 +20,7 @@
 #include <charconv>
 #include <chrono>
 #include <list>
+#include <stdexcept>
 
 namespace orch::api {
 
@@ -86,15 +87,37 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
     impl(asio::any_io_executor ex, server_settings s, handler h)
         : executor(ex), settings(std::move(s)), on_request(std::move(h)), acceptor(ex) {}
 
+    // Throws std::runtime_error saying which step failed and why, without the library's source
+    // location that a system_error's what() carries (an operator reads it in `serve`'s log).
     void open() {
+        boost::system::error_code ec;
+        const char* step = "resolve the host";
         asio::ip::tcp::resolver resolver(executor);
         auto results = resolver.resolve(settings.listen_host, std::to_string(settings.listen_port),
-                                        asio::ip::resolver_base::passive);
-        asio::ip::tcp::endpoint endpoint = results.begin()->endpoint();
-        acceptor.open(endpoint.protocol());
-        acceptor.set_option(asio::socket_base::reuse_address(true));
-        acceptor.bind(endpoint);
-        acceptor.listen(asio::socket_base::max_listen_connections);
+                                        asio::ip::resolver_base::passive, ec);
+        if (!ec && results.empty()) {
+            ec = asio::error::host_not_found;
+        }
+        if (!ec) {
+            const asio::ip::tcp::endpoint endpoint = results.begin()->endpoint();
+            step = "open a socket";
+            acceptor.open(endpoint.protocol(), ec);
+            if (!ec) {
+                acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+            }
+            if (!ec) {
+                step = "bind";
+                acceptor.bind(endpoint, ec);
+            }
+            if (!ec) {
+                step = "listen";
+                acceptor.listen(asio::socket_base::max_listen_connections, ec);
+            }
+        }
+        if (ec) {
+            throw std::runtime_error("cannot " + std::string(step) + " " + settings.listen_host + ":" +
+                                     std::to_string(settings.listen_port) + ": " + ec.message());
+        }
     }
 
     asio::awaitable<void> accept_loop() {

@@ -70,7 +70,8 @@ bool parse_host_port(std::string_view text, std::string& host, unsigned short& p
 class http_server {
 public:
     // Binds and listens at once, so the bound port is known before start(). Throws
-    // boost::system::system_error when the address cannot be bound.
+    // std::runtime_error ("cannot bind HOST:PORT: Address already in use") when the address
+    // cannot be resolved or bound.
     http_server(asio::any_io_executor executor, server_settings settings, handler h);
     ~http_server();
     http_server(const http_server&) = delete;

@@ -1657,7 +1657,7 @@ int intake::run() {
             m.io.get_executor(), ss,
             [&m](api::request& req, boost::beast::tcp_stream&) { return m.receive(req); });
     } catch (const std::exception& e) {
-        return fail("cannot listen on " + m.cfg.webhook_listen + ": " + e.what());
+        return fail("cannot start the webhook receiver on " + m.cfg.webhook_listen + " (webhook_listen): " + e.what());
     }
     m.port = m.server->port();
     m.server->start();
@@ -1674,7 +1674,7 @@ int intake::run() {
             m.admin = std::make_unique<admin_server>(m.io, m.cfg, &*m.api);
         } catch (const std::exception& e) {
             m.server->stop();
-            return fail("cannot start the admin endpoint on " + m.cfg.admin_listen + ": " + e.what());
+            return fail("cannot start the admin endpoint on " + m.cfg.admin_listen + " (admin_listen): " + e.what());
         }
         m.admin->start();
         spdlog::info("serve: admin endpoint on {} (port {})", m.cfg.admin_listen, m.admin->port());
