@@ -981,7 +981,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         body["note"] = std::string(r.changed ? "the audience is unchanged: its search"
                                              : "the definition is unchanged: the audience search") +
                        " was not sent again (nothing billed; search_again=true sends it)" +
-                       (move_running ? "" : "; running leads keep their version (move_running=true moves them)");
+                       (move_running ? "" : "; running leads keep their version's steps (move_running=true moves them); start_at and end_at hold for every lead");
     }
     if (move_running) {
         json kept = json::array();

@@ -1318,7 +1318,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                   << (r.changed ? ": the audience is unchanged, so its search was not sent again"
                                 : ": the audience search was not sent again")
                   << " (nothing billed; --search-again sends it)"
-                  << (move_running ? "" : "; running leads keep their version (--move-running moves them)")
+                  << (move_running ? "" : "; running leads keep their version's steps (--move-running moves them); start_at and end_at hold for every lead")
                   << "\n";
         if (const auto moved = orch::engine::moved_running_text(r); !moved.empty()) {
             std::cout << moved << "\n";
