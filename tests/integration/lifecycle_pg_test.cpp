@@ -624,8 +624,33 @@ TEST_F(LifecyclePg, ALaterStartAtHoldsMidSequenceLeadsByTheirDueTimeAndTheClaimH
         for (const auto& r : tx.exec_params(std::string(orch::schema::query("inbox/waiting_reasons")), "mid")) {
             reasons += r[1].as<std::string>() + " " + r[2].as<std::string>() + "; ";
         }
-        EXPECT_EQ(reasons, "waiting for the campaign to start (start_at) 2; ");
+        EXPECT_EQ(reasons, "waiting for the campaign to start (start_at " +
+                               orch::campaigns::format_instant(start).substr(0, 10) + " " +
+                               orch::campaigns::format_instant(start).substr(11, 8) + " UTC) 2; ");
     }
+    // A lead whose own next run comes after start_at shows it, unless an inbox event waits for it
+    // (an acceptance: the claim applies it at start_at), when it shows start_at.
+    const auto m1_id = env_->scalar("SELECT lead_id FROM leads WHERE profile_url LIKE '%/m1'");
+    const auto m1_next = [&] {
+        auto r = env_->run({"leads", "show", "mid", m1_id, "--format", "json"});
+        auto j = json::parse(r.output, nullptr, false);
+        return j.is_object() ? j.value("next_run_at", std::string()) + " | " + j.value("waiting", std::string())
+                             : r.output;
+    };
+    env_->scalar("UPDATE enrollments e SET next_run_at = to_timestamp(" + std::to_string(secs(start + hours(1))) +
+                 ") FROM leads l WHERE l.lead_id = e.lead_id AND l.profile_url LIKE '%/m1' RETURNING 1");
+    EXPECT_EQ(m1_next().rfind(orch::campaigns::format_instant(start + hours(1)) + " | waiting", 0), 0u) << m1_next();
+    env_->scalar("INSERT INTO events (source_id, account_id, kind, lead_id, payload) SELECT 'test:m1', e.account_id, "
+                 "'accepted_invitation', e.lead_id, '{}' FROM enrollments e JOIN leads l USING (lead_id) "
+                 "WHERE l.profile_url LIKE '%/m1' RETURNING 1");
+    EXPECT_EQ(m1_next().rfind(orch::campaigns::format_instant(start) +
+                                  " | waiting for the campaign to start (start_at) until ",
+                              0),
+              0u)
+        << m1_next();
+    env_->scalar("DELETE FROM events WHERE source_id = 'test:m1' RETURNING 1");
+    env_->scalar("UPDATE enrollments e SET next_run_at = to_timestamp(" + std::to_string(secs(own)) +
+                 ") FROM leads l WHERE l.lead_id = e.lead_id AND l.profile_url LIKE '%/m1' RETURNING 1");
 
     // An earlier start_at releases both to it: m1 to be claimed then, and m2, not worked yet, to
     // start then (the version's hold writes a lead at the entry step a next run of start_at).
