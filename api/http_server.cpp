@@ -115,8 +115,10 @@ struct http_server::impl : std::enable_shared_from_this<http_server::impl> {
             }
         }
         if (ec) {
-            throw std::runtime_error("cannot " + std::string(step) + " " + settings.listen_host + ":" +
-                                     std::to_string(settings.listen_port) + ": " + ec.message());
+            const std::string where = std::string(step) == "resolve the host"
+                                          ? settings.listen_host + " (port " + std::to_string(settings.listen_port) + ")"
+                                          : settings.listen_host + ":" + std::to_string(settings.listen_port);
+            throw std::runtime_error("cannot " + std::string(step) + " " + where + ": " + ec.message());
         }
     }
 
