@@ -12,15 +12,9 @@ SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, 
 FROM enrollments e
 JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)
--- A live lead of a campaign not started yet runs at start_at when its own next run comes no
--- later, or an inbox event waits for it (an acceptance, a reply: the claim applies it then; the
--- claim holds the lead till then, engine/claim_due): shown so, whatever its last wait was.
-CROSS JOIN LATERAL (
-    SELECT e.status IN ('ready', 'waiting') AND c.start_at > now()
-           AND (c.start_at >= e.next_run_at
-                OR EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
-                           AND ev.event_id > e.event_cursor)) AS held
-) s
+-- A lead held for its campaign's start_at (migration 0038) is shown waiting for it, whatever its
+-- last wait was (the claim holds it till then, engine/claim_due).
+CROSS JOIN LATERAL (SELECT held_for_start(e, c.start_at) AS held) s
 CROSS JOIN LATERAL (SELECT s.held, CASE WHEN s.held THEN c.start_at ELSE e.next_run_at END AS next_run_at) h
 JOIN accounts a ON a.account_id = e.account_id
 WHERE e.campaign_id = $1 AND e.lead_id = $2;

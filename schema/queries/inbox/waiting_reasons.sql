@@ -6,7 +6,7 @@
 -- engine/lead_ops waiting_sentence); a lead in a call has no wait of its own, nor has a ready
 -- lead that is due (the watch says so); a ready lead not yet due with no stored reason is in its
 -- step's delay or outside its schedule: 'waiting in step X', as waiting_sentence says it. A lead
--- of a campaign not started yet waits for start_at (when admin/leads says so), said with it.
+-- held for its campaign's start_at (migration 0038) waits for it, said with it.
 SELECT e.status::text,
        CASE WHEN c.state = 'paused' AND COALESCE(c.pause_reason, '') = '' THEN 'paused by an operator'
             WHEN c.state = 'paused' AND c.pause_reason LIKE 'paused%' THEN c.pause_reason
@@ -14,10 +14,7 @@ SELECT e.status::text,
             WHEN c.state <> 'active' THEN 'campaign ' || c.state
             WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
             WHEN e.status = 'calling' THEN ''
-            WHEN c.start_at > now()
-                 AND (c.start_at >= e.next_run_at
-                      OR EXISTS (SELECT 1 FROM events ev WHERE ev.lead_id = e.lead_id AND ev.account_id = e.account_id
-                                 AND ev.event_id > e.event_cursor))
+            WHEN held_for_start(e, c.start_at)
                 THEN 'waiting for the campaign to start (start_at ' ||
                      to_char(c.start_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') || ' UTC)'
             WHEN e.status = 'ready' AND e.next_run_at <= now() THEN ''
