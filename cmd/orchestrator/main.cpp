@@ -153,8 +153,18 @@ auto with_client(const settings& s, F f) {
     }
     throw orch::engine::failure(orch::engine::error_category::unavailable, text + " (try again later)");
 }
-[[noreturn]] void api_refused(const std::string& what, const orch::outreach::error& e) {
-    api_refused(what + ": " + orch::outreach::describe(e), e.what_to_do);
+// A call that could not reach the API at all (nothing was sent) is as likely the setting's mistake
+// as an outage: the advice names api_url and its value.
+[[noreturn]] void api_refused_as(const settings& s, const std::string& text, const orch::outreach::error& e) {
+    if (e.kind == orch::outreach::error_kind::transport_connect) {
+        throw orch::engine::failure(orch::engine::error_category::unavailable,
+                                    text + " (no API answered at api_url " + s.api_url +
+                                        ": check the api_url setting, or try again once the API is up)");
+    }
+    api_refused(text, e.what_to_do);
+}
+[[noreturn]] void api_refused(const settings& s, const std::string& what, const orch::outreach::error& e) {
+    api_refused_as(s, what + ": " + orch::outreach::describe(e), e);
 }
 
 // What an operator's command says while it waits for the API key's places, without repeating
@@ -417,7 +427,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.password = password;
     auto r = with_429_retries(s, "login", [&](orch::outreach::client& api) { return api.login(p); });
     if (!r) {
-        api_refused("login refused", r.error());
+        api_refused(s, "login refused", r.error());
     }
     std::string account_id = r->account_id;
     // The account's status as the API last said it (the login's, or the checkpoint's), as
@@ -440,7 +450,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         cp.code = code;
         auto c = with_429_retries(s, "checkpoint", [&](orch::outreach::client& api) { return api.checkpoint(cp); });
         if (!c) {
-            api_refused("checkpoint refused", c.error());
+            api_refused(s, "checkpoint refused", c.error());
         }
         api_status = c->status.empty() ? "connected" : c->status;
     }
@@ -478,7 +488,7 @@ int cmd_accounts_sync(const settings& s) {
     const orch::outreach::list_accounts_params page{500, 0};
     auto r = with_gated_client(s, [&page](orch::outreach::client& api) { return api.list_accounts(page); });
     if (!r) {
-        api_refused("listing accounts failed", r.error());
+        api_refused(s, "listing accounts failed", r.error());
     }
     auto known = db.accounts();
     for (const auto& a : r->items) {
@@ -934,7 +944,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
     if (!r) {
         // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
         // still empty after the wait, a timeout, a server error) exits 1.
-        api_refused(orch::engine::search_failure_text(r.error()), r.error().what_to_do);
+        api_refused_as(s, orch::engine::search_failure_text(r.error()), r.error());
     }
     auto charge = orch::engine::audience_charge(*r, sender);
     auto leads = orch::engine::leads_from_search(r->people);

@@ -912,6 +912,28 @@ TEST_F(CliOutput, TheEstimateCountsAnInvitesReservation) {
     std::remove(csv.c_str());
 }
 
+// An API that cannot be reached (a closed port: nothing was sent) is as likely a wrong api_url as
+// an outage: the command names the setting and its value, exits 1, and stores nothing.
+TEST_F(CliOutput, AnApiUrlNobodyAnswersIsNamed) {
+    const std::string url = "http://127.0.0.1:1";
+    env_->set("OUTREACH_API_URL", url);
+    const auto before = env_->scalar("SELECT count(*) FROM accounts");
+    for (const std::vector<std::string>& cmd :
+         {std::vector<std::string>{"accounts", "sync"},
+          std::vector<std::string>{"accounts", "connect", "--login-token", "token-9", "--country", "FR"}}) {
+        auto r = env_->run(cmd);
+        EXPECT_EQ(r.exit_code, 1) << cmd[1] << ": " << r.output;
+        EXPECT_NE(r.output.find("CONNECT_FAILED"), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find("(no API answered at api_url " + url +
+                                ": check the api_url setting, or try again once the API is up)"),
+                  std::string::npos)
+            << r.output;
+        EXPECT_EQ(r.output.find("(try again later)"), std::string::npos) << r.output;
+    }
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), before);
+}
+
+
 // An empty database: every command says to run `orchestrator migrate`; a worker without Redis
 // stops at start with one clear message.
 TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {
