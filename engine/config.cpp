@@ -32,6 +32,10 @@ struct field_access {
     std::function<std::string(settings&, const std::string&)> assign;  // returns a problem or ""
     std::function<std::string(const settings&)> show;
     std::string type = "TEXT";  // the flag's type in --help: TEXT, INT or BOOL
+    // Whether an empty value means something (unset, none, off). Where it does not, an empty value
+    // in the file or a flag is refused: most often a template's variable left unfilled, which
+    // would otherwise run with the default (an empty variable counts as unset instead).
+    bool may_be_empty = false;
 };
 
 struct setting_row {
@@ -47,7 +51,7 @@ field_access text(std::string settings::*field) {
                 s.*field = v;
                 return std::string();
             },
-            [field](const settings& s) { return s.*field; }};
+            [field](const settings& s) { return s.*field; }, "TEXT", true};
 }
 
 field_access boolean(bool settings::*field) {
@@ -98,7 +102,8 @@ bool valid_host_port(const std::string& v) {
 
 // A text setting whose value alone can be wrong: checked as it is read, so the problem names
 // where the value came from (the file's line and column, the variable, the flag).
-field_access checked_text(std::string settings::*field, std::function<std::string(const std::string&)> problem) {
+field_access checked_text(std::string settings::*field, std::function<std::string(const std::string&)> problem,
+                          bool may_be_empty = false) {
     return {[field, problem = std::move(problem)](settings& s, const std::string& v) {
                 if (auto p = problem(v); !p.empty()) {
                     return p;
@@ -106,7 +111,7 @@ field_access checked_text(std::string settings::*field, std::function<std::strin
                 s.*field = v;
                 return std::string();
             },
-            [field](const settings& s) { return s.*field; }};
+            [field](const settings& s) { return s.*field; }, "TEXT", may_be_empty};
 }
 
 // An http(s) URL with a host, a port that exists if any, and no fragment; a query only where
@@ -170,7 +175,8 @@ const std::vector<setting_row>& rows() {
                           return v.empty() || limits::parse_redis_url(v, error)
                                      ? std::string()
                                      : error + ", got '" + redacted(v) + "'";
-                      })},
+                      },
+                      true)},
         {"api_url", "OUTREACH_API_URL", "base URL of the Outreach API (default http://127.0.0.1:8780, the sandbox)",
          checked_text(&settings::api_url, [](const std::string& v) { return http_url_problem(v, false); })},
         {"api_key", "OUTREACH_API_KEY", "API key (secret; required by commands that call the API)",
@@ -182,7 +188,8 @@ const std::vector<setting_row>& rows() {
                       })},
         {"webhook_public_url", "", "serve: public URL of the receiver; empty = hosted mode (SSE + polling)",
          checked_text(&settings::webhook_public_url,
-                      [](const std::string& v) { return v.empty() ? std::string() : http_url_problem(v, true); })},
+                      [](const std::string& v) { return v.empty() ? std::string() : http_url_problem(v, true); },
+                      true)},
         {"worker_id", "", "worker: name in leases and the intent log, with /<lane> (default host-pid)",
          checked_text(&settings::worker_id, worker_id_problem)},
         {"worker_lanes", "", "worker: concurrent claim/settle loops, each with a DB connection (default 2)",
@@ -294,7 +301,7 @@ const std::vector<setting_row>& rows() {
               s.inbox_not_interested_pattern = v;
               return std::string();
           },
-          [](const settings& s) { return s.inbox_not_interested_pattern; }}},
+          [](const settings& s) { return s.inbox_not_interested_pattern; }, "TEXT", true}},
         {"events_quiet_seconds", "",
          "serve: an account with pending invitations and no event for this long makes events health degraded "
          "(default 3600)",
@@ -341,6 +348,12 @@ void apply(settings& s, const setting_row& row, const std::string& value, const 
     // UTF-8, a NUL) would reach PostgreSQL, Redis or the API and fail there, after the start.
     if (auto bad = orch::text::check_text(value)) {
         problems.push_back(where + ": " + row.name + " is not valid text (" + orch::text::at_byte(*bad) + ")");
+        return;
+    }
+    if (value.empty() && !row.field.may_be_empty) {
+        const std::string fallback = row.field.show(settings{});
+        problems.push_back(where + ": " + row.name + " is empty; leave it out for its default" +
+                           (fallback.empty() ? std::string() : " (" + fallback + ")"));
         return;
     }
     auto problem = row.assign(s, value);
@@ -433,6 +446,12 @@ void apply_file(settings& s, const settings_sources& src, std::vector<std::strin
         const auto value_where = value_mark.line < 0 ? where
                                                      : src.file_name + ":" + std::to_string(value_mark.line + 1) + ":" +
                                                            std::to_string(value_mark.column + 1);
+        // A null (`name:`, `~`, `null`) is an empty value: taken where empty means something, else
+        // said to be empty, at the setting's name (an omitted value's mark is the next token's).
+        if (kv.second.IsNull()) {
+            apply(s, *row, std::string(), where, problems, from);
+            continue;
+        }
         if (!kv.second.IsScalar()) {
             problems.push_back(value_where + ": " + key + " must be a single value");
             continue;

@@ -118,6 +118,41 @@ TEST(EngineConfig, ValuesWrongOnTheirOwnArePointedAtAndCrossChecksNameTheirSourc
     EXPECT_EQ(ok.value.admin_listen, "off");
 }
 
+// An empty value in the file or a flag is refused where empty means nothing (most often a
+// template's variable left unfilled, which would otherwise run with the default), also as a
+// YAML null; an empty variable counts as unset. Where empty means something (no Redis, hosted
+// mode, no pattern), it is taken.
+TEST(EngineConfig, AnEmptyValueIsRefusedWhereItMeansNothing) {
+    settings_sources src;
+    src.file_name = "orch.yaml";
+    src.file_text = "worker_id: \"\"\napi_url:\nbatch_size: ~\nwebhook_public_url: \"\"\n"
+                    "inbox_not_interested_pattern:\nredis_url: \"\"\n";
+    src.env = {{"ORCH_ADMIN_LISTEN", ""}, {"ORCH_LOG_LEVEL", "debug"}};
+    src.flags = {{"database_url", "postgresql://x/y"}, {"log_level", ""}, {"pacing", ""}};
+    auto r = load_settings(src, settings_needs{});
+    const std::vector<std::string> expected = {
+        "orch.yaml:1:12: worker_id is empty; leave it out for its default",
+        "orch.yaml:2:1: api_url is empty; leave it out for its default (http://127.0.0.1:8780)",
+        "orch.yaml:3:1: batch_size is empty; leave it out for its default (50)",
+        "flag --log-level: log_level is empty; leave it out for its default (info)",
+        "flag --pacing: pacing is empty; leave it out for its default (true)",
+    };
+    for (const auto& e : expected) {
+        EXPECT_TRUE(mentions(r.problems, e)) << e << "\n" << ::testing::PrintToString(r.problems);
+    }
+    EXPECT_EQ(r.problems.size(), expected.size()) << ::testing::PrintToString(r.problems);
+    EXPECT_EQ(r.value.admin_listen, orch::engine::settings{}.admin_listen);  // the empty variable: unset
+
+    settings_sources taken;
+    taken.file_name = "orch.yaml";
+    taken.file_text = "webhook_public_url: https://h/in\nredis_url: redis://127.0.0.1:6379\n";
+    taken.flags = {{"database_url", "postgresql://x/y"}, {"webhook_public_url", ""}, {"redis_url", ""}};
+    const auto ok = load_settings(taken, settings_needs{});
+    EXPECT_TRUE(ok.problems.empty()) << ::testing::PrintToString(ok.problems);
+    EXPECT_EQ(ok.value.webhook_public_url, "");  // hosted mode, over the file's
+    EXPECT_EQ(ok.value.redis_url, "");
+}
+
 TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
     settings_sources src;
     src.file_name = "orch.yaml";
