@@ -351,7 +351,8 @@ void apply(settings& s, const setting_row& row, const std::string& value, const 
         return;
     }
     if (value.empty() && !row.field.may_be_empty) {
-        const std::string fallback = row.field.show(settings{});
+        // worker_id's default is made at load, from the host and the process.
+        const std::string fallback = row.name == "worker_id" ? "<host>-<pid>" : row.field.show(settings{});
         problems.push_back(where + ": " + row.name + " is empty; leave it out for its default" +
                            (fallback.empty() ? std::string() : " (" + fallback + ")"));
         return;

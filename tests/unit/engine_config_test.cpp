@@ -131,7 +131,7 @@ TEST(EngineConfig, AnEmptyValueIsRefusedWhereItMeansNothing) {
     src.flags = {{"database_url", "postgresql://x/y"}, {"log_level", ""}, {"pacing", ""}};
     auto r = load_settings(src, settings_needs{});
     const std::vector<std::string> expected = {
-        "orch.yaml:1:12: worker_id is empty; leave it out for its default",
+        "orch.yaml:1:12: worker_id is empty; leave it out for its default (<host>-<pid>)",
         "orch.yaml:2:1: api_url is empty; leave it out for its default (http://127.0.0.1:8780)",
         "orch.yaml:3:1: batch_size is empty; leave it out for its default (50)",
         "flag --log-level: log_level is empty; leave it out for its default (info)",
