@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 #include <thread>
 
 namespace orch::engine::lead_ops {
@@ -88,7 +89,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                 missing.push_back(id);
             }
         }
-        if (r.lead_ids.size() == 1 || r.state.empty()) {
+        if (!missing.empty() && (r.lead_ids.size() == 1 || r.state.empty())) {
             out.result = outcome::kind::no_lead;
             out.message = "campaign '" + r.campaign + "' has no lead " + std::to_string(missing.front()) +
                           (r.lead_ids.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more missing)" : "") +
@@ -351,7 +352,11 @@ std::string check(const request& r) {
     return "";
 }
 
-outcome run(pqxx::connection& conn, const request& r) {
+outcome run(pqxx::connection& conn, const request& asked) {
+    // A lead named twice is one lead: the counts below compare the leads found with the ids named.
+    request r = asked;
+    std::set<std::int64_t> seen;
+    std::erase_if(r.lead_ids, [&seen](std::int64_t id) { return !seen.insert(id).second; });
     return again_after_deadlock(std::string("leads ") + to_string(r.what), [&] {
         try {
             return run_once(conn, r);

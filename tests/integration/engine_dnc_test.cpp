@@ -301,6 +301,16 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(in_delay.status, 409) << in_delay.body;
     EXPECT_NE(error_message(in_delay).find("a delay"), std::string::npos) << in_delay.body;
     EXPECT_EQ(env_->run({"leads", "retry", "ops", a}).exit_code, 2);
+    // A lead named twice is one lead (the count of leads found against the ids named read past
+    // an empty list, and serve and the CLI died of it): refused as when named once.
+    auto twice = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "retry", "lead_ids": [)" + a + "," + a + "]}");
+    EXPECT_EQ(twice.status, 409) << twice.body;
+    EXPECT_NE(error_message(twice).find("a delay"), std::string::npos) << twice.body;
+    EXPECT_EQ(env_->run({"leads", "retry", "ops", a, a}).exit_code, 2);
+    EXPECT_EQ(env_->run({"leads", "stop", "ops", b, b}).exit_code, 2);
+    auto with_missing = env_->run({"leads", "stop", "ops", b, b, "999999"});
+    EXPECT_EQ(with_missing.exit_code, 2) << with_missing.output;
+    EXPECT_NE(with_missing.output.find("has no lead 999999"), std::string::npos) << with_missing.output;
     EXPECT_EQ(q(snapshot_sql), snapshot);
     const auto e = lead_id(urls_[4]);
     q("UPDATE enrollments SET next_run_at = now() + interval '5 minutes', due_at = now() + interval '5 minutes', "
