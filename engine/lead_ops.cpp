@@ -393,13 +393,14 @@ json to_json(const request& r, const outcome& o) {
 }
 
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
-                             bool account_connected, bool later) {
+                             bool account_connected, bool later, const call_hold& call) {
     const auto state = lead["state"].get<std::string>();
     const auto reason = lead["reason"].get<std::string>();
-    const auto until = lead["next_run_at"].get<std::string>();
     // "2026-11-27T10:49:41Z" -> "2026-11-27 10:49:41 UTC": the json's next_run_at keeps the ISO form.
-    const auto hhmm = until.size() >= 19 && until[10] == 'T' ? until.substr(0, 10) + " " + until.substr(11, 8) + " UTC"
-                                                             : until;
+    const auto shown = [](const std::string& iso) {
+        return iso.size() >= 19 && iso[10] == 'T' ? iso.substr(0, 10) + " " + iso.substr(11, 8) + " UTC" : iso;
+    };
+    const auto hhmm = shown(lead["next_run_at"].get<std::string>());
     if (state == "cancelled" && reason.rfind("stopped", 0) == 0) {
         return reason;  // "stopped: do-not-contact", "stopped by an operator"
     }
@@ -419,7 +420,25 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
         return "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
     }
     if (state == "calling") {
-        return "calling the API (step " + lead["step"].get<std::string>() + ")";
+        // A call in flight, an uncertain one waiting to be checked, or one whose worker stopped
+        // before writing its outcome: all "calling" in the table, told apart for the operator.
+        const auto step = lead["step"].get<std::string>();
+        if (call.leased) {
+            return std::string(call.reconcile ? "checking whether an uncertain call took effect" : "calling the API") +
+                   " (step " + step + ", worker " + call.lease_owner + ", its lease until " + shown(call.lease_until) +
+                   ")";
+        }
+        if (!call.lease_owner.empty()) {
+            return "due now: worker " + call.lease_owner + "'s lease ended at " + shown(call.lease_until) +
+                   " before the call's outcome was written (step " + step +
+                   "); the next worker takes it up, checking first whether it took effect";
+        }
+        if (call.reconcile) {
+            const std::string why = reason.empty() ? std::string() : ": " + reason;
+            return later ? "waiting to check whether an uncertain call took effect (step " + step + why + ") until " + hhmm
+                         : "due now: to check whether an uncertain call took effect (step " + step + why + ")";
+        }
+        return "calling the API (step " + step + ")";
     }
     if (!later) {
         return "due now: waiting for a worker (step " + lead["step"].get<std::string>() + ")";
@@ -451,8 +470,10 @@ json lead_item(const pqxx::row& r) {
                  // why it waits, for programs (migration 0018); `reason` is the sentence for people
                  {"wait_code", r["wait_code"].is_null() ? json(nullptr) : json(r["wait_code"].as<std::string>())}};
     // admin/leads and admin/lead end alike: later, campaign state, pause reason, connected.
+    const call_hold call{r["reconcile"].as<bool>(), r["lease_owner"].as<std::string>(),
+                         r["lease_until"].as<std::string>(), r["leased"].as<bool>()};
     item["waiting"] = waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(), r[18].as<bool>(),
-                                       r[15].as<bool>());
+                                       r[15].as<bool>(), call);
     // A finished lead has no next run (the row keeps its last next_run_at).
     if (!item["finished_at"].is_null()) {
         item["next_run_at"] = nullptr;

@@ -41,8 +41,16 @@ using json = nlohmann::json;
 // whether its next run is later than now. The stored reason is the last wait the gate or the
 // machine gave; a paused campaign or a disconnected sender outranks it. For the admin API's lead
 // detail and `orchestrator leads show`.
+// A calling lead's call: whether it reconciles an uncertain one, and the lease of the worker
+// that holds it (owner "" when none; leased: the lease has not ended).
+struct call_hold {
+    bool reconcile = false;
+    std::string lease_owner;
+    std::string lease_until;  // ISO, "" when no lease
+    bool leased = false;
+};
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
-                             bool account_connected, bool later);
+                             bool account_connected, bool later, const call_hold& call = {});
 
 // A row of admin/leads or admin/lead (the same columns) as the admin API and `orchestrator leads
 // list|show` show it, with its `waiting` sentence.

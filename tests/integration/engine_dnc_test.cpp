@@ -245,6 +245,42 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
 
 // stop, retry, skip and move on one lead and in bulk, over REST and the CLI; a lead in a call and
 // a finished one are refused with why; bad input changes nothing.
+// A lead in status calling is one of four things, told apart in its `waiting` sentence: a call in
+// flight (whose worker and lease are named), an uncertain call waiting to be checked, such a check
+// in flight, or a call whose worker stopped before writing its outcome (its lease ended). All four
+// read "calling the API" before, so a lead waiting minutes for its reconciliation looked stuck.
+TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
+    write("people.csv", "profile_url,first_name\n" + urls_[0] + ",P\n");
+    auto file = write("c.yaml", "name: calls\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
+                                    schedule_and_budget() + "steps:\n  - id: v\n    kind: visit\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    const auto x = lead_id(urls_[0]);
+    const std::string where = " WHERE lead_id = " + x;
+    const auto waiting = [&] {
+        auto r = call("GET", "/v1/campaigns/calls/leads/" + x);
+        EXPECT_EQ(r.status, 200) << r.body;
+        return r.body_json()["waiting"].get<std::string>();
+    };
+    q("UPDATE enrollments SET status = 'calling', lease_owner = 'w-1/0', "
+      "lease_expires_at = '2100-01-01T10:00:00Z'" + where);
+    EXPECT_EQ(waiting(), "calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 UTC)");
+    q("UPDATE enrollments SET lease_expires_at = '2001-01-01T10:00:00Z'" + where);
+    EXPECT_EQ(waiting(), "due now: worker w-1/0's lease ended at 2001-01-01 10:00:00 UTC before the call's outcome was "
+                         "written (step v); the next worker takes it up, checking first whether it took effect");
+    q("UPDATE enrollments SET lease_owner = NULL, lease_expires_at = NULL, reconcile = true, "
+      "next_run_at = '2100-01-01T11:00:00Z', due_at = '2100-01-01T11:00:00Z', reason = 'visit uncertain: timeout'" +
+      where);
+    EXPECT_EQ(waiting(), "waiting to check whether an uncertain call took effect (step v: visit uncertain: timeout) "
+                         "until 2100-01-01 11:00:00 UTC");
+    auto shown = env_->run({"leads", "show", "calls", x});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    EXPECT_NE(shown.output.find("waiting to check whether an uncertain call took effect"), std::string::npos)
+        << shown.output;
+    q("UPDATE enrollments SET lease_owner = 'w-2/1', lease_expires_at = '2100-01-01T10:00:00Z'" + where);
+    EXPECT_EQ(waiting(), "checking whether an uncertain call took effect (step v, worker w-2/1, its lease until "
+                         "2100-01-01 10:00:00 UTC)");
+}
+
 TEST_F(DncTest, LeadOperations) {
     std::string csv = "profile_url,first_name\n";
     for (int i = 0; i < 6; ++i) {

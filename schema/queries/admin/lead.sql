@@ -8,7 +8,11 @@ SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, 
        to_char(e.updated_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        COALESCE(to_char(e.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), ''),
        e.due_at = 'infinity' AS parked, CASE WHEN h.held THEN NULL ELSE e.wait_code END,
-       h.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt
+       h.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), a.connected, e.attempt,
+       -- a call's lease and reconciliation, for a calling lead's sentence
+       e.reconcile, COALESCE(e.lease_owner, '') AS lease_owner,
+       COALESCE(to_char(e.lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), '') AS lease_until,
+       COALESCE(e.lease_expires_at > now(), false) AS leased
 FROM enrollments e
 JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)

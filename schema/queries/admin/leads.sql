@@ -11,7 +11,11 @@ SELECT e.enrollment_id, l.lead_id, l.profile_url, l.fields::text, e.account_id, 
        e.due_at = 'infinity' AS parked, CASE WHEN h.held THEN NULL ELSE e.wait_code END,
        -- what engine/lead_ops waiting_sentence needs besides the row: a paused campaign or a
        -- disconnected sender outranks the stored reason
-       h.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), COALESCE(a.connected, true)
+       h.next_run_at > now() AS later, c.state::text, COALESCE(c.pause_reason, ''), COALESCE(a.connected, true),
+       -- a call's lease and reconciliation, for a calling lead's sentence
+       e.reconcile, COALESCE(e.lease_owner, '') AS lease_owner,
+       COALESCE(to_char(e.lease_expires_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), '') AS lease_until,
+       COALESCE(e.lease_expires_at > now(), false) AS leased
 FROM enrollments e JOIN leads l USING (lead_id)
 JOIN campaigns c USING (campaign_id)
 -- A lead held for its campaign's start_at (migration 0038) is shown waiting for it, whatever its
