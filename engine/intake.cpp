@@ -1317,12 +1317,22 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             }
             auto bill = charge(list_payer, "list_sent", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
+            std::size_t fresh = 0;
             for (const auto& inv : page->invitations) {
-                still_pending.insert(canonical_profile_url(inv.person.profile_url));
+                fresh += still_pending.insert(canonical_profile_url(inv.person.profile_url)).second ? 1 : 0;
             }
             bool more = page->pagination.has_more.value_or(
                 static_cast<std::int64_t>(page->invitations.size()) >= list_page);
             if (!more || page->invitations.empty()) {
+                break;
+            }
+            // An API that ignores the offset (or pages without end) would be read, and billed,
+            // forever: a page that lists nobody new ends the listing, and the leads it did not
+            // list are checked one by one below.
+            if (fresh == 0) {
+                spdlog::warn("serve: sweep of account={}: list_sent's page at offset {} listed nobody the earlier "
+                             "pages had not (an API that ignores the offset?): listing stopped",
+                             orch::text::escaped(account), offset);
                 break;
             }
         }
