@@ -375,6 +375,10 @@ reply_outcome request_reply(pqxx::connection& conn, const reply_request& req) {
                 tx.commit();
                 return *o;
             }
+            // Not seen from this transaction either (not expected under read committed): said,
+            // not read past.
+            return refuse("another request with the same Idempotency-Key is being stored: send it again to get its "
+                          "answer");
         }
         out.reply = *reply_by_id(tx, ins[0][0].as<std::int64_t>());
         tx.commit();
