@@ -159,6 +159,7 @@ auto with_client(const settings& s, F f) {
     if (e.kind == orch::outreach::error_kind::transport_connect) {
         throw orch::engine::failure(orch::engine::error_category::unavailable,
                                     text + " (no API answered at api_url " + s.api_url +
+                                        (s.api_url == settings{}.api_url ? ", the default (the sandbox's)" : "") +
                                         ": check the api_url setting, or try again once the API is up)");
     }
     api_refused(text, e.what_to_do);
