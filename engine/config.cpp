@@ -473,14 +473,21 @@ std::string given_at(const origins& from, std::initializer_list<std::string> nam
 }
 
 void check(const settings& s, const settings_needs& needs, std::vector<std::string>& problems, const origins& from) {
+    // A required setting given empty (which its source may do: an empty one means none) is said
+    // with where it was given so.
+    const auto required = [&](const char* name, const char* sources) {
+        auto it = from.find(name);
+        problems.push_back(std::string(name) + " is required (" + sources + ")" +
+                           (it == from.end() ? std::string() : "; " + it->second + " gives it empty"));
+    };
     if (needs.database && s.database_url.empty()) {
-        problems.push_back("database_url is required (DATABASE_URL, --database-url or the config file)");
+        required("database_url", "DATABASE_URL, --database-url or the config file");
     }
     if (needs.redis && s.redis_url.empty()) {
-        problems.push_back("redis_url is required (REDIS_URL, --redis-url or the config file)");
+        required("redis_url", "REDIS_URL, --redis-url or the config file");
     }
     if (needs.api && s.api_key.empty()) {
-        problems.push_back("api_key is required (OUTREACH_API_KEY, --api-key or the config file)");
+        required("api_key", "OUTREACH_API_KEY, --api-key or the config file");
     }
     // A call must be over (done or timed out) before its lease lets another worker reconcile it,
     // or the reconciliation could miss a call still on its way and resend it.

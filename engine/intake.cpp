@@ -73,6 +73,11 @@ constexpr std::int64_t poll_limit = 200;
 constexpr std::size_t list_sent_above = 10;
 constexpr std::int64_t list_page = 100;
 
+// A disconnection's reason for the log: " (reason)", or nothing when the event gave none.
+std::string said_reason(const std::string& reason) {
+    return reason.empty() ? std::string() : " (" + orch::text::escaped(reason) + ")";
+}
+
 std::string digest_hex(std::string_view text) {
     unsigned char md[EVP_MAX_MD_SIZE];
     unsigned int len = 0;
@@ -299,11 +304,11 @@ struct intake::impl {
             put(source_id, event_kind::disconnection, "", key);
             // An event delivered late (a retry, a resumed stream) may be older than a re-login.
             if (db->account_disconnected(account, "DISCONNECTED", ev.occurred_at ? ev.occurred_at : ev.timestamp)) {
-                spdlog::warn("serve: account={} disconnected ({}); its leads wait for a new login",
-                             orch::text::escaped(account), orch::text::escaped(ev.reason));
+                spdlog::warn("serve: account={} disconnected{}; its leads wait for a new login",
+                             orch::text::escaped(account), said_reason(ev.reason));
             } else {
-                spdlog::info("serve: account={}: a disconnection ({}) older than its last login is not applied",
-                             orch::text::escaped(account), orch::text::escaped(ev.reason));
+                spdlog::info("serve: account={}: a disconnection{} older than its last login is not applied",
+                             orch::text::escaped(account), said_reason(ev.reason));
             }
             break;
         case outreach::event_type::unknown:
@@ -567,7 +572,14 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     }
     if (!check) {
         ++stats.rejected;
-        co_return api::handler_result::reply(error_response(req, http::status::not_found, "unknown account"));
+        // No signing secret of ours for this account: no webhook of this receiver delivers for it
+        // (in hosted mode none does: events come by the stream and polling).
+        co_return api::handler_result::reply(error_response(
+            req, http::status::not_found,
+            "no webhook of this receiver is registered for account '" + orch::text::escaped(account) + "'" +
+                (custom_mode() ? std::string()
+                               : " (hosted mode: webhook_public_url is not set, and events come by the stream and "
+                                 "polling)")));
     }
     if (*check != outreach::signature_check::valid) {
         ++stats.rejected;

@@ -183,8 +183,18 @@ TEST_F(IntakeTest, ServeKilledTenTimesReusesItsWebhooksAndLosesNoEvent) {
 // rate and a gap that sends the billed catch-up sweep).
 TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
     start({"--reply-probability", "0"});
-    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port())});
+    const auto listen = free_port();
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(listen)});
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    // In hosted mode no webhook delivers to the receiver: a delivery to it says so (it said
+    // "unknown account" of an account that exists).
+    const auto sender = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    auto stray = deliver(listen, sender, R"({"type": "disconnection"})", "any-key");
+    EXPECT_EQ(stray.status, 404) << stray.body;
+    EXPECT_NE(stray.body.find("no webhook of this receiver is registered for account '" + sender +
+                              "' (hosted mode: webhook_public_url is not set"),
+              std::string::npos)
+        << stray.body;
     const auto before = stored_webhooks();
     ASSERT_EQ(webhooks_in_sandbox(), before);
     const auto dead = env_->scalar("SELECT webhook_id FROM accounts WHERE label = 'sender-1'");

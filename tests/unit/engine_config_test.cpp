@@ -151,6 +151,13 @@ TEST(EngineConfig, AnEmptyValueIsRefusedWhereItMeansNothing) {
     EXPECT_TRUE(ok.problems.empty()) << ::testing::PrintToString(ok.problems);
     EXPECT_EQ(ok.value.webhook_public_url, "");  // hosted mode, over the file's
     EXPECT_EQ(ok.value.redis_url, "");
+    // Where empty is taken but the command needs a value, the problem says who gave it empty.
+    settings_needs redis;
+    redis.redis = true;
+    EXPECT_TRUE(mentions(load_settings(taken, redis).problems,
+                         "redis_url is required (REDIS_URL, --redis-url or the config file); flag --redis-url gives it "
+                         "empty"))
+        << ::testing::PrintToString(load_settings(taken, redis).problems);
 }
 
 TEST(EngineConfig, BadYamlPointsAtItsLineAndColumn) {
