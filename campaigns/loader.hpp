@@ -25,6 +25,15 @@ struct diagnostic {
 };
 
 enum class account_status { unknown, connected, disconnected };
+// What the account check found for a name in `accounts`: its status, and the account's id when
+// the name is a label ("" when the name is the id, or not known).
+struct account_found {
+    account_status status = account_status::unknown;
+    std::string account_id;
+    // Implicit from a status alone (a lookup that knows no labels).
+    account_found(account_status s = account_status::unknown, std::string id = {})
+        : status(s), account_id(std::move(id)) {}
+};
 
 // What reading an audience file gave: its text, or nullopt and why not (a reader that only knows
 // it could not may leave `why` empty). Converts from a bare optional text.
@@ -43,7 +52,7 @@ inline constexpr std::size_t audience_file_bytes_max = 64 * 1024 * 1024;
 struct load_options {
     std::string file_name = "<input>";  // used in diagnostics
     // Account check: nullptr skips it (validate without a database).
-    std::function<account_status(const std::string& account_id)> account_lookup;
+    std::function<account_found(const std::string& account_id)> account_lookup;
     // The text of an audience file named in the definition (path as written); no text when the
     // caller could not read it (a diagnostic then points at the `file:` key and says why).
     std::function<file_read(const std::string& path)> read_file;

@@ -39,10 +39,22 @@ void build_accounts(load_context& ctx, const json& doc, campaign& c) {
     if (!ctx.options.account_lookup) {
         return;  // validating without a database
     }
+    // One account named twice (by its id and its label: the schema's uniqueness sees two names)
+    // would be two senders, and get twice the leads.
+    std::map<std::string, std::string> named_as;  // account id -> the name first given for it
     for (std::size_t i = 0; i < c.accounts.size(); ++i) {
         const std::string& id = c.accounts[i];
         std::string pointer = accounts.is_string() ? "/accounts" : pointer_append("/accounts", i);
-        switch (ctx.options.account_lookup(id)) {
+        const account_found found = ctx.options.account_lookup(id);
+        if (found.status != account_status::unknown) {
+            const std::string key = found.account_id.empty() ? id : found.account_id;
+            if (auto [first, fresh] = named_as.emplace(key, id); !fresh) {
+                ctx.error(pointer, "accounts: '" + id + "' is account " + key + ", named already as '" + first->second +
+                                       "': name each sender once");
+                continue;
+            }
+        }
+        switch (found.status) {
         case account_status::connected:
             break;
         case account_status::unknown:

@@ -30,9 +30,11 @@ campaigns::load_result check_definition(std::string_view text, const std::string
         o.account_lookup = [db](const std::string& id) {
             auto a = db->resolve_account(id);
             if (!a) {
-                return campaigns::account_status::unknown;
+                return campaigns::account_found{};
             }
-            return a->connected ? campaigns::account_status::connected : campaigns::account_status::disconnected;
+            return campaigns::account_found{
+                a->connected ? campaigns::account_status::connected : campaigns::account_status::disconnected,
+                a->account_id};
         };
     }
     return campaigns::load_campaign(text, o);

@@ -25,9 +25,12 @@ std::optional<std::string> read_example(const std::string& name) {
 }
 
 // Accounts acc_1, acc_demo_1..3 are connected, acc_off is disconnected, others are unknown.
-account_status test_accounts(const std::string& id) {
+account_found test_accounts(const std::string& id) {
     if (id == "acc_1" || id == "acc_demo_1" || id == "acc_demo_2" || id == "acc_demo_3") {
         return account_status::connected;
+    }
+    if (id == "sender-1") {
+        return {account_status::connected, "acc_1"};  // acc_1's label
     }
     return id == "acc_off" ? account_status::disconnected : account_status::unknown;
 }
@@ -491,6 +494,18 @@ TEST(loader, each_occurrence_of_a_bad_placeholder_is_located) {
         got.push_back(std::to_string(d.line) + ":" + std::to_string(d.column));
     }
     EXPECT_EQ(got, (std::vector<std::string>{"12:22", "13:11", "13:19"})) << all_errors(r);
+}
+
+// One account named by its id and its label would be two senders (twice the leads): refused at
+// the second name.
+TEST(loader, an_account_named_twice_by_id_and_label_is_refused) {
+    std::string text = head;
+    text.replace(text.find("accounts: acc_1"), 15, "accounts: [acc_1, acc_demo_1, sender-1]");
+    load_result r = load(text + "  - {id: a, kind: visit}\n");
+    ASSERT_FALSE(r.value);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_EQ(r.errors[0].to_string(),
+              "c.yaml:2:31: accounts: 'sender-1' is account acc_1, named already as 'acc_1': name each sender once");
 }
 
 TEST(loader, collects_all_errors_sorted_by_position) {
