@@ -26,7 +26,7 @@ struct diagnostic {
 
 enum class account_status { unknown, connected, disconnected };
 // What the account check found for a name in `accounts`: its status, and the account's id when
-// the name is a label ("" when the name is the id, or not known).
+// the name is a label or the id itself ("" when not known).
 struct account_found {
     account_status status = account_status::unknown;
     std::string account_id;
