@@ -431,7 +431,7 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
         if (!call.lease_owner.empty()) {
             return "due now: worker " + call.lease_owner + "'s lease ended at " + shown(call.lease_until) +
                    " before the call's outcome was written (step " + step +
-                   "); the next worker takes it up, checking first whether it took effect";
+                   "); the next worker takes it up (a call that may have taken effect is checked first)";
         }
         if (call.reconcile) {
             const std::string why = reason.empty() ? std::string() : ": " + reason;

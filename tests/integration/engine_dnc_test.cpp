@@ -266,7 +266,8 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     EXPECT_EQ(waiting(), "calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 UTC)");
     q("UPDATE enrollments SET lease_expires_at = '2001-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "due now: worker w-1/0's lease ended at 2001-01-01 10:00:00 UTC before the call's outcome was "
-                         "written (step v); the next worker takes it up, checking first whether it took effect");
+                         "written (step v); the next worker takes it up (a call that may have taken effect is checked "
+                         "first)");
     q("UPDATE enrollments SET lease_owner = NULL, lease_expires_at = NULL, reconcile = true, "
       "next_run_at = '2100-01-01T11:00:00Z', due_at = '2100-01-01T11:00:00Z', reason = 'visit uncertain: timeout'" +
       where);
