@@ -92,7 +92,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         if (!missing.empty() && (r.lead_ids.size() == 1 || r.state.empty())) {
             out.result = outcome::kind::no_lead;
             out.message = "campaign '" + r.campaign + "' has no lead " + std::to_string(missing.front()) +
-                          (r.lead_ids.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more missing)" : "") +
+                          (missing.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more missing)" : "") +
                           "; nothing changed";
             return out;
         }

@@ -1375,7 +1375,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                                             std::chrono::system_clock::now(), bar, move_running);
     std::cout << "campaign '" << orch::text::escaped(c.value.name) << "' " << (r.created ? "created" : (r.changed ? "updated" : "unchanged"))
               << ", version " << r.version << ": " << orch::text::counted(r.leads, "lead", "leads") << ", " << r.enrolled << " enrolled, " << r.skipped
-              << " skipped (contacted by another campaign or do-not-contact)";
+              << " skipped (enrolled by another campaign, on the do-not-contact list or excluded)";
     // The others were enrolled, or skipped, by an earlier apply of this campaign: say so, or the
     // counts of a re-apply do not add up.
     if (const auto earlier = r.leads - r.enrolled - r.skipped; earlier > 0) {
@@ -2431,8 +2431,30 @@ int main(int argc, char** argv) {
     });
 
     require_text_values(app);
+    // A setting's flag written `--name=` gives it an empty value, as `--name ""` does (CLI11 reads
+    // it as a missing value), so the settings say what an empty value means for it.
+    std::vector<std::string> args;
+    bool options = true;  // until "--"
+    for (int i = 1; i < argc; ++i) {
+        std::string arg(argv[i]);
+        options = options && arg != "--";
+        if (options && arg.size() > 3 && arg.starts_with("--") && arg.back() == '=') {
+            std::string name = arg.substr(2, arg.size() - 3);
+            std::replace(name.begin(), name.end(), '-', '_');
+            const auto& docs = orch::engine::setting_docs();
+            if (std::any_of(docs.begin(), docs.end(), [&name](const auto& d) { return d.name == name; })) {
+                arg.pop_back();
+                args.push_back(arg);
+                args.emplace_back();
+                continue;
+            }
+        }
+        args.push_back(std::move(arg));
+    }
+    std::reverse(args.begin(), args.end());  // CLI11 takes them last first
+    app.name(argc > 0 ? argv[0] : "orchestrator");  // as parse(argc, argv) names it, for --help
     try {
-        app.parse(argc, argv);
+        app.parse(args);
     } catch (const CLI::ParseError& e) {
         // Help answers 0; a mistake in the command line is the caller's, exit 2 as every other
         // (CLI11's own codes, 105-109, would mean nothing to a script).

@@ -207,8 +207,8 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     auto searched = env_->run({"campaign", "apply", file_, "--search-again"});
     ASSERT_EQ(searched.exit_code, 0) << searched.output;
     EXPECT_NE(searched.output.find("audience search: 4 people found"), std::string::npos) << searched.output;
-    EXPECT_NE(searched.output.find("4 leads, 0 enrolled, 0 skipped (contacted by another campaign or do-not-contact), "
-                                   "4 enrolled or skipped by an earlier apply"),
+    EXPECT_NE(searched.output.find("4 leads, 0 enrolled, 0 skipped (enrolled by another campaign, on the do-not-contact "
+                                   "list or excluded), 4 enrolled or skipped by an earlier apply"),
               std::string::npos)
         << searched.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "3");
@@ -914,6 +914,23 @@ TEST_F(CliOutput, TheEstimateCountsAnInvitesReservation) {
 
 // An API that cannot be reached (a closed port: nothing was sent) is as likely a wrong api_url as
 // an outage: the command names the setting and its value, exits 1, and stores nothing.
+// A setting's flag written `--name=` is an empty value, as `--name ""` is: refused where empty
+// means nothing, with the default, and taken where it means something (CLI11 said "1 required
+// TEXT missing" of both).
+TEST_F(CliOutput, ASettingsFlagWithAnEqualsSignAndNothingIsAnEmptyValue) {
+    auto level = env_->run({"campaign", "list", "--log-level="});
+    EXPECT_EQ(level.exit_code, 2) << level.output;
+    EXPECT_NE(level.output.find("flag --log-level: log_level is empty; leave it out for its default (info)"),
+              std::string::npos)
+        << level.output;
+    auto taken = env_->run({"campaign", "list", "--webhook-public-url=", "--redis-url="});
+    EXPECT_EQ(taken.exit_code, 0) << taken.output;
+    // After "--" it is an argument, not a flag.
+    auto argument = env_->run({"campaign", "show", "--", "--log-level="});
+    EXPECT_EQ(argument.exit_code, 2) << argument.output;
+    EXPECT_NE(argument.output.find("no campaign named '--log-level='"), std::string::npos) << argument.output;
+}
+
 TEST_F(CliOutput, AnApiUrlNobodyAnswersIsNamed) {
     const std::string url = "http://127.0.0.1:1";
     env_->set("OUTREACH_API_URL", url);
