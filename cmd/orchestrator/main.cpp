@@ -156,6 +156,15 @@ auto with_client(const settings& s, F f) {
 // A call that could not reach the API at all (nothing was sent) is as likely the setting's mistake
 // as an outage: the advice names api_url and its value.
 [[noreturn]] void api_refused_as(const settings& s, const std::string& text, const orch::outreach::error& e) {
+    // An answer without the API's error envelope, or not its shape: most often another server.
+    if (e.kind == orch::outreach::error_kind::http_status || e.kind == orch::outreach::error_kind::malformed_response) {
+        const std::string hint = " (the answer is not the API's: is api_url " + s.api_url + " the API's URL?)";
+        if (e.what_to_do == orch::outreach::disposition::give_up ||
+            e.what_to_do == orch::outreach::disposition::pause_account) {
+            throw usage_error(text + hint);
+        }
+        throw orch::engine::failure(orch::engine::error_category::unavailable, text + hint);
+    }
     if (e.kind == orch::outreach::error_kind::transport_connect) {
         throw orch::engine::failure(orch::engine::error_category::unavailable,
                                     text + " (no API answered at api_url " + s.api_url +

@@ -947,6 +947,15 @@ TEST_F(CliOutput, AnApiUrlNobodyAnswersIsNamed) {
             << r.output;
         EXPECT_EQ(r.output.find("(try again later)"), std::string::npos) << r.output;
     }
+    // Another server (the sandbox's control port answers 404 to the API's paths): its answer is
+    // not the API's, said with the setting.
+    const std::string other = "http://127.0.0.1:" + std::to_string(sandbox_->control_port());
+    env_->set("OUTREACH_API_URL", other);
+    auto wrong = env_->run({"accounts", "sync"});
+    EXPECT_EQ(wrong.exit_code, 2) << wrong.output;
+    EXPECT_NE(wrong.output.find("(the answer is not the API's: is api_url " + other + " the API's URL?)"),
+              std::string::npos)
+        << wrong.output;
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts"), before);
 }
 
