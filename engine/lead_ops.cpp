@@ -31,7 +31,10 @@ bool terminal(const std::string& status) {
 // Why a row leads/lock did not return cannot change (status as leads/match read it).
 std::string why_not(const std::string& status) {
     if (status == "calling") {
-        return "it is calling the API (a request is in flight); try again when the call has settled";
+        // In flight, an uncertain call to be checked, or one whose worker stopped: a worker settles
+        // each (`waiting` says which), and only then may an operator's change follow.
+        return "it is calling the API: a call in flight, or one a worker is to settle (its `waiting` says which); "
+               "try again once it has settled";
     }
     if (terminal(status)) {
         return "it has finished (" + status + ")";
