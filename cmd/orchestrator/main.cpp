@@ -146,32 +146,30 @@ auto with_client(const settings& s, F f) {
 
 // A refused API call as the command's error: the caller's or the account's mistake (the API
 // will answer the same again: give_up, pause_account) exits 2; a refusal that passes (a 429, a
-// timeout, a server error) exits 1, to be tried again later.
-[[noreturn]] void api_refused(const std::string& text, orch::outreach::disposition d) {
+// timeout, a server error) exits 1, to be tried again later. `advice`, when given, follows the
+// text in either case instead of "(try again later)".
+[[noreturn]] void api_refused(const std::string& text, orch::outreach::disposition d,
+                              const std::optional<std::string>& advice = std::nullopt) {
     if (d == orch::outreach::disposition::give_up || d == orch::outreach::disposition::pause_account) {
-        throw usage_error(text);
+        throw usage_error(text + advice.value_or(""));
     }
-    throw orch::engine::failure(orch::engine::error_category::unavailable, text + " (try again later)");
+    throw orch::engine::failure(orch::engine::error_category::unavailable, text + advice.value_or(" (try again later)"));
 }
-// A call that could not reach the API at all (nothing was sent) is as likely the setting's mistake
+// A call that reached no API, or whose answer is not the API's, is as likely the setting's mistake
 // as an outage: the advice names api_url and its value.
 [[noreturn]] void api_refused_as(const settings& s, const std::string& text, const orch::outreach::error& e) {
-    // An answer without the API's error envelope, or not its shape: most often another server.
-    if (e.kind == orch::outreach::error_kind::http_status || e.kind == orch::outreach::error_kind::malformed_response) {
-        const std::string hint = " (the answer is not the API's: is api_url " + s.api_url + " the API's URL?)";
-        if (e.what_to_do == orch::outreach::disposition::give_up ||
-            e.what_to_do == orch::outreach::disposition::pause_account) {
-            throw usage_error(text + hint);
-        }
-        throw orch::engine::failure(orch::engine::error_category::unavailable, text + hint);
+    switch (e.kind) {
+    case orch::outreach::error_kind::http_status:  // no API error envelope
+    case orch::outreach::error_kind::malformed_response:
+        api_refused(text, e.what_to_do, " (the answer is not the API's: is api_url " + s.api_url + " the API's URL?)");
+    case orch::outreach::error_kind::transport_connect:  // nothing was sent
+        api_refused(text, e.what_to_do,
+                    " (no API answered at api_url " + s.api_url +
+                        (s.api_url == settings{}.api_url ? ", the default (the sandbox's)" : "") +
+                        ": check the api_url setting, or try again once the API is up)");
+    default:
+        api_refused(text, e.what_to_do);
     }
-    if (e.kind == orch::outreach::error_kind::transport_connect) {
-        throw orch::engine::failure(orch::engine::error_category::unavailable,
-                                    text + " (no API answered at api_url " + s.api_url +
-                                        (s.api_url == settings{}.api_url ? ", the default (the sandbox's)" : "") +
-                                        ": check the api_url setting, or try again once the API is up)");
-    }
-    api_refused(text, e.what_to_do);
 }
 [[noreturn]] void api_refused(const settings& s, const std::string& what, const orch::outreach::error& e) {
     api_refused_as(s, what + ": " + orch::outreach::describe(e), e);
