@@ -395,6 +395,16 @@ json to_json(const request& r, const outcome& o) {
             {"already_count", o.already_count}};
 }
 
+std::string call_kind(const call_hold& call) {
+    if (call.leased) {
+        return call.reconcile ? "checking" : "in_flight";
+    }
+    if (!call.lease_owner.empty()) {
+        return "outcome_lost";
+    }
+    return call.reconcile ? "to_check" : "in_flight";
+}
+
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
                              bool account_connected, bool later, const call_hold& call) {
     const auto state = lead["state"].get<std::string>();
@@ -426,17 +436,18 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
         // A call in flight, an uncertain one waiting to be checked, or one whose worker stopped
         // before writing its outcome: all "calling" in the table, told apart for the operator.
         const auto step = lead["step"].get<std::string>();
+        const auto kind = call_kind(call);
         if (call.leased) {
-            return std::string(call.reconcile ? "checking whether an uncertain call took effect" : "calling the API") +
+            return std::string(kind == "checking" ? "checking whether an uncertain call took effect" : "calling the API") +
                    " (step " + step + ", worker " + call.lease_owner + ", its lease until " + shown(call.lease_until) +
                    ")";
         }
-        if (!call.lease_owner.empty()) {
+        if (kind == "outcome_lost") {
             return "due now: worker " + call.lease_owner + "'s lease ended at " + shown(call.lease_until) +
                    " before the call's outcome was written (step " + step +
                    "); the next worker takes it up (a call that may have taken effect is checked first)";
         }
-        if (call.reconcile) {
+        if (kind == "to_check") {
             const std::string why = reason.empty() ? std::string() : ": " + reason;
             return later ? "waiting to check whether an uncertain call took effect (step " + step + why + ") until " + hhmm
                          : "due now: to check whether an uncertain call took effect (step " + step + why + ")";
@@ -477,6 +488,7 @@ json lead_item(const pqxx::row& r) {
                          r["lease_until"].as<std::string>(), r["leased"].as<bool>()};
     item["waiting"] = waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(), r[18].as<bool>(),
                                        r[15].as<bool>(), call);
+    item["call"] = item["state"] == "calling" ? json(call_kind(call)) : json(nullptr);
     // A finished lead has no next run (the row keeps its last next_run_at).
     if (!item["finished_at"].is_null()) {
         item["next_run_at"] = nullptr;
@@ -511,6 +523,17 @@ std::optional<json> lead_detail(pqxx::transaction_base& tx, std::int64_t campaig
     for (const auto& e : tx.exec_params(q("admin/lead_events"), lead_id, l["account_id"].get<std::string>())) {
         events.push_back({{"event_id", e[0].as<std::int64_t>()}, {"kind", e[1].as<std::string>()},
                           {"received_at", e[2].as<std::string>()}});
+    }
+    // A call whose worker's lease ended before it wrote the outcome stays in_flight in the intent
+    // log until the next worker closes it; the timeline says so rather than show it on the wire.
+    if (l["call"] == "outcome_lost") {
+        const auto& row = r[0];
+        for (auto& a : timeline) {
+            if (a["outcome"] == "in_flight" && a["error"].get<std::string>().empty()) {
+                a["error"] = "outcome not written: worker " + row["lease_owner"].as<std::string>() +
+                             "'s lease ended before it was; the next worker checks whether the call took effect";
+            }
+        }
     }
     l["timeline"] = std::move(timeline);
     l["events"] = std::move(events);

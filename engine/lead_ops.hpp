@@ -49,6 +49,11 @@ struct call_hold {
     std::string lease_until;  // ISO, "" when no lease
     bool leased = false;
 };
+// Which of the four a calling lead is, for programs (the lead's `call`; `waiting` says it for
+// people): "in_flight" (a worker's call under a live lease), "checking" (a worker checking whether
+// an uncertain call took effect), "to_check" (an uncertain call waiting for that check) or
+// "outcome_lost" (its worker's lease ended before the call's outcome was written).
+std::string call_kind(const call_hold& call);
 std::string waiting_sentence(const json& lead, const std::string& campaign_state, const std::string& pause_reason,
                              bool account_connected, bool later, const call_hold& call = {});
 

@@ -256,23 +256,63 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
     const auto x = lead_id(urls_[0]);
     const std::string where = " WHERE lead_id = " + x;
+    // The lead's `call` names the kind for programs, in the page and the list alike; `campaign
+    // watch` counts the kinds apart too.
+    const auto kind = [&] {
+        auto one = call("GET", "/v1/campaigns/calls/leads/" + x);
+        auto page = call("GET", "/v1/campaigns/calls/leads");
+        EXPECT_EQ(page.status, 200) << page.body;
+        EXPECT_EQ(page.body_json()["items"][0]["call"], one.body_json()["call"]) << page.body;
+        EXPECT_EQ(page.body_json()["items"][0]["waiting"], one.body_json()["waiting"]) << page.body;
+        return one.body_json()["call"];
+    };
+    const auto watched = [&] {
+        auto w = env_->run({"campaign", "watch", "calls", "--once"});
+        EXPECT_EQ(w.exit_code, 0) << w.output;
+        return w.output.substr(std::min(w.output.size(), w.output.find("\nwaiting\n")));
+    };
     const auto waiting = [&] {
         auto r = call("GET", "/v1/campaigns/calls/leads/" + x);
         EXPECT_EQ(r.status, 200) << r.body;
         return r.body_json()["waiting"].get<std::string>();
     };
+    EXPECT_EQ(kind(), nullptr);
+    // An attempt in flight, as a worker writes it before its call.
+    q("INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) SELECT enrollment_id, 'v', 'visit', 1, "
+      "'w-1/0' FROM enrollments" + where);
     q("UPDATE enrollments SET status = 'calling', lease_owner = 'w-1/0', "
       "lease_expires_at = '2100-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 UTC)");
+    EXPECT_EQ(kind(), "in_flight");
+    EXPECT_NE(watched().find("calling  (a call queued or on the wire)"), std::string::npos) << watched();
+    auto detail = call("GET", "/v1/campaigns/calls/leads/" + x).body_json();
+    EXPECT_EQ(detail["timeline"][0]["outcome"], "in_flight") << detail.dump();
+    EXPECT_EQ(detail["timeline"][0]["error"], "") << detail.dump();
     q("UPDATE enrollments SET lease_expires_at = '2001-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "due now: worker w-1/0's lease ended at 2001-01-01 10:00:00 UTC before the call's outcome was "
                          "written (step v); the next worker takes it up (a call that may have taken effect is checked "
                          "first)");
+    EXPECT_EQ(kind(), "outcome_lost");
+    EXPECT_NE(watched().find("calling  due now: a worker's lease ended before the call's outcome was written"),
+              std::string::npos)
+        << watched();
+    // The intent log keeps the call in_flight until the next worker closes it; the timeline says
+    // its outcome was not written rather than show it on the wire.
+    detail = call("GET", "/v1/campaigns/calls/leads/" + x).body_json();
+    EXPECT_EQ(detail["timeline"][0]["outcome"], "in_flight") << detail.dump();
+    EXPECT_EQ(detail["timeline"][0]["error"],
+              "outcome not written: worker w-1/0's lease ended before it was; the next worker checks whether the call "
+              "took effect")
+        << detail.dump();
+    q("DELETE FROM step_attempts WHERE worker = 'w-1/0'");
     q("UPDATE enrollments SET lease_owner = NULL, lease_expires_at = NULL, reconcile = true, "
       "next_run_at = '2100-01-01T11:00:00Z', due_at = '2100-01-01T11:00:00Z', reason = 'visit uncertain: timeout'" +
       where);
     EXPECT_EQ(waiting(), "waiting to check whether an uncertain call took effect (step v: visit uncertain: timeout) "
                          "until 2100-01-01 11:00:00 UTC");
+    EXPECT_EQ(kind(), "to_check");
+    EXPECT_NE(watched().find("calling  waiting to check whether an uncertain call took effect"), std::string::npos)
+        << watched();
     auto shown = env_->run({"leads", "show", "calls", x});
     ASSERT_EQ(shown.exit_code, 0) << shown.output;
     EXPECT_NE(shown.output.find("waiting to check whether an uncertain call took effect"), std::string::npos)
@@ -280,6 +320,13 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     q("UPDATE enrollments SET lease_owner = 'w-2/1', lease_expires_at = '2100-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "checking whether an uncertain call took effect (step v, worker w-2/1, its lease until "
                          "2100-01-01 10:00:00 UTC)");
+    EXPECT_EQ(kind(), "checking");
+    EXPECT_NE(watched().find("calling  checking whether an uncertain call took effect"), std::string::npos)
+        << watched();
+    q("UPDATE enrollments SET lease_owner = NULL, lease_expires_at = NULL, next_run_at = now(), due_at = now()" + where);
+    EXPECT_EQ(kind(), "to_check");
+    EXPECT_NE(watched().find("calling  due now: to check whether an uncertain call took effect"), std::string::npos)
+        << watched();
 }
 
 TEST_F(DncTest, LeadOperations) {

@@ -337,6 +337,17 @@ async function browserSteps(context, page) {
   assert.equal((await api('GET', `/v1/campaigns/${campaign}`)).body.state, 'paused');
   assert.equal(await page.isDisabled('#pause'), true);
   await page.screenshot({ path: path.join(shots, '04-campaign-paused.png'), fullPage: true });
+  // The lead list says why each lead is where it is as the server's `waiting` does: a paused
+  // campaign outranks a live lead's stored reason, and a finished lead says so.
+  await page.reload();
+  await page.waitForSelector('#leads-table tbody tr');
+  const whys = await page.locator('#leads-table tbody tr').evaluateAll((rows) => rows.map((r) => ({
+    state: r.querySelector('.badge')?.textContent, why: r.cells[6]?.querySelector('span')?.textContent || '' })));
+  assert.ok(whys.length > 0);
+  for (const { state, why } of whys) {
+    if (['ready', 'calling', 'waiting'].includes(state)) assert.equal(why, 'paused by an operator', JSON.stringify(whys));
+    else assert.match(why, /^finished: |^stopped/, JSON.stringify(whys));
+  }
   await page.click('#resume');
   await stateIs('active');
   assert.equal((await api('GET', `/v1/campaigns/${campaign}`)).body.state, 'active');

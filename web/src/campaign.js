@@ -60,7 +60,7 @@ function leadsSection(name) {
   const section = h('section', { id: 'leads' });
   const state = h('select', { id: 'lead-state', 'aria-label': 'State' },
     h('option', { value: '', text: 'all states' }), leadStates.map((s) => h('option', { value: s, text: s })));
-  const search = h('input', { id: 'lead-search', type: 'search', placeholder: 'Search this page (profile, account, step, reason, fields)', 'aria-label': 'Search' });
+  const search = h('input', { id: 'lead-search', type: 'search', placeholder: 'Search this page (profile, account, step, why, fields)', 'aria-label': 'Search' });
   const size = 25;
   const cursors = [null]; // the cursor of each page seen, for "previous"
   let page = 0;
@@ -73,7 +73,7 @@ function leadsSection(name) {
 
   function draw() {
     const needle = search.value.trim().toLowerCase();
-    const shown = needle ? items.filter((l) => JSON.stringify([l.profile_url, l.account_id, l.step, l.reason, l.fields, l.state, l.variant]).toLowerCase().includes(needle)) : items;
+    const shown = needle ? items.filter((l) => JSON.stringify([l.profile_url, l.account_id, l.step, l.waiting, l.reason, l.fields, l.state, l.variant]).toLowerCase().includes(needle)) : items;
     put(body, table(['Lead', 'Profile', 'State', 'Step', 'Variant', 'Account', 'Why / next run', 'Updated'],
       shown.map((l) => h('tr', {},
         h('td', {}, h('a', { href: `/ui/campaigns/${encodeURIComponent(name)}/leads/${l.lead_id}`, 'data-link': true, text: `#${l.lead_id}` })),
@@ -82,7 +82,9 @@ function leadsSection(name) {
         h('td', { text: l.step }),
         h('td', { text: l.variant || '—' }),
         h('td', { class: 'mono', text: l.account_id }),
-        h('td', { class: 'wrap' }, l.reason ? h('span', { class: 'block', text: l.reason }) : null, h('small', { class: 'muted', text: when(l.next_run_at) })),
+        // `waiting` is the server's sentence (a calling lead's kind of call, a paused campaign, a
+        // disconnected sender outrank the stored reason); the reason alone would miss them.
+        h('td', { class: 'wrap' }, h('span', { class: 'block', text: l.waiting || l.reason }), l.next_run_at ? h('small', { class: 'muted', text: when(l.next_run_at) }) : null),
         h('td', { text: when(l.updated_at) }))), { id: 'leads-table' }));
     if (shown.length === 0) body.append(h('p', { class: 'muted', text: needle ? 'No lead on this page matches.' : 'No leads.' }));
     prev.disabled = page === 0;

@@ -3,8 +3,8 @@
 -- engine/lead_ops waiting_sentence, so that `campaign watch` and `leads list` say the same: a
 -- paused (or otherwise not active) campaign first, then a disconnected sender, which outranks
 -- the stored reason, which is the last wait the gate or the machine gave (as
--- engine/lead_ops waiting_sentence); a lead in a call has no wait of its own, nor has a ready
--- lead that is due (the watch says so); a ready lead not yet due with no stored reason is in its
+-- engine/lead_ops waiting_sentence); a calling lead is said by its call's kind, but for a call in
+-- flight, which has no wait of its own, nor has a ready lead that is due (the watch says so); a ready lead not yet due with no stored reason is in its
 -- step's delay or outside its schedule: 'waiting in step X', as waiting_sentence says it. A lead
 -- held for its campaign's start_at (migration 0038) waits for it, said with it.
 SELECT e.status::text,
@@ -13,6 +13,14 @@ SELECT e.status::text,
             WHEN c.state = 'paused' THEN 'paused: ' || c.pause_reason
             WHEN c.state <> 'active' THEN 'campaign ' || c.state
             WHEN a.connected IS FALSE THEN 'waiting for account ' || e.account_id || ' to be connected again'
+            -- a calling lead by its call's kind (engine/lead_ops call_kind); '' is a call in flight
+            WHEN e.status = 'calling' AND e.lease_expires_at > now()
+                THEN CASE WHEN e.reconcile THEN 'checking whether an uncertain call took effect' ELSE '' END
+            WHEN e.status = 'calling' AND COALESCE(e.lease_owner, '') <> ''
+                THEN 'due now: a worker''s lease ended before the call''s outcome was written'
+            WHEN e.status = 'calling' AND e.reconcile AND e.next_run_at > now()
+                THEN 'waiting to check whether an uncertain call took effect'
+            WHEN e.status = 'calling' AND e.reconcile THEN 'due now: to check whether an uncertain call took effect'
             WHEN e.status = 'calling' THEN ''
             WHEN held_for_start(e, c.start_at)
                 THEN 'waiting for the campaign to start (start_at ' ||
