@@ -1564,54 +1564,65 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         }
         r.lead_ids.push_back(id);
         body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing");
-        for (const auto& [key, v2] : body.items()) {
-            if (key != "to" && key != "account") {
-                co_return error_reply(http::status::unprocessable_entity, "unknown field '" + key + "' (fields: to, account); nothing changed");
-            }
-        }
     } else {
         body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}");
-        for (const auto& [key, v2] : body.items()) {
-            if (key != "action" && key != "state" && key != "lead_ids" && key != "to" && key != "account") {
-                co_return error_reply(http::status::unprocessable_entity,
-                                "unknown field '" + key + "' (fields: action, state, lead_ids, to, account); nothing changed");
-            }
+    }
+    // Every problem of the body, in one answer (a 422 ending "nothing changed").
+    admin_input::problems found;
+    const bool bulk = lead == nullptr;
+    for (const auto& [key, v2] : body.items()) {
+        if (key != "to" && key != "account" && (!bulk || (key != "action" && key != "state" && key != "lead_ids"))) {
+            found.add("unknown field '" + orch::text::escaped(key) +
+                      (bulk ? "' (fields: action, state, lead_ids, to, account)" : "' (fields: to, account)"));
         }
+    }
+    // The action's rules (lead_ops::check) apply once the action is known: a single lead's is its
+    // path's; a bulk request's is its field.
+    bool action_known = !bulk;
+    if (bulk) {
         std::string action;
         if (auto bad = string_field(body, "action", action)) {
-            co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
+            found.add(*bad);
+        } else if (auto v = lead_ops::verb_from_string(action)) {
+            r.what = *v;
+            action_known = true;
+        } else {
+            found.add("'action' must be one of stop, retry, skip, move, got '" + orch::text::escaped(action) + "'");
         }
-        auto v = lead_ops::verb_from_string(action);
-        if (!v) {
-            co_return error_reply(http::status::unprocessable_entity,
-                            "'action' must be one of stop, retry, skip, move, got '" + action + "'; nothing changed");
-        }
-        r.what = *v;
         if (auto bad = string_field(body, "state", r.state)) {
-            co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
+            found.add(*bad);
         }
         if (auto it = body.find("lead_ids"); it != body.end() && !it->is_null()) {
             if (!it->is_array()) {
-                co_return error_reply(http::status::unprocessable_entity, "'lead_ids' must be an array of lead ids; nothing changed");
-            }
-            for (const auto& id : *it) {
-                if (!id.is_number_integer() || id.get<std::int64_t>() < 1) {
-                    co_return error_reply(http::status::unprocessable_entity,
-                                    "'lead_ids' must hold positive integers, got " + id.dump() + "; nothing changed");
+                found.add("'lead_ids' must be an array of lead ids");
+                r.lead_ids.push_back(1);  // named, if badly (as below)
+            } else {
+                for (const auto& id : *it) {
+                    if (!id.is_number_integer() || id.get<std::int64_t>() < 1) {
+                        found.add("'lead_ids' must hold positive integers, got " + id.dump());
+                        // Ids were named, if badly: the rules below must not say that none was.
+                        if (r.lead_ids.empty()) {
+                            r.lead_ids.push_back(1);
+                        }
+                        break;  // the first bad id says it; thousands would drown the rest
+                    }
+                    r.lead_ids.push_back(id.get<std::int64_t>());
                 }
-                r.lead_ids.push_back(id.get<std::int64_t>());
             }
         }
     }
     if (auto bad = string_field(body, "to", r.to_step)) {
-        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
+        found.add(*bad);
     }
     if (auto bad = string_field(body, "account", r.account)) {
-        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
+        found.add(*bad);
     }
-    if (auto why = lead_ops::check(r); !why.empty()) {
-        co_return error_reply(http::status::unprocessable_entity, why + "; nothing changed");
+    if (action_known) {
+        if (auto why = lead_ops::check(r); !why.empty()) {
+            found.add(why);
+        }
     }
+    found.check();
     auto job = [this, &r] { return lead_ops::run(st().connection(), r); };
     auto o = co_await on_db(job);
     using kind = lead_ops::outcome::kind;
@@ -1675,22 +1686,24 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     const std::string shape =
         "{\"profile_url\": URL | \"company\": NAME, \"reason\"?} or {\"entries\": [...], \"added_by\"?}";
     auto body = admin_input::required_object_body(req.body(), shape);
+    // Every problem of the body, in one answer: the request's own, then its entries' (each by
+    // index in the error's details).
+    admin_input::problems found;
     std::string added_by = "admin api";
     if (auto bad = string_field(body, "added_by", added_by)) {
-        co_return error_reply(http::status::unprocessable_entity, *bad + "; nothing changed");
-    }
-    if (added_by.size() > 200) {
-        co_return error_reply(http::status::unprocessable_entity, "'added_by' is longer than 200 characters; nothing changed");
+        found.add(*bad);
+    } else if (added_by.size() > 200) {
+        found.add("'added_by' is longer than 200 characters");
     }
     json items = json::array();
     if (auto it = body.find("entries"); it != body.end()) {
         if (!it->is_array() || it->empty()) {
-            co_return error_reply(http::status::unprocessable_entity, "'entries' must be a non-empty array; nothing changed");
+            found.add("'entries' must be a non-empty array");
+        } else if (it->size() > 10'000) {
+            found.add("at most 10000 entries at once");
+        } else {
+            items = *it;
         }
-        if (it->size() > 10'000) {
-            co_return error_reply(http::status::unprocessable_entity, "at most 10000 entries at once; nothing changed");
-        }
-        items = *it;
     } else {
         json one = body;
         one.erase("added_by");
@@ -1702,35 +1715,39 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
         const auto& item = items[i];
         dnc::input in;
         in.line = static_cast<int>(i);
-        std::string why;
+        admin_input::problems its;
         if (!item.is_object()) {
-            why = "must be an object with profile_url or company";
+            its.add("must be an object with profile_url or company");
         } else {
             for (const auto& [key, v] : item.items()) {
                 if (key != "profile_url" && key != "company" && key != "reason") {
-                    why = "unknown field '" + key + "' (fields: profile_url, company, reason)";
+                    its.add("unknown field '" + orch::text::escaped(key) + "' (fields: profile_url, company, reason)");
                 }
             }
             for (auto [key, slot] : {std::pair{"profile_url", &in.profile_url}, {"company", &in.company}, {"reason", &in.reason}}) {
-                if (auto bad = string_field(item, key, *slot); bad && why.empty()) {
-                    why = *bad;
+                if (auto bad = string_field(item, key, *slot)) {
+                    its.add(*bad);
                 }
             }
-            if (why.empty()) {
-                why = dnc::check(in);
+            if (its.empty()) {
+                if (auto why = dnc::check(in); !why.empty()) {
+                    its.add(why);
+                }
             }
         }
-        if (!why.empty()) {
-            problems.push_back({{"index", i}, {"message", why}});
+        if (!its.empty()) {
+            problems.push_back({{"index", i}, {"message", its.joined()}});
             continue;
         }
         inputs.push_back(std::move(in));
     }
     if (!problems.empty()) {
-        co_return error_reply(http::status::unprocessable_entity,
-                        std::to_string(problems.size()) + " invalid entr" + (problems.size() == 1 ? "y" : "ies") +
-                            " (first: " + problems[0]["message"].get<std::string>() + "); nothing changed",
-                        problems);
+        found.add(std::to_string(problems.size()) + " invalid entr" + (problems.size() == 1 ? "y" : "ies") +
+                  " (first: " + problems[0]["message"].get<std::string>() + ")");
+    }
+    if (!found.empty()) {
+        co_return error_reply(http::status::unprocessable_entity, found.joined() + "; nothing changed",
+                              problems.empty() ? json(nullptr) : problems);
     }
     auto job = [this, &inputs, &added_by] { return dnc::add(st().connection(), inputs, added_by); };
     auto o = co_await on_db(job);

@@ -290,6 +290,20 @@ json json_body(const std::string& text) {
     return j;
 }
 
+std::string problems::joined() const {
+    std::string all;
+    for (const auto& p : list_) {
+        all += (all.empty() ? "" : "; ") + p;
+    }
+    return all;
+}
+
+void problems::check() const {
+    if (!list_.empty()) {
+        throw unprocessable(joined());
+    }
+}
+
 budget_update parse_budget_body(const std::string& text) {
     const auto j = required_object_body(
         text, R"({"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})");
@@ -385,20 +399,23 @@ limits_body parse_limits_body(const std::string& text) {
         apply_patch({}, j, why);  // says what the body must be
         throw unprocessable(why);
     }
+    // Every problem of the body, in one answer.
+    problems found;
     if (auto it = j.find("clear"); it != j.end()) {
         const json list = *it;
         j.erase(it);
-        if (!list.is_null()) {
-            if (!list.is_array()) {
-                throw unprocessable("clear must be an array of action names or \"all\", got " + dump(list));
-            }
+        if (!list.is_null() && !list.is_array()) {
+            found.add("clear must be an array of action names or \"all\", got " + dump(list));
+        } else if (!list.is_null()) {
             for (const auto& a : list) {
                 if (!a.is_string()) {
-                    throw unprocessable("clear: expected an action name, got " + dump(a));
+                    found.add("clear: expected an action name, got " + dump(a));
+                    continue;
                 }
                 const auto name = a.get<std::string>();
                 if (name != "all" && !apply_patch({}, json{{name, nullptr}}, why)) {
-                    throw unprocessable("clear: " + why);
+                    found.add("clear: " + why);
+                    continue;
                 }
                 out.clear.push_back(name);
             }
@@ -407,34 +424,39 @@ limits_body parse_limits_body(const std::string& text) {
     if (auto it = j.find("time_zone"); it != j.end()) {
         const json zone = *it;
         j.erase(it);
-        if (!zone.is_null()) {
-            if (!zone.is_string()) {
-                throw unprocessable("time_zone: expected an IANA time zone name such as \"Europe/Paris\", got " +
-                                    dump(zone));
-            }
+        if (!zone.is_null() && !zone.is_string()) {
+            found.add("time_zone: expected an IANA time zone name such as \"Europe/Paris\", got " + dump(zone));
+        } else if (!zone.is_null()) {
             if (const auto problem = campaigns::time_zone_problem(zone.get<std::string>()); !problem.empty()) {
-                throw unprocessable("time_zone: " + problem);
+                found.add("time_zone: " + problem);
+            } else {
+                out.time_zone = zone.get<std::string>();
             }
-            out.time_zone = zone.get<std::string>();
         }
     }
     const bool all = std::find(out.clear.begin(), out.clear.end(), "all") != out.clear.end();
+    bool unknown = false;
     for (auto it = j.begin(); it != j.end(); ++it) {
         if (it->is_null()) {
             continue;  // null: as if absent
         }
         if (all || std::find(out.clear.begin(), out.clear.end(), it.key()) != out.clear.end()) {
-            throw unprocessable(orch::text::escaped(it.key()) + " is both set and cleared; send one of them");
+            found.add(orch::text::escaped(it.key()) + " is both set and cleared; send one of them");
+            continue;
+        }
+        // Each action alone, so that every action's problem is said.
+        if (!apply_patch({}, json{{it.key(), *it}}, why)) {
+            unknown = unknown || why.find("unknown action") != std::string::npos;
+            found.add(why);
+            continue;
         }
         out.patch[it.key()] = *it;
     }
-    if (!apply_patch({}, out.patch, why)) {
-        if (why.find("unknown action") != std::string::npos) {
-            why += "; or time_zone, clear (each action takes an object of its quotas, such as "
-                   "{\"invite\": {\"per_day\": 40, \"per_week\": 150}})";
-        }
-        throw unprocessable(why);
+    if (unknown) {
+        found.add("the fields besides the actions: time_zone, clear (each action takes an object of its quotas, such "
+                  "as {\"invite\": {\"per_day\": 40, \"per_week\": 150}})");
     }
+    found.check();
     return out;
 }
 

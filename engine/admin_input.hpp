@@ -36,6 +36,30 @@ struct unprocessable : failure {
     explicit unprocessable(const std::string& what) : failure(error_category::unprocessable, what) {}
 };
 
+// Every problem of a request body in one answer: a route notes each problem it finds and reads
+// on; check() throws one unprocessable naming them all ("a; b; c").
+class problems {
+public:
+    void add(std::string what) { list_.push_back(std::move(what)); }
+    // Runs `read`, noting the unprocessable it throws rather than letting it end the reading.
+    template <class F>
+    bool note(F&& read) {
+        try {
+            read();
+            return true;
+        } catch (const unprocessable& e) {
+            add(e.what());
+            return false;
+        }
+    }
+    bool empty() const { return list_.empty(); }
+    std::string joined() const;  // "a; b; c"
+    void check() const;          // throws unprocessable(joined()) when there is any
+
+private:
+    std::vector<std::string> list_;
+};
+
 struct target {
     std::vector<std::string> segments;          // decoded; a trailing empty segment dropped
     std::map<std::string, std::string> params;  // decoded query parameters

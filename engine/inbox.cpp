@@ -271,39 +271,47 @@ std::optional<json> get_reply(pqxx::connection& conn, std::int64_t reply_id) {
 }
 
 std::string check(const reply_request& r) {
-    if (r.event_id <= 0) {
-        return "the reply id must be a positive integer";
-    }
-    if (auto p = orch::text::check_text(r.text)) {
-        return "'text': " + orch::text::at_byte(*p);
-    }
-    if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
-        return "'text' is empty";
-    }
-    // Characters, not bytes: count the UTF-8 lead bytes.
-    std::size_t chars = 0;
-    for (unsigned char c : r.text) {
-        chars += (c & 0xC0) != 0x80 ? 1 : 0;
-        if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-            return "'text' holds a control character other than a line break or tab";
+    // Every field's problem (the first of each), in one message.
+    std::string all;
+    const auto add = [&all](const std::string& p) {
+        if (!p.empty()) {
+            all += (all.empty() ? "" : "; ") + p;
         }
+    };
+    if (r.event_id <= 0) {
+        add("the reply id must be a positive integer");
     }
-    if (chars > text_max) {
-        return "'text' is longer than " + std::to_string(text_max) + " characters (" + std::to_string(chars) + ")";
-    }
+    add([&r]() -> std::string {
+        if (auto p = orch::text::check_text(r.text)) {
+            return "'text': " + orch::text::at_byte(*p);
+        }
+        if (r.text.find_first_not_of(" \t\r\n") == std::string::npos) {
+            return "'text' is empty";
+        }
+        // Characters, not bytes: count the UTF-8 lead bytes.
+        std::size_t chars = 0;
+        for (unsigned char c : r.text) {
+            chars += (c & 0xC0) != 0x80 ? 1 : 0;
+            if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
+                return "'text' holds a control character other than a line break or tab";
+            }
+        }
+        if (chars > text_max) {
+            return "'text' is longer than " + std::to_string(text_max) + " characters (" + std::to_string(chars) + ")";
+        }
+        return {};
+    }());
     if (r.idempotency_key.size() > key_max) {
-        return "the idempotency key is longer than " + std::to_string(key_max) + " bytes";
-    }
-    if (auto p = orch::text::check_name(r.idempotency_key)) {
-        return "the idempotency key: " + p->what;
+        add("the idempotency key is longer than " + std::to_string(key_max) + " bytes");
+    } else if (auto p = orch::text::check_name(r.idempotency_key)) {
+        add("the idempotency key: " + p->what);
     }
     if (r.requested_by.size() > 200) {
-        return "'requested_by' is longer than 200 characters";
+        add("'requested_by' is longer than 200 characters");
+    } else if (auto p = orch::text::check_name(r.requested_by)) {
+        add("'requested_by': " + p->what);
     }
-    if (auto p = orch::text::check_name(r.requested_by)) {
-        return "'requested_by': " + p->what;
-    }
-    return {};
+    return all;
 }
 
 std::string key_of(const reply_request& r) {
@@ -465,7 +473,8 @@ std::string string_field(const json& j, const std::string& key) {
     return it->get<std::string>();
 }
 
-void only_fields(const json& j, std::initializer_list<const char*> allowed) {
+// Notes each field of `j` not among `allowed` in `found`.
+void only_fields(const json& j, std::initializer_list<const char*> allowed, admin_input::problems& found) {
     for (const auto& [key, v] : j.items()) {
         bool ok = false;
         std::string names;
@@ -474,7 +483,7 @@ void only_fields(const json& j, std::initializer_list<const char*> allowed) {
             names += std::string(names.empty() ? "" : ", ") + a;
         }
         if (!ok) {
-            throw unprocessable("unknown field '" + key + "' (fields: " + names + ")");
+            found.add("unknown field '" + orch::text::escaped(key) + "' (fields: " + names + ")");
         }
     }
 }
@@ -580,29 +589,33 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}";
         auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
-        only_fields(j, {"text", "idempotency_key", "requested_by"});
+        // Every problem of the body, in one answer.
+        admin_input::problems found;
+        only_fields(j, {"text", "idempotency_key", "requested_by"}, found);
         reply_request r;
         r.event_id = id;
-        r.text = string_field(j, "text");
-        r.idempotency_key = string_field(j, "idempotency_key");
+        found.note([&] { r.text = string_field(j, "text"); });
+        found.note([&] { r.idempotency_key = string_field(j, "idempotency_key"); });
         if (!idempotency_header.empty()) {
             if (!r.idempotency_key.empty() && r.idempotency_key != idempotency_header) {
-                throw unprocessable("the Idempotency-Key header and 'idempotency_key' differ");
+                found.add("the Idempotency-Key header and 'idempotency_key' differ");
             }
             r.idempotency_key = idempotency_header;
         }
-        r.requested_by = string_field(j, "requested_by");
+        found.note([&] { r.requested_by = string_field(j, "requested_by"); });
         if (r.requested_by.empty()) {
             r.requested_by = "admin-api";
         }
-        if (!j.contains("text") || j["text"].is_null()) {
-            throw unprocessable(std::string(j.contains("text") ? "'text' must be a string, got null"
-                                                               : "'text' is required") +
-                                ": {\"text\": \"...\"}");
+        if (!j.contains("text")) {
+            found.add("'text' is required: {\"text\": \"...\"}");
+        } else if (j["text"].is_null()) {
+            found.add("'text' must be a string, got null: {\"text\": \"...\"}");
+        } else if (j["text"].is_string()) {
+            if (auto why = check(r); !why.empty()) {
+                found.add(why);
+            }
         }
-        if (auto why = check(r); !why.empty()) {
-            throw unprocessable(why);
-        }
+        found.check();
         auto o = request_reply(conn, r);
         switch (o.what) {
         case reply_outcome::kind::not_found:
@@ -623,17 +636,21 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"mark\": \"not_interested\", \"by\"?: \"...\"}";
         auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
-        only_fields(j, {"mark", "by"});
-        const auto mark = string_field(j, "mark");
+        admin_input::problems found;
+        only_fields(j, {"mark", "by"}, found);
+        std::string mark;
+        const bool read = found.note([&] { mark = string_field(j, "mark"); });
         // The CLI's spelling too (inbox mark ID not-interested).
-        if (mark != "not_interested" && mark != "not-interested") {
-            throw unprocessable("'mark' must be \"not_interested\" (or \"not-interested\"), got " +
-                                (j.contains("mark") ? j["mark"].dump() : "nothing"));
+        if (read && mark != "not_interested" && mark != "not-interested") {
+            found.add("'mark' must be \"not_interested\" (or \"not-interested\"), got " +
+                      (j.contains("mark") ? j["mark"].dump() : "nothing"));
         }
-        auto by = string_field(j, "by");
+        std::string by;
+        found.note([&] { by = string_field(j, "by"); });
         if (by.size() > 200 || orch::text::check_name(by)) {
-            throw unprocessable("'by' must be at most 200 characters without control characters");
+            found.add("'by' must be at most 200 characters without control characters");
         }
+        found.check();
         if (by.empty()) {
             by = "admin-api";
         }

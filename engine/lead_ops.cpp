@@ -318,41 +318,45 @@ const char* to_string(verb v) {
 }
 
 std::string check(const request& r) {
+    // Every problem of the request, in one message.
+    std::string all;
+    const auto add = [&all](const std::string& p) { all += (all.empty() ? "" : "; ") + p; };
     if (r.lead_ids.empty() && r.state.empty()) {
-        return "name a lead (its id) or a filter (state): nothing was chosen";
+        add("name a lead (its id) or a filter (state): nothing was chosen");
     }
     if (!r.lead_ids.empty() && !r.state.empty()) {
         // Which would win is not obvious (the ids within the state, or either): neither is guessed.
-        return "give lead ids or a state, not both";
+        add("give lead ids or a state, not both");
     }
     if (!r.state.empty() && std::find(states.begin(), states.end(), r.state) == states.end()) {
-        std::string all;
+        std::string names;
         for (const auto& s : states) {
-            all += (all.empty() ? "" : ", ") + s;
+            names += (names.empty() ? "" : ", ") + s;
         }
-        return "state must be one of " + all + ", got '" + r.state + "'";
+        add("state must be one of " + names + ", got '" + r.state + "'");
     }
     for (auto id : r.lead_ids) {
         if (id < 1) {
-            return "a lead id must be a positive integer, got " + std::to_string(id);
+            add("a lead id must be a positive integer, got " + std::to_string(id));
+            break;
         }
     }
     if (r.lead_ids.size() > 10'000) {
-        return "at most 10000 lead ids at once (use a state filter for more)";
+        add("at most 10000 lead ids at once (use a state filter for more)");
     }
     if (r.what == verb::skip && r.to_step.empty()) {
-        return "skip needs the step to move to (to / --to STEP)";
+        add("skip needs the step to move to (to / --to STEP)");
     }
     if (r.what != verb::skip && !r.to_step.empty()) {
-        return std::string("'to' is for skip, not ") + to_string(r.what);
+        add(std::string("'to' is for skip, not ") + to_string(r.what));
     }
     if (r.what == verb::move && r.account.empty()) {
-        return "move needs the new sender (account / --account ACCOUNT)";
+        add("move needs the new sender (account / --account ACCOUNT)");
     }
     if (r.what != verb::move && !r.account.empty()) {
-        return std::string("'account' is for move, not ") + to_string(r.what);
+        add(std::string("'account' is for move, not ") + to_string(r.what));
     }
-    return "";
+    return all;
 }
 
 outcome run(pqxx::connection& conn, const request& asked) {

@@ -107,7 +107,7 @@ struct outcome {
 json to_json(const request& r, const outcome& o);
 
 // What is wrong with a request before the database is asked ("" when nothing): a verb's missing
-// argument, no lead and no filter, an unknown state.
+// argument, no lead and no filter, an unknown state; every problem, joined by "; ".
 std::string check(const request& r);
 
 // Runs the request in one transaction (again after a deadlock with a worker, three tries).

@@ -783,6 +783,14 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         EXPECT_EQ(r.status, 422) << body << " " << r.body;
         EXPECT_NE(error_message(r).find(field), std::string::npos) << body << " " << r.body;
     }
+    // A body with several problems is answered with every one of them.
+    auto several = call("PUT", path, R"({"bogus": {"per_day": 1}, "invite": {"per_day": -1}, "time_zone": 3,
+                                        "clear": [7], "send": {"per_week": "9"}})");
+    EXPECT_EQ(several.status, 422) << several.body;
+    for (const char* each : {"bogus: unknown action", "invite.per_day", "time_zone: expected an IANA time zone name",
+                             "clear: expected an action name, got 7", "send.per_week", "such as {\"invite\""}) {
+        EXPECT_NE(error_message(several).find(each), std::string::npos) << each << " " << several.body;
+    }
     auto wrong_method = call("POST", path, good);
     EXPECT_EQ(wrong_method.status, 405);
     EXPECT_EQ(wrong_method.header("allow"), "GET, PUT");

@@ -160,6 +160,14 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_EQ(invalid.body_json()["error"]["details"][0]["index"], 1) << invalid.body;
     auto both = call("POST", "/v1/dnc", R"({"profile_url": ")" + urls_[3] + R"(", "company": "Acme"})");
     EXPECT_EQ(both.status, 422) << both.body;
+    // Every problem in one answer: the request's own and each entry's, all of an entry's.
+    auto several = call("POST", "/v1/dnc", R"({"added_by": 7, "entries": [{"x": 1, "company": 2}, {"company": "A"}]})");
+    EXPECT_EQ(several.status, 422) << several.body;
+    EXPECT_EQ(error_message(several),
+              "'added_by' must be a string, got 7; 1 invalid entry (first: unknown field 'x' (fields: profile_url, "
+              "company, reason); 'company' must be a string, got 2); nothing changed")
+        << several.body;
+    EXPECT_EQ(several.body_json()["error"]["details"].size(), 1u) << several.body;
     // The profile prefix alone names no one (it was stored, and matched no lead).
     auto prefix = call("POST", "/v1/dnc", R"({"profile_url": "https://network.example/in/"})");
     EXPECT_EQ(prefix.status, 422) << prefix.body;
@@ -373,6 +381,33 @@ TEST_F(DncTest, LeadOperations) {
     auto both = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "done", "lead_ids": [)" + a + "]}");
     EXPECT_EQ(both.status, 422) << both.body;
     EXPECT_NE(error_message(both).find("give lead ids or a state, not both"), std::string::npos) << both.body;
+    // A body with several problems is answered with every one of them, in one 422.
+    auto several = call("POST", "/v1/campaigns/ops/leads:bulk",
+                        R"({"action": "zap", "state": 3, "lead_ids": [1, "x"], "force": true, "to": 5})");
+    EXPECT_EQ(several.status, 422) << several.body;
+    for (const char* each : {"unknown field 'force'", "'action' must be one of stop, retry, skip, move, got 'zap'",
+                             "'state' must be a string, got 3", "'lead_ids' must hold positive integers, got \"x\"",
+                             "'to' must be a string, got 5"}) {
+        EXPECT_NE(error_message(several).find(each), std::string::npos) << each << " " << several.body;
+    }
+    // With the action known, its rules are said beside the fields' problems; ids named badly are
+    // not "nothing chosen".
+    auto rules = call("POST", "/v1/campaigns/ops/leads:bulk",
+                      R"({"action": "skip", "state": "sleepy", "account": "x", "extra": 1})");
+    EXPECT_EQ(rules.status, 422) << rules.body;
+    for (const char* each : {"unknown field 'extra'", "state must be one of", "skip needs the step to move to",
+                             "'account' is for move, not skip"}) {
+        EXPECT_NE(error_message(rules).find(each), std::string::npos) << each << " " << rules.body;
+    }
+    auto bad_ids = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "lead_ids": "1"})");
+    EXPECT_EQ(bad_ids.status, 422) << bad_ids.body;
+    EXPECT_EQ(error_message(bad_ids), "'lead_ids' must be an array of lead ids; nothing changed") << bad_ids.body;
+    auto single = call("POST", base + a + "/move", R"({"to": "v", "why": 1})");
+    EXPECT_EQ(single.status, 422) << single.body;
+    for (const char* each : {"unknown field 'why' (fields: to, account)", "move needs the new sender",
+                             "'to' is for skip, not move"}) {
+        EXPECT_NE(error_message(single).find(each), std::string::npos) << each << " " << single.body;
+    }
     EXPECT_EQ(env_->run({"leads", "stop", "ops", "--state", "sleepy"}).exit_code, 2);
     EXPECT_EQ(env_->run({"leads", "stop", "ops"}).exit_code, 2);
     EXPECT_EQ(env_->run({"leads", "stop", "ops", b}).exit_code, 2);  // a conflict with its state (409 in the API): the caller's mistake

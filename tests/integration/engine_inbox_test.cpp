@@ -207,6 +207,13 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     EXPECT_NE(error_message(call("POST", path + "/reply", "{\"text\": null}")).find("'text' must be a string, got null"),
               std::string::npos);
     EXPECT_NE(error_message(call("POST", path + "/reply", "")).find("empty body: send {\"text\""), std::string::npos);
+    // A body with several problems is answered with every one of them.
+    EXPECT_EQ(error_message(call("POST", path + "/reply", R"({"text": "  ", "extra": 1, "requested_by": 3})")),
+              "unknown field 'extra' (fields: text, idempotency_key, requested_by); 'requested_by' must be a string, "
+              "got 3; 'text' is empty; nothing changed");
+    EXPECT_EQ(error_message(call("POST", path + "/mark", R"({"mark": "spam", "by": 7, "x": null})")),
+              "unknown field 'x' (fields: mark, by); 'mark' must be \"not_interested\" (or \"not-interested\"), got "
+              "\"spam\"; 'by' must be a string, got 7; nothing changed");
     EXPECT_EQ(call("GET", "/v1/inbox?limit=0").status, 400);
     EXPECT_EQ(call("GET", "/v1/inbox?color=red").status, 400);
     EXPECT_EQ(call("GET", "/v1/inbox/999999").status, 404);
