@@ -5,6 +5,7 @@
 #include <openssl/hmac.h>
 
 #include <charconv>
+#include <cstdint>
 
 namespace orch::outreach {
 
@@ -57,8 +58,11 @@ signature_check verify_webhook(std::string_view secret, std::string_view timesta
         return signature_check::malformed;
     }
     std::int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count();
-    std::int64_t skew = now_s > ts ? now_s - ts : ts - now_s;
-    if (skew > tolerance.count()) {
+    // In unsigned arithmetic: a hostile timestamp near either end of int64 would overflow the
+    // signed difference (undefined behaviour), and its skew is huge either way.
+    const auto now_u = static_cast<std::uint64_t>(now_s), ts_u = static_cast<std::uint64_t>(ts);
+    const std::uint64_t skew = now_s > ts ? now_u - ts_u : ts_u - now_u;
+    if (skew > static_cast<std::uint64_t>(tolerance.count())) {
         return signature_check::outside_tolerance;
     }
     std::string expected = sign_webhook(secret, ts, raw_body);

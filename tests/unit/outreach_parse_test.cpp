@@ -212,6 +212,26 @@ TEST(OutreachParse, ConversationAndInbox) {
     EXPECT_EQ(inbox->next_cursor, "abc");
 }
 
+// Epoch numbers: milliseconds, or seconds when small; one before 1970 or past the year 9999 is
+// no event's time (multiplying it would overflow int64 or the clock's nanoseconds) and is left
+// unread, the event still read.
+TEST(OutreachParse, AnEventTimeOutOfAnyRangeIsLeftUnread) {
+    const auto at = [](const std::string& ts) {
+        return parse_webhook_event(std::string_view(R"({"account_id":"acc_1","event":{"type":"message",
+            "message_text":"Hi","sender_profile":"https://n/in/ada","timestamp":)" + ts + "}}"));
+    };
+    ASSERT_TRUE(at("1736936460000"));
+    EXPECT_EQ(at("1736936460000")->occurred_at, std::chrono::system_clock::time_point{std::chrono::milliseconds{1'736'936'460'000}});
+    EXPECT_EQ(at("1736936460")->occurred_at, std::chrono::system_clock::time_point{std::chrono::milliseconds{1'736'936'460'000}});
+    for (const char* odd : {"-9223372036854775808", "-9223372036854775000", "-1", "9223372036854775807",
+                            "253402300800000", "\"-9223372036854775808\""}) {
+        auto e = at(odd);
+        ASSERT_TRUE(e) << odd;
+        EXPECT_FALSE(e->occurred_at) << odd;
+        EXPECT_EQ(e->message_text, "Hi") << odd;
+    }
+}
+
 TEST(OutreachParse, WebhookMessageEventInItsThreeShapes) {
     auto documented = parse_webhook_event(std::string_view(R"({"account_id":"acc_1","account_name":"Me",
         "event":{"type":"message","message_text":"Hello","sender_name":"Ada L","sender_profile":"https://n/in/ada",

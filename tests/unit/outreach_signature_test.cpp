@@ -29,6 +29,12 @@ TEST(OutreachSignature, VerifyAcceptsWithinToleranceBothWays) {
     EXPECT_EQ(verify_webhook("k", "1736936460", sig, body, now - seconds{299}), signature_check::valid);
     EXPECT_EQ(verify_webhook("k", "1736936460", sig, body, now + seconds{301}), signature_check::outside_tolerance);
     EXPECT_EQ(verify_webhook("k", "1736936460", sig, body, now - seconds{301}), signature_check::outside_tolerance);
+    // A timestamp at either end of int64 is outside the tolerance; its skew does not overflow
+    // (the signed difference would be undefined, and wrap to a small number).
+    EXPECT_EQ(verify_webhook("k", "-9223372036854775808", sig, body, now), signature_check::outside_tolerance);
+    EXPECT_EQ(verify_webhook("k", "9223372036854775807", sig, body, now), signature_check::outside_tolerance);
+    EXPECT_EQ(verify_webhook("k", "9223372036854775807", sig, body, system_clock::time_point{seconds{-1'000}}),
+              signature_check::outside_tolerance);
 }
 
 TEST(OutreachSignature, VerifyRejectsTamperingAndBadHeaders) {

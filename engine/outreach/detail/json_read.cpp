@@ -122,7 +122,13 @@ std::optional<std::chrono::system_clock::time_point> time_of(const json& v) {
     if (!n) {
         return std::nullopt;
     }
-    // Epoch milliseconds as the V1 API sends them; a value this small can only be seconds.
+    // Epoch milliseconds as the V1 API sends them; a value this small can only be seconds. A
+    // number before 1970 or past the year 9999 is no time of an event: left unread rather than
+    // multiplied past int64 (or the clock's nanoseconds), which is undefined.
+    constexpr std::int64_t year_10000_ms = 253'402'300'800'000;
+    if (*n < 0 || *n >= year_10000_ms) {
+        return std::nullopt;
+    }
     std::int64_t ms = *n < 100'000'000'000 ? *n * 1000 : *n;
     return std::chrono::system_clock::time_point{std::chrono::milliseconds{ms}};
 }
