@@ -3,6 +3,7 @@
 #include "api/text.hpp"
 #include "campaigns/detail/yaml_tags.hpp"
 #include "engine/limits/redis_url.hpp"
+#include "engine/reply_pattern.hpp"
 
 #include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
@@ -17,7 +18,6 @@
 #include <map>
 #include <unistd.h>
 
-#include <regex>
 #include <tuple>
 
 extern char** environ;
@@ -293,10 +293,8 @@ const std::vector<setting_row>& rows() {
               if (v.size() > 2000) {
                   return std::string("must be at most 2000 characters");
               }
-              try {
-                  std::regex(v, std::regex::ECMAScript | std::regex::icase);
-              } catch (const std::regex_error& e) {
-                  return "is not a valid regular expression: " + std::string(e.what());
+              if (const auto why = reply_pattern::problem(v); !why.empty()) {
+                  return "is not a valid regular expression: " + why;
               }
               s.inbox_not_interested_pattern = v;
               return std::string();

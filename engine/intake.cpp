@@ -13,6 +13,7 @@
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
 #include "engine/outreach/signature.hpp"
+#include "engine/reply_pattern.hpp"
 #include "engine/secret_box.hpp"
 #include "engine/store.hpp"
 #include "api/text.hpp"
@@ -32,7 +33,6 @@
 
 #include <future>
 #include <map>
-#include <regex>
 #include <set>
 
 namespace orch::engine {
@@ -180,7 +180,7 @@ struct intake::impl {
     // A lost PostgreSQL, as the leader check (caller 0, every 2 s) and the inbox sender (1) meet
     // it: told once, summarised, and its end (engine/outage_log.hpp).
     std::shared_ptr<outage_log> database_outage = std::make_shared<outage_log>("serve", "database");
-    std::optional<std::regex> not_interested;  // inbox_not_interested_pattern, when set
+    std::optional<reply_pattern> not_interested;  // inbox_not_interested_pattern, when set
 
     explicit impl(settings s) : cfg(std::move(s)) {
         if (!cfg.secret_key.empty()) {
@@ -321,7 +321,18 @@ struct intake::impl {
     // A new reply matching inbox_not_interested_pattern is marked not interested (db thread). A
     // failure is logged: the event is stored either way.
     void auto_mark(std::int64_t event_id, const std::string& text) {
-        if (!not_interested || text.size() > 20'000 || !std::regex_search(text, *not_interested)) {
+        if (!not_interested) {
+            return;
+        }
+        std::string why;
+        const auto matched = not_interested->search(text, why);
+        if (!matched) {
+            spdlog::warn("serve: reply {} left unmarked: inbox_not_interested_pattern could not be matched against "
+                         "its {} bytes ({}); mark it by hand if it says not interested",
+                         event_id, text.size(), orch::text::escaped(why));
+            return;
+        }
+        if (!*matched) {
             return;
         }
         try {
@@ -1703,7 +1714,7 @@ int intake::run() {
     }
     if (!m.cfg.inbox_not_interested_pattern.empty()) {
         // Checked when the settings were read; a regex_error here would be a bug, not input.
-        m.not_interested.emplace(m.cfg.inbox_not_interested_pattern, std::regex::ECMAScript | std::regex::icase);
+        m.not_interested.emplace(m.cfg.inbox_not_interested_pattern);
     }
     m.replies = std::make_unique<inbox_sender>(
         m.cfg, m.cfg.worker_id.empty() ? std::string("serve") : "serve:" + m.cfg.worker_id, m.database_outage);
