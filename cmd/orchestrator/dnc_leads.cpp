@@ -221,13 +221,16 @@ int leads_list(const engine::settings& s, const std::string& name, const std::st
     }
     auto text = [](const json& v) { return v.is_null() ? std::string() : v.get<std::string>(); };
     if (format == "csv") {
+        // The codes for programs (why it waits, a calling lead's kind of call) and the sentence for
+        // people, after the columns that were there first.
         text_table t{"", {"lead_id", "enrollment_id", "profile_url", "account_id", "step", "state", "reason",
-                          "next_run_at", "updated_at", "finished_at"}, {}};
+                          "next_run_at", "updated_at", "finished_at", "wait_code", "call", "waiting"}, {}};
         for (const auto& l : items) {
             t.rows.push_back({std::to_string(l["lead_id"].get<std::int64_t>()),
                               std::to_string(l["enrollment_id"].get<std::int64_t>()), text(l["profile_url"]),
                               text(l["account_id"]), text(l["step"]), text(l["state"]), text(l["reason"]),
-                              text(l["next_run_at"]), text(l["updated_at"]), text(l["finished_at"])});
+                              text(l["next_run_at"]), text(l["updated_at"]), text(l["finished_at"]),
+                              text(l["wait_code"]), text(l["call"]), text(l["waiting"])});
         }
         print_csv(t);
         return 0;
@@ -266,8 +269,11 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     auto t = [](const json& v) {
         return v.is_string() ? orch::text::escaped(v.get<std::string>()) : orch::text::terminal_lines(v.dump());
     };
-    std::cout << "lead " << l["lead_id"] << " in campaign " << orch::text::escaped(name) << ": " << t(l["state"])
-              << " (" << t(l["waiting"]) << ")\n"
+    // A finished lead's sentence names its state ("finished: replied (the lead replied)"): said once.
+    const auto waiting = l["waiting"].is_string() ? l["waiting"].get<std::string>() : std::string();
+    const bool says_state = waiting.rfind("finished: ", 0) == 0;
+    std::cout << "lead " << l["lead_id"] << " in campaign " << orch::text::escaped(name) << ": "
+              << (says_state ? t(l["waiting"]) : t(l["state"]) + " (" + t(l["waiting"]) + ")") << "\n"
               << "  profile     " << t(l["profile_url"]) << "\n"
               << "  step        "
               << (l["step"].is_string() && !l["step"].get<std::string>().empty()

@@ -292,6 +292,12 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
       "lease_expires_at = '2100-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 UTC)");
     EXPECT_EQ(kind(), "in_flight");
+    auto csv = env_->run({"leads", "list", "calls", "--format", "csv"});
+    EXPECT_NE(csv.output.find(",finished_at,wait_code,call,waiting\r\n"), std::string::npos) << csv.output;
+    EXPECT_NE(csv.output.find(",in_flight,\"calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 "
+                              "UTC)\"\r\n"),
+              std::string::npos)
+        << csv.output;
     EXPECT_NE(watched().find("calling  (a call queued or on the wire)"), std::string::npos) << watched();
     auto detail = call("GET", "/v1/campaigns/calls/leads/" + x).body_json();
     EXPECT_EQ(detail["timeline"][0]["outcome"], "in_flight") << detail.dump();
@@ -590,6 +596,9 @@ TEST_F(DncTest, LeadOperations) {
     ASSERT_EQ(finished.exit_code, 0) << finished.output;
     EXPECT_NE(finished.output.find("  step        none, finished at 2026-03-10T12:00:00Z\n"), std::string::npos)
         << finished.output;
+    // Its sentence names its state, said once ("done (finished: done)" before).
+    EXPECT_EQ(finished.output.rfind("lead " + d + " in campaign ops: finished: done (", 0), 0u) << finished.output;
+    EXPECT_EQ(finished.output.find("(finished:"), std::string::npos) << finished.output;
 }
 
 // A failed lead's retry at a step that contacts the person checks the step's effect first only
