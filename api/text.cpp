@@ -263,6 +263,17 @@ std::string spelled(std::string_view s, bool keep_lines) {
 
 std::string escaped(std::string_view s) { return spelled(s, false); }
 
+std::string escaped_clipped(std::string_view s, std::size_t max) {
+    if (s.size() <= max) {
+        return escaped(s);
+    }
+    std::size_t cut = max;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) {
+        --cut;  // not inside a UTF-8 sequence
+    }
+    return escaped(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+}
+
 std::string terminal_lines(std::string_view s) { return spelled(s, true); }
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {

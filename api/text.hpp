@@ -63,6 +63,9 @@ std::optional<problem> find_space(std::string_view s);
 bool is_forbidden_in_name(char32_t cp);
 
 std::string escaped(std::string_view s);
+// escaped(s), cut to its first `max` bytes (at a character's start) with "... (N bytes)" when longer:
+// for a client's value echoed in a message, which it could make megabytes long.
+std::string escaped_clipped(std::string_view s, std::size_t max);
 
 // "<n> <one>" when n is 1, else "<n> <many>".
 std::string counted(std::int64_t n, std::string_view one, std::string_view many);

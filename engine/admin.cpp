@@ -1583,6 +1583,8 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         std::string action;
         if (auto bad = string_field(body, "action", action)) {
             found.add(*bad);
+        } else if (action.empty() && (!body.contains("action") || body["action"].is_null())) {
+            found.add("'action' is required: stop, retry, skip or move");
         } else if (auto v = lead_ops::verb_from_string(action)) {
             r.what = *v;
             action_known = true;

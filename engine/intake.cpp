@@ -587,7 +587,7 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         // (in hosted mode none does: events come by the stream and polling).
         co_return api::handler_result::reply(error_response(
             req, http::status::not_found,
-            "no webhook of this receiver is registered for account '" + orch::text::escaped(account) + "'" +
+            "no webhook of this receiver is registered for account '" + orch::text::escaped_clipped(account, 200) + "'" +
                 (custom_mode() ? std::string()
                                : " (hosted mode: webhook_public_url is not set, and events come by the stream and "
                                  "polling)")));

@@ -405,6 +405,10 @@ TEST_F(DncTest, LeadOperations) {
                              "'account' is for move, not skip"}) {
         EXPECT_NE(error_message(rules).find(each), std::string::npos) << each << " " << rules.body;
     }
+    auto no_action = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"state": "ready"})");
+    EXPECT_EQ(no_action.status, 422) << no_action.body;
+    EXPECT_EQ(error_message(no_action), "'action' is required: stop, retry, skip or move; nothing changed")
+        << no_action.body;
     auto bad_ids = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "lead_ids": "1"})");
     EXPECT_EQ(bad_ids.status, 422) << bad_ids.body;
     EXPECT_EQ(error_message(bad_ids), "'lead_ids' must be an array of lead ids; nothing changed") << bad_ids.body;

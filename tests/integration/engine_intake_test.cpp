@@ -195,6 +195,12 @@ TEST_F(IntakeTest, AHostedWebhookDeletedOnTheApisSideIsSetUpAgain) {
                               "' (hosted mode: webhook_public_url is not set"),
               std::string::npos)
         << stray.body;
+    // A long path is not quoted whole.
+    auto long_one = deliver(listen, std::string(5000, 'z'), R"({"type": "disconnection"})", "any-key");
+    EXPECT_EQ(long_one.status, 404) << long_one.body.substr(0, 300);
+    EXPECT_NE(long_one.body.find("for account '" + std::string(200, 'z') + "... (5000 bytes)'"), std::string::npos)
+        << long_one.body.substr(0, 300);
+    EXPECT_LT(long_one.body.size(), 600u);
     const auto before = stored_webhooks();
     ASSERT_EQ(webhooks_in_sandbox(), before);
     const auto dead = env_->scalar("SELECT webhook_id FROM accounts WHERE label = 'sender-1'");

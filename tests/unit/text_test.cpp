@@ -82,6 +82,13 @@ TEST(text, escaped_keeps_text_on_one_line_and_shows_every_control) {
     EXPECT_FALSE(check_name(escaped("\n\x01\xff\xe2\x80\xae\x7f")));
 }
 
+TEST(text, escaped_clipped_cuts_a_long_value_at_a_characters_start) {
+    EXPECT_EQ(orch::text::escaped_clipped("short\n", 10), "short\\n");
+    EXPECT_EQ(orch::text::escaped_clipped(std::string(5000, 'a'), 4), "aaaa... (5000 bytes)");
+    // "ü" is two bytes: a cut inside it moves back to its start.
+    EXPECT_EQ(orch::text::escaped_clipped("abü" + std::string(10, 'x'), 3), "ab... (14 bytes)");
+}
+
 TEST(text, every_log_message_is_escaped_onto_one_line) {
     std::ostringstream out;
     auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
