@@ -31,9 +31,9 @@ bool read_value(const json& v, const std::string& where, std::optional<std::int6
         out.reset();
         return true;
     }
-    const std::string range = "must be an integer from 0 to " + std::to_string(quota_value_max);
+    const std::string range = "must be an integer from 0 to " + std::to_string(quota_value_max) + " (or null for the default)";
     if (!v.is_number_integer()) {
-        error = where + ": " + range + " (or null for the default), got " + v.dump();
+        error = where + ": " + range + ", got " + v.dump();
         return false;
     }
     if (v.is_number_unsigned() ? v.get<std::uint64_t>() > static_cast<std::uint64_t>(quota_value_max)
@@ -45,27 +45,33 @@ bool read_value(const json& v, const std::string& where, std::optional<std::int6
     return true;
 }
 
-// One action's object {"per_day": N, "per_week": N}; absent or null fields: the default.
+// One action's object {"per_day": N, "per_week": N}; absent or null fields: the default. Every
+// field's problem is said, joined by "; ".
 std::optional<quota_override> read_override(const json& o, const std::string& name, std::string& error) {
     if (!o.is_object()) {
-        error = name + ": must be an object with per_day and/or per_week (or null to clear), got " + o.dump();
+        error = name + ": must be an object with per_day and/or per_week (an override is removed with clear), got " +
+                o.dump();
         return std::nullopt;
     }
     quota_override q;
+    std::string all;
     for (auto it = o.begin(); it != o.end(); ++it) {
         const std::string where = name + "." + it.key();
+        std::string why;
         if (it.key() == "per_day") {
-            if (!read_value(it.value(), where, q.per_day, error)) {
-                return std::nullopt;
-            }
+            read_value(it.value(), where, q.per_day, why);
         } else if (it.key() == "per_week") {
-            if (!read_value(it.value(), where, q.per_week, error)) {
-                return std::nullopt;
-            }
+            read_value(it.value(), where, q.per_week, why);
         } else {
-            error = where + ": unknown field; per_day or per_week";
-            return std::nullopt;
+            why = where + ": unknown field; per_day or per_week";
         }
+        if (!why.empty()) {
+            all += (all.empty() ? "" : "; ") + why;
+        }
+    }
+    if (!all.empty()) {
+        error = all;
+        return std::nullopt;
     }
     return q;
 }

@@ -1570,15 +1570,16 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
     // Every problem of the body, in one answer (a 422 ending "nothing changed").
     admin_input::problems found;
     const bool bulk = lead == nullptr;
-    for (const auto& [key, v2] : body.items()) {
-        if (key != "to" && key != "account" && (!bulk || (key != "action" && key != "state" && key != "lead_ids"))) {
-            found.add("unknown field '" + orch::text::escaped(key) +
-                      (bulk ? "' (fields: action, state, lead_ids, to, account)" : "' (fields: to, account)"));
-        }
+    if (bulk) {
+        found.unknown_fields(body, {"action", "state", "lead_ids", "to", "account"});
+    } else {
+        found.unknown_fields(body, {"to", "account"});
     }
-    // The action's rules (lead_ops::check) apply once the action is known: a single lead's is its
-    // path's; a bulk request's is its field.
+    // The rules of what the fields say together (lead_ops) apply to the fields that were read: a
+    // field of the wrong type is said once, not again as missing. The verb's arguments apply once
+    // the action is known (a single lead's is its path's).
     bool action_known = !bulk;
+    bool selection_read = true;
     if (bulk) {
         std::string action;
         if (auto bad = string_field(body, "action", action)) {
@@ -1589,38 +1590,54 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
             r.what = *v;
             action_known = true;
         } else {
-            found.add("'action' must be one of stop, retry, skip, move, got '" + orch::text::escaped(action) + "'");
+            found.add("'action' must be one of stop, retry, skip, move, got '" + orch::text::escaped_clipped(action, 100) +
+                      "'");
         }
         if (auto bad = string_field(body, "state", r.state)) {
             found.add(*bad);
+            selection_read = false;
         }
         if (auto it = body.find("lead_ids"); it != body.end() && !it->is_null()) {
             if (!it->is_array()) {
-                found.add("'lead_ids' must be an array of lead ids");
-                r.lead_ids.push_back(1);  // named, if badly (as below)
+                found.add("'lead_ids' must be an array of lead ids, got " + std::string(it->type_name()));
+                selection_read = false;
             } else {
-                for (const auto& id : *it) {
-                    if (!id.is_number_integer() || id.get<std::int64_t>() < 1) {
-                        found.add("'lead_ids' must hold positive integers, got " + id.dump());
-                        // Ids were named, if badly: the rules below must not say that none was.
-                        if (r.lead_ids.empty()) {
-                            r.lead_ids.push_back(1);
-                        }
-                        break;  // the first bad id says it; thousands would drown the rest
+                // The bad ids, the first few of them with their places: thousands would drown the rest.
+                std::string bad;
+                std::size_t bad_count = 0;
+                for (std::size_t i = 0; i < it->size(); ++i) {
+                    const auto& id = (*it)[i];
+                    if (id.is_number_integer() && id.get<std::int64_t>() >= 1) {
+                        r.lead_ids.push_back(id.get<std::int64_t>());
+                    } else if (++bad_count <= 5) {
+                        bad += (bad.empty() ? "" : ", ") + orch::text::escaped_clipped(id.dump(), 40) + " (at " +
+                               std::to_string(i) + ")";
                     }
-                    r.lead_ids.push_back(id.get<std::int64_t>());
+                }
+                if (bad_count > 0) {
+                    found.add("'lead_ids' must hold positive integers, got " + bad +
+                              (bad_count > 5 ? " and " + std::to_string(bad_count - 5) + " more" : std::string()));
+                    selection_read = false;
                 }
             }
         }
     }
+    bool to_read = true, account_read = true;
     if (auto bad = string_field(body, "to", r.to_step)) {
         found.add(*bad);
+        to_read = false;
     }
     if (auto bad = string_field(body, "account", r.account)) {
         found.add(*bad);
+        account_read = false;
+    }
+    if (selection_read) {
+        if (auto why = lead_ops::check_selection(r); !why.empty()) {
+            found.add(why);
+        }
     }
     if (action_known) {
-        if (auto why = lead_ops::check(r); !why.empty()) {
+        if (auto why = lead_ops::check_arguments(r, !to_read, !account_read); !why.empty()) {
             found.add(why);
         }
     }
@@ -1699,6 +1716,9 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     }
     json items = json::array();
     if (auto it = body.find("entries"); it != body.end()) {
+        // The list form takes entries and added_by only: an entry's field beside the list would
+        // otherwise be dropped unsaid (a profile_url the operator believes blocked).
+        found.unknown_fields(body, {"entries", "added_by"}, "beside entries, an entry's fields go in its entry");
         if (!it->is_array() || it->empty()) {
             found.add("'entries' must be a non-empty array");
         } else if (it->size() > 10'000) {
@@ -1721,17 +1741,17 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
         if (!item.is_object()) {
             its.add("must be an object with profile_url or company");
         } else {
-            for (const auto& [key, v] : item.items()) {
-                if (key != "profile_url" && key != "company" && key != "reason") {
-                    its.add("unknown field '" + orch::text::escaped(key) + "' (fields: profile_url, company, reason)");
-                }
-            }
+            its.unknown_fields(item, {"profile_url", "company", "reason"});
+            bool readable = true;
             for (auto [key, slot] : {std::pair{"profile_url", &in.profile_url}, {"company", &in.company}, {"reason", &in.reason}}) {
                 if (auto bad = string_field(item, key, *slot)) {
                     its.add(*bad);
+                    readable = false;
                 }
             }
-            if (its.empty()) {
+            // The values' own rules once each is a string (an unknown field beside them does not
+            // hide them; a value of the wrong type would make them say something false).
+            if (readable) {
                 if (auto why = dnc::check(in); !why.empty()) {
                     its.add(why);
                 }

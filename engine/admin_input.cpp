@@ -295,7 +295,37 @@ std::string problems::joined() const {
     for (const auto& p : list_) {
         all += (all.empty() ? "" : "; ") + p;
     }
+    if (more_ > 0) {
+        all += "; and " + orch::text::counted(static_cast<std::int64_t>(more_), "more problem", "more problems");
+    }
     return all;
+}
+
+void problems::unknown_fields(const json& object, std::initializer_list<std::string_view> allowed,
+                              const std::string& hint) {
+    if (!object.is_object()) {
+        return;
+    }
+    std::string names;
+    std::size_t count = 0;
+    for (const auto& [key, v] : object.items()) {
+        if (std::find(allowed.begin(), allowed.end(), key) != allowed.end()) {
+            continue;
+        }
+        if (++count <= 5) {
+            names += (names.empty() ? "'" : ", '") + orch::text::escaped_clipped(key, 100) + "'";
+        }
+    }
+    if (count == 0) {
+        return;
+    }
+    std::string fields;
+    for (auto a : allowed) {
+        fields += (fields.empty() ? "" : ", ") + std::string(a);
+    }
+    add(std::string(count == 1 ? "unknown field " : "unknown fields ") + names +
+        (count > 5 ? " and " + std::to_string(count - 5) + " more" : std::string()) + " (fields: " + fields +
+        (hint.empty() ? "" : "; " + hint) + ")");
 }
 
 void problems::check() const {
@@ -320,12 +350,11 @@ budget_update parse_budget_body(const std::string& text) {
         return dump(v);
     };
     // Every problem of the body, in one answer.
-    std::vector<std::string> problems;
+    problems found;
+    found.unknown_fields(j, {"credits", "per_day", "per_account", "clear"});
     budget_update u;
     for (const auto& [key, v] : j.items()) {
         if (key != "credits" && key != "per_day" && key != "per_account" && key != "clear") {
-            problems.push_back("unknown field '" + orch::text::escaped(key) +
-                               "' (fields: credits, per_day, per_account, clear)");
             continue;
         }
         if (v.is_null()) {
@@ -333,12 +362,12 @@ budget_update parse_budget_body(const std::string& text) {
         }
         if (key == "clear") {
             if (!v.is_array()) {
-                problems.push_back("clear must be an array of per_day, per_account; got " + dump(v));
+                found.add("clear must be an array of per_day, per_account; got " + dump(v));
                 continue;
             }
             for (const auto& c : v) {
                 if (c != "per_day" && c != "per_account") {
-                    problems.push_back("clear: expected per_day or per_account, got " + dump(c));
+                    found.add("clear: expected per_day or per_account, got " + dump(c));
                     continue;
                 }
                 (c == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{};
@@ -346,18 +375,18 @@ budget_update parse_budget_body(const std::string& text) {
         } else if (key == "credits") {
             // An unsigned above INT64_MAX is no budget either.
             if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
-                problems.push_back("credits must be a whole number >= 1, got " + value_text(v));
+                found.add("credits must be a whole number >= 1, got " + value_text(v));
                 continue;
             }
             u.credits = v.get<std::int64_t>();
         } else {
             if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
-                problems.push_back(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
+                found.add(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
                                    "\"]), got " + value_text(v));
                 continue;
             }
             if (cleared(key)) {
-                problems.push_back(key + " is both set and cleared; send one of them");
+                found.add(key + " is both set and cleared; send one of them");
                 continue;
             }
             (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{v.get<std::int64_t>()};
@@ -368,17 +397,13 @@ budget_update parse_budget_body(const std::string& text) {
     if (u.credits) {
         for (const auto& [key, cap] : {std::pair{"per_day", u.per_day}, std::pair{"per_account", u.per_account}}) {
             if (cap && *cap && **cap > *u.credits) {
-                problems.push_back(std::string(key) + " (" + std::to_string(**cap) + ") cannot be above credits (" +
+                found.add(std::string(key) + " (" + std::to_string(**cap) + ") cannot be above credits (" +
                                    std::to_string(*u.credits) + ")");
             }
         }
     }
-    if (!problems.empty()) {
-        std::string all;
-        for (const auto& p : problems) {
-            all += (all.empty() ? "" : "; ") + p;
-        }
-        throw budget_update_error(all);
+    if (!found.empty()) {
+        throw budget_update_error(found.joined());
     }
     if (!u.credits && !u.per_day && !u.per_account) {
         throw budget_update_error("give at least one of credits, per_day, per_account, or a cap to clear "
@@ -402,10 +427,11 @@ limits_body parse_limits_body(const std::string& text) {
     // Every problem of the body, in one answer.
     problems found;
     if (auto it = j.find("clear"); it != j.end()) {
-        const json list = *it;
+        // One name alone ("clear": "all") is a list of one.
+        const json list = it->is_string() ? json::array({*it}) : *it;
         j.erase(it);
         if (!list.is_null() && !list.is_array()) {
-            found.add("clear must be an array of action names or \"all\", got " + dump(list));
+            found.add("clear must be an action name, \"all\" or an array of them, got " + dump(list));
         } else if (!list.is_null()) {
             for (const auto& a : list) {
                 if (!a.is_string()) {
@@ -435,8 +461,16 @@ limits_body parse_limits_body(const std::string& text) {
         }
     }
     const bool all = std::find(out.clear.begin(), out.clear.end(), "all") != out.clear.end();
-    bool unknown = false;
+    // Unknown names said together, once (a body of thousands stays a line), null ones too.
+    std::string unknown;
+    std::size_t unknown_count = 0;
     for (auto it = j.begin(); it != j.end(); ++it) {
+        if (!apply_patch({}, json{{it.key(), nullptr}}, why)) {
+            if (++unknown_count <= 5) {
+                unknown += (unknown.empty() ? "'" : ", '") + orch::text::escaped_clipped(it.key(), 100) + "'";
+            }
+            continue;
+        }
         if (it->is_null()) {
             continue;  // null: as if absent
         }
@@ -446,15 +480,21 @@ limits_body parse_limits_body(const std::string& text) {
         }
         // Each action alone, so that every action's problem is said.
         if (!apply_patch({}, json{{it.key(), *it}}, why)) {
-            unknown = unknown || why.find("unknown action") != std::string::npos;
             found.add(why);
             continue;
         }
         out.patch[it.key()] = *it;
     }
-    if (unknown) {
-        found.add("the fields besides the actions: time_zone, clear (each action takes an object of its quotas, such "
-                  "as {\"invite\": {\"per_day\": 40, \"per_week\": 150}})");
+    if (unknown_count > 0) {
+        std::string actions;
+        for (auto a : quota_actions) {
+            actions += (actions.empty() ? "" : ", ") + std::string(limits::to_string(a));
+        }
+        found.add(std::string(unknown_count == 1 ? "unknown action " : "unknown actions ") + unknown +
+                  (unknown_count > 5 ? " and " + std::to_string(unknown_count - 5) + " more" : std::string()) +
+                  " (actions: " + actions +
+                  "; besides them time_zone and clear; each action takes an object of its quotas, such as "
+                  "{\"invite\": {\"per_day\": 40, \"per_week\": 150}})");
     }
     found.check();
     return out;

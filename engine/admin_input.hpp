@@ -40,7 +40,20 @@ struct unprocessable : failure {
 // on; check() throws one unprocessable naming them all ("a; b; c").
 class problems {
 public:
-    void add(std::string what) { list_.push_back(std::move(what)); }
+    // At most `shown` problems are kept, the rest counted: a body of thousands of bad fields gets
+    // an answer of a few lines, not megabytes.
+    static constexpr std::size_t shown = 20;
+    void add(std::string what) {
+        if (list_.size() < shown) {
+            list_.push_back(std::move(what));
+        } else {
+            ++more_;
+        }
+    }
+    // Notes the fields of `object` not among `allowed` as one problem: "unknown field 'x'" or
+    // "unknown fields 'x', 'y' and N more", then the fields it takes and `hint`, if any.
+    void unknown_fields(const json& object, std::initializer_list<std::string_view> allowed,
+                        const std::string& hint = "");
     // Runs `read`, noting the unprocessable it throws rather than letting it end the reading.
     template <class F>
     bool note(F&& read) {
@@ -58,6 +71,7 @@ public:
 
 private:
     std::vector<std::string> list_;
+    std::size_t more_ = 0;
 };
 
 struct target {

@@ -91,53 +91,69 @@ std::string normal_company(const std::string& name) {
     return out;
 }
 
+std::string reason_problem(const std::string& reason) {
+    if (reason.size() > reason_max) {
+        return "reason: longer than " + std::to_string(reason_max) + " characters";
+    }
+    return control_problem("reason", reason);
+}
+
 std::string check(const input& in) {
+    // Every field's problem (the first of each), in one message.
+    std::string all;
+    const auto add = [&all](const std::string& p) {
+        if (!p.empty()) {
+            all += (all.empty() ? "" : "; ") + p;
+        }
+    };
     const bool url = !in.profile_url.empty();
     const bool company = !normal_company(in.company).empty();
     if (url == company) {
-        return url ? "give a profile_url or a company, not both" : "give a profile_url or a company";
+        add(url ? "give a profile_url or a company, not both" : "give a profile_url or a company");
     }
-    if (in.reason.size() > reason_max) {
-        return "reason: longer than " + std::to_string(reason_max) + " characters";
-    }
-    if (auto p = control_problem("reason", in.reason); !p.empty()) {
-        return p;
-    }
+    add(reason_problem(in.reason));
     if (company) {
-        if (in.company.size() > value_max) {
-            return "company: longer than " + std::to_string(value_max) + " bytes";
-        }
-        if (auto p = control_problem("company", in.company); !p.empty()) {
-            return p;
-        }
-        // An invisible or direction character would make the entry match no lead's company,
-        // while it reads as the company it names.
-        const std::string name = normal_company(in.company);
-        if (auto p = campaigns::company_text_problem(name)) {
-            return "company: '" + orch::text::escaped(name.substr(0, 80)) + "' has " + p->what + " at byte " +
-                   std::to_string(p->where + 1) + ", which would match no lead's company";
-        }
-        return "";
+        add([&in]() -> std::string {
+            if (in.company.size() > value_max) {
+                return "company: longer than " + std::to_string(value_max) + " bytes";
+            }
+            if (auto p = control_problem("company", in.company); !p.empty()) {
+                return p;
+            }
+            // An invisible or direction character would make the entry match no lead's company,
+            // while it reads as the company it names.
+            const std::string name = normal_company(in.company);
+            if (auto p = campaigns::company_text_problem(name)) {
+                return "company: '" + orch::text::escaped(name.substr(0, 80)) + "' has " + p->what + " at byte " +
+                       std::to_string(p->where + 1) + ", which would match no lead's company";
+            }
+            return "";
+        }());
     }
-    const auto& u = in.profile_url;
-    if (u.size() > value_max) {
-        return "profile_url: longer than " + std::to_string(value_max) + " bytes";
+    if (url) {
+        add([&in]() -> std::string {
+            const auto& u = in.profile_url;
+            if (u.size() > value_max) {
+                return "profile_url: longer than " + std::to_string(value_max) + " bytes";
+            }
+            if (auto p = control_problem("profile_url", u); !p.empty()) {
+                return p;
+            }
+            if (const auto blank = u.find(' '); blank != std::string::npos) {
+                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has a space at byte " +
+                       std::to_string(blank + 1) + " (a URL writes it %20)";
+            }
+            if (auto p = campaigns::profile_url_text_problem(u)) {
+                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
+                       std::to_string(p->where + 1) + ", which would match no lead's profile";
+            }
+            if (auto shape = campaigns::profile_url_shape_problem(u)) {
+                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' " + *shape;
+            }
+            return "";
+        }());
     }
-    if (auto p = control_problem("profile_url", u); !p.empty()) {
-        return p;
-    }
-    if (const auto blank = u.find(' '); blank != std::string::npos) {
-        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has a space at byte " +
-               std::to_string(blank + 1) + " (a URL writes it %20)";
-    }
-    if (auto p = campaigns::profile_url_text_problem(u)) {
-        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
-               std::to_string(p->where + 1) + ", which would match no lead's profile";
-    }
-    if (auto shape = campaigns::profile_url_shape_problem(u)) {
-        return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' " + *shape;
-    }
-    return "";
+    return all;
 }
 
 add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const std::string& added_by) {

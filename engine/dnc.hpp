@@ -51,6 +51,8 @@ struct input {
 };
 
 // What is wrong with an input ("" when nothing): which field, and why.
+// What is wrong with an entry's reason ("" when nothing), as check() says it.
+std::string reason_problem(const std::string& reason);
 std::string check(const input& in);
 // The company name as stored: blanks trimmed and inner runs of blanks made one space.
 std::string normal_company(const std::string& name);

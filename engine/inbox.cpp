@@ -473,21 +473,6 @@ std::string string_field(const json& j, const std::string& key) {
     return it->get<std::string>();
 }
 
-// Notes each field of `j` not among `allowed` in `found`.
-void only_fields(const json& j, std::initializer_list<const char*> allowed, admin_input::problems& found) {
-    for (const auto& [key, v] : j.items()) {
-        bool ok = false;
-        std::string names;
-        for (const char* a : allowed) {
-            ok = ok || key == a;
-            names += std::string(names.empty() ? "" : ", ") + a;
-        }
-        if (!ok) {
-            found.add("unknown field '" + orch::text::escaped(key) + "' (fields: " + names + ")");
-        }
-    }
-}
-
 rest_reply err(int status, const std::string& message) {
     return {status, {{"error", {{"status", status}, {"message", message}}}}, {}};
 }
@@ -591,7 +576,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         // Every problem of the body, in one answer.
         admin_input::problems found;
-        only_fields(j, {"text", "idempotency_key", "requested_by"}, found);
+        found.unknown_fields(j, {"text", "idempotency_key", "requested_by"});
         reply_request r;
         r.event_id = id;
         found.note([&] { r.text = string_field(j, "text"); });
@@ -637,7 +622,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         const std::string shape = "{\"mark\": \"not_interested\", \"by\"?: \"...\"}";
         auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         admin_input::problems found;
-        only_fields(j, {"mark", "by"}, found);
+        found.unknown_fields(j, {"mark", "by"});
         std::string mark;
         const bool read = found.note([&] { mark = string_field(j, "mark"); });
         // The CLI's spelling too (inbox mark ID not-interested).

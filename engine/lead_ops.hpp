@@ -109,6 +109,11 @@ json to_json(const request& r, const outcome& o);
 // What is wrong with a request before the database is asked ("" when nothing): a verb's missing
 // argument, no lead and no filter, an unknown state; every problem, joined by "; ".
 std::string check(const request& r);
+// Its two halves, for a caller that read some fields wrong (and says so itself): the leads chosen
+// (ids, state), and the verb's arguments (to, account), where `to_given`/`account_given` say a
+// field was sent, if not readable.
+std::string check_selection(const request& r);
+std::string check_arguments(const request& r, bool to_given = false, bool account_given = false);
 
 // Runs the request in one transaction (again after a deadlock with a worker, three tries).
 // Throws store_error for a database failure.

@@ -61,11 +61,15 @@ int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, con
     }
     std::vector<dnc::input> inputs;
     std::vector<std::string> problems;
+    // The reason is every entry's: said once, not under each entry.
+    if (auto why = dnc::reason_problem(reason); !why.empty()) {
+        problems.push_back("--" + why);
+    }
     auto take = [&](dnc::input in, const std::string& shown) {
-        in.reason = reason;
         if (auto why = dnc::check(in); !why.empty()) {
             problems.push_back(shown + ": " + why);
         }
+        in.reason = reason;
         inputs.push_back(std::move(in));
     };
     for (const auto& u : urls) {

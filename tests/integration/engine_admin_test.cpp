@@ -766,7 +766,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         {R"({"invite": {"per_day": 1.5}})", "invite.per_day"},
         {R"({"send": {"per_week": "9"}})", "send.per_week"},
         {R"({"invite": {"per_day": 40, "per_week": 30}})", "invite: a week of 30 is below a day of 40, whose quota"},
-        {R"({"bogus": {"per_day": 1}})", "bogus: unknown action"},
+        {R"({"bogus": {"per_day": 1}})", "unknown action 'bogus' (actions: invite, send"},
+        {R"({"bogus": null})", "unknown action 'bogus'"},
         // The settings' flat name: the message shows the body's shape.
         {R"({"invite_per_day": 5})", R"(each action takes an object of its quotas, such as {"invite": {"per_day": 40)"},
         {R"({"visit": {"per_hour": 1}})", "visit.per_hour"},
@@ -784,13 +785,40 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
         EXPECT_NE(error_message(r).find(field), std::string::npos) << body << " " << r.body;
     }
     // A body with several problems is answered with every one of them.
-    auto several = call("PUT", path, R"({"bogus": {"per_day": 1}, "invite": {"per_day": -1}, "time_zone": 3,
-                                        "clear": [7], "send": {"per_week": "9"}})");
+    auto several = call("PUT", path, R"({"bogus": {"per_day": 1}, "invite": {"per_day": -1, "per_week": "x",
+                                        "per_month": 3}, "time_zone": 3, "clear": [7], "send": {"per_week": "9"}})");
     EXPECT_EQ(several.status, 422) << several.body;
-    for (const char* each : {"bogus: unknown action", "invite.per_day", "time_zone: expected an IANA time zone name",
-                             "clear: expected an action name, got 7", "send.per_week", "such as {\"invite\""}) {
+    for (const char* each : {"unknown action 'bogus'", "invite.per_day", "invite.per_week", "invite.per_month: unknown field",
+                             "time_zone: expected an IANA time zone name", "clear: expected an action name, got 7",
+                             "send.per_week", "such as {\"invite\""}) {
         EXPECT_NE(error_message(several).find(each), std::string::npos) << each << " " << several.body;
     }
+    // Thousands of bad fields get an answer of a few lines: the first problems, the rest counted.
+    json many = json::object();
+    for (int i = 0; i < 2000; ++i) {
+        many["f" + std::to_string(i)] = 1;
+    }
+    auto flood = call("PUT", path, many.dump());
+    EXPECT_EQ(flood.status, 422);
+    EXPECT_LT(flood.body.size(), 8000u) << flood.body.substr(0, 300);
+    EXPECT_NE(error_message(flood).find("unknown actions 'f0', 'f1', 'f10', 'f100', 'f1000' and 1995 more (actions: "),
+              std::string::npos)
+        << flood.body.substr(0, 300);
+    json dnc_many = json::array();
+    for (int i = 0; i < 2000; ++i) {
+        dnc_many.push_back({{"company", i}});
+    }
+    auto dnc_flood = call("POST", "/v1/dnc", json{{"entries", dnc_many}}.dump());
+    EXPECT_EQ(dnc_flood.status, 422);
+    EXPECT_NE(error_message(dnc_flood).find("2000 invalid entries (first: 'company' must be a string, got 0)"),
+              std::string::npos)
+        << dnc_flood.body.substr(0, 300);
+    auto budget_flood = call("PUT", "/v1/campaigns/none/budget", many.dump());
+    EXPECT_EQ(budget_flood.status, 422);
+    EXPECT_LT(budget_flood.body.size(), 1000u) << budget_flood.body.substr(0, 300);
+    EXPECT_NE(error_message(budget_flood).find("unknown fields 'f0', 'f1', 'f10', 'f100', 'f1000' and 1995 more"),
+              std::string::npos)
+        << budget_flood.body.substr(0, 300);
     auto wrong_method = call("POST", path, good);
     EXPECT_EQ(wrong_method.status, 405);
     EXPECT_EQ(wrong_method.header("allow"), "GET, PUT");
@@ -857,9 +885,10 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     EXPECT_EQ(kept.body_json()["changed"], false);
     EXPECT_EQ(call("PUT", path, R"({"invite": {"per_day": 1}, "clear": ["invite"]})").status, 422);
     EXPECT_EQ(call("PUT", path, R"({"clear": ["bogus"]})").status, 422);
-    EXPECT_EQ(call("PUT", path, R"({"clear": "invite"})").status, 422);
+    EXPECT_EQ(call("PUT", path, R"({"clear": 5})").status, 422);
     EXPECT_EQ(json::parse(stored()), json::parse(R"({"invite": {"per_day": 40, "per_week": 150}})"));
-    auto cleared = call("PUT", path, R"({"clear": ["invite"]})");
+    // One name alone is a list of one ("clear": "all" read as refused with "or \"all\"" before).
+    auto cleared = call("PUT", path, R"({"clear": "invite"})");
     ASSERT_EQ(cleared.status, 200) << cleared.body;
     EXPECT_EQ(cleared.body_json()["overrides"], json::object());
     EXPECT_EQ(stored(), "");

@@ -168,6 +168,15 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
               "company, reason); 'company' must be a string, got 2); nothing changed")
         << several.body;
     EXPECT_EQ(several.body_json()["error"]["details"].size(), 1u) << several.body;
+    // The list form takes no entry's field beside the list: refused, not dropped (an operator
+    // would believe the profile blocked).
+    auto beside = call("POST", "/v1/dnc", R"({"entries": [{"company": "NewCo1"}], "profile_url": ")" + urls_[3] +
+                                              R"(", "bogus": true})");
+    EXPECT_EQ(beside.status, 422) << beside.body;
+    EXPECT_EQ(error_message(beside),
+              "unknown fields 'bogus', 'profile_url' (fields: entries, added_by; beside entries, an entry's fields go "
+              "in its entry); nothing changed")
+        << beside.body;
     // The profile prefix alone names no one (it was stored, and matched no lead).
     auto prefix = call("POST", "/v1/dnc", R"({"profile_url": "https://network.example/in/"})");
     EXPECT_EQ(prefix.status, 422) << prefix.body;
@@ -411,7 +420,27 @@ TEST_F(DncTest, LeadOperations) {
         << no_action.body;
     auto bad_ids = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "lead_ids": "1"})");
     EXPECT_EQ(bad_ids.status, 422) << bad_ids.body;
-    EXPECT_EQ(error_message(bad_ids), "'lead_ids' must be an array of lead ids; nothing changed") << bad_ids.body;
+    EXPECT_EQ(error_message(bad_ids), "'lead_ids' must be an array of lead ids, got string; nothing changed")
+        << bad_ids.body;
+    // A field of the wrong type is said once, not again as missing; an unknown action does not
+    // hide a bad state; every bad id is said (the first five), with its place.
+    const std::vector<std::pair<std::string, std::string>> once = {
+        {R"({"action": "stop", "state": 5})", "'state' must be a string, got 5; nothing changed"},
+        {R"({"action": "fly", "state": "nope"})",
+         "'action' must be one of stop, retry, skip, move, got 'fly'; state must be one of live, ready, calling, "
+         "waiting, done, replied, failed, cancelled, got 'nope'; nothing changed"},
+        {R"({"action": "stop", "lead_ids": [1, "x", -3, 2.5, null]})",
+         "'lead_ids' must hold positive integers, got \"x\" (at 1), -3 (at 2), 2.5 (at 3), null (at 4); nothing "
+         "changed"},
+        {R"({"action": "skip", "state": "ready", "to": 5})", "'to' must be a string, got 5; nothing changed"},
+    };
+    for (const auto& [body, message] : once) {
+        auto r = call("POST", "/v1/campaigns/ops/leads:bulk", body);
+        EXPECT_EQ(r.status, 422) << body << " " << r.body;
+        EXPECT_EQ(error_message(r), message) << body;
+    }
+    auto to_typed = call("POST", base + a + "/skip", R"({"to": 5})");
+    EXPECT_EQ(error_message(to_typed), "'to' must be a string, got 5; nothing changed") << to_typed.body;
     auto single = call("POST", base + a + "/move", R"({"to": "v", "why": 1})");
     EXPECT_EQ(single.status, 422) << single.body;
     for (const char* each : {"unknown field 'why' (fields: to, account)", "move needs the new sender",
