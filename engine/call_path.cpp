@@ -4,6 +4,10 @@
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <chrono>
 
 namespace orch::engine {
 
@@ -154,6 +158,20 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
                 bool late, const std::string& why, std::optional<cs::call_kind> held_request, bool sent_any,
                 call_outcome& out) {
+    if (held && late && sent_any) {
+        // A request of the call went (and was billed), and its next is held because the lease
+        // would end: the next claim reads again. Said at most once a minute per process.
+        static std::atomic<std::int64_t> last_said{0};
+        const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
+                               std::chrono::steady_clock::now().time_since_epoch())
+                               .count();
+        auto said = last_said.load();
+        if (now_s - said >= 60 && last_said.compare_exchange_strong(said, now_s)) {
+            spdlog::warn("worker: enrollment={} {}: the call's first request was answered too late for its next to "
+                         "go within the lease; the next claim sends the first again (billed): raise lease_seconds",
+                         job.target.enrollment_id, cs::to_string(job.call->kind));
+        }
+    }
     if (held) {
         const std::int64_t credits = out.credits;
         out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);

@@ -455,6 +455,12 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     worker->stop(SIGTERM);
+    // A lease under twice the timeout (plus 2 s) may not hold a follow-up's reply check and send:
+    // the worker says so at start.
+    EXPECT_NE(worker->log().find("lease_seconds (10 s) is below twice api_timeout_ms (5000 ms) plus 2 s"),
+              std::string::npos)
+        << worker->log();
+    EXPECT_NE(worker->log().find("raise lease_seconds to 12 or more"), std::string::npos) << worker->log();
     EXPECT_NE(text.find("orch_steps_total{action=\"check_invitation\",outcome=\"ok\"} 4"), std::string::npos) << text;
     EXPECT_NE(text.find("orch_steps_total{action=\"invite\",outcome=\"ok\"} 4"), std::string::npos) << text;
     EXPECT_NE(text.find("orch_api_call_seconds_count{action=\"invite\"} 4"), std::string::npos) << text;
