@@ -442,39 +442,58 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
     if (state == "done" || state == "replied" || state == "failed" || state == "cancelled") {
         return "finished: " + state + (reason.empty() ? "" : " (" + reason + ")");
     }
+    // What holds every lead of the campaign or the sender: a paused campaign, one not active, a
+    // disconnected sender. It outranks the lead's own wait.
+    std::string outer;
+    std::string resumes;  // when a call to be checked is taken up again
     if (campaign_state == "paused") {
-        if (pause_reason.empty()) {
-            return "paused by an operator";
-        }
-        return pause_reason.rfind("paused", 0) == 0 ? pause_reason : "paused: " + pause_reason;
-    }
-    if (campaign_state != "active") {
-        return "campaign " + campaign_state;
-    }
-    if (!account_connected) {
-        return "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
+        outer = pause_reason.empty()                 ? std::string("paused by an operator")
+                : pause_reason.rfind("paused", 0) == 0 ? pause_reason
+                                                       : "paused: " + pause_reason;
+        resumes = "when the campaign resumes";
+    } else if (campaign_state != "active") {
+        outer = "campaign " + campaign_state;
+    } else if (!account_connected) {
+        outer = "waiting for account " + lead["account_id"].get<std::string>() + " to be connected again";
+        resumes = "once it is";
     }
     if (state == "calling") {
         // A call in flight, an uncertain one waiting to be checked, or one whose worker stopped
-        // before writing its outcome: all "calling" in the table, told apart for the operator.
+        // before writing its outcome: all "calling" in the table, told apart for the operator,
+        // and still when the campaign is paused or the sender disconnected (a call that may have
+        // taken effect is worth knowing of then most).
         const auto step = lead["step"].get<std::string>();
         const auto kind = call_kind(call);
+        const std::string before = outer.empty() ? std::string() : outer + "; ";
         if (call.leased) {
-            return std::string(kind == "checking" ? "checking whether an uncertain call took effect" : "calling the API") +
+            return before +
+                   (kind == "checking" ? "checking whether an uncertain call took effect" : "calling the API") +
                    " (step " + step + ", worker " + call.lease_owner + ", its lease until " + shown(call.lease_until) +
                    ")";
         }
         if (kind == "outcome_lost") {
+            if (!outer.empty()) {
+                return before + "worker " + call.lease_owner + "'s lease ended at " + shown(call.lease_until) +
+                       " before the call's outcome was written (step " + step +
+                       "): whether it took effect is checked" + (resumes.empty() ? "" : " " + resumes);
+            }
             return "due now: worker " + call.lease_owner + "'s lease ended at " + shown(call.lease_until) +
                    " before the call's outcome was written (step " + step +
                    "); the next worker takes it up (a call that may have taken effect is checked first)";
         }
         if (kind == "to_check") {
             const std::string why = reason.empty() ? std::string() : ": " + reason;
+            if (!outer.empty()) {
+                return before + "an uncertain call (step " + step + why + ") waits to be checked" +
+                       (resumes.empty() ? "" : " " + resumes);
+            }
             return later ? "waiting to check whether an uncertain call took effect (step " + step + why + ") until " + hhmm
                          : "due now: to check whether an uncertain call took effect (step " + step + why + ")";
         }
-        return "calling the API (step " + step + ")";
+        return before + "calling the API (step " + step + ")";
+    }
+    if (!outer.empty()) {
+        return outer;
     }
     if (!later) {
         return "due now: waiting for a worker (step " + lead["step"].get<std::string>() + ")";

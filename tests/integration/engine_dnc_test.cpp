@@ -350,6 +350,25 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     EXPECT_EQ(kind(), "to_check");
     EXPECT_NE(watched().find("calling  due now: to check whether an uncertain call took effect"), std::string::npos)
         << watched();
+    // A paused campaign outranks the lead's own wait, but not its call: a call that may have
+    // taken effect is still said (the sentence and watch said only "paused by an operator").
+    ASSERT_EQ(call("POST", "/v1/campaigns/calls/pause").status, 200);
+    EXPECT_EQ(waiting(), "paused by an operator; an uncertain call (step v: visit uncertain: timeout) waits to be "
+                         "checked when the campaign resumes");
+    EXPECT_EQ(kind(), "to_check");
+    EXPECT_NE(watched().find("calling  paused by an operator; an uncertain call waits to be checked when the campaign "
+                             "resumes"),
+              std::string::npos)
+        << watched();
+    q("UPDATE enrollments SET lease_owner = 'w-1/0', lease_expires_at = '2001-01-01T10:00:00Z'" + where);
+    EXPECT_EQ(waiting(), "paused by an operator; worker w-1/0's lease ended at 2001-01-01 10:00:00 UTC before the "
+                         "call's outcome was written (step v): whether it took effect is checked when the campaign "
+                         "resumes");
+    EXPECT_EQ(kind(), "outcome_lost");
+    EXPECT_NE(watched().find("calling  paused by an operator; a worker's lease ended before the call's outcome was "
+                             "written: whether it took effect is checked when the campaign resumes"),
+              std::string::npos)
+        << watched();
 }
 
 TEST_F(DncTest, LeadOperations) {
