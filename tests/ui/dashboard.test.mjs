@@ -348,6 +348,34 @@ async function browserSteps(context, page) {
     if (['ready', 'calling', 'waiting'].includes(state)) assert.equal(why, 'paused by an operator', JSON.stringify(whys));
     else assert.match(why, /^finished: |^stopped/, JSON.stringify(whys));
   }
+  // A lead whose worker died mid-call (its lease ended, its attempt still in flight): its page
+  // names the call's kind, not its stale last wait, and the attempt's outcome as lost. Made by
+  // hand while the campaign is paused (no worker claims it), then put back as it was.
+  const [enrollment, leadId, status, owner, until] = psql(env.DATABASE_URL,
+    "SELECT enrollment_id || '|' || lead_id || '|' || status || '|' || COALESCE(lease_owner, '') || '|' || "
+    + "COALESCE(lease_expires_at::text, '') FROM enrollments WHERE status IN ('waiting', 'done') "
+    + "AND COALESCE(lease_expires_at, '-infinity') < now() ORDER BY enrollment_id LIMIT 1").split('|');
+  assert.ok(enrollment, 'a waiting or finished lead to borrow');
+  const attempt = psql(env.DATABASE_URL, `WITH u AS (UPDATE enrollments SET status = 'calling', lease_owner = 'w-gone', `
+    + `lease_expires_at = now() - interval '1 minute' WHERE enrollment_id = ${enrollment}) `
+    + `INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) VALUES (${enrollment}, 'invite', 'invite', 1, 'w-gone') `
+    + 'RETURNING attempt_id').split('\n')[0]; // psql adds the command tag
+  try {
+    await page.goto(`${adminUrl}/ui/campaigns/${campaign}/leads/${leadId}`);
+    await page.waitForSelector('#timeline');
+    assert.match(await page.textContent('#why-waiting'), /worker w-gone's lease ended at .* before the call's outcome was written/);
+    const rows = await page.locator('table.kv tr').evaluateAll((trs) => trs.map((tr) => [tr.cells[0]?.textContent, tr.cells[1]?.textContent]));
+    assert.deepEqual(rows.find(([k]) => k === 'Call'), ['Call', 'outcome lost (its worker stopped)'], JSON.stringify(rows));
+    assert.equal(rows.find(([k]) => k === 'Reason'), undefined, JSON.stringify(rows));
+    const outcomes = await page.locator('#timeline tbody tr').evaluateAll((trs) => trs.map((tr) => tr.cells[5]?.textContent));
+    assert.equal(outcomes.at(-1), 'outcome lost', JSON.stringify(outcomes));
+  } finally {
+    psql(env.DATABASE_URL, `WITH d AS (DELETE FROM step_attempts WHERE attempt_id = ${attempt}) `
+      + `UPDATE enrollments SET status = '${status}', lease_owner = NULLIF('${owner}', ''), `
+      + `lease_expires_at = NULLIF('${until}', '')::timestamptz WHERE enrollment_id = ${enrollment}`);
+  }
+  await page.goto(`${adminUrl}/ui/campaigns/${campaign}`);
+  await stateIs('paused');
   await page.click('#resume');
   await stateIs('active');
   assert.equal((await api('GET', `/v1/campaigns/${campaign}`)).body.state, 'active');

@@ -23,6 +23,10 @@ export function render(main, [name, id]) {
       actionsOut.append(e.missingEndpoint ? unavailable(`POST ${base.replace(/\/\d+$/, '/{id}')}/${verb}`) : errorBox(e));
     }
   }
+  const callKinds = {
+    in_flight: 'in flight', checking: 'checking whether it took effect', to_check: 'uncertain: to be checked',
+    outcome_lost: 'outcome lost (its worker stopped)',
+  };
   async function load() {
     try {
       const l = await get(base);
@@ -43,7 +47,10 @@ export function render(main, [name, id]) {
         h('div', { class: 'grid' },
           h('section', {}, h('h3', { text: 'Where' }), h('table', { class: 'kv' }, h('tbody', {}, [
             ['Step', l.step || '—'], ['Variant', l.variant || '—'], ['Account', l.account_id], ['Attempt', num(l.attempt)],
-            ['Reason', l.reason || '—'], ['Next run', when(l.next_run_at)], ['Updated', when(l.updated_at)],
+            // A calling lead's stored reason is its last wait's, from before the call: its call's
+            // kind is said instead (the sentence above says it in full).
+            l.state === 'calling' ? ['Call', callKinds[l.call] || l.call || '—'] : ['Reason', l.reason || '—'],
+            ['Next run', when(l.next_run_at)], ['Updated', when(l.updated_at)],
             ['Finished', when(l.finished_at)], ['Definition version', num(l.version)],
           ].map(([k, v]) => h('tr', {}, h('th', { scope: 'row', text: k }), h('td', { class: 'wrap', text: v })))))),
           h('section', {}, h('h3', { text: 'Fields' }), h('pre', { text: JSON.stringify(l.fields, null, 2) }))),
@@ -51,7 +58,7 @@ export function render(main, [name, id]) {
         l.timeline.length === 0 ? h('p', { class: 'muted', text: 'No step call yet.' })
           : table(['Started', 'Step', 'Call', 'Attempt', 'Variant', 'Outcome', 'Error', 'Credits', 'Finished'], l.timeline.map((a) => h('tr', {},
             h('td', { text: when(a.started_at) }), h('td', { text: a.step }), h('td', { text: a.call + (a.reconcile ? ' (reconcile)' : '') }),
-            h('td', { text: a.attempt }), h('td', { text: a.variant || '—' }), h('td', {}, badge(a.outcome || 'in flight')),
+            h('td', { text: a.attempt }), h('td', { text: a.variant || '—' }), h('td', {}, badge(a.outcome === 'in_flight' && l.call === 'outcome_lost' ? 'outcome lost' : a.outcome || 'in flight')),
             h('td', { class: 'wrap', text: a.error || '' }), h('td', { text: num(a.credits) }), h('td', { text: when(a.finished_at) }))), { id: 'timeline' }),
         h('h3', { text: 'Inbox events' }),
         l.events.length === 0 ? h('p', { class: 'muted', text: 'None.' })
