@@ -745,9 +745,11 @@ struct limits_request {
     std::optional<std::string> time_zone;       // --time-zone: the account's quota day
 };
 
-// The change `r` describes, applied to `current`; throws usage_error naming the flag.
+// The change `r` describes, applied to `current`; throws usage_error naming every bad flag.
 orch::engine::quota_overrides limits_change(const limits_request& r, orch::engine::quota_overrides current) {
     namespace limits = orch::limits;
+    std::string all;
+    const auto add = [&all](const std::string& p) { all += (all.empty() ? "" : "; ") + p; };
     for (const auto& name : r.clear) {
         if (name == "all") {
             current = {};
@@ -755,7 +757,8 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         }
         auto a = limits::parse_action(name);
         if (!a || !orch::engine::has_quota(*a)) {
-            throw usage_error("--clear: unknown action '" + orch::text::escaped(name) + "'; one of invite, send, visit, withdraw, search, all");
+            add("--clear: unknown action '" + orch::text::escaped(name) + "'; one of invite, send, visit, withdraw, search, all");
+            continue;
         }
         current[static_cast<std::size_t>(*a)] = {};
     }
@@ -764,16 +767,21 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         auto a = *limits::parse_action(key.substr(0, dot));
         std::string flag = "--" + key.substr(0, dot) + (key.substr(dot + 1) == "per_day" ? "-per-day" : "-per-week");
         if (std::find(r.clear.begin(), r.clear.end(), key.substr(0, dot)) != r.clear.end()) {
-            throw usage_error(flag + " and --clear " + key.substr(0, dot) + " contradict each other");
+            add(flag + " and --clear " + key.substr(0, dot) + " contradict each other");
+            continue;
         }
         std::int64_t n = -1;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
         if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > orch::engine::quota_value_max) {
-            throw usage_error(flag + ": must be an integer from 0 to " + std::to_string(orch::engine::quota_value_max) +
-                              ", got '" + text + "'");
+            add(flag + ": must be an integer from 0 to " + std::to_string(orch::engine::quota_value_max) + ", got '" +
+                orch::text::escaped(text) + "'");
+            continue;
         }
         auto& o = current[static_cast<std::size_t>(a)];
         (key.substr(dot + 1) == "per_day" ? o.per_day : o.per_week) = n;
+    }
+    if (!all.empty()) {
+        throw usage_error(all);
     }
     return current;
 }
@@ -782,12 +790,20 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
 // effective quotas per action: the override where there is one, else the settings' default.
 int cmd_accounts_limits(const settings& s, const std::string& account, const limits_request& r,
                         const std::string& format) {
-    // Check the flags first: a bad one changes nothing and needs no database.
-    limits_change(r, {});
+    // Check the flags first, every one: a bad one changes nothing and needs no database.
+    std::string problems;
+    try {
+        limits_change(r, {});
+    } catch (const usage_error& e) {
+        problems = e.what();
+    }
     if (r.time_zone) {
         if (const auto problem = orch::campaigns::time_zone_problem(*r.time_zone); !problem.empty()) {
-            throw usage_error("--time-zone: " + problem);
+            problems += (problems.empty() ? "" : "; ") + std::string("--time-zone: ") + problem;
         }
+    }
+    if (!problems.empty()) {
+        throw usage_error(problems);
     }
     orch::engine::store db(s.database_url);
     db.require_current();

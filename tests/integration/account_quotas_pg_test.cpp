@@ -310,6 +310,13 @@ TEST_F(AccountQuotasPg, TheCliShowsSetsAndClearsAnAccountsQuotas) {
         {{"accounts", "limits", "acc-1", "--send-per-day", "2000000"}, "--send-per-day: must be an integer"},
         {{"accounts", "limits", "acc-1", "--clear", "bogus"}, "--clear: unknown action 'bogus'"},
         {{"accounts", "limits", "acc-1", "--clear", "invite", "--invite-per-day", "3"}, "contradict"},
+        // Every bad flag in one message (it said the first).
+        {{"accounts", "limits", "acc-1", "--invite-per-day", "-1", "--send-per-week", "x", "--time-zone", "Mars/Base",
+          "--clear", "bogus"},
+         "--clear: unknown action 'bogus'; one of invite, send, visit, withdraw, search, all; --invite-per-day: must be "
+         "an integer from 0 to"},
+        {{"accounts", "limits", "acc-1", "--invite-per-day", "-1", "--send-per-week", "x", "--time-zone", "Mars/Base"},
+         "--send-per-week: must be an integer from 0 to 1000000, got 'x'; --time-zone: unknown time zone 'Mars/Base'"},
     };
     for (const auto& c : bad) {
         auto r = env_->run(c.args);
