@@ -220,7 +220,7 @@ namespace {
 // `s` with every control, invalid, bidirectional or format-changing character spelled out
 // (\n, \x1b, \u{202e}) and a backslash doubled; with `keep_lines`, line breaks, tabs and
 // backslashes stay as they are.
-std::string spelled(std::string_view s, bool keep_lines) {
+std::string spelled(std::string_view s, bool keep_lines, bool name = false) {
     std::string out;
     out.reserve(s.size());
     for (std::size_t i = 0; i < s.size();) {
@@ -247,7 +247,7 @@ std::string spelled(std::string_view s, bool keep_lines) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
             out += buf;
-        } else if (is_forbidden_in_name(cp) || is_format_changing(cp)) {
+        } else if (is_forbidden_in_name(cp) || is_format_changing(cp) || (name && is_invisible_in_name(cp))) {
             char buf[16];
             std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
             out += buf;
@@ -263,15 +263,17 @@ std::string spelled(std::string_view s, bool keep_lines) {
 
 std::string escaped(std::string_view s) { return spelled(s, false); }
 
+std::string escaped_name(std::string_view s) { return spelled(s, false, true); }
+
 std::string escaped_clipped(std::string_view s, std::size_t max) {
     if (s.size() <= max) {
-        return escaped(s);
+        return escaped_name(s);
     }
     std::size_t cut = max;
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) {
         --cut;  // not inside a UTF-8 sequence
     }
-    return escaped(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+    return escaped_name(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::string terminal_lines(std::string_view s) { return spelled(s, true); }

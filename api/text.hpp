@@ -63,8 +63,12 @@ std::optional<problem> find_space(std::string_view s);
 bool is_forbidden_in_name(char32_t cp);
 
 std::string escaped(std::string_view s);
-// escaped(s), cut to its first `max` bytes (at a character's start) with "... (N bytes)" when longer:
-// for a client's value echoed in a message, which it could make megabytes long.
+// escaped(s), and the characters that show as nothing spelled out too (a zero-width space, a word
+// joiner, a byte order mark: not the joiners scripts and emoji need): for a name quoted in a
+// message, where 'sender-1' and 'sender-1<U+200B>' must not look alike.
+std::string escaped_name(std::string_view s);
+// escaped_name(s), cut to its first `max` bytes (at a character's start) with "... (N bytes)" when
+// longer: for a client's value echoed in a message, which it could make megabytes long.
 std::string escaped_clipped(std::string_view s, std::size_t max);
 
 // "<n> <one>" when n is 1, else "<n> <many>".

@@ -1302,7 +1302,7 @@ asio::awaitable<reply> admin_server::impl::account_limits(const std::string& acc
     };
     auto r = co_await on_db(job);
     if (!r.found) {
-        co_return error_reply(http::status::not_found, "no account '" + account + "'");
+        co_return error_reply(http::status::not_found, "no account '" + orch::text::escaped_clipped(account, 200) + "'");
     }
     if (!r.error.empty()) {
         co_return error_reply(http::status::unprocessable_entity, r.error);

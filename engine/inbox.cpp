@@ -521,7 +521,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             }
             auto found = store::resolve_account(conn, it->second);
             if (!found) {
-                return err(404, "no account '" + it->second + "' (an account id or label)");
+                return err(404, "no account '" + orch::text::escaped_clipped(it->second, 200) + "' (an account id or label)");
             }
             f.account = found->account_id;
         }

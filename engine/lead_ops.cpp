@@ -72,7 +72,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         auto a = tx.exec_params(q("accounts/resolve"), r.account);
         if (a.empty()) {
             out.result = outcome::kind::bad_request;
-            out.message = "no account '" + r.account + "' (by id or label; `orchestrator accounts list` shows them); nothing changed";
+            out.message = "no account '" + orch::text::escaped_clipped(r.account, 200) + "' (by id or label; `orchestrator accounts list` shows them); nothing changed";
             return out;
         }
         new_account = a[0][0].as<std::string>();

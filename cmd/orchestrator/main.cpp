@@ -822,7 +822,7 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
         },
         r.time_zone);
     if (!result.found) {
-        throw usage_error("no account '" + account + "' (by id or label; `orchestrator accounts list` shows them)");
+        throw usage_error("no account '" + orch::text::escaped_clipped(account, 200) + "' (by id or label; `orchestrator accounts list` shows them)");
     }
     if (!result.error.empty()) {
         throw usage_error(result.error);

@@ -405,6 +405,10 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(call("POST", base + a + "/skip").status, 422);                          // no "to"
     EXPECT_EQ(call("POST", base + a + "/skip", R"({"to": "nowhere"})").status, 409);  // not a step
     EXPECT_EQ(call("POST", base + a + "/move", R"({"account": "ghost"})").status, 422);
+    // A name that differs by an invisible character says it (it read as the account it mimics).
+    auto invisible = call("POST", base + a + "/move", R"({"account": "sender-1\u200b"})");
+    EXPECT_EQ(invisible.status, 422) << invisible.body;
+    EXPECT_NE(error_message(invisible).find("no account 'sender-1\\u{200b}'"), std::string::npos) << invisible.body;
     EXPECT_EQ(call("POST", base + a + "/stop", "[1]").status, 400);
     EXPECT_EQ(call("POST", base + a + "/stop", R"({"force": true})").status, 422);
     EXPECT_EQ(call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop"})").status, 422);  // no filter

@@ -82,6 +82,13 @@ TEST(text, escaped_keeps_text_on_one_line_and_shows_every_control) {
     EXPECT_FALSE(check_name(escaped("\n\x01\xff\xe2\x80\xae\x7f")));
 }
 
+TEST(text, escaped_name_spells_what_shows_as_nothing) {
+    EXPECT_EQ(orch::text::escaped_name("sender-1\xe2\x80\x8b"), "sender-1\\u{200b}");
+    EXPECT_EQ(escaped("sender-1\xe2\x80\x8b"), "sender-1\xe2\x80\x8b");  // text keeps it
+    // The joiners scripts and emoji need stay.
+    EXPECT_EQ(orch::text::escaped_name("a\xe2\x80\x8d" "b"), "a\xe2\x80\x8d" "b");
+}
+
 TEST(text, escaped_clipped_cuts_a_long_value_at_a_characters_start) {
     EXPECT_EQ(orch::text::escaped_clipped("short\n", 10), "short\\n");
     EXPECT_EQ(orch::text::escaped_clipped(std::string(5000, 'a'), 4), "aaaa... (5000 bytes)");
