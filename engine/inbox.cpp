@@ -290,10 +290,12 @@ std::string check(const reply_request& r) {
         }
         // Characters, not bytes: count the UTF-8 lead bytes.
         std::size_t chars = 0;
-        for (unsigned char c : r.text) {
+        for (std::size_t i = 0; i < r.text.size(); ++i) {
+            const auto c = static_cast<unsigned char>(r.text[i]);
             chars += (c & 0xC0) != 0x80 ? 1 : 0;
             if (c < 0x20 && c != '\n' && c != '\t' && c != '\r') {
-                return "'text' holds a control character other than a line break or tab";
+                return "'text' holds a control character other than a line break or tab (" +
+                       orch::text::code_point_name(c) + " at character " + std::to_string(chars) + ")";
             }
         }
         if (chars > text_max) {

@@ -207,6 +207,9 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     EXPECT_NE(error_message(call("POST", path + "/reply", "{\"text\": null}")).find("'text' must be a string, got null"),
               std::string::npos);
     EXPECT_NE(error_message(call("POST", path + "/reply", "")).find("empty body: send {\"text\""), std::string::npos);
+    EXPECT_NE(error_message(call("POST", path + "/reply", R"({"text": "hi\u0007there"})"))
+                  .find("'text' holds a control character other than a line break or tab (U+0007 at character 3)"),
+              std::string::npos);
     // A body with several problems is answered with every one of them.
     EXPECT_EQ(error_message(call("POST", path + "/reply", R"({"text": "  ", "extra": 1, "requested_by": 3})")),
               "unknown field 'extra' (fields: text, idempotency_key, requested_by); 'requested_by' must be a string, "
