@@ -75,20 +75,14 @@ json to_json(const entry& e) {
 }
 
 std::string normal_company(const std::string& name) {
-    std::string out;
-    bool blank = false;
-    for (char c : name) {
-        if (c == ' ' || c == '\t') {
-            blank = !out.empty();
-            continue;
-        }
-        if (blank) {
-            out.push_back(' ');
-            blank = false;
-        }
-        out.push_back(c);
+    // The blanks at its ends only: a lead's company is matched as its field reads, trimmed of
+    // spaces and in any case (leads/lock, company_key), so a run of blanks inside stays as typed.
+    const auto first = name.find_first_not_of(" \t");
+    if (first == std::string::npos) {
+        return {};
     }
-    return out;
+    const auto last = name.find_last_not_of(" \t");
+    return name.substr(first, last - first + 1);
 }
 
 std::string reason_problem(const std::string& reason) {

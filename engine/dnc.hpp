@@ -54,7 +54,8 @@ struct input {
 // What is wrong with an entry's reason ("" when nothing), as check() says it.
 std::string reason_problem(const std::string& reason);
 std::string check(const input& in);
-// The company name as stored: blanks trimmed and inner runs of blanks made one space.
+// The company name as stored: the blanks at its ends trimmed (inside, as typed: a lead's company
+// is matched trimmed and in any case, its inner blanks as they are).
 std::string normal_company(const std::string& name);
 
 struct duplicate {

@@ -266,6 +266,22 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
 // flight (whose worker and lease are named), an uncertain call waiting to be checked, such a check
 // in flight, or a call whose worker stopped before writing its outcome (its lease ended). All four
 // read "calling the API" before, so a lead waiting minutes for its reconciliation looked stuck.
+// A company on the list matches a lead's company as the field reads, trimmed and in any case,
+// inner blanks as typed: "Acme  Corp" (two spaces) was stored as "Acme Corp" and matched no lead
+// whose field has the two spaces.
+TEST_F(DncTest, ACompanyWithInnerBlanksMatchesAsTyped) {
+    auto added = env_->run({"dnc", "add", "--company", " ACME  CORP "});
+    ASSERT_EQ(added.exit_code, 0) << added.output;
+    EXPECT_EQ(q("SELECT company FROM do_not_contact"), "ACME  CORP");
+    write("people.csv", "profile_url,first_name,company\n" + urls_[0] + ",A,Acme  Corp\n" + urls_[1] + ",B,Acme Corp\n");
+    auto file = write("c.yaml", "name: blanks\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
+                                    schedule_and_budget() + "steps:\n  - id: v\n    kind: visit\n");
+    auto applied = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find("1 enrolled, 1 skipped"), std::string::npos) << applied.output;
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE lead_id = " + lead_id(urls_[1])), "1");
+}
+
 TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     write("people.csv", "profile_url,first_name\n" + urls_[0] + ",P\n");
     auto file = write("c.yaml", "name: calls\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
