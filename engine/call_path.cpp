@@ -157,10 +157,17 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
                 bool late, const std::string& why, std::optional<cs::call_kind> held_request, bool sent_any,
-                call_outcome& out) {
+                random_port& rng, call_outcome& out) {
     if (held && late && sent_any) {
-        // A request of the call went (and was billed), and its next is held because the lease
-        // would end: the next claim reads again. Said at most once a minute per process.
+        // A request of the call went (and was billed), and its next would leave too late for the
+        // lease: a transient failure, which spends an attempt and waits a backoff, so that a
+        // lease too short for the API's latency fails the lead after max_attempts instead of
+        // reading again, billed, at every claim. Said at most once a minute per process.
+        const std::int64_t credits = out.credits;
+        out = unsent(*job.call, cs::result_kind::transient, *held + backoff_delay(ports.backoff, job.attempt, rng),
+                     std::string(answered_too_late_reason));
+        out.credits = credits;
+        out.nothing_sent = false;
         static std::atomic<std::int64_t> last_said{0};
         const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::steady_clock::now().time_since_epoch())
@@ -168,11 +175,11 @@ void after_call(const call_path_ports& ports, const call_job& job, const std::op
         auto said = last_said.load();
         if (now_s - said >= 60 && last_said.compare_exchange_strong(said, now_s)) {
             spdlog::warn("worker: enrollment={} {}: the call's first request was answered too late for its next to "
-                         "go within the lease; the next claim sends the first again (billed): raise lease_seconds",
+                         "go within the lease; counted as a failed attempt (this may be happening to other leads "
+                         "too): raise lease_seconds",
                          job.target.enrollment_id, cs::to_string(job.call->kind));
         }
-    }
-    if (held) {
+    } else if (held) {
         const std::int64_t credits = out.credits;
         out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);
         out.credits = credits;
@@ -194,7 +201,7 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     }
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, out);
+    after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, rng, out);
 }
 
 void call_window::add(start_fn job) {

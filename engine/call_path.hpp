@@ -55,6 +55,12 @@ struct call_job {
 
 // The reason of a call not sent because its lease would end before an answer.
 inline constexpr std::string_view lease_too_short_reason = "not sent: its lease would end before an answer could come back";
+// The reason of a call whose first request went (and was billed) but whose next was answered too
+// late to leave within the lease: a transient failure, so that it spends an attempt and waits a
+// backoff (due again at once, it read again, billed, at every claim, with no end).
+inline constexpr std::string_view answered_too_late_reason =
+    "not sent: its first request was answered too late for the next to go within the lease (raise lease_seconds "
+    "to twice api_timeout_ms plus 2 s or more)";
 
 // Sets `out` to the call's outcome. Never throws for an API failure (every failure is an
 // outcome). `ports`, `job`, `rng` and `out` must outlive the returned awaitable (the caller

@@ -156,7 +156,9 @@ TEST_F(CallPath, ACallPastItsSendWindowIsNotSent) {
 }
 
 // A follow-up reads the conversation, then sends: a send that would leave after the window is
-// not sent, whatever the read found; the read's credits stay charged.
+// not sent, whatever the read found; the read's credits stay charged, and the call is a failed
+// attempt with a backoff (due again at once, the read was sent again, billed, at every claim:
+// a lease too short for the API's latency read forever).
 TEST_F(CallPath, ALaterRequestOfACallPastTheWindowIsNotSent) {
     cs::api_call call;
     call.kind = cs::call_kind::send;
@@ -170,8 +172,10 @@ TEST_F(CallPath, ALaterRequestOfACallPastTheWindowIsNotSent) {
     job_.send_by = clock_.t + 1s;  // the read leaves in time and comes back after it
     const auto out = run(call);
     EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
-    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
-    EXPECT_EQ(out.event.reason, eng::lease_too_short_reason);
+    EXPECT_EQ(out.event.kind, cs::result_kind::transient);  // an attempt spent
+    EXPECT_EQ(out.event.reason, eng::answered_too_late_reason);
+    EXPECT_GE(out.event.retry_at, clock_.t + 1s);  // a backoff, not due again at once
+    EXPECT_FALSE(out.held);
     EXPECT_EQ(out.credits, 1);
     EXPECT_FALSE(out.nothing_sent);  // the read used its rate place
 
