@@ -795,7 +795,7 @@ asio::awaitable<reply> admin_server::impl::campaign_get(const std::string& name)
     };
     auto c = co_await on_db(job);
     if (!c) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     co_return ok_json(*c);
 }
@@ -1000,7 +1000,7 @@ asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& nam
     auto job = [this, &name, &verb] { return change_campaign_state(st(), name, verb); };
     auto o = co_await on_db(job);
     if (!o.found) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (o.conflict) {
         co_return error_reply(http::status::conflict, state_conflict_message(verb, name, o.from));
@@ -1053,7 +1053,7 @@ asio::awaitable<reply> admin_server::impl::campaign_versions(const std::string& 
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (out->is_null()) {
         co_return error_reply(http::status::not_found, "campaign '" + name + "' has no version " + *version);
@@ -1087,7 +1087,7 @@ asio::awaitable<reply> admin_server::impl::campaign_diff_get(const std::string& 
     };
     auto d = co_await on_db(job);
     if (!d.found) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (!d.error.empty()) {
         co_return error_reply(http::status::not_found, d.error);
@@ -1166,7 +1166,7 @@ asio::awaitable<reply> admin_server::impl::campaign_leads(const std::string& nam
     };
     auto p = co_await on_db(job);
     if (!p.found) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (csv) {
         if (p.truncated) {
@@ -1194,7 +1194,7 @@ asio::awaitable<reply> admin_server::impl::campaign_lead(const std::string& name
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (out->is_null()) {
         co_return error_reply(http::status::not_found, "campaign '" + name + "' has no lead " + lead);
@@ -1377,7 +1377,7 @@ asio::awaitable<reply> admin_server::impl::budget(const std::map<std::string, st
     };
     auto r = co_await on_db(job);
     if (!name.empty() && r.campaigns.empty()) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     json key = {{"balance", nullptr}};
     if (api != nullptr) {
@@ -1434,7 +1434,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
         co_return error_reply(http::status::unprocessable_entity, o.refused + "; nothing changed");
     }
     if (!o.set) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     spdlog::info("admin: campaign '{}' budget set: {} credits, per day {}, per account {}{}", orch::text::escaped(name),
                  o.set->total,
@@ -1521,7 +1521,7 @@ asio::awaitable<reply> admin_server::impl::campaign_report(const std::string& na
     };
     auto out = co_await on_db(job);
     if (!out) {
-        co_return error_reply(http::status::not_found, "no campaign named '" + name + "'");
+        co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     co_return ok_json(*out);
 }

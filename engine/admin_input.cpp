@@ -440,7 +440,12 @@ limits_body parse_limits_body(const std::string& text) {
                 }
                 const auto name = a.get<std::string>();
                 if (name != "all" && !apply_patch({}, json{{name, nullptr}}, why)) {
-                    found.add("clear: " + why);
+                    std::string actions;
+                    for (auto a : quota_actions) {
+                        actions += std::string(limits::to_string(a)) + ", ";
+                    }
+                    found.add("clear: unknown action '" + orch::text::escaped_clipped(name, 100) + "'; one of " + actions +
+                              "all");
                     continue;
                 }
                 out.clear.push_back(name);

@@ -511,7 +511,7 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
             }
             f.campaign = it->second;
             if (!campaign_exists(conn, f.campaign)) {
-                return err(404, "no campaign '" + f.campaign + "'");
+                return err(404, "no campaign '" + orch::text::escaped_clipped(f.campaign, 200) + "'");
             }
         }
         if (auto it = params.find("account"); it != params.end()) {

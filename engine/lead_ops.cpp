@@ -58,7 +58,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
     auto c = tx.exec_params(q("leads/campaign"), r.campaign);
     if (c.empty()) {
         out.result = outcome::kind::no_campaign;
-        out.message = "no campaign named '" + r.campaign + "'";
+        out.message = "no campaign named '" + orch::text::escaped_clipped(r.campaign, 200) + "'";
         return out;
     }
     const auto campaign_id = c[0][0].as<std::int64_t>();
@@ -95,8 +95,14 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         }
         if (!missing.empty() && (r.lead_ids.size() == 1 || r.state.empty())) {
             out.result = outcome::kind::no_lead;
-            out.message = "campaign '" + r.campaign + "' has no lead " + std::to_string(missing.front()) +
-                          (missing.size() > 1 ? " (and " + std::to_string(missing.size() - 1) + " more missing)" : "") +
+            // The first five missing ids by name, the rest counted.
+            std::string named;
+            for (std::size_t i = 0; i < missing.size() && i < 5; ++i) {
+                named += (i == 0 ? "" : ", ") + std::to_string(missing[i]);
+            }
+            out.message = "campaign '" + orch::text::escaped_clipped(r.campaign, 200) + "' has no lead" +
+                          (missing.size() == 1 ? " " : "s ") + named +
+                          (missing.size() > 5 ? " (and " + std::to_string(missing.size() - 5) + " more missing)" : "") +
                           "; nothing changed";
             return out;
         }

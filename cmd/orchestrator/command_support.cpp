@@ -29,7 +29,7 @@ std::string no_campaign_named(const std::string& name) {
     if (name.empty()) {
         return "the campaign name is empty (`orchestrator campaign list` shows the campaigns)";
     }
-    return "no campaign named '" + orch::text::escaped(name) + "' (`orchestrator campaign list` shows them)";
+    return "no campaign named '" + orch::text::escaped_clipped(name, 200) + "' (`orchestrator campaign list` shows them)";
 }
 
 std::int64_t parse_id(const std::string& text, const std::string& what) {

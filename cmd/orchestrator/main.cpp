@@ -770,6 +770,11 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
             add(flag + " and --clear " + key.substr(0, dot) + " contradict each other");
             continue;
         }
+        // As PUT /v1/accounts/{id}/limits: "all" clears this action too.
+        if (std::find(r.clear.begin(), r.clear.end(), "all") != r.clear.end()) {
+            add(flag + " and --clear all contradict each other");
+            continue;
+        }
         std::int64_t n = -1;
         auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
         if (ec != std::errc() || end != text.data() + text.size() || n < 0 || n > orch::engine::quota_value_max) {

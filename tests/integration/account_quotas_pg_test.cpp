@@ -310,6 +310,8 @@ TEST_F(AccountQuotasPg, TheCliShowsSetsAndClearsAnAccountsQuotas) {
         {{"accounts", "limits", "acc-1", "--send-per-day", "2000000"}, "--send-per-day: must be an integer"},
         {{"accounts", "limits", "acc-1", "--clear", "bogus"}, "--clear: unknown action 'bogus'"},
         {{"accounts", "limits", "acc-1", "--clear", "invite", "--invite-per-day", "3"}, "contradict"},
+        {{"accounts", "limits", "acc-1", "--clear", "all", "--invite-per-day", "3"},
+         "--invite-per-day and --clear all contradict each other"},
         // Every bad flag in one message (it said the first).
         {{"accounts", "limits", "acc-1", "--invite-per-day", "-1", "--send-per-week", "x", "--time-zone", "Mars/Base",
           "--clear", "bogus"},

@@ -892,6 +892,8 @@ TEST_F(AdminTest, AccountLimitsAreSetShownAndCleared) {
     EXPECT_EQ(call("PUT", path, R"({"invite": {"per_day": 1}, "clear": ["invite"]})").status, 422);
     EXPECT_EQ(call("PUT", path, R"({"clear": ["bogus"]})").status, 422);
     EXPECT_EQ(call("PUT", path, R"({"clear": 5})").status, 422);
+    EXPECT_EQ(error_message(call("PUT", path, R"({"clear": "al"})")),
+              "clear: unknown action 'al'; one of invite, send, visit, withdraw, search, all; nothing changed");
     EXPECT_EQ(json::parse(stored()), json::parse(R"({"invite": {"per_day": 40, "per_week": 150}})"));
     // One name alone is a list of one ("clear": "all" read as refused with "or \"all\"" before).
     auto cleared = call("PUT", path, R"({"clear": "invite"})");

@@ -508,6 +508,13 @@ TEST_F(DncTest, LeadOperations) {
     auto with_missing = env_->run({"leads", "stop", "ops", b, b, "999999"});
     EXPECT_EQ(with_missing.exit_code, 2) << with_missing.output;
     EXPECT_NE(with_missing.output.find("has no lead 999999"), std::string::npos) << with_missing.output;
+    // Every missing id is named, the first five (it named the first, and counted the rest).
+    auto missing = call("POST", "/v1/campaigns/ops/leads:bulk",
+                        R"({"action": "stop", "lead_ids": [99999, 88888, 77777, )" + a + R"(, 66666, 55555, 44444]})");
+    EXPECT_EQ(missing.status, 404) << missing.body;
+    EXPECT_EQ(error_message(missing),
+              "campaign 'ops' has no leads 99999, 88888, 77777, 66666, 55555 (and 1 more missing); nothing changed")
+        << missing.body;
     EXPECT_EQ(q(snapshot_sql), snapshot);
     const auto e = lead_id(urls_[4]);
     q("UPDATE enrollments SET next_run_at = now() + interval '5 minutes', due_at = now() + interval '5 minutes', "
