@@ -6,8 +6,6 @@ namespace orch::engine {
 
 using json = nlohmann::json;
 
-namespace {
-
 std::string action_list() {
     std::string out;
     for (auto a : quota_actions) {
@@ -15,6 +13,8 @@ std::string action_list() {
     }
     return out;
 }
+
+namespace {
 
 // The action named `name`, if it is one with a quota; else nullopt and `error` set.
 std::optional<limits::action> quota_action(const std::string& name, std::string& error) {

@@ -36,6 +36,8 @@ inline constexpr std::int64_t quota_value_max = 1'000'000;
 inline constexpr std::array<limits::action, 5> quota_actions = {limits::action::invite, limits::action::send,
                                                                 limits::action::visit, limits::action::withdraw,
                                                                 limits::action::search};
+// The actions with a quota, by name: "invite, send, visit, withdraw, search".
+std::string action_list();
 bool has_quota(limits::action a);
 
 struct quota_override {

@@ -440,12 +440,8 @@ limits_body parse_limits_body(const std::string& text) {
                 }
                 const auto name = a.get<std::string>();
                 if (name != "all" && !apply_patch({}, json{{name, nullptr}}, why)) {
-                    std::string actions;
-                    for (auto a : quota_actions) {
-                        actions += std::string(limits::to_string(a)) + ", ";
-                    }
-                    found.add("clear: unknown action '" + orch::text::escaped_clipped(name, 100) + "'; one of " + actions +
-                              "all");
+                    found.add("clear: unknown action '" + orch::text::escaped_clipped(name, 100) + "'; one of " +
+                              action_list() + ", all");
                     continue;
                 }
                 out.clear.push_back(name);
@@ -491,13 +487,9 @@ limits_body parse_limits_body(const std::string& text) {
         out.patch[it.key()] = *it;
     }
     if (unknown_count > 0) {
-        std::string actions;
-        for (auto a : quota_actions) {
-            actions += (actions.empty() ? "" : ", ") + std::string(limits::to_string(a));
-        }
         found.add(std::string(unknown_count == 1 ? "unknown action " : "unknown actions ") + unknown +
                   (unknown_count > 5 ? " and " + std::to_string(unknown_count - 5) + " more" : std::string()) +
-                  " (actions: " + actions +
+                  " (actions: " + action_list() +
                   "; besides them time_zone and clear; each action takes an object of its quotas, such as "
                   "{\"invite\": {\"per_day\": 40, \"per_week\": 150}})");
     }

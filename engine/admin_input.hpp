@@ -44,6 +44,9 @@ public:
     // an answer of a few lines, not megabytes.
     static constexpr std::size_t shown = 20;
     void add(std::string what) {
+        if (what.empty()) {
+            return;  // a check that found nothing
+        }
         if (list_.size() < shown) {
             list_.push_back(std::move(what));
         } else {

@@ -1,6 +1,7 @@
 #include "engine/dnc.hpp"
 
 #include "api/text.hpp"
+#include "engine/admin_input.hpp"
 #include "campaigns/detail/csv.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
@@ -94,12 +95,8 @@ std::string reason_problem(const std::string& reason) {
 
 std::string check(const input& in) {
     // Every field's problem (the first of each), in one message.
-    std::string all;
-    const auto add = [&all](const std::string& p) {
-        if (!p.empty()) {
-            all += (all.empty() ? "" : "; ") + p;
-        }
-    };
+    admin_input::problems found;
+    const auto add = [&found](std::string p) { found.add(std::move(p)); };
     const bool url = !in.profile_url.empty();
     const bool company = !normal_company(in.company).empty();
     if (url == company) {
@@ -147,7 +144,7 @@ std::string check(const input& in) {
             return "";
         }());
     }
-    return all;
+    return found.joined();
 }
 
 add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const std::string& added_by) {

@@ -272,12 +272,8 @@ std::optional<json> get_reply(pqxx::connection& conn, std::int64_t reply_id) {
 
 std::string check(const reply_request& r) {
     // Every field's problem (the first of each), in one message.
-    std::string all;
-    const auto add = [&all](const std::string& p) {
-        if (!p.empty()) {
-            all += (all.empty() ? "" : "; ") + p;
-        }
-    };
+    admin_input::problems found;
+    const auto add = [&found](std::string p) { found.add(std::move(p)); };
     if (r.event_id <= 0) {
         add("the reply id must be a positive integer");
     }
@@ -313,7 +309,7 @@ std::string check(const reply_request& r) {
     } else if (auto p = orch::text::check_name(r.requested_by)) {
         add("'requested_by': " + p->what);
     }
-    return all;
+    return found.joined();
 }
 
 std::string key_of(const reply_request& r) {

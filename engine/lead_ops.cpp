@@ -1,5 +1,6 @@
 #include "engine/lead_ops.hpp"
 #include "api/text.hpp"
+#include "engine/admin_input.hpp"
 #include "engine/sql_array.hpp"
 
 #include "campaigns/campaigns.hpp"
@@ -324,63 +325,56 @@ const char* to_string(verb v) {
     return "?";
 }
 
-namespace {
-void add_problem(std::string& all, const std::string& p) {
-    all += (all.empty() ? "" : "; ") + p;
-}
-}  // namespace
-
 std::string check_selection(const request& r) {
-    std::string all;
+    admin_input::problems all;
     if (r.lead_ids.empty() && r.state.empty()) {
-        add_problem(all, "name a lead (its id) or a filter (state): nothing was chosen");
+        all.add("name a lead (its id) or a filter (state): nothing was chosen");
     }
     if (!r.lead_ids.empty() && !r.state.empty()) {
         // Which would win is not obvious (the ids within the state, or either): neither is guessed.
-        add_problem(all, "give lead ids or a state, not both");
+        all.add("give lead ids or a state, not both");
     }
     if (!r.state.empty() && std::find(states.begin(), states.end(), r.state) == states.end()) {
         std::string names;
         for (const auto& s : states) {
             names += (names.empty() ? "" : ", ") + s;
         }
-        add_problem(all, "state must be one of " + names + ", got '" + orch::text::escaped_clipped(r.state, 100) + "'");
+        all.add("state must be one of " + names + ", got '" + orch::text::escaped_clipped(r.state, 100) + "'");
     }
     for (auto id : r.lead_ids) {
         if (id < 1) {
-            add_problem(all, "a lead id must be a positive integer, got " + std::to_string(id));
+            all.add("a lead id must be a positive integer, got " + std::to_string(id));
             break;
         }
     }
     if (r.lead_ids.size() > 10'000) {
-        add_problem(all, "at most 10000 lead ids at once (use a state filter for more)");
+        all.add("at most 10000 lead ids at once (use a state filter for more)");
     }
-    return all;
+    return all.joined();
 }
 
 std::string check_arguments(const request& r, bool to_given, bool account_given) {
-    std::string all;
+    admin_input::problems all;
     if (r.what == verb::skip && r.to_step.empty() && !to_given) {
-        add_problem(all, "skip needs the step to move to (to / --to STEP)");
+        all.add("skip needs the step to move to (to / --to STEP)");
     }
     if (r.what != verb::skip && (!r.to_step.empty() || to_given)) {
-        add_problem(all, std::string("'to' is for skip, not ") + to_string(r.what));
+        all.add(std::string("'to' is for skip, not ") + to_string(r.what));
     }
     if (r.what == verb::move && r.account.empty() && !account_given) {
-        add_problem(all, "move needs the new sender (account / --account ACCOUNT)");
+        all.add("move needs the new sender (account / --account ACCOUNT)");
     }
     if (r.what != verb::move && (!r.account.empty() || account_given)) {
-        add_problem(all, std::string("'account' is for move, not ") + to_string(r.what));
+        all.add(std::string("'account' is for move, not ") + to_string(r.what));
     }
-    return all;
+    return all.joined();
 }
 
 std::string check(const request& r) {
-    std::string all = check_selection(r);
-    if (const auto more = check_arguments(r); !more.empty()) {
-        add_problem(all, more);
-    }
-    return all;
+    admin_input::problems all;
+    all.add(check_selection(r));
+    all.add(check_arguments(r));
+    return all.joined();
 }
 
 outcome run(pqxx::connection& conn, const request& asked) {

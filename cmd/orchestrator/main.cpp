@@ -24,6 +24,7 @@
 #include "cmd/orchestrator/command_support.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
 #include "cmd/orchestrator/inbox_watch.hpp"
+#include "engine/admin_input.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
 #include "engine/config.hpp"
@@ -748,8 +749,8 @@ struct limits_request {
 // The change `r` describes, applied to `current`; throws usage_error naming every bad flag.
 orch::engine::quota_overrides limits_change(const limits_request& r, orch::engine::quota_overrides current) {
     namespace limits = orch::limits;
-    std::string all;
-    const auto add = [&all](const std::string& p) { all += (all.empty() ? "" : "; ") + p; };
+    orch::engine::admin_input::problems found;
+    const auto add = [&found](std::string p) { found.add(std::move(p)); };
     for (const auto& name : r.clear) {
         if (name == "all") {
             current = {};
@@ -785,8 +786,8 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
         auto& o = current[static_cast<std::size_t>(a)];
         (key.substr(dot + 1) == "per_day" ? o.per_day : o.per_week) = n;
     }
-    if (!all.empty()) {
-        throw usage_error(all);
+    if (!found.empty()) {
+        throw usage_error(found.joined());
     }
     return current;
 }
@@ -796,19 +797,19 @@ orch::engine::quota_overrides limits_change(const limits_request& r, orch::engin
 int cmd_accounts_limits(const settings& s, const std::string& account, const limits_request& r,
                         const std::string& format) {
     // Check the flags first, every one: a bad one changes nothing and needs no database.
-    std::string problems;
+    orch::engine::admin_input::problems found;
     try {
         limits_change(r, {});
     } catch (const usage_error& e) {
-        problems = e.what();
+        found.add(e.what());
     }
     if (r.time_zone) {
         if (const auto problem = orch::campaigns::time_zone_problem(*r.time_zone); !problem.empty()) {
-            problems += (problems.empty() ? "" : "; ") + std::string("--time-zone: ") + problem;
+            found.add("--time-zone: " + problem);
         }
     }
-    if (!problems.empty()) {
-        throw usage_error(problems);
+    if (!found.empty()) {
+        throw usage_error(found.joined());
     }
     orch::engine::store db(s.database_url);
     db.require_current();
