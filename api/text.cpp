@@ -88,6 +88,13 @@ bool is_invisible_in_name(char32_t cp) {
            cp == 0x17B5 || (cp >= 0xE0000 && cp <= 0xE007F);
 }
 
+// A space that is not U+0020 (a no-break space, an em space, the ideographic space): in a quoted
+// name it reads as a plain space, so 'sender 1' and 'sender<U+00A0>1' would look alike.
+bool is_odd_space(char32_t cp) {
+    return cp == 0x00A0 || cp == 0x202F || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200A) || cp == 0x205F ||
+           cp == 0x3000;
+}
+
 // What a name may not begin or end with, as said in a message: a space of any kind (a trailing
 // one makes "tour " look like "tour") or a joiner, which joins nothing there.
 const char* edge_kind(char32_t cp) {
@@ -247,7 +254,8 @@ std::string spelled(std::string_view s, bool keep_lines, bool name = false) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
             out += buf;
-        } else if (is_forbidden_in_name(cp) || is_format_changing(cp) || (name && is_invisible_in_name(cp))) {
+        } else if (is_forbidden_in_name(cp) || is_format_changing(cp) ||
+                   (name && (is_invisible_in_name(cp) || is_odd_space(cp)))) {
             char buf[16];
             std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
             out += buf;
@@ -273,7 +281,20 @@ std::string escaped_clipped(std::string_view s, std::size_t max) {
     while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) {
         --cut;  // not inside a UTF-8 sequence
     }
-    return escaped_name(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes)";
+    // What the cut hides that the name would have spelled is said, so that a long name differing
+    // from another only past the cut by an invisible character does not read as the other.
+    std::string hidden;
+    for (std::size_t i = cut; i < s.size();) {
+        char32_t cp = 0;
+        const std::size_t n = std::max<std::size_t>(decode(s, i, cp), 1);
+        const std::string_view one = s.substr(i, n);
+        if (one != "\\" && spelled(one, false, true) != one) {
+            hidden = ", " + spelled(one, false, true) + " at byte " + std::to_string(i + 1);
+            break;
+        }
+        i += n;
+    }
+    return escaped_name(s.substr(0, cut)) + "... (" + std::to_string(s.size()) + " bytes" + hidden + ")";
 }
 
 std::string terminal_lines(std::string_view s) { return spelled(s, true); }

@@ -64,11 +64,14 @@ bool is_forbidden_in_name(char32_t cp);
 
 std::string escaped(std::string_view s);
 // escaped(s), and the characters that show as nothing spelled out too (a zero-width space, a word
-// joiner, a byte order mark: not the joiners scripts and emoji need): for a name quoted in a
-// message, where 'sender-1' and 'sender-1<U+200B>' must not look alike.
+// joiner, a byte order mark: not the joiners scripts and emoji need) and the spaces other than
+// U+0020: for a name quoted in a message, where 'sender-1' and 'sender-1<U+200B>', or 'a b' and
+// 'a<U+00A0>b', must not look alike.
 std::string escaped_name(std::string_view s);
 // escaped_name(s), cut to its first `max` bytes (at a character's start) with "... (N bytes)" when
-// longer: for a client's value echoed in a message, which it could make megabytes long.
+// longer, naming the first character past the cut that escaped_name would spell ("... (N bytes,
+// \u{200b} at byte K)"): for a client's value echoed in a message, which it could make megabytes
+// long.
 std::string escaped_clipped(std::string_view s, std::size_t max);
 
 // "<n> <one>" when n is 1, else "<n> <many>".

@@ -1,11 +1,13 @@
 #include "engine/call_path.hpp"
 
+#include "api/text.hpp"
 #include "engine/dnc.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 
@@ -162,22 +164,28 @@ void after_call(const call_path_ports& ports, const call_job& job, const std::op
         // A request of the call went (and was billed), and its next would leave too late for the
         // lease: a transient failure, which spends an attempt and waits a backoff, so that a
         // lease too short for the API's latency fails the lead after max_attempts instead of
-        // reading again, billed, at every claim. Said at most once a minute per process.
+        // reading again, billed, at every claim.
         const std::int64_t credits = out.credits;
         out = unsent(*job.call, cs::result_kind::transient, *held + backoff_delay(ports.backoff, job.attempt, rng),
                      std::string(answered_too_late_reason));
         out.credits = credits;
         out.nothing_sent = false;
+        // Said at most once a minute per process, with how many calls it happened to since.
         static std::atomic<std::int64_t> last_said{0};
+        static std::atomic<std::int64_t> unsaid{0};
+        unsaid.fetch_add(1);
         const auto now_s = std::chrono::duration_cast<std::chrono::seconds>(
                                std::chrono::steady_clock::now().time_since_epoch())
                                .count();
         auto said = last_said.load();
         if (now_s - said >= 60 && last_said.compare_exchange_strong(said, now_s)) {
-            spdlog::warn("worker: enrollment={} {}: the call's first request was answered too late for its next to "
-                         "go within the lease; counted as a failed attempt (this may be happening to other leads "
-                         "too): raise lease_seconds",
-                         job.target.enrollment_id, cs::to_string(job.call->kind));
+            const std::int64_t calls = std::max<std::int64_t>(unsaid.exchange(0), 1);
+            spdlog::warn("worker: campaign '{}' enrollment={} {}: the call's first request was answered too late for "
+                         "its next to go within the lease; counted as a failed attempt ({} such call{} in this "
+                         "process since its last such warning, or its start): raise lease_seconds to twice "
+                         "api_timeout_ms plus 2 s or more",
+                         text::escaped_clipped(job.campaign->name, 200), job.target.enrollment_id,
+                         cs::to_string(job.call->kind), calls, calls > 1 ? "s" : "");
         }
     } else if (held) {
         const std::int64_t credits = out.credits;

@@ -115,7 +115,7 @@ std::string check(const input& in) {
             // while it reads as the company it names.
             const std::string name = normal_company(in.company);
             if (auto p = campaigns::company_text_problem(name)) {
-                return "company: '" + orch::text::escaped(name.substr(0, 80)) + "' has " + p->what + " at byte " +
+                return "company: '" + orch::text::escaped_clipped(name, 80) + "' has " + p->what + " at byte " +
                        std::to_string(p->where + 1) + ", which would match no lead's company";
             }
             return "";
@@ -131,15 +131,15 @@ std::string check(const input& in) {
                 return p;
             }
             if (const auto blank = u.find(' '); blank != std::string::npos) {
-                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has a space at byte " +
+                return "profile_url: '" + orch::text::escaped_clipped(u, 80) + "' has a space at byte " +
                        std::to_string(blank + 1) + " (a URL writes it %20)";
             }
             if (auto p = campaigns::profile_url_text_problem(u)) {
-                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' has " + p->what + " at byte " +
+                return "profile_url: '" + orch::text::escaped_clipped(u, 80) + "' has " + p->what + " at byte " +
                        std::to_string(p->where + 1) + ", which would match no lead's profile";
             }
             if (auto shape = campaigns::profile_url_shape_problem(u)) {
-                return "profile_url: '" + orch::text::escaped(u.substr(0, 80)) + "' " + *shape;
+                return "profile_url: '" + orch::text::escaped_clipped(u, 80) + "' " + *shape;
             }
             return "";
         }());

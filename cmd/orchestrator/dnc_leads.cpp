@@ -65,18 +65,24 @@ int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, con
     if (auto why = dnc::reason_problem(reason); !why.empty()) {
         problems.push_back("--" + why);
     }
-    auto take = [&](dnc::input in, const std::string& shown) {
+    // The flag names the field: "--company 'A\tB': has a control character", not "…: company: has".
+    auto take = [&](dnc::input in, const std::string& shown, std::string_view field, const std::string& flag) {
         if (auto why = dnc::check(in); !why.empty()) {
-            problems.push_back(shown + ": " + why);
+            if (why.starts_with(field)) {
+                why.erase(0, field.size());
+            }
+            // A problem that quotes the value itself ("'https://…' has a space") names it already.
+            problems.push_back(why.starts_with("'") ? flag + why : shown + ": " + why);
         }
         in.reason = reason;
         inputs.push_back(std::move(in));
     };
     for (const auto& u : urls) {
-        take({u, "", "", 0}, u.empty() ? std::string("an empty profile URL") : "'" + u + "'");
+        take({u, "", "", 0}, u.empty() ? std::string("an empty profile URL") : "'" + text::escaped_clipped(u, 200) + "'",
+             "profile_url: ", "");
     }
     for (const auto& c : companies) {
-        take({"", c, "", 0}, "--company '" + c + "'");
+        take({"", c, "", 0}, "--company '" + text::escaped_clipped(c, 200) + "'", "company: ", "--company ");
     }
     if (!problems.empty()) {
         std::string all = "dnc add: nothing added:";

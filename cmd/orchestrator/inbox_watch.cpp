@@ -48,7 +48,7 @@ int inbox_list(const engine::settings& s, const std::string& campaign, const std
     if (!account.empty()) {
         auto found = db->resolve_account(account);
         if (!found) {
-            throw failure("inbox list: no account '" + orch::text::escaped(account) +
+            throw failure("inbox list: no account '" + orch::text::escaped_clipped(account, 200) +
                               "' (give its id or label, as `accounts list` shows)",
                           2);
         }

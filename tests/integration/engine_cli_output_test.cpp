@@ -663,6 +663,36 @@ TEST_F(CliOutput, ErrorsNeverPrintAControlCharacterTheyQuote) {
     }
 }
 
+// A name quoted in an error spells a space that is not a plain one and a character that shows as
+// nothing, so that 'sender 1' with a no-break space does not read as 'sender 1'; `dnc add` names
+// the flag once and quotes what was typed spelled.
+TEST_F(CliOutput, ErrorsSpellTheSpacesAndInvisibleCharactersOfANameTheyQuote) {
+    ASSERT_EQ(apply(campaign_yaml("quoted", 2)).exit_code, 0);
+    const std::string nbsp = "sender\xc2\xa0" "1";
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"accounts", "limits", nbsp, "--invite-per-day", "5"},
+          std::vector<std::string>{"inbox", "list", "--account", nbsp},
+          std::vector<std::string>{"leads", "move", "quoted", "1", "--account", nbsp}}) {
+        auto r = env_->run(args);
+        EXPECT_NE(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find("'sender\\u{00a0}1'"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_EQ(r.output.find("\xc2\xa0"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+    }
+    auto added = env_->run({"dnc", "add", "--company", "A\tB", "--company", "A\xe2\x80\x8b" "B",
+                            "https://n.example/in/a\xe2\x80\x8b" "b"});
+    EXPECT_EQ(added.exit_code, 2) << added.output;
+    EXPECT_NE(added.output.find("\n  --company 'A\\tB': has a control character (U+0009) at byte 2\n"), std::string::npos)
+        << added.output;
+    EXPECT_NE(added.output.find("\n  --company 'A\\u{200b}B' has invisible character U+200B at byte 2"),
+              std::string::npos)
+        << added.output;
+    EXPECT_NE(added.output.find("\n  'https://n.example/in/a\\u{200b}b' has a zero-width space"), std::string::npos)
+        << added.output;
+    EXPECT_EQ(added.output.find("company: "), std::string::npos) << added.output;
+    EXPECT_EQ(added.output.find("\xe2\x80\x8b"), std::string::npos) << added.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM do_not_contact"), "0");
+}
+
 // A value that is not UTF-8 is refused at parse, exit 2 naming its option, before it reaches
 // PostgreSQL or the JSON library (exit 1 with their error); a path may be any bytes.
 TEST_F(CliOutput, AValueThatIsNotUtf8IsRefusedNamingItsOption) {

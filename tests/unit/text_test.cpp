@@ -96,6 +96,20 @@ TEST(text, escaped_clipped_cuts_a_long_value_at_a_characters_start) {
     EXPECT_EQ(orch::text::escaped_clipped("abü" + std::string(10, 'x'), 3), "ab... (14 bytes)");
 }
 
+TEST(text, escaped_name_spells_a_space_that_is_not_a_plain_one) {
+    EXPECT_EQ(orch::text::escaped_name("acc\xc2\xa0x"), "acc\\u{00a0}x");
+    EXPECT_EQ(orch::text::escaped_name("a\xe3\x80\x80" "b"), "a\\u{3000}b");
+    EXPECT_EQ(orch::text::escaped_name("a b"), "a b");
+    EXPECT_EQ(orch::text::escaped("acc\xc2\xa0x"), "acc\xc2\xa0x");  // logs keep it
+}
+
+TEST(text, escaped_clipped_names_what_the_cut_hides) {
+    EXPECT_EQ(orch::text::escaped_clipped("abcdef\xe2\x80\x8b", 4), "abcd... (9 bytes, \\u{200b} at byte 7)");
+    EXPECT_EQ(orch::text::escaped_clipped(std::string("abcdef\tg"), 4), "abcd... (8 bytes, \\t at byte 7)");
+    EXPECT_EQ(orch::text::escaped_clipped("abcd\xff" "e", 4), "abcd... (6 bytes, \\xff at byte 5)");
+    EXPECT_EQ(orch::text::escaped_clipped("abcd\\e", 4), "abcd... (6 bytes)");  // a backslash shows
+}
+
 TEST(text, every_log_message_is_escaped_onto_one_line) {
     std::ostringstream out;
     auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(out);
