@@ -951,7 +951,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         facts.search_charged = r.charged;
         facts.caps = r.caps;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
-        for (auto& w : zone_warnings(r, campaign)) {
+        for (auto& w : outcome_warnings(r, campaign)) {
             said.push_back(std::move(w));
         }
         for (const auto& w : said) {
@@ -1450,9 +1450,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"committed", o.set->committed},
                        {"today", o.set->today},
                        {"warning", o.set->total < o.set->committed
-                                       ? json("the budget is below what is already spent or reserved (" +
-                                              orch::text::counted(o.set->committed, "credit", "credits") +
-                                              "): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled")
+                                       ? json(budget_below_text("the budget", o.set->committed))
                                        : json(nullptr)},
                        {"note", "the next apply keeps this budget unless its file changes the budget it gives; write it into the file too"}});
 }

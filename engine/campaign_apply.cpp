@@ -457,8 +457,41 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
                              progress, charge, move_running);
 }
 
-std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c) {
+std::string budget_below_text(const std::string& the_budget, std::int64_t committed) {
+    return the_budget + " is below what is already spent or reserved (" +
+           orch::text::counted(committed, "credit", "credits") +
+           "): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled";
+}
+
+std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaigns::campaign& c) {
     std::vector<std::string> out;
+    if (r.budget_below_committed) {
+        out.push_back(budget_below_text("this version's budget of " +
+                                            orch::text::counted(r.budget_below_committed->total, "credit", "credits"),
+                                        r.budget_below_committed->committed));
+    }
+    if (r.held_for_start > 0) {
+        out.push_back(orch::text::counted(r.held_for_start, "live lead waits", "live leads wait") + " for start_at (" +
+                      orch::text::escaped(r.start_at) +
+                      "): none is worked before it, those between steps too (a lead in a call finishes it first)");
+    }
+    if (!r.off_senders.empty()) {
+        std::int64_t n = 0;
+        std::string who;
+        for (const auto& s : r.off_senders) {
+            n += s.count;
+            who += (who.empty() ? "" : ", ") +
+                   (s.label.empty() ? orch::text::escaped_name(s.account_id)
+                                    : orch::text::escaped_name(s.label) + " (" + orch::text::escaped_name(s.account_id) + ")") +
+                   ": " + std::to_string(s.count);
+        }
+        out.push_back(orch::text::counted(n, "live lead stays", "live leads stay") +
+                      " on senders this version no longer lists (" + who +
+                      "): a lead keeps the sender it was given, whose invitation and conversation it goes on with "
+                      "(and waits while that account is disconnected); `orchestrator leads list " + orch::text::escaped_name(c.name) +
+                      "` shows each lead's account, `leads move " + orch::text::escaped_name(c.name) +
+                      " LEAD_ID... --account SENDER` moves one not contacted yet, `leads stop` stops one");
+    }
     for (const auto& z : r.zone_conflicts) {
         out.push_back("account " + orch::text::escaped(z.account_id) + " counts its day quotas in " +
                       orch::text::escaped(z.time_zone) + ", not in this campaign's time zone (" +

@@ -168,10 +168,15 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
 // "moved 3 running leads to version 2; 1 kept on its version: at step 'msg' (not in the
 // version)", or "" when nothing was live on an older version.
 std::string moved_running_text(const apply_outcome& r);
-// One warning per sender whose quota day is in another time zone than the campaign's
-// (apply_outcome::zone_conflicts): its day quotas start again at its own midnight, which may fall
-// inside this campaign's working hours.
-std::vector<std::string> zone_warnings(const apply_outcome& r, const campaigns::campaign& c);
+// The apply's warnings from its outcome: one per sender whose quota day is in another time zone
+// than the campaign's (apply_outcome::zone_conflicts: its day quotas start again at its own
+// midnight, which may fall inside this campaign's working hours); a new budget below what is spent
+// or reserved already; live leads held until a start_at still to come; live leads on senders the
+// version no longer lists.
+std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaigns::campaign& c);
+// "<the budget> is below what is already spent or reserved (N credits): …", said by an apply and
+// by `budget set` (the CLI and the admin API) alike.
+std::string budget_below_text(const std::string& the_budget, std::int64_t committed);
 // What became of a live budget (`budget set`) that differs from the file's
 // (apply_outcome::live_budget): kept, or replaced by the file's; "" when there was none.
 std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c);

@@ -200,7 +200,7 @@ const std::vector<setting_row>& rows() {
          number(&settings::lane_transaction_slots, 0, 64)},
         {"batch_size", "", "worker: enrollments claimed per transaction (default 50)",
          number(&settings::batch_size, 1, 1000)},
-        {"lease_seconds", "", "worker: lease of a claimed call before others reconcile it (default 60)",
+        {"lease_seconds", "", "worker: lease of a claimed call before others reconcile it (default 90)",
          number(&settings::lease_seconds, 5, 3600)},
         {"idle_poll_ms", "", "worker: pause when nothing is due (default 200)", number(&settings::idle_poll_ms, 1, 60'000)},
         {"settle_delay_ms", "", "worker: how long a finished call waits for others to settle with it while calls run (default 5)",
@@ -565,6 +565,8 @@ const std::vector<setting_doc>& setting_docs() {
     }();
     return docs;
 }
+
+bool lease_fits_two_requests(const settings& s) { return s.lease_seconds * 1000 >= 2 * s.api_timeout_ms + 2000; }
 
 std::string example_config() {
     const settings defaults;

@@ -25,7 +25,9 @@ struct settings {
     // At most this many lane transactions run at once in the database, across every worker
     // process (0: no limit); migration 0021 says why.
     std::int64_t lane_transaction_slots = 4;
-    std::int64_t lease_seconds = 60;          // how long a claimed call may run before others reconcile it
+    // How long a claimed call may run before others reconcile it: by default twice
+    // api_timeout_ms and more, so that a call of two requests can make both (lease_fits_two_requests).
+    std::int64_t lease_seconds = 90;
     std::int64_t idle_poll_ms = 200;          // sleep when nothing is due
     std::int64_t settle_delay_ms = 5;         // a finished call waits at most this for others to settle with it
     std::int64_t progress_log_seconds = 60;   // the worker's progress line; 0: none
@@ -118,6 +120,11 @@ const std::vector<setting_doc>& setting_docs();
 // A YAML configuration file with every setting, its description, its environment variable and
 // its default (deploy/orchestrator.example.yaml is this text; a test keeps them equal).
 std::string example_config();
+
+// True when the lease lets a call of two requests (a follow-up's reply check, then its send) make
+// both, each taking up to api_timeout_ms: lease_seconds is at least twice api_timeout_ms plus 2 s.
+// The worker warns at start when it is not.
+bool lease_fits_two_requests(const settings& s);
 
 // URL with any password replaced by "***" (for logs).
 std::string redacted(const std::string& url);

@@ -928,6 +928,24 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         if (out.enrolled > 0) {
             tx.exec(q("engine/notify_wake"));
         }
+        if (out.changed && !out.created) {
+            if (budget_changed) {
+                for (const auto& b : ledger::campaign_budgets(tx, name)) {
+                    if (b.limits && b.limits->total < b.reserved + b.spent) {
+                        out.budget_below_committed = apply_outcome::budget_below{b.limits->total, b.reserved + b.spent};
+                    }
+                }
+            }
+            if (first_run > now) {
+                out.start_at = canonical.value("start_at", std::string());
+                out.held_for_start = tx.exec_params(q("campaigns/live_count"), name)[0][0].as<std::int64_t>();
+            }
+            if (!accounts.empty()) {
+                for (const auto& r : tx.exec_params(q("campaigns/off_senders"), out.campaign_id, json(accounts).dump())) {
+                    out.off_senders.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>()});
+                }
+            }
+        }
         // Nothing live (an audience that matched nobody, or only leads others own): completed.
         // New leads enrolled into a completed campaign made it active again (migration 0017).
         tx.exec_params(q("campaigns/complete_if_idle"), out.campaign_id);

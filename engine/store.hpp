@@ -149,6 +149,23 @@ struct apply_outcome {
     // What the audience search's charge left of the budget and its caps: the apply warns of
     // one it used up.
     ledger::search_cap_use caps{};
+    // A new version of a campaign that existed: what the apply warns of. The budget it set
+    // (total) when that is below what is spent or reserved already (committed), the live leads a
+    // start_at still to come holds (and when), and the live leads on senders the version no
+    // longer lists, by account.
+    struct budget_below {
+        std::int64_t total = 0;
+        std::int64_t committed = 0;
+    };
+    std::optional<budget_below> budget_below_committed;
+    std::int64_t held_for_start = 0;
+    std::string start_at;
+    struct off_sender {
+        std::string account_id;
+        std::string label;
+        std::int64_t count = 0;
+    };
+    std::vector<off_sender> off_senders;
 };
 
 struct funnel_row {

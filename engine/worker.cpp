@@ -604,7 +604,7 @@ int worker::run(bool exit_when_idle) {
     // A call of two requests (a follow-up's reply check, then its send; withdraw's look-up, then
     // the withdrawal) sends its second within the same window: when the first may take the whole
     // window, the second cannot go, and the call is a failed attempt with its first request billed.
-    if (m.cfg.lease_seconds * 1000 < 2 * m.cfg.api_timeout_ms + 2000) {
+    if (!lease_fits_two_requests(m.cfg)) {
         spdlog::warn("worker: lease_seconds ({} s) is below twice api_timeout_ms ({} ms) plus 2 s: a follow-up whose "
                      "reply check is answered more than {} ms after its claim cannot send in time, and counts as a "
                      "failed attempt (the check billed); raise lease_seconds to {} or more, or lower api_timeout_ms",

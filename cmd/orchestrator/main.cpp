@@ -732,7 +732,9 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     if (!quotas_error.empty()) {
         std::printf("quotas unavailable (%s)\n", quotas_error.c_str());
     } else {
-        std::printf("quotas: today (each account's quota day) and the rolling week; -: no limit\n");
+        std::printf("quotas: today (each account's quota day) and the rolling week; -: no limit; check_invitation "
+                    "counts every read of the account (the steps' checks, and serve's webhook, polling and "
+                    "catch-up reads), and a follow-up's reply check counts with its send\n");
     }
     return 0;
 }
@@ -1372,7 +1374,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
         for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
             std::cerr << "warning: " << orch::text::escaped(w) << "\n";
         }
-        for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
+        for (const auto& w : orch::engine::outcome_warnings(r, c.value)) {
             std::cerr << "warning: " << w << "\n";
         }
         print_live_budget(r, c.value);
@@ -1441,7 +1443,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";
     }
-    for (const auto& w : orch::engine::zone_warnings(r, c.value)) {
+    for (const auto& w : orch::engine::outcome_warnings(r, c.value)) {
         std::cerr << "warning: " << w << "\n";
     }
     print_live_budget(r, c.value);
@@ -2010,9 +2012,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
                                 : "");
     }
     if (r->total < r->committed) {
-        std::printf("warning: the budget is below what is already spent or reserved (%lld credits): nothing is "
-                    "available, and the campaign pauses at its next call, once its calls in flight have settled\n",
-                    static_cast<long long>(r->committed));
+        std::printf("warning: %s\n", orch::engine::budget_below_text("the budget", r->committed).c_str());
     }
     std::printf("note: the next `campaign apply` keeps this budget unless its file changes the budget it gives; write it into the file too\n");
     return 0;

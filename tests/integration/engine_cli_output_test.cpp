@@ -361,6 +361,57 @@ TEST_F(CliOutput, ALiveBudgetIsKeptUnlessTheFileChangesItsBudget) {
     EXPECT_EQ(budget(), "600 100");
 }
 
+// A new version says what it does to the leads already running: a budget below what is spent
+// (as `budget set` does), a start_at still to come that holds every live lead, and the live leads
+// on a sender it no longer lists (they stay on it).
+TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
+    ASSERT_EQ(env_->run({"accounts", "connect", "--login-token", "token-2", "--country", "FR", "--label", "sender-2"})
+                  .exit_code,
+              0);
+    std::string two = campaign_yaml("running", 12);
+    two.replace(two.find("accounts: [sender-1]"), 20, "accounts: [sender-1, sender-2]");
+    ASSERT_EQ(apply(two).exit_code, 0);
+    auto shown = env_->run({"budget", "show", "running", "--format", "json"});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    const json budget = json::parse(shown.output);
+    const std::string committed =
+        std::to_string(budget["spent"].get<std::int64_t>() + budget["reserved"].get<std::int64_t>());
+    ASSERT_GE(std::stoll(committed), 2) << "the audience search of 12 people costs 2 credits or more";
+    const std::string on_two = env_->scalar(
+        "SELECT count(*) FROM enrollments e JOIN accounts a USING (account_id) WHERE a.label = 'sender-2'");
+    ASSERT_GT(std::stoll(on_two), 0);
+
+    std::string one = campaign_yaml("running", 12);
+    one.replace(one.find("budget_credits: 500\nbudget_per_day_credits: 100"), 47,
+                "budget_credits: 1\nstart_at: \"2099-01-05T09:00:00Z\"");
+    ASSERT_NE(one.find("start_at"), std::string::npos);
+    std::ofstream(file_) << one;
+    auto r = env_->run({"campaign", "apply", file_, "--move-running"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("warning: this version's budget of 1 credit is below what is already spent or reserved (" +
+                            committed + " credits): nothing is available"),
+              std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("warning: 12 live leads wait for start_at (2099-01-05T09:00:00Z)"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("warning: " + on_two + " live lead"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find(" on senders this version no longer lists (sender-2 ("), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("): " + on_two + "): a lead keeps the sender it was given"), std::string::npos) << r.output;
+    // The leads stayed where they were.
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN accounts a USING (account_id) "
+                           "WHERE a.label = 'sender-2' AND e.status IN ('ready', 'waiting', 'calling')"),
+              on_two);
+
+    // A version that keeps its budget does not say it again (the leads on sender-2 are said again:
+    // they are still there).
+    std::string note = one;
+    note.replace(note.find("Hi {{first_name}}"), 17, "Hello {{first_name}}");
+    std::ofstream(file_) << note;
+    auto again = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_EQ(again.output.find("is below what is already spent"), std::string::npos) << again.output;
+}
+
 // An account has one quota day, whichever campaign calls through it: the first campaign applied
 // with it gives it its time zone, a campaign in another zone is told so, and `accounts limits
 // --time-zone` changes it (a bad zone changes nothing).
@@ -466,7 +517,7 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
 
     auto help = env_->run({"--help"});
     EXPECT_EQ(help.exit_code, 0) << help.output;
-    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--lease-seconds INT=60 )"))) << help.output;
+    EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--lease-seconds INT=90 )"))) << help.output;
     EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--admin-body-limit-bytes INT=1048576)"))) << help.output;
     EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--log-level TEXT=info )"))) << help.output;
     EXPECT_TRUE(std::regex_search(help.output, std::regex(R"(--ramp-up BOOL=)"))) << help.output;

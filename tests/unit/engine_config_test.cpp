@@ -252,6 +252,20 @@ TEST(EngineConfig, ALeaseMustOutlastTheCallItGuards) {
         << ::testing::PrintToString(load_settings(src, settings_needs{}).problems);
 }
 
+// The defaults never warn: a follow-up's reply check and its send both fit in the default lease
+// (a default of 60 s beside a 30 s timeout made every worker warn at start).
+TEST(EngineConfig, TheDefaultLeaseFitsACallOfTwoRequests) {
+    settings_sources src;
+    src.flags = {{"database_url", "postgresql://x/y"}};
+    auto r = load_settings(src, settings_needs{});
+    ASSERT_TRUE(r.problems.empty()) << ::testing::PrintToString(r.problems);
+    EXPECT_TRUE(lease_fits_two_requests(r.value)) << r.value.lease_seconds << " s, " << r.value.api_timeout_ms << " ms";
+    src.flags["lease_seconds"] = "61";
+    EXPECT_FALSE(lease_fits_two_requests(load_settings(src, settings_needs{}).value));
+    src.flags["lease_seconds"] = "62";
+    EXPECT_TRUE(lease_fits_two_requests(load_settings(src, settings_needs{}).value));
+}
+
 TEST(EngineConfig, PasswordsAreRedactedFromUrls) {
     EXPECT_EQ(orch::engine::redacted("postgresql://orch:secret@db:5432/orch"), "postgresql://orch:***@db:5432/orch");
     EXPECT_EQ(orch::engine::redacted("redis://127.0.0.1:6379/0"), "redis://127.0.0.1:6379/0");
