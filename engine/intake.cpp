@@ -996,7 +996,11 @@ asio::awaitable<void> intake::impl::credits_loop() {
             auto job = [this, balance, price] { return db->record_credit_read(balance, price); };
             try {
                 auto read = co_await on_db(job);
-                if (read.unexplained != 0) {
+                if (read.added > 0) {
+                    spdlog::info("serve: the key was given about {} credits since the last read (a top-up or a "
+                                 "refund: its balance rose to {}); this read counts no drift",
+                                 read.added, balance);
+                } else if (read.unexplained != 0) {
                     // The sign says which side is ahead: a positive drift is spending the ledger did
                     // not post; a negative one, posts above what the API charged (a call whose
                     // charge was unknown is booked at its whole reservation).

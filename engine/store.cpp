@@ -272,6 +272,7 @@ store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t 
         out.drift = read[0].as<std::int64_t>();
         out.monitoring = read[1].as<std::int64_t>();
         out.unexplained = read[2].as<std::int64_t>();
+        out.added = read[3].as<std::int64_t>();
         if (balance > 0) {
             for (const auto& r : tx.exec(q("credits/resume"))) {
                 tx.exec_params(q("engine/unpark"), r[0].as<std::int64_t>(), std::string());

@@ -399,6 +399,10 @@ public:
         // (migration 0028): a read taken while calls are in flight sees +N, the next -N.
         std::int64_t unexplained = 0;
         std::int64_t monitoring = 0;  // expected webhook monitoring charges counted by this read
+        // Credits the key was given since the previous read (a top-up, a refund: the balance rose,
+        // and calls only take): the rise plus what the ledger posted and the monitoring. Such a
+        // read counts no drift.
+        std::int64_t added = 0;
         std::int64_t resumed = 0;     // campaigns resumed because the key has credits again
         std::int64_t completed = 0;   // active campaigns with nothing live, completed (migration 0017)
     };

@@ -250,6 +250,33 @@ TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfCallsInFlight) {
     EXPECT_EQ(over.unexplained, 4);
 }
 
+// A balance that rose was given credits (calls only take): a top-up is no drift. The read says
+// how much came in, the rise plus what the ledger posted meanwhile; the reads after it compare
+// with the new balance.
+TEST_F(LedgerTest, ACreditTopUpIsNotDrift) {
+    orch::engine::store db(env_->database_url());
+    auto c = campaign("topped");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    EXPECT_EQ(db.record_credit_read(5).drift, 0);
+    // 2 credits charged and posted, and 1,000 bought: 5 - 2 + 1,000.
+    ASSERT_TRUE(reserve_one(c, a[0], 2).reserved);
+    ledger::post(*conn_, {{a[0], 2}}, t0);
+    auto topped = db.record_credit_read(1'003);
+    EXPECT_EQ(topped.drift, 0);
+    EXPECT_EQ(topped.unexplained, 0);
+    EXPECT_EQ(topped.added, 1'000);
+    // Then a charge posted and matched: no drift, nothing added.
+    ASSERT_TRUE(reserve_one(c, a[1], 3).reserved);
+    ledger::post(*conn_, {{a[1], 3}}, t0);
+    auto after = db.record_credit_read(1'000);
+    EXPECT_EQ(after.drift, 0);
+    EXPECT_EQ(after.added, 0);
+    EXPECT_EQ(scalar("SELECT sum(drift) FROM api_credit_reads"), 0);
+    // A fall no post explains is still drift.
+    EXPECT_EQ(db.record_credit_read(990).drift, 10);
+}
+
 TEST_F(LedgerTest, VoidReleasesEverything) {
     auto c = campaign("c1");
     auto a = attempts(c, 1);

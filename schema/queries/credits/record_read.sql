@@ -6,6 +6,9 @@
 -- calls in flight do not explain: the API may have charged calls in flight now that the ledger
 -- has not posted (up to their reservations, a drift of up to +in_flight), and the ledger may
 -- since have posted calls the API charged before the previous read (down to -its in_flight).
+-- A balance higher than the previous read's was given credits (a top-up, a refund): calls only
+-- take, so the read's drift is 0 (what came in cannot be told from what went out meanwhile), and
+-- the credits added are returned as the rise plus what the ledger posted and the monitoring.
 WITH id AS (
     SELECT nextval(pg_get_serial_sequence('api_credit_reads', 'read_id')) AS read_id
 ), counted AS (
@@ -27,11 +30,17 @@ WITH id AS (
 ), read AS (
     INSERT INTO api_credit_reads (read_id, balance, ledger_posted, monitoring, drift, in_flight)
     SELECT id.read_id, $1, ledger.posted, monitoring.credits,
-           COALESCE((SELECT (prev.balance - $1) - (ledger.posted - prev.ledger_posted) - monitoring.credits FROM prev), 0),
+           COALESCE((SELECT CASE WHEN prev.balance < $1 THEN 0
+                                 ELSE (prev.balance - $1) - (ledger.posted - prev.ledger_posted) - monitoring.credits END
+                     FROM prev), 0),
            ledger.in_flight
     FROM id, ledger, monitoring
-    RETURNING drift, monitoring, in_flight
+    RETURNING drift, monitoring, in_flight, ledger_posted
 )
 SELECT read.drift, read.monitoring,
-       read.drift - LEAST(GREATEST(read.drift, -COALESCE((SELECT in_flight FROM prev), 0)), read.in_flight)
+       read.drift - LEAST(GREATEST(read.drift, -COALESCE((SELECT in_flight FROM prev), 0)), read.in_flight),
+       COALESCE((SELECT CASE WHEN prev.balance < $1
+                             THEN ($1 - prev.balance) + (read.ledger_posted - prev.ledger_posted) + read.monitoring
+                             ELSE 0 END
+                 FROM prev), 0)
 FROM read;
