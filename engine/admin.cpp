@@ -870,7 +870,10 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"name", campaign.name},
                            {"steps", campaign.steps.size()},
                            {"warnings", diag(c.loaded.warnings)},
-                           {"search_refused", refused.empty() ? json(nullptr) : json(refused)}});
+                           {"search_refused", refused.empty() ? json(nullptr) : json(refused)},
+                           {"search_again", refused.empty() && !search_again_note(campaign, c.plan, search_again).empty()
+                                                ? json(search_again_note(campaign, c.plan, search_again))
+                                                : json(nullptr)}});
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger

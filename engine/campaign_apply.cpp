@@ -390,6 +390,20 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan,
     return "";
 }
 
+std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+    if (!plan.exists || c.who.kind != campaigns::audience::source::search || skips_search(c, plan, search_again) ||
+        reuses_audience(c, plan, search_again)) {
+        return "";
+    }
+    return "an apply sends the audience search again (up to " +
+           orch::text::counted(c.who.total_results, "person", "people") + ", through account '" +
+           orch::text::escaped_name(c.accounts.empty() ? plan.search_sender : c.accounts.front()) + "', billed in the campaign's budget; people enrolled " +
+           "already are not enrolled twice): " +
+           (search_again ? std::string("--search-again asks for it")
+                         : "the search, its exclusions, the first account or limits.search differ from version " +
+                               std::to_string(plan.version) + "'s");
+}
+
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
     return !plan.unchanged && plan.audience_unchanged && !search_again &&
            c.who.kind == campaigns::audience::source::search;

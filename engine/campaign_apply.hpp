@@ -125,6 +125,10 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c);
 apply_outcome unchanged_outcome(const apply_plan& plan);
 // True when the apply of `c` sends no search and stores nothing new (see apply_plan).
 bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
+// For a campaign that exists, when an apply of `c` would send its audience search (billed): says
+// so and why, for `campaign validate` and the admin API's dry run; "" when it would send none, or
+// the campaign is new (its first apply searches, as everyone expects).
+std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again);
 // True when the apply of `c` stores a new version but sends no search: the audience is the
 // current version's, whose people are enrolled already (see apply_plan).
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);

@@ -1031,6 +1031,10 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         if (!refused.empty()) {
             std::cout.flush();
             std::cerr << "warning: " << orch::text::escaped(refused) << "\n";
+        } else if (const auto note = orch::engine::search_again_note(c.value, orch::engine::plan_apply(*db, c.value),
+                                                                     search_again);
+                   !note.empty()) {
+            std::cout << "note: " << note << "\n";
         }
     }
     return 0;

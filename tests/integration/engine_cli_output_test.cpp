@@ -380,6 +380,21 @@ TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
     const std::string on_two = env_->scalar(
         "SELECT count(*) FROM enrollments e JOIN accounts a USING (account_id) WHERE a.label = 'sender-2'");
     ASSERT_GT(std::stoll(on_two), 0);
+    // `campaign validate` says when an apply would send the (billed) search again: a new first
+    // account does; the same file does not.
+    std::string swapped = two;
+    swapped.replace(swapped.find("accounts: [sender-1, sender-2]"), 30, "accounts: [sender-2, sender-1]");
+    std::ofstream(file_) << swapped;
+    auto validated = env_->run({"campaign", "validate", file_});
+    ASSERT_EQ(validated.exit_code, 0) << validated.output;
+    EXPECT_NE(validated.output.find("note: an apply sends the audience search again (up to 12 people, through account "
+                                    "'sender-2', billed in the campaign's budget"),
+              std::string::npos)
+        << validated.output;
+    std::ofstream(file_) << two;
+    validated = env_->run({"campaign", "validate", file_});
+    ASSERT_EQ(validated.exit_code, 0) << validated.output;
+    EXPECT_EQ(validated.output.find("sends the audience search again"), std::string::npos) << validated.output;
 
     std::string one = campaign_yaml("running", 12);
     one.replace(one.find("budget_credits: 500\nbudget_per_day_credits: 100"), 47,
