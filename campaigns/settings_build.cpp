@@ -42,6 +42,11 @@ void build_accounts(load_context& ctx, const json& doc, campaign& c) {
     // One account named twice (by its id and its label: the schema's uniqueness sees two names)
     // would be two senders, and get twice the leads.
     std::map<std::string, std::string> named_as;  // account id -> the name first given for it
+    // A disconnected sender beside a connected one is a warning: its live leads wait for it as
+    // they would anyway, new leads go to the connected senders (store's assign_senders), and an
+    // outage must not block a fix of the file. With none connected, no lead could go anywhere.
+    std::vector<std::pair<std::string, std::string>> disconnected;  // pointer, name
+    bool any_connected = false;
     for (std::size_t i = 0; i < c.accounts.size(); ++i) {
         const std::string& id = c.accounts[i];
         std::string pointer = accounts.is_string() ? "/accounts" : pointer_append("/accounts", i);
@@ -56,16 +61,33 @@ void build_accounts(load_context& ctx, const json& doc, campaign& c) {
         }
         switch (found.status) {
         case account_status::connected:
+            any_connected = true;
             break;
         case account_status::unknown:
             ctx.error(pointer,
                       "accounts: unknown account '" + id + "' (orchestrator accounts list shows the ids)");
             break;
         case account_status::disconnected:
-            ctx.error(pointer,
-                      "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
+            disconnected.emplace_back(pointer, id);
             break;
         }
+    }
+    for (std::size_t i = 0; i < disconnected.size(); ++i) {
+        const auto& [pointer, id] = disconnected[i];
+        if (!any_connected) {
+            ctx.error(pointer, "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
+            continue;
+        }
+        const bool first = !c.accounts.empty() && c.accounts.front() == id;
+        ctx.warning(pointer, "accounts: account '" + id +
+                                 "' is disconnected: its live leads wait until it logs in again (accounts connect), "
+                                 "and new leads go to the connected senders" +
+                                 (first && doc.contains("audience") && doc.at("audience").is_object() &&
+                                          doc.at("audience").contains("search")
+                                      ? std::string("; an audience search goes through the first account, and "
+                                                    "fails until it is back: list a connected account first to "
+                                                    "search now")
+                                      : std::string()));
     }
 }
 

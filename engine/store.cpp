@@ -449,11 +449,25 @@ void store::set_account_last_event(const std::string& account_id, const std::str
 namespace {
 
 // Least-loaded assignment: each new lead goes to the sender with the fewest live enrollments
-// (across campaigns), ties broken by the campaign file's order.
-std::vector<std::string> assign_senders(pqxx::work& tx, const std::vector<std::string>& accounts, std::size_t n) {
+// (across campaigns), ties broken by the campaign file's order; to a connected sender while the
+// campaign has one (a disconnected one's leads would only wait for it).
+std::vector<std::string> assign_senders(pqxx::work& tx, const std::vector<std::string>& accounts_given, std::size_t n) {
     std::map<std::string, std::int64_t> load;
-    for (const auto& r : tx.exec_params(q("campaigns/account_load"), json(accounts).dump())) {
+    std::set<std::string> connected;
+    for (const auto& r : tx.exec_params(q("campaigns/account_load"), json(accounts_given).dump())) {
         load[r[0].as<std::string>()] = r[1].as<std::int64_t>();
+        if (r[2].as<bool>()) {
+            connected.insert(r[0].as<std::string>());
+        }
+    }
+    std::vector<std::string> accounts;
+    for (const auto& a : accounts_given) {
+        if (connected.contains(a)) {
+            accounts.push_back(a);
+        }
+    }
+    if (accounts.empty()) {
+        accounts = accounts_given;
     }
     std::vector<std::string> out;
     out.reserve(n);

@@ -427,6 +427,41 @@ TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
     EXPECT_EQ(again.output.find("is below what is already spent"), std::string::npos) << again.output;
 }
 
+// A disconnected sender beside a connected one does not block an apply: a warning, and the new
+// leads go to the connected sender.
+TEST_F(CliOutput, ADisconnectedSenderBesideAConnectedOneIsAWarning) {
+    ASSERT_EQ(env_->run({"accounts", "connect", "--login-token", "token-2", "--country", "FR", "--label", "sender-2"})
+                  .exit_code,
+              0);
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    ASSERT_EQ(http_client("127.0.0.1", sandbox_->control_port())
+                  .post("/control/events", {{"type", "disconnection"}, {"account_id", account}})
+                  .status,
+              200);
+    ASSERT_EQ(env_->run({"accounts", "sync"}).exit_code, 0);
+    ASSERT_EQ(env_->scalar("SELECT connected FROM accounts WHERE label = 'sender-1'"), "f");
+    std::string yaml = campaign_yaml("outage", 6);
+    yaml.replace(yaml.find("accounts: [sender-1]"), 20, "accounts: [sender-2, sender-1]");
+    auto r = apply(yaml);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find("account 'sender-1' is disconnected: its live leads wait until it logs in again"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN accounts a USING (account_id) "
+                           "WHERE a.label = 'sender-1'"),
+              "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN accounts a USING (account_id) "
+                           "WHERE a.label = 'sender-2'"),
+              "6");
+    // Alone, it is refused, and nothing is stored.
+    auto alone = apply(campaign_yaml("alone", 2));
+    EXPECT_EQ(alone.exit_code, 2) << alone.output;
+    EXPECT_NE(alone.output.find("account 'sender-1' is disconnected (log it in again, or remove it)"),
+              std::string::npos)
+        << alone.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaigns WHERE name = 'alone'"), "0");
+}
+
 // An account has one quota day, whichever campaign calls through it: the first campaign applied
 // with it gives it its time zone, a campaign in another zone is told so, and `accounts limits
 // --time-zone` changes it (a bad zone changes nothing).

@@ -508,6 +508,33 @@ TEST(loader, an_account_named_twice_by_id_and_label_is_refused) {
               "c.yaml:2:31: accounts: 'sender-1' is account acc_1, named already as 'acc_1': name each sender once");
 }
 
+// A disconnected sender beside a connected one is a warning (its leads wait for it; new ones go to
+// the connected senders), so that an outage does not block a fix of the file; alone it is an error.
+TEST(loader, a_disconnected_sender_beside_a_connected_one_is_a_warning) {
+    load_result r = load("name: t\naccounts: [acc_off, acc_1]\naudience: {search: {title: x}}\n"
+                         "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n");
+    EXPECT_TRUE(r.errors.empty()) << all_errors(r);
+    ASSERT_TRUE(r.value);
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].line, 2);
+    EXPECT_NE(r.warnings[0].message.find("account 'acc_off' is disconnected: its live leads wait until it logs in "
+                                         "again (accounts connect), and new leads go to the connected senders; an "
+                                         "audience search goes through the first account"),
+              std::string::npos)
+        << r.warnings[0].message;
+    // Not first: no word of the search.
+    r = load("name: t\naccounts: [acc_1, acc_off]\naudience: {search: {title: x}}\n"
+             "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n");
+    ASSERT_EQ(r.warnings.size(), 1u);
+    EXPECT_EQ(r.warnings[0].message.find("audience search"), std::string::npos) << r.warnings[0].message;
+    // Alone: an error.
+    r = load("name: t\naccounts: [acc_off]\naudience: {search: {title: x}}\n"
+             "schedule: {time_zone: UTC}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n");
+    EXPECT_FALSE(r.value);
+    ASSERT_EQ(r.errors.size(), 1u) << all_errors(r);
+    EXPECT_NE(r.errors[0].message.find("is disconnected (log it in again, or remove it)"), std::string::npos);
+}
+
 TEST(loader, collects_all_errors_sorted_by_position) {
     std::string text =
         "name: t\n"
