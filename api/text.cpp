@@ -299,6 +299,8 @@ std::string escaped_clipped(std::string_view s, std::size_t max) {
 
 std::string terminal_lines(std::string_view s) { return spelled(s, true); }
 
+std::string terminal_error(std::string_view s) { return spelled(s, true, true); }
+
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
     // Levenshtein distance, two rows; candidate lists are short (keys, kinds, step ids, zones).
     auto distance = [](const std::string& a, const std::string& b) {

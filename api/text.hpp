@@ -21,8 +21,11 @@
 //   terminal_lines  a message for a terminal that may hold values from users: its line breaks
 //                and tabs kept, backslashes as they are (text escaped before stays readable), and
 //                every other control, invalid or bidirectional character spelled out as escaped
-//                spells it, and format-changing characters too; for where the CLI prints a
-//                command's errors
+//                spells it, and format-changing characters too
+//   terminal_error  terminal_lines, and the characters a name could hide spelled as escaped_name
+//                spells them (an invisible one, a space other than U+0020): for where the CLI
+//                prints a command's errors and a file's diagnostics, whose quoted values must not
+//                read as others ("no step 'hello '" for 'hello<U+00A0>')
 //   csv_field    a field of RFC 4180: quoted, quotes doubled, when it holds a comma, a quote or a
 //                line break
 //   did_you_mean the nearest of a short list of names to a mistyped one, as a message's suffix
@@ -80,6 +83,7 @@ std::string counted(std::int64_t n, std::string_view one, std::string_view many)
 std::string csv_field(std::string_view v);
 
 std::string terminal_lines(std::string_view s);
+std::string terminal_error(std::string_view s);
 
 // "U+000A" for a code point.
 std::string code_point_name(char32_t cp);

@@ -82,8 +82,10 @@ std::string dump(const json& j) { return j.dump(-1, ' ', false, json::error_hand
 
 reply ok_json(const json& j, http::status status = http::status::ok) { return {status, dump(j), "application/json", {}, {}}; }
 
+// The message spells what a quoted value could hide (a control, an invisible character, a space
+// other than U+0020: "got 'live\u{00a0}'", not "got 'live '"), as the CLI prints its errors.
 reply error_reply(http::status status, const std::string& message, json details = nullptr) {
-    json e = {{"status", static_cast<int>(status)}, {"message", message}};
+    json e = {{"status", static_cast<int>(status)}, {"message", orch::text::terminal_error(message)}};
     if (!details.is_null()) {
         e["details"] = std::move(details);
     }
@@ -866,14 +868,14 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     if (dry_run) {
         const auto refused = predicted_search_refusal(campaign, c.plan, search_again);
+        const auto again = refused.empty() ? search_again_note(campaign, c.plan, search_again, "search_again=true")
+                                           : std::string();
         co_return ok_json({{"valid", true},
                            {"name", campaign.name},
                            {"steps", campaign.steps.size()},
                            {"warnings", diag(c.loaded.warnings)},
                            {"search_refused", refused.empty() ? json(nullptr) : json(refused)},
-                           {"search_again", refused.empty() && !search_again_note(campaign, c.plan, search_again).empty()
-                                                ? json(search_again_note(campaign, c.plan, search_again))
-                                                : json(nullptr)}});
+                           {"search_again", again.empty() ? json(nullptr) : json(again)}});
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger
@@ -1452,7 +1454,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"woken", o.set->woken},
                        {"committed", o.set->committed},
                        {"today", o.set->today},
-                       {"warning", o.set->total < o.set->committed
+                       {"warning", o.set->committed > 0 && o.set->total <= o.set->committed
                                        ? json(budget_below_text("the budget", o.set->committed))
                                        : json(nullptr)},
                        {"note", "the next apply keeps this budget unless its file changes the budget it gives; write it into the file too"}});

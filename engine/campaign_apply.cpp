@@ -308,12 +308,34 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
         // version (a key the canonical form lacks is null there).
         const auto& accounts = canonical.at("accounts");
         const auto limits = canonical.value("limits", nlohmann::json::object());
-        const nlohmann::json basis{
+        nlohmann::json basis{
             {"audience", canonical.at("audience")},
             {"exclude", canonical.value("exclude", nlohmann::json())},
             {"first_account", accounts.is_array() && !accounts.empty() ? accounts.front() : nlohmann::json()},
             {"search_limits", limits.value("search", nlohmann::json())}};
-        plan.audience_unchanged = nlohmann::json::parse(current->search_basis, nullptr, false) == basis;
+        nlohmann::json stored = nlohmann::json::parse(current->search_basis, nullptr, false);
+        // The first account is compared as an account: its label in one version and its id in
+        // the next are the same sender, and the search through it is the same search.
+        const auto as_account = [&db](nlohmann::json& b) {
+            if (b.is_object() && b.contains("first_account") && b["first_account"].is_string()) {
+                if (const auto found = db.resolve_account(b["first_account"].get<std::string>())) {
+                    b["first_account"] = found->account_id;
+                }
+            }
+        };
+        as_account(basis);
+        as_account(stored);
+        plan.audience_unchanged = stored == basis;
+        if (!plan.audience_unchanged && stored.is_object()) {
+            for (const auto& [key, said] : {std::pair<const char*, const char*>{"audience", "the search"},
+                                            {"exclude", "its exclusions"},
+                                            {"first_account", "the first account"},
+                                            {"search_limits", "limits.search"}}) {
+                if (stored.value(key, nlohmann::json()) != basis.value(key, nlohmann::json())) {
+                    plan.search_changes.push_back(said);
+                }
+            }
+        }
     }
     return plan;
 }
@@ -390,7 +412,15 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan,
     return "";
 }
 
-std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again,
+                              std::string_view search_again_flag) {
+    const auto join_words = [](const std::vector<std::string>& words) {
+        std::string out;
+        for (std::size_t i = 0; i < words.size(); ++i) {
+            out += (i == 0 ? "" : i + 1 == words.size() ? " and " : ", ") + words[i];
+        }
+        return out;
+    };
     if (!plan.exists || c.who.kind != campaigns::audience::source::search || skips_search(c, plan, search_again) ||
         reuses_audience(c, plan, search_again)) {
         return "";
@@ -399,8 +429,10 @@ std::string search_again_note(const campaigns::campaign& c, const apply_plan& pl
            orch::text::counted(c.who.total_results, "person", "people") + ", through account '" +
            orch::text::escaped_name(c.accounts.empty() ? plan.search_sender : c.accounts.front()) + "', billed in the campaign's budget; people enrolled " +
            "already are not enrolled twice): " +
-           (search_again ? std::string("--search-again asks for it")
-                         : "the search, its exclusions, the first account or limits.search differ from version " +
+           (search_again ? std::string(search_again_flag) + " asks for it"
+                         : (plan.search_changes.empty() ? std::string("the search, its exclusions, the first account or limits.search")
+                                                        : join_words(plan.search_changes)) +
+                               (plan.search_changes.size() == 1 ? " differs" : " differ") + " from version " +
                                std::to_string(plan.version) + "'s");
 }
 
@@ -472,7 +504,7 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
 }
 
 std::string budget_below_text(const std::string& the_budget, std::int64_t committed) {
-    return the_budget + " is below what is already spent or reserved (" +
+    return the_budget + " is no more than what is already spent or reserved (" +
            orch::text::counted(committed, "credit", "credits") +
            "): nothing is available, and the campaign pauses at its next call, once its calls in flight have settled";
 }
@@ -496,15 +528,17 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
             n += s.count;
             who += (who.empty() ? "" : ", ") +
                    (s.label.empty() ? orch::text::escaped_name(s.account_id)
-                                    : orch::text::escaped_name(s.label) + " (" + orch::text::escaped_name(s.account_id) + ")") +
-                   ": " + std::to_string(s.count);
+                                    : orch::text::escaped_name(s.label) + " (" + orch::text::escaped_name(s.account_id) +
+                                          (s.connected ? "" : ", disconnected now") + ")") +
+                   (s.label.empty() && !s.connected ? " (disconnected now)" : "") + ": " + std::to_string(s.count);
         }
         out.push_back(orch::text::counted(n, "live lead stays", "live leads stay") +
                       " on senders this version no longer lists (" + who +
                       "): a lead keeps the sender it was given, whose invitation and conversation it goes on with "
                       "(and waits while that account is disconnected); `orchestrator leads list " + orch::text::escaped_name(c.name) +
                       "` shows each lead's account, `leads move " + orch::text::escaped_name(c.name) +
-                      " LEAD_ID... --account SENDER` moves one not contacted yet, `leads stop` stops one");
+                      " LEAD_ID... --account SENDER` moves one not contacted yet (one invited or messaged already stays), `leads "
+                      "stop` stops one");
     }
     for (const auto& z : r.zone_conflicts) {
         out.push_back("account " + orch::text::escaped(z.account_id) + " counts its day quotas in " +

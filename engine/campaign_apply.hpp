@@ -119,6 +119,9 @@ struct apply_plan {
     std::int64_t sender_used = 0;  // current_definition_row's, of search_sender
     std::optional<ledger::budget> file_budget{};
     std::optional<ledger::budget> live_budget{};
+    // What of the search differs from the current version's ("the search", "its exclusions",
+    // "the first account", "limits.search"), when the audience is not unchanged.
+    std::vector<std::string> search_changes;
 };
 apply_plan plan_apply(store& db, const campaigns::campaign& c);
 // The outcome of an apply that `plan` found unchanged and that sent no search.
@@ -128,7 +131,10 @@ bool skips_search(const campaigns::campaign& c, const apply_plan& plan, bool sea
 // For a campaign that exists, when an apply of `c` would send its audience search (billed): says
 // so and why, for `campaign validate` and the admin API's dry run; "" when it would send none, or
 // the campaign is new (its first apply searches, as everyone expects).
-std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again);
+// `search_again_flag` names how the caller asked for a search anyway ("--search-again",
+// "search_again=true").
+std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again,
+                              std::string_view search_again_flag);
 // True when the apply of `c` stores a new version but sends no search: the audience is the
 // current version's, whose people are enrolled already (see apply_plan).
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
@@ -178,7 +184,7 @@ std::string moved_running_text(const apply_outcome& r);
 // or reserved already; live leads held until a start_at still to come; live leads on senders the
 // version no longer lists.
 std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaigns::campaign& c);
-// "<the budget> is below what is already spent or reserved (N credits): …", said by an apply and
+// "<the budget> is no more than what is already spent or reserved (N credits): …", said by an apply and
 // by `budget set` (the CLI and the admin API) alike.
 std::string budget_below_text(const std::string& the_budget, std::int64_t committed);
 // What became of a live budget (`budget set`) that differs from the file's

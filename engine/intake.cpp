@@ -997,8 +997,9 @@ asio::awaitable<void> intake::impl::credits_loop() {
             try {
                 auto read = co_await on_db(job);
                 if (read.added > 0) {
-                    spdlog::info("serve: the key was given about {} credits since the last read (a top-up or a "
-                                 "refund: its balance rose to {}); this read counts no drift",
+                    spdlog::info("serve: the key was given at least {} credits since the last read (a top-up or "
+                                 "a refund: its balance rose to {}); this read counts no drift, so a spend the ledger "
+                                 "did not post in the same interval goes unseen",
                                  read.added, balance);
                 } else if (read.unexplained != 0) {
                     // The sign says which side is ahead: a positive drift is spending the ledger did

@@ -946,7 +946,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         if (out.changed && !out.created) {
             if (budget_changed) {
                 for (const auto& b : ledger::campaign_budgets(tx, name)) {
-                    if (b.limits && b.limits->total < b.reserved + b.spent) {
+                    if (b.limits && b.reserved + b.spent > 0 && b.limits->total <= b.reserved + b.spent) {
                         out.budget_below_committed = apply_outcome::budget_below{b.limits->total, b.reserved + b.spent};
                     }
                 }
@@ -957,7 +957,8 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             }
             if (!accounts.empty()) {
                 for (const auto& r : tx.exec_params(q("campaigns/off_senders"), out.campaign_id, json(accounts).dump())) {
-                    out.off_senders.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>()});
+                    out.off_senders.push_back(
+                        {r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::int64_t>(), r[3].as<bool>()});
                 }
             }
         }

@@ -164,6 +164,7 @@ struct apply_outcome {
         std::string account_id;
         std::string label;
         std::int64_t count = 0;
+        bool connected = true;
     };
     std::vector<off_sender> off_senders;
 };

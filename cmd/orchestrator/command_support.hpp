@@ -34,7 +34,7 @@ std::function<int()> guarded(F f) {
         try {
             return f();
         } catch (const failure& e) {
-            std::cerr << orch::text::terminal_lines(e.what()) << "\n";
+            std::cerr << orch::text::terminal_error(e.what()) << "\n";
             return e.code;
         }
     };

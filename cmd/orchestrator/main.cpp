@@ -903,16 +903,16 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
         auto read = orch::cli::read_file((p.is_absolute() ? p : base / p).string(), orch::campaigns::audience_file_bytes_max);
         return orch::campaigns::file_read(std::move(read.text), std::move(read.why));
     });
-    // A diagnostic may quote what the file holds (a key, a step id): through terminal_lines, which
+    // A diagnostic may quote what the file holds (a key, a step id): through terminal_error, which
     // spells out a control character and leaves the escapes the loader wrote alone (escaping the
     // message again doubled them: 'a\\tb').
     for (const auto& w : r.warnings) {
-        std::cerr << "warning: " << orch::text::terminal_lines(w.to_string()) << "\n";
+        std::cerr << "warning: " << orch::text::terminal_error(w.to_string()) << "\n";
     }
     if (!r.errors.empty()) {
         std::string all;
         for (const auto& d : r.errors) {
-            all += orch::text::terminal_lines(d.to_string()) + "\n";
+            all += orch::text::terminal_error(d.to_string()) + "\n";
         }
         all += orch::text::counted(static_cast<std::int64_t>(r.errors.size()), "error", "errors") +
                (stores ? "; nothing was stored" : "");
@@ -1032,7 +1032,7 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
             std::cout.flush();
             std::cerr << "warning: " << orch::text::escaped(refused) << "\n";
         } else if (const auto note = orch::engine::search_again_note(c.value, orch::engine::plan_apply(*db, c.value),
-                                                                     search_again);
+                                                                     search_again, "--search-again");
                    !note.empty()) {
             std::cout << "note: " << note << "\n";
         }
@@ -2015,7 +2015,7 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
                     day_used_up ? " (today's day cap has nothing left: those it refuses wait for the next UTC day again)"
                                 : "");
     }
-    if (r->total < r->committed) {
+    if (r->committed > 0 && r->total <= r->committed) {
         std::printf("warning: %s\n", orch::engine::budget_below_text("the budget", r->committed).c_str());
     }
     std::printf("note: the next `campaign apply` keeps this budget unless its file changes the budget it gives; write it into the file too\n");
@@ -2417,7 +2417,7 @@ int main(int argc, char** argv) {
         }
     };
     point_at_settings(app);
-    // CLI11's own messages quote what was typed: through terminal_lines as well.
+    // CLI11's own messages quote what was typed: through terminal_error as well.
     // Two of its wordings are mended: the arguments it did not expect are listed in the order
     // typed (its message lists them backwards), and an empty value a set refuses is shown as "".
     app.failure_message([](const CLI::App* a, const CLI::Error& e) {
@@ -2460,7 +2460,7 @@ int main(int argc, char** argv) {
                       "\n" + list;
             }
         }
-        return orch::text::terminal_lines(msg);
+        return orch::text::terminal_error(msg);
     });
 
     require_text_values(app);
@@ -2493,17 +2493,17 @@ int main(int argc, char** argv) {
         // (CLI11's own codes, 105-109, would mean nothing to a script).
         return app.exit(e) == 0 ? 0 : 2;
     }
-    // Every error is printed through terminal_lines: a value a message quotes (a name, an option,
-    // the API's text) cannot reach the terminal as a control sequence.
-    using orch::text::terminal_lines;
+    // Every error is printed through terminal_error: a value a message quotes (a name, an option,
+    // the API's text) cannot reach the terminal as a control sequence, nor hide a character.
+    using orch::text::terminal_error;
     leave_the_line_when_interrupted();
     try {
         return action ? action() : 0;
     } catch (const usage_error& e) {
-        std::cerr << terminal_lines(e.what()) << "\n";
+        std::cerr << terminal_error(e.what()) << "\n";
         return 2;
     } catch (const orch::engine::store_error& e) {
-        std::cerr << "database: " << terminal_lines(e.what()) << "\n";
+        std::cerr << "database: " << terminal_error(e.what()) << "\n";
         return 1;
     } catch (const orch::engine::failure& f) {
         // The engine's taxonomy (engine/result.hpp): the caller's mistakes exit 2, the rest 1.
@@ -2511,19 +2511,19 @@ int main(int argc, char** argv) {
         switch (f.category()) {
         case error_category::conflict:
         case error_category::unprocessable:
-            std::cerr << terminal_lines(f.what()) << "; nothing changed\n";
+            std::cerr << terminal_error(f.what()) << "; nothing changed\n";
             return 2;
         case error_category::invalid_input:
         case error_category::unsupported_media:
         case error_category::not_found:
-            std::cerr << terminal_lines(f.what()) << "\n";
+            std::cerr << terminal_error(f.what()) << "\n";
             return 2;
         default:
-            std::cerr << "error: " << terminal_lines(f.what()) << "\n";
+            std::cerr << "error: " << terminal_error(f.what()) << "\n";
             return 1;
         }
     } catch (const std::exception& e) {
-        std::cerr << "error: " << terminal_lines(e.what()) << "\n";
+        std::cerr << "error: " << terminal_error(e.what()) << "\n";
         return 1;
     }
 }

@@ -691,12 +691,19 @@ TEST_F(AdminTest, ABudgetBelowWhatIsSpentIsSaidSo) {
     auto below = call("PUT", "/v1/campaigns/epsilon/budget", R"({"credits": 2})");
     ASSERT_EQ(below.status, 200) << below.body;
     EXPECT_EQ(below.body_json()["available"], 0);
-    EXPECT_NE(below.body_json()["warning"].get<std::string>().find("below what is already spent or reserved (3"),
+    EXPECT_NE(below.body_json()["warning"].get<std::string>().find("no more than what is already spent or reserved (3"),
               std::string::npos)
         << below.body;
+    // Exactly what is spent leaves nothing either: said too.
+    auto equal = call("PUT", "/v1/campaigns/epsilon/budget", R"({"credits": 3})");
+    ASSERT_EQ(equal.status, 200) << equal.body;
+    ASSERT_TRUE(equal.body_json()["warning"].is_string()) << equal.body;
+    EXPECT_NE(equal.body_json()["warning"].get<std::string>().find("no more than what is already spent or reserved (3"),
+              std::string::npos)
+        << equal.body;
     auto cli = env_->run({"budget", "set", "epsilon", "--credits", "1"});
     EXPECT_EQ(cli.exit_code, 0) << cli.output;
-    EXPECT_NE(cli.output.find("warning: the budget is below what is already spent or reserved (3 credits)"),
+    EXPECT_NE(cli.output.find("warning: the budget is no more than what is already spent or reserved (3 credits)"),
               std::string::npos)
         << cli.output;
 }
@@ -980,6 +987,12 @@ TEST_F(AdminTest, NamesWithControlCharactersAreRefused) {
     EXPECT_EQ(invisible.status, 422) << invisible.body;
     EXPECT_NE(invisible.body.find("invisible character U+200B"), std::string::npos) << invisible.body;
     EXPECT_EQ(call("GET", "/v1/campaigns/look%E2%80%8Balike").status, 400);
+    // An error's message spells what a quoted value could hide: a space other than U+0020.
+    auto odd_space = call("GET", "/v1/inbox/1%C2%A0");
+    EXPECT_GE(odd_space.status, 400) << odd_space.body;
+    EXPECT_LT(odd_space.status, 500) << odd_space.body;
+    EXPECT_NE(odd_space.body.find("'1\\\\u{00a0}'"), std::string::npos) << odd_space.body;
+    EXPECT_EQ(odd_space.body.find("\xc2\xa0"), std::string::npos) << odd_space.body;
     for (const std::string entry : {R"({"entries": [{"company": "Acme\u200B"}]})", R"({"entries": [{"company": "Ac\u202Eme"}]})",
                                     R"({"entries": [{"profile_url": "https://n.example/in/a\u200Bb"}]})",
                                     R"({"entries": [{"profile_url": "https://n.example/in/jo%E2%80%8Bhn"}]})",

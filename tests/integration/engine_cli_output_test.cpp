@@ -391,10 +391,25 @@ TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
                                     "'sender-2', billed in the campaign's budget"),
               std::string::npos)
         << validated.output;
+    EXPECT_NE(validated.output.find("the first account differs from version 1's"), std::string::npos)
+        << validated.output;
     std::ofstream(file_) << two;
     validated = env_->run({"campaign", "validate", file_});
     ASSERT_EQ(validated.exit_code, 0) << validated.output;
     EXPECT_EQ(validated.output.find("sends the audience search again"), std::string::npos) << validated.output;
+    // The first account named by its id rather than its label is the same sender: no search.
+    const auto sender_1 = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    std::string by_id = two;
+    by_id.replace(by_id.find("accounts: [sender-1, sender-2]"), 30, "accounts: [" + sender_1 + ", sender-2]");
+    std::ofstream(file_) << by_id;
+    validated = env_->run({"campaign", "validate", file_});
+    ASSERT_EQ(validated.exit_code, 0) << validated.output;
+    EXPECT_EQ(validated.output.find("sends the audience search again"), std::string::npos) << validated.output;
+    const auto searches_before = env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'");
+    auto by_id_applied = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(by_id_applied.exit_code, 0) << by_id_applied.output;
+    EXPECT_NE(by_id_applied.output.find("its search was not sent again"), std::string::npos) << by_id_applied.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), searches_before);
 
     std::string one = campaign_yaml("running", 12);
     one.replace(one.find("budget_credits: 500\nbudget_per_day_credits: 100"), 47,
@@ -403,7 +418,7 @@ TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
     std::ofstream(file_) << one;
     auto r = env_->run({"campaign", "apply", file_, "--move-running"});
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("warning: this version's budget of 1 credit is below what is already spent or reserved (" +
+    EXPECT_NE(r.output.find("warning: this version's budget of 1 credit is no more than what is already spent or reserved (" +
                             committed + " credits): nothing is available"),
               std::string::npos)
         << r.output;
@@ -424,7 +439,7 @@ TEST_F(CliOutput, AnApplySaysWhatItsVersionDoesToTheRunningLeads) {
     std::ofstream(file_) << note;
     auto again = env_->run({"campaign", "apply", file_});
     ASSERT_EQ(again.exit_code, 0) << again.output;
-    EXPECT_EQ(again.output.find("is below what is already spent"), std::string::npos) << again.output;
+    EXPECT_EQ(again.output.find("is no more than what is already spent"), std::string::npos) << again.output;
 }
 
 // A disconnected sender beside a connected one does not block an apply: a warning, and the new
@@ -773,10 +788,12 @@ TEST_F(CliOutput, ErrorsSpellTheSpacesAndInvisibleCharactersOfANameTheyQuote) {
     for (const std::vector<std::string>& args :
          {std::vector<std::string>{"accounts", "limits", nbsp, "--invite-per-day", "5"},
           std::vector<std::string>{"inbox", "list", "--account", nbsp},
-          std::vector<std::string>{"leads", "move", "quoted", "1", "--account", nbsp}}) {
+          std::vector<std::string>{"leads", "move", "quoted", "1", "--account", nbsp},
+          std::vector<std::string>{"leads", "list", "quoted", "--state", nbsp},
+          std::vector<std::string>{"inbox", "show", nbsp}}) {
         auto r = env_->run(args);
         EXPECT_NE(r.exit_code, 0) << args[0] << " " << args[1] << ": " << r.output;
-        EXPECT_NE(r.output.find("'sender\\u{00a0}1'"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find("sender\\u{00a0}1"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
         EXPECT_EQ(r.output.find("\xc2\xa0"), std::string::npos) << args[0] << " " << args[1] << ": " << r.output;
     }
     auto added = env_->run({"dnc", "add", "--company", "A\tB", "--company", "A\xe2\x80\x8b" "B",
