@@ -72,8 +72,7 @@ void build_accounts(load_context& ctx, const json& doc, campaign& c) {
             break;
         }
     }
-    for (std::size_t i = 0; i < disconnected.size(); ++i) {
-        const auto& [pointer, id] = disconnected[i];
+    for (const auto& [pointer, id] : disconnected) {
         if (!any_connected) {
             ctx.error(pointer, "accounts: account '" + id + "' is disconnected (log it in again, or remove it)");
             continue;

@@ -425,15 +425,17 @@ std::string search_again_note(const campaigns::campaign& c, const apply_plan& pl
         reuses_audience(c, plan, search_again)) {
         return "";
     }
+    const std::string sender = c.accounts.empty() ? plan.search_sender : c.accounts.front();
+    const std::string changed = plan.search_changes.empty()
+                                    ? std::string("the search, its exclusions, the first account or limits.search differ")
+                                    : join_words(plan.search_changes) +
+                                          (plan.search_changes.size() == 1 ? " differs" : " differ");
     return "an apply sends the audience search again (up to " +
            orch::text::counted(c.who.total_results, "person", "people") + ", through account '" +
-           orch::text::escaped_name(c.accounts.empty() ? plan.search_sender : c.accounts.front()) + "', billed in the campaign's budget; people enrolled " +
-           "already are not enrolled twice): " +
+           orch::text::escaped_name(sender) +
+           "', billed in the campaign's budget; people enrolled already are not enrolled twice): " +
            (search_again ? std::string(search_again_flag) + " asks for it"
-                         : (plan.search_changes.empty() ? std::string("the search, its exclusions, the first account or limits.search")
-                                                        : join_words(plan.search_changes)) +
-                               (plan.search_changes.size() == 1 ? " differs" : " differ") + " from version " +
-                               std::to_string(plan.version) + "'s");
+                         : changed + " from version " + std::to_string(plan.version) + "'s");
 }
 
 bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
@@ -526,19 +528,21 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
         std::string who;
         for (const auto& s : r.off_senders) {
             n += s.count;
-            who += (who.empty() ? "" : ", ") +
-                   (s.label.empty() ? orch::text::escaped_name(s.account_id)
-                                    : orch::text::escaped_name(s.label) + " (" + orch::text::escaped_name(s.account_id) +
-                                          (s.connected ? "" : ", disconnected now") + ")") +
-                   (s.label.empty() && !s.connected ? " (disconnected now)" : "") + ": " + std::to_string(s.count);
+            const std::string id = orch::text::escaped_name(s.account_id);
+            const std::string now = s.connected ? "" : "disconnected now";
+            const std::string named = s.label.empty() ? id + (now.empty() ? "" : " (" + now + ")")
+                                                      : orch::text::escaped_name(s.label) + " (" + id +
+                                                            (now.empty() ? "" : ", " + now) + ")";
+            who += (who.empty() ? "" : ", ") + named + ": " + std::to_string(s.count);
         }
+        const std::string name = orch::text::escaped_name(c.name);
         out.push_back(orch::text::counted(n, "live lead stays", "live leads stay") +
                       " on senders this version no longer lists (" + who +
                       "): a lead keeps the sender it was given, whose invitation and conversation it goes on with "
-                      "(and waits while that account is disconnected); `orchestrator leads list " + orch::text::escaped_name(c.name) +
-                      "` shows each lead's account, `leads move " + orch::text::escaped_name(c.name) +
-                      " LEAD_ID... --account SENDER` moves one not contacted yet (one invited or messaged already stays), `leads "
-                      "stop` stops one");
+                      "(and waits while that account is disconnected); `orchestrator leads list " + name +
+                      "` shows each lead's account, `leads move " + name +
+                      " LEAD_ID... --account SENDER` moves one not contacted yet (one invited or messaged already "
+                      "stays), `leads stop` stops one");
     }
     for (const auto& z : r.zone_conflicts) {
         out.push_back("account " + orch::text::escaped(z.account_id) + " counts its day quotas in " +
