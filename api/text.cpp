@@ -224,6 +224,12 @@ std::string csv_field(std::string_view v) {
 
 namespace {
 
+// A character spelled \u{…}: a control beyond C0 or a bidirectional one, a format-changing one,
+// and in a name what shows as nothing or as a plain space.
+bool spelled_as_code_point(char32_t cp, bool name) {
+    return is_forbidden_in_name(cp) || is_format_changing(cp) || (name && (is_invisible_in_name(cp) || is_odd_space(cp)));
+}
+
 // `s` with every control, invalid, bidirectional or format-changing character spelled out
 // (\n, \x1b, \u{202e}) and a backslash doubled; with `keep_lines`, line breaks, tabs and
 // backslashes stay as they are.
@@ -254,8 +260,7 @@ std::string spelled(std::string_view s, bool keep_lines, bool name = false) {
             char buf[8];
             std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned>(cp));
             out += buf;
-        } else if (is_forbidden_in_name(cp) || is_format_changing(cp) ||
-                   (name && (is_invisible_in_name(cp) || is_odd_space(cp)))) {
+        } else if (spelled_as_code_point(cp, name)) {
             char buf[16];
             std::snprintf(buf, sizeof buf, "\\u{%04x}", static_cast<unsigned>(cp));
             out += buf;
@@ -286,10 +291,10 @@ std::string escaped_clipped(std::string_view s, std::size_t max) {
     std::string hidden;
     for (std::size_t i = cut; i < s.size();) {
         char32_t cp = 0;
-        const std::size_t n = std::max<std::size_t>(decode(s, i, cp), 1);
-        const std::string_view one = s.substr(i, n);
-        if (one != "\\" && spelled(one, false, true) != one) {
-            hidden = ", " + spelled(one, false, true) + " at byte " + std::to_string(i + 1);
+        const std::size_t n = decode(s, i, cp);
+        if (n == 0 || cp < 0x20 || cp == 0x7F || spelled_as_code_point(cp, true)) {
+            hidden = ", " + spelled(s.substr(i, std::max<std::size_t>(n, 1)), false, true) + " at byte " +
+                     std::to_string(i + 1);
             break;
         }
         i += n;

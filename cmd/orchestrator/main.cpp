@@ -1020,20 +1020,20 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
                   << orch::text::escaped(db_problem) << "\n";
     }
     if (db) {
-        // What an apply sent now would refuse, before anything is stored or billed.
-        std::string refused;
+        // What an apply sent now would refuse, before anything is stored or billed; else whether
+        // it would send the (billed) search again.
+        std::string refused, note;
         try {
-            refused =
-                orch::engine::predicted_search_refusal(c.value, orch::engine::plan_apply(*db, c.value), search_again);
+            const auto plan = orch::engine::plan_apply(*db, c.value);
+            refused = orch::engine::predicted_search_refusal(c.value, plan, search_again);
+            note = orch::engine::search_again_note(c.value, plan, search_again, "--search-again");
         } catch (const orch::engine::campaign_conflict& e) {
             refused = e.what();
         }
         if (!refused.empty()) {
             std::cout.flush();
             std::cerr << "warning: " << orch::text::escaped(refused) << "\n";
-        } else if (const auto note = orch::engine::search_again_note(c.value, orch::engine::plan_apply(*db, c.value),
-                                                                     search_again, "--search-again");
-                   !note.empty()) {
+        } else if (!note.empty()) {
             std::cout << "note: " << note << "\n";
         }
     }

@@ -153,6 +153,10 @@ TEST(Text, TerminalLinesKeepLinesAndSpellOutTheRest) {
     EXPECT_EQ(orch::text::terminal_lines("bad \xff byte"), "bad \\xff byte");
     EXPECT_EQ(orch::text::terminal_lines("bidi \u202e"), "bidi \\u{202e}");
     EXPECT_EQ(orch::text::terminal_lines("caf\u00e9 \u65e5"), "caf\u00e9 \u65e5");
+    // An error's quoted value spells what a name could hide too; its lines and escapes stay.
+    EXPECT_EQ(orch::text::terminal_error("no step 'hello\u00a0'\n  and 'a\u200bb' \\u{00a0}"),
+              "no step 'hello\\u{00a0}'\n  and 'a\\u{200b}b' \\u{00a0}");
+    EXPECT_EQ(orch::text::terminal_lines("hello\u00a0"), "hello\u00a0");
 }
 
 // Any kind of space, where it is, and what it is: an ASCII one, a no-break one, a zero-width one;
