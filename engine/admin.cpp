@@ -819,10 +819,11 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         std::vector<std::string> wanted_files;
         std::vector<std::string> senders;
         apply_plan plan;
+        apply_preview preview;  // a dry run's: what the apply would say of the leads already there
         std::string conflict;
         sender_search_limits search_limits;  // the first sender's override, if any, and quota day
     };
-    auto check = [this, &text] {
+    auto check = [this, &text, dry_run, move_running] {
         checked c;
         auto* files = &c.wanted_files;
         c.loaded = check_definition(text, "<request body>", &st(), [files](const std::string& path) {
@@ -836,6 +837,9 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
             }
             try {
                 c.plan = plan_apply(st(), *c.loaded.value);
+                if (dry_run) {
+                    c.preview = preview_apply(st(), *c.loaded.value, c.senders, move_running);
+                }
             } catch (const campaign_conflict& e) {
                 c.conflict = e.what();
             }
@@ -875,7 +879,12 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"steps", campaign.steps.size()},
                            {"warnings", diag(c.loaded.warnings)},
                            {"search_refused", refused.empty() ? json(nullptr) : json(refused)},
-                           {"search_again", again.empty() ? json(nullptr) : json(again)}});
+                           {"search_again", again.empty() ? json(nullptr) : json(again)},
+                           {"apply_warnings", c.preview.warnings},
+                           {"live_budget", c.preview.live_budget.empty()
+                                               ? json(nullptr)
+                                               : json{{"kept", c.preview.live_budget_kept},
+                                                      {"text", c.preview.live_budget}}}});
     }
     std::vector<lead_input> leads;
     std::optional<apply_charge> charge;   // the search's cost, booked in the campaign's ledger

@@ -505,6 +505,22 @@ apply_outcome apply_definition(store& db, const campaigns::campaign& c, const st
                              progress, charge, move_running);
 }
 
+apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::vector<std::string>& senders,
+                            bool move_running) {
+    apply_preview out;
+    apply_outcome r;
+    try {
+        r = db.apply_campaign(c.name, campaigns::to_json(c), "", c.steps.front().id, {}, senders,
+                              std::chrono::system_clock::now(), {}, std::nullopt, move_running, true);
+    } catch (const campaign_conflict&) {
+        return out;
+    }
+    out.warnings = outcome_warnings(r, c);
+    out.live_budget = live_budget_text(r, c);
+    out.live_budget_kept = r.live_budget_kept;
+    return out;
+}
+
 std::string budget_below_text(const std::string& the_budget, std::int64_t committed) {
     return the_budget + " is no more than what is already spent or reserved (" +
            orch::text::counted(committed, "credit", "credits") +

@@ -184,6 +184,19 @@ std::string moved_running_text(const apply_outcome& r);
 // or reserved already; live leads held until a start_at still to come; live leads on senders the
 // version no longer lists.
 std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaigns::campaign& c);
+// What an apply of `c` sent now would say of what its version does to the leads already there
+// (outcome_warnings) and of a live budget (live_budget_text, as `live_budget`), for `campaign
+// validate` and the admin API's dry run: the apply itself, with no new leads and no search,
+// in a transaction rolled back (store::apply_campaign), so the counts are the apply's own of the
+// leads enrolled now (an audience's new leads are not counted). Nothing is stored or billed.
+// Empty for a cancelled campaign (the caller says that refusal).
+struct apply_preview {
+    std::vector<std::string> warnings;
+    std::string live_budget;     // live_budget_text; "" when there is none
+    bool live_budget_kept = false;
+};
+apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::vector<std::string>& senders,
+                            bool move_running = false);
 // "<the budget> is no more than what is already spent or reserved (N credits): …", said by an apply and
 // by `budget set` (the CLI and the admin API) alike.
 std::string budget_below_text(const std::string& the_budget, std::int64_t committed);

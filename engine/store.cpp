@@ -732,9 +732,10 @@ apply_outcome store::apply_campaign(const std::string& name, const json& canonic
                                     const std::string& first_step, const std::vector<lead_input>& leads,
                                     const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                     const apply_progress& progress, const std::optional<apply_charge>& charge,
-                                    bool move_running) {
+                                    bool move_running, bool rolled_back) {
     return again_after_deadlock("campaign apply", [&] {
-        return apply_once(name, canonical, source, first_step, leads, accounts, now, progress, charge, move_running);
+        return apply_once(name, canonical, source, first_step, leads, accounts, now, progress, charge, move_running,
+                          rolled_back);
     });
 }
 
@@ -742,7 +743,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                 const std::string& first_step, const std::vector<lead_input>& leads,
                                 const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                 const apply_progress& progress, const std::optional<apply_charge>& charge,
-                                bool move_running) {
+                                bool move_running, bool rolled_back) {
     const entry_point entry = entry_of(canonical, first_step);
     return guarded("campaigns/apply", [&] {
         apply_outcome out;
@@ -988,6 +989,10 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                                   orch::text::escaped(error));
                 }
             }
+        }
+        if (rolled_back) {
+            tx.abort();
+            return out;
         }
         tx.commit();
         if (budget_changed) {

@@ -372,12 +372,17 @@ public:
     // is in it with the same kind (campaigns/move_running.sql); the others are counted in
     // apply_outcome::kept.
     // Runs again (three tries in all) when Postgres aborts it to break a deadlock with a worker.
+    // `rolled_back`: the whole apply runs and its transaction is rolled back, so the outcome says
+    // what an apply sent now would do and nothing is stored (a preview: the outcome's counts are
+    // the apply's own, its warnings included; a new campaign's id and the ledger's transfer ids
+    // are taken from their sequences and skipped).
     using apply_progress = std::function<void(std::int64_t done, std::int64_t total)>;
     apply_outcome apply_campaign(const std::string& name, const json& canonical, const std::string& source,
                                  const std::string& first_step, const std::vector<lead_input>& leads,
                                  const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                                  const apply_progress& progress = {},
-                                 const std::optional<apply_charge>& charge = std::nullopt, bool move_running = false);
+                                 const std::optional<apply_charge>& charge = std::nullopt, bool move_running = false,
+                                 bool rolled_back = false);
     std::vector<campaign_row> campaigns();
     // The campaign's state and current version's digest; nullopt when there is no such campaign.
     std::optional<current_definition_row> current_definition(const std::string& name,
@@ -434,7 +439,7 @@ private:
                              const std::string& first_step, const std::vector<lead_input>& leads,
                              const std::vector<std::string>& accounts, std::chrono::system_clock::time_point now,
                              const apply_progress& progress, const std::optional<apply_charge>& charge,
-                             bool move_running);
+                             bool move_running, bool rolled_back);
     // One try of update_campaign_budget (which retries it after a deadlock).
     // `woken`: the leads the change's own wake-up woke; those this one wakes are added when not
     // there already (a lane may have held one back again in between, and it is one lead).

@@ -1036,6 +1036,18 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         } else if (!note.empty()) {
             std::cout << "note: " << note << "\n";
         }
+        // What the apply would say of the leads already there, from the apply itself rolled back.
+        const auto preview = orch::engine::preview_apply(*db, c.value, orch::engine::sender_ids(*db, c.value));
+        if (!preview.live_budget.empty() && preview.live_budget_kept) {
+            std::cout << "note: if applied now, " << preview.live_budget << "\n";
+        }
+        std::cout.flush();
+        if (!preview.live_budget.empty() && !preview.live_budget_kept) {
+            std::cerr << "warning: if applied now, " << preview.live_budget << "\n";
+        }
+        for (const auto& w : preview.warnings) {
+            std::cerr << "warning: if applied now, " << w << "\n";
+        }
     }
     return 0;
 }
@@ -2193,7 +2205,7 @@ int main(int argc, char** argv) {
                         "named): " + sections)
             ->type_name("NAME");
     };
-    auto* validate = campaign->add_subcommand("validate", "check a campaign file (accounts too when a database is set)");
+    auto* validate = campaign->add_subcommand("validate", "check a campaign file (with a database set: its accounts too, and what an apply now would warn of)");
     validate->add_option("FILE", file, "the campaign file (YAML or JSON)")->required()->type_name("PATH");
     bool validate_search_again = false;
     validate->add_flag("--search-again", validate_search_again,

@@ -199,6 +199,8 @@ TEST_F(AdminTest, BadDefinitionsChangeNothing) {
     auto dry = call("POST", "/v1/campaigns?dry_run=true", campaign_yaml("dry", search_audience(3)));
     EXPECT_EQ(dry.status, 200) << dry.body;
     EXPECT_EQ(dry.body_json()["valid"], true);
+    EXPECT_EQ(dry.body_json()["apply_warnings"], json::array()) << dry.body;
+    EXPECT_TRUE(dry.body_json()["live_budget"].is_null()) << dry.body;
 
     EXPECT_EQ(count("campaigns"), "0");
     EXPECT_EQ(count("enrollments"), "0");
@@ -278,9 +280,18 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
                   "(budget_credits) has nothing left (2 spent or held"),
               std::string::npos)
         << predicted.body;
+    // What the apply would say of the leads already there, from the apply rolled back.
+    ASSERT_EQ(predicted.body_json()["apply_warnings"].size(), 1u) << predicted.body;
+    EXPECT_NE(predicted.body_json()["apply_warnings"][0].get<std::string>().find(
+                  "this version's budget of 2 credits is no more than what is already spent or reserved (2 credits)"),
+              std::string::npos)
+        << predicted.body;
+    EXPECT_EQ(count("campaign_versions"), stored_versions);
+    EXPECT_EQ(env_->scalar("SELECT total FROM ledger_budgets b JOIN campaigns c USING (campaign_id)"), "5000");
     auto quiet = call("POST", "/v1/campaigns?dry_run=true", campaign_yaml("alpha", search_audience(5), 5000));
     EXPECT_EQ(quiet.status, 200) << quiet.body;
     EXPECT_TRUE(quiet.body_json()["search_refused"].is_null()) << quiet.body;
+    EXPECT_EQ(quiet.body_json()["apply_warnings"], json::array()) << quiet.body;
     auto spent = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 2));
     EXPECT_EQ(spent.status, 409) << spent.body;
     EXPECT_NE(spent.body_json()["error"].value("message", "").find("campaign 'alpha': the audience search was not sent: its "
