@@ -53,6 +53,7 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
         out.limited_request = request;
     }
     out.error_code = e.code;
+    out.error_message = e.message;
     out.unknown_charge = out.unknown_charge || e.may_have_been_charged;
     if (e.retry_after_s) {
         out.retry_after = std::chrono::seconds(*e.retry_after_s);

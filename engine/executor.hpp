@@ -59,6 +59,9 @@ struct call_outcome {
     bool unknown_charge = false;          // a request's answer was lost after it reached the API
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
+    // The API's own message (error::message): a RATE_LIMITED's scope is read from it
+    // (outreach::limit_names_account), not from `error`, whose other parts hold numbers.
+    std::string error_message;
     std::optional<std::chrono::milliseconds> retry_after;  // the answer's Retry-After, when given
     // The request a RATE_LIMITED answer was for: its action is the cooldown's scope (a follow-up's
     // reply check, a withdraw's look-up and an invitation's check after a refusal are requests of

@@ -245,7 +245,7 @@ struct intake::impl {
             }
             // As the workers' gate reads it: an answer naming the account is the account's
             // limit for the action, any other the key's request rate.
-            auto scope = c.account_id != "~serve" && r.error().message.find("account") != std::string::npos
+            auto scope = c.account_id != "~serve" && outreach::limit_names_account(r.error().message, c.account_id)
                              ? limits::scope::account_action
                              : limits::scope::key;
             auto job = [this, &c, scope, ra] { return limiter->rate_limited(c, scope, ra); };

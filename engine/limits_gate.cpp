@@ -3,6 +3,7 @@
 #include "api/text.hpp"
 
 #include "engine/config.hpp"
+#include "engine/outreach/errors.hpp"
 
 #include <spdlog/spdlog.h>
 
@@ -176,8 +177,9 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         return;
     }
     c->what = cooldown_action(call, outcome);
-    auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
-                                                                     : limits::scope::key;
+    auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
+                     ? limits::scope::account_action
+                     : limits::scope::key;
     // This process first (no further call of the scope leaves it from now on), then Redis.
     auto provisional = now + std::chrono::duration_cast<cs::time_point::duration>(
                                  outcome.retry_after.value_or(std::chrono::milliseconds(1000)));
@@ -679,13 +681,14 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
             // answered() wrote the cooldown when the answer came: a second write would count
             // the hit twice in the backoff streak.
             std::lock_guard lock(mirror_mutex_);
-            auto where = outcome.error.find("account") != std::string::npos
+            auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
                              ? mirror_.account_until[{target.account_id, c->what}]
                              : mirror_.key_until;
             return where;
         }
-        auto where = outcome.error.find("account") != std::string::npos ? limits::scope::account_action
-                                                                         : limits::scope::key;
+        auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
+                         ? limits::scope::account_action
+                         : limits::scope::key;
         auto d = limiter_.rate_limited(*c, where, outcome.retry_after);
         if (!d) {
             return std::nullopt;

@@ -19,6 +19,16 @@ std::string wire_time(const settings& cfg, time_point t, time_precision precisio
     return text + "." + std::string(6 - std::min<std::size_t>(6, digits.size()), '0') + digits;
 }
 
+std::string rate_limit_message(const settings& cfg, std::string natural) {
+    if (cfg.dialect_rate_limit_message == "generic") {
+        return "too many requests; retry later with backoff";
+    }
+    if (cfg.dialect_rate_limit_message == "your_account") {
+        return "rate limit exceeded for your account; retry later with backoff";
+    }
+    return natural;
+}
+
 std::string wire_event_type(const settings& cfg, const std::string& type) {
     if (type == "message" && cfg.dialect_message_type == "message_received") {
         return "message_received";

@@ -38,6 +38,12 @@ struct accepted_person {
 };
 json accepted_invitation_body(const settings& cfg, const accepted_person& p);
 
+// A RATE_LIMITED answer's message: `natural` (an account's limit names the account, the key's
+// does not) under names_account; the same text for every scope under generic ("too many
+// requests", the spec's words) and your_account ("... for your account", the customer's account,
+// that is the whole key, in a vendor's words).
+std::string rate_limit_message(const settings& cfg, std::string natural);
+
 // Whether a webhook with filter `events` receives an event of the sandbox's `type`
 // ("message_received" selects type message; disconnection per dialect_disconnection).
 bool webhook_wants(const settings& cfg, const std::vector<std::string>& events, const std::string& type);

@@ -179,7 +179,8 @@ void check_weekly_cap(action_context& ctx, invitation_record& rec) {
     }
     refuse(rec, "weekly cap",
            api_error("RATE_LIMITED", 429,
-                     "weekly invitation limit of " + std::to_string(cap) + " reached for account " + ctx.account.id,
+                     rate_limit_message(ctx.svc.cfg(), "weekly invitation limit of " + std::to_string(cap) +
+                                                           " reached for account " + ctx.account.id),
                      extra));
 }
 

@@ -384,7 +384,7 @@ void service::check_key_rate(key_state& key, time_point now) {
         if (key.burst_retry_after_s >= 0) {
             extra["retry_after_s"] = key.burst_retry_after_s;
         }
-        throw api_error("RATE_LIMITED", 429, "too many requests; retry later with backoff", extra);
+        throw api_error("RATE_LIMITED", 429, rate_limit_message(cfg_, "too many requests; retry later with backoff"), extra);
     }
     if (cfg_.key_rate_per_s <= 0) {
         return;
@@ -403,7 +403,8 @@ void service::check_key_rate(key_state& key, time_point now) {
         if (cfg_.retry_after) {
             extra["retry_after_s"] = std::max(cfg_.retry_after_s, wait_s);
         }
-        throw api_error("RATE_LIMITED", 429, "too many requests for this API key; retry later with backoff", extra);
+        throw api_error("RATE_LIMITED", 429,
+                        rate_limit_message(cfg_, "too many requests for this API key; retry later with backoff"), extra);
     }
     key.tokens -= 1.0;
 }
@@ -426,8 +427,8 @@ void service::check_account_cap(account_state& account, const std::string& actio
             extra["retry_after_s"] = std::max<std::int64_t>(1, to_midnight_s);
         }
         throw api_error("RATE_LIMITED", 429,
-                        "daily limit of " + std::to_string(cap->second) + " '" + action +
-                            "' requests reached for account " + account.id,
+                        rate_limit_message(cfg_, "daily limit of " + std::to_string(cap->second) + " '" + action +
+                                                     "' requests reached for account " + account.id),
                         extra);
     }
     ++used;
@@ -481,8 +482,8 @@ void service::check_account_window(const account_state& account, const request_r
                 extra["retry_after_s"] = std::max<std::int64_t>(1, (left_ms + 999) / 1000);
             }
             throw api_error("RATE_LIMITED", 429,
-                            "too many '" + rec.action + "' requests for account " + account.id +
-                                "; the Retry-After of an earlier answer has not passed",
+                            rate_limit_message(cfg_, "too many '" + rec.action + "' requests for account " +
+                                                         account.id + "; the Retry-After of an earlier answer has not passed"),
                             extra);
         }
     }
@@ -493,8 +494,8 @@ void service::check_account_window(const account_state& account, const request_r
             extra["retry_after_s"] = cfg_.rate_limited_retry_after_s;
         }
         throw api_error("RATE_LIMITED", 429,
-                        "too many '" + rec.action + "' requests for account " + account.id +
-                            "; retry later with backoff",
+                        rate_limit_message(cfg_, "too many '" + rec.action + "' requests for account " + account.id +
+                                                     "; retry later with backoff"),
                         extra);
     }
 }

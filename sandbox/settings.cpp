@@ -108,6 +108,7 @@ const std::vector<dialect_dimension>& dialect_dimensions() {
         {"dialect_timestamps", {"zoned", "naive"}},
         {"dialect_error_account_id", {"true", "false"}},
         {"dialect_extra_fields", {"false", "true"}},
+        {"dialect_rate_limit_message", {"names_account", "generic", "your_account"}},
     };
     return dims;
 }
@@ -258,6 +259,9 @@ const std::vector<entry>& table() {
         flag("dialect_error_account_id", "metadata.account_id on error bodies", &settings::dialect_error_account_id),
         flag("dialect_extra_fields", "add unknown fields to every JSON object the API emits",
              &settings::dialect_extra_fields),
+        choice("dialect_rate_limit_message",
+               "a 429's message: names the account (an account's limit), generic, or 'your account' for all",
+               &settings::dialect_rate_limit_message),
     };
     return rows;
 }

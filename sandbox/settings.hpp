@@ -107,6 +107,7 @@ struct settings {
     std::string dialect_timestamps = "zoned";             // zoned | naive
     bool dialect_error_account_id = true;                 // metadata.account_id on error bodies
     bool dialect_extra_fields = false;                    // unknown fields added to emitted objects
+    std::string dialect_rate_limit_message = "names_account"; // names_account | generic | your_account
 };
 
 // The keys of the dialect group, in table order (retry_after included).

@@ -69,6 +69,24 @@ std::string describe(const error& e) {
     return out + "]";
 }
 
+bool limit_names_account(std::string_view message, std::string_view account_id) {
+    if (account_id.empty()) {
+        return false;
+    }
+    // A character that may continue an id: an id inside a longer word is not named.
+    const auto word = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_' || c == '-';
+    };
+    for (auto at = message.find(account_id); at != std::string_view::npos;
+         at = message.find(account_id, at + 1)) {
+        const auto end = at + account_id.size();
+        if ((at == 0 || !word(message[at - 1])) && (end == message.size() || !word(message[end]))) {
+            return true;
+        }
+    }
+    return false;
+}
+
 disposition disposition_for(std::string_view code, int http_status) {
     struct rule {
         std::string_view code;

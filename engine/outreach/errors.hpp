@@ -108,6 +108,14 @@ std::string describe(const error& e);
 
 // ---- Classification rules (pure; the client uses them, tests pin them). ----
 
+// Whether a RATE_LIMITED answer to a request for `account_id` is that account's limit (its
+// action's cooldown) rather than the API key's: its message names the account, by its id as a
+// whole word. The spec gives RATE_LIMITED no scope and api-facts no wording; a message that only
+// says "account" ("rate limit exceeded for your account") may mean the customer's account, the
+// whole key, so it is read as the key's: the wider cooldown, which never sends inside the key's
+// window, at the price of holding every account when the limit was one account's.
+bool limit_names_account(std::string_view message, std::string_view account_id);
+
 // The disposition for an API code and HTTP status, per the table above.
 disposition disposition_for(std::string_view code, int http_status);
 // Whether an HTTP status means a written request may have been acted on (500, 502, 503, 504).

@@ -34,16 +34,15 @@ namespace limits = orch::limits;
 using namespace std::chrono_literals;
 using steady = std::chrono::steady_clock;
 
-orch::engine::call_outcome rate_limited(bool account_scope) {
+orch::engine::call_outcome rate_limited(bool account_scope, const std::string& account) {
     orch::engine::call_outcome o;
     o.attempt_outcome = orch::engine::attempt_outcome::transient;
     o.error_code = "RATE_LIMITED";
-    // What the client's describe() makes of the sandbox's answers: the gate reads "account" in
-    // the text as the (account, action) scope, anything else as the key's.
-    o.error = account_scope ? "api_error RATE_LIMITED (HTTP 429): too many 'send' requests for account x; retry "
-                              "later with backoff [back_off, retry after 30 s]"
-                            : "api_error RATE_LIMITED (HTTP 429): too many requests for this API key; retry later "
-                              "with backoff [back_off, retry after 30 s]";
+    // The sandbox's answers: the gate reads an answer whose message names the request's account
+    // as the (account, action) scope, any other as the key's.
+    o.error_message = account_scope ? "too many 'send' requests for account " + account + "; retry later with backoff"
+                                    : "too many requests for this API key; retry later with backoff";
+    o.error = "api_error RATE_LIMITED (HTTP 429): " + o.error_message + " [back_off, retry after 30 s]";
     o.retry_after = 30s;  // longer than a trial: B must see it, not miss it expiring
     o.event.kind = cs::result_kind::throttled;
     return o;
@@ -75,7 +74,7 @@ void trial(orch::engine::limits_gate& a, orch::engine::limits_gate& b, const cs:
     // A random phase against B's refresh period, as a real 429 would land.
     std::this_thread::sleep_for(std::chrono::microseconds(std::uniform_int_distribution<int>(0, 100'000)(rng)));
     const auto start = steady::now();
-    a.answered(target, campaign, call, rate_limited(account_scope));
+    a.answered(target, campaign, call, rate_limited(account_scope, target.account_id));
     f.answered_ms_sum += std::chrono::duration<double, std::milli>(steady::now() - start).count();
     while (steady::now() - start < 3s) {
         if (b.hold(target, call, std::chrono::system_clock::now())) {

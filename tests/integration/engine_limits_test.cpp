@@ -361,6 +361,33 @@ TEST_F(LimitsTest, A429BurstWithRetryAfterHoldsTheKeyForRetryAfter) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// The same burst from an API whose every 429 says "rate limit exceeded for your account" (the
+// customer's account: the sandbox's dialect_rate_limit_message your_account): the word "account"
+// without the request's account named is read as the key's limit, so no account goes on inside
+// the key's window.
+TEST_F(LimitsTest, A429ThatSaysYourAccountWithoutNamingItHoldsTheWholeKey) {
+    start({"--accept-probability", "0", "--dialect-rate-limit-message", "your_account"});
+    apply("yours", 12, "1s");
+    auto since = now_ms();
+    auto burst = control_->post("/control/rate-limit-burst",
+                                {{"key", key_}, {"duration_ms", 1500}, {"retry_after_s", 2}});
+    ASSERT_EQ(burst.status, 200) << burst.body;
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(90'000), 0) << worker->log();
+    auto log = requests(since);
+    ASSERT_GT(std::count_if(log.begin(), log.end(), [](const auto& r) { return r.status == 429; }), 0)
+        << "the burst was not seen";
+    for (const auto& v : inside_cooldowns(log, 2000)) {
+        ADD_FAILURE() << v;
+    }
+    EXPECT_NE(worker->log().find("API key cooldown 2000 ms"), std::string::npos) << worker->log();
+    EXPECT_EQ(worker->log().find("RATE_LIMITED: account="), std::string::npos) << worker->log();
+    EXPECT_GT(count("SELECT count(*) FROM step_attempts WHERE error LIKE '%for your account%'"), 0)
+        << "the sandbox did not word its 429s so";
+    EXPECT_EQ(funnel("yours")["live"], 0);
+    EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
+}
+
 // A key set five times above the API's rate, whose 429s carry no Retry-After (the real service's,
 // api-facts): the worker learns the rate from them. Each cooldown's end sent at the full rate
 // again, and a third of the requests met a 429 for as long as the run lasted.

@@ -870,7 +870,8 @@ TEST_F(LimitsGateRedis, AnAccountCooldownReachesOtherProcessesWithinTheRefreshAt
     const orch::engine::call_target neighbour{"acc-scale-1", "https://network.example/in/s", 7, 101, ""};
     ASSERT_TRUE(here.before(target, campaign_, invite, now).allowed);
     auto limited = rate_limited(2s);
-    limited.error = "api_error RATE_LIMITED (HTTP 429): too many invitations for this account";
+    limited.error_message = "too many invitations for account acc-never-seen-there";
+    limited.error = "api_error RATE_LIMITED (HTTP 429): " + limited.error_message;
     here.answered(target, campaign_, invite, limited);
     const auto written = std::chrono::steady_clock::now();
     std::optional<cs::time_point> seen;
@@ -968,7 +969,8 @@ TEST_F(LimitsGateRedis, A429CoolsTheActionOfTheRequestItAnswered) {
     orch::engine::call_outcome limited;
     limited.attempt_outcome = orch::engine::attempt_outcome::transient;
     limited.error_code = "RATE_LIMITED";
-    limited.error = "RATE_LIMITED: too many requests for account acc-gate-request";
+    limited.error_message = "too many requests for account acc-gate-request";
+    limited.error = "RATE_LIMITED: " + limited.error_message;
     limited.retry_after = 30'000ms;
     limited.limited_request = cs::call_kind::get_conversation;
     EXPECT_EQ(orch::engine::cooldown_action(follow_up, limited), limits::action::get_conversation);

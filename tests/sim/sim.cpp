@@ -217,7 +217,7 @@ public:
 
 private:
     time_point cool(const eng::call_target& t, const eng::call_outcome& o) {
-        const bool account = o.error.find("account") != std::string::npos;
+        const bool account = outreach::limit_names_account(o.error_message, t.account_id);
         const auto until = clock_.now() + (o.retry_after ? std::chrono::duration_cast<time_point::duration>(*o.retry_after)
                                                      : std::chrono::duration_cast<time_point::duration>(seconds(2)));
         auto& u = shared_.cooldown[account ? t.account_id : std::string()];

@@ -111,6 +111,22 @@ TEST(OutreachErrors, RateLimitedCarriesRetryAfterOnlyWhenTheHeaderIsPresent) {
     EXPECT_FALSE(without.retry_after_s);
 }
 
+// A 429 is the account's limit only when its message names the account the request was for: a
+// message that says "account" without naming it may mean the customer's account, the whole key.
+TEST(OutreachErrors, A429IsTheAccountsOnlyWhenItsMessageNamesTheAccount) {
+    EXPECT_TRUE(limit_names_account("too many 'send' requests for account acc_1; retry later", "acc_1"));
+    EXPECT_TRUE(limit_names_account("acc_1: too many requests", "acc_1"));
+    EXPECT_TRUE(limit_names_account("daily limit reached for account 'acc-7'", "acc-7"));
+    EXPECT_FALSE(limit_names_account("rate limit exceeded for your account; retry later", "acc_1"));
+    EXPECT_FALSE(limit_names_account("too many requests for this API key", "acc_1"));
+    EXPECT_FALSE(limit_names_account("too many requests", "acc_1"));
+    // Inside a longer id or word, it is not named.
+    EXPECT_FALSE(limit_names_account("too many requests for account acc_12", "acc_1"));
+    EXPECT_FALSE(limit_names_account("too many requests for account xacc_1", "acc_1"));
+    EXPECT_TRUE(limit_names_account("limit of 5 for account 1 and 2", "1"));
+    EXPECT_FALSE(limit_names_account("too many requests for account", ""));
+}
+
 TEST(OutreachErrors, ErrorDetailsAreKept) {
     auto body = R"({"success":false,"error":{"code":"INSUFFICIENT_CREDITS","message":"need 3",
                    "required":3,"remaining":1},"metadata":{"credits_consumed":0}})";
