@@ -516,7 +516,7 @@ apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::
         return out;
     }
     out.warnings = outcome_warnings(r, c);
-    out.live_budget = live_budget_text(r, c);
+    out.live_budget = live_budget_text(r, c, true);
     out.live_budget_kept = r.live_budget_kept;
     return out;
 }
@@ -533,6 +533,19 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
         out.push_back(budget_below_text("this version's budget of " +
                                             orch::text::counted(r.budget_below_committed->total, "credit", "credits"),
                                         r.budget_below_committed->committed));
+    }
+    for (const auto& cap : r.caps_below_used) {
+        const std::string used = orch::text::counted(cap.used, "credit", "credits");
+        if (cap.scope == "day") {
+            out.push_back("this version's day cap of " + orch::text::counted(cap.cap, "credit", "credits") +
+                          " is no more than what the campaign has spent or holds today (" + used + ", UTC day " +
+                          cap.key + "): nothing more is spent today, and its leads wait for the next UTC day");
+        } else {
+            out.push_back("this version's per-account cap of " + orch::text::counted(cap.cap, "credit", "credits") +
+                          " is no more than what the campaign has spent or holds through account " +
+                          orch::text::escaped_name(cap.key) + " (" + used +
+                          "): its leads on that sender make no more calls, and wait for a higher cap");
+        }
     }
     if (r.held_for_start > 0) {
         out.push_back(orch::text::counted(r.held_for_start, "live lead waits", "live leads wait") + " for start_at (" +
@@ -579,18 +592,19 @@ std::string budget_words(std::int64_t total, const std::optional<std::int64_t>& 
 }
 }  // namespace
 
-std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c) {
+std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c, bool preview) {
     if (!r.live_budget) {
         return "";
     }
     const std::string live = budget_words(r.live_budget->total, r.live_budget->per_day, r.live_budget->per_account);
     const std::string file = budget_words(c.budget_credits, c.budget_per_day_credits, c.budget_per_account_credits);
     if (r.live_budget_kept) {
-        return "the campaign keeps its live budget (" + live + ", from `budget set`): this version did not change "
-               "the file's budget (" + file + "); write the live one into the file, or change the file's, to end "
-               "the difference";
+        return std::string(preview ? "the campaign would keep" : "the campaign keeps") + " its live budget (" + live +
+               ", from `budget set`): this version " + (preview ? "does" : "did") + " not change the file's budget (" + file +
+               "); write the live one into the file, or change the file's, to end the difference";
     }
-    return "the file's new budget (" + file + ") replaced the live one (" + live + ", from `budget set`)";
+    return "the file's new budget (" + file + ") " + (preview ? "would replace" : "replaced") + " the live one (" +
+           live + ", from `budget set`)";
 }
 
 std::string moved_running_text(const apply_outcome& r) {

@@ -202,6 +202,7 @@ apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::
 std::string budget_below_text(const std::string& the_budget, std::int64_t committed);
 // What became of a live budget (`budget set`) that differs from the file's
 // (apply_outcome::live_budget): kept, or replaced by the file's; "" when there was none.
-std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c);
+// `preview`: said of an apply not made (preview_apply): "would keep", "would replace".
+std::string live_budget_text(const apply_outcome& r, const campaigns::campaign& c, bool preview = false);
 
 }  // namespace orch::engine

@@ -951,6 +951,17 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                         out.budget_below_committed = apply_outcome::budget_below{b.limits->total, b.reserved + b.spent};
                     }
                 }
+                // The caps this version set or changed, against what is used under them already.
+                const ledger::budget wanted = file_budget(canonical);
+                const bool day_changed = wanted.per_day && (!live_budget || live_budget->per_day != wanted.per_day);
+                const bool account_changed =
+                    wanted.per_account && (!live_budget || live_budget->per_account != wanted.per_account);
+                for (const auto& u : ledger::cap_use(tx, out.campaign_id, now)) {
+                    const bool changed_it = u.scope == "day" ? day_changed : account_changed;
+                    if (changed_it && u.cap && u.reserved + u.spent > 0 && *u.cap <= u.reserved + u.spent) {
+                        out.caps_below_used.push_back({u.scope, u.key, *u.cap, u.reserved + u.spent});
+                    }
+                }
             }
             if (first_run > now) {
                 out.start_at = canonical.value("start_at", std::string());

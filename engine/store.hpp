@@ -158,6 +158,15 @@ struct apply_outcome {
         std::int64_t committed = 0;
     };
     std::optional<budget_below> budget_below_committed;
+    // A day cap (today's UTC day) or a per-account cap (a sender's) this version set or changed,
+    // when it is no more than what the campaign already spent or holds under it.
+    struct cap_below {
+        std::string scope;  // "day" or "account"
+        std::string key;    // the UTC day or the sender's account id
+        std::int64_t cap = 0;
+        std::int64_t used = 0;
+    };
+    std::vector<cap_below> caps_below_used;
     std::int64_t held_for_start = 0;
     std::string start_at;
     struct off_sender {

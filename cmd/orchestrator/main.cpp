@@ -1012,7 +1012,8 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
     auto c = load_campaign_file(file, db.get(), false);
     std::cout << file << ": ok (campaign '" << c.value.name << "', "
               << orch::text::counted(static_cast<std::int64_t>(c.value.steps.size()), "step", "steps")
-              << (db ? "" : "; accounts not checked: " + orch::text::escaped(db_problem)) << ")\n";
+              << (db ? "" : "; accounts, and what an apply would warn of, not checked: " + orch::text::escaped(db_problem))
+              << ")\n";
     if (!db && c.value.who.kind == orch::campaigns::audience::source::search) {
         // The budget an apply's search would need is the database's: say the prediction was not made.
         std::cerr << "warning: whether an apply" << (search_again ? " with --search-again" : "")

@@ -292,6 +292,23 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_EQ(quiet.status, 200) << quiet.body;
     EXPECT_TRUE(quiet.body_json()["search_refused"].is_null()) << quiet.body;
     EXPECT_EQ(quiet.body_json()["apply_warnings"], json::array()) << quiet.body;
+    // Caps this version would set below what the two searches (through sender-1, today) used.
+    auto capped_yaml = campaign_yaml("alpha", search_audience(5), 5000);
+    capped_yaml.replace(capped_yaml.find("budget_credits: 5000\n"), 21,
+                        "budget_credits: 5000\nbudget_per_day_credits: 1\nbudget_per_account_credits: 2\n");
+    auto capped = call("POST", "/v1/campaigns?dry_run=true", capped_yaml);
+    EXPECT_EQ(capped.status, 200) << capped.body;
+    const std::string said = capped.body_json()["apply_warnings"].dump();
+    EXPECT_NE(said.find("this version's day cap of 1 credit is no more than what the campaign has spent or holds "
+                        "today (2 credits, UTC day "),
+              std::string::npos)
+        << capped.body;
+    EXPECT_NE(said.find("this version's per-account cap of 2 credits is no more than what the campaign has spent or "
+                        "holds through account "),
+              std::string::npos)
+        << capped.body;
+    EXPECT_EQ(capped.body_json()["apply_warnings"].size(), 2u) << capped.body;
+    EXPECT_EQ(count("campaign_versions"), stored_versions);
     auto spent = call("POST", "/v1/campaigns?search_again=true", campaign_yaml("alpha", search_audience(5), 2));
     EXPECT_EQ(spent.status, 409) << spent.body;
     EXPECT_NE(spent.body_json()["error"].value("message", "").find("campaign 'alpha': the audience search was not sent: its "

@@ -1239,7 +1239,7 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     // Without a database the prediction cannot be made, and validate says so.
     r = validate_with_database("", {"campaign", "validate", file, "--search-again"});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("accounts not checked: no database configured"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("accounts, and what an apply would warn of, not checked: no database configured"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("warning: whether an apply with --search-again would send the audience search (the budget "
                             "and caps it needs) is not checked: no database configured"),
               std::string::npos)
@@ -1247,7 +1247,7 @@ TEST_F(LimitsTest, AnApplySendsNoSearchPastAUsedUpDayCapOrBudget) {
     // A database that does not answer: the file is still validated, as `campaign estimate` does.
     r = validate_with_database("postgresql://orch@127.0.0.1:1/orch", {"campaign", "validate", file});
     EXPECT_EQ(r.exit_code, 0) << r.output;
-    EXPECT_NE(r.output.find("accounts not checked: the database did not answer ("), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("accounts, and what an apply would warn of, not checked: the database did not answer ("), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("would send the audience search (the budget and caps it needs) is not checked: the "
                             "database did not answer ("),
               std::string::npos)
