@@ -574,7 +574,9 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
                       "stays), `leads stop` stops one");
     }
     for (const auto& z : r.zone_conflicts) {
-        out.push_back("account " + orch::text::escaped(z.account_id) + " counts its day quotas in " +
+        const std::string id = orch::text::escaped_name(z.account_id);
+        out.push_back("account " + (z.label.empty() ? id : orch::text::escaped_name(z.label) + " (" + id + ")") +
+                      " counts its day quotas in " +
                       orch::text::escaped(z.time_zone) + ", not in this campaign's time zone (" +
                       orch::text::escaped(c.schedule.time_zone) + "): every campaign on an account shares its one "
                       "quota day, which starts at midnight in " + orch::text::escaped(z.time_zone) +

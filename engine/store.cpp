@@ -987,7 +987,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
             const std::string ids = json(accounts).dump();
             tx.exec_params(q("campaigns/adopt_time_zone"), zone, ids);
             for (const auto& r : tx.exec_params(q("campaigns/zone_conflicts"), zone, ids)) {
-                out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>()});
+                out.zone_conflicts.push_back({r[0].as<std::string>(), r[1].as<std::string>(), r[2].as<std::string>()});
             }
             out.senders = accounts.size();
             for (const auto& r : tx.exec_params(q("campaigns/sender_quotas"), ids)) {

@@ -140,6 +140,7 @@ struct apply_outcome {
     struct zone_conflict {
         std::string account_id;
         std::string time_zone;  // the account's
+        std::string label;      // "" for none
     };
     std::vector<zone_conflict> zone_conflicts;
     // The senders with quotas of their own (`accounts limits`; campaigns/sender_quotas.sql), by

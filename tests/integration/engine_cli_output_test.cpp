@@ -521,6 +521,11 @@ TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
     EXPECT_NE(other.output.find("counts its day quotas in Pacific/Kiritimati, not in this campaign's time zone (UTC)"),
               std::string::npos)
         << other.output;
+    EXPECT_NE(other.output.find("warning: account sender-1 (" +
+                                env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'") +
+                                ") counts its day quotas"),
+              std::string::npos)
+        << other.output;
     EXPECT_EQ(zone_of_sender(), "Pacific/Kiritimati") << "a later campaign does not move it";
 
     auto bad = env_->run({"accounts", "limits", "sender-1", "--time-zone", "Mars/Olympus_Mons"});
