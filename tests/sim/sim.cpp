@@ -422,10 +422,16 @@ public:
         if (with_retry_after) {
             ra = 1 + static_cast<std::int64_t>(uniform() * 3);
         }
-        auto e = outreach::make_api_error(outreach::error_kind::api_error, 429, "RATE_LIMITED",
-                                          account.empty() ? "too many requests for this key"
-                                                          : "too many requests for account " + account,
-                                          ra, false);
+        // Worded as any API may: half the key's 429s say "your account" (the customer's, the
+        // whole key), which must not read as an account's limit; a quarter of an account's name
+        // no account, which reads as the key's, a wider hold.
+        const double wording = uniform();
+        const std::string message = account.empty()
+                                        ? (wording < 0.5 ? "too many requests for this key"
+                                                         : "rate limit exceeded for your account")
+                                        : (wording < 0.75 ? "too many requests for account " + account
+                                                          : std::string("too many requests"));
+        auto e = outreach::make_api_error(outreach::error_kind::api_error, 429, "RATE_LIMITED", message, ra, false);
         pending_window_ = cooldown_window{account, {}, now_ + seconds(ra.value_or(0))};
         if (!ra) {
             pending_window_.reset();  // no window declared: the gate's own backoff applies

