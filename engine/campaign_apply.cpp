@@ -530,9 +530,14 @@ std::string budget_below_text(const std::string& the_budget, std::int64_t commit
 std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaigns::campaign& c) {
     std::vector<std::string> out;
     if (r.budget_below_committed) {
-        out.push_back(budget_below_text("this version's budget of " +
-                                            orch::text::counted(r.budget_below_committed->total, "credit", "credits"),
-                                        r.budget_below_committed->committed));
+        const std::string budget =
+            "this version's budget of " + orch::text::counted(r.budget_below_committed->total, "credit", "credits");
+        // A completed campaign makes no call: nothing pauses it, but a lead added later has nothing.
+        out.push_back(r.state == "completed"
+                          ? budget + " is no more than what is already spent or reserved (" +
+                                orch::text::counted(r.budget_below_committed->committed, "credit", "credits") +
+                                "): nothing is available for a lead an apply adds later"
+                          : budget_below_text(budget, r.budget_below_committed->committed));
     }
     for (const auto& cap : r.caps_below_used) {
         const std::string used = orch::text::counted(cap.used, "credit", "credits");
