@@ -515,6 +515,9 @@ apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::
     } catch (const campaign_conflict&) {
         return out;
     }
+    if (!r.changed && !move_running) {
+        return out;  // an unchanged definition: the apply stores nothing and says nothing
+    }
     out.warnings = outcome_warnings(r, c);
     out.live_budget = live_budget_text(r, c, true);
     out.live_budget_kept = r.live_budget_kept;

@@ -189,7 +189,8 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
 // validate` and the admin API's dry run: the apply itself, with no new leads and no search,
 // in a transaction rolled back (store::apply_campaign), so the counts are the apply's own of the
 // leads enrolled now (an audience's new leads are not counted). Nothing is stored or billed.
-// Empty for a cancelled campaign (the caller says that refusal).
+// Empty for a cancelled campaign (the caller says that refusal), and for an unchanged definition
+// without `move_running` (the apply then stores nothing and says nothing).
 struct apply_preview {
     std::vector<std::string> warnings;
     std::string live_budget;     // live_budget_text; "" when there is none

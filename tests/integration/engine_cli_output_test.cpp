@@ -527,6 +527,16 @@ TEST_F(CliOutput, AnAccountHasOneQuotaDayInItsOwnTimeZone) {
               std::string::npos)
         << other.output;
     EXPECT_EQ(zone_of_sender(), "Pacific/Kiritimati") << "a later campaign does not move it";
+    // `validate` previews it for a new version, and not for the same file, whose apply says nothing.
+    auto same = env_->run({"campaign", "validate", file_});
+    ASSERT_EQ(same.exit_code, 0) << same.output;
+    EXPECT_EQ(same.output.find("if applied now"), std::string::npos) << same.output;
+    std::string next = campaign_yaml("zone-utc", 3);
+    next.replace(next.find("Hi {{first_name}}"), 17, "Hello {{first_name}}");
+    std::ofstream(file_) << next;
+    auto changed = env_->run({"campaign", "validate", file_});
+    ASSERT_EQ(changed.exit_code, 0) << changed.output;
+    EXPECT_NE(changed.output.find("warning: if applied now, account sender-1 ("), std::string::npos) << changed.output;
 
     auto bad = env_->run({"accounts", "limits", "sender-1", "--time-zone", "Mars/Olympus_Mons"});
     EXPECT_EQ(bad.exit_code, 2) << bad.output;
