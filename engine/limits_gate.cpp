@@ -14,6 +14,15 @@ namespace orch::engine {
 
 namespace cs = campaigns;
 
+namespace {
+// A RATE_LIMITED answer's scope: the account's action when its message names the account,
+// else the whole key (outreach::limit_names_account).
+limits::scope limit_scope(const call_outcome& outcome, const call_target& target) {
+    return outreach::limit_names_account(outcome.error_message, target.account_id) ? limits::scope::account_action
+                                                                                   : limits::scope::key;
+}
+}  // namespace
+
 limits::settings limiter_settings(const settings& s) {
     limits::settings l;
     l.redis_url = s.redis_url;
@@ -177,9 +186,7 @@ void limits_gate::answered(const call_target& target, const cs::campaign& campai
         return;
     }
     c->what = cooldown_action(call, outcome);
-    auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
-                     ? limits::scope::account_action
-                     : limits::scope::key;
+    const auto where = limit_scope(outcome, target);
     // This process first (no further call of the scope leaves it from now on), then Redis.
     auto provisional = now + std::chrono::duration_cast<cs::time_point::duration>(
                                  outcome.retry_after.value_or(std::chrono::milliseconds(1000)));
@@ -681,14 +688,11 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
             // answered() wrote the cooldown when the answer came: a second write would count
             // the hit twice in the backoff streak.
             std::lock_guard lock(mirror_mutex_);
-            auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
-                             ? mirror_.account_until[{target.account_id, c->what}]
-                             : mirror_.key_until;
-            return where;
+            return limit_scope(outcome, target) == limits::scope::account_action
+                       ? mirror_.account_until[{target.account_id, c->what}]
+                       : mirror_.key_until;
         }
-        auto where = outreach::limit_names_account(outcome.error_message, target.account_id)
-                         ? limits::scope::account_action
-                         : limits::scope::key;
+        const auto where = limit_scope(outcome, target);
         auto d = limiter_.rate_limited(*c, where, outcome.retry_after);
         if (!d) {
             return std::nullopt;

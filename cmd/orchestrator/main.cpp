@@ -1037,8 +1037,17 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         } else if (!note.empty()) {
             std::cout << "note: " << note << "\n";
         }
-        // What the apply would say of the leads already there, from the apply itself rolled back.
-        const auto preview = orch::engine::preview_apply(*db, c.value, orch::engine::sender_ids(*db, c.value));
+        // What the apply would say of the leads already there, from the apply itself rolled back
+        // (it writes, then rolls back: a database role that may only read cannot run it).
+        orch::engine::apply_preview preview;
+        try {
+            preview = orch::engine::preview_apply(*db, c.value, orch::engine::sender_ids(*db, c.value));
+        } catch (const std::exception& e) {
+            const std::string what = e.what();
+            std::cout.flush();
+            std::cerr << "warning: what an apply would warn of is not checked: "
+                      << orch::text::escaped(what.substr(0, what.find('\n'))) << "\n";
+        }
         if (!preview.live_budget.empty() && preview.live_budget_kept) {
             std::cout << "note: if applied now, " << preview.live_budget << "\n";
         }

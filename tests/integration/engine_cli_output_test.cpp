@@ -880,6 +880,32 @@ TEST_F(CliOutput, AValueThatIsNotUtf8IsRefusedNamingItsOption) {
     EXPECT_EQ(configured.exit_code, 0) << configured.output;
 }
 
+// `validate` previews the apply by running it and rolling it back: when that fails (here a
+// database role that may read and lock rows, as the plan does, but not insert), it says that part
+// was not checked and validates the rest, exit 0.
+TEST_F(CliOutput, ValidateSaysTheApplysWarningsWereNotCheckedWhenThePreviewFails) {
+    ASSERT_EQ(apply(campaign_yaml("readonly", 3)).exit_code, 0);
+    const std::string role = "orch_reader_" + std::to_string(::getpid());
+    env_->scalar("DROP ROLE IF EXISTS " + role);
+    env_->scalar("CREATE ROLE " + role + " LOGIN");
+    env_->scalar("GRANT SELECT, UPDATE ON ALL TABLES IN SCHEMA public TO " + role);
+    std::string url = env_->database_url();
+    const auto at = url.find('@');
+    ASSERT_NE(at, std::string::npos) << url;
+    url = "postgresql://" + role + url.substr(at);
+    std::string next = campaign_yaml("readonly", 3);
+    next.replace(next.find("Hi {{first_name}}"), 17, "Hello {{first_name}}");
+    std::ofstream(file_) << next;
+    auto r = env_->run({"campaign", "validate", file_, "--database-url", url});
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_NE(r.output.find(": ok (campaign 'readonly'"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("warning: what an apply would warn of is not checked: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("permission denied"), std::string::npos) << r.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaign_versions"), "1");
+    env_->scalar("DROP OWNED BY " + role);
+    env_->scalar("DROP ROLE " + role);
+}
+
 // The estimate's finish date is a day the schedule works: with only Wednesdays, a Wednesday.
 // The sender's own quota (10 invites a day) makes it 10 working days, whatever today is.
 TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
