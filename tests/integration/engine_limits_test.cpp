@@ -622,6 +622,8 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
 // gate; every other lead waits for the account's day quota. (Counted by each campaign's own day,
 // each account sent 2 in each campaign.)
 TEST_F(LimitsTest, CampaignsInTwoTimeZonesShareEachAccountsDayQuota) {
+    // The accounts' quota day is Pago Pago's (UTC-11): its midnight is 11:00 UTC.
+    orch::test::wait_out_utc_boundary(std::chrono::seconds(120), 11);
     start({"--accept-probability", "0"});
     env_->set("ORCH_INVITE_PER_DAY", "2");
     env_->set("ORCH_PACING", "false");
