@@ -72,6 +72,23 @@ constexpr std::int64_t poll_limit = 200;
 // (1 credit each) when the account has more pending leads than this.
 constexpr std::size_t list_sent_above = 10;
 constexpr std::int64_t list_page = 100;
+// Two times of one message, as two channels give them (the inbox's, a delivery's event.timestamp,
+// one with milliseconds and one without), differ by less than this; two messages of one person
+// closer than this are taken for one by the catch-up sweep.
+constexpr auto same_message_within = std::chrono::seconds(2);
+// A stored message whose payload carries no time is compared by when serve stored it (this
+// machine's clock, not the API's): a later message counts as later only this long after it.
+constexpr auto stored_without_time_margin = std::chrono::seconds(60);
+
+// When a message happened as its event says: event.timestamp, else the wrapper's timestamp.
+std::optional<std::chrono::system_clock::time_point> message_time(const outreach::webhook_event& ev) {
+    return ev.occurred_at ? ev.occurred_at : ev.timestamp;
+}
+
+bool within(std::chrono::system_clock::time_point a, std::chrono::system_clock::time_point b,
+            std::chrono::system_clock::duration d) {
+    return a > b ? a - b <= d : b - a <= d;
+}
 
 // A disconnection's reason for the log: " (reason)", or nothing when the event gave none.
 std::string said_reason(const std::string& reason) {
@@ -295,6 +312,9 @@ struct intake::impl {
             }
             break;
         case outreach::event_type::message:
+            if (swept_already(ev, source_id, account)) {
+                break;
+            }
             if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw, key)) {
                 ++added;
                 auto_mark(*id, ev.message_text);
@@ -316,6 +336,35 @@ struct intake::impl {
             break;
         }
         return added;
+    }
+
+    // Whether the catch-up sweep stored this message already under its own id (db thread): the
+    // same person on the account, the inbox's time of it within same_message_within of the
+    // event's, and the same text (or the sweep had none). A delivery that comes late (the API's
+    // retry once serve is back, a stream or a poll catching up) is then a duplicate, not a second
+    // copy in the inbox. An event without a time, or naming nobody, is never taken for one.
+    bool swept_already(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
+        const auto at = message_time(ev);
+        if (!at || ev.sender_profile_url.empty() || source_id.rfind("sweep:", 0) == 0) {
+            return false;
+        }
+        const auto& url = ev.sender_profile_url;
+        const std::string canonical = url.rfind("/in/", 0) == 0 ? url : canonical_profile_url(url);
+        pqxx::result copies;
+        {
+            pqxx::nontransaction tx(db->connection());
+            copies = tx.exec_params(q("events/swept_copies"), account, canonical);
+        }
+        for (const auto& r : copies) {
+            const auto swept_at = parse_iso8601(r[0].as<std::string>());
+            const auto text = r[1].as<std::string>();
+            if (swept_at && within(*swept_at, *at, same_message_within) && (text.empty() || text == ev.message_text)) {
+                spdlog::info("serve: account={} message {} of {} is the one the catch-up sweep stored: not stored twice",
+                             orch::text::escaped(account), orch::text::escaped(source_id), orch::text::escaped(url));
+                return true;
+            }
+        }
+        return false;
     }
 
     // A new reply matching inbox_not_interested_pattern is marked not interested (db thread). A
@@ -1216,14 +1265,65 @@ asio::awaitable<void> intake::impl::hosted_loop(std::string account, std::string
 // Feeds what the sweep learned into the inbox as an event of its own (the same path as a webhook
 // event: it wakes the lead's enrollments and sets the funnel's milestone).
 namespace {
-json swept_event(const std::string& account, const char* type, const std::string& profile_url, const char* how) {
+// A message found in the inbox carries the conversation's last message as the inbox gave it:
+// its text and its time (event.timestamp, the API's clock), which a later sweep and a late
+// delivery of the same message are compared with.
+struct inbox_message {
+    std::string text;
+    std::optional<std::chrono::system_clock::time_point> at;
+};
+
+json swept_event(const std::string& account, const char* type, const std::string& profile_url, const char* how,
+                 const inbox_message& message = {}) {
     json ev = {{"type", type}, {"profile_url", profile_url}, {"swept_by", how}};
     if (std::string_view(type) == "message") {
         ev["sender_profile"] = profile_url;
+        if (!message.text.empty()) {
+            ev["message_text"] = message.text;
+        }
+        if (message.at) {
+            ev["timestamp"] = iso8601_ms(*message.at);
+        }
     }
     return {{"account_id", account}, {"event", ev},
             {"timestamp", iso8601_ms(std::chrono::system_clock::now())}};
 }
+
+// The newest stored messages of a lead on an account, from the rows of intake/sweep_replied or
+// intake/lead_messages (payload as text, stored at in epoch ms): the newest time the events give
+// (the API's clock), the newest storing time of those that give none (serve's clock), and their
+// texts.
+struct newest_stored {
+    std::optional<std::chrono::system_clock::time_point> api;
+    std::optional<std::chrono::system_clock::time_point> untimed_stored;
+    std::set<std::string> texts;
+    void add(const std::string& payload, std::int64_t stored_ms) {
+        std::optional<std::chrono::system_clock::time_point> at;
+        auto parsed = json::parse(payload, nullptr, false);
+        if (!parsed.is_discarded()) {
+            if (auto ev = outreach::parse_webhook_event(parsed)) {
+                at = message_time(*ev);
+                if (!ev->message_text.empty()) {
+                    texts.insert(ev->message_text);
+                }
+            }
+        }
+        auto& slot = at ? api : untimed_stored;
+        const auto t = at ? *at : std::chrono::system_clock::time_point(std::chrono::milliseconds(stored_ms));
+        if (!slot || t > *slot) {
+            slot = t;
+        }
+    }
+    // Whether the inbox's last message (its time and text) is none of these: later than each by
+    // its clock's margin, and of another text. The text guards against a clock read wrong (a
+    // delivery's time without a zone, taken as UTC, that was another zone's): the same words are
+    // the same message, whatever the times say.
+    bool lack(std::chrono::system_clock::time_point at, const std::string& text) const {
+        return (api || untimed_stored) && (!api || at > *api + same_message_within) &&
+               (!untimed_stored || at > *untimed_stored + stored_without_time_margin) &&
+               (text.empty() || texts.count(text) == 0);
+    }
+};
 }  // namespace
 
 asio::awaitable<void> intake::impl::sweep_account(const std::string& account, const std::string& gap) {
@@ -1244,6 +1344,26 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     auto read_replies = [&read] { return read("intake/sweep_replies"); };
     auto pending = co_await on_db(read_pending);
     auto messaged = co_await on_db(read_replies);
+    // After a gap (and only then: the reads are billed), the leads whose reply is known too: a
+    // later message of theirs (an e-mail address, say) lost while no serve ran is found by
+    // comparing the inbox's last message with the newest one stored. Hosted mode's polling
+    // recovers such a message by itself; a webhook of our own (custom mode) does not.
+    std::vector<lead> replied;
+    std::map<std::int64_t, newest_stored> replied_newest;
+    if (!gap.empty()) {
+        auto read_replied = [this, &account, &replied, &replied_newest] {
+            pqxx::nontransaction tx(db->connection());
+            for (const auto& r : tx.exec_params(q("intake/sweep_replied"), account)) {
+                const auto id = r[0].as<std::int64_t>();
+                if (replied.empty() || replied.back().id != id) {
+                    replied.push_back({id, r[1].as<std::string>(), r[2].as<std::int64_t>()});
+                }
+                replied_newest[id].add(r[3].as<std::string>(), r[4].as<std::int64_t>());
+            }
+            return 0;
+        };
+        co_await on_db(read_replied);
+    }
     // Credits go to the campaign each read served (a list read's payer: see below). A campaign
     // gets reads of its own in this sweep only while it has credits left: in its budget, in
     // today's day cap (the whole UTC day's spend counted) and in its cap for this account. They
@@ -1298,13 +1418,19 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             return have > 0;
         };
     };
-    auto found = [this, &account](const char* type, const std::string& url, const char* how) -> asio::awaitable<void> {
-        auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how));
+    // Called with named objects only: GCC 12 destroys a class-type temporary argument of a
+    // coroutine twice (a crash in serve's first sweep when this took `inbox_message{}`).
+    auto found = [this, &account](const char* type, const std::string& url, const char* how,
+                                  const inbox_message& message, const std::string& id_suffix) -> asio::awaitable<void> {
+        auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how, message));
         if (ev) {
             ++stats.swept;
-            co_await take(*ev, std::string("sweep:") + type + ":" + account + ":" + canonical_profile_url(url), account);
+            const std::string source = std::string("sweep:") + type + ":" + account + ":" + canonical_profile_url(url) + id_suffix;
+            co_await take(*ev, source, account);
         }
     };
+    const inbox_message no_message;
+    const std::string no_suffix;
 
     // A list read serves every campaign on the account: it is charged to the first of them
     // that has credits available, and not made when none has.
@@ -1411,20 +1537,41 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
         co_await on_db(bill);
         if (st->state == outreach::invitation_state::accepted && !co_await on_db(accepted_known(l->id))) {
-            co_await found("accepted_invitation", l->url, "check_invitation");
+            co_await found("accepted_invitation", l->url, "check_invitation", no_message, no_suffix);
         }
     }
+
+    // The newest stored message of a replied lead, read again just before the sweep stores a
+    // later one: the webhook or the stream may have stored it while the inbox was read.
+    auto lead_newest = [this, &account](std::int64_t lead_id) {
+        return [this, &account, lead_id] {
+            newest_stored n;
+            pqxx::nontransaction tx(db->connection());
+            for (const auto& r : tx.exec_params(q("intake/lead_messages"), account, lead_id)) {
+                n.add(r[0].as<std::string>(), r[1].as<std::int64_t>());
+            }
+            return n;
+        };
+    };
 
     // Replies: the inbox's conversations whose last message is not ours.
     std::int64_t inbox_payer = 0;
     if (!messaged.empty()) {
         inbox_payer = co_await payer(messaged);
     }
+    if (inbox_payer == 0 && !replied.empty()) {
+        inbox_payer = co_await payer(replied);
+    }
     if (inbox_payer != 0) {
         std::map<std::string, const lead*> by_url;
         for (const auto& l : messaged) {
             by_url[canonical_profile_url(l.url)] = &l;
         }
+        std::map<std::string, const lead*> replied_by_url;
+        for (const auto& l : replied) {
+            replied_by_url.emplace(canonical_profile_url(l.url), &l);
+        }
+        std::size_t untimed = 0;  // replied leads' conversations whose last message has no time
         std::string cursor;
         for (int page_no = 0; page_no < 20 && !stopping; ++page_no) {
             outreach::list_inbox_params p;
@@ -1440,16 +1587,50 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
             for (const auto& c : page->conversations) {
-                auto it = by_url.find(canonical_profile_url(c.participant.profile_url));
-                if (it != by_url.end() && c.last_message_from_me == false &&
-                    !co_await on_db(reply_known(it->second->id))) {
-                    co_await found("message", it->second->url, "list_inbox");
+                if (c.last_message_from_me != false) {
+                    continue;
                 }
+                const auto canonical = canonical_profile_url(c.participant.profile_url);
+                const inbox_message last{c.last_message_text, c.last_message_at};
+                if (auto it = by_url.find(canonical); it != by_url.end()) {
+                    if (!co_await on_db(reply_known(it->second->id))) {
+                        co_await found("message", it->second->url, "list_inbox", last, no_suffix);
+                    }
+                    continue;
+                }
+                auto it = replied_by_url.find(canonical);
+                if (it == replied_by_url.end()) {
+                    continue;
+                }
+                if (!c.last_message_at) {
+                    ++untimed;
+                    continue;
+                }
+                if (!replied_newest[it->second->id].lack(*c.last_message_at, c.last_message_text)) {
+                    continue;
+                }
+                auto newest = co_await on_db(lead_newest(it->second->id));
+                if (!newest.lack(*c.last_message_at, c.last_message_text)) {
+                    continue;
+                }
+                spdlog::info("serve: sweep of account={}: a later message of lead {} ({}) is missing from the inbox "
+                             "(lost while intake had a gap): stored",
+                             orch::text::escaped(account), it->second->id, orch::text::escaped(it->second->url));
+                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                    c.last_message_at->time_since_epoch()).count();
+                const std::string suffix = ":" + std::to_string(ms);
+                co_await found("message", it->second->url, "list_inbox", last, suffix);
             }
             if (page->next_cursor.empty() || page->next_cursor == cursor || page->conversations.empty()) {
                 break;
             }
             cursor = page->next_cursor;
+        }
+        if (untimed > 0) {
+            spdlog::info("serve: sweep of account={}: list_inbox gives no time of the last message in {} conversations "
+                         "of leads who replied already: a later message of theirs lost during the gap cannot be "
+                         "told from the one stored, and is not looked for",
+                         orch::text::escaped(account), untimed);
         }
     }
     auto done = [this, &account, &gap] {
