@@ -129,6 +129,36 @@ protected:
         return env_->run({"campaign", "apply", dir_ + "/" + name + ".yaml"});
     }
 
+    // sender-1 messages one of its connections (campaign `name`, applied by apply_one_message) and
+    // a worker runs it to the end. Empty fields, and a failure, when that did not happen.
+    struct messaged_lead {
+        std::string account, url, lead;
+    };
+    messaged_lead message_a_connection(const std::string& name) {
+        messaged_lead m;
+        m.account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+        m.url = a_connection(m.account);
+        if (m.url.empty()) {
+            ADD_FAILURE() << "sender-1 has no connection";
+            return {};
+        }
+        auto applied = apply_one_message(name, m.url);
+        auto worker = env_->spawn({"worker", "--exit-when-idle"});
+        if (applied.exit_code != 0 || worker->wait(60'000) != 0) {
+            ADD_FAILURE() << applied.output << worker->log();
+            return {};
+        }
+        m.lead = env_->scalar("SELECT lead_id FROM enrollments WHERE messaged_at IS NOT NULL");
+        return m;
+    }
+
+    // The person at `m.url` writes `text` to the account (the sandbox's control interface).
+    http_result person_writes(const messaged_lead& m, const std::string& text) {
+        http_client control("127.0.0.1", sandbox_->control_port());
+        return control.post("/control/events", {{"type", "message_received"}, {"account_id", m.account},
+                                                {"profile_url", m.url}, {"text", text}});
+    }
+
     // A delivery to the replica on `port`, signed with `key` as the API signs one.
     static http_result deliver(unsigned short port, const std::string& account, const std::string& body,
                                const std::string& key) {
@@ -505,25 +535,20 @@ TEST_F(IntakeTest, TheSweepLeavesAnAcceptanceStoredWhileItRanAlone) {
 // trial's reply to a finished lead was lost for good.
 TEST_F(IntakeTest, TheSweepRecoversAReplyFromALeadThatFinished) {
     start({"--reply-probability", "0"});
-    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    const auto url = a_connection(account);
-    ASSERT_FALSE(url.empty());
-    auto applied = apply_one_message("done", url);
-    ASSERT_EQ(applied.exit_code, 0) << applied.output;
-    auto worker = env_->spawn({"worker", "--exit-when-idle"});
-    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
-    const auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE status = 'done' AND messaged_at IS NOT NULL");
-    ASSERT_FALSE(lead.empty());
+    const auto m = message_a_connection("done");
+    ASSERT_FALSE(m.lead.empty());
+    EXPECT_EQ(env_->scalar("SELECT status FROM enrollments WHERE lead_id = " + m.lead), "done");
     // The reply comes while no serve runs (no webhook exists: nothing is delivered).
-    http_client control("127.0.0.1", sandbox_->control_port());
-    auto replied = control.post("/control/events", {{"type", "message_received"}, {"account_id", account},
-                                                     {"profile_url", url}, {"text", "Sounds good"}});
+    auto replied = person_writes(m, "Sounds good");
     ASSERT_EQ(replied.status, 200) << replied.body;
     auto port = free_port();
     auto receiver = serve(port, port);
-    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + lead, "1")) << receiver->log();
-    EXPECT_EQ(env_->scalar("SELECT status || ' ' || (replied_at IS NOT NULL) FROM enrollments WHERE lead_id = " + lead),
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT status || ' ' || (replied_at IS NOT NULL) FROM enrollments WHERE lead_id = " + m.lead),
               "done true");
+    // The swept reply carries the inbox's text of it.
+    EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message'"), "Sounds good");
 }
 
 // A person's later message, sent while no serve ran, with a webhook of our own: the API's
@@ -538,21 +563,12 @@ TEST_F(IntakeTest, TheSweepRecoversALaterMessageLostWhileServeWasDown) {
     auto port = free_port();
     auto first = serve(port, port);
     ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
-    auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
-    const auto url = a_connection(account);
-    ASSERT_FALSE(url.empty());
-    auto applied = apply_one_message("later", url);
-    ASSERT_EQ(applied.exit_code, 0) << applied.output;
-    auto worker = env_->spawn({"worker", "--exit-when-idle"});
-    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
-    const auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE messaged_at IS NOT NULL");
-    ASSERT_FALSE(lead.empty());
+    const auto m = message_a_connection("later");
+    ASSERT_FALSE(m.lead.empty());
+    const auto& lead = m.lead;
     const std::string stored = "SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + lead;
     http_client control("127.0.0.1", sandbox_->control_port());
-    auto say = [&](const std::string& text) {
-        return control.post("/control/events", {{"type", "message_received"}, {"account_id", account},
-                                                {"profile_url", url}, {"text", text}});
-    };
+    auto say = [&](const std::string& text) { return person_writes(m, text); };
     ASSERT_EQ(say("Sounds good").status, 200);
     ASSERT_TRUE(wait_for(stored, "1")) << first->log();
     first->stop(SIGKILL);
