@@ -179,6 +179,10 @@ struct intake::impl {
     std::chrono::steady_clock::time_point secrets_read{};
     // Leader only (io thread): accounts whose webhook is confirmed, and their hosted loops.
     std::set<std::string> ensured;
+    // Any replica (io thread): accounts with a verified delivery answered 503 (not stored, the
+    // database failing). The API may give up on it before the database is back, so each is marked
+    // as having a gap, which the next sweep covers, as soon as the database answers.
+    std::set<std::string> unstored;
     // Each full sweep starts one account further on: under a tight budget or cap the first
     // accounts' reads take what is left, and the same accounts must not always be first.
     std::size_t sweep_start = 0;
@@ -679,8 +683,9 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     } catch (const std::exception& e) {
         refused_by_database = unstorable_sqlstate();
         if (refused_by_database.empty()) {
-            // Not stored: answer 503 so the API delivers it again.
+            // Not stored: answer 503 so the API delivers it again, and mark a gap (below).
             spdlog::error("serve: could not store event for account={}: {}", orch::text::escaped(account), e.what());
+            unstored.insert(account);
             co_return api::handler_result::reply(
                 error_response(req, http::status::service_unavailable, "event not stored, retry"));
         }
@@ -1707,6 +1712,28 @@ asio::awaitable<void> intake::impl::sweep_loop() {
     auto last_check = last_full;
     while (!stopping) {
         co_await sleep_for(std::chrono::seconds(1));
+        if (!unstored.empty()) {
+            const std::vector<std::string> accounts(unstored.begin(), unstored.end());
+            auto mark = [this, &accounts] {
+                pqxx::work tx(db->connection());
+                for (const auto& a : accounts) {
+                    tx.exec_params(q("intake/gap"), a);
+                }
+                tx.commit();
+                return 0;
+            };
+            try {
+                co_await on_db(mark);
+                for (const auto& a : accounts) {
+                    unstored.erase(a);
+                    spdlog::warn("serve: account={}: a delivery was answered 503 (not stored); should the API give "
+                                 "up on it, the catch-up sweep of its gap finds what it held",
+                                 orch::text::escaped(a));
+                }
+            } catch (const std::exception& e) {
+                spdlog::debug("serve: marking the gaps of unstored deliveries waits for the database: {}", e.what());
+            }
+        }
         if (!leading()) {
             continue;
         }

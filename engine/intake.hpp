@@ -22,10 +22,11 @@
 // restarts after checking it is active and signed; its secret rotated when the stored one cannot
 // be opened), follows hosted streams and polls (by `after`, `cursor` or `since`, whichever the
 // server honours), reads the key's credits, and runs the catch-up sweep: after any gap in intake
-// (a leader starting, a webhook created, a stream lost while polling cannot catch up) and every
-// sweep_seconds, it checks the pending invitations (list_sent, then check_invitation for those no
-// longer listed, or checks alone when they are fewer) and the replies (list_inbox) of live
-// enrollments, and feeds what it finds into the inbox as events. Its calls pass the shared rate-limit buckets, and their credits
+// (a leader starting, a webhook created, a stream lost while polling cannot catch up, a delivery
+// answered 503 because the database failed) and every sweep_seconds, it checks the pending
+// invitations (list_sent, then check_invitation for those no longer listed, or checks alone when
+// they are fewer) and the replies (list_inbox) of live enrollments, and after a gap the later
+// messages of the leads who replied already, and feeds what it finds into the inbox as events. Its calls pass the shared rate-limit buckets, and their credits
 // are charged to the campaigns they serve.
 //
 // Events health: an account with pending invitations and no event for events_quiet_seconds is

@@ -647,6 +647,44 @@ INSTANTIATE_TEST_SUITE_P(
                       later_case{"hosted_poll_since_naive", {"--dialect-poll-cursor", "since", "--dialect-timestamps", "naive"}, true}),
     [](const ::testing::TestParamInfo<later_case>& i) { return i.param.name; });
 
+// A later message whose delivery serve could not store (the database refused it: answered 503)
+// and on which the API then gave up reaches the inbox: the refusal marks the account's intake as
+// having a gap once the database answers, and the gap's sweep finds the message. Before, only a
+// serve restart or a lost stream made a gap, and the message stayed out of the inbox.
+TEST_F(IntakeTest, ALaterMessageWhoseDeliveryWasNotStoredIsSweptOnceTheDatabaseAnswers) {
+    start({"--reply-probability", "0", "--webhook-max-attempts", "1"});
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto m = message_a_connection("refused");
+    ASSERT_FALSE(m.lead.empty());
+    const std::string stored = "SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead;
+    ASSERT_EQ(person_writes(m, "Sounds good").status, 200);
+    ASSERT_TRUE(wait_for(stored, "1")) << receiver->log();
+
+    pqxx::connection conn(env_->database_url());
+    pqxx::nontransaction tx(conn);
+    tx.exec("CREATE FUNCTION refuse_events() RETURNS trigger LANGUAGE plpgsql AS "
+            "$$ BEGIN RAISE EXCEPTION 'events refused by the test'; END $$");
+    tx.exec("CREATE TRIGGER refuse_events BEFORE INSERT ON events FOR EACH ROW EXECUTE FUNCTION refuse_events()");
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ASSERT_EQ(person_writes(m, "My e-mail is ada@example.com").status, 200);
+    bool refused = false;
+    for (int waited = 0; waited < 10'000 && !refused; waited += 50) {
+        refused = receiver->log().find("could not store event") != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    ASSERT_TRUE(refused) << receiver->log();
+    tx.exec("DROP TRIGGER refuse_events ON events");
+
+    ASSERT_TRUE(wait_for(stored, "2")) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT (source_id LIKE 'sweep:message:%') || ' ' || (payload #>> '{event,message_text}') "
+                           "FROM events WHERE kind = 'message' AND lead_id = " + m.lead + " ORDER BY event_id DESC LIMIT 1"),
+              "true My e-mail is ada@example.com")
+        << receiver->log();
+    EXPECT_NE(receiver->log().find("a delivery was answered 503 (not stored)"), std::string::npos) << receiver->log();
+}
+
 // Two replicas share one public URL; the first leads. It is killed for good: the second takes the
 // lead, adopts the webhooks as they are (same URL), and intake goes on.
 TEST_F(IntakeTest, TheOtherReplicaTakesTheLeadWhenTheLeaderDies) {
