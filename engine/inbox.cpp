@@ -46,10 +46,13 @@ bool campaign_exists(pqxx::connection& conn, const std::string& name) {
 }
 
 
-// What a stored message event says: its text and sender's name (parsed as the intake read it).
+// What a stored message event says: its text, sender's name and when it was written, as the API
+// gave it (the event's time, else its wrapper's; for a message the catch-up sweep found, the
+// inbox's), parsed as the intake read it. `written_at` is null when the event gives no time.
 struct message_view {
     std::string text;
     std::string sender_name;
+    json written_at = nullptr;
 };
 message_view message_of(const std::string& payload) {
     message_view m;
@@ -57,6 +60,9 @@ message_view message_of(const std::string& payload) {
     if (ev) {
         m.text = ev->message_text;
         m.sender_name = ev->sender_name;
+        if (auto at = ev->occurred_at ? ev->occurred_at : ev->timestamp) {
+            m.written_at = iso8601_ms(*at);
+        }
     }
     return m;
 }
@@ -67,6 +73,7 @@ json reply_summary(const pqxx::row& r) {
     json j = {{"id", r[0].as<std::int64_t>()},
               {"account_id", r[1].as<std::string>()},
               {"received_at", r[2].as<std::string>()},
+              {"written_at", m.written_at},
               {"text", m.text},
               {"sender_name", m.sender_name},
               {"mark", opt_text(r[4])},
@@ -150,6 +157,9 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
                     auto v = message_of(m[1].as<std::string>());
                     item["text"] = v.text;
                     item["event_id"] = m[5].as<std::int64_t>();
+                    // Ordered by when it was stored (the API's times may have whole seconds only,
+                    // and come from another clock than our sends'); when it was written is beside.
+                    item["written_at"] = v.written_at;
                 } else {
                     item["text"] = m[1].as<std::string>();
                     item["step"] = m[4].as<std::string>();

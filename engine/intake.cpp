@@ -183,6 +183,10 @@ struct intake::impl {
     // database failing). The API may give up on it before the database is back, so each is marked
     // as having a gap, which the next sweep covers, as soon as the database answers.
     std::set<std::string> unstored;
+    // Leader (io thread): accounts whose replied leads' later messages a gap's sweep could not
+    // look for (no campaign of theirs had credits left): each sweep looks, gap or not, until one
+    // has.
+    std::set<std::string> later_owed;
     // Each full sweep starts one account further on: under a tight budget or cap the first
     // accounts' reads take what is left, and the same accounts must not always be first.
     std::size_t sweep_start = 0;
@@ -1276,6 +1280,7 @@ namespace {
 struct inbox_message {
     std::string text;
     std::optional<std::chrono::system_clock::time_point> at;
+    std::string sender_name;
 };
 
 json swept_event(const std::string& account, const char* type, const std::string& profile_url, const char* how,
@@ -1285,6 +1290,9 @@ json swept_event(const std::string& account, const char* type, const std::string
         ev["sender_profile"] = profile_url;
         if (!message.text.empty()) {
             ev["message_text"] = message.text;
+        }
+        if (!message.sender_name.empty()) {
+            ev["sender_name"] = message.sender_name;
         }
         if (message.at) {
             ev["timestamp"] = iso8601_ms(*message.at);
@@ -1355,7 +1363,9 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     // recovers such a message by itself; a webhook of our own (custom mode) does not.
     std::vector<lead> replied;
     std::map<std::int64_t, newest_stored> replied_newest;
-    if (!gap.empty()) {
+    const bool look_later = !gap.empty() || later_owed.count(account) != 0;
+    bool later_skipped = false;  // a replied lead's read had no credits
+    if (look_later) {
         auto read_replied = [this, &account, &replied, &replied_newest] {
             pqxx::nontransaction tx(db->connection());
             for (const auto& r : tx.exec_params(q("intake/sweep_replied"), account)) {
@@ -1416,8 +1426,9 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             left[campaign] = have;
             if (have <= 0 && sweep_told_capped.insert(campaign).second) {
                 spdlog::info("serve: catch-up sweep: campaign={} has no credits left in its budget, today's day cap "
-                             "or its cap on account={}: no reads for it (said once a full sweep); its leads wait for "
-                             "their own checks",
+                             "or its cap on account={}: no reads for it (said once a full sweep); its live leads wait "
+                             "for their own checks, and the later messages of those who replied are looked for by "
+                             "a sweep once it has credits",
                              campaign, orch::text::escaped(account));
             }
             return have > 0;
@@ -1592,39 +1603,90 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
             for (const auto& c : page->conversations) {
-                if (c.last_message_from_me != false) {
-                    continue;
-                }
                 const auto canonical = canonical_profile_url(c.participant.profile_url);
-                const inbox_message last{c.last_message_text, c.last_message_at};
+                const inbox_message last{c.last_message_text, c.last_message_at, c.last_message_sender_name};
                 if (auto it = by_url.find(canonical); it != by_url.end()) {
-                    if (!co_await on_db(reply_known(it->second->id))) {
+                    if (c.last_message_from_me == false && !co_await on_db(reply_known(it->second->id))) {
                         co_await found("message", it->second->url, "list_inbox", last, no_suffix);
                     }
                     continue;
                 }
                 auto it = replied_by_url.find(canonical);
-                if (it == replied_by_url.end()) {
+                if (it == replied_by_url.end() || !c.last_message_from_me) {
                     continue;
                 }
                 if (!c.last_message_at) {
                     ++untimed;
                     continue;
                 }
-                if (!replied_newest[it->second->id].lack(*c.last_message_at, c.last_message_text)) {
+                const lead& l = *it->second;
+                // Theirs: stored unless it is the newest stored. Ours (an operator's reply or a
+                // follow-up sent during the gap), later than their newest stored: what they wrote
+                // before it is not in the list; the conversation is read (1 credit) for it.
+                const bool ours = *c.last_message_from_me;
+                const std::string& words = ours ? no_suffix : c.last_message_text;
+                if (!replied_newest[l.id].lack(*c.last_message_at, words)) {
+                    if (!ours && replied_newest[l.id].lack(*c.last_message_at, no_suffix)) {
+                        spdlog::info("serve: sweep of account={}: lead {}'s last message, later than those stored, "
+                                     "has the words of one of them: taken for it, not stored",
+                                     orch::text::escaped(account), l.id);
+                    }
                     continue;
                 }
-                auto newest = co_await on_db(lead_newest(it->second->id));
-                if (!newest.lack(*c.last_message_at, c.last_message_text)) {
+                auto newest = co_await on_db(lead_newest(l.id));
+                if (!newest.lack(*c.last_message_at, words)) {
                     continue;
                 }
-                spdlog::info("serve: sweep of account={}: a later message of lead {} ({}) is missing from the inbox "
-                             "(lost while intake had a gap): stored",
-                             orch::text::escaped(account), it->second->id, orch::text::escaped(it->second->url));
-                const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                    c.last_message_at->time_since_epoch()).count();
-                const std::string suffix = ":" + std::to_string(ms);
-                co_await found("message", it->second->url, "list_inbox", last, suffix);
+                std::vector<inbox_message> missing;
+                const char* how = "list_inbox";
+                if (!ours) {
+                    missing.push_back(last);
+                } else {
+                    if (!co_await on_db(has_credits(l.campaign))) {
+                        later_skipped = true;
+                        continue;
+                    }
+                    outreach::get_conversation_params p;
+                    p.conversation_id = c.conversation_id;
+                    p.profile_url = c.conversation_id.empty() ? l.url : std::string();
+                    p.count = 10;
+                    auto call = [this, &account, &p] { return api->get_conversation(account, p); };
+                    auto read = co_await gated(account, limits::action::get_conversation, call);
+                    if (!read) {
+                        spdlog::warn("serve: sweep of account={}: get_conversation of lead {} failed: {}",
+                                     orch::text::escaped(account), l.id, outreach::describe(read.error()));
+                        co_return;  // the gap stays open: the next sweep tries again
+                    }
+                    auto bill = charge(l.campaign, "get_conversation", read->meta.credits_consumed.value_or(0));
+                    co_await on_db(bill);
+                    how = "get_conversation";
+                    for (const auto& msg : read->messages) {  // newest first
+                        const bool theirs = msg.from_me ? !*msg.from_me
+                                                        : !msg.sender_profile_url.empty() &&
+                                                              canonical_profile_url(msg.sender_profile_url) == canonical;
+                        if (!theirs) {
+                            continue;
+                        }
+                        if (!msg.at) {
+                            ++untimed;
+                            continue;
+                        }
+                        if (!newest.lack(*msg.at, msg.text)) {
+                            break;  // this one is stored, and so are those before it
+                        }
+                        missing.push_back({msg.text, msg.at, msg.sender_name});
+                    }
+                    std::reverse(missing.begin(), missing.end());  // oldest first
+                }
+                for (const auto& message : missing) {
+                    spdlog::info("serve: sweep of account={}: a later message of lead {} ({}) is missing from the inbox "
+                                 "(lost while intake had a gap): stored, from {}",
+                                 orch::text::escaped(account), l.id, orch::text::escaped(l.url), how);
+                    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                        message.at->time_since_epoch()).count();
+                    const std::string suffix = ":" + std::to_string(ms);
+                    co_await found("message", l.url, how, message, suffix);
+                }
             }
             if (page->next_cursor.empty() || page->next_cursor == cursor || page->conversations.empty()) {
                 break;
@@ -1632,10 +1694,21 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             cursor = page->next_cursor;
         }
         if (untimed > 0) {
-            spdlog::info("serve: sweep of account={}: list_inbox gives no time of the last message in {} conversations "
-                         "of leads who replied already: a later message of theirs lost during the gap cannot be "
-                         "told from the one stored, and is not looked for",
+            spdlog::info("serve: sweep of account={}: the inbox gives no time of {} messages of leads who replied "
+                         "already: a later message of theirs lost during the gap cannot be told from the ones "
+                         "stored, and is not looked for",
                          orch::text::escaped(account), untimed);
+        }
+    }
+    if (look_later) {
+        if (!replied.empty() && (inbox_payer == 0 || later_skipped)) {
+            if (later_owed.insert(account).second) {
+                spdlog::info("serve: sweep of account={}: no credits left to look for later messages of the leads "
+                             "who replied: each sweep looks again until their campaign has credits",
+                             orch::text::escaped(account));
+            }
+        } else {
+            later_owed.erase(account);
         }
     }
     auto done = [this, &account, &gap] {

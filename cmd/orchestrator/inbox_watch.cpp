@@ -132,7 +132,11 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
     std::cout << "reply #" << id << " from " << str(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"])
               << "\n  campaign: " << (r["campaign"].is_null() ? "(none)" : str(r["campaign"]))
               << "\n  account:  " << str(r["account_id"]) << (r["account_connected"].get<bool>() ? "" : " (unavailable)")
-              << "\n  received: " << str(r["received_at"]) << "\n";
+              << "\n  received: " << str(r["received_at"])
+              << (r.contains("written_at") && r["written_at"].is_string() && r["written_at"] != r["received_at"]
+                      ? " (written " + str(r["written_at"]) + ")"
+                      : std::string())
+              << "\n";
     if (!r["mark"].is_null()) {
         std::cout << "  marked:   " << str(r["mark"]) << " by " << str(r["marked_by"]) << " at " << str(r["marked_at"]) << "\n";
     }

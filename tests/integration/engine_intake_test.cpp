@@ -606,6 +606,12 @@ TEST_P(LaterMessageTest, ALaterMessageLostWhileServeWasDownReachesTheInboxOnce) 
                   "true My e-mail is ada@example.com")
             << second->log();
         EXPECT_NE(second->log().find("a later message of lead " + lead), std::string::npos) << second->log();
+        // The inbox says when it was written (the inbox's time of it), before serve stored it.
+        auto shown = env_->run({"inbox", "show", env_->scalar("SELECT event_id " + newest), "--format", "json"});
+        ASSERT_EQ(shown.exit_code, 0) << shown.output;
+        const auto reply = json::parse(shown.output)["reply"];
+        ASSERT_TRUE(reply["written_at"].is_string()) << shown.output;
+        EXPECT_LT(reply["written_at"].get<std::string>(), reply["received_at"].get<std::string>()) << shown.output;
         // The API's retry delivers the same message: a duplicate, not a third copy.
         bool retried = false;
         for (int waited = 0; waited < 30'000 && !retried; waited += 100) {
@@ -646,6 +652,98 @@ INSTANTIATE_TEST_SUITE_P(
                       later_case{"hosted", {}, true},
                       later_case{"hosted_poll_since_naive", {"--dialect-poll-cursor", "since", "--dialect-timestamps", "naive"}, true}),
     [](const ::testing::TestParamInfo<later_case>& i) { return i.param.name; });
+
+// A person's later message lost while no serve ran, and then a message of ours (an operator's reply
+// queued meanwhile, or a follow-up): the inbox's last message is ours, and theirs is not in the
+// list. The gap's sweep reads the conversation (ours is later than their newest stored) and stores
+// theirs; the next restart's sweep reads it again (1 credit: ours is still the newest message)
+// and stores nothing new. Before, a trial's operator reply hid the later message for good.
+TEST_F(IntakeTest, ALaterMessageFollowedByOursDuringTheGapIsReadFromTheConversation) {
+    start({"--reply-probability", "0", "--webhook-max-attempts", "1"});
+    auto port = free_port();
+    auto first = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
+    const auto m = message_a_connection("ours");
+    ASSERT_FALSE(m.lead.empty());
+    const std::string stored = "SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead;
+    ASSERT_EQ(person_writes(m, "Sounds good").status, 200);
+    ASSERT_TRUE(wait_for(stored, "1")) << first->log();
+    first->stop(SIGKILL);
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ASSERT_EQ(person_writes(m, "My phone is 555-0100").status, 200);
+    // Ours more than 2 s after theirs: later than anything of theirs stored, at every restart.
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    http_client api("127.0.0.1", sandbox_->port());
+    auto sent = api.v2("test-key", "messages", m.account, "send", {{"profile_url", m.url}, {"message_text", "Thanks, noted"}});
+    ASSERT_EQ(sent.status, 200) << sent.body;
+
+    auto second = serve(port, port);
+    ASSERT_TRUE(wait_for(stored, "2")) << second->log();
+    EXPECT_EQ(env_->scalar("SELECT (source_id LIKE 'sweep:message:%') || ' ' || (payload #>> '{event,message_text}') || ' ' || "
+                           "(payload #>> '{event,swept_by}') FROM events WHERE kind = 'message' AND lead_id = " + m.lead +
+                           " ORDER BY event_id DESC LIMIT 1"),
+              "true My phone is 555-0100 get_conversation")
+        << second->log();
+    // The read is charged to the lead's campaign.
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers t JOIN campaigns c USING (campaign_id) "
+                           "WHERE c.name = 'ours' AND t.action = 'get_conversation'"),
+              "1");
+
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto reads = [&] {
+        return control.get("/control/requests?key=test-key&action=get_conversation").body_json()["requests"].size();
+    };
+    const auto reads_before = reads();
+    second->stop(SIGKILL);
+    auto third = serve(port, port);
+    bool read_again = false;
+    for (int waited = 0; waited < 20'000 && !read_again; waited += 100) {
+        read_again = reads() > reads_before;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    EXPECT_TRUE(read_again) << third->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0")) << third->log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    EXPECT_EQ(env_->scalar(stored), "2") << env_->scalar("SELECT string_agg(source_id, ' ') FROM events") << "\n"
+                                          << third->log();
+}
+
+// The gap's sweep finds the campaign of a replied lead out of credits: the later message is not
+// looked for then, and each sweep (not only a gap's) looks again until the campaign has credits;
+// raised, the next sweep finds it. Before, only a gap made the sweep look, and a trial's message
+// stayed missing after the budget was raised until serve restarted.
+TEST_F(IntakeTest, ALaterMessageNotLookedForForWantOfCreditsIsFoundOnceTheBudgetIsRaised) {
+    start({"--reply-probability", "0", "--webhook-max-attempts", "1"});
+    env_->set("ORCH_SWEEP_SECONDS", "10");
+    auto port = free_port();
+    auto first = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
+    const auto m = message_a_connection("owed");
+    ASSERT_FALSE(m.lead.empty());
+    const std::string stored = "SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead;
+    ASSERT_EQ(person_writes(m, "Sounds good").status, 200);
+    ASSERT_TRUE(wait_for(stored, "1")) << first->log();
+    first->stop(SIGKILL);
+    auto spent = env_->run({"budget", "set", "owed", "--credits", "1"});
+    ASSERT_EQ(spent.exit_code, 0) << spent.output;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ASSERT_EQ(person_writes(m, "My e-mail is ada@example.com").status, 200);
+
+    auto second = serve(port, port);
+    bool owed = false;
+    for (int waited = 0; waited < 20'000 && !owed; waited += 100) {
+        owed = second->log().find("no credits left to look for later messages") != std::string::npos;
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    ASSERT_TRUE(owed) << second->log();
+    EXPECT_EQ(env_->scalar(stored), "1");
+    auto raised = env_->run({"budget", "set", "owed", "--credits", "100"});
+    ASSERT_EQ(raised.exit_code, 0) << raised.output;
+    EXPECT_TRUE(wait_for(stored, "2", 30'000)) << second->log();
+    EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message' AND lead_id = " +
+                           m.lead + " ORDER BY event_id DESC LIMIT 1"),
+              "My e-mail is ada@example.com");
+}
 
 // A later message whose delivery serve could not store (the database refused it: answered 503)
 // and on which the API then gave up reaches the inbox: the refusal marks the account's intake as
