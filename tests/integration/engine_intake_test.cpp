@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 namespace {
@@ -157,6 +158,30 @@ protected:
         http_client control("127.0.0.1", sandbox_->control_port());
         return control.post("/control/events", {{"type", "message_received"}, {"account_id", m.account},
                                                 {"profile_url", m.url}, {"text", text}});
+    }
+
+    // Kills `running` and starts serve again with `restart`; returns the new replica once its gap's
+    // sweep made the API request `action` (one more in the sandbox's record than before) and closed
+    // the gaps, and a second more, for what it found to be stored. A failure when it did not.
+    std::unique_ptr<background_process> restart_and_sweep(
+        std::unique_ptr<background_process> running, const std::function<std::unique_ptr<background_process>()>& restart,
+        const std::string& action) {
+        http_client control("127.0.0.1", sandbox_->control_port());
+        auto requests = [&] {
+            return control.get("/control/requests?key=test-key&action=" + action).body_json()["requests"].size();
+        };
+        const auto before = requests();
+        running->stop(SIGKILL);
+        auto next = restart();
+        bool made = false;
+        for (int waited = 0; waited < 20'000 && !made; waited += 100) {
+            made = requests() > before;
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        EXPECT_TRUE(made) << "no " << action << " after the restart\n" << next->log();
+        EXPECT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0")) << next->log();
+        std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+        return next;
     }
 
     // A delivery to the replica on `port`, signed with `key` as the API signs one.
@@ -624,21 +649,7 @@ TEST_P(LaterMessageTest, ALaterMessageLostWhileServeWasDownReachesTheInboxOnce) 
     EXPECT_EQ(env_->scalar("SELECT replied_at IS NOT NULL FROM enrollments WHERE lead_id = " + lead), "t");
 
     // The next restart's gap sweep reads the inbox again and stores nothing new.
-    http_client control("127.0.0.1", sandbox_->control_port());
-    auto inbox_reads = [&] {
-        return control.get("/control/requests?key=test-key&action=list_inbox").body_json()["requests"].size();
-    };
-    const auto reads_before = inbox_reads();
-    second->stop(SIGKILL);
-    auto third = serve_again();
-    bool read_again = false;
-    for (int waited = 0; waited < 20'000 && !read_again; waited += 100) {
-        read_again = inbox_reads() > reads_before;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_TRUE(read_again) << third->log();
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0")) << third->log();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    auto third = restart_and_sweep(std::move(second), serve_again, "list_inbox");
     EXPECT_EQ(env_->scalar(stored), "2") << env_->scalar("SELECT string_agg(source_id, ' ') FROM events") << "\n"
                                           << third->log();
 }
@@ -689,21 +700,7 @@ TEST_F(IntakeTest, ALaterMessageFollowedByOursDuringTheGapIsReadFromTheConversat
                            "WHERE c.name = 'ours' AND t.action = 'get_conversation'"),
               "1");
 
-    http_client control("127.0.0.1", sandbox_->control_port());
-    auto reads = [&] {
-        return control.get("/control/requests?key=test-key&action=get_conversation").body_json()["requests"].size();
-    };
-    const auto reads_before = reads();
-    second->stop(SIGKILL);
-    auto third = serve(port, port);
-    bool read_again = false;
-    for (int waited = 0; waited < 20'000 && !read_again; waited += 100) {
-        read_again = reads() > reads_before;
-        std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    EXPECT_TRUE(read_again) << third->log();
-    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0")) << third->log();
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    auto third = restart_and_sweep(std::move(second), [&] { return serve(port, port); }, "get_conversation");
     EXPECT_EQ(env_->scalar(stored), "2") << env_->scalar("SELECT string_agg(source_id, ' ') FROM events") << "\n"
                                           << third->log();
 }
