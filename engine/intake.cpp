@@ -1570,7 +1570,8 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         };
     };
 
-    // Replies: the inbox's conversations whose last message is not ours.
+    // Replies: the inbox's conversations whose last message is not ours (a first reply); after a
+    // gap, those of the leads who replied already whose last message is newer than any stored.
     std::int64_t inbox_payer = 0;
     if (!messaged.empty()) {
         inbox_payer = co_await payer(messaged);
@@ -1587,7 +1588,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         for (const auto& l : replied) {
             replied_by_url.emplace(canonical_profile_url(l.url), &l);
         }
-        std::size_t untimed = 0;  // replied leads' conversations whose last message has no time
+        std::size_t untimed = 0;  // messages of replied leads the inbox or the conversation gives no time of
         std::string cursor;
         for (int page_no = 0; page_no < 20 && !stopping; ++page_no) {
             outreach::list_inbox_params p;
