@@ -1570,6 +1570,24 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         };
     };
 
+    // Up to which last message of ours (epoch ms) a gap's sweep read a replied lead's
+    // conversation; the lowest value when never. Marked once its messages are stored.
+    auto read_through = [this, &account](std::int64_t lead_id) {
+        return [this, &account, lead_id] {
+            pqxx::nontransaction tx(db->connection());
+            auto r = tx.exec_params(q("intake/conversation_read"), account, lead_id);
+            return r.empty() ? std::numeric_limits<std::int64_t>::min() : r[0][0].as<std::int64_t>();
+        };
+    };
+    auto read_done = [this, &account](std::int64_t lead_id, std::int64_t through) {
+        return [this, &account, lead_id, through] {
+            pqxx::work tx(db->connection());
+            tx.exec_params(q("intake/conversation_read_done"), account, lead_id, through);
+            tx.commit();
+            return 0;
+        };
+    };
+
     // Replies: the inbox's conversations whose last message is not ours (a first reply); after a
     // gap, those of the leads who replied already whose last message is newer than any stored.
     std::int64_t inbox_payer = 0;
@@ -1589,6 +1607,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             replied_by_url.emplace(canonical_profile_url(l.url), &l);
         }
         std::size_t untimed = 0;  // messages of replied leads the inbox or the conversation gives no time of
+        std::size_t spared = 0;   // conversations not read again: read through ours at an earlier sweep
         std::string cursor;
         for (int page_no = 0; page_no < 20 && !stopping; ++page_no) {
             outreach::list_inbox_params p;
@@ -1623,7 +1642,8 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 const lead& l = *it->second;
                 // Theirs: stored unless it is the newest stored. Ours (an operator's reply or a
                 // follow-up sent during the gap), later than their newest stored: what they wrote
-                // before it is not in the list; the conversation is read (1 credit) for it.
+                // before it is not in the list; the conversation is read (1 credit) for it,
+                // once per last message of ours (marked in conversation_reads).
                 const bool ours = *c.last_message_from_me;
                 const std::string& words = ours ? no_suffix : c.last_message_text;
                 if (!replied_newest[l.id].lack(*c.last_message_at, words)) {
@@ -1643,6 +1663,14 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 if (!ours) {
                     missing.push_back(last);
                 } else {
+                    // Read at an earlier sweep through this last message of ours (or a later
+                    // one): the conversation has nothing more to give.
+                    const auto through = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             c.last_message_at->time_since_epoch()).count();
+                    if (co_await on_db(read_through(l.id)) >= through) {
+                        ++spared;
+                        continue;
+                    }
                     if (!co_await on_db(has_credits(l.campaign))) {
                         later_skipped = true;
                         continue;
@@ -1688,11 +1716,23 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                     const std::string suffix = ":" + std::to_string(ms);
                     co_await found("message", l.url, how, message, suffix);
                 }
+                if (ours) {
+                    // Only once what it held of theirs is stored: a store that failed (thrown)
+                    // leaves the gap open and the conversation to be read again.
+                    const auto through = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                             c.last_message_at->time_since_epoch()).count();
+                    co_await on_db(read_done(l.id, through));
+                }
             }
             if (page->next_cursor.empty() || page->next_cursor == cursor || page->conversations.empty()) {
                 break;
             }
             cursor = page->next_cursor;
+        }
+        if (spared > 0) {
+            spdlog::info("serve: sweep of account={}: {} conversations whose last message is ours were read "
+                         "through it at an earlier sweep: not read again",
+                         orch::text::escaped(account), spared);
         }
         if (untimed > 0) {
             spdlog::info("serve: sweep of account={}: the inbox gives no time of {} messages of leads who replied "

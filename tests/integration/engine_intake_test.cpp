@@ -667,8 +667,10 @@ INSTANTIATE_TEST_SUITE_P(
 // A person's later message lost while no serve ran, and then a message of ours (an operator's reply
 // queued meanwhile, or a follow-up): the inbox's last message is ours, and theirs is not in the
 // list. The gap's sweep reads the conversation (ours is later than their newest stored) and stores
-// theirs; the next restart's sweep reads it again (1 credit: ours is still the newest message)
-// and stores nothing new. Before, a trial's operator reply hid the later message for good.
+// theirs; the next restart's sweep does not read it again (ours is still the last message, and
+// the read is marked through it) and stores nothing new; after another message of theirs and one of
+// ours during a later gap, it reads again and stores the new one. Before, a trial's operator reply
+// hid the later message for good, and then each restart paid for the same read.
 TEST_F(IntakeTest, ALaterMessageFollowedByOursDuringTheGapIsReadFromTheConversation) {
     start({"--reply-probability", "0", "--webhook-max-attempts", "1"});
     auto port = free_port();
@@ -700,9 +702,34 @@ TEST_F(IntakeTest, ALaterMessageFollowedByOursDuringTheGapIsReadFromTheConversat
                            "WHERE c.name = 'ours' AND t.action = 'get_conversation'"),
               "1");
 
-    auto third = restart_and_sweep(std::move(second), [&] { return serve(port, port); }, "get_conversation");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto reads = [&] {
+        return control.get("/control/requests?key=test-key&action=get_conversation").body_json()["requests"].size();
+    };
+    const auto read_once = reads();
+    auto third = restart_and_sweep(std::move(second), [&] { return serve(port, port); }, "list_inbox");
     EXPECT_EQ(env_->scalar(stored), "2") << env_->scalar("SELECT string_agg(source_id, ' ') FROM events") << "\n"
                                           << third->log();
+    EXPECT_EQ(reads(), read_once) << third->log();
+    EXPECT_NE(third->log().find("1 conversations whose last message is ours were read through it at an earlier sweep"),
+              std::string::npos)
+        << third->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers t JOIN campaigns c USING (campaign_id) "
+                           "WHERE c.name = 'ours' AND t.action = 'get_conversation'"),
+              "1");
+
+    // Theirs and then ours again during the next gap: a newer last message, read again.
+    third->stop(SIGKILL);
+    ASSERT_EQ(person_writes(m, "Or call 555-0199").status, 200);
+    std::this_thread::sleep_for(std::chrono::milliseconds(3000));
+    sent = api.v2("test-key", "messages", m.account, "send", {{"profile_url", m.url}, {"message_text", "Will do"}});
+    ASSERT_EQ(sent.status, 200) << sent.body;
+    auto fourth = serve(port, port);
+    ASSERT_TRUE(wait_for(stored, "3")) << fourth->log();
+    EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message' AND lead_id = " +
+                           m.lead + " ORDER BY event_id DESC LIMIT 1"),
+              "Or call 555-0199");
+    EXPECT_EQ(reads(), read_once + 1) << fourth->log();
 }
 
 // The gap's sweep finds the campaign of a replied lead out of credits: the later message is not
