@@ -60,7 +60,7 @@ message_view message_of(const std::string& payload) {
     if (ev) {
         m.text = ev->message_text;
         m.sender_name = ev->sender_name;
-        if (auto at = ev->occurred_at ? ev->occurred_at : ev->timestamp) {
+        if (auto at = ev->happened_at()) {
             m.written_at = iso8601_ms(*at);
         }
     }

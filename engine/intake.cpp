@@ -80,11 +80,6 @@ constexpr auto same_message_within = std::chrono::seconds(2);
 // machine's clock, not the API's): a later message counts as later only this long after it.
 constexpr auto stored_without_time_margin = std::chrono::seconds(60);
 
-// When a message happened as its event says: event.timestamp, else the wrapper's timestamp.
-std::optional<std::chrono::system_clock::time_point> message_time(const outreach::webhook_event& ev) {
-    return ev.occurred_at ? ev.occurred_at : ev.timestamp;
-}
-
 bool within(std::chrono::system_clock::time_point a, std::chrono::system_clock::time_point b,
             std::chrono::system_clock::duration d) {
     return a > b ? a - b <= d : b - a <= d;
@@ -117,7 +112,7 @@ std::string content_key(const outreach::webhook_event& ev, const std::string& ac
     for (const auto& c : ev.connections) {
         key += "|" + c.profile_url + "|" + c.public_identifier;
     }
-    auto when = ev.occurred_at ? ev.occurred_at : ev.timestamp;
+    auto when = ev.happened_at();
     if (when) {
         key += "|" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                         when->time_since_epoch()).count());
@@ -306,7 +301,7 @@ struct intake::impl {
         int added = 0;
         // The event's content key too, when it carries its time (migration 0035): the same event
         // under two ids (an id-less stream's content key, then the poll's id) is stored once.
-        const std::string key = ev.occurred_at || ev.timestamp ? content_key(ev, account) : std::string();
+        const std::string key = ev.happened_at() ? content_key(ev, account) : std::string();
         auto put = [&](const std::string& id, event_kind kind, const std::string& person, const std::string& k) {
             added += db->insert_event(id, account, kind, person, ev.raw, k).has_value() ? 1 : 0;
         };
@@ -331,7 +326,7 @@ struct intake::impl {
         case outreach::event_type::disconnection:
             put(source_id, event_kind::disconnection, "", key);
             // An event delivered late (a retry, a resumed stream) may be older than a re-login.
-            if (db->account_disconnected(account, "DISCONNECTED", ev.occurred_at ? ev.occurred_at : ev.timestamp)) {
+            if (db->account_disconnected(account, "DISCONNECTED", ev.happened_at())) {
                 spdlog::warn("serve: account={} disconnected{}; its leads wait for a new login",
                              orch::text::escaped(account), said_reason(ev.reason));
             } else {
@@ -352,7 +347,7 @@ struct intake::impl {
     // retry once serve is back, a stream or a poll catching up) is then a duplicate, not a second
     // copy in the inbox. An event without a time, or naming nobody, is never taken for one.
     bool swept_already(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
-        const auto at = message_time(ev);
+        const auto at = ev.happened_at();
         if (!at || ev.sender_profile_url.empty() || source_id.rfind("sweep:", 0) == 0) {
             return false;
         }
@@ -1315,7 +1310,7 @@ struct newest_stored {
         auto parsed = json::parse(payload, nullptr, false);
         if (!parsed.is_discarded()) {
             if (auto ev = outreach::parse_webhook_event(parsed)) {
-                at = message_time(*ev);
+                at = ev->happened_at();
                 if (!ev->message_text.empty()) {
                     texts.insert(ev->message_text);
                 }

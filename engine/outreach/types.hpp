@@ -746,6 +746,9 @@ struct webhook_event {
     // disconnection
     std::string reason;
     json raw = json::object();             // the whole wrapper
+
+    // When it happened as the event says: its own time, else the wrapper's; none when neither.
+    std::optional<time_point> happened_at() const { return occurred_at ? occurred_at : timestamp; }
 };
 
 // Parses a webhook delivery body / an SSE event's data / a polled item's `event`, in any known
