@@ -2456,6 +2456,16 @@ int main(int argc, char** argv) {
         if (auto at = msg.find(":  not in {"); at != std::string::npos) {
             msg.replace(at, 3, ": \"\" ");
         }
+        // An option of one value typed more than once ("--account a --account b"): which one was
+        // meant is not for us to guess.
+        static constexpr std::string_view at_most = ": At Most 1 required but received ";
+        if (auto at = msg.find(at_most); dynamic_cast<const CLI::ArgumentMismatch*>(&e) != nullptr &&
+                                          at != std::string::npos) {
+            const auto end = msg.find('\n', at);
+            const std::string times = msg.substr(at + at_most.size(), end - at - at_most.size());
+            msg = msg.substr(0, at) + " is given " + times + " times: give it once" +
+                  (end == std::string::npos ? std::string() : msg.substr(end));
+        }
         // A command missing ("campaign") or mistyped ("campaign lisst", left over where a
         // subcommand was required): name what was typed, the nearest command, and the list.
         if (dynamic_cast<const CLI::RequiredError*>(&e) != nullptr && msg.find("subcommand") != std::string::npos) {

@@ -1055,6 +1055,10 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
         << extra.output;
     auto one = env_->run({"migrate", "csv"});
     EXPECT_NE(one.output.find("This argument was not expected: csv\n"), std::string::npos) << one.output;
+    // An option of one value typed twice: which one was meant is not guessed.
+    auto twice = env_->run({"campaign", "list", "--format", "json", "--format", "csv"});
+    EXPECT_EQ(twice.exit_code, 2) << twice.output;
+    EXPECT_NE(twice.output.find("--format is given 2 times: give it once\n"), std::string::npos) << twice.output;
     auto empty = env_->run({"campaign", "list", "--format", ""});
     EXPECT_EQ(empty.exit_code, 2) << empty.output;
     EXPECT_NE(empty.output.find("--format: \"\" not in {table,json,csv}"), std::string::npos) << empty.output;
