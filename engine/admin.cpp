@@ -1563,6 +1563,8 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
     lead_ops::request r;
     r.campaign = name;
     json body;
+    // Every problem of the body, in one answer (a 422 ending "nothing changed").
+    admin_input::problems found;
     if (lead != nullptr) {
         auto v = lead_ops::verb_from_string(verb);
         if (!v) {
@@ -1575,12 +1577,10 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
             throw bad_request("lead id must be a positive integer, got '" + *lead + "'");
         }
         r.lead_ids.push_back(id);
-        body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing");
+        body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing", &found);
     } else {
-        body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}");
+        body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}", &found);
     }
-    // Every problem of the body, in one answer (a 422 ending "nothing changed").
-    admin_input::problems found;
     const bool bulk = lead == nullptr;
     if (bulk) {
         found.unknown_fields(body, {"action", "state", "lead_ids", "to", "account"});
@@ -1716,10 +1716,10 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     }
     const std::string shape =
         "{\"profile_url\": URL | \"company\": NAME, \"reason\"?} or {\"entries\": [...], \"added_by\"?}";
-    auto body = admin_input::required_object_body(req.body(), shape);
     // Every problem of the body, in one answer: the request's own, then its entries' (each by
     // index in the error's details).
     admin_input::problems found;
+    auto body = admin_input::required_object_body(req.body(), shape, &found);
     std::string added_by = "admin api";
     if (auto bad = string_field(body, "added_by", added_by)) {
         found.add(*bad);

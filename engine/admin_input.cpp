@@ -234,14 +234,19 @@ struct duplicate_finder final : json::json_sax_t {
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 };
 
-// A body that repeats a field is refused (422), naming it.
-void refuse_duplicate_keys(const std::string& text) {
+// A body that repeats a field is refused (422), naming it: with the body's other problems when
+// the caller collects them in `found`, else alone.
+void refuse_duplicate_keys(const std::string& text, problems* found = nullptr) {
     duplicate_finder d;
     json::sax_parse(text, &d);
-    if (!d.found.empty()) {
-        throw unprocessable("the body gives the field '" + orch::text::escaped(d.found.substr(1)) +
-                            "' twice: send each field once");
+    if (d.found.empty()) {
+        return;
     }
+    std::string what = "the body gives the field '" + orch::text::escaped(d.found.substr(1)) + "' twice: send each field once";
+    if (found == nullptr) {
+        throw unprocessable(what);
+    }
+    found->add(std::move(what));
 }
 
 }  // namespace
@@ -335,8 +340,10 @@ void problems::check() const {
 }
 
 budget_update parse_budget_body(const std::string& text) {
+    // Every problem of the body, in one answer.
+    problems found;
     const auto j = required_object_body(
-        text, R"({"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})");
+        text, R"({"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})", &found);
     auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
     auto cleared = [&j](const std::string& key) {
         return j.contains("clear") && j["clear"].is_array() &&
@@ -349,8 +356,6 @@ budget_update parse_budget_body(const std::string& text) {
         }
         return dump(v);
     };
-    // Every problem of the body, in one answer.
-    problems found;
     found.unknown_fields(j, {"credits", "per_day", "per_account", "clear"});
     budget_update u;
     for (const auto& [key, v] : j.items()) {
@@ -418,7 +423,6 @@ limits_body parse_limits_body(const std::string& text) {
     }
     limits_body out;
     json j = json_body(text);
-    refuse_duplicate_keys(text);
     std::string why;
     if (!j.is_object()) {
         apply_patch({}, j, why);  // says what the body must be
@@ -426,6 +430,7 @@ limits_body parse_limits_body(const std::string& text) {
     }
     // Every problem of the body, in one answer.
     problems found;
+    refuse_duplicate_keys(text, &found);
     if (auto it = j.find("clear"); it != j.end()) {
         // One name alone ("clear": "all") is a list of one.
         const json list = it->is_string() ? json::array({*it}) : *it;
@@ -530,7 +535,7 @@ std::int64_t int_param(const std::map<std::string, std::string>& params, const s
     return n;
 }
 
-json object_body(const std::string& text, const std::string& shape) {
+json object_body(const std::string& text, const std::string& shape, problems* found) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         return json::object();
     }
@@ -538,15 +543,15 @@ json object_body(const std::string& text, const std::string& shape) {
     if (!j.is_object()) {
         throw bad_request("the body must be a JSON object: " + shape);
     }
-    refuse_duplicate_keys(text);
+    refuse_duplicate_keys(text, found);
     return j;
 }
 
-json required_object_body(const std::string& text, const std::string& shape) {
+json required_object_body(const std::string& text, const std::string& shape, problems* found) {
     if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
         throw bad_request("empty body: send " + shape);
     }
-    return object_body(text, shape);
+    return object_body(text, shape, found);
 }
 
 }  // namespace orch::engine::admin_input

@@ -99,11 +99,12 @@ std::int64_t int_param(const std::map<std::string, std::string>& params, const s
                        std::int64_t min, std::int64_t max);
 
 // An optional JSON object body: empty (or blank) is {}; anything but an object is a bad_request
-// naming `shape`, the object expected.
-json object_body(const std::string& text, const std::string& shape);
+// naming `shape`, the object expected. A field given twice is a problem added to `found`, said
+// with the body's others; without `found`, an unprocessable of its own.
+json object_body(const std::string& text, const std::string& shape, problems* found = nullptr);
 // The same for a route that needs a body: empty (or blank) is a bad_request, "empty body: send
 // `shape`".
-json required_object_body(const std::string& text, const std::string& shape);
+json required_object_body(const std::string& text, const std::string& shape, problems* found = nullptr);
 
 // The media type of a Content-Type value, lower-case, without parameters; "" when empty.
 std::string media_type(std::string_view content_type);

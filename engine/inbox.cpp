@@ -581,9 +581,9 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         }
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"text\": \"...\", \"idempotency_key\"?: \"...\", \"requested_by\"?: \"...\"}";
-        auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         // Every problem of the body, in one answer.
         admin_input::problems found;
+        auto j = required_object_body(body, shape, &found);   // empty: a 400, as on every route that needs a body
         found.unknown_fields(j, {"text", "idempotency_key", "requested_by"});
         reply_request r;
         r.event_id = id;
@@ -628,8 +628,8 @@ rest_reply handle(pqxx::connection& conn, const settings& cfg, const std::string
         }
         const auto id = id_segment(seg[2], "the reply id");
         const std::string shape = "{\"mark\": \"not_interested\", \"by\"?: \"...\"}";
-        auto j = required_object_body(body, shape);   // empty: a 400, as on every route that needs a body
         admin_input::problems found;
+        auto j = required_object_body(body, shape, &found);   // empty: a 400, as on every route that needs a body
         found.unknown_fields(j, {"mark", "by"});
         std::string mark;
         const bool read = found.note([&] { mark = string_field(j, "mark"); });

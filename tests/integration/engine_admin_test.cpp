@@ -673,11 +673,18 @@ TEST_F(AdminTest, PutCampaignBudget) {
         EXPECT_NE(error_message(above).find(part), std::string::npos) << part << ": " << above.body;
     }
     EXPECT_EQ(limits(), "200 - 20");
-    auto twice = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300, "credits": 10})");
+    // A field given twice is said with the body's other problems, not alone before them.
+    auto twice = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 300, "credits": 10, "per_day": -2})");
     EXPECT_EQ(twice.status, 422) << twice.body;
-    EXPECT_NE(error_message(twice).find("the body gives the field 'credits' twice: send each field once"),
-              std::string::npos)
-        << twice.body;
+    for (const char* part : {"the body gives the field 'credits' twice: send each field once",
+                             "per_day must be a whole number >= 1"}) {
+        EXPECT_NE(error_message(twice).find(part), std::string::npos) << part << ": " << twice.body;
+    }
+    auto dnc_twice = call("POST", "/v1/dnc", R"({"company": "Acme", "company": "Initech", "reason": 7})");
+    EXPECT_EQ(dnc_twice.status, 422) << dnc_twice.body;
+    for (const char* part : {"the body gives the field 'company' twice", "'reason'"}) {
+        EXPECT_NE(error_message(dnc_twice).find(part), std::string::npos) << part << ": " << dnc_twice.body;
+    }
     EXPECT_EQ(limits(), "200 - 20");
     auto wrong_method = call("POST", "/v1/campaigns/delta/budget", R"({"credits": 10})");
     EXPECT_EQ(wrong_method.status, 405);
