@@ -433,9 +433,18 @@ async function browserSteps(context, page) {
   // A lead's reply reaches the inbox (the sandbox answers a third of the messages).
   const replied = await waitFor('a campaign reply in the inbox',
     async () => (await api('GET', '/v1/inbox')).body.replies.find((r) => r.campaign === campaign), 90000, 500);
+  // A reply the catch-up sweep stored late (here: stored two hours after it was written) says
+  // when it was written beside when it was stored; one stored as it came says nothing more.
+  psql(env.DATABASE_URL, `UPDATE events SET received_at = received_at + interval '2 hours' WHERE event_id = ${replied.id}`);
+  const late = (await api('GET', `/v1/inbox/${replied.id}`)).body.reply;
+  assert.ok(late.written_at, 'the reply gives when it was written');
   await page.click('[data-nav="inbox"]');
   await page.waitForSelector('#inbox > *');
   await page.waitForSelector('#dnc > *');
+  const summary = await page.textContent(`#inbox details[data-reply="${replied.id}"] summary`);
+  assert.ok(summary.includes(`written ${late.written_at.replace('T', ' ').replace(/\.\d+Z$/, ' UTC')}`), summary);
+  const others = await page.$$eval('#inbox details summary', (l) => l.map((e) => e.textContent));
+  for (const other of others.filter((t) => t !== summary)) assert.ok(!other.includes('written'), other);
   // The do-not-contact form adds a company; the list shows it, and the API has it.
   await page.fill('#dnc-value', 'Initech');
   await page.fill('#dnc-reason', 'asked by phone');

@@ -15,6 +15,14 @@ function manualLine(m) {
     h('span', { text: m.text }), m.reason ? h('small', { class: 'muted block', text: m.reason }) : null);
 }
 
+// When a message was written, as the API gave it, when that is more than a minute before it was
+// stored (the catch-up sweep found it after a gap in intake); empty otherwise.
+function writtenBefore(writtenAt, storedAt) {
+  if (!writtenAt || !storedAt) return '';
+  const gap = new Date(storedAt).getTime() - new Date(writtenAt).getTime();
+  return gap > 60000 ? `written ${when(writtenAt)}` : '';
+}
+
 // One reply: a summary line; opened, its conversation, our manual replies and the two actions.
 function replyItem(r, onDnc) {
   const body = h('div', { class: 'reply-body' }, h('p', { class: 'muted', text: 'Loading the conversation…' }));
@@ -26,7 +34,7 @@ function replyItem(r, onDnc) {
   const details = h('details', { class: 'reply', dataset: { reply: r.id } },
     h('summary', {}, h('strong', { text: r.profile_url || r.sender_name || `reply ${r.id}` }), ' ',
       r.mark ? badge('not interested') : null, r.last_reply_state ? badge(`answer ${r.last_reply_state}`) : null, ' ',
-      h('small', { class: 'muted', text: [r.campaign, r.account_id, when(r.received_at)].filter(Boolean).join(' · ') }),
+      h('small', { class: 'muted', text: [r.campaign, r.account_id, when(r.received_at), writtenBefore(r.written_at, r.received_at)].filter(Boolean).join(' · ') }),
       h('span', { class: 'block', text: `“${r.text || ''}”` })),
     body, form);
   async function load() {
@@ -35,7 +43,7 @@ function replyItem(r, onDnc) {
       const messages = d.conversation || [];
       put(body,
         messages.length ? h('ol', { class: 'conversation' }, messages.map((m) => h('li', { class: m.direction === 'in' ? 'in' : 'out' },
-          h('small', { class: 'muted block', text: `${when(m.at)}${m.step === 'manual_reply' ? ' · manual reply' : ''}` }),
+          h('small', { class: 'muted block', text: [when(m.at), writtenBefore(m.written_at, m.at), m.step === 'manual_reply' ? 'manual reply' : ''].filter(Boolean).join(' · ') }),
           h('span', { text: m.text || '' })))) : h('p', { class: 'muted', text: r.text || 'No messages.' }),
         (d.manual_replies || []).length ? h('ul', { class: 'manual-replies' }, d.manual_replies.map(manualLine)) : null);
       if (!d.reply.campaign) {
