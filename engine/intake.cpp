@@ -85,6 +85,43 @@ bool within(std::chrono::system_clock::time_point a, std::chrono::system_clock::
     return a > b ? a - b <= d : b - a <= d;
 }
 
+// The newest stored messages of a lead on an account, from the rows of intake/sweep_replied or
+// intake/lead_messages (payload as text, stored at in epoch ms): the newest time the events give
+// (the API's clock), the newest storing time of those that give none (serve's clock), and their
+// texts.
+struct newest_stored {
+    std::optional<std::chrono::system_clock::time_point> api;
+    std::optional<std::chrono::system_clock::time_point> untimed_stored;
+    std::set<std::string> texts;
+    void add(const std::string& payload, std::int64_t stored_ms) {
+        std::optional<std::chrono::system_clock::time_point> at;
+        auto parsed = json::parse(payload, nullptr, false);
+        if (!parsed.is_discarded()) {
+            if (auto ev = outreach::parse_webhook_event(parsed)) {
+                at = ev->happened_at();
+                if (!ev->message_text.empty()) {
+                    texts.insert(ev->message_text);
+                }
+            }
+        }
+        auto& slot = at ? api : untimed_stored;
+        const auto t = at ? *at : std::chrono::system_clock::time_point(std::chrono::milliseconds(stored_ms));
+        if (!slot || t > *slot) {
+            slot = t;
+        }
+    }
+    bool empty() const { return !api && !untimed_stored; }
+    // Whether the inbox's last message (its time and text) is none of these: later than each by
+    // its clock's margin, and of another text. The text guards against a clock read wrong (a
+    // delivery's time without a zone, taken as UTC, that was another zone's): the same words are
+    // the same message, whatever the times say.
+    bool lack(std::chrono::system_clock::time_point at, const std::string& text) const {
+        return (api || untimed_stored) && (!api || at > *api + same_message_within) &&
+               (!untimed_stored || at > *untimed_stored + stored_without_time_margin) &&
+               (text.empty() || texts.count(text) == 0);
+    }
+};
+
 // A disconnection's reason for the log: " (reason)", or nothing when the event gave none.
 std::string said_reason(const std::string& reason) {
     return reason.empty() ? std::string() : " (" + orch::text::escaped(reason) + ")";
@@ -314,15 +351,20 @@ struct intake::impl {
                     key.empty() ? key : key + n);
             }
             break;
-        case outreach::event_type::message:
-            if (swept_already(ev, source_id, account)) {
-                break;
-            }
-            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw, key)) {
+        case outreach::event_type::message: {
+            // Compared with the messages stored before it under the person's lock, in the insert's
+            // transaction: a delivery and the sweep's copy of one message stored at the same
+            // moment cannot both miss the other.
+            auto already = [this, &ev, &source_id, &account](pqxx::work& tx) {
+                return stored_already(tx, ev, source_id, account);
+            };
+            if (auto id = db->insert_event(source_id, account, event_kind::message, ev.sender_profile_url, ev.raw, key,
+                                           already)) {
                 ++added;
                 auto_mark(*id, ev.message_text);
             }
             break;
+        }
         case outreach::event_type::disconnection:
             put(source_id, event_kind::disconnection, "", key);
             // An event delivered late (a retry, a resumed stream) may be older than a re-login.
@@ -341,24 +383,42 @@ struct intake::impl {
         return added;
     }
 
-    // Whether the catch-up sweep stored this message already under its own id (db thread): the
-    // same person on the account, the inbox's time of it within same_message_within of the
-    // event's, and the same text (or the sweep had none). A delivery that comes late (the API's
-    // retry once serve is back, a stream or a poll catching up) is then a duplicate, not a second
-    // copy in the inbox. An event without a time, or naming nobody, is never taken for one.
-    bool swept_already(const outreach::webhook_event& ev, const std::string& source_id, const std::string& account) {
+    // Whether this message is in the inbox already (db thread, in the insert's transaction, under
+    // the person's lock). A delivery (webhook, stream, poll): when the catch-up sweep stored it
+    // under its own id: the same person on the account, the inbox's time of it within
+    // same_message_within of the event's, and the same text (or the sweep had none); a delivery
+    // that comes late (the API's retry once serve is back, a stream or a poll catching up) is then
+    // a duplicate, not a second copy. An event without a time, or naming nobody, is never taken
+    // for one. The sweep's own copy: a first reply when any message of the person is stored, a
+    // later message when one of the person's newest stored is it (by time or by text): a delivery
+    // may have stored it since the sweep looked.
+    bool stored_already(pqxx::work& tx, const outreach::webhook_event& ev, const std::string& source_id,
+                        const std::string& account) {
         const auto at = ev.happened_at();
-        if (!at || ev.sender_profile_url.empty() || source_id.rfind("sweep:", 0) == 0) {
+        if (ev.sender_profile_url.empty()) {
             return false;
         }
         const auto& url = ev.sender_profile_url;
         const std::string canonical = url.rfind("/in/", 0) == 0 ? url : canonical_profile_url(url);
-        pqxx::result copies;
-        {
-            pqxx::nontransaction tx(db->connection());
-            copies = tx.exec_params(q("events/swept_copies"), account, canonical);
+        if (source_id.rfind("sweep:", 0) == 0) {
+            newest_stored newest;
+            for (const auto& r : tx.exec_params(q("events/person_messages"), account, canonical)) {
+                newest.add(r[0].as<std::string>(), r[1].as<std::int64_t>());
+            }
+            const bool first_reply = source_id == "sweep:message:" + account + ":" + canonical;
+            const bool known = first_reply ? !newest.empty()
+                                           : !newest.empty() && (!at || !newest.lack(*at, ev.message_text));
+            if (known) {
+                spdlog::info("serve: account={} the catch-up sweep's copy {} of a message of {} was stored meanwhile "
+                             "by a delivery: not stored twice",
+                             orch::text::escaped(account), orch::text::escaped(source_id), orch::text::escaped(url));
+            }
+            return known;
         }
-        for (const auto& r : copies) {
+        if (!at) {
+            return false;
+        }
+        for (const auto& r : tx.exec_params(q("events/swept_copies"), account, canonical)) {
             const auto swept_at = parse_iso8601(r[0].as<std::string>());
             const auto text = r[1].as<std::string>();
             if (swept_at && within(*swept_at, *at, same_message_within) && (text.empty() || text == ev.message_text)) {
@@ -1297,41 +1357,6 @@ json swept_event(const std::string& account, const char* type, const std::string
             {"timestamp", iso8601_ms(std::chrono::system_clock::now())}};
 }
 
-// The newest stored messages of a lead on an account, from the rows of intake/sweep_replied or
-// intake/lead_messages (payload as text, stored at in epoch ms): the newest time the events give
-// (the API's clock), the newest storing time of those that give none (serve's clock), and their
-// texts.
-struct newest_stored {
-    std::optional<std::chrono::system_clock::time_point> api;
-    std::optional<std::chrono::system_clock::time_point> untimed_stored;
-    std::set<std::string> texts;
-    void add(const std::string& payload, std::int64_t stored_ms) {
-        std::optional<std::chrono::system_clock::time_point> at;
-        auto parsed = json::parse(payload, nullptr, false);
-        if (!parsed.is_discarded()) {
-            if (auto ev = outreach::parse_webhook_event(parsed)) {
-                at = ev->happened_at();
-                if (!ev->message_text.empty()) {
-                    texts.insert(ev->message_text);
-                }
-            }
-        }
-        auto& slot = at ? api : untimed_stored;
-        const auto t = at ? *at : std::chrono::system_clock::time_point(std::chrono::milliseconds(stored_ms));
-        if (!slot || t > *slot) {
-            slot = t;
-        }
-    }
-    // Whether the inbox's last message (its time and text) is none of these: later than each by
-    // its clock's margin, and of another text. The text guards against a clock read wrong (a
-    // delivery's time without a zone, taken as UTC, that was another zone's): the same words are
-    // the same message, whatever the times say.
-    bool lack(std::chrono::system_clock::time_point at, const std::string& text) const {
-        return (api || untimed_stored) && (!api || at > *api + same_message_within) &&
-               (!untimed_stored || at > *untimed_stored + stored_without_time_margin) &&
-               (text.empty() || texts.count(text) == 0);
-    }
-};
 }  // namespace
 
 asio::awaitable<void> intake::impl::sweep_account(const std::string& account, const std::string& gap) {

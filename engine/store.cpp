@@ -1123,12 +1123,19 @@ funnel_row store::funnel(const std::string& name) {
 
 std::optional<std::int64_t> store::insert_event(const std::string& source_id, const std::string& account_id,
                                                 event_kind kind, const std::string& profile_url,
-                                                const json& payload, const std::string& content_key) {
+                                                const json& payload, const std::string& content_key,
+                                                const stored_check& already) {
     return guarded("events/insert", [&]() -> std::optional<std::int64_t> {
         pqxx::work tx(*conn_);
         // "/in/<id>" (a person named by public identifier only) is matched by the URL's tail.
         auto canonical = profile_url.empty() || profile_url.rfind("/in/", 0) == 0 ? profile_url
                                                                                   : canonical_profile_url(profile_url);
+        if (already && !canonical.empty()) {
+            tx.exec_params(q("events/lock_person"), account_id, canonical);
+            if (already(tx)) {
+                return std::nullopt;  // rolled back: the lock ends with it
+            }
+        }
         auto r = tx.exec_params(q("events/insert"), source_id, account_id, std::string(to_string(kind)), canonical,
                                 payload.dump(), content_key);
         if (r.empty()) {

@@ -438,10 +438,15 @@ public:
     json quarantined_events(std::int64_t limit);
 
     // Stores an event once by its source id and, when given (not ""), by its content key (an
-    // event seen under two ids by two channels); nullopt for one already stored.
+    // event seen under two ids by two channels); nullopt for one already stored. `already`, when
+    // given, runs in the insert's transaction under a lock on the event's person on the account
+    // (events/lock_person): true leaves the event unstored, so that two channels' copies of one
+    // message, stored at the same moment, are compared one after the other.
+    using stored_check = std::function<bool(pqxx::work&)>;
     std::optional<std::int64_t> insert_event(const std::string& source_id, const std::string& account_id,
                                              event_kind kind, const std::string& profile_url,
-                                             const json& payload, const std::string& content_key = "");
+                                             const json& payload, const std::string& content_key = "",
+                                             const stored_check& already = {});
 
 private:
     // One try of apply_campaign (which retries it after a deadlock; `progress` then starts over).
