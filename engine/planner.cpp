@@ -93,6 +93,12 @@ std::optional<cs::api_call> take(row& r, cs::decision proposed, const verdict& g
     auto d = cs::decide(*r.campaign, *r.lead, r.state, cs::ev_deferred{no.until, no.reason, no.code}, now);
     if (d.valid) {
         r.state = std::move(d.next);
+        // A call found after a crash (its outcome never written) whose check waits: marked as one
+        // to check, as an uncertain outcome's is, so that it reads as one (not as a call in
+        // flight) and a raised cap or quota wakes it like any lead waiting for one.
+        if (proposed.call && proposed.call->reconcile && r.state.st == cs::status::calling) {
+            r.state.reconcile = true;
+        }
     } else {
         // e.g. a reconciliation found after a crash: keep it, and look again then
         r.state.next_run_at = no.until;

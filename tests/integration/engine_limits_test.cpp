@@ -930,6 +930,85 @@ TEST_F(LimitsTest, ADailyCapSpendsExactlyUpToItAndTheLeadsWaitForTheNextDay) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// A call whose worker died before writing its outcome (an invite, its lease over) is found by the
+// next worker while the campaign's daily cap is used up: its check waits for the cap as a call to
+// check (`call` to_check, the cap's code), and removing the cap wakes it at once: the check finds
+// no invitation and the invite goes out once. Before, the lead read "calling the API", kept its
+// wait until midnight UTC whatever the cap became, and only a pause and resume freed it (a trial's
+// three follow-ups).
+TEST_F(LimitsTest, ALostCallsCheckWaitingForTheDailyCapIsWokenWhenTheCapIsRemoved) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    apply("lost", 2, "1s", 1'000, "budget_per_day_credits: 1\n");
+    // One lead's check uses the cap up; the other's waits for it.
+    auto capped = [&] {
+        return charged() == 1 && count("SELECT count(*) FROM enrollments WHERE wait_code = 'day_budget'") == 2 &&
+               count("SELECT count(*) FROM enrollments WHERE status = 'calling'") == 0;
+    };
+    {
+        auto ws = workers(1, {});
+        ASSERT_TRUE(eventually(capped, 60s))
+            << env_->scalar("SELECT string_agg(status || ' ' || step || ': ' || reason, E'\\n') FROM enrollments");
+        EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+    }
+    // One of them as a worker leaves it when killed mid-invite: calling, the intent in flight,
+    // the lease over (long enough ago for the reconcile delay).
+    const auto enrollment = env_->scalar("SELECT min(enrollment_id) FROM enrollments");
+    const auto person = env_->scalar("SELECT l.profile_url FROM enrollments e JOIN leads l USING (lead_id) "
+                                     "WHERE e.enrollment_id = " + enrollment);
+    env_->scalar("WITH u AS (UPDATE enrollments SET step = 'invite', status = 'calling', reconcile = false, "
+                 "lease_owner = 'w-gone', lease_expires_at = now() - interval '5 minutes', "
+                 "next_run_at = now() - interval '6 minutes', due_at = now() WHERE enrollment_id = " + enrollment +
+                 ") INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) VALUES (" + enrollment +
+                 ", 'invite', 'invite', 1, 'w-gone') RETURNING attempt_id");
+    auto ws = workers(1, {});
+    auto to_check = [&] {
+        return count("SELECT count(*) FROM enrollments WHERE enrollment_id = " + enrollment +
+                     " AND status = 'calling' AND reconcile AND lease_owner IS NULL AND wait_code = 'day_budget' "
+                     "AND next_run_at > now() + interval '1 minute'") == 1;
+    };
+    ASSERT_TRUE(eventually(to_check, 30s))
+        << env_->scalar("SELECT string_agg(status || ' ' || step || ' ' || reconcile || ': ' || reason, E'\\n') "
+                        "FROM enrollments")
+        << ws[0]->log();
+    auto listed = env_->run({"leads", "list", "lost", "--format", "json"});
+    ASSERT_EQ(listed.exit_code, 0) << listed.output;
+    bool shown = false;
+    const auto leads = json::parse(listed.output);  // named: the loop must not outlive it
+    for (const auto& l : leads["leads"]) {
+        if (std::to_string(l["enrollment_id"].get<std::int64_t>()) == enrollment) {
+            shown = true;
+            EXPECT_EQ(l["call"], "to_check") << l.dump();
+            EXPECT_NE(l["waiting"].get<std::string>().find("waiting to check whether an uncertain call took effect "
+                                                           "(step invite: waiting for the campaign's daily budget"),
+                      std::string::npos)
+                << l.dump();
+        }
+    }
+    EXPECT_TRUE(shown) << listed.output;
+
+    auto removed = env_->run({"budget", "set", "lost", "--per-day", "none"});
+    ASSERT_EQ(removed.exit_code, 0) << removed.output;
+    EXPECT_NE(removed.output.find("2 leads waiting for a daily or per-account cap are due again"), std::string::npos)
+        << removed.output;
+    auto checked = [&] {
+        return count("SELECT count(*) FROM step_attempts WHERE reconcile AND enrollment_id = " + enrollment) == 1 &&
+               count("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'calling', 'waiting')") == 0;
+    };
+    const bool done = eventually(checked, 60s);
+    EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+    ASSERT_TRUE(done) << env_->scalar("SELECT string_agg(status || ' ' || step || ': ' || reason, E'\\n') FROM enrollments");
+    // The check found no invitation (the lost invite never left); the invite then went out once.
+    int sent = 0;
+    auto record = control_json("/control/side-effects");
+    for (const auto& inv : record["invitations"]) {
+        if (inv["profile_url"] == person) {
+            sent += inv["sent"].get<int>();
+        }
+    }
+    EXPECT_EQ(sent, 1) << record.dump();
+}
+
 // A campaign whose daily cap is used up, on an API key of 1 request/s that another campaign keeps
 // busy: all its leads wait for the cap within seconds, also those the key's rate had held back
 // before the cap ran out. Before, a lead met the ledger's refusal only once it had won a place in

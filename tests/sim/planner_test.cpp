@@ -88,6 +88,34 @@ TEST(Planner, ARefusingVerdictParksTheLeadUntilItsTimeWithAttemptsUnchanged) {
     EXPECT_EQ(r.state.st, cs::status::calling);
 }
 
+// A call found after a crash (calling, its outcome never written: reconcile not set) whose check
+// the daily cap refuses waits for the cap as one to check: reconcile set, the cap's code and time.
+// Before, it kept reconcile unset, read as a call in flight, and a removed cap did not wake it
+// (a trial's three follow-ups stuck until midnight UTC).
+TEST(Planner, ACrashFoundCallsRefusedCheckWaitsAsOneToCheck) {
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    ASSERT_TRUE(planner::take(r, *d, {}, {}, t0));  // invited: calling, the worker then died
+    ASSERT_EQ(r.state.st, cs::status::calling);
+    ASSERT_FALSE(r.state.reconcile);
+    const auto later = t0 + std::chrono::minutes(10);
+    auto check = planner::propose(r, {}, later);
+    ASSERT_TRUE(check && check->call);
+    EXPECT_TRUE(check->call->reconcile);
+    EXPECT_EQ(check->call->kind, cs::call_kind::check_invitation);
+    auto ledger = planner::ledger_refused(orch::engine::budget_refusal::day_budget, t0 + std::chrono::hours(14),
+                                          "acc_1", later);
+    EXPECT_FALSE(planner::take(r, *check, {}, ledger, later));
+    EXPECT_EQ(r.state.st, cs::status::calling);
+    EXPECT_TRUE(r.state.reconcile);
+    EXPECT_EQ(r.state.wait, cs::wait_code::day_budget);
+    EXPECT_EQ(r.state.next_run_at, t0 + std::chrono::hours(14));
+    // Due again (the cap removed): the check is proposed, as for any uncertain outcome.
+    auto again = planner::propose(r, {}, later + std::chrono::minutes(1));
+    ASSERT_TRUE(again && again->call);
+    EXPECT_TRUE(again->call->reconcile);
+}
+
 TEST(Planner, TheLedgerPostsWhatMayHaveBeenChargedAndVoidsWhatCostNothing) {
     auto r = fresh();
     auto d = planner::propose(r, {}, t0);

@@ -8,7 +8,7 @@
 UPDATE enrollments
 SET next_run_at = now(), due_at = now(), updated_at = now()
 WHERE account_id = $1
-  AND status IN ('ready', 'waiting')
+  AND (status IN ('ready', 'waiting') OR (status = 'calling' AND reconcile AND lease_owner IS NULL))
   AND due_at > now() AND due_at <> 'infinity'
   AND wait_code IN ('day_quota', 'week_quota', 'campaign_quota')
 RETURNING enrollment_id;

@@ -2,10 +2,11 @@
 -- for a per-day or per-account cap (wait codes day_budget and account_budget, written by
 -- the ledger's refusal, planner::ledger_refused) become due now; a lead whose cap still refuses it waits again
 -- with the same code. Parked rows (due_at infinity: paused campaign, unavailable account) are
--- left to engine/unpark. Returns the leads woken (a change's two wake-ups count each once).
+-- left to engine/unpark. A call to be checked (calling, reconcile, no lease) whose check waits for
+-- a cap is woken too. Returns the leads woken (a change's two wake-ups count each once).
 UPDATE enrollments SET due_at = now(), next_run_at = now()
 WHERE campaign_id = $1
-  AND status IN ('ready', 'waiting')
+  AND (status IN ('ready', 'waiting') OR (status = 'calling' AND reconcile AND lease_owner IS NULL))
   AND due_at < 'infinity'
   AND next_run_at > now()
   AND wait_code IN ('day_budget', 'account_budget')
