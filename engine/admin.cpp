@@ -1798,7 +1798,9 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
     co_return ok_json({{"added", added},
                        {"duplicates", dups},
                        {"stopped_leads", o.cancelled},
-                       {"in_flight_leads", o.in_flight}},
+                       {"in_flight_leads", o.in_flight},
+                       {"live_leads_without_company",
+                        o.live_without_company >= 0 ? json(o.live_without_company) : json(nullptr)}},
                       o.added.empty() ? http::status::ok : http::status::created);
 }
 

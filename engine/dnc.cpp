@@ -186,6 +186,9 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
             if (!out.added.empty()) {
                 tx.exec0(std::string("NOTIFY ") + changed_channel);
             }
+            if (std::any_of(out.added.begin(), out.added.end(), [](const entry& e) { return e.kind == "company"; })) {
+                out.live_without_company = tx.exec(q("dnc/live_without_company"))[0][0].as<std::int64_t>();
+            }
             tx.commit();
             if (!out.added.empty()) {
                 spdlog::info("dnc: {} added by {}; {} stopped, {} in a call left to their worker",

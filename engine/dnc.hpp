@@ -69,6 +69,9 @@ struct add_outcome {
     std::vector<duplicate> duplicates;
     std::int64_t cancelled = 0;  // live enrollments stopped ("stopped: do-not-contact")
     std::int64_t in_flight = 0;  // matching enrollments in a call, left to their worker
+    // When a company entry was added: the live enrollments whose lead has no company field, which
+    // no company entry can match (leads from a search); -1 when none was added.
+    std::int64_t live_without_company = -1;
 };
 
 // Adds the inputs (each must pass check(): precondition) in one transaction and stops the matching

@@ -52,6 +52,11 @@ void print_add(const dnc::add_outcome& o, bool by_line) {
         std::cout << "; " << o.in_flight << " in a call now, stopped by their worker before any further call";
     }
     std::cout << "\n";
+    if (o.live_without_company > 0) {
+        std::cout << "note: " << orch::text::counted(o.live_without_company, "live lead has", "live leads have")
+                  << " no company field (leads from a search carry none): a company entry cannot match them; "
+                     "add their profile URLs to keep them from being contacted\n";
+    }
 }
 
 int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, const std::vector<std::string>& companies,

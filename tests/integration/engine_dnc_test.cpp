@@ -204,6 +204,7 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_TRUE(company.body_json()["duplicates"][0]["repeats_index"].is_null()) << company.body;  // an entry already
     EXPECT_EQ(company.body_json()["stopped_leads"], 1) << company.body;  // urls_[0]; urls_[6] is calling
     EXPECT_EQ(company.body_json()["in_flight_leads"], 1) << company.body;
+    EXPECT_EQ(company.body_json()["live_leads_without_company"], 0) << company.body;  // each has one
     EXPECT_EQ(status_of(urls_[0]), "cancelled|stopped: do-not-contact");
     EXPECT_EQ(status_of(urls_[6]), "calling|");
     EXPECT_EQ(status_of(urls_[7]), "ready|");
@@ -273,13 +274,25 @@ TEST_F(DncTest, ACompanyWithInnerBlanksMatchesAsTyped) {
     auto added = env_->run({"dnc", "add", "--company", " ACME  CORP "});
     ASSERT_EQ(added.exit_code, 0) << added.output;
     EXPECT_EQ(q("SELECT company FROM do_not_contact"), "ACME  CORP");
-    write("people.csv", "profile_url,first_name,company\n" + urls_[0] + ",A,Acme  Corp\n" + urls_[1] + ",B,Acme Corp\n");
+    write("people.csv", "profile_url,first_name,company\n" + urls_[0] + ",A,Acme  Corp\n" + urls_[1] + ",B,Acme Corp\n" +
+                            urls_[2] + ",C, \n");
     auto file = write("c.yaml", "name: blanks\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
                                     schedule_and_budget() + "steps:\n  - id: v\n    kind: visit\n");
     auto applied = env_->run({"campaign", "apply", file});
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
-    EXPECT_NE(applied.output.find("1 enrolled, 1 skipped"), std::string::npos) << applied.output;
+    EXPECT_NE(applied.output.find("2 enrolled, 1 skipped"), std::string::npos) << applied.output;
     EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE lead_id = " + lead_id(urls_[1])), "1");
+    // A company entry says how many live leads no company entry can match (no company field, or a
+    // blank one): "0 stopped" alone read as "nobody of that company is in a campaign".
+    auto other = env_->run({"dnc", "add", "--company", "Initech"});
+    ASSERT_EQ(other.exit_code, 0) << other.output;
+    EXPECT_NE(other.output.find("0 live leads stopped"), std::string::npos) << other.output;
+    EXPECT_NE(other.output.find("note: 1 live lead has no company field (leads from a search carry none)"),
+              std::string::npos)
+        << other.output;
+    auto by_url = env_->run({"dnc", "add", urls_[3]});
+    ASSERT_EQ(by_url.exit_code, 0) << by_url.output;
+    EXPECT_EQ(by_url.output.find("no company field"), std::string::npos) << by_url.output;
 }
 
 TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {

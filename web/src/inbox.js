@@ -128,7 +128,8 @@ export function render(main) {
     try {
       const r = await post('/v1/dnc', entry);
       put(dncOut, h('p', { text: `${r.added.length} added, ${r.duplicates.length} already listed; ${r.stopped_leads} live leads stopped` +
-        (r.in_flight_leads ? `, ${r.in_flight_leads} in a call stopped by their worker` : '') }));
+        (r.in_flight_leads ? `, ${r.in_flight_leads} in a call stopped by their worker` : '') +
+        (r.live_leads_without_company ? `. ${r.live_leads_without_company} live leads have no company field (leads from a search carry none): a company entry cannot match them` : '') }));
       dncValue.value = '';
       dncReason.value = '';
       loadDnc();
