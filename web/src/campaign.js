@@ -170,10 +170,13 @@ export function render(main, [name]) {
       if (!e.missingEndpoint) throw e;
     }
     if (report) {
+      // The funnel counts a reply as it comes; a variant, once the message it answers is known to
+      // have been sent (a send whose answer was lost is checked first): the two differ meanwhile.
       put(variantsBox, report.variants.length === 0 ? h('p', { class: 'muted', text: 'No lead has been messaged yet.' })
-        : table(['Variant', 'Messaged', 'Replied', 'Reply rate'], report.variants.map((v) => h('tr', { dataset: { variant: v.variant } },
+        : h('div', {}, table(['Variant', 'Messaged', 'Replied', 'Reply rate'], report.variants.map((v) => h('tr', { dataset: { variant: v.variant } },
           h('td', { text: v.variant }), h('td', { text: num(v.messaged) }), h('td', { text: num(v.replied) }),
-          h('td', { text: pct(v.replied, v.messaged) })))));
+          h('td', { text: pct(v.replied, v.messaged) })))),
+        h('small', { class: 'muted', text: 'Replies to messages known to have been sent; a reply to a message whose send is still being checked counts in the funnel first.' })));
       put(daysBox, report.days.length === 0 ? h('p', { class: 'muted', text: 'Nothing yet.' })
         : table(['Day (UTC)', 'Invited', 'Accepted', 'Messaged', 'Replied'], report.days.slice().reverse().map((d) => h('tr', {},
           h('td', { text: d.day }), h('td', { text: num(d.invited) }), h('td', { text: num(d.accepted) }),
