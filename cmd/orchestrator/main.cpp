@@ -2456,6 +2456,19 @@ int main(int argc, char** argv) {
         if (auto at = msg.find(":  not in {"); at != std::string::npos) {
             msg.replace(at, 3, ": \"\" ");
         }
+        // CLI11's range check ("--interval: Value abc not in range 1 to 3600"): every range of these
+        // commands is of whole numbers, which is what the value must be.
+        if (auto at = msg.find(": Value "); at != std::string::npos) {
+            const auto value_at = at + 8;
+            const auto range_at = msg.find(" not in range ", value_at);
+            const auto to_at = range_at == std::string::npos ? std::string::npos : msg.find(" to ", range_at + 14);
+            const auto end = to_at == std::string::npos ? std::string::npos : msg.find('\n', to_at);
+            if (end != std::string::npos) {
+                msg = msg.substr(0, at) + ": '" + msg.substr(value_at, range_at - value_at) +
+                      "' is not a whole number from " + msg.substr(range_at + 14, to_at - range_at - 14) + " to " +
+                      msg.substr(to_at + 4, end - to_at - 4) + msg.substr(end);
+            }
+        }
         // An option of one value typed more than once ("--account a --account b"): which one was
         // meant is not for us to guess.
         static constexpr std::string_view at_most = ": At Most 1 required but received ";

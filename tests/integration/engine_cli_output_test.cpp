@@ -1055,6 +1055,11 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
         << extra.output;
     auto one = env_->run({"migrate", "csv"});
     EXPECT_NE(one.output.find("This argument was not expected: csv\n"), std::string::npos) << one.output;
+    // A value outside an option's range, or not a number, says what the option takes.
+    auto range = env_->run({"campaign", "watch", "x", "--interval", "abc"});
+    EXPECT_EQ(range.exit_code, 2) << range.output;
+    EXPECT_NE(range.output.find("--interval: 'abc' is not a whole number from 1 to 3600\n"), std::string::npos)
+        << range.output;
     // An option of one value typed twice: which one was meant is not guessed.
     auto twice = env_->run({"campaign", "list", "--format", "json", "--format", "csv"});
     EXPECT_EQ(twice.exit_code, 2) << twice.output;
