@@ -171,13 +171,14 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
         throw failure("inbox reply: " + o.message + "; nothing changed", 2);
     }
     const auto reply_id = o.reply["id"].get<std::int64_t>();
-    std::cout << (o.what == kind::existing ? "the same reply was asked for before: " : "queued: ") << "manual reply #"
-              << reply_id << " to reply #" << r.event_id << " (serve sends it)\n";
     auto state = o.reply;
     auto final_state = [](const json& j) {
         const auto st = j["state"].get<std::string>();
         return st == "sent" || st == "failed" || st == "refused";
     };
+    // A repeated request of a reply that was sent (or failed) already: its state, not "serve sends it".
+    std::cout << (o.what == kind::existing ? "the same reply was asked for before: " : "queued: ") << "manual reply #"
+              << reply_id << " to reply #" << r.event_id << (final_state(state) ? "" : " (serve sends it)") << "\n";
     // serve sends it: with no replica running, waiting would only end in "not sent" (a trial
     // waited 30 s and was told that serve sends it when it can, with none running).
     if (!final_state(state) && wait_s > 0) {

@@ -290,6 +290,7 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     auto r2 = env_->run({"inbox", "reply", other, cli_text, "--wait", "5"});
     ASSERT_EQ(r2.exit_code, 0) << r2.output;
     EXPECT_NE(r2.output.find("asked for before"), std::string::npos) << r2.output;
+    EXPECT_EQ(r2.output.find("serve sends it"), std::string::npos) << r2.output;  // sent already
     EXPECT_EQ(sent_count(cli_text), 1);
     auto bad = env_->run({"inbox", "reply", "abc", "x"});
     EXPECT_EQ(bad.exit_code, 2) << bad.output;
