@@ -882,6 +882,32 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
         std::printf("%lld leads waiting for its quotas (or a campaign's cap on it) are due again\n",
                     static_cast<long long>(result.woken));
     }
+    // A quota lowered to or below what the account used already in its day or week: nothing more
+    // goes out in it, which "changed" alone does not say (a trial's send quota of 3 after 10 sends).
+    if (result.changed && !s.redis_url.empty()) {
+        auto ls = orch::engine::limiter_settings(s);
+        ls.connect_timeout_ms = 1'000;
+        if (orch::limits::validate(ls).empty()) {
+            orch::limits::limiter limiter(ls);
+            const auto day = orch::limits::day_in_zone(std::chrono::system_clock::now(),
+                                                       orch::engine::quota_time_zone(result.time_zone));
+            auto st = day ? limiter.status(result.account_id, *day, orch::engine::effective(result.quotas, ls.actions))
+                          : std::nullopt;
+            for (const auto& a : st ? st->actions : std::vector<orch::limits::action_status>{}) {
+                if (a.limit_today >= 0 && a.used_today > 0 && a.used_today >= a.limit_today) {
+                    std::printf("note: %s: %lld used in this quota day, at or above its day quota of %lld: none more "
+                                "until the quota day ends\n",
+                                orch::limits::to_string(a.what), static_cast<long long>(a.used_today),
+                                static_cast<long long>(a.limit_today));
+                } else if (a.limit_week >= 0 && a.used_week > 0 && a.used_week >= a.limit_week) {
+                    std::printf("note: %s: %lld used in the last 7 quota days, at or above its week quota of %lld: "
+                                "none more until older ones leave the week\n",
+                                orch::limits::to_string(a.what), static_cast<long long>(a.used_week),
+                                static_cast<long long>(a.limit_week));
+                }
+            }
+        }
+    }
     return 0;
 }
 

@@ -4,6 +4,7 @@
 // of migration 0007 against hand-written rows, and `orchestrator accounts limits` with its errors,
 // each checked to change nothing.
 #include "engine/account_quotas.hpp"
+#include "engine/limits/limits.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
@@ -16,6 +17,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <future>
+#include <unistd.h>
 
 namespace {
 
@@ -253,6 +255,52 @@ TEST_F(AccountQuotasPg, TheCheckConstraintRefusesWhatTheEngineWouldNotRead) {
             "\"search\": {\"per_week\": null}}' WHERE account_id = 'acc-1'");
     tx.commit();
     EXPECT_NE(stored("acc-1"), "");
+}
+
+// A day quota lowered to or below what the account used already today: `accounts limits` says
+// that none more goes out in this quota day. Before, it said "changed" only (a trial set a send
+// quota of 3 after 10 sends and was told nothing more).
+TEST_F(AccountQuotasPg, AQuotaLoweredToTodaysUseSaysNoneMoreGoesOutToday) {
+    ORCH_REQUIRE_SERVICE("REDIS_URL");
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    // A key and an account of this test's own: its Redis counts are nobody else's.
+    const std::string key = "quota-note-" + std::to_string(::getpid()) + "-" + std::to_string(ms);
+    env_ = std::make_unique<orchestrator_env>(1, key);
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        tx.exec("INSERT INTO accounts (account_id) VALUES ('acc-note')");
+        tx.commit();
+    }
+    // Three sends taken today, as a worker takes them.
+    orch::limits::settings ls;
+    ls.redis_url = std::getenv("REDIS_URL");
+    ls.api_key = key;
+    ls.key_requests_per_s = 1'000'000;
+    ls.key_burst = 100'000;
+    for (auto& d : ls.actions) {
+        d.ramp = {};
+    }
+    orch::limits::limiter limiter(ls);
+    for (int i = 0; i < 3; ++i) {
+        orch::limits::check c;
+        c.account_id = "acc-note";
+        c.what = action::send;
+        c.day = orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC").value();
+        c.account_quota = orch::limits::quota{100, 1000};
+        ASSERT_TRUE(limiter.take(c).allowed) << i;
+    }
+    auto above = env_->run({"accounts", "limits", "acc-note", "--send-per-day", "5"});
+    ASSERT_EQ(above.exit_code, 0) << above.output;
+    EXPECT_EQ(above.output.find("note: send"), std::string::npos) << above.output;
+    auto at = env_->run({"accounts", "limits", "acc-note", "--send-per-day", "3"});
+    ASSERT_EQ(at.exit_code, 0) << at.output;
+    EXPECT_NE(at.output.find("note: send: 3 used in this quota day, at or above its day quota of 3: none more until "
+                             "the quota day ends"),
+              std::string::npos)
+        << at.output;
 }
 
 TEST_F(AccountQuotasPg, TheCliShowsSetsAndClearsAnAccountsQuotas) {
