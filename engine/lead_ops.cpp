@@ -487,6 +487,12 @@ std::string waiting_sentence(const json& lead, const std::string& campaign_state
                 return before + "an uncertain call (step " + step + why + ") waits to be checked" +
                        (resumes.empty() ? "" : " " + resumes);
             }
+            if (later && lead.value("wait_code", json()) == "account_budget") {
+                // The per-account cap covers the campaign's whole life: nothing frees it at that time.
+                return "waiting to check whether an uncertain call took effect (step " + step + why +
+                       "; the cap covers the campaign's whole life; raising it wakes the lead; looked at again " + hhmm +
+                       ")";
+            }
             return later ? "waiting to check whether an uncertain call took effect (step " + step + why + ") until " + hhmm
                          : "due now: to check whether an uncertain call took effect (step " + step + why + ")";
         }

@@ -464,6 +464,27 @@ TEST_F(LifecyclePg, PausedAndCancelledCampaignsKeepTheirState) {
     EXPECT_EQ(state("x"), "cancelled");
 }
 
+// A cap changed while the campaign was paused: its wake-up leaves the parked leads alone, so the
+// resume makes the leads that waited for a budget cap due now (the ledger decides again); other
+// waits keep their time. Before, a trial's leads kept waiting for a removed cap until midnight UTC.
+TEST_F(LifecyclePg, AResumeMakesTheLeadsWaitingForABudgetCapDueNow) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("w", {"p1", "p2"})}).exit_code, 0);
+    ASSERT_EQ(env_->run({"campaign", "pause", "w"}).exit_code, 0);
+    auto wait_as = [&](const std::string& person, const std::string& code) {
+        env_->scalar("UPDATE enrollments e SET wait_code = '" + code + "', next_run_at = now() + interval '10 hours' "
+                     "FROM leads l WHERE l.lead_id = e.lead_id AND l.canonical_url = 'network.example/in/" + person +
+                     "' RETURNING 1");
+    };
+    wait_as("p1", "day_budget");
+    wait_as("p2", "schedule");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "2");  // parked
+    ASSERT_EQ(env_->run({"campaign", "resume", "w"}).exit_code, 0);
+    EXPECT_EQ(env_->scalar("SELECT string_agg(wait_code || ':' || (next_run_at <= now()), ',' ORDER BY wait_code) "
+                           "FROM enrollments"),
+              "day_budget:true,schedule:false");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at <= now()"), "2");
+}
+
 TEST_F(LifecyclePg, TheLastTwoLeadsEndingInConcurrentTransactionsStillCompleteIt) {
     ASSERT_EQ(env_->run({"campaign", "apply", write("r", {"p1", "p2"})}).exit_code, 0);
     pqxx::connection c1(env_->database_url());

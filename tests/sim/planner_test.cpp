@@ -116,6 +116,42 @@ TEST(Planner, ACrashFoundCallsRefusedCheckWaitsAsOneToCheck) {
     EXPECT_TRUE(again->call->reconcile);
 }
 
+// A read found after a crash (the wait's timeout check, its outcome never written) that the daily
+// cap refuses: nothing is in flight, so the lead is ready at the wait step, waiting for the cap
+// like any lead, and asks again once due. Before, it stayed calling with nothing to check, read as
+// a call in flight, and no cap change woke it (a trial's ten check steps, stuck until midnight).
+TEST(Planner, ACrashFoundReadRefusedByTheCapIsReadyAtItsStep) {
+    auto r = fresh();
+    auto d = planner::propose(r, {}, t0);
+    ASSERT_TRUE(planner::take(r, *d, {}, {}, t0));
+    call_outcome ok;
+    ok.event.call = cs::call_kind::invite;
+    r.state = planner::settle(r, *d->call, ok, t0).next;
+    ASSERT_EQ(r.state.st, cs::status::waiting);
+    const auto timeout = t0 + std::chrono::hours(24 * 3 + 1);
+    auto check = planner::propose(r, {}, timeout);
+    ASSERT_TRUE(check && check->call);
+    ASSERT_FALSE(check->call->reconcile);
+    ASSERT_TRUE(planner::take(r, *check, {}, {}, timeout));  // the timeout check: calling, the worker then died
+    ASSERT_EQ(r.state.st, cs::status::calling);
+    const auto later = timeout + std::chrono::minutes(10);
+    auto again = planner::propose(r, {}, later);
+    ASSERT_TRUE(again && again->call);
+    EXPECT_EQ(again->call->kind, cs::call_kind::check_invitation);
+    EXPECT_FALSE(again->call->reconcile);
+    auto ledger = planner::ledger_refused(orch::engine::budget_refusal::day_budget, later + std::chrono::hours(5),
+                                          "acc_1", later);
+    EXPECT_FALSE(planner::take(r, *again, {}, ledger, later));
+    EXPECT_EQ(r.state.st, cs::status::ready);
+    EXPECT_FALSE(r.state.reconcile);
+    EXPECT_EQ(r.state.step, "wait");
+    EXPECT_EQ(r.state.wait, cs::wait_code::day_budget);
+    EXPECT_EQ(r.state.next_run_at, later + std::chrono::hours(5));
+    auto due = planner::propose(r, {}, later + std::chrono::hours(5));
+    ASSERT_TRUE(due && due->call);
+    EXPECT_EQ(due->call->kind, cs::call_kind::check_invitation);
+}
+
 TEST(Planner, TheLedgerPostsWhatMayHaveBeenChargedAndVoidsWhatCostNothing) {
     auto r = fresh();
     auto d = planner::propose(r, {}, t0);
