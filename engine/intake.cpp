@@ -400,7 +400,12 @@ struct intake::impl {
         }
         const auto& url = ev.sender_profile_url;
         const std::string canonical = url.rfind("/in/", 0) == 0 ? url : canonical_profile_url(url);
-        if (source_id.rfind("sweep:", 0) == 0) {
+        // The sweep's own copy: its id and the mark its payload carries (an id of the API's own that
+        // happened to start so is a delivery, compared as one).
+        const auto inner = ev.raw.find("event");
+        const bool swept = source_id.rfind("sweep:message:", 0) == 0 && inner != ev.raw.end() && inner->is_object() &&
+                           inner->contains("swept_by");
+        if (swept) {
             newest_stored newest;
             for (const auto& r : tx.exec_params(q("events/person_messages"), account, canonical)) {
                 newest.add(r[0].as<std::string>(), r[1].as<std::int64_t>());
