@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 
 namespace orch::engine {
 
@@ -278,6 +279,15 @@ std::optional<limits::check> limits_gate::make_check(const call_target& target, 
     }
     if (auto it = campaign.limits.find(limits::to_string(c.what)); it != campaign.limits.end()) {
         c.campaign_cap = limits::quota{it->second.per_day.value_or(-1), it->second.per_week.value_or(-1)};
+        if (call.reconcile) {
+            // The check of a call whose outcome was lost is no step of the campaign's, and until
+            // it is made nothing of the lead may go: the campaign's own cap on the action (its
+            // pacing of its steps) counts it but does not hold it, so that a cap used up by the
+            // steps' checks cannot keep it until the cap's day ends. The account's quotas (the
+            // platform's limits) and the budgets still hold it.
+            constexpr std::int64_t counted_only = std::numeric_limits<std::int32_t>::max();
+            c.campaign_cap = limits::quota{counted_only, counted_only};
+        }
     }
     if (pacing_) {
         // The time of day in the campaign's zone (the account's day already when they are one).

@@ -502,6 +502,45 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     EXPECT_NE(refused->why.find("the campaign's search cap"), std::string::npos) << refused->why;
 }
 
+// The check of a call whose outcome was lost (an invite's, with check_invitation) is no step of
+// the campaign's: the campaign's own cap on check_invitation counts it but does not hold it, so a
+// cap the steps' checks used up cannot keep the lead until the cap's day ends. Before, it waited
+// as to_check (campaign_quota) until midnight, and `apply --move-running` could not move it.
+TEST_F(LimitsGateRedis, ALostCallsCheckIsCountedByTheCampaignsCapOnTheActionButNotHeldByIt) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::campaign c = campaign_;
+    c.schedule.time_zone = "UTC";
+    c.limits["check_invitation"] = cs::action_limit{1, std::nullopt};
+    cs::api_call step_check;
+    step_check.kind = cs::call_kind::check_invitation;
+    cs::api_call lost_invite_check;
+    lost_invite_check.kind = cs::call_kind::check_invitation;
+    lost_invite_check.reconcile = true;
+    lost_invite_check.reconciles = cs::call_kind::invite;
+    const auto now = std::chrono::system_clock::now();
+    auto ask = [&](const cs::campaign& campaign, const cs::api_call& call, std::int64_t lead) {
+        const orch::engine::call_target target{"acc-gate-lost-check", "https://network.example/in/l" + std::to_string(lead),
+                                               7, lead, ""};
+        return gate.before(target, campaign, call, now);
+    };
+
+    ASSERT_TRUE(ask(c, step_check, 1).allowed);
+    auto held = ask(c, step_check, 2);
+    ASSERT_FALSE(held.allowed);
+    EXPECT_EQ(held.code, cs::wait_code::campaign_quota) << held.reason;
+    const auto lost = ask(c, lost_invite_check, 3);
+    EXPECT_TRUE(lost.allowed) << lost.reason;
+    EXPECT_FALSE(ask(c, step_check, 4).allowed) << "the check of the lost call freed a step's place";
+
+    // It was counted: with the cap raised to 2, the step's check and the lost call's hold both places.
+    c.limits["check_invitation"] = cs::action_limit{2, std::nullopt};
+    held = ask(c, step_check, 5);
+    EXPECT_FALSE(held.allowed) << "the check of the lost call was not counted under the campaign's cap";
+    EXPECT_EQ(held.code, cs::wait_code::campaign_quota) << held.reason;
+    c.limits["check_invitation"] = cs::action_limit{3, std::nullopt};
+    EXPECT_TRUE(ask(c, step_check, 6).allowed);
+}
+
 // Each page of an audience search stands in the operators' line as a CLI command's call does: a
 // command that asked first goes first, the page takes once it has gone, and a page that took
 // leaves the line (the next page joins at its end). A page held by the key's rate keeps its place
