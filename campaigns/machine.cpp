@@ -433,7 +433,7 @@ decision on_result(const campaign& c, const enrollment_state& s, const ev_result
 
 // ---- the other events ----
 
-decision on_deferred(const enrollment_state& s, const ev_deferred& e, time_point now) {
+decision on_deferred(const campaign& c, const enrollment_state& s, const ev_deferred& e, time_point now) {
     if (is_terminal(s.st)) {
         return invalid(s, std::string("deferred in terminal status ") + to_string(s.st));
     }
@@ -444,6 +444,19 @@ decision on_deferred(const enrollment_state& s, const ev_deferred& e, time_point
     next.next_run_at = e.until;
     next.reason = e.reason;
     next.wait = e.code;
+    if (s.st == status::calling) {
+        // The call found after a crash (its outcome never written), or the check of an uncertain
+        // one, may not go now: nothing is in flight. The check of a write waits as one to check
+        // (`reconcile`), so that it reads as one, not as a call in flight, and a raised cap or
+        // quota wakes it like any lead waiting for one; a read asked again (a check step, a wait's
+        // timeout check) waits ready at its step, as after a read's transient failure.
+        const step& current = current_step(c, s);
+        if (reconcile_call(current.kind)) {
+            next.reconcile = true;
+        } else if (current.kind != step_kind::visit) {  // a visit is never asked again (due_calling)
+            next.st = status::ready;
+        }
+    }
     return moved(std::move(next), "deferred until " + format_time(e.until) + ": " + e.reason);
 }
 
@@ -632,7 +645,7 @@ decision decide(const campaign& c, const lead_view& lead, const enrollment_state
         return on_result(c, state, *r, now);
     }
     if (const auto* d = std::get_if<ev_deferred>(&e)) {
-        return on_deferred(state, *d, now);
+        return on_deferred(c, state, *d, now);
     }
     if (const auto* x = std::get_if<ev_cancel>(&e)) {
         return on_cancel(state, *x);

@@ -92,19 +92,9 @@ std::optional<cs::api_call> take(row& r, cs::decision proposed, const verdict& g
     const verdict& no = gate.allowed ? ledger : gate;
     auto d = cs::decide(*r.campaign, *r.lead, r.state, cs::ev_deferred{no.until, no.reason, no.code}, now);
     if (d.valid) {
+        // A call found after a crash that may not go now: the machine says how it waits (its
+        // on_deferred, campaigns/README.md).
         r.state = std::move(d.next);
-        // A call found after a crash (its outcome never written) that may not go now. The check of
-        // a write: marked as one to check, as an uncertain outcome's is, so that it reads as one
-        // (not as a call in flight) and a raised cap or quota wakes it like any lead waiting for
-        // one. A read asked again (a check step, a wait's timeout check): nothing is in flight, so
-        // the lead is ready at its step, as after a read's transient failure.
-        if (proposed.call && r.state.st == cs::status::calling) {
-            if (proposed.call->reconcile) {
-                r.state.reconcile = true;
-            } else {
-                r.state.st = cs::status::ready;
-            }
-        }
     } else {
         // e.g. a reconciliation found after a crash: keep it, and look again then
         r.state.next_run_at = no.until;
