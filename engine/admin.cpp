@@ -1463,6 +1463,7 @@ asio::awaitable<reply> admin_server::impl::campaign_budget_put(const std::string
                        {"woken", o.set->woken},
                        {"committed", o.set->committed},
                        {"today", o.set->today},
+                       {"accounts", o.set->accounts},
                        {"warning", o.set->committed > 0 && o.set->total <= o.set->committed
                                        ? json(budget_below_text("the budget", o.set->committed))
                                        : json(nullptr)},

@@ -626,8 +626,10 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
         for (const auto& row : ledger::campaign_budgets(tx, name)) {
             out.committed = row.spent + row.reserved;
         }
-        if (b.per_day) {
-            out.today = cap_use_json(tx, campaign_id, b.per_day, std::nullopt, now)["today"];
+        if (b.per_day || b.per_account) {
+            auto use = cap_use_json(tx, campaign_id, b.per_day, b.per_account, now);
+            out.today = std::move(use["today"]);
+            out.accounts = std::move(use["accounts"]);
         }
         tx.commit();
         wake_after_lanes("engine/wake_budget_waits", std::to_string(campaign_id), out.woken_leads);

@@ -274,6 +274,7 @@ struct budget_set_outcome {
     std::vector<std::int64_t> woken_leads{};  // their enrollment ids
     std::int64_t committed = 0;   // spent and reserved: a budget below it leaves nothing available
     json today = nullptr;         // with a day cap: today's use of it (cap_use_json's "today")
+    json accounts = json::array();  // with a per-account cap: each sender's use of it (cap_use_json's "accounts")
 };
 // What went wrong with a budget_update that changed nothing (an unknown campaign is nullopt).
 struct budget_update_error : failure {

@@ -561,6 +561,26 @@ struct account_quotas {
     std::string error;  // why status is missing
 };
 
+// A limiter for a one-shot command to read the quotas' use with (limits::limiter::status): a short
+// connect timeout, so that the command says the use is unknown rather than hang on Redis. Null,
+// with the reason in `why`, when Redis is not set or the settings do not hold.
+struct quota_reader {
+    orch::limits::settings config;
+    std::unique_ptr<orch::limits::limiter> limiter;
+};
+quota_reader read_quotas_with(const settings& s, std::string& why) {
+    quota_reader r{orch::engine::limiter_settings(s), nullptr};
+    r.config.connect_timeout_ms = 1'000;
+    if (s.redis_url.empty()) {
+        why = "Redis: REDIS_URL is not set";
+    } else if (auto problems = orch::limits::validate(r.config); !problems.empty()) {
+        why = "Redis: " + problems.front();
+    } else {
+        r.limiter = std::make_unique<orch::limits::limiter>(r.config);
+    }
+    return r;
+}
+
 std::string left_text(std::int64_t used, std::int64_t limit, std::int64_t left) {
     if (limit < 0) {
         return std::to_string(used) + "/-";
@@ -603,16 +623,11 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     // The quotas of every account, or one reason why there are none.
     std::string quotas_error;
     std::map<std::string, limits::account_status> quotas;
-    auto ls = orch::engine::limiter_settings(s);
-    ls.connect_timeout_ms = 1'000;
-    if (s.redis_url.empty()) {
-        quotas_error = "Redis: REDIS_URL is not set";
-    } else if (auto problems = limits::validate(ls); !problems.empty()) {
-        quotas_error = "Redis: " + problems.front();
-    } else {
-        limits::limiter limiter(ls);
+    const auto reader = read_quotas_with(s, quotas_error);
+    if (reader.limiter) {
         for (const auto& a : accounts) {
-            auto st = limiter.status(a.account_id, days[a.account_id], orch::engine::effective(a.quotas, ls.actions));
+            auto st = reader.limiter->status(a.account_id, days[a.account_id],
+                                             orch::engine::effective(a.quotas, reader.config.actions));
             if (!st) {
                 quotas_error = "Redis: no answer from " + orch::engine::redacted(s.redis_url);
                 break;
@@ -629,7 +644,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             json j = {{"account_id", a.account_id}, {"label", a.label},          {"status", a.api_status},
                       {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr},
                       {"time_zone", a.time_zone.empty() ? json(nullptr) : json(a.time_zone)},
-                      {"effective_quotas", orch::engine::quotas_view(a.quotas, ls.actions)}};
+                      {"effective_quotas", orch::engine::quotas_view(a.quotas, reader.config.actions)}};
             if (auto it = quotas.find(a.account_id); it != quotas.end()) {
                 json actions = json::object();
                 for (const auto& st : it->second.actions) {
@@ -710,7 +725,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             std::printf("  API key cooling down until %s\n", orch::iso8601_s(*it->second.key_cooldown_until).c_str());
         }
         text_table q{"", {"action", "today used/limit", "week used/limit", "cooldown until"}, {}};
-        const auto quotas_of = orch::engine::effective(a.quotas, ls.actions);
+        const auto quotas_of = orch::engine::effective(a.quotas, reader.config.actions);
         for (const auto& st : it->second.actions) {
             // Read-only checks have no quota: shown only when used or cooling down.
             if (st.limit_today < 0 && st.limit_week < 0 && st.used_week == 0 && !st.cooldown_until) {
@@ -718,7 +733,7 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             }
             // Today's limit below the account's day quota: a new account's ramp-up.
             const auto& own = quotas_of[static_cast<std::size_t>(st.what)];
-            const std::int64_t per_day = own ? own->per_day : ls.actions[static_cast<std::size_t>(st.what)].limit.per_day;
+            const std::int64_t per_day = own ? own->per_day : reader.config.actions[static_cast<std::size_t>(st.what)].limit.per_day;
             const bool ramping = st.limit_today >= 0 && (per_day < 0 || st.limit_today < per_day);
             q.rows.push_back({limits::to_string(st.what),
                               left_text(st.used_today, st.limit_today, st.left_today) +
@@ -884,27 +899,24 @@ int cmd_accounts_limits(const settings& s, const std::string& account, const lim
     }
     // A quota lowered to or below what the account used already in its day or week: nothing more
     // goes out in it, which "changed" alone does not say (a trial's send quota of 3 after 10 sends).
-    if (result.changed && !s.redis_url.empty()) {
-        auto ls = orch::engine::limiter_settings(s);
-        ls.connect_timeout_ms = 1'000;
-        if (orch::limits::validate(ls).empty()) {
-            orch::limits::limiter limiter(ls);
-            const auto day = orch::limits::day_in_zone(std::chrono::system_clock::now(),
-                                                       orch::engine::quota_time_zone(result.time_zone));
-            auto st = day ? limiter.status(result.account_id, *day, orch::engine::effective(result.quotas, ls.actions))
-                          : std::nullopt;
-            for (const auto& a : st ? st->actions : std::vector<orch::limits::action_status>{}) {
-                if (a.limit_today >= 0 && a.used_today > 0 && a.used_today >= a.limit_today) {
-                    std::printf("note: %s: %lld used in this quota day, at or above its day quota of %lld: none more "
-                                "until the quota day ends\n",
-                                orch::limits::to_string(a.what), static_cast<long long>(a.used_today),
-                                static_cast<long long>(a.limit_today));
-                } else if (a.limit_week >= 0 && a.used_week > 0 && a.used_week >= a.limit_week) {
-                    std::printf("note: %s: %lld used in the last 7 quota days, at or above its week quota of %lld: "
-                                "none more until older ones leave the week\n",
-                                orch::limits::to_string(a.what), static_cast<long long>(a.used_week),
-                                static_cast<long long>(a.limit_week));
-                }
+    std::string no_reader;
+    if (const auto reader = result.changed ? read_quotas_with(s, no_reader) : quota_reader{}; reader.limiter) {
+        const auto day = orch::limits::day_in_zone(std::chrono::system_clock::now(),
+                                                   orch::engine::quota_time_zone(result.time_zone));
+        auto st = day ? reader.limiter->status(result.account_id, *day,
+                                               orch::engine::effective(result.quotas, reader.config.actions))
+                      : std::nullopt;
+        for (const auto& a : st ? st->actions : std::vector<orch::limits::action_status>{}) {
+            if (a.limit_today >= 0 && a.used_today > 0 && a.used_today >= a.limit_today) {
+                std::printf("note: %s: %lld used in this quota day, at or above its day quota of %lld: none more "
+                            "until the quota day ends\n",
+                            orch::limits::to_string(a.what), static_cast<long long>(a.used_today),
+                            static_cast<long long>(a.limit_today));
+            } else if (a.limit_week >= 0 && a.used_week > 0 && a.used_week >= a.limit_week) {
+                std::printf("note: %s: %lld used in the last 7 quota days, at or above its week quota of %lld: "
+                            "none more until older ones leave the week\n",
+                            orch::limits::to_string(a.what), static_cast<long long>(a.used_week),
+                            static_cast<long long>(a.limit_week));
             }
         }
     }
@@ -2057,6 +2069,25 @@ int cmd_budget_set(const settings& s, const std::string& name, const std::option
     if (r->today.is_object()) {
         std::printf("day cap today (%s, UTC): %s\n", r->today.value("day", std::string()).c_str(),
                     orch::engine::day_cap_use_text(r->today).c_str());
+    }
+    if (r->per_account) {
+        // A per-account cap never resets: a sender at it sends nothing more for this campaign
+        // until the cap is raised (the day cap's line above says the same of today).
+        std::int64_t full = 0;
+        std::string which;
+        for (const auto& a : r->accounts) {
+            if (a.value("available", std::int64_t{0}) <= 0) {
+                which += (full++ > 0 ? ", " : "") + a.value("account", std::string()) + " (" +
+                         std::to_string(a.value("reserved", std::int64_t{0}) + a.value("spent", std::int64_t{0})) +
+                         " used)";
+            }
+        }
+        if (full > 0) {
+            std::printf("per-account cap: %s used it up, so nothing more goes out through %s for this campaign until "
+                        "the cap is raised: %s\n",
+                        orch::text::counted(full, "sender has", "senders have").c_str(), full == 1 ? "it" : "them",
+                        which.c_str());
+        }
     }
     if (r->woken > 0) {
         std::printf("%lld leads waiting for a daily or per-account cap are due again%s\n", static_cast<long long>(r->woken),

@@ -1325,6 +1325,36 @@ TEST_F(LedgerTest, BudgetSetCommand) {
     EXPECT_FALSE(row("cli").limits->per_day);
 }
 
+// A per-account cap set at or below what a sender has used already leaves that sender nothing for
+// the campaign, for good (the cap never resets): `budget set` names such senders, as its day-cap
+// line says a day cap's use. Before, it said nothing of them.
+TEST_F(LedgerTest, BudgetSetNamesTheSendersAPerAccountCapLeavesNothing) {
+    auto c = campaign("peracc");
+    auto a = attempts(c, 2);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    ASSERT_TRUE(reserve_one(c, a[0], 12, "acc-1").reserved);
+    ASSERT_TRUE(reserve_one(c, a[1], 3, "acc-2").reserved);
+
+    auto lowered = env_->run({"budget", "set", "peracc", "--per-account", "10"});
+    ASSERT_EQ(lowered.exit_code, 0) << lowered.output;
+    EXPECT_NE(lowered.output.find("per-account cap: 1 sender has used it up, so nothing more goes out through it for "
+                                  "this campaign until the cap is raised: acc-1 (12 used)"),
+              std::string::npos)
+        << lowered.output;
+    EXPECT_EQ(lowered.output.find("acc-2"), std::string::npos) << lowered.output;
+
+    auto both = env_->run({"budget", "set", "peracc", "--per-account", "3"});
+    ASSERT_EQ(both.exit_code, 0) << both.output;
+    EXPECT_NE(both.output.find("per-account cap: 2 senders have used it up, so nothing more goes out through them "
+                               "for this campaign until the cap is raised: acc-1 (12 used), acc-2 (3 used)"),
+              std::string::npos)
+        << both.output;
+
+    auto raised = env_->run({"budget", "set", "peracc", "--per-account", "20"});
+    ASSERT_EQ(raised.exit_code, 0) << raised.output;
+    EXPECT_EQ(raised.output.find("per-account cap:"), std::string::npos) << raised.output;
+}
+
 // ---- the worker's fast path (ledger.hpp, held_balances) ----
 
 // What a worker cycle does: a savepoint, the fast path, and on a `contended` answer a rollback to
