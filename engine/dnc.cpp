@@ -186,10 +186,19 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
             if (!out.added.empty()) {
                 tx.exec0(std::string("NOTIFY ") + changed_channel);
             }
-            if (std::any_of(out.added.begin(), out.added.end(), [](const entry& e) { return e.kind == "company"; })) {
-                out.live_without_company = tx.exec(q("dnc/live_without_company"))[0][0].as<std::int64_t>();
-            }
             tx.commit();
+            if (std::any_of(out.added.begin(), out.added.end(), [](const entry& e) { return e.kind == "company"; })) {
+                // Read after the commit: a scan of every live lead need not hold the stopped leads'
+                // locks, and the count is a note (an error reading it leaves it unknown, -1; the
+                // entries are added whatever it says).
+                try {
+                    pqxx::nontransaction read(conn);
+                    out.live_without_company = read.exec(q("dnc/live_without_company"))[0][0].as<std::int64_t>();
+                } catch (const std::exception& e) {
+                    spdlog::warn("dnc: the count of live leads without a company could not be read: {}",
+                                 orch::text::escaped(e.what()));
+                }
+            }
             if (!out.added.empty()) {
                 spdlog::info("dnc: {} added by {}; {} stopped, {} in a call left to their worker",
                              orch::text::counted(static_cast<std::int64_t>(out.added.size()), "entry", "entries"),

@@ -70,7 +70,8 @@ struct add_outcome {
     std::int64_t cancelled = 0;  // live enrollments stopped ("stopped: do-not-contact")
     std::int64_t in_flight = 0;  // matching enrollments in a call, left to their worker
     // When a company entry was added: the live enrollments whose lead has no company field, which
-    // no company entry can match (leads from a search); -1 when none was added.
+    // no company entry can match (leads from a search), read once the entries are committed; -1
+    // when none was added, or when that read failed.
     std::int64_t live_without_company = -1;
 };
 
