@@ -30,8 +30,15 @@ bool terminal(const std::string& status) {
     return status == "done" || status == "replied" || status == "failed" || status == "cancelled";
 }
 
-// Why a row leads/lock did not return cannot change (status as leads/match read it).
-std::string why_not(const std::string& status) {
+// Why a row leads/lock did not return cannot change (status as leads/match read it; `to_check`: a
+// call whose outcome was lost, whose check waits, leads/status_now).
+std::string why_not(const std::string& status, bool to_check = false) {
+    if (status == "calling" && to_check) {
+        // Nothing is in flight, but until the check is made nobody knows whether the call took
+        // effect: an operator's change now could contact the person twice or lose the contact.
+        return "it waits to check whether a call whose outcome was lost took effect (its `waiting` says what the check "
+               "waits for); a worker makes that check before anything else of the lead: try again once it is made";
+    }
     if (status == "calling") {
         // In flight, an uncertain call to be checked, or one whose worker stopped: a worker settles
         // each (`waiting` says which), and only then may an operator's change follow.
@@ -141,6 +148,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             out.refused.push_back({lead, state, why});
         }
     };
+    std::set<std::int64_t> to_check;  // of status_of: calls to check, not in flight
     if (!status_of.empty()) {
         // Passed over by the lock: read what they are now (leads/match read them before a claim
         // or a settle changed them), so the refusal says "calling the API", not "it changed".
@@ -151,6 +159,9 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         for (const auto& n : tx.exec_params(q("leads/status_now"), passed_over.str())) {
             if (auto it = status_of.find(n[0].as<std::int64_t>()); it != status_of.end()) {
                 it->second.second = n[1].as<std::string>();
+                if (n[2].as<bool>()) {
+                    to_check.insert(it->first);
+                }
             }
         }
     }
@@ -159,7 +170,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             ++out.already_count;  // stopped already: what the operator asked for
             continue;
         }
-        refuse(lead_status.first, lead_status.second, why_not(lead_status.second));
+        refuse(lead_status.first, lead_status.second, why_not(lead_status.second, to_check.contains(enrollment)));
     }
 
     std::map<int, std::shared_ptr<campaigns::campaign>> versions;

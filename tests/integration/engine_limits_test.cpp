@@ -986,6 +986,13 @@ TEST_F(LimitsTest, ALostCallsCheckWaitingForTheDailyCapIsWokenWhenTheCapIsRemove
         }
     }
     EXPECT_TRUE(shown) << listed.output;
+    // An operator's change is refused as one waiting for its check, not as a call in flight.
+    const auto lead = env_->scalar("SELECT lead_id FROM enrollments WHERE enrollment_id = " + enrollment);
+    auto stop = env_->run({"leads", "stop", "lost", lead});
+    EXPECT_EQ(stop.exit_code, 2) << stop.output;
+    EXPECT_NE(stop.output.find("it waits to check whether a call whose outcome was lost took effect"),
+              std::string::npos)
+        << stop.output;
 
     auto removed = env_->run({"budget", "set", "lost", "--per-day", "none"});
     ASSERT_EQ(removed.exit_code, 0) << removed.output;
