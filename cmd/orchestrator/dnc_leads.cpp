@@ -284,6 +284,12 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
     auto t = [](const json& v) {
         return v.is_string() ? orch::text::escaped(v.get<std::string>()) : orch::text::terminal_lines(v.dump());
     };
+    // `attempt` counts the failed tries at the step since it was entered or retried (0 on the first
+    // try, and again after a retry): "attempt 0" read as none made while the timeline showed one.
+    auto failed_at_step = [](const json& attempt) {
+        const std::int64_t n = attempt.is_number_integer() ? attempt.get<std::int64_t>() : 0;
+        return n > 0 ? " (" + orch::text::counted(n, "failed try", "failed tries") + " at it so far)" : std::string();
+    };
     // A finished lead's sentence names its state ("finished: replied (the lead replied)"): said once.
     const auto waiting = l["waiting"].is_string() ? l["waiting"].get<std::string>() : std::string();
     const bool says_state = waiting.rfind("finished: ", 0) == 0;
@@ -292,7 +298,7 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
               << "  profile     " << t(l["profile_url"]) << "\n"
               << "  step        "
               << (l["step"].is_string() && !l["step"].get<std::string>().empty()
-                      ? t(l["step"]) + " (attempt " + l["attempt"].dump() + ")"
+                      ? t(l["step"]) + failed_at_step(l["attempt"])
                       : std::string("none, finished") +
                             (l.contains("finished_at") && l["finished_at"].is_string() &&
                                      !l["finished_at"].get<std::string>().empty()
@@ -344,9 +350,12 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
     if (o.result == kind::conflict) {
         throw failure(o.message, 2);  // a conflict with the lead's state: the caller's to resolve
     }
+    // Every lead matched refused, none changed and none stopped already: nothing the command asked
+    // for happened, which a script must tell from an exit status (as with one lead named).
+    const int status = o.changed.empty() && o.already_count == 0 && o.refused_count > 0 ? 2 : 0;
     if (format == "json") {
         std::cout << lead_ops::to_json(r, o).dump(2) << "\n";
-        return 0;
+        return status;
     }
     for (const auto& c : o.changed) {
         const bool ended = c.state == "done" || c.state == "replied" || c.state == "failed" || c.state == "cancelled";
@@ -360,7 +369,10 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
     for (const auto& [why, n] : o.refused_by_why) {
         std::cout << "  " << n << " refused: " << why << "\n";
     }
-    return 0;
+    if (status != 0) {
+        std::cout << "nothing changed: every lead matched was refused\n";
+    }
+    return status;
 }
 
 }  // namespace

@@ -369,6 +369,13 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     ASSERT_EQ(shown.exit_code, 0) << shown.output;
     EXPECT_NE(shown.output.find("waiting to check whether an uncertain call took effect"), std::string::npos)
         << shown.output;
+    // The step's count of failed tries: said when there are some ("attempt 0" read as none made).
+    const auto tries = q("SELECT attempt FROM enrollments" + where);
+    EXPECT_EQ(shown.output.find("failed tr"), std::string::npos) << shown.output;
+    q("UPDATE enrollments SET attempt = 2" + where);
+    shown = env_->run({"leads", "show", "calls", x});
+    EXPECT_NE(shown.output.find("step        v (2 failed tries at it so far)"), std::string::npos) << shown.output;
+    q("UPDATE enrollments SET attempt = " + tries + where);
     q("UPDATE enrollments SET lease_owner = 'w-2/1', lease_expires_at = '2100-01-01T10:00:00Z'" + where);
     EXPECT_EQ(waiting(), "checking whether an uncertain call took effect (step v, worker w-2/1, its lease until "
                          "2100-01-01 10:00:00 UTC)");
@@ -605,6 +612,13 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(again_cli.exit_code, 0) << again_cli.output;
     EXPECT_NE(again_cli.output.find("0 changed, 0 refused, 1 stopped already"), std::string::npos) << again_cli.output;
     EXPECT_EQ(env_->run({"leads", "stop", "ops", c}).exit_code, 2);  // done: refused
+    // Two leads named, each refused (a in its delay, c done): nothing changed, and the exit status
+    // says so, as for one lead (it was 0, which a script reads as done).
+    auto both_refused = env_->run({"leads", "retry", "ops", a, c});
+    EXPECT_EQ(both_refused.exit_code, 2) << both_refused.output;
+    EXPECT_NE(both_refused.output.find("0 changed, 2 refused"), std::string::npos) << both_refused.output;
+    EXPECT_NE(both_refused.output.find("nothing changed: every lead matched was refused"), std::string::npos)
+        << both_refused.output;
     EXPECT_EQ(q(snapshot_sql), stopped);
 
     // leads list / show through the CLI.

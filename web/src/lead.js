@@ -46,7 +46,7 @@ export function render(main, [name, id]) {
         actionsOut,
         h('div', { class: 'grid' },
           h('section', {}, h('h3', { text: 'Where' }), h('table', { class: 'kv' }, h('tbody', {}, [
-            ['Step', l.step || '—'], ['Variant', l.variant || '—'], ['Account', l.account_id], ['Attempt', num(l.attempt)],
+            ['Step', l.step || '—'], ['Variant', l.variant || '—'], ['Account', l.account_id], ['Failed tries at step', num(l.attempt)],
             // A calling lead's stored reason is its last wait's, from before the call: its call's
             // kind is said instead (the sentence above says it in full).
             l.state === 'calling' ? ['Call', callKinds[l.call] || l.call || '—'] : ['Reason', l.reason || '—'],
