@@ -8,10 +8,12 @@
 #include "schema/schema.hpp"
 
 #include <pqxx/pqxx>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <regex>
 #include <sstream>
 
 namespace orch::engine {
@@ -112,6 +114,67 @@ std::optional<json> campaign_versions_list(pqxx::transaction_base& tx, const std
     return json{{"name", name}, {"versions", std::move(list)}};
 }
 
+namespace {
+
+// A stored definition (JSON) as YAML, as campaign files are written: the diff reads as the file
+// would. Keys come sorted (nlohmann::json keeps them so), so the same definition always gives the
+// same lines. A string the loader would read as another type (a number, a bool, null, or with
+// spaces at its ends) is double-quoted; yaml-cpp quotes what its plain style cannot hold.
+void emit_yaml(YAML::Emitter& out, const json& v) {
+    switch (v.type()) {
+    case json::value_t::object:
+        out << (v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;  // "limits: {}" on its line
+        for (const auto& [key, value] : v.items()) {
+            out << YAML::Key << key << YAML::Value;
+            emit_yaml(out, value);
+        }
+        out << YAML::EndMap;
+        break;
+    case json::value_t::array:
+        out << (v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
+        for (const auto& item : v) {
+            emit_yaml(out, item);
+        }
+        out << YAML::EndSeq;
+        break;
+    case json::value_t::string: {
+        const auto& text = v.get_ref<const std::string&>();
+        static const std::regex other_type(
+            R"(^([-+]?(\.?[0-9][0-9_.eE+-]*|0x[0-9a-fA-F]+|0o[0-7]+|\.inf|\.Inf|\.INF|\.nan|\.NaN|\.NAN)|)"
+            R"(true|True|TRUE|false|False|FALSE|yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF|y|Y|n|N|null|Null|NULL|~)$)");
+        const bool quote = text.empty() || std::isspace(static_cast<unsigned char>(text.front())) ||
+                           std::isspace(static_cast<unsigned char>(text.back())) ||
+                           (text.size() <= 40 && std::regex_match(text, other_type));  // short: bounded recursion
+        if (quote) {
+            out << YAML::DoubleQuoted;
+        }
+        out << text;
+        break;
+    }
+    case json::value_t::null:
+        out << YAML::Null;
+        break;
+    case json::value_t::boolean:
+        out << v.get<bool>();
+        break;
+    default:
+        out << v.dump();  // numbers as JSON writes them (what was stored)
+        break;
+    }
+}
+
+std::string definition_as_yaml(const json& definition) {
+    YAML::Emitter out;
+    out.SetIndent(2);
+    out.SetMapFormat(YAML::Block);
+    out.SetSeqFormat(YAML::Block);
+    out.SetNullFormat(YAML::LowerNull);
+    emit_yaml(out, definition);
+    return std::string(out.c_str()) + "\n";
+}
+
+}  // namespace
+
 version_diff campaign_diff(pqxx::transaction_base& tx, const std::string& name, std::optional<int> from,
                            std::optional<int> to) {
     version_diff out;
@@ -135,8 +198,7 @@ version_diff campaign_diff(pqxx::transaction_base& tx, const std::string& name, 
     bool have_from = false, have_to = false;
     for (const auto& v : tx.exec_params(q("campaigns/version_definitions"), campaign_id, out.from, out.to)) {
         const int version = v[0].as<int>();
-        // nlohmann::json keeps keys sorted: the same definition always prints the same lines.
-        std::string pretty = json::parse(v[1].as<std::string>()).dump(2) + "\n";
+        std::string pretty = definition_as_yaml(json::parse(v[1].as<std::string>()));
         if (version == out.from) {
             text_from = pretty;
             have_from = true;

@@ -582,7 +582,7 @@ TEST_F(AdminTest, LifecycleShowDiffAndApplyState) {
     EXPECT_EQ(d["from"], 1);
     EXPECT_EQ(d["to"], 2);
     EXPECT_EQ(d["same"], false);
-    EXPECT_NE(d["diff"].get<std::string>().find("-  \"budget_credits\": 1000000,\n+  \"budget_credits\": 5000,\n"),
+    EXPECT_NE(d["diff"].get<std::string>().find("-budget_credits: 1000000\n+budget_credits: 5000\n"),
               std::string::npos)
         << d;
     auto same = get("/v1/campaigns/life/diff?from=2&to=2").body_json();
