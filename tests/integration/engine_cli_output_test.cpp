@@ -878,6 +878,8 @@ TEST_F(CliOutput, AValueThatIsNotUtf8IsRefusedNamingItsOption) {
     std::ofstream(config) << "batch_size: 10\n";
     auto configured = env_->run({"--config", config, "campaign", "list"});
     EXPECT_EQ(configured.exit_code, 0) << configured.output;
+    std::remove(latin1.c_str());
+    std::remove(config.c_str());
 }
 
 // `validate` previews the apply by running it and rolling it back: when that fails (here a
