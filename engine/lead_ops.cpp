@@ -185,6 +185,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
 
     const auto now = std::chrono::system_clock::now();
     json writes = json::array();
+    std::set<std::int64_t> unconnected;  // skip: moved to a message step with no acceptance seen
     for (const auto& row : rows) {
         json w = {{"enrollment_id", row.enrollment_id}, {"expected", row.status}, {"step", row.step},
                   {"status", row.status}, {"next_run_at_ms", nullptr}, {"run_now", false},
@@ -258,6 +259,9 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                            "' (steps: " + known + ")");
                 continue;
             }
+            if (campaigns::find_step(def, r.to_step)->kind == campaigns::step_kind::send && !row.accepted_seen) {
+                unconnected.insert(row.enrollment_id);
+            }
             auto next = campaigns::enter_step(def, r.to_step, now, row.accepted_seen);
             w["step"] = next.step;
             w["status"] = campaigns::to_string(next.st);
@@ -296,6 +300,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             auto id = u[0].as<std::int64_t>();
             out.changed.push_back({lead_of[id], id, from[id], u[1].as<std::string>(), u[2].as<std::string>(),
                                    u[3].as<std::string>(), u[4].as<std::string>()});
+            out.not_known_connected += unconnected.contains(id) ? 1 : 0;
         }
         if (!out.changed.empty() && r.what != verb::stop) {
             tx.exec(q("engine/notify_wake"));
@@ -425,7 +430,8 @@ json to_json(const request& r, const outcome& o) {
             {"refused_count", o.refused_count},
             {"refused", refused},
             {"refused_by_why", by_why},
-            {"already_count", o.already_count}};
+            {"already_count", o.already_count},
+            {"not_known_connected", o.not_known_connected}};
 }
 
 std::string call_kind(const call_hold& call) {

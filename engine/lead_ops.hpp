@@ -103,6 +103,9 @@ struct outcome {
     std::map<std::string, std::int64_t> refused_by_why;
     std::int64_t refused_count = 0;
     std::int64_t already_count = 0;  // stop: leads stopped already (cancelled), left as they are
+    // skip: leads moved to a message step with no acceptance seen (not known to be connections of
+    // their sender, whom the platform lets message connections only).
+    std::int64_t not_known_connected = 0;
 };
 json to_json(const request& r, const outcome& o);
 

@@ -369,6 +369,11 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
     for (const auto& [why, n] : o.refused_by_why) {
         std::cout << "  " << n << " refused: " << why << "\n";
     }
+    if (o.not_known_connected > 0) {
+        std::cout << "note: " << orch::text::counted(o.not_known_connected, "lead was", "leads were")
+                  << " moved to a message step with no acceptance seen: the platform lets only connections be "
+                     "messaged, so the message is refused unless the person is connected to the sender already\n";
+    }
     if (status != 0) {
         std::cout << "nothing changed: every lead matched was refused\n";
     }

@@ -713,6 +713,29 @@ TEST_F(DncTest, LeadOperations) {
 // is sent afresh (the reconciliation of a refused invite took a connection the operator accepted
 // for the invite's effect, and counted the lead invited). A reconciliation that could not say
 // tells nothing: the uncertain request before it is checked.
+// A lead skipped to a message step with no acceptance seen is not known to be a connection of its
+// sender, and the platform lets only connections be messaged: the skip says so (it said nothing,
+// and the message failed later). One whose acceptance was seen is not counted.
+TEST_F(DncTest, ASkipToAMessageStepSaysWhenNoAcceptanceWasSeen) {
+    write("people.csv", "profile_url,first_name\n" + urls_[0] + ",P\n" + urls_[1] + ",Q\n");
+    auto file = write("m.yaml", "name: msg\naccounts: [sender-1]\naudience:\n  file: people.csv\n" +
+                                    schedule_and_budget() +
+                                    "steps:\n  - id: v\n    kind: visit\n  - id: hello\n    kind: send\n"
+                                    "    message_text: Hi\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    const auto a = lead_id(urls_[0]), b = lead_id(urls_[1]);
+    auto skipped = env_->run({"leads", "skip", "msg", a, "--to", "hello"});
+    ASSERT_EQ(skipped.exit_code, 0) << skipped.output;
+    EXPECT_NE(skipped.output.find("note: 1 lead was moved to a message step with no acceptance seen"),
+              std::string::npos)
+        << skipped.output;
+    q("UPDATE enrollments SET accepted_seen = true WHERE lead_id = " + b);
+    auto connected = call("POST", "/v1/campaigns/msg/leads/" + b + "/skip", R"({"to": "hello"})");
+    ASSERT_EQ(connected.status, 200) << connected.body;
+    EXPECT_EQ(connected.body_json()["changed_count"], 1) << connected.body;
+    EXPECT_EQ(connected.body_json()["not_known_connected"], 0) << connected.body;
+}
+
 TEST_F(DncTest, ARetriedContactIsCheckedFirstOnlyWhenItMayHaveTakenEffect) {
     std::string csv = "profile_url,first_name\n";
     for (int i = 0; i < 6; ++i) {

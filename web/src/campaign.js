@@ -117,6 +117,7 @@ function leadsSection(name) {
       const r = await post(`/v1/campaigns/${encodeURIComponent(name)}/leads:bulk`, { action, state: state.value });
       put(bulkOut, h('p', { text: `${action}: ${r.matched} matched, ${r.changed_count} changed, ${r.refused_count} refused` +
         (r.already_count > 0 ? `, ${r.already_count} stopped already` : '') +
+        (r.not_known_connected > 0 ? `, ${r.not_known_connected} moved to a message step with no acceptance seen (only connections can be messaged)` : '') +
         Object.entries(r.refused_by_why).map(([why, n]) => ` · ${n}: ${why}`).join('') }));
       load();
     } catch (e) {

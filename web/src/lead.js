@@ -17,8 +17,11 @@ export function render(main, [name, id]) {
   async function act(verb, body) {
     clear(actionsOut);
     try {
-      await post(`${base}/${verb}`, body);
+      const r = await post(`${base}/${verb}`, body);
       load();
+      if (r && r.not_known_connected > 0) {
+        actionsOut.append(h('p', { id: 'lead-note', class: 'muted', text: 'Moved to a message step with no acceptance seen: the platform lets only connections be messaged, so the message is refused unless the person is connected to the sender already.' }));
+      }
     } catch (e) {
       actionsOut.append(e.missingEndpoint ? unavailable(`POST ${base.replace(/\/\d+$/, '/{id}')}/${verb}`) : errorBox(e));
     }
