@@ -293,6 +293,13 @@ TEST_F(DncTest, ACompanyWithInnerBlanksMatchesAsTyped) {
     auto by_url = env_->run({"dnc", "add", urls_[3]});
     ASSERT_EQ(by_url.exit_code, 0) << by_url.output;
     EXPECT_EQ(by_url.output.find("no company field"), std::string::npos) << by_url.output;
+    // A duplicate (a company in another case, a URL in another spelling) takes no id: the next
+    // entry's id follows the last one's (they went 1, 2, 4).
+    env_->run({"dnc", "add", "--company", "initech", urls_[3] + "/"});
+    ASSERT_EQ(env_->run({"dnc", "add", urls_[4]}).exit_code, 0);
+    EXPECT_EQ(q("SELECT string_agg((entry_id - (SELECT min(entry_id) FROM do_not_contact))::text, ' ' "
+                "ORDER BY entry_id) FROM do_not_contact"),
+              "0 1 2 3");
 }
 
 TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
