@@ -22,6 +22,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <limits>
 
@@ -54,6 +55,11 @@ struct message_view {
     std::string sender_name;
     json written_at = nullptr;
 };
+// A message stored this long after it was written was found late (a catch-up sweep after a gap):
+// the conversation places it by when it was written (the dashboard says "written …" of it, by
+// the same minute).
+constexpr auto late_stored = std::chrono::minutes(1);
+
 message_view message_of(const std::string& payload) {
     message_view m;
     auto ev = outreach::parse_webhook_event(std::string_view(payload));
@@ -150,20 +156,35 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
         json conversation = json::array();
         const auto lead = e[5].as<std::int64_t>();
         if (lead > 0) {
+            // Ordered by when each was stored (the API's times may have whole seconds only, and
+            // come from another clock than our sends'), but a message of theirs stored more than
+            // late_stored after it was written (found by a catch-up sweep after a gap) by when it
+            // was written: after ours that answered it, it read as a reply to ours.
+            std::vector<std::pair<std::chrono::system_clock::time_point, json>> items;
             for (const auto& m : tx.exec_params(q("inbox/conversation"), lead, e[1].as<std::string>())) {
                 const bool in = m[0].as<std::string>() == "in";
                 json item = {{"direction", in ? "in" : "out"}, {"at", m[2].as<std::string>()}};
+                auto at = parse_iso8601(m[2].as<std::string>()).value_or(std::chrono::system_clock::time_point{});
                 if (in) {
                     auto v = message_of(m[1].as<std::string>());
                     item["text"] = v.text;
                     item["event_id"] = m[5].as<std::int64_t>();
-                    // Ordered by when it was stored (the API's times may have whole seconds only,
-                    // and come from another clock than our sends'); when it was written is beside.
                     item["written_at"] = v.written_at;
+                    if (v.written_at.is_string()) {
+                        const auto written = parse_iso8601(v.written_at.get<std::string>());
+                        if (written && *written + late_stored < at) {
+                            at = *written;
+                        }
+                    }
                 } else {
                     item["text"] = m[1].as<std::string>();
                     item["step"] = m[4].as<std::string>();
                 }
+                items.emplace_back(at, std::move(item));
+            }
+            std::stable_sort(items.begin(), items.end(),
+                             [](const auto& a, const auto& b) { return a.first < b.first; });
+            for (auto& [at, item] : items) {
                 conversation.push_back(std::move(item));
             }
         }

@@ -1,4 +1,5 @@
 #include "cmd/orchestrator/inbox_watch.hpp"
+#include "engine/time_format.hpp"
 
 #include "cmd/orchestrator/command_support.hpp"
 
@@ -144,7 +145,17 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
                              orch::text::counted((*out)["live_credits"].get<std::int64_t>(), "credit", "credits") + "):\n"
                        : std::string("conversation:\n"));
     for (const auto& m : (*out)["conversation"]) {
-        std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << "  " << str(m["text"]) << "\n";
+        // A message of theirs stored late is placed by when it was written (inbox::show): said.
+        std::string written;
+        if (m.contains("written_at") && m["written_at"].is_string() && m["at"].is_string()) {
+            const auto w = orch::parse_iso8601(m["written_at"].get<std::string>());
+            const auto at = orch::parse_iso8601(m["at"].get<std::string>());
+            if (w && at && *w + std::chrono::minutes(1) < *at) {
+                written = " (written " + str(m["written_at"]) + ")";
+            }
+        }
+        std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << written << "  "
+                  << str(m["text"]) << "\n";
     }
     for (const auto& m : (*out)["manual_replies"]) {
         std::cout << "  ";

@@ -313,6 +313,29 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     EXPECT_NE(alone.output.find("no serve is running"), std::string::npos) << alone.output;
     EXPECT_LT(std::chrono::steady_clock::now() - asked_at, std::chrono::seconds(15));
     EXPECT_EQ(env_->scalar("SELECT state FROM manual_replies WHERE body = 'Back soon'"), "queued");
+
+    // Their message stored late (as a catch-up sweep after a gap stores it), written before ours
+    // went: placed by when it was written, before ours. It sat after ours, as if it answered it.
+    const auto reply = conv[conv.size() - 1];
+    ASSERT_TRUE(reply["written_at"].is_string()) << reply.dump();
+    const std::string written = "'" + reply["written_at"].get<std::string>() + "'::timestamptz";
+    env_->scalar("UPDATE events SET received_at = " + written + " + interval '5 minutes' WHERE event_id = " +
+                 std::to_string(id) + " RETURNING 1");
+    env_->scalar("UPDATE step_attempts a SET finished_at = " + written + " + interval '30 seconds' FROM enrollments "
+                 "en WHERE a.enrollment_id = en.enrollment_id AND en.lead_id = " +
+                 std::to_string(list[0]["lead_id"].get<std::int64_t>()) + " AND en.account_id = '" +
+                 list[0]["account_id"].get<std::string>() + "' AND a.call = 'send' RETURNING 1");
+    auto late_cli = env_->run({"inbox", "show", std::to_string(id), "--format", "json"});  // serve is stopped
+    ASSERT_EQ(late_cli.exit_code, 0) << late_cli.output;
+    const auto shown_late = json::parse(late_cli.output);
+    const auto& late = shown_late["conversation"];
+    ASSERT_GE(late.size(), 2u) << late.dump();
+    EXPECT_EQ(late[0]["direction"], "in") << late.dump();
+    EXPECT_EQ(late[0]["text"], list[0]["text"]) << late.dump();
+    EXPECT_EQ(late[late.size() - 1]["direction"], "out") << late.dump();
+    auto as_text = env_->run({"inbox", "show", std::to_string(id)});
+    EXPECT_NE(as_text.output.find("(written " + reply["written_at"].get<std::string>() + ")"), std::string::npos)
+        << as_text.output;
 }
 
 // A crash between the call and the recording of its result: the intent is left in flight under an
