@@ -370,6 +370,12 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     EXPECT_EQ(waiting(), "waiting to check whether an uncertain call took effect (step v: visit uncertain: timeout) "
                          "until 2100-01-01 11:00:00 UTC");
     EXPECT_EQ(kind(), "to_check");
+    // Its check held by the per-account cap: that cap never resets, so no time frees it.
+    q("UPDATE enrollments SET wait_code = 'account_budget', reason = 'waiting for the per-account cap'" + where);
+    EXPECT_EQ(waiting(), "waiting to check whether an uncertain call took effect (step v: waiting for the per-account "
+                         "cap; the cap covers the campaign's whole life; raising it wakes the lead; looked at again "
+                         "2100-01-01 11:00:00 UTC)");
+    q("UPDATE enrollments SET wait_code = NULL, reason = 'visit uncertain: timeout'" + where);
     EXPECT_NE(watched().find("calling  waiting to check whether an uncertain call took effect"), std::string::npos)
         << watched();
     auto shown = env_->run({"leads", "show", "calls", x});
