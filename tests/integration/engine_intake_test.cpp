@@ -576,6 +576,48 @@ TEST_F(IntakeTest, TheSweepRecoversAReplyFromALeadThatFinished) {
     EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message'"), "Sounds good");
 }
 
+// A reply that came while no serve ran, found by the read before a follow-up (stop_on_reply): the
+// follow-up is not sent and the lead ends replied, and once serve is back its catch-up sweep
+// stores the reply in the inbox and sets the lead's reply milestone. That read keeps no message,
+// and the sweep skipped replied leads: a trial's reply stayed out of the inbox and the funnel.
+TEST_F(IntakeTest, TheSweepRecoversAReplyTheReadBeforeAFollowUpFound) {
+    start({"--reply-probability", "0"});
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'sender-1'");
+    const messaged_lead m{account, a_connection(account), ""};
+    ASSERT_FALSE(m.url.empty()) << "sender-1 has no connection";
+    std::ofstream(dir_ + "/follow.csv") << "profile_url,first_name\n" << m.url << ",Ada\n";
+    const auto file = write("follow.yaml",
+                            "name: follow\naccounts: [sender-1]\naudience:\n  file: follow.csv\n"
+                            "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n"
+                            "  hours: \"00:00-24:00\"\nbudget_credits: 100\nstop_on_reply: true\nsteps:\n"
+                            "  - id: hello\n    kind: send\n    message_text: \"Hi\"\n"
+                            "  - id: pause\n    kind: delay\n    duration: 4s\n    next: again\n"
+                            "  - id: again\n    kind: send\n    message_text: \"Following up\"\n");
+    auto applied = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE messaged_at IS NOT NULL", "1")) << worker->log();
+    const auto lead = env_->scalar("SELECT lead_id FROM enrollments");
+    // The reply comes during the pause, while no serve runs (no webhook exists: nothing is delivered).
+    auto replied = person_writes(m, "Sounds good");
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+    ASSERT_EQ(env_->scalar("SELECT status || ' ' || (replied_at IS NOT NULL) || ' ' || "
+                           "(SELECT count(*) FROM events) FROM enrollments WHERE lead_id = " + lead),
+              "replied false 0")
+        << "the read before the follow-up did not find the reply, or something stored it";
+    auto receiver = serve(free_port(), free_port());
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + lead, "1"))
+        << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT status || ' ' || (replied_at IS NOT NULL) FROM enrollments WHERE lead_id = " + lead),
+              "replied true");
+    EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message'"),
+              "Sounds good");
+    // The follow-up was never requested: one send in the sandbox's record, the first.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    EXPECT_EQ(control.get("/control/requests?key=test-key&action=send").body_json()["requests"].size(), 1u);
+}
+
 // A person's later message, sent while no serve ran. With a webhook of our own (custom mode) the
 // API's delivery fails, and its retry comes only after serve is back: the catch-up sweep of the
 // restart compares the inbox's last message with the newest stored one and stores the later
