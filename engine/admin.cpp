@@ -9,6 +9,7 @@
 #include "engine/campaign_lifecycle.hpp"
 #include "engine/dnc.hpp"
 #include "engine/inbox.hpp"
+#include "engine/intake.hpp"
 #include "engine/lead_ops.hpp"
 #include "engine/ledger.hpp"
 #include "engine/limits/limits.hpp"
@@ -31,6 +32,8 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <charconv>
 #include <future>
 #include <map>
@@ -171,6 +174,9 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Gauge>* ledger_credits = nullptr;
     prometheus::Family<prometheus::Gauge>* intake_events = nullptr;
     prometheus::Family<prometheus::Counter>* events_stored = nullptr;
+    prometheus::Family<prometheus::Counter>* webhook_refused = nullptr;
+    const intake_stats* intake = nullptr;              // serve's receiver, when the admin runs in serve
+    std::array<std::uint64_t, 3> refused_seen{};       // its counts at the last scrape
     std::int64_t watermark = 0;
     std::int64_t events_watermark = 0;
 
@@ -202,6 +208,12 @@ struct admin_server::impl {
                              .Name("orch_events_stored_total")
                              .Help("Inbox events stored (webhooks, streams, polls and sweeps; each once) by kind")
                              .Register(*registry);
+        webhook_refused = &BuildCounter()
+                               .Name("orch_webhook_refused_total")
+                               .Help("Requests serve's webhook receiver refused: to a path not its own (unknown_path), "
+                                     "for an account with no webhook of its own (unknown_account), or failing the "
+                                     "signature check (bad_signature)")
+                               .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
 
@@ -736,6 +748,17 @@ void admin_server::impl::scrape() {
     intake_events->Add({{"state", "quarantined"}}).Set(ev[0].as<double>());
     intake_events->Add({{"state", "unknown_type"}}).Set(ev[1].as<double>());
     intake_events->Add({{"state", "quiet_accounts"}}).Set(ev[2].as<double>());
+    if (intake) {
+        const std::array<std::pair<const char*, const std::atomic<std::uint64_t>*>, 3> counts = {
+            {{"unknown_path", &intake->refused_path},
+             {"unknown_account", &intake->refused_account},
+             {"bad_signature", &intake->refused_signature}}};
+        for (std::size_t i = 0; i < counts.size(); ++i) {
+            const auto now = counts[i].second->load();
+            webhook_refused->Add({{"reason", counts[i].first}}).Increment(static_cast<double>(now - refused_seen[i]));
+            refused_seen[i] = now;
+        }
+    }
 }
 
 asio::awaitable<reply> admin_server::impl::metrics() {
@@ -1805,9 +1828,11 @@ asio::awaitable<reply> admin_server::impl::dnc_route(const std::vector<std::stri
                       o.added.empty() ? http::status::ok : http::status::created);
 }
 
-admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api)
+admin_server::admin_server(asio::io_context& io, const settings& s, outreach::client* api,
+                           const intake_stats* intake)
     : impl_(std::make_shared<impl>(io, s, api)) {
     auto& m = *impl_;
+    m.intake = intake;
     if (m.cfg.admin_token.empty()) {
         throw std::runtime_error("admin endpoint: no admin_token (ORCH_ADMIN_TOKEN)");
     }

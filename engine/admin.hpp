@@ -64,6 +64,8 @@ class client;
 
 namespace orch::engine {
 
+struct intake_stats;
+
 class admin_server {
 public:
     // Connects to the database (require_current) and binds admin_listen at once. Throws
@@ -71,7 +73,9 @@ public:
     // boost::system::system_error (address in use). Preconditions: s.admin_token is not empty.
     // `api` (may be null: /readyz then says the API is not configured) is used on `io`'s thread
     // only and must outlive the server.
-    admin_server(boost::asio::io_context& io, const settings& s, outreach::client* api);
+    // `intake` (may be null): serve's receiver counts, exported as orch_webhook_refused_total.
+    admin_server(boost::asio::io_context& io, const settings& s, outreach::client* api,
+                 const intake_stats* intake = nullptr);
     ~admin_server();
     admin_server(const admin_server&) = delete;
     admin_server& operator=(const admin_server&) = delete;

@@ -246,6 +246,40 @@ struct intake::impl {
     }
 
     bool custom_mode() const { return !cfg.webhook_public_url.empty(); }
+
+    // The URL the API posts an account's deliveries to: webhook_public_url, without the slashes it
+    // may end with, then /<account_id> (a URL given with a trailing slash registered ".../x//acc",
+    // which the receiver's path did not match: every delivery was refused).
+    std::string receiver_url(const std::string& account) const {
+        std::string base = cfg.webhook_public_url;
+        while (!base.empty() && base.back() == '/') {
+            base.pop_back();
+        }
+        return base + "/" + account;
+    }
+
+    // A delivery refused (404 or 401) is logged, at most once a minute for each kind of refusal,
+    // with how many more were refused since the last line: a misdirected webhook is heard of
+    // without a line per request (io thread only).
+    struct refusals {
+        std::chrono::steady_clock::time_point told{};
+        std::uint64_t since = 0;
+    };
+    std::map<std::string, refusals> refusals_told;
+    void tell_refusal(const std::string& kind, const std::string& line) {
+        auto& r = refusals_told[kind];
+        const auto now = std::chrono::steady_clock::now();
+        if (r.told != std::chrono::steady_clock::time_point{} && now - r.told < std::chrono::minutes(1)) {
+            ++r.since;
+            return;
+        }
+        if (r.since > 0) {
+            spdlog::warn("{} ({} more refused so since the last such line)", line, r.since);
+        } else {
+            spdlog::warn("{}", line);
+        }
+        r = {now, 0};
+    }
     bool leading() const { return stats.leader.load(); }
 
     // Runs `f` on `pool`. `f` is a named local of the caller (it outlives the suspension); GCC 12
@@ -676,12 +710,18 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
     }
     if (target.rfind(receiver_path + "/", 0) != 0) {
+        ++stats.refused_path;
+        tell_refusal("path", "serve: webhook receiver: a request to " + orch::text::escaped_clipped(target, 200) +
+                                 " answered 404: deliveries are taken at " + receiver_path + "/<account_id>");
         co_return api::handler_result::reply(error_response(req, http::status::not_found, "no such path"));
     }
     if (req.method() != http::verb::post) {
         co_return api::handler_result::reply(error_response(req, http::status::method_not_allowed, "POST only"));
     }
+    // Slashes after the path's own are taken as one: a webhook registered with a doubled slash
+    // (a public URL given with a trailing one) still delivers.
     std::string account = target.substr(receiver_path.size() + 1);
+    account.erase(0, account.find_first_not_of('/'));
     co_await refresh_secrets(false);
     auto verify = [&] {
         auto secret = secrets.find(account);
@@ -699,7 +739,10 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         check = verify();
     }
     if (!check) {
-        ++stats.rejected;
+        ++stats.refused_account;
+        tell_refusal("account", "serve: webhook receiver: a delivery for account '" +
+                                    orch::text::escaped_clipped(account, 200) +
+                                    "' answered 404: no webhook of this receiver is registered for it");
         // No signing secret of ours for this account: no webhook of this receiver delivers for it
         // (in hosted mode none does: events come by the stream and polling).
         co_return api::handler_result::reply(error_response(
@@ -710,9 +753,9 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
                                  "polling)")));
     }
     if (*check != outreach::signature_check::valid) {
-        ++stats.rejected;
-        spdlog::warn("serve: rejected delivery for account={}: signature {}", orch::text::escaped(account),
-                     outreach::to_string(*check));
+        ++stats.refused_signature;
+        tell_refusal("signature", "serve: webhook receiver: a delivery for account=" + orch::text::escaped(account) +
+                                      " answered 401: signature " + std::string(outreach::to_string(*check)));
         co_return api::handler_result::reply(
             error_response(req, http::status::unauthorized,
                            std::string("signature ") + std::string(outreach::to_string(*check))));
@@ -884,7 +927,7 @@ asio::awaitable<bool> intake::impl::confirm_active(const std::string& account, c
 asio::awaitable<bool> intake::impl::ensure_one(const account_row& a) {
     const bool custom = custom_mode();
     const std::string mode = custom ? "custom" : "hosted";
-    const std::string url = custom ? cfg.webhook_public_url + "/" + a.account_id : std::string();
+    const std::string url = custom ? receiver_url(a.account_id) : std::string();
     const std::string account = a.account_id;
     struct stored_webhook {
         std::string id, mode, url;
@@ -2056,7 +2099,7 @@ int intake::run() {
         spdlog::warn("serve: admin endpoint off: set ORCH_ADMIN_TOKEN to serve it on {}", m.cfg.admin_listen);
     } else {
         try {
-            m.admin = std::make_unique<admin_server>(m.io, m.cfg, &*m.api);
+            m.admin = std::make_unique<admin_server>(m.io, m.cfg, &*m.api, &m.stats);
         } catch (const std::exception& e) {
             m.server->stop();
             return fail("cannot start the admin endpoint on " + m.cfg.admin_listen + " (admin_listen): " + e.what());

@@ -50,7 +50,9 @@ struct intake_stats {
     std::atomic<std::uint64_t> received{0};     // deliveries or stream/poll items seen
     std::atomic<std::uint64_t> stored{0};       // new inbox events
     std::atomic<std::uint64_t> duplicates{0};   // already stored
-    std::atomic<std::uint64_t> rejected{0};     // failed verification (4xx)
+    std::atomic<std::uint64_t> refused_path{0};      // requests to a path not the receiver's (404)
+    std::atomic<std::uint64_t> refused_account{0};   // deliveries for an account with no webhook of ours (404)
+    std::atomic<std::uint64_t> refused_signature{0}; // failed signature verification (401)
     std::atomic<std::uint64_t> quarantined{0};  // verified but unreadable, kept raw
     std::atomic<std::uint64_t> unknown_types{0};// readable events of a type the engine does not use
     std::atomic<std::uint64_t> swept{0};        // events the catch-up sweep found

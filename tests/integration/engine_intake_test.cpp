@@ -1053,6 +1053,66 @@ TEST_F(IntakeTest, TheMetricsCountTheEventsStoredByKind) {
     EXPECT_NE(metrics.find("orch_events_stored_total{kind=\"message\"} 2\n"), std::string::npos) << metrics;
 }
 
+// A public URL given with a trailing slash registers webhooks at ".../webhooks/<account>", not
+// ".../webhooks//<account>" (a trial's every delivery was answered 404, with nothing logged), and a
+// delivery to a doubled slash is taken too. What the receiver refuses is logged and counted
+// (orch_webhook_refused_total), by reason.
+TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounted) {
+    start({"--reply-probability", "0"});
+    const auto m = message_a_connection("slash");
+    ASSERT_FALSE(m.lead.empty());
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    const auto admin_port = free_port();
+    const auto port = free_port();
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
+                                 "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks/",
+                                 "--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
+    http_client api("127.0.0.1", sandbox_->port());
+    const auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
+    ASSERT_EQ(listed["data"]["items"].size(), 3u) << listed.dump();
+    for (const auto& w : listed["data"]["items"]) {
+        const auto url = w.value("url", std::string());
+        EXPECT_EQ(url.find("/webhooks/acc"), url.find("/webhooks/")) << url;
+        EXPECT_EQ(url.find("//acc"), std::string::npos) << url;
+    }
+    // The person's reply is delivered and reaches the lead.
+    auto replied = person_writes(m, "Sounds good");
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    // A delivery to a doubled slash (a webhook registered by a receiver that kept the slash).
+    const auto secret = stored_secret(m.account);
+    const std::string body =
+        R"({"event_id":"slash-1","type":"message_received","data":{"profile_url":")" + m.url +
+        R"(","sender_profile_url":")" + m.url + R"(","message_text":"And one more"}})";
+    auto doubled = deliver(port, "/" + m.account, body, secret);
+    EXPECT_EQ(doubled.status, 200) << doubled.body;
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "2"))
+        << receiver->log();
+    // Refused: a path not the receiver's, an account with no webhook of ours, a bad signature.
+    http_client to_receiver("127.0.0.1", port);
+    EXPECT_EQ(to_receiver.request("POST", "/elsewhere/" + m.account, body, {{"content-type", "application/json"}}).status,
+              404);
+    EXPECT_EQ(deliver(port, "acc_nobody", body, secret).status, 404);
+    EXPECT_EQ(deliver(port, m.account, body, "not-the-secret").status, 401);
+    EXPECT_EQ(deliver(port, m.account, body, "not-the-secret").status, 401);
+    const auto metrics =
+        http_client("127.0.0.1", admin_port)
+            .request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}})
+            .body;
+    EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_path\"} 1\n"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_account\"} 1\n"), std::string::npos)
+        << metrics;
+    EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"bad_signature\"} 2\n"), std::string::npos) << metrics;
+    // Logged: the first of each kind (the second bad signature within the minute is counted, not logged).
+    const auto log = receiver->log();
+    EXPECT_NE(log.find("a request to /elsewhere/" + m.account + " answered 404"), std::string::npos) << log;
+    EXPECT_NE(log.find("a delivery for account 'acc_nobody' answered 404"), std::string::npos) << log;
+    EXPECT_NE(log.find("answered 401: signature"), std::string::npos) << log;
+    EXPECT_EQ(log.find("answered 401: signature", log.find("answered 401: signature") + 1), std::string::npos) << log;
+}
+
 // Hosted events on a stream without ids are keyed by their content; the catch-up poll of a
 // restarted serve reads them again under the poll's ids. Each is stored once (the content key
 // is unique too, migration 0035): before, every event of the last 24 h was stored a second time
