@@ -592,7 +592,11 @@ gate_decision limits_gate::decision_of(const limits::check& c, const limits::ver
     cs::wait_code code = cs::wait_code::none;
     switch (v.why) {
     case limits::reason::rate:
-        why = "the API key's request rate";
+        // One wording while the rate is cut (not its share, which changes each minute): `campaign
+        // watch` groups leads by reason, and says why the key sends below key_requests_per_minute.
+        why = limiter_.key_share() < 1.0
+                  ? "the API key's request rate, slowed after the API answered RATE_LIMITED without Retry-After"
+                  : "the API key's request rate";
         code = cs::wait_code::key_rate;
         break;
     case limits::reason::cooldown_key:

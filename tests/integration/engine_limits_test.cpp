@@ -390,8 +390,18 @@ TEST_F(LimitsTest, AKeySetAboveTheApisRateLearnsItFromThe429s) {
     apply("learn", 150, "1h");
     const auto since = now_ms();
     auto worker = env_->spawn({"worker"});
-    std::this_thread::sleep_for(std::chrono::seconds(45));
+    // While the key's rate is cut, the leads waiting for it say why (what `campaign watch` shows).
+    std::int64_t said_slowed = 0;
+    for (auto until = std::chrono::steady_clock::now() + std::chrono::seconds(45);
+         std::chrono::steady_clock::now() < until;) {
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        said_slowed = std::max(said_slowed,
+                               count("SELECT count(*) FROM enrollments WHERE wait_code = 'key_rate' AND reason LIKE "
+                                     "'waiting for the API key''s request rate, slowed after the API answered "
+                                     "RATE_LIMITED without Retry-After%'"));
+    }
     worker->stop(SIGTERM);
+    EXPECT_GT(said_slowed, 0) << worker->log();
     const auto log = requests(since);
     // After the first 15 s (the cuts), the 429s are a few of the requests, and the API's rate is
     // mostly used.
