@@ -60,6 +60,17 @@ struct message_view {
 // the same minute).
 constexpr auto late_stored = std::chrono::minutes(1);
 
+// Whether a message written at `written_at` (an ISO time, or null) and stored at `stored` was
+// stored late_stored after it was written: the inbox's `written_late`, which the CLI and the
+// dashboard say "written …" by (the rule lives here only).
+bool written_late(const json& written_at, std::chrono::system_clock::time_point stored) {
+    if (!written_at.is_string()) {
+        return false;
+    }
+    const auto written = parse_iso8601(written_at.get<std::string>());
+    return written && *written + late_stored < stored;
+}
+
 message_view message_of(const std::string& payload) {
     message_view m;
     auto ev = outreach::parse_webhook_event(std::string_view(payload));
@@ -80,6 +91,8 @@ json reply_summary(const pqxx::row& r) {
               {"account_id", r[1].as<std::string>()},
               {"received_at", r[2].as<std::string>()},
               {"written_at", m.written_at},
+              {"written_late", written_late(m.written_at, parse_iso8601(r[2].as<std::string>())
+                                                              .value_or(std::chrono::system_clock::time_point{}))},
               {"text", m.text},
               {"sender_name", m.sender_name},
               {"mark", opt_text(r[4])},
@@ -170,11 +183,9 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
                     item["text"] = v.text;
                     item["event_id"] = m[5].as<std::int64_t>();
                     item["written_at"] = v.written_at;
-                    if (v.written_at.is_string()) {
-                        const auto written = parse_iso8601(v.written_at.get<std::string>());
-                        if (written && *written + late_stored < at) {
-                            at = *written;
-                        }
+                    item["written_late"] = written_late(v.written_at, at);
+                    if (item["written_late"].get<bool>()) {
+                        at = *parse_iso8601(v.written_at.get<std::string>());
                     }
                 } else {
                     item["text"] = m[1].as<std::string>();

@@ -134,8 +134,7 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
               << "\n  campaign: " << (r["campaign"].is_null() ? "(none)" : str(r["campaign"]))
               << "\n  account:  " << str(r["account_id"]) << (r["account_connected"].get<bool>() ? "" : " (unavailable)")
               << "\n  received: " << str(r["received_at"])
-              << (r.contains("written_at") && r["written_at"].is_string() && r["written_at"] != r["received_at"]
-                      ? " (written " + str(r["written_at"]) + ")"
+              << (r.value("written_late", false) ? " (written " + str(r["written_at"]) + ")"
                       : std::string())
               << "\n";
     if (!r["mark"].is_null()) {
@@ -146,14 +145,7 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
                        : std::string("conversation:\n"));
     for (const auto& m : (*out)["conversation"]) {
         // A message of theirs stored late is placed by when it was written (inbox::show): said.
-        std::string written;
-        if (m.contains("written_at") && m["written_at"].is_string() && m["at"].is_string()) {
-            const auto w = orch::parse_iso8601(m["written_at"].get<std::string>());
-            const auto at = orch::parse_iso8601(m["at"].get<std::string>());
-            if (w && at && *w + std::chrono::minutes(1) < *at) {
-                written = " (written " + str(m["written_at"]) + ")";
-            }
-        }
+        const std::string written = m.value("written_late", false) ? " (written " + str(m["written_at"]) + ")" : "";
         std::cout << "  " << (m["direction"] == "in" ? "<< " : ">> ") << str(m["at"]) << written << "  "
                   << str(m["text"]) << "\n";
     }

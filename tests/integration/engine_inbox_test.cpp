@@ -318,6 +318,7 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     // went: placed by when it was written, before ours. It sat after ours, as if it answered it.
     const auto reply = conv[conv.size() - 1];
     ASSERT_TRUE(reply["written_at"].is_string()) << reply.dump();
+    EXPECT_EQ(reply["written_late"], false) << reply.dump();  // stored as it came
     const std::string written = "'" + reply["written_at"].get<std::string>() + "'::timestamptz";
     env_->scalar("UPDATE events SET received_at = " + written + " + interval '5 minutes' WHERE event_id = " +
                  std::to_string(id) + " RETURNING 1");
@@ -332,6 +333,8 @@ TEST_F(InboxTest, ListShowAndReplyExactlyOnce) {
     ASSERT_GE(late.size(), 2u) << late.dump();
     EXPECT_EQ(late[0]["direction"], "in") << late.dump();
     EXPECT_EQ(late[0]["text"], list[0]["text"]) << late.dump();
+    EXPECT_EQ(late[0]["written_late"], true) << late.dump();         // the mark the CLI and dashboard say it by
+    EXPECT_EQ(shown_late["reply"]["written_late"], true) << shown_late["reply"].dump();
     EXPECT_EQ(late[late.size() - 1]["direction"], "out") << late.dump();
     auto as_text = env_->run({"inbox", "show", std::to_string(id)});
     EXPECT_NE(as_text.output.find("(written " + reply["written_at"].get<std::string>() + ")"), std::string::npos)

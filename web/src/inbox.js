@@ -15,12 +15,10 @@ function manualLine(m) {
     h('span', { text: m.text }), m.reason ? h('small', { class: 'muted block', text: m.reason }) : null);
 }
 
-// When a message was written, as the API gave it, when that is more than a minute before it was
-// stored (the catch-up sweep found it after a gap in intake); empty otherwise.
-function writtenBefore(writtenAt, storedAt) {
-  if (!writtenAt || !storedAt) return '';
-  const gap = new Date(storedAt).getTime() - new Date(writtenAt).getTime();
-  return gap > 60000 ? `written ${when(writtenAt)}` : '';
+// When a message was written, as the API gave it, when the inbox says it was stored late
+// (written_late: the catch-up sweep found it after a gap in intake); empty otherwise.
+function writtenBefore(m) {
+  return m.written_late && m.written_at ? `written ${when(m.written_at)}` : '';
 }
 
 // One reply: a summary line; opened, its conversation, our manual replies and the two actions.
@@ -34,7 +32,7 @@ function replyItem(r, onDnc) {
   const details = h('details', { class: 'reply', dataset: { reply: r.id } },
     h('summary', {}, h('strong', { text: r.profile_url || r.sender_name || `reply ${r.id}` }), ' ',
       r.mark ? badge('not interested') : null, r.last_reply_state ? badge(`answer ${r.last_reply_state}`) : null, ' ',
-      h('small', { class: 'muted', text: [r.campaign, r.account_id, when(r.received_at), writtenBefore(r.written_at, r.received_at)].filter(Boolean).join(' · ') }),
+      h('small', { class: 'muted', text: [r.campaign, r.account_id, when(r.received_at), writtenBefore(r)].filter(Boolean).join(' · ') }),
       h('span', { class: 'block', text: `“${r.text || ''}”` })),
     body, form);
   async function load() {
@@ -43,7 +41,7 @@ function replyItem(r, onDnc) {
       const messages = d.conversation || [];
       put(body,
         messages.length ? h('ol', { class: 'conversation' }, messages.map((m) => h('li', { class: m.direction === 'in' ? 'in' : 'out' },
-          h('small', { class: 'muted block', text: [when(m.at), writtenBefore(m.written_at, m.at), m.step === 'manual_reply' ? 'manual reply' : ''].filter(Boolean).join(' · ') }),
+          h('small', { class: 'muted block', text: [when(m.at), writtenBefore(m), m.step === 'manual_reply' ? 'manual reply' : ''].filter(Boolean).join(' · ') }),
           h('span', { text: m.text || '' })))) : h('p', { class: 'muted', text: r.text || 'No messages.' }),
         (d.manual_replies || []).length ? h('ul', { class: 'manual-replies' }, d.manual_replies.map(manualLine)) : null);
       if (!d.reply.campaign) {
