@@ -15,7 +15,7 @@
 
 namespace orch::engine {
 
-// step_attempts.outcome: the Postgres enum attempt_outcome (migration 0001).
+// step_attempts.outcome: the Postgres enum attempt_outcome (migration 0001; not_sent, 0040).
 enum class attempt_outcome {
     in_flight,           // the intent row before the call's answer (written by SQL, never by C++)
     ok,
@@ -24,13 +24,16 @@ enum class attempt_outcome {
     uncertain,           // may have taken effect (the whole reservation is charged)
     reconciled_present,  // a reconciliation found the interrupted call's effect
     reconciled_absent,   // a reconciliation found no effect
+    // Answered, and its effect deliberately not made: a follow-up of a stop_on_reply campaign
+    // whose read before it found the lead's reply (the read made and billed, no message sent).
+    not_sent,
 };
-inline constexpr std::array<attempt_outcome, 7> all_attempt_outcomes{
+inline constexpr std::array<attempt_outcome, 8> all_attempt_outcomes{
     attempt_outcome::in_flight, attempt_outcome::ok,        attempt_outcome::transient,
     attempt_outcome::permanent, attempt_outcome::uncertain, attempt_outcome::reconciled_present,
-    attempt_outcome::reconciled_absent};
+    attempt_outcome::reconciled_absent, attempt_outcome::not_sent};
 
-static_assert(all_attempt_outcomes.size() == static_cast<std::size_t>(attempt_outcome::reconciled_absent) + 1);
+static_assert(all_attempt_outcomes.size() == static_cast<std::size_t>(attempt_outcome::not_sent) + 1);
 
 constexpr std::string_view to_string(attempt_outcome o) {
     switch (o) {
@@ -48,6 +51,8 @@ constexpr std::string_view to_string(attempt_outcome o) {
         return "reconciled_present";
     case attempt_outcome::reconciled_absent:
         return "reconciled_absent";
+    case attempt_outcome::not_sent:
+        return "not_sent";
     }
     return "in_flight";
 }
@@ -74,6 +79,11 @@ constexpr bool may_have_taken_effect(attempt_outcome o) {
 // The call failed and is known to have done nothing (its rate-limit take is given back).
 constexpr bool failed_without_effect(attempt_outcome o) {
     return o == attempt_outcome::transient || o == attempt_outcome::permanent;
+}
+// The call is known to have done nothing: it failed so, or it chose not to (not_sent). Its quota
+// place is given back; the requests it made keep their places in the key's rate.
+constexpr bool known_without_effect(attempt_outcome o) {
+    return failed_without_effect(o) || o == attempt_outcome::not_sent;
 }
 
 // events.kind: the inbox's event kinds (its CHECK, migration 0001). The intake maps the API's

@@ -242,7 +242,10 @@ asio::awaitable<bool> no_reply_since_ours(api_port& api, const call_target& t, c
         }
     }
     if (theirs && (!ours || *theirs > *ours)) {
+        // Recorded as not sent: the follow-up's text is in its attempt row, and an outcome of ok
+        // would read as a message that went out (the conversation, the milestones, the quota).
         out.event.reply_found = true;
+        out.attempt_outcome = engine::attempt_outcome::not_sent;
         co_return false;
     }
     co_return true;

@@ -720,14 +720,14 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
     }
     if (took_effect(outcome.attempt_outcome)) {
         limiter_.succeeded(*c, taken ? taken->verdict : limits::verdict{});
-    } else if (failed_without_effect(outcome.attempt_outcome) && taken) {
+    } else if (known_without_effect(outcome.attempt_outcome) && taken) {
         if (outcome.nothing_sent) {
             // Not sent at all (held or stopped before its first request): its place in the key's
             // rate is given back too. Its pacing gap is kept: time has passed since the take, and
             // once the gap has ended another call's may be the account's last.
             limiter_.unsend(*c, false);
         } else {
-            limiter_.refund(*c);  // failed without effect (an uncertain call keeps its place)
+            limiter_.refund(*c);  // without effect (an uncertain call keeps its place)
         }
     }
     return std::nullopt;

@@ -298,4 +298,36 @@ INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_i
               "acc-idle none, acc-live America/New_York, acc-old Asia/Tokyo, acc-plain UTC");
 }
 
+// 0040/0041: a follow-up that the read before it found replied to was recorded ok, as if sent.
+// The migration makes that attempt not_sent (the lead's last, a send, with the machine's reason
+// for it), and leaves a follow-up of a lead whose reply came otherwise as it was.
+TEST_F(MigrationsOnAFilledDatabase, FollowUpsNotSentAreRecordedSo) {
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        migrate(tx, 5, 39);
+        tx.exec(R"sql(
+INSERT INTO accounts (account_id) VALUES ('acc-1');
+INSERT INTO campaigns (campaign_id, name) VALUES (1, 'old');
+INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES (1, 1, '{}', '', '');
+INSERT INTO leads (lead_id, canonical_url, profile_url)
+SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 2) g;
+INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status, reason, finished_at) VALUES
+    (1, 1, 1, 1, 'acc-1', '', 'replied', 'the lead replied (found before the follow-up, which was not sent)', now()),
+    (2, 1, 1, 2, 'acc-1', '', 'replied', 'the lead replied', now());
+INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker, outcome, credits, body, started_at, finished_at) VALUES
+    (1, 'hello', 'send', 0, 'w', 'ok', 1, 'Hi', now() - interval '2 days', now() - interval '2 days'),
+    (2, 'hello', 'send', 0, 'w', 'ok', 1, 'Hi', now() - interval '2 days', now() - interval '2 days'),
+    (1, 'again', 'send', 0, 'w', 'ok', 1, 'Following up', now() - interval '1 day', now() - interval '1 day'),
+    (2, 'again', 'send', 0, 'w', 'ok', 1, 'Following up', now() - interval '1 day', now() - interval '1 day');
+)sql");
+        tx.commit();
+    }
+    auto r = env_->run({"migrate"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(scalar("SELECT string_agg(enrollment_id || ' ' || step || ' ' || outcome, ', ' ORDER BY attempt_id) "
+                     "FROM step_attempts"),
+              "1 hello ok, 2 hello ok, 1 again not_sent, 2 again ok");
+}
+
 }  // namespace

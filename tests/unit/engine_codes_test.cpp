@@ -20,11 +20,11 @@ TEST(AttemptOutcome, EveryOutcomeRoundTrips) {
         ASSERT_TRUE(back.has_value()) << name;
         EXPECT_EQ(*back, o) << name;
     }
-    EXPECT_EQ(seen.size(), 7u);
+    EXPECT_EQ(seen.size(), 8u);
 }
 
 TEST(AttemptOutcome, TheStoredSpellings) {
-    // step_attempts.outcome's values (the Postgres enum of migration 0001), which reports and the
+    // step_attempts.outcome's values (the Postgres enum of migration 0001, and 0040), which reports and the
     // milestones in engine/settle match.
     EXPECT_EQ(to_string(attempt_outcome::in_flight), "in_flight");
     EXPECT_EQ(to_string(attempt_outcome::ok), "ok");
@@ -33,6 +33,7 @@ TEST(AttemptOutcome, TheStoredSpellings) {
     EXPECT_EQ(to_string(attempt_outcome::uncertain), "uncertain");
     EXPECT_EQ(to_string(attempt_outcome::reconciled_present), "reconciled_present");
     EXPECT_EQ(to_string(attempt_outcome::reconciled_absent), "reconciled_absent");
+    EXPECT_EQ(to_string(attempt_outcome::not_sent), "not_sent");  // migration 0040
 }
 
 TEST(AttemptOutcome, UnknownNamesAreRefused) {
@@ -53,6 +54,13 @@ TEST(AttemptOutcome, EffectClasses) {
         EXPECT_FALSE(took_effect(o)) << to_string(o);
         EXPECT_FALSE(failed_without_effect(o)) << to_string(o);
     }
+    // A follow-up not sent (its read found a reply) took no effect and did not fail: its quota
+    // place is given back with the failures'.
+    EXPECT_FALSE(took_effect(attempt_outcome::not_sent));
+    EXPECT_FALSE(failed_without_effect(attempt_outcome::not_sent));
+    EXPECT_TRUE(known_without_effect(attempt_outcome::not_sent));
+    EXPECT_TRUE(known_without_effect(attempt_outcome::transient));
+    EXPECT_FALSE(known_without_effect(attempt_outcome::uncertain));
     // May have reached the person: what took effect, what is in flight, what was lost.
     for (attempt_outcome o : all_attempt_outcomes) {
         const bool expected = o == attempt_outcome::ok || o == attempt_outcome::reconciled_present ||
