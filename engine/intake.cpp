@@ -27,6 +27,7 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/url.hpp>
 #include <openssl/evp.h>
 #include <pqxx/pqxx>
 #include <spdlog/spdlog.h>
@@ -247,15 +248,19 @@ struct intake::impl {
 
     bool custom_mode() const { return !cfg.webhook_public_url.empty(); }
 
-    // The URL the API posts an account's deliveries to: webhook_public_url, without the slashes it
-    // may end with, then /<account_id> (a URL given with a trailing slash registered ".../x//acc",
-    // which the receiver's path did not match: every delivery was refused).
+    // The URL the API posts an account's deliveries to: webhook_public_url's path, without the
+    // slashes it may end with, then /<account_id>; its query, if any, kept after the path (a proxy's
+    // token). Appending to the whole URL registered ".../x//acc" for a trailing slash and
+    // "...?q=1/acc" for a query: every delivery was refused.
     std::string receiver_url(const std::string& account) const {
-        std::string base = cfg.webhook_public_url;
-        while (!base.empty() && base.back() == '/') {
-            base.pop_back();
+        auto parsed = boost::urls::parse_absolute_uri(cfg.webhook_public_url);  // checked by the settings
+        std::string path = receiver_path;
+        if (!parsed) {
+            return cfg.webhook_public_url + "/" + account;
         }
-        return base + "/" + account;
+        boost::urls::url u(*parsed);
+        u.set_path(path + "/" + account);
+        return std::string(u.buffer());
     }
 
     // A delivery refused (404 or 401) is logged, at most once a minute for each kind of refusal,
@@ -709,7 +714,9 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     if (target == "/healthz") {
         co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
     }
-    if (target.rfind(receiver_path + "/", 0) != 0) {
+    // The path alone: a public URL's query comes back with each delivery (receiver_url).
+    const std::string path = target.substr(0, target.find('?'));
+    if (path.rfind(receiver_path + "/", 0) != 0) {
         ++stats.refused_path;
         tell_refusal("path", "serve: webhook receiver: a request to " + orch::text::escaped_clipped(target, 200) +
                                  " answered 404: deliveries are taken at " + receiver_path + "/<account_id>");
@@ -720,7 +727,7 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     }
     // Slashes after the path's own are taken as one: a webhook registered with a doubled slash
     // (a public URL given with a trailing one) still delivers.
-    std::string account = target.substr(receiver_path.size() + 1);
+    std::string account = path.substr(receiver_path.size() + 1);
     account.erase(0, account.find_first_not_of('/'));
     co_await refresh_secrets(false);
     auto verify = [&] {

@@ -1147,6 +1147,33 @@ TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounte
     EXPECT_EQ(log.find("answered 401: signature", log.find("answered 401: signature") + 1), std::string::npos) << log;
 }
 
+// A public URL with a query (a proxy's token): the account goes into the path, the query after
+// it, and a delivery that carries the query back is taken. Appended to the whole URL, the
+// account went after the query ("...?token=t/acc_..."), and every delivery was refused.
+TEST_F(IntakeTest, APublicUrlWithAQueryKeepsItAfterTheAccountsPath) {
+    start({"--reply-probability", "0"});
+    const auto m = message_a_connection("query");
+    ASSERT_FALSE(m.lead.empty());
+    const auto port = free_port();
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
+                                 "--webhook-public-url",
+                                 "http://127.0.0.1:" + std::to_string(port) + "/webhooks?token=t1"});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
+    http_client api("127.0.0.1", sandbox_->port());
+    const auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
+    ASSERT_EQ(listed["data"]["items"].size(), 3u) << listed.dump();
+    for (const auto& w : listed["data"]["items"]) {
+        const auto url = w.value("url", std::string());
+        EXPECT_EQ(url.rfind("http://127.0.0.1:" + std::to_string(port) + "/webhooks/acc", 0), 0u) << url;
+        EXPECT_EQ(url.size() - url.find("?token=t1"), std::string("?token=t1").size()) << url;
+    }
+    auto replied = person_writes(m, "Sounds good");
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    EXPECT_EQ(receiver->log().find("answered 404"), std::string::npos) << receiver->log();
+}
+
 // Hosted events on a stream without ids are keyed by their content; the catch-up poll of a
 // restarted serve reads them again under the poll's ids. Each is stored once (the content key
 // is unique too, migration 0035): before, every event of the last 24 h was stored a second time
