@@ -56,6 +56,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -2016,6 +2017,12 @@ std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, co
     }
     std::int64_t v = 0;
     auto [end, ec] = std::from_chars(text->data(), text->data() + text->size(), v);
+    if (ec == std::errc::result_out_of_range && end == text->data() + text->size() && v >= 0 &&
+        text->front() != '-') {
+        // A whole number too large for 64 bits: refused by the budget's own limit, as one that fits.
+        v = std::numeric_limits<std::int64_t>::max();
+        ec = std::errc{};
+    }
     if (ec != std::errc{} || end != text->data() + text->size() || v < 1) {
         throw usage_error(flag + ": \"" + *text + "\" is not a positive whole number" +
                           (none_allowed ? " (or 'none')" : " (a campaign always has a budget)"));

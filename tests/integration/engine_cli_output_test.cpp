@@ -1096,6 +1096,12 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
     auto negative = env_->run({"budget", "set", "c", "--credits", "-1"});
     EXPECT_EQ(negative.exit_code, 2) << negative.output;
     EXPECT_EQ(negative.output.find("none"), std::string::npos) << negative.output;
+    // Too large for 64 bits: refused by the budget's limit, as a large one that fits is.
+    for (const char* large : {"99999999999999999999", "9223372036854775807"}) {
+        auto huge = env_->run({"budget", "set", "c", "--credits", large});
+        EXPECT_EQ(huge.exit_code, 2) << huge.output;
+        EXPECT_NE(huge.output.find("cannot be above 1000000000000 credits"), std::string::npos) << huge.output;
+    }
     auto per_day = env_->run({"budget", "set", "c", "--per-day", "x"});
     EXPECT_NE(per_day.output.find("--per-day: \"x\" is not a positive whole number (or 'none')"), std::string::npos)
         << per_day.output;
