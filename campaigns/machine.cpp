@@ -330,7 +330,7 @@ decision ok_result(const campaign& c, const step& current, const enrollment_stat
         enrollment_state next = s;
         next.st = status::replied;
         next.reconcile = false;
-        next.reason = "the lead replied (found before the follow-up, which was not sent)";
+        next.reason = "the lead replied: found before the follow-up, which was not sent";
         next.wait = wait_code::none;
         return moved(std::move(next), "replied before the follow-up");
     }

@@ -279,7 +279,7 @@ struct intake::impl {
             return;
         }
         if (r.since > 0) {
-            spdlog::warn("{} ({} more refused so since the last such line)", line, r.since);
+            spdlog::warn("{} ({} more like it since the last such line)", line, r.since);
         } else {
             spdlog::warn("{}", line);
         }
@@ -1805,9 +1805,9 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             cursor = page->next_cursor;
         }
         if (spared > 0) {
-            spdlog::info("serve: sweep of account={}: {} conversations whose last message is ours were read "
-                         "through it at an earlier sweep: not read again",
-                         orch::text::escaped(account), spared);
+            spdlog::info("serve: sweep of account={}: {} whose last message is ours read through it at an "
+                         "earlier sweep: not read again",
+                         orch::text::escaped(account), orch::text::counted(spared, "conversation", "conversations"));
         }
         if (untimed > 0) {
             spdlog::info("serve: sweep of account={}: the inbox gives no time of {} messages of leads who replied "

@@ -787,7 +787,7 @@ TEST_F(IntakeTest, ALaterMessageFollowedByOursDuringTheGapIsReadFromTheConversat
     EXPECT_EQ(env_->scalar(stored), "2") << env_->scalar("SELECT string_agg(source_id, ' ') FROM events") << "\n"
                                           << third->log();
     EXPECT_EQ(reads(), read_once) << third->log();
-    EXPECT_NE(third->log().find("1 conversations whose last message is ours were read through it at an earlier sweep"),
+    EXPECT_NE(third->log().find("1 conversation whose last message is ours read through it at an earlier sweep"),
               std::string::npos)
         << third->log();
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers t JOIN campaigns c USING (campaign_id) "
