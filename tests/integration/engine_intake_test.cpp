@@ -595,23 +595,6 @@ TEST_F(IntakeTest, TheSweepRecoversAReplyTheReadBeforeAFollowUpFound) {
                             "  - id: again\n    kind: send\n    message_text: \"Following up\"\n");
     auto applied = env_->run({"campaign", "apply", file});
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
-    // The account's sends counted today (the quota's counter, as `accounts list` reads it).
-    auto sends_used = [&](const std::string& id) -> std::int64_t {
-        auto listed = env_->run({"accounts", "list", "--format", "json"});
-        auto j = json::parse(listed.output, nullptr, false);
-        if (listed.exit_code != 0 || j.is_discarded()) {
-            ADD_FAILURE() << listed.output;
-            return -1;
-        }
-        for (const auto& a : j["accounts"]) {
-            if (a["account_id"] == id) {
-                return a["quotas"]["actions"]["send"]["used_today"].get<std::int64_t>();
-            }
-        }
-        ADD_FAILURE() << "no account " << id << " in " << listed.output;
-        return -1;
-    };
-    const auto sends_before = sends_used(account);
     auto worker = env_->spawn({"worker", "--exit-when-idle"});
     ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE messaged_at IS NOT NULL", "1")) << worker->log();
     const auto lead = env_->scalar("SELECT lead_id FROM enrollments");
@@ -633,8 +616,10 @@ TEST_F(IntakeTest, TheSweepRecoversAReplyTheReadBeforeAFollowUpFound) {
     // The follow-up was never requested: one send in the sandbox's record, the first.
     http_client control("127.0.0.1", sandbox_->control_port());
     EXPECT_EQ(control.get("/control/requests?key=test-key&action=send").body_json()["requests"].size(), 1u);
-    // ... and it is recorded so: not sent, not a message of ours in the conversation, and its
-    // place in the account's send quota given back. It was recorded as ok, and read as sent.
+    // ... and it is recorded so: not sent, and not a message of ours in the conversation (its
+    // quota place given back: LimitsGateRedis.AFollowUpNotSentGivesBackItsQuotaPlace; the quota
+    // counters of the tests' shared API key are not this test's alone). It was recorded as ok,
+    // and read as sent.
     EXPECT_EQ(env_->scalar("SELECT string_agg(step || ' ' || outcome, ', ' ORDER BY attempt_id) FROM step_attempts "
                            "WHERE call = 'send'"),
               "hello ok, again not_sent");
@@ -649,7 +634,6 @@ TEST_F(IntakeTest, TheSweepRecoversAReplyTheReadBeforeAFollowUpFound) {
         }
     }
     EXPECT_EQ(ours, std::vector<std::string>{"Hi"}) << shown.output;
-    EXPECT_EQ(sends_used(account), sends_before + 1);
 }
 
 // A person's later message, sent while no serve ran. With a webhook of our own (custom mode) the

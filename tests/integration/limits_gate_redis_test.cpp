@@ -103,6 +103,34 @@ TEST_F(LimitsGateRedis, AFailedCallGivesBackThePlaceOfTheDayItWasTakenIn) {
     EXPECT_EQ(used(*now), 0);
 }
 
+// A follow-up whose read before it found the lead's reply sends nothing (not_sent): its place in
+// the account's send quota is given back, as a failed call's is. It was recorded ok, and kept it.
+TEST_F(LimitsGateRedis, AFollowUpNotSentGivesBackItsQuotaPlace) {
+    orch::engine::limits_gate gate(settings_, false);
+    cs::api_call send;
+    send.kind = cs::call_kind::send;
+    send.confirm_no_reply = true;
+    orch::engine::call_target target{"acc-gate-not-sent", "https://network.example/in/y", 7, 43, ""};
+    const auto at = std::chrono::system_clock::now();
+    const auto decision = gate.before(target, campaign_, send, at);
+    ASSERT_TRUE(decision.allowed) << decision.reason;
+    target.gate_take = decision.take;
+    auto day = limits::day_in_zone(at, "UTC");
+    ASSERT_TRUE(day);
+    auto used = [&] {
+        auto st = gate.limiter().status(target.account_id, *day);
+        EXPECT_TRUE(st.has_value());
+        return st ? st->actions[static_cast<std::size_t>(limits::action::send)].used_today : -1;
+    };
+    ASSERT_EQ(used(), 1);
+    orch::engine::call_outcome not_sent;
+    not_sent.attempt_outcome = orch::engine::attempt_outcome::not_sent;
+    not_sent.event.reply_found = true;
+    not_sent.credits = 1;
+    gate.after(target, campaign_, send, not_sent);
+    EXPECT_EQ(used(), 0);
+}
+
 // A row claimed again while its first call still waited (its lease ended) has two takes. Each
 // call's end gives back its own, on its own day, once: the first call's end leaves the second
 // claim's take alone, and a second end of one call gives nothing back twice.
