@@ -61,6 +61,17 @@ protected:
         return false;
     }
 
+    // The URLs of the webhooks the sandbox holds for the test's key.
+    std::vector<std::string> webhook_urls() {
+        http_client api("127.0.0.1", sandbox_->port());
+        auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
+        std::vector<std::string> urls;
+        for (const auto& w : listed["data"]["items"]) {
+            urls.push_back(w.value("url", std::string()));
+        }
+        return urls;
+    }
+
     // The webhooks the sandbox holds for the test's key, as "id,id,..." in id order.
     std::string webhooks_in_sandbox() {
         http_client api("127.0.0.1", sandbox_->port());
@@ -1086,11 +1097,9 @@ TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounte
                                  "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port) + "/webhooks/",
                                  "--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
-    http_client api("127.0.0.1", sandbox_->port());
-    const auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
-    ASSERT_EQ(listed["data"]["items"].size(), 3u) << listed.dump();
-    for (const auto& w : listed["data"]["items"]) {
-        const auto url = w.value("url", std::string());
+    const auto urls = webhook_urls();
+    ASSERT_EQ(urls.size(), 3u);
+    for (const auto& url : urls) {
         EXPECT_EQ(url.find("/webhooks/acc"), url.find("/webhooks/")) << url;
         EXPECT_EQ(url.find("//acc"), std::string::npos) << url;
     }
@@ -1143,11 +1152,9 @@ TEST_F(IntakeTest, APublicUrlWithAQueryKeepsItAfterTheAccountsPath) {
                                  "--webhook-public-url",
                                  "http://127.0.0.1:" + std::to_string(port) + "/webhooks?token=t1"});
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
-    http_client api("127.0.0.1", sandbox_->port());
-    const auto listed = api.request("GET", "/v2/webhooks", "", {{"x-api-key", "test-key"}}).body_json();
-    ASSERT_EQ(listed["data"]["items"].size(), 3u) << listed.dump();
-    for (const auto& w : listed["data"]["items"]) {
-        const auto url = w.value("url", std::string());
+    const auto urls = webhook_urls();
+    ASSERT_EQ(urls.size(), 3u);
+    for (const auto& url : urls) {
         EXPECT_EQ(url.rfind("http://127.0.0.1:" + std::to_string(port) + "/webhooks/acc", 0), 0u) << url;
         EXPECT_EQ(url.size() - url.find("?token=t1"), std::string("?token=t1").size()) << url;
     }
