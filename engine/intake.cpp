@@ -762,10 +762,9 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     if (*check != outreach::signature_check::valid) {
         ++stats.refused_signature;
         tell_refusal("signature", "serve: webhook receiver: a delivery for account=" + orch::text::escaped(account) +
-                                      " answered 401: signature " + std::string(outreach::to_string(*check)));
+                                      " answered 401: " + std::string(outreach::to_string(*check)));
         co_return api::handler_result::reply(
-            error_response(req, http::status::unauthorized,
-                           std::string("signature ") + std::string(outreach::to_string(*check))));
+            error_response(req, http::status::unauthorized, std::string(outreach::to_string(*check))));
     }
     // Verified. From here on, nothing is refused: what cannot be read is quarantined.
     std::string header_id = std::string(req["X-Service-Event-Id"]);
