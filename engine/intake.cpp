@@ -27,6 +27,9 @@
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/url/parse.hpp>
+#include <boost/url/encode.hpp>
+#include <boost/url/pct_string_view.hpp>
+#include <boost/url/rfc/unreserved_chars.hpp>
 #include <boost/url/url.hpp>
 #include <openssl/evp.h>
 #include <pqxx/pqxx>
@@ -253,14 +256,37 @@ struct intake::impl {
     // token). Appending to the whole URL registered ".../x//acc" for a trailing slash and
     // "...?q=1/acc" for a query: every delivery was refused.
     std::string receiver_url(const std::string& account) const {
+        // The account is one path segment: percent-encoded as the client encodes it in the API's
+        // own paths, so that the receiver finds it whatever characters the API's ids hold.
+        const std::string segment = boost::urls::encode(account, boost::urls::unreserved_chars);
         auto parsed = boost::urls::parse_absolute_uri(cfg.webhook_public_url);  // checked by the settings
-        std::string path = receiver_path;
         if (!parsed) {
-            return cfg.webhook_public_url + "/" + account;
+            return cfg.webhook_public_url + "/" + segment;
         }
         boost::urls::url u(*parsed);
-        u.set_path(path + "/" + account);
+        u.set_encoded_path(receiver_path + "/" + segment);
         return std::string(u.buffer());
+    }
+
+    // The account a delivery's path is for: receiver_path, then one segment (receiver_url encodes
+    // it). Slashes after the receiver's path are taken as one, so that a webhook registered with a
+    // doubled slash (a public URL given with a trailing one) still delivers. nullopt: a path not
+    // the receiver's (another prefix, more segments, an empty or badly encoded one), which is how
+    // any wrong path reads with a root public URL.
+    std::optional<std::string> account_in(const std::string& path) const {
+        if (path.rfind(receiver_path + "/", 0) != 0) {
+            return std::nullopt;
+        }
+        std::string segment = path.substr(receiver_path.size() + 1);
+        segment.erase(0, segment.find_first_not_of('/'));
+        if (segment.empty() || segment.find('/') != std::string::npos) {
+            return std::nullopt;
+        }
+        auto pct = boost::urls::make_pct_string_view(segment);
+        if (!pct) {
+            return std::nullopt;
+        }
+        return pct->decode();
     }
 
     // A delivery refused (404 or 401) is logged, at most once a minute for each kind of refusal,
@@ -715,8 +741,8 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
         co_return api::handler_result::reply(json_reply(req, http::status::ok, {{"status", "ok"}}));
     }
     // The path alone: a public URL's query comes back with each delivery (receiver_url).
-    const std::string path = target.substr(0, target.find('?'));
-    if (path.rfind(receiver_path + "/", 0) != 0) {
+    const auto found = account_in(target.substr(0, target.find('?')));
+    if (!found) {
         ++stats.refused_path;
         tell_refusal("path", "serve: webhook receiver: a request to " + orch::text::escaped_clipped(target, 200) +
                                  " answered 404: deliveries are taken at " + receiver_path + "/<account_id>");
@@ -725,10 +751,7 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
     if (req.method() != http::verb::post) {
         co_return api::handler_result::reply(error_response(req, http::status::method_not_allowed, "POST only"));
     }
-    // Slashes after the path's own are taken as one: a webhook registered with a doubled slash
-    // (a public URL given with a trailing one) still delivers.
-    std::string account = path.substr(receiver_path.size() + 1);
-    account.erase(0, account.find_first_not_of('/'));
+    const std::string& account = *found;
     co_await refresh_secrets(false);
     auto verify = [&] {
         auto secret = secrets.find(account);

@@ -1165,6 +1165,59 @@ TEST_F(IntakeTest, APublicUrlWithAQueryKeepsItAfterTheAccountsPath) {
     EXPECT_EQ(receiver->log().find("answered 404"), std::string::npos) << receiver->log();
 }
 
+// A root public URL (no path): the account is the path's one segment. A path of more segments is
+// a wrong path (counted as unknown_path, not as an account named "wrong/path"), and the account's
+// segment is percent-decoded, as the client encodes an account id in the API's own paths.
+TEST_F(IntakeTest, ARootPublicUrlTakesOneSegmentAndCountsOtherPathsAsWrong) {
+    start({"--reply-probability", "0"});
+    const auto m = message_a_connection("root");
+    ASSERT_FALSE(m.lead.empty());
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    const auto admin_port = free_port();
+    const auto port = free_port();
+    auto receiver = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(port),
+                                 "--webhook-public-url", "http://127.0.0.1:" + std::to_string(port),
+                                 "--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
+    for (const auto& url : webhook_urls()) {
+        EXPECT_EQ(url.rfind("http://127.0.0.1:" + std::to_string(port) + "/acc", 0), 0u) << url;
+    }
+    auto replied = person_writes(m, "Sounds good");
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    // The account's segment percent-encoded (its '_' as %5F) is the same account.
+    const auto secret = stored_secret(m.account);
+    const std::string body =
+        R"({"event_id":"root-1","type":"message_received","data":{"profile_url":")" + m.url +
+        R"(","sender_profile_url":")" + m.url + R"(","message_text":"And one more"}})";
+    std::string encoded = m.account;
+    ASSERT_NE(encoded.find('_'), std::string::npos) << encoded;
+    encoded.replace(encoded.find('_'), 1, "%5F");
+    const auto now_s =
+        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+    const std::map<std::string, std::string> headers = {
+        {"content-type", "application/json"},
+        {"X-Service-Timestamp", std::to_string(now_s)},
+        {"X-Service-Signature", orch::outreach::sign_webhook(secret, now_s, body)}};
+    http_client to_receiver("127.0.0.1", port);
+    EXPECT_EQ(to_receiver.request("POST", "/" + encoded, body, headers).status, 200);
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "2"))
+        << receiver->log();
+    // Wrong paths: more segments, a bad percent-escape, nothing after the root.
+    for (const char* wrong : {"/wrong/path", "/%ZZ", "/"}) {
+        EXPECT_EQ(to_receiver.request("POST", wrong, body, headers).status, 404) << wrong;
+    }
+    const auto metrics =
+        http_client("127.0.0.1", admin_port)
+            .request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}})
+            .body;
+    EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_path\"} 3\n"), std::string::npos) << metrics;
+    EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_account\"} 0\n"), std::string::npos)
+        << metrics;
+    EXPECT_NE(receiver->log().find("a request to /wrong/path answered 404"), std::string::npos) << receiver->log();
+}
+
 // Hosted events on a stream without ids are keyed by their content; the catch-up poll of a
 // restarted serve reads them again under the poll's ids. Each is stored once (the content key
 // is unique too, migration 0035): before, every event of the last 24 h was stored a second time
