@@ -344,7 +344,6 @@ budget_update parse_budget_body(const std::string& text) {
     problems found;
     const auto j = required_object_body(
         text, R"({"credits": N, "per_day": N, "per_account": N, "clear": ["per_day", "per_account"]})", &found);
-    auto whole = [](const json& v) { return v.is_number_integer() || v.is_number_unsigned(); };
     auto cleared = [&j](const std::string& key) {
         return j.contains("clear") && j["clear"].is_array() &&
                std::find(j["clear"].begin(), j["clear"].end(), json(key)) != j["clear"].end();
@@ -355,6 +354,30 @@ budget_update parse_budget_body(const std::string& text) {
             return "a number out of range (" + dump(v) + ")";
         }
         return dump(v);
+    };
+    // A positive whole number; one too large for 64 bits (above INT64_MAX, or read by JSON as a
+    // float) is taken as INT64_MAX, so that it is refused by the budget's own limit, as a large one
+    // that fits is (the CLI does the same).
+    auto positive_whole = [](const json& v) -> std::optional<std::int64_t> {
+        if (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) {
+            return INT64_MAX;
+        }
+        if (v.is_number_float() && v.get<double>() >= 9.2e18 && std::isfinite(v.get<double>()) &&
+            std::floor(v.get<double>()) == v.get<double>()) {
+            return INT64_MAX;
+        }
+        if (!v.is_number_integer() || v.get<std::int64_t>() < 1) {
+            return std::nullopt;
+        }
+        return v.get<std::int64_t>();
+    };
+    // Above the budget's limit: said with the body's other problems (the store holds it too).
+    auto above_limit = [&found](const std::string& key, const json& v, std::int64_t n) {
+        if (n <= budget_update::credits_max) {
+            return false;
+        }
+        found.add(key + " cannot be above " + std::to_string(budget_update::credits_max) + " credits, got " + dump(v));
+        return true;
     };
     found.unknown_fields(j, {"credits", "per_day", "per_account", "clear"});
     budget_update u;
@@ -378,23 +401,30 @@ budget_update parse_budget_body(const std::string& text) {
                 (c == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{};
             }
         } else if (key == "credits") {
-            // An unsigned above INT64_MAX is no budget either.
-            if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
+            const auto n = positive_whole(v);
+            if (!n) {
                 found.add("credits must be a whole number >= 1, got " + value_text(v));
                 continue;
             }
-            u.credits = v.get<std::int64_t>();
+            if (above_limit(key, v, *n)) {
+                continue;
+            }
+            u.credits = *n;
         } else {
-            if (!whole(v) || (v.is_number_unsigned() && v.get<std::uint64_t>() > INT64_MAX) || v.get<std::int64_t>() < 1) {
+            const auto n = positive_whole(v);
+            if (!n) {
                 found.add(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
                                    "\"]), got " + value_text(v));
+                continue;
+            }
+            if (above_limit(key, v, *n)) {
                 continue;
             }
             if (cleared(key)) {
                 found.add(key + " is both set and cleared; send one of them");
                 continue;
             }
-            (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{v.get<std::int64_t>()};
+            (key == "per_day" ? u.per_day : u.per_account) = std::optional<std::int64_t>{*n};
         }
     }
     // A cap above the total, both in the body, is said with the fields' problems (the store checks

@@ -586,9 +586,7 @@ std::optional<budget_set_outcome> store::update_campaign_budget(const std::strin
     if ((u.credits && *u.credits < 0) || negative(u.per_day) || negative(u.per_account)) {
         throw budget_update_error("budgets cannot be negative");
     }
-    // As a campaign file's (campaigns/schema.json): more is no budget, and a number above 2^53
-    // would not show exactly in /metrics (a double).
-    constexpr std::int64_t credits_max = 1'000'000'000'000;
+    constexpr std::int64_t credits_max = budget_update::credits_max;
     auto above = [](const auto& v) { return v && *v && **v > credits_max; };
     if ((u.credits && *u.credits > credits_max) || above(u.per_day) || above(u.per_account)) {
         throw budget_update_error("a budget or cap cannot be above 1000000000000 credits");

@@ -260,6 +260,9 @@ bool pause_campaign(pqxx::work& tx, std::int64_t campaign_id, const std::string&
 // Each field left nullopt keeps the ledger's current value; `no_cap` (an engaged optional holding
 // nullopt) removes a cap.
 struct budget_update {
+    // As a campaign file's (campaigns/schema.json): more is no budget, and a number above 2^53
+    // would not show exactly in /metrics (a double).
+    static constexpr std::int64_t credits_max = 1'000'000'000'000;
     std::optional<std::int64_t> credits;
     std::optional<std::optional<std::int64_t>> per_day;
     std::optional<std::optional<std::int64_t>> per_account;

@@ -662,9 +662,17 @@ TEST_F(AdminTest, PutCampaignBudget) {
     auto several = call("PUT", "/v1/campaigns/delta/budget",
                         R"({"credits": 99999999999999999999, "per_day": -2, "color": 1})");
     EXPECT_EQ(several.status, 422) << several.body;
-    for (const char* part : {"credits must be a whole number >= 1, got a number out of range (1e+20)",
+    for (const char* part : {"credits cannot be above 1000000000000 credits, got 1e+20",
                              "per_day must be a whole number >= 1", "unknown field 'color'", "nothing changed"}) {
         EXPECT_NE(error_message(several).find(part), std::string::npos) << part << ": " << several.body;
+    }
+    // Too large for 64 bits, as an unsigned: refused by the budget's limit too, with the others.
+    auto unsigned_max = call("PUT", "/v1/campaigns/delta/budget",
+                             R"({"per_account": 18446744073709551615, "per_day": 1.5})");
+    EXPECT_EQ(unsigned_max.status, 422) << unsigned_max.body;
+    for (const char* part : {"per_account cannot be above 1000000000000 credits, got 18446744073709551615",
+                             "per_day must be a whole number >= 1"}) {
+        EXPECT_NE(error_message(unsigned_max).find(part), std::string::npos) << part << ": " << unsigned_max.body;
     }
     // A cap above the total of the same body is said beside the fields' problems.
     auto above = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 10, "per_day": 20, "color": 1})");
