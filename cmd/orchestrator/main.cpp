@@ -750,7 +750,8 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     } else {
         std::printf("quotas: today (each account's quota day) and the rolling week; -: no limit; check_invitation "
                     "counts every read of the account (the steps' checks, and serve's webhook, polling and "
-                    "catch-up reads), and a follow-up's reply check counts with its send\n");
+                    "catch-up reads), get_conversation counts serve's list_inbox and "
+                    "conversation reads too, and a follow-up's reply check counts with its send\n");
     }
     return 0;
 }
