@@ -42,6 +42,8 @@ sandbox_process::sandbox_process(std::vector<std::string> args) {
     argv_s.insert(argv_s.end(), args.begin(), args.end());
     pid_ = fork();
     if (pid_ < 0) {
+        std::error_code ec;
+        std::filesystem::remove_all(dir_, ec);
         throw std::runtime_error("fork failed");
     }
     if (pid_ == 0) {
@@ -73,6 +75,10 @@ sandbox_process::sandbox_process(std::vector<std::string> args) {
     }
     std::string l = log();
     stop();
+    // A constructor that throws runs no destructor: the directory goes here (tests that expect a
+    // refused start left one behind per refusal).
+    std::error_code ec;
+    std::filesystem::remove_all(dir_, ec);
     throw std::runtime_error("outreach-sandbox did not start: " + l);
 }
 
