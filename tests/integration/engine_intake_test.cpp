@@ -198,14 +198,29 @@ protected:
     // A delivery to the replica on `port`, signed with `key` as the API signs one.
     static http_result deliver(unsigned short port, const std::string& account, const std::string& body,
                                const std::string& key) {
+        return signed_post(port, "/webhooks/" + account, body, key);
+    }
+    static http_result signed_post(unsigned short port, const std::string& target, const std::string& body,
+                                   const std::string& key) {
         auto now_s =
             std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
                 .count();
         http_client c("127.0.0.1", port);
-        return c.request("POST", "/webhooks/" + account, body,
+        return c.request("POST", target, body,
                          {{"content-type", "application/json"},
                           {"X-Service-Timestamp", std::to_string(now_s)},
                           {"X-Service-Signature", orch::outreach::sign_webhook(key, now_s, body)}});
+    }
+    // A custom-mode delivery body: the person of `m` wrote another message.
+    static std::string another_message(const messaged_lead& m, const std::string& event_id) {
+        return R"({"event_id":")" + event_id + R"(","type":"message_received","data":{"profile_url":")" + m.url +
+               R"(","sender_profile_url":")" + m.url + R"(","message_text":"And one more"}})";
+    }
+    // The admin endpoint's /metrics text (the tests' admin token).
+    static std::string metrics_of(unsigned short admin_port) {
+        return http_client("127.0.0.1", admin_port)
+            .request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}})
+            .body;
     }
 
 };
@@ -1114,9 +1129,7 @@ TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounte
         << receiver->log();
     // A delivery to a doubled slash (a webhook registered by a receiver that kept the slash).
     const auto secret = stored_secret(m.account);
-    const std::string body =
-        R"({"event_id":"slash-1","type":"message_received","data":{"profile_url":")" + m.url +
-        R"(","sender_profile_url":")" + m.url + R"(","message_text":"And one more"}})";
+    const std::string body = another_message(m, "slash-1");
     auto doubled = deliver(port, "/" + m.account, body, secret);
     EXPECT_EQ(doubled.status, 200) << doubled.body;
     EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "2"))
@@ -1128,10 +1141,7 @@ TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounte
     EXPECT_EQ(deliver(port, "acc_nobody", body, secret).status, 404);
     EXPECT_EQ(deliver(port, m.account, body, "not-the-secret").status, 401);
     EXPECT_EQ(deliver(port, m.account, body, "not-the-secret").status, 401);
-    const auto metrics =
-        http_client("127.0.0.1", admin_port)
-            .request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}})
-            .body;
+    const auto metrics = metrics_of(admin_port);
     EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_path\"} 1\n"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_account\"} 1\n"), std::string::npos)
         << metrics;
@@ -1192,30 +1202,18 @@ TEST_F(IntakeTest, ARootPublicUrlTakesOneSegmentAndCountsOtherPathsAsWrong) {
         << receiver->log();
     // The account's segment percent-encoded (its '_' as %5F) is the same account.
     const auto secret = stored_secret(m.account);
-    const std::string body =
-        R"({"event_id":"root-1","type":"message_received","data":{"profile_url":")" + m.url +
-        R"(","sender_profile_url":")" + m.url + R"(","message_text":"And one more"}})";
+    const std::string body = another_message(m, "root-1");
     std::string encoded = m.account;
     ASSERT_NE(encoded.find('_'), std::string::npos) << encoded;
     encoded.replace(encoded.find('_'), 1, "%5F");
-    const auto now_s =
-        std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-    const std::map<std::string, std::string> headers = {
-        {"content-type", "application/json"},
-        {"X-Service-Timestamp", std::to_string(now_s)},
-        {"X-Service-Signature", orch::outreach::sign_webhook(secret, now_s, body)}};
-    http_client to_receiver("127.0.0.1", port);
-    EXPECT_EQ(to_receiver.request("POST", "/" + encoded, body, headers).status, 200);
+    EXPECT_EQ(signed_post(port, "/" + encoded, body, secret).status, 200);
     EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "2"))
         << receiver->log();
     // Wrong paths: more segments, a bad percent-escape, nothing after the root.
     for (const char* wrong : {"/wrong/path", "/%ZZ", "/"}) {
-        EXPECT_EQ(to_receiver.request("POST", wrong, body, headers).status, 404) << wrong;
+        EXPECT_EQ(signed_post(port, wrong, body, secret).status, 404) << wrong;
     }
-    const auto metrics =
-        http_client("127.0.0.1", admin_port)
-            .request("GET", "/metrics", "", {{"authorization", "Bearer an-admin-token-for-this-test"}})
-            .body;
+    const auto metrics = metrics_of(admin_port);
     EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_path\"} 3\n"), std::string::npos) << metrics;
     EXPECT_NE(metrics.find("orch_webhook_refused_total{reason=\"unknown_account\"} 0\n"), std::string::npos)
         << metrics;
