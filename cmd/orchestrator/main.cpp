@@ -88,7 +88,13 @@ struct global_options {
 };
 
 void add_setting_flags(CLI::App& app, global_options& g) {
-    app.add_option("--config", g.config_file, "YAML configuration file")->check(CLI::ExistingFile)->type_name("PATH");
+    // CLI11's own check says "File does not exist: " of an empty path.
+    const CLI::Validator config_file(
+        [](std::string& path) {
+            return path.empty() ? std::string("no file was named (an empty path)") : CLI::ExistingFile(path);
+        },
+        "PATH");
+    app.add_option("--config", g.config_file, "YAML configuration file")->check(config_file)->type_name("PATH");
     for (const auto& doc : orch::engine::setting_docs()) {
         std::string flag = "--" + doc.name;
         std::replace(flag.begin(), flag.end(), '_', '-');

@@ -749,6 +749,10 @@ TEST_F(CliOutput, NamesThatNameNothingAreRefused) {
     EXPECT_EQ(config.exit_code, 2) << config.output;
     EXPECT_NE(config.output.find("cannot read the configuration file: it is larger than 1 MiB"), std::string::npos)
         << config.output;
+    auto no_config = env_->run({"--config", "", "campaign", "list"});
+    EXPECT_EQ(no_config.exit_code, 2) << no_config.output;
+    EXPECT_NE(no_config.output.find("--config: no file was named (an empty path)"), std::string::npos)
+        << no_config.output;
 
     std::ofstream(file_) << "name: e\naccounts: [nobody]\naudience:\n  search:\n    title: Engineer\n"
                             "schedule:\n  time_zone: UTC\nbudget_credits: 50\nsteps:\n  - id: v\n    kind: visit\n";
