@@ -182,6 +182,15 @@ auto with_client(const settings& s, F f) {
 [[noreturn]] void api_refused(const settings& s, const std::string& what, const orch::outreach::error& e) {
     api_refused_as(s, what + ": " + orch::outreach::describe(e), e);
 }
+// A call named by `call` ("login") that did not succeed, said as what happened to it: refused by
+// the API (its error answer), not sent (no API answered), or failed (no answer of the API's).
+[[noreturn]] void api_call_failed(const settings& s, const std::string& call, const orch::outreach::error& e) {
+    using kind = orch::outreach::error_kind;
+    const char* how = e.kind == kind::api_error || e.kind == kind::v1_error ? " refused"
+                      : e.kind == kind::transport_connect                  ? " not sent"
+                                                                           : " failed";
+    api_refused(s, call + how, e);
+}
 
 // What an operator's command says while it waits for the API key's places, without repeating
 // itself: who stands ahead in the line when that changes, and a wait for the key's rate or a
@@ -443,7 +452,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
     p.password = password;
     auto r = with_429_retries(s, "login", [&](orch::outreach::client& api) { return api.login(p); });
     if (!r) {
-        api_refused(s, "login refused", r.error());
+        api_call_failed(s, "login", r.error());
     }
     std::string account_id = r->account_id;
     // The account's status as the API last said it (the login's, or the checkpoint's), as
@@ -466,7 +475,7 @@ int cmd_accounts_connect(const settings& s, const std::string& token, const std:
         cp.code = code;
         auto c = with_429_retries(s, "checkpoint", [&](orch::outreach::client& api) { return api.checkpoint(cp); });
         if (!c) {
-            api_refused(s, "checkpoint refused", c.error());
+            api_call_failed(s, "checkpoint", c.error());
         }
         api_status = c->status.empty() ? "connected" : c->status;
     }

@@ -1182,6 +1182,11 @@ TEST_F(CliOutput, AnApiUrlNobodyAnswersIsNamed) {
                   std::string::npos)
             << r.output;
         EXPECT_EQ(r.output.find("(try again later)"), std::string::npos) << r.output;
+        // Nothing reached an API: the login was not sent, and nobody refused it.
+        if (cmd[1] == "connect") {
+            EXPECT_NE(r.output.find("login not sent: "), std::string::npos) << r.output;
+            EXPECT_EQ(r.output.find("login refused"), std::string::npos) << r.output;
+        }
     }
     // Another server (the sandbox's control port answers 404 to the API's paths): its answer is
     // not the API's, said with the setting.
