@@ -372,8 +372,9 @@ struct intake::impl {
                              : limits::scope::key;
             auto job = [this, &c, scope, ra] { return limiter->rate_limited(c, scope, ra); };
             auto until = co_await on(gate_pool, job);
-            spdlog::warn("serve: RATE_LIMITED on a request of account={}: {} cooldown {} ms written for every process",
-                         orch::text::escaped(c.account_id),
+            spdlog::warn("serve: RATE_LIMITED on {}: {} cooldown {} ms written for every process",
+                         c.account_id == "~serve" ? std::string("a request of the key's (no account)")
+                                                  : "a request of account=" + orch::text::escaped(c.account_id),
                          scope == limits::scope::key ? "the API key's" : "the account's " + std::string(limits::to_string(c.what)),
                          until ? until->count() : -1);
         } else if (r && (v.key_streak || v.account_streak)) {
