@@ -116,7 +116,8 @@ struct settings {
     std::int64_t backoff_base_ms = 2'000;
     std::int64_t backoff_cap_ms = 600'000;
     std::int64_t backoff_min_ms = 1'000;
-    std::int64_t retry_after_max_ms = 7LL * 24 * 3600 * 1000;  // a larger Retry-After is clamped
+    // A larger Retry-After is clamped (the client believes up to 8 days: a week's quota and margin).
+    std::int64_t retry_after_max_ms = 8LL * 86'400'000;
     // Pacing: gap = working window / day quota * uniform(pacing_factor_min, pacing_factor_max).
     double pacing_factor_min = 0.5;
     double pacing_factor_max = 1.5;

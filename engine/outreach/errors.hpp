@@ -124,11 +124,13 @@ bool status_may_have_taken_effect(int http_status);
 std::string v1_code_from_message(std::string_view message);
 // Retry-After as seconds from `now`: delta-seconds ("120") or an HTTP-date (IMF-fixdate
 // "Sun, 06 Nov 1994 08:49:37 GMT", RFC 850 or asctime). A date in the past gives 0. nullopt when
-// the header is empty or unparseable, and when it asks for more than max_retry_after_s: a longer
-// wait is not believable for a rate limit, and taken at its word, one garbage header
-// ("99999999999999999999", a date in 2100) held every call of the API key for a day; the cooldown
-// is then the backoff's, as without the header.
-inline constexpr std::int64_t max_retry_after_s = 3'600;
+// the header is empty or unparseable, and when it asks for more than max_retry_after_s; the
+// cooldown is then the backoff's, as without the header. A quota's 429 asks for the wait until its
+// day or rolling week frees (a day cap's until midnight, a week's up to 7 days), which is a real
+// answer to keep: read as no header, the calls went on inside it. Longer than the week and a day
+// of margin is not believable for a rate limit: taken at its word, one garbage header (a date in
+// 2100) would hold every call of the API key for good.
+inline constexpr std::int64_t max_retry_after_s = 8 * 86'400;
 std::optional<std::int64_t> parse_retry_after(std::string_view header, std::chrono::system_clock::time_point now);
 
 // Builders used by the client (and tests).

@@ -940,6 +940,52 @@ TEST_F(LimitsTest, ADailyCapSpendsExactlyUpToItAndTheLeadsWaitForTheNextDay) {
     EXPECT_EQ(count("SELECT count(*) FROM enrollments WHERE status = 'failed'"), 0);
 }
 
+// The API's own day cap, tighter than the orchestrator's quota: its 429 asks for the wait until the
+// next UTC midnight (a Retry-After of hours), which holds that account's invites until then. The
+// client believed a Retry-After of an hour at most and read a longer one as none: the invites went
+// on inside the window a backoff apart (a trial counted 13 to 19 such requests at the sandbox).
+TEST_F(LimitsTest, AnApiDayCapsRetryAfterOfHoursHoldsTheAccountsInvitesUntilMidnight) {
+    using namespace std::chrono;
+    // The window ends at midnight UTC: a run across it would see the cap's day turn.
+    const auto to_midnight = ceil<days>(system_clock::now()) - system_clock::now();
+    if (to_midnight < 3min) {
+        std::this_thread::sleep_for(to_midnight + 2s);
+    }
+    start({"--accept-probability", "0", "--account-daily-cap", "invite=2", "--dialect-rate-limit-message",
+           "names_account"});
+    env_->set("ORCH_PACING", "false");
+    apply("daycap", 9, "1h");  // 3 leads a sender: the third invite of each meets the API's cap
+    auto ws = workers(1, {});
+    auto total_invited = [&] {
+        int sent = 0;
+        for (const auto& [account, n] : invitations_sent()) {
+            sent += n;
+        }
+        return sent;
+    };
+    const auto held = [&] {
+        // Each capped account's third lead: retried when the window ends, not before.
+        return count("SELECT count(*) FROM enrollments WHERE reason LIKE '%RATE_LIMITED%' AND next_run_at >= "
+                     "date_trunc('day', now() AT TIME ZONE 'UTC') AT TIME ZONE 'UTC' + interval '1 day' - "
+                     "interval '5 seconds'");
+    };
+    const bool reached = eventually([&] { return total_invited() == 6 && held() == 3; }, 60s);
+    ASSERT_TRUE(reached) << "invited " << total_invited() << ", held " << held() << "\n"
+                         << env_->scalar("SELECT string_agg(status || ' ' || wait_code || ': ' || reason, E'\\n') "
+                                         "FROM enrollments")
+                         << "\n" << ws[0]->log();
+    // Longer than the backoff a 429 without Retry-After gets (1 to 3 s at first): nothing more
+    // goes to the capped accounts.
+    std::this_thread::sleep_for(5s);
+    EXPECT_EQ(total_invited(), 6);
+    const auto stats = control_json("/control/stats");
+    EXPECT_EQ(stats["retry_after_violations"]["total"], 0) << stats.dump();
+    EXPECT_EQ(held(), 3);
+    const auto log = ws[0]->log();
+    EXPECT_EQ(log.find("without Retry-After"), std::string::npos) << log;
+    EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+}
+
 // A call whose worker died before writing its outcome (an invite, its lease over) is found by the
 // next worker while the campaign's daily cap is used up: its check waits for the cap as a call to
 // check (`call` to_check, the cap's code), and removing the cap wakes it at once: the check finds

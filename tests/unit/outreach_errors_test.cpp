@@ -90,14 +90,17 @@ TEST(OutreachErrors, RetryAfterDeltaSecondsAndHttpDate) {
     EXPECT_FALSE(parse_retry_after("soon", now));
     EXPECT_FALSE(parse_retry_after("-5", now));
     EXPECT_FALSE(parse_retry_after("Sun, 31 Feb 2026 12:00:00 GMT", now));
-    // At most an hour: a longer wait is not believable, and is read as no header (the backoff
-    // decides); one garbage header held a trial's API key for a day.
-    EXPECT_EQ(parse_retry_after("3600", now), 3'600);
-    EXPECT_FALSE(parse_retry_after("3601", now));
-    EXPECT_FALSE(parse_retry_after("86400", now));
+    // A quota's wait (until midnight, or up to a week for the rolling week's) is believed: read as
+    // no header, the calls went on inside it. Beyond a week and a day it is not believable, and is
+    // read as no header (the backoff decides).
+    EXPECT_EQ(parse_retry_after("3601", now), 3'601);
+    EXPECT_EQ(parse_retry_after("68400", now), 68'400);  // a day cap's: until midnight
+    EXPECT_EQ(parse_retry_after("604800", now), 604'800);  // a rolling week's
+    EXPECT_EQ(parse_retry_after("691200", now), 691'200);
+    EXPECT_FALSE(parse_retry_after("691201", now));
     EXPECT_FALSE(parse_retry_after("9300000000000000", now));
     EXPECT_FALSE(parse_retry_after("99999999999999999999999", now));
-    EXPECT_EQ(parse_retry_after("Sun, 01 Mar 2026 13:00:00 GMT", now), 3'600);
+    EXPECT_EQ(parse_retry_after("Mon, 02 Mar 2026 00:00:00 GMT", now), 43'200);
     EXPECT_FALSE(parse_retry_after("Fri, 01 Mar 2030 12:00:00 GMT", now));
 }
 
