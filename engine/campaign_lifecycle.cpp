@@ -524,9 +524,8 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (ramps && first_day < quota) {
                 // The gate's first day is the first on which the orchestrator saw the sender make
                 // the action (again after 8 idle days), not the day it was connected.
-                text += "a sender makes at most " + std::to_string(first_day) + " " + action +
-                        " calls on the first day the orchestrator sees it make them, then " +
-                        std::to_string(d.ramp.step_per_day) +
+                text += "a sender's first day of " + action + " calls through the orchestrator allows at most " +
+                        std::to_string(first_day) + ", then " + std::to_string(d.ramp.step_per_day) +
                         " more each day up to " + std::to_string(quota) + " a day" + own_text;
             } else {
                 text += "at most " + std::to_string(quota) + " " + action + " calls a day per sender" + own_text;

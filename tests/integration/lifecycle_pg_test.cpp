@@ -183,8 +183,8 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     auto now = sys_days{2030y / January / 1} + 12h;
     auto w = orch::engine::apply_warnings(c, {5, 5, 0, "active", nullptr}, s, now);
     ASSERT_EQ(w.size(), 1u);
-    EXPECT_EQ(w[0], "pacing and ramp-up are on: a sender makes at most 20 invite calls on the first day the "
-                    "orchestrator sees it make them, then 10 more each day up to 80 a day, spread over the working hours "
+    EXPECT_EQ(w[0], "pacing and ramp-up are on: a sender's first day of invite calls through the orchestrator "
+                    "allows at most 20, then 10 more each day up to 80 a day, spread over the working hours "
                     "09:00-17:00 Europe/Berlin (about one every 24 min); the first invitations may go out from "
                     "2030-01-07T08:00:00Z (in 5 days), after start_at, as the working hours allow: a sender whose "
                     "day quota is already used up waits for its next day (`accounts list` shows what each has left "
@@ -892,8 +892,8 @@ TEST_F(LifecyclePg, ApplyWarnsOfAnEmptyAudienceAFirstMessageAndPacing) {
     env_->set("ORCH_INVITE_PER_DAY", "80");
     auto paced = env_->run({"campaign", "apply", write("w", {"p1"})});
     ASSERT_EQ(paced.exit_code, 0) << paced.output;
-    EXPECT_TRUE(contains(paced.output, "warning: pacing and ramp-up are on: a sender makes at most 20 invite calls "
-                                       "on the first day the orchestrator sees it make them"))
+    EXPECT_TRUE(contains(paced.output, "warning: pacing and ramp-up are on: a sender's first day of invite calls "
+                                       "through the orchestrator allows at most 20, then"))
         << paced.output;
 
     auto msg = env_->run({"campaign", "apply", write("m", {"m1"}, "", "  - {id: hi, kind: send, message_text: hi}\n")});
