@@ -120,7 +120,14 @@ error error_of_current_exception() {
 
 store::store(const std::string& database_url) {
     guarded("connect", [&] {
-        conn_ = std::make_unique<pqxx::connection>(database_url);
+        try {
+            conn_ = std::make_unique<pqxx::connection>(database_url);
+        } catch (const pqxx::broken_connection& e) {
+            // No connection was made, so none was lost: the setting is named (not its value,
+            // which may hold a password).
+            throw store_error(std::string("cannot connect to the database of the database_url setting: ") + e.what(),
+                              "08006");
+        }
         return 0;
     });
 }
