@@ -2049,6 +2049,11 @@ std::optional<std::optional<std::int64_t>> parse_cap(const std::string& flag, co
         throw usage_error(flag + ": \"" + *text + "\" is not a positive whole number" +
                           (none_allowed ? " (or 'none')" : " (a campaign always has a budget)"));
     }
+    // Said with the flag, and with the other flags' problems (the store holds the limit too).
+    if (v > orch::engine::budget_update::credits_max) {
+        throw usage_error(flag + ": \"" + *text + "\" cannot be above " +
+                          std::to_string(orch::engine::budget_update::credits_max) + " credits");
+    }
     return std::optional<std::int64_t>{v};
 }
 

@@ -1104,8 +1104,15 @@ TEST_F(CliOutput, ParseErrorsQuoteWhatWasTyped) {
     for (const char* large : {"99999999999999999999", "9223372036854775807"}) {
         auto huge = env_->run({"budget", "set", "c", "--credits", large});
         EXPECT_EQ(huge.exit_code, 2) << huge.output;
-        EXPECT_NE(huge.output.find("cannot be above 1000000000000 credits"), std::string::npos) << huge.output;
+        EXPECT_NE(huge.output.find("--credits: \"" + std::string(large) + "\" cannot be above 1000000000000 credits"),
+                  std::string::npos)
+            << huge.output;
     }
+    // With another flag's problem: both said.
+    auto over_and_bad = env_->run({"budget", "set", "c", "--credits", "18446744073709551615", "--per-day", "-1"});
+    EXPECT_EQ(over_and_bad.exit_code, 2) << over_and_bad.output;
+    EXPECT_NE(over_and_bad.output.find("--credits: \"18446744073709551615\" cannot be above"), std::string::npos) << over_and_bad.output;
+    EXPECT_NE(over_and_bad.output.find("--per-day: \"-1\" is not a positive whole number"), std::string::npos) << over_and_bad.output;
     auto per_day = env_->run({"budget", "set", "c", "--per-day", "x"});
     EXPECT_NE(per_day.output.find("--per-day: \"x\" is not a positive whole number (or 'none')"), std::string::npos)
         << per_day.output;
@@ -1226,6 +1233,13 @@ TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {
         pqxx::nontransaction tx(c);
         tx.exec("DROP DATABASE IF EXISTS " + db);
     }
+    // A database nobody answers for: the setting is named, and no connection is said to be lost.
+    env_->set("DATABASE_URL", "postgresql://nobody@127.0.0.1:1/none");
+    auto closed = env_->run({"campaign", "list"});
+    EXPECT_EQ(closed.exit_code, 1) << closed.output;
+    EXPECT_NE(closed.output.find("cannot connect to the database of the database_url setting: "), std::string::npos)
+        << closed.output;
+    EXPECT_EQ(closed.output.find("connection lost"), std::string::npos) << closed.output;
     env_->set("DATABASE_URL", env_->database_url());
     env_->set("REDIS_URL", "redis://127.0.0.1:1/0");
     auto worker = env_->run({"worker", "--exit-when-idle"}, 20'000);
