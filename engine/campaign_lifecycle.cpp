@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <regex>
 #include <sstream>
@@ -536,7 +537,7 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                         std::to_string(std::max<std::int64_t>(1, window / first_day)) + " min" +
                         (own_text.empty() ? std::string() : " at " + std::to_string(first_day) + " a day") + ")";
             }
-            text += "; the first " + noun + " may go out from " + campaigns::format_instant(starts) + " (" +
+            text += ". The first " + noun + " may go out from " + campaigns::format_instant(starts) + " (" +
                     in_how_long(std::chrono::duration_cast<std::chrono::seconds>(starts - now)) + ")";
             if (c.start_at && *c.start_at > now) {
                 text += ", after start_at";
@@ -547,9 +548,59 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (capped_today) {
                 text += ", once the day cap allows (below)";
             }
-            text += ", as the working hours allow: a sender whose day quota is already used up waits for its next "
+            text += ", as the working hours allow; a sender that has used up today's quota waits for its next "
                     "day (`accounts list` shows what each has left today)";
-            text += " (settings ramp_up, pacing, " + action + "_per_day)";
+            // How many days the new leads' first quota-limited action takes, as `campaign
+            // estimate` counts it: a campaign of a few hundred leads runs for weeks at the ramp.
+            campaigns::estimate_input in;
+            in.leads = facts.enrolled;
+            in.senders = static_cast<std::int64_t>(std::max<std::size_t>(1, facts.senders));
+            std::optional<std::int64_t> cap_week;
+            if (auto it = c.limits.find(action); it != c.limits.end()) {
+                cap_week = it->second.per_week;
+            }
+            const std::int64_t week = tighter(d.limit.per_week, cap_week.value_or(-1));
+            in.per_day[action] = tighter(d.limit.per_day, cap);
+            in.per_week[action] = week;
+            in.ramp[action] = {d.limit.per_day, s.ramp_up ? d.ramp.start_per_day : 0, d.ramp.step_per_day};
+            if (facts.own_quotas != nullptr && !facts.own_quotas->empty()) {
+                // One quota set per sender: those with their own, then the others at the defaults.
+                for (const auto& o : *facts.own_quotas) {
+                    const auto& q = o.quotas[static_cast<std::size_t>(what)];
+                    campaigns::estimate_input::sender_quotas own_set;
+                    own_set.per_day[action] = tighter(q.per_day.value_or(d.limit.per_day), cap);
+                    own_set.per_week[action] = tighter(q.per_week.value_or(d.limit.per_week), cap_week.value_or(-1));
+                    if (q.per_day) {
+                        own_set.account_per_day[action] = *q.per_day;
+                    }
+                    in.per_sender.push_back(std::move(own_set));
+                }
+                while (in.per_sender.size() < static_cast<std::size_t>(in.senders)) {
+                    campaigns::estimate_input::sender_quotas default_set;
+                    default_set.per_day[action] = in.per_day[action];
+                    default_set.per_week[action] = week;
+                    in.per_sender.push_back(std::move(default_set));
+                }
+            }
+            const auto forecast = campaigns::estimate(c, in);
+            const auto f = std::find_if(forecast.actions.begin(), forecast.actions.end(),
+                                        [&](const auto& a) { return a.action == action; });
+            const double days = f == forecast.actions.end() ? 0.0
+                                : ramps                      ? f->working_days_new_accounts
+                                                             : f->working_days;
+            if (days > 1.0 && days < 36'500.0) {
+                const auto whole = [](double x) { return std::to_string(static_cast<std::int64_t>(std::ceil(x))); };
+                text += ". At these quotas, the " + orch::text::counted(facts.enrolled, "new lead's", "new leads'") +
+                        " " + action + " calls take about " + whole(days) + " working days over " +
+                        orch::text::counted(in.senders, "sender", "senders") + " (to " +
+                        campaigns::finish_date(c.schedule, starts, days, std::chrono::seconds(0));
+                if (ramps && std::ceil(f->working_days) < std::ceil(days)) {
+                    text += "; " + whole(f->working_days) + " for senders past their ramp-up";
+                }
+                text += "; `campaign estimate` gives the whole forecast)";
+            }
+            text += std::string(". Settings: ") + (ramps ? "ramp_up, " : "") + (s.pacing ? "pacing, " : "") + action +
+                    "_per_day";
             out.push_back(std::move(text));
         }
     }

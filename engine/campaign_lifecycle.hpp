@@ -78,7 +78,9 @@ struct apply_facts {
 //  - the first step that calls the API sends a message, and people of the audience are not (or
 //    may not be) connections, who cannot receive one;
 //  - pacing and ramp-up are in effect: the day quota of the first action on a new sender, how it
-//    grows, the gap between calls, and when the first calls go out (working hours, start_at);
+//    grows, the gap between calls, when the first calls go out (working hours, start_at), and,
+//    when it is more than a day, how many working days the new leads' first limited action takes
+//    (campaigns::estimate, as `campaign estimate` counts it);
 //  - the audience search's charge used up today's day cap (the leads wait for the next UTC day),
 //    or the per-account cap of the sender it went through (that sender's leads wait for a raise),
 //    or the budget itself;

@@ -18,6 +18,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -185,17 +186,17 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     ASSERT_EQ(w.size(), 1u);
     EXPECT_EQ(w[0], "pacing and ramp-up are on: a sender's first day of invite calls through the orchestrator "
                     "allows at most 20, then 10 more each day up to 80 a day, spread over the working hours "
-                    "09:00-17:00 Europe/Berlin (about one every 24 min); the first invitations may go out from "
-                    "2030-01-07T08:00:00Z (in 5 days), after start_at, as the working hours allow: a sender whose "
-                    "day quota is already used up waits for its next day (`accounts list` shows what each has left "
-                    "today) (settings ramp_up, pacing, invite_per_day)");
+                    "09:00-17:00 Europe/Berlin (about one every 24 min). The first invitations may go out from "
+                    "2030-01-07T08:00:00Z (in 5 days), after start_at, as the working hours allow; a sender that "
+                    "has used up today's quota waits for its next day (`accounts list` shows what each has left "
+                    "today). Settings: ramp_up, pacing, invite_per_day");
     // The campaign's own limit tightens the day quota; without ramp-up, pacing alone.
     auto tight = campaign_of("  - {id: invite, kind: invite}\n", "limits: {invite: {per_day: 8}}\n");
     s.ramp_up = false;
     auto p = orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now);
     ASSERT_EQ(p.size(), 1u);
     EXPECT_TRUE(contains(p[0], "pacing is on: at most 8 invite calls a day per sender, spread over the working hours "
-                               "09:00-17:00 Europe/Berlin (about one every 60 min); the first invitations may go out "
+                               "09:00-17:00 Europe/Berlin (about one every 60 min). The first invitations may go out "
                                "from 2030-01-01T12:00:00Z (now)"))
         << p[0];
     // An opening delay holds the first invitations for its duration (the warning said "now").
@@ -203,7 +204,7 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
                                "limits: {invite: {per_day: 8}}\n");
     auto d = orch::engine::apply_warnings(delayed, {5, 5, 0, "active", nullptr}, s, now);
     ASSERT_EQ(d.size(), 1u);
-    EXPECT_TRUE(contains(d[0], "the first invitations may go out from 2030-01-01T14:00:00Z (in ")) << d[0];
+    EXPECT_TRUE(contains(d[0], "The first invitations may go out from 2030-01-01T14:00:00Z (in ")) << d[0];
     EXPECT_TRUE(contains(d[0], "), after the opening delay, as the working hours allow")) << d[0];
     s.pacing = false;
     EXPECT_TRUE(orch::engine::apply_warnings(tight, {5, 5, 0, "active", nullptr}, s, now).empty());
@@ -222,6 +223,58 @@ TEST(LifecycleWarnings, PacingAndRampUpSayTheQuotaAndWhenTheFirstInvitationsGoOu
     auto paced = orch::engine::apply_warnings(capped, {5, 5, 0, "active", nullptr}, capped_only, now);
     ASSERT_EQ(paced.size(), 1u);
     EXPECT_TRUE(contains(paced[0], "pacing is on: at most 100 invite calls a day per sender")) << paced[0];
+    // Settings that are off are not named.
+    EXPECT_TRUE(contains(paced[0], ". Settings: pacing, invite_per_day")) << paced[0];
+}
+
+// How long the new leads' invitations take is said, as `campaign estimate` counts it: a trial's
+// 500 leads on 2 new senders read only "at most 20 on the first day", not that it meant weeks.
+TEST(LifecycleWarnings, PacingSaysHowManyWorkingDaysTheNewLeadsTake) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n", "start_at: 2030-01-07T08:00:00Z\n");
+    orch::engine::settings s;  // ramp-up 20 + 10 a day up to 80 a day, 200 a week
+    const auto now = sys_days{2030y / January / 1} + 12h;
+    orch::engine::apply_facts facts{500, 500, 0, "active", nullptr, true, nullptr, 2};
+    auto w = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(w.size(), 1u);
+    // 250 invitations a sender: the week quota (200) is the bottleneck past the ramp, and the
+    // ramp (20, 30, 40, 50, 60 from Monday) holds the first week to 200 too.
+    orch::campaigns::estimate_input in;
+    in.leads = 500;
+    in.senders = 2;
+    in.per_day["invite"] = 80;
+    in.per_week["invite"] = 200;
+    in.ramp["invite"] = {80, 20, 10};
+    const auto r = orch::campaigns::estimate(c, in);
+    ASSERT_EQ(r.actions.size(), 1u);
+    const double ramped = r.actions[0].working_days_new_accounts;
+    const auto days = static_cast<std::int64_t>(std::ceil(ramped));
+    ASSERT_GT(days, 5);
+    const auto past = static_cast<std::int64_t>(std::ceil(r.actions[0].working_days));
+    EXPECT_TRUE(contains(w[0], ". At these quotas, the 500 new leads' invite calls take about " + std::to_string(days) +
+                                   " working days over 2 senders (to " +
+                                   orch::campaigns::finish_date(c.schedule, *c.start_at, ramped, std::chrono::seconds(0)) +
+                                   (past < days ? "; " + std::to_string(past) + " for senders past their ramp-up"
+                                                : std::string()) +
+                                   "; `campaign estimate` gives the whole forecast). Settings: ramp_up, pacing, "
+                                   "invite_per_day"))
+        << w[0];
+    // A day's work or less: nothing more to say.
+    facts.audience = facts.enrolled = 10;
+    auto few = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(few.size(), 1u);
+    EXPECT_FALSE(contains(few[0], "At these quotas")) << few[0];
+    // A sender with a quota of its own of 5 a day is the slowest: its half of 40 leads takes 4 days.
+    facts.audience = facts.enrolled = 40;
+    s.ramp_up = false;
+    orch::engine::quota_overrides q{};
+    q[static_cast<std::size_t>(orch::limits::action::invite)].per_day = 5;
+    std::vector<orch::engine::account_overrides> own = {{"acc-1", q}};
+    facts.own_quotas = &own;
+    auto slow = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(slow.size(), 1u);
+    EXPECT_TRUE(contains(slow[0], "the 40 new leads' invite calls take about 4 working days over 2 senders (to "
+                                  "2030-01-10; `campaign estimate`"))
+        << slow[0];
 }
 
 // A sender's own day quota (`accounts limits`) is said: a trial read "up to 80 a day" for an account
