@@ -1,6 +1,7 @@
 // YAML -> JSON with node positions (see detail/yaml_json.hpp).
 #include "campaigns/detail/yaml_json.hpp"
 #include "campaigns/detail/yaml_tags.hpp"
+#include "api/text.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/depthguard.h>
@@ -11,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -166,6 +168,15 @@ struct converter {
             break;
         case YAML::NodeType::Scalar:
             v = scalar(n);
+            if (v.is_number_float() && is_digits(without_sign(n.Scalar()))) {
+                // Digits beyond 64 bits would read as a rounded float (9.999999999999999e+22):
+                // said once and as written, whatever the field wanted.
+                fail(n.Mark(), "the whole number " + orch::text::escaped_clipped(n.Scalar(), 40) +
+                                   " is too large: a whole number is at most " +
+                                   std::to_string(std::numeric_limits<std::int64_t>::max()) +
+                                   " (quote it if it is text)");
+                return nullptr;
+            }
             break;
         default:
             return nullptr;  // Null (an empty value) or Undefined

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include <fstream>
@@ -1102,6 +1103,34 @@ TEST(loader, a_core_tag_must_fit_its_node) {
         auto r = load(fits + head.substr(head.find("accounts")) + steps);
         EXPECT_EQ(all_errors(r).find("does not fit"), std::string::npos) << fits << all_errors(r);
     }
+}
+
+// A whole number beyond 64 bits is said once, as written, where it is: a trial's budget read as
+// "9.999999999999999e+22" with a second, wrong "not a whole number" error. Quoted, it is text.
+TEST(loader, a_whole_number_too_large_is_said_as_written) {
+    const std::string steps = "  - id: visit\n    kind: visit\n";
+    const std::string rest = head.substr(head.find("accounts"));
+    const auto budget_at = rest.find("budget_credits");
+    const std::string before = rest.substr(0, budget_at);
+    const std::string after = rest.substr(rest.find('\n', budget_at) + 1);
+    const int line = 2 + static_cast<int>(std::count(before.begin(), before.end(), '\n'));
+    for (const std::string big : {"99999999999999999999999", "+9223372036854775808", "-9223372036854775809"}) {
+        auto r = load("name: t\n" + before + "budget_credits: " + big + "\n" + after + steps);
+        ASSERT_EQ(r.errors.size(), 1u) << big << all_errors(r);
+        EXPECT_EQ(r.errors[0].line, line) << big << all_errors(r);
+        EXPECT_EQ(r.errors[0].message, "the whole number " + big +
+                                           " is too large: a whole number is at most 9223372036854775807 (quote it "
+                                           "if it is text)")
+            << all_errors(r);
+        EXPECT_FALSE(r.value);
+    }
+    // The largest that fits is read; the schema then says the budget's own bound.
+    auto largest = load("name: t\n" + before + "budget_credits: 9223372036854775807\n" + after + steps);
+    EXPECT_EQ(all_errors(largest).find("too large: a whole number"), std::string::npos) << all_errors(largest);
+    // Quoted digits are text, whatever their length (a message, a search keyword).
+    auto quoted = load("name: '99999999999999999999999'\n" + rest + steps);
+    ASSERT_TRUE(quoted.value) << all_errors(quoted);
+    EXPECT_EQ(quoted.value->name, "99999999999999999999999");
 }
 
 // The campaign's name and its accounts are names: no control characters, no bidirectional
