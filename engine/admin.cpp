@@ -1646,8 +1646,11 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
                     if (id.is_number_integer() && id.get<std::int64_t>() >= 1) {
                         r.lead_ids.push_back(id.get<std::int64_t>());
                     } else if (++bad_count <= 5) {
+                        // A whole number beyond 64 bits reads as a float (1e+20): said as too large.
+                        const bool too_large = (id.is_number_float() && id.get<double>() >= 9.2e18) ||
+                                               (id.is_number_unsigned() && id.get<std::uint64_t>() > 0);
                         bad += (bad.empty() ? "" : ", ") + orch::text::escaped_clipped(id.dump(), 40) + " (at " +
-                               std::to_string(i) + ")";
+                               std::to_string(i) + (too_large ? ", too large for a lead id" : "") + ")";
                     }
                 }
                 if (bad_count > 0) {

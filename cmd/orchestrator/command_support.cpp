@@ -15,6 +15,7 @@
 #include <cwchar>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 #include <string_view>
 
@@ -35,6 +36,13 @@ std::string no_campaign_named(const std::string& name) {
 std::int64_t parse_id(const std::string& text, const std::string& what) {
     std::int64_t n = 0;
     auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), n);
+    if (ec == std::errc::result_out_of_range && end == text.data() + text.size() && text.front() != '-') {
+        // No id is that large: say so, not that the digits are not a number.
+        throw failure(what + " is too large: no id is above " +
+                          std::to_string(std::numeric_limits<std::int64_t>::max()) + ", got '" +
+                          orch::text::escaped_clipped(text, 40) + "'",
+                      2);
+    }
     if (ec != std::errc() || end != text.data() + text.size() || n < 1) {
         throw failure(what + " must be a positive integer, got '" + orch::text::escaped(text) + "'", 2);
     }

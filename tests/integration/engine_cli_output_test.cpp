@@ -819,6 +819,27 @@ TEST_F(CliOutput, ErrorsNeverPrintAControlCharacterTheyQuote) {
     }
 }
 
+// An id of more digits than any id has is said to be too large, not "not a positive integer".
+TEST_F(CliOutput, AnIdTooLargeForAnyIdIsSaidToBeTooLarge) {
+    ASSERT_EQ(apply(campaign_yaml("big", 2)).exit_code, 0);
+    for (const std::vector<std::string>& args :
+         {std::vector<std::string>{"leads", "show", "big", "99999999999999999999"},
+          std::vector<std::string>{"leads", "stop", "big", "99999999999999999999"},
+          std::vector<std::string>{"inbox", "show", "99999999999999999999"}}) {
+        auto r = env_->run(args);
+        EXPECT_EQ(r.exit_code, 2) << args[0] << " " << args[1] << ": " << r.output;
+        EXPECT_NE(r.output.find(" is too large: no id is above 9223372036854775807, got '99999999999999999999'"),
+                  std::string::npos)
+            << args[0] << " " << args[1] << ": " << r.output;
+    }
+    for (const std::string bad : {"0", "1x"}) {
+        auto r = env_->run({"leads", "show", "big", bad});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
+        EXPECT_NE(r.output.find("LEAD_ID must be a positive integer, got '" + bad + "'"), std::string::npos)
+            << bad << ": " << r.output;
+    }
+}
+
 // A name quoted in an error spells a space that is not a plain one and a character that shows as
 // nothing, so that 'sender 1' with a no-break space does not read as 'sender 1'; `dnc add` names
 // the flag once and quotes what was typed spelled.

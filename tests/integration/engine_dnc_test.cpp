@@ -504,6 +504,9 @@ TEST_F(DncTest, LeadOperations) {
         {R"({"action": "stop", "lead_ids": [1, "x", -3, 2.5, null]})",
          "'lead_ids' must hold positive integers, got \"x\" (at 1), -3 (at 2), 2.5 (at 3), null (at 4); nothing "
          "changed"},
+        {R"({"action": "stop", "lead_ids": [100000000000000000000, 18446744073709551615, 0]})",
+         "'lead_ids' must hold positive integers, got 1e+20 (at 0, too large for a lead id), 18446744073709551615 "
+         "(at 1, too large for a lead id), 0 (at 2); nothing changed"},
         {R"({"action": "skip", "state": "ready", "to": 5})", "'to' must be a string, got 5; nothing changed"},
     };
     for (const auto& [body, message] : once) {
