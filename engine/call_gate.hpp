@@ -58,7 +58,8 @@ public:
     }
     // The end of a call before() allowed (`target.gate_take` names its take): gives back the
     // take of a call that surely had no effect, once (a take given back or unknown is not given
-    // back again). Returns the earliest time the lead may try again when the outcome put a scope
+    // back again). An uncertain write's take is kept until the lead's check (a reconcile call)
+    // ends here too: found without effect, it is given back then. Returns the earliest time the lead may try again when the outcome put a scope
     // in a cooldown (RATE_LIMITED), else nullopt.
     virtual std::optional<campaigns::time_point> after(const call_target& target, const campaigns::campaign& campaign,
                                                       const campaigns::api_call& call,

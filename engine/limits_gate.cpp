@@ -727,7 +727,30 @@ std::optional<cs::time_point> limits_gate::after(const call_target& target, cons
             // once the gap has ended another call's may be the account's last.
             limiter_.unsend(*c, false);
         } else {
-            limiter_.refund(*c);  // without effect (an uncertain call keeps its place)
+            limiter_.refund(*c);  // without effect
+        }
+    } else if (outcome.attempt_outcome == attempt_outcome::uncertain && taken && !call.reconcile &&
+               (call.kind == cs::call_kind::invite || call.kind == cs::call_kind::send ||
+                call.kind == cs::call_kind::withdraw)) {
+        // A write the platform may have counted: its place is kept until the lead's check finds
+        // out, which may run in another process, after a restart, on another day. (A read whose
+        // answer was lost is asked again, never checked.)
+        limiter_.remember_uncertain(target.enrollment_id, *c);
+    }
+    if (call.reconcile && (outcome.attempt_outcome == attempt_outcome::reconciled_absent ||
+                           outcome.attempt_outcome == attempt_outcome::reconciled_present)) {
+        // The check of an uncertain call: found without effect, the call's place in its quota day
+        // (the account's, and the campaign's when it counted) is given back, once; found done, it
+        // stays spent. The call sent again takes a place of its own.
+        const auto looked_for = call.reconciles.value_or(call.kind == cs::call_kind::get_conversation
+                                                             ? cs::call_kind::send
+                                                             : cs::call_kind::invite);
+        auto kept = limiter_.forget_uncertain(target.enrollment_id, limits::action_of(looked_for, false));
+        if (kept && outcome.attempt_outcome == attempt_outcome::reconciled_absent && limiter_.refund(*kept)) {
+            spdlog::debug("limits: lead {}'s uncertain {} call was found without effect: its place in {}'s quota "
+                          "of {} is given back",
+                          target.enrollment_id, limits::to_string(kept->what), orch::text::escaped(kept->account_id),
+                          limits::iso_date(kept->day.day));
         }
     }
     return std::nullopt;

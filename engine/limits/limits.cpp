@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <condition_variable>
@@ -223,6 +224,11 @@ std::string account_key(const std::string& tag, std::string_view account_id, act
     return "orch:{" + tag + "}:acct:" + encode_key_part(account_id) + ":" + to_string(a);
 }
 
+// An uncertain call's take (limiter::remember_uncertain), by lead and action.
+std::string uncertain_key(const std::string& tag, std::int64_t lead, action a) {
+    return "orch:{" + tag + "}:uncertain:" + std::to_string(lead) + ":" + to_string(a);
+}
+
 std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter) {
     double ceiling = static_cast<double>(cap_ms);
     if (streak < 40) {
@@ -301,6 +307,30 @@ struct limiter::impl {
     static detail::reply_ptr command(redisContext* c, const std::vector<std::string>& args) {
         argv_view v(args);
         return detail::reply_ptr(static_cast<redisReply*>(redisCommandArgv(c, v.count(), v.argv.data(), v.lens.data())));
+    }
+
+    // One plain command: nullptr when Redis is unavailable or answered an error (the outage
+    // starts, as in eval()).
+    detail::reply_ptr plain(const std::vector<std::string>& args) {
+        std::string error;
+        detail::context_ptr c = pool.acquire(error);
+        if (!c) {
+            return nullptr;
+        }
+        detail::reply_ptr r = command(c.get(), args);
+        if (!r) {
+            std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
+            pool.failed(std::move(c), what);
+            return nullptr;
+        }
+        if (r->type == REDIS_REPLY_ERROR) {
+            pool.outage(args.front() + ": " + std::string(r->str, r->len));
+            pool.release(std::move(c));
+            return nullptr;
+        }
+        pool.release(std::move(c));
+        pool.succeeded();
+        return r;
     }
 
     // SCRIPT LOAD of `sc` on `c`: nullptr when the connection failed, else the reply (an error
@@ -828,6 +858,47 @@ bool limiter::refund(const check& c) {
         std::to_string(std::max<std::int64_t>(0, c.campaign_id)),
     };
     return impl_->eval(impl_->buckets, std::move(args)) != nullptr;
+}
+
+bool limiter::remember_uncertain(std::int64_t lead, const check& c) {
+    if (c.account_id.empty() || lead <= 0) {
+        return false;
+    }
+    // "day campaign account": the account last, as it may hold spaces. The campaign's counters
+    // only when the take counted them (it carried the campaign's cap).
+    const std::int64_t campaign = c.campaign_cap ? std::max<std::int64_t>(0, c.campaign_id) : 0;
+    constexpr std::int64_t week_and_a_day_s = 8 * 86'400;
+    return impl_->plain({"SET", uncertain_key(impl_->tag, lead, c.what),
+                         std::to_string(c.day.day) + " " + std::to_string(campaign) + " " + c.account_id, "EX",
+                         std::to_string(week_and_a_day_s)}) != nullptr;
+}
+
+std::optional<check> limiter::forget_uncertain(std::int64_t lead, action what) {
+    if (lead <= 0) {
+        return std::nullopt;
+    }
+    auto r = impl_->plain({"GETDEL", uncertain_key(impl_->tag, lead, what)});
+    if (!r || r->type != REDIS_REPLY_STRING) {
+        return std::nullopt;  // none remembered (nil), or Redis unavailable
+    }
+    const std::string_view text(r->str, r->len);
+    const auto first = text.find(' ');
+    const auto second = first == std::string_view::npos ? first : text.find(' ', first + 1);
+    check c;
+    c.what = what;
+    std::int64_t campaign = 0;
+    const auto number = [](std::string_view t, std::int64_t& out) {
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), out);
+        return ec == std::errc() && end == t.data() + t.size();
+    };
+    if (second == std::string_view::npos || !number(text.substr(0, first), c.day.day) ||
+        !number(text.substr(first + 1, second - first - 1), campaign) || second + 1 >= text.size()) {
+        spdlog::warn("limits: an uncertain call's record of lead {} is not readable ({} bytes)", lead, text.size());
+        return std::nullopt;
+    }
+    c.campaign_id = campaign;
+    c.account_id = std::string(text.substr(second + 1));
+    return c;
 }
 
 bool limiter::unsend(const check& c, bool paced) {

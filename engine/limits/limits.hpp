@@ -320,6 +320,16 @@ public:
     // The call surely had no effect: gives back its place in today's counters (account and
     // campaign). False when Redis is unavailable.
     bool refund(const check& c);
+    // A taken call whose outcome is unknown (its answer lost, a 5xx to a write): its place is kept,
+    // as the platform may have counted it, and remembered in Redis for 8 days under its lead and
+    // action, so that the check that later finds it without effect gives the place back, in
+    // whichever process makes that check (forget_uncertain). A second one of the same lead and
+    // action replaces the first. False when Redis is unavailable or `lead` is not positive.
+    bool remember_uncertain(std::int64_t lead, const check& c);
+    // The remembered take of `lead`'s `what` call, forgotten (so given back once): the account,
+    // action, quota day and campaign of the take, for refund(); nullopt when none is remembered or
+    // Redis is unavailable.
+    std::optional<check> forget_uncertain(std::int64_t lead, action what);
     // The taken call will not be sent after all (the ledger refused it, or its cycle rolled back):
     // gives back its place in today's counters, its place in the key's request rate, and, when
     // the take was paced (it set a pacing gap), that gap. False when Redis is unavailable.
@@ -385,6 +395,8 @@ std::string key_tag(std::string_view api_key);
 std::string encode_key_part(std::string_view part);
 std::string key_scope_key(const std::string& tag);
 std::string account_key(const std::string& tag, std::string_view account_id, action a);
+// Where limiter::remember_uncertain keeps a lead's uncertain take of an action.
+std::string uncertain_key(const std::string& tag, std::int64_t lead, action a);
 
 // Full-jitter backoff as cooldown.lua computes it: max(min, floor(jitter * min(cap, base * 2^streak))).
 std::int64_t backoff_ms(std::int64_t base_ms, std::int64_t cap_ms, std::int64_t min_ms, int streak, double jitter);

@@ -131,6 +131,74 @@ TEST_F(LimitsGateRedis, AFollowUpNotSentGivesBackItsQuotaPlace) {
     EXPECT_EQ(used(), 0);
 }
 
+// An uncertain invite (its answer lost) keeps its place, as the platform may have counted it; the
+// check that finds it without effect gives the place back, on the day of the take, even when that
+// check runs in another process (another gate) on a later day; found done, the place stays spent.
+// Before, the place stayed spent either way: under 5 % lost answers a trial's sender read
+// `invite 20/20` while the sandbox held 18 invitations, and 12 leads waited for the next day.
+TEST_F(LimitsGateRedis, AnUncertainCallFoundWithoutEffectGivesBackItsPlace) {
+    cs::api_call invite;
+    invite.kind = cs::call_kind::invite;
+    cs::api_call check = invite;
+    check.kind = cs::call_kind::check_invitation;
+    check.reconcile = true;
+    check.reconciles = cs::call_kind::invite;
+    orch::engine::call_outcome uncertain;
+    uncertain.attempt_outcome = orch::engine::attempt_outcome::uncertain;
+    orch::engine::call_outcome absent;
+    absent.attempt_outcome = orch::engine::attempt_outcome::reconciled_absent;
+    orch::engine::call_outcome present;
+    present.attempt_outcome = orch::engine::attempt_outcome::reconciled_present;
+
+    const auto today = std::chrono::floor<std::chrono::days>(std::chrono::system_clock::now());
+    const auto taken_at = today - std::chrono::days(1) + 12h;  // yesterday: the check runs today
+    auto then = limits::day_in_zone(taken_at, "UTC");
+    ASSERT_TRUE(then);
+    orch::engine::limits_gate first(settings_, false);
+    orch::engine::limits_gate second(settings_, false);  // another worker, sharing Redis
+    auto used = [&](const std::string& account) {
+        auto st = first.limiter().status(account, *then);
+        EXPECT_TRUE(st.has_value());
+        return st ? st->actions[static_cast<std::size_t>(limits::action::invite)].used_today : -1;
+    };
+    // Lead 51: found without effect. Lead 52: found done.
+    for (const std::int64_t lead : {51, 52}) {
+        orch::engine::call_target target{"acc-gate-uncertain", "https://network.example/in/u" + std::to_string(lead),
+                                         7, lead, ""};
+        const auto decision = first.before(target, campaign_, invite, taken_at);
+        ASSERT_TRUE(decision.allowed) << decision.reason;
+        target.gate_take = decision.take;
+        first.after(target, campaign_, invite, uncertain);
+    }
+    ASSERT_EQ(used("acc-gate-uncertain"), 2) << "an uncertain call keeps its place until it is checked";
+    orch::engine::call_target checked{"acc-gate-uncertain", "https://network.example/in/u51", 7, 51, ""};
+    second.after(checked, campaign_, check, absent);
+    EXPECT_EQ(used("acc-gate-uncertain"), 1) << "the place found without effect is given back on its day";
+    // Once: a second check's answer (a settle decided again) gives nothing more.
+    second.after(checked, campaign_, check, absent);
+    EXPECT_EQ(used("acc-gate-uncertain"), 1);
+    checked.enrollment_id = 52;
+    checked.profile_url = "https://network.example/in/u52";
+    second.after(checked, campaign_, check, present);
+    EXPECT_EQ(used("acc-gate-uncertain"), 1) << "a call found done keeps its place";
+    // Each record is gone once its check answered.
+    EXPECT_FALSE(first.limiter().forget_uncertain(51, limits::action::invite));
+    EXPECT_FALSE(first.limiter().forget_uncertain(52, limits::action::invite));
+    // A check whose call was never remembered (its worker died with it) gives nothing back.
+    checked.enrollment_id = 53;
+    second.after(checked, campaign_, check, absent);
+    EXPECT_EQ(used("acc-gate-uncertain"), 1);
+    // A read's lost answer is asked again, never checked: nothing is remembered for it.
+    orch::engine::call_target reader{"acc-gate-uncertain", "https://network.example/in/u54", 7, 54, ""};
+    cs::api_call read = invite;
+    read.kind = cs::call_kind::check_invitation;
+    const auto read_take = first.before(reader, campaign_, read, taken_at);
+    ASSERT_TRUE(read_take.allowed) << read_take.reason;
+    reader.gate_take = read_take.take;
+    first.after(reader, campaign_, read, uncertain);
+    EXPECT_FALSE(first.limiter().forget_uncertain(54, limits::action::check_invitation));
+}
+
 // A row claimed again while its first call still waited (its lease ended) has two takes. Each
 // call's end gives back its own, on its own day, once: the first call's end leaves the second
 // claim's take alone, and a second end of one call gives nothing back twice.
