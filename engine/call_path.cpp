@@ -136,8 +136,9 @@ call_outcome late_outcome(const cs::api_call& call, cs::time_point now) {
 bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& out) {
     const cs::api_call& call = *job.call;
     const auto now = ports.clock->now();
-    if (!call.reconcile && cs::is_side_effecting(call.kind) && ports.do_not_contact &&
-        ports.do_not_contact(job.target.profile_url, job.company)) {
+    // Any call but the check of an uncertain one (which says whether the person was reached): a
+    // read of a person who may not be contacted is billed for nothing.
+    if (!call.reconcile && ports.do_not_contact && ports.do_not_contact(job.target.profile_url, job.company)) {
         out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
         out.attempt_outcome = attempt_outcome::permanent;  // for good: the lead stops here
         out.stop_reason = dnc::stopped_reason;
@@ -210,6 +211,11 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
     after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, rng, out);
+    // Put on the do-not-contact list while the call was out (the list's add leaves a lead in a
+    // call to its worker): the lead stops once the outcome is recorded, before any other call.
+    if (ports.do_not_contact && ports.do_not_contact(job.target.profile_url, job.company)) {
+        out.stop_after_reason = dnc::stopped_reason;
+    }
 }
 
 void call_window::add(start_fn job) {

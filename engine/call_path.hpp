@@ -3,8 +3,10 @@
 // their own ports (api_port, call_gate, the do-not-contact check, the clock).
 //
 // send_checked() is the send-time check, then the call:
-//   - a person put on the do-not-contact list since the row was claimed is not contacted: the
-//     call is not sent and the lead stops (call_outcome::stop_reason);
+//   - a person put on the do-not-contact list since the row was claimed is not contacted, nor
+//     read about: the call (any but the check of an uncertain one) is not sent and the lead stops
+//     (call_outcome::stop_reason); one put on it while the call was out stops the lead once the
+//     call's outcome is recorded (call_outcome::stop_after_reason);
 //   - a cooldown or an unavailable account seen since the claim holds the call (gate.hold(), a
 //     local mirror: no I/O in the common case): not sent, no attempt spent;
 //   - so does a lease too close to its end for an answer (call_job::send_by), checked before

@@ -200,7 +200,7 @@ add_outcome add(pqxx::connection& conn, const std::vector<input>& inputs, const 
                 }
             }
             if (!out.added.empty()) {
-                spdlog::info("dnc: {} added by {}; {} stopped, {} in a call left to their worker",
+                spdlog::info("dnc: {} added by {}; {} stopped, {} in a call stopped by their worker once its outcome is recorded",
                              orch::text::counted(static_cast<std::int64_t>(out.added.size()), "entry", "entries"),
                              orch::text::escaped(added_by), orch::text::counted(out.cancelled, "live lead", "live leads"),
                              out.in_flight);

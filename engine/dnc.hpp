@@ -68,7 +68,7 @@ struct add_outcome {
     std::vector<entry> added;
     std::vector<duplicate> duplicates;
     std::int64_t cancelled = 0;  // live enrollments stopped ("stopped: do-not-contact")
-    std::int64_t in_flight = 0;  // matching enrollments in a call, left to their worker
+    std::int64_t in_flight = 0;  // matching enrollments in a call: their worker stops them (engine/call_path.hpp)
     // When a company entry was added: the live enrollments whose lead has no company field, which
     // no company entry can match (leads from a search), read once the entries are committed; -1
     // when none was added, or when that read failed.

@@ -68,6 +68,10 @@ struct call_outcome {
     // other actions than their call's).
     std::optional<campaigns::call_kind> limited_request;
     std::string stop_reason;  // set: not sent, and the lead stops with this reason (do-not-contact)
+    // Set: the call went out, and its person went on the do-not-contact list meanwhile. Its
+    // outcome is recorded, then the lead stops with this reason, unless it waits to check an
+    // uncertain call (the check's own outcome stops it).
+    std::string stop_after_reason;
     // Not sent: held at send time (a cooldown, an unavailable account, the send window); its
     // retry_at is looked at again when it is settled (the hold may have ended since).
     bool held = false;

@@ -108,6 +108,14 @@ settled settle(const row& r, const cs::api_call& call, const call_outcome& o, cs
                                    : cs::decide(*r.campaign, *r.lead, r.state, cs::ev_cancel{o.stop_reason}, now);
     if (d.valid) {
         s.next = std::move(d.next);
+        if (!o.stop_after_reason.empty() && !cs::is_terminal(s.next.st) && s.next.st != cs::status::calling) {
+            // The person went on the do-not-contact list while the call was out: what it did is
+            // recorded above, and the lead stops here.
+            if (auto stop = cs::decide(*r.campaign, *r.lead, s.next, cs::ev_cancel{o.stop_after_reason}, now);
+                stop.valid) {
+                s.next = std::move(stop.next);
+            }
+        }
         s.due_now = !cs::is_terminal(s.next.st) && s.next.st != cs::status::calling && s.next.next_run_at <= now;
     } else {
         s.refused = d.why;

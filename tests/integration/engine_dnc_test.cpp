@@ -882,4 +882,53 @@ TEST_F(DncTest, AddedWhileTheCallWaitsInTheQueueIsNotSent) {
               "4");
 }
 
+// A person put on the list while their invite is on the wire: the invite goes (it left before
+// the add), and the lead stops as soon as its outcome is recorded. Before, it went on into its
+// wait, stayed live for hours, and its wait's timeout sent a billed check_invitation about the
+// person; it stopped only at the message. And a read queued behind it is not sent either.
+TEST_F(DncTest, AddedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 3; i < 5; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("wire.csv", csv);
+    auto file = write("w.yaml", "name: wire\naccounts: [sender-1]\naudience:\n  file: wire.csv\n" +
+                                    schedule_and_budget() +
+                                    "steps:\n  - id: invite\n    kind: invite\n"
+                                    "  - id: wait\n    kind: wait_accepted\n    timeout: 2s\n    next: hello\n"
+                                    "    on_timeout: hello\n"
+                                    "  - id: hello\n    kind: send\n    message_text: hi\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1"});
+    bool leased = false;
+    for (int i = 0; i < 2000 && !leased; ++i) {
+        leased = q("SELECT count(*) FROM enrollments WHERE status = 'calling'") == "2";
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    ASSERT_TRUE(leased) << worker->log();
+    auto added = call("POST", "/v1/dnc", json{{"entries", {{{"profile_url", urls_[3]}}, {{"profile_url", urls_[4]}}}}}.dump());
+    ASSERT_EQ(added.status, 201) << added.body;
+    EXPECT_EQ(added.body_json()["in_flight_leads"], 2) << added.body;
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+
+    // The invite on the wire went; its lead stopped in the step it entered, with the invitation
+    // recorded; the queued one was not sent. Nothing else reached the API about either person.
+    auto truth = control.get("/control/side-effects").body_json();
+    int requested = 0;
+    for (const auto& inv : truth["invitations"]) {
+        requested += inv["requests"].get<int>();
+    }
+    EXPECT_EQ(requested, 1) << truth.dump();
+    for (int i = 3; i < 5; ++i) {
+        EXPECT_EQ(status_of(urls_[i]), "cancelled|stopped: do-not-contact") << worker->log();
+    }
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled' AND step = 'wait'"), "1");
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE call = 'invite' AND outcome = 'ok'"), "1");
+    for (const std::string action : {"check_invitation", "send"}) {
+        EXPECT_EQ(control.get("/control/requests?action=" + action).body_json()["requests"].size(), 0u) << action;
+    }
+}
+
 }  // namespace
