@@ -58,7 +58,21 @@ struct locked_row {
     bool accepted_seen = false, parked = false, contacted = false;
     bool listed = false;  // failed, and the person is on the do-not-contact list
     bool effect_unknown = false;  // the step's last telling attempt may have taken effect
+    std::string wait_code;        // what it waits for (enrollments.wait_code; "" none)
 };
+
+// A wait that belongs to the lead's sender (its quotas, pacing, cooldowns, its share of the
+// campaign's budget): a lead moved to another sender does not wait for it.
+bool senders_wait(std::string_view code) {
+    using cs_wait = campaigns::wait_code;
+    for (auto w : {cs_wait::account_cooldown, cs_wait::day_quota, cs_wait::week_quota, cs_wait::campaign_quota,
+                   cs_wait::pacing, cs_wait::throttled, cs_wait::account_budget}) {
+        if (code == campaigns::to_string(w)) {
+            return true;
+        }
+    }
+    return false;
+}
 
 outcome run_once(pqxx::connection& conn, const request& r) {
     outcome out;
@@ -138,6 +152,7 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         row.reason = l[10].as<std::string>();
         row.listed = l[11].as<bool>();
         row.effect_unknown = l[12].as<bool>();
+        row.wait_code = l[13].as<std::string>();
         rows.push_back(std::move(row));
         status_of.erase(rows.back().enrollment_id);
     }
@@ -281,10 +296,16 @@ outcome run_once(pqxx::connection& conn, const request& r) {
                        "out or may have): its answer can only arrive there");
                 continue;
             }
-            // It keeps its own time; due now so the claim re-reads it with its new sender (as a
-            // reassignment does), or parked until its campaign resumes or the account connects.
+            // It keeps its own time (a delay, the working hours); due now so the claim re-reads
+            // it with its new sender (as a reassignment does), or parked until its campaign
+            // resumes or the account connects. A wait of the old sender's (a used-up quota, a
+            // cooldown) ends: the new sender's own limits decide at the claim.
             w["account_id"] = new_account;
             w["due"] = active && new_connected ? "now" : "park";
+            if (row.status == "ready" && senders_wait(row.wait_code)) {
+                w["run_now"] = true;
+                w["reason"] = "moved from sender " + row.account_id + " by an operator";
+            }
             break;
         }
         writes.push_back(std::move(w));

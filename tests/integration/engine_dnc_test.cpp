@@ -590,10 +590,27 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(q("SELECT status || '|' || step || '|' || attempt || '|' || reconcile || '|' || (finished_at IS NULL) || '|' || "
                 "(next_run_at <= now()) FROM enrollments WHERE lead_id = " + f),
               "ready|v|0|false|true|true");
-    // move: d to sender-2 (not contacted yet); a finished lead is refused.
+    // move: d to sender-2 (not contacted yet); a finished lead is refused. d waited for its old
+    // sender's day quota until tomorrow: that wait is not the new sender's, so it is due now (a
+    // trial's moved leads kept "waiting for the invite day quota of account <the old one>").
+    const auto old_sender = q("SELECT account_id FROM enrollments WHERE lead_id = " + d);
+    q("UPDATE enrollments SET wait_code = 'day_quota', next_run_at = now() + interval '1 day', reason = "
+      "'waiting for the invite day quota of account " + old_sender + "' WHERE lead_id = " + d);
     auto moved = call("POST", base + d + "/move", R"({"account": "sender-2"})");
     ASSERT_EQ(moved.status, 200) << moved.body;
     EXPECT_EQ(q("SELECT a.label FROM enrollments e JOIN accounts a USING (account_id) WHERE e.lead_id = " + d), "sender-2");
+    EXPECT_EQ(q("SELECT (next_run_at <= now()) || '|' || reason || '|' || COALESCE(wait_code, 'none') FROM "
+                "enrollments WHERE lead_id = " + d),
+              "true|moved from sender " + old_sender + " by an operator|none");
+    // A wait of the lead's own (the working hours) keeps its time and reason on another sender.
+    const auto e_sender = q("SELECT a.label FROM enrollments e JOIN accounts a USING (account_id) WHERE e.lead_id = " + e);
+    q("UPDATE enrollments SET wait_code = 'schedule', next_run_at = now() + interval '5 hours', reason = "
+      "'outside working hours' WHERE lead_id = " + e);
+    auto kept = call("POST", base + e + "/move",
+                     json{{"account", e_sender == "sender-1" ? "sender-2" : "sender-1"}}.dump());
+    ASSERT_EQ(kept.status, 200) << kept.body;
+    EXPECT_EQ(q("SELECT (next_run_at > now() + interval '4 hours') || '|' || reason FROM enrollments WHERE lead_id = " + e),
+              "true|outside working hours");
     EXPECT_EQ(call("POST", base + c + "/move", R"({"account": "sender-2"})").status, 409);
     // A lead its sender invited already stays with it.
     q("INSERT INTO step_attempts (enrollment_id, step, call, attempt, outcome, worker, finished_at) "

@@ -7,7 +7,7 @@
 -- company, as inbox/dnc_of matches), which keeps a failed lead failed. `effect_unknown`: the last
 -- attempt at the lead's step that says anything of its effect (a fresh request, or a reconciliation
 -- that concluded) may have taken effect: a retried contact checks it first, where one whose
--- request was refused, or found absent, is sent afresh.
+-- request was refused, or found absent, is sent afresh. `wait_code`: what the lead waits for ('' none).
 SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_id, e.accepted_seen,
        e.due_at = 'infinity' AS parked,
        EXISTS (SELECT 1 FROM step_attempts a
@@ -21,7 +21,8 @@ SELECT e.enrollment_id, e.lead_id, e.status::text, e.step, e.version, e.account_
        COALESCE((SELECT attempt_may_have_taken_effect(a.outcome) FROM step_attempts a
                  WHERE a.enrollment_id = e.enrollment_id AND a.step = e.step
                    AND (NOT a.reconcile OR a.outcome IN ('reconciled_present', 'reconciled_absent'))
-                 ORDER BY a.attempt_id DESC LIMIT 1), false) AS effect_unknown
+                 ORDER BY a.attempt_id DESC LIMIT 1), false) AS effect_unknown,
+       COALESCE(e.wait_code, '') AS wait_code
 FROM enrollments e
 WHERE e.enrollment_id = ANY($1::bigint[]) AND e.status IN ('ready', 'waiting', 'failed')
 ORDER BY e.enrollment_id
