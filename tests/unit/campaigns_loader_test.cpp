@@ -1133,6 +1133,28 @@ TEST(loader, a_whole_number_too_large_is_said_as_written) {
     EXPECT_EQ(quoted.value->name, "99999999999999999999999");
 }
 
+// An invitation note longer than the platform commonly allows is a warning at validate, not a
+// failure of every invite at run time (a trial's 400-character note passed; the API refused each).
+TEST(loader, a_note_longer_than_the_platform_allows_is_a_warning) {
+    const std::string rest = head.substr(head.find("accounts"));
+    // 300 characters, two bytes each: counted in characters, not bytes.
+    std::string at_limit;
+    for (int i = 0; i < 300; ++i) {
+        at_limit += "\xc3\xa9";
+    }
+    auto fits = load("name: t\n" + rest + "  - id: invite\n    kind: invite\n    note: \"" + at_limit + "\"\n");
+    ASSERT_TRUE(fits.value) << all_errors(fits);
+    EXPECT_TRUE(fits.warnings.empty());
+    auto long_note = load("name: t\n" + rest + "  - id: invite\n    kind: invite\n    note: \"" + at_limit + "e\"\n");
+    ASSERT_TRUE(long_note.value) << all_errors(long_note);
+    ASSERT_EQ(long_note.warnings.size(), 1u);
+    EXPECT_EQ(long_note.warnings[0].line, 11);
+    EXPECT_NE(long_note.warnings[0].message.find("the note is 301 characters long before its fields are filled in: "
+                                                 "the platform commonly refuses invitation notes over 300 characters"),
+              std::string::npos)
+        << long_note.warnings[0].message;
+}
+
 // The campaign's name and its accounts are names: no control characters, no bidirectional
 // overrides or isolates.
 TEST(loader, names_with_control_characters_are_refused) {
