@@ -332,8 +332,27 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
 }
 
 int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<std::string>& ids, const std::string& format) {
+    // Every bad id said at once (the first five), not one per run.
+    std::vector<std::string> bad;
+    std::size_t bad_count = 0;
     for (const auto& t : ids) {
-        r.lead_ids.push_back(parse_id(t, "LEAD_ID"));
+        try {
+            r.lead_ids.push_back(parse_id(t, "LEAD_ID"));
+        } catch (const failure& e) {
+            if (++bad_count <= 5) {
+                bad.emplace_back(e.what());
+            }
+        }
+    }
+    if (bad_count > 0) {
+        std::string all;
+        for (const auto& b : bad) {
+            all += (all.empty() ? "" : "; ") + b;
+        }
+        if (bad_count > bad.size()) {
+            all += "; and " + std::to_string(bad_count - bad.size()) + " more";
+        }
+        throw failure(all + "; nothing changed", 2);
     }
     if (!r.lead_ids.empty() && !r.state.empty()) {
         throw failure(std::string("leads ") + lead_ops::to_string(r.what) + ": give LEAD_ID(s) or --state, not both", 2);

@@ -832,6 +832,13 @@ TEST_F(CliOutput, AnIdTooLargeForAnyIdIsSaidToBeTooLarge) {
                   std::string::npos)
             << args[0] << " " << args[1] << ": " << r.output;
     }
+    // Every bad id of a lead action at once, not the first alone.
+    auto several = env_->run({"leads", "stop", "big", "0", "abc", "1"});
+    EXPECT_EQ(several.exit_code, 2) << several.output;
+    EXPECT_NE(several.output.find("LEAD_ID must be a positive integer, got '0'; LEAD_ID must be a positive integer, "
+                                  "got 'abc'; nothing changed"),
+              std::string::npos)
+        << several.output;
     for (const std::string bad : {"0", "1x"}) {
         auto r = env_->run({"leads", "show", "big", bad});
         EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.output;
