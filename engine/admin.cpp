@@ -974,6 +974,21 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                                 move_running);
     };
     auto r = co_await on_db(apply);
+    // What the senders have left today, so that the pacing warning says when the first call may
+    // go out (blocking Redis reads: off the network thread, as the database's).
+    std::optional<apply_facts::quota_today> today;
+    if (limiter && r.enrolled > 0) {
+        auto read_today = [this, &campaign, &c] {
+            std::vector<account_row> rows;
+            for (auto& a : st().accounts()) {
+                if (std::find(c.senders.begin(), c.senders.end(), a.account_id) != c.senders.end()) {
+                    rows.push_back(std::move(a));
+                }
+            }
+            return senders_quota_today(*limiter, cfg, campaign, rows, std::chrono::system_clock::now());
+        };
+        today = co_await on_db(read_today);
+    }
     // ---- lifecycle: warnings after the apply (engine/campaign_lifecycle.hpp) ----
     json warnings = diag(c.loaded.warnings);
     {
@@ -987,6 +1002,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                           r.senders};
         facts.search_charged = r.charged;
         facts.caps = r.caps;
+        facts.today = today;
         auto said = apply_warnings(campaign, facts, cfg, std::chrono::system_clock::now());
         for (auto& w : outcome_warnings(r, campaign)) {
             said.push_back(std::move(w));

@@ -400,6 +400,39 @@ std::string in_how_long(std::chrono::seconds d) {
 
 }  // namespace
 
+std::optional<apply_facts::quota_today> senders_quota_today(limits::limiter& limiter, const settings& s,
+                                                            const campaigns::campaign& c,
+                                                            const std::vector<account_row>& senders,
+                                                            std::chrono::system_clock::time_point now) {
+    const auto step_of = [&c](campaigns::step_kind k) {
+        return std::any_of(c.steps.begin(), c.steps.end(), [k](const auto& st) { return st.kind == k; });
+    };
+    if (senders.empty() || (!step_of(campaigns::step_kind::invite) && !step_of(campaigns::step_kind::send))) {
+        return std::nullopt;
+    }
+    const auto what = step_of(campaigns::step_kind::invite) ? limits::action::invite : limits::action::send;
+    const auto defaults = limiter_settings(s).actions;
+    apply_facts::quota_today out;
+    for (const auto& a : senders) {
+        const auto day = limits::day_in_zone(now, quota_time_zone(a.time_zone));
+        if (!day) {
+            continue;
+        }
+        const auto st = limiter.status(a.account_id, *day, effective(a.quotas, defaults));
+        if (!st) {
+            return std::nullopt;  // Redis does not answer: nothing known
+        }
+        ++out.read;
+        const auto& use = st->actions[static_cast<std::size_t>(what)];
+        if (use.limit_today >= 0 && use.left_today <= 0) {
+            const auto ends = now + std::chrono::duration_cast<std::chrono::system_clock::duration>(day->left);
+            out.first_day_end = out.used_up == 0 ? ends : std::min(out.first_day_end, ends);
+            ++out.used_up;
+        }
+    }
+    return out;
+}
+
 std::vector<std::string> apply_warnings(const campaigns::campaign& c, const apply_facts& facts, const settings& s,
                                         std::chrono::system_clock::time_point now) {
     std::vector<std::string> out;
@@ -519,6 +552,12 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                     std::chrono::floor<std::chrono::days>(now) + std::chrono::days(1);
                 from = std::max(from, next_day);
             }
+            // Every sender has used up today's quota: nothing goes before the first of them has a
+            // new day.
+            const bool all_used_up = facts.today && facts.today->read > 0 && facts.today->used_up == facts.today->read;
+            if (all_used_up) {
+                from = std::max(from, facts.today->first_day_end);
+            }
             const auto starts = campaigns::next_working_start(c.schedule, from);
             std::string text =
                 std::string(ramps && s.pacing ? "pacing and ramp-up are" : (ramps ? "ramp-up is" : "pacing is")) + " on: ";
@@ -548,8 +587,23 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (capped_today) {
                 text += ", once the day cap allows (below)";
             }
-            text += ", as the working hours allow; a sender that has used up today's quota waits for its next "
-                    "day (`accounts list` shows what each has left today)";
+            if (all_used_up) {
+                text += std::string(facts.today->read == 1 ? ", once the sender's" : ", once the first sender's") +
+                        " day quota starts again (" +
+                        (facts.today->read == 1 ? std::string("it has") : "each of the " + std::to_string(facts.today->read) + " has") +
+                        " used up today's " + action + " quota)";
+            }
+            text += ", as the working hours allow";
+            if (!facts.today) {
+                text += "; a sender that has used up today's quota waits for its next day (`accounts list` shows "
+                        "what each has left today)";
+            } else if (facts.today->used_up > 0 && !all_used_up) {
+                text += "; " + std::to_string(facts.today->used_up) + " of the " +
+                        std::to_string(facts.today->read) + " senders " +
+                        (facts.today->used_up == 1 ? "has" : "have") + " used up today's " + action +
+                        " quota and " + (facts.today->used_up == 1 ? "waits" : "wait") +
+                        " for its next day (`accounts list`)";
+            }
             // How many days the new leads' first quota-limited action takes, as `campaign
             // estimate` counts it: a campaign of a few hundred leads runs for weeks at the ramp.
             campaigns::estimate_input in;

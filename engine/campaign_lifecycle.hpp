@@ -20,7 +20,13 @@
 #include <string>
 #include <vector>
 
+namespace orch::limits {
+class limiter;
+}
+
 namespace orch::engine {
+
+struct account_row;
 
 // A campaign as `campaign show` presents it; nullopt when there is no such campaign:
 // {"name", "state", "pause_reason", "version", "start_at", "end_at" (null when not set),
@@ -71,7 +77,24 @@ struct apply_facts {
     // caps (store::apply_outcome::caps).
     std::int64_t search_charged = 0;
     ledger::search_cap_use caps{};
+    // The senders' use today of the first quota-limited action (senders_quota_today); unset when
+    // it was not read (Redis not configured or not answering): the warning then speaks in general.
+    struct quota_today {
+        std::size_t read = 0;     // senders whose use was read
+        std::size_t used_up = 0;  // of them, those with none of today's quota left
+        // When the first of the used-up senders' quota days ends (their time zones).
+        std::chrono::system_clock::time_point first_day_end{};
+    };
+    std::optional<quota_today> today{};
 };
+
+// The senders' use of the first quota-limited action of `c` (invite, else send) today, each in its
+// quota day, with its own quota overrides; nullopt when the campaign has no such action or Redis
+// does not answer.
+std::optional<apply_facts::quota_today> senders_quota_today(limits::limiter& limiter, const settings& s,
+                                                            const campaigns::campaign& c,
+                                                            const std::vector<account_row>& senders,
+                                                            std::chrono::system_clock::time_point now);
 
 // What an operator should know after an apply (none of it stops the apply):
 //  - the audience matched nobody, or no lead of it was new (another campaign's, do-not-contact, or this campaign's already);

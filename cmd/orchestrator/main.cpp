@@ -1520,6 +1520,22 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                                     true,      &r.own_quotas, r.senders};
     facts.search_charged = r.charged;
     facts.caps = r.caps;
+    if (r.enrolled > 0) {
+        // What the senders have left today, so that the warning says when the first call may go
+        // out; unknown (Redis not set or not answering) leaves the warning general.
+        std::string no_quotas;
+        const auto reader = read_quotas_with(s, no_quotas);
+        if (reader.limiter) {
+            std::vector<orch::engine::account_row> rows;
+            for (auto& a : db.accounts()) {
+                if (std::find(senders.begin(), senders.end(), a.account_id) != senders.end()) {
+                    rows.push_back(std::move(a));
+                }
+            }
+            facts.today = orch::engine::senders_quota_today(*reader.limiter, s, c.value, rows,
+                                                            std::chrono::system_clock::now());
+        }
+    }
     std::cout.flush();  // the result lines first, also where both streams go to one file
     for (const auto& w : orch::engine::apply_warnings(c.value, facts, s, std::chrono::system_clock::now())) {
         std::cerr << "warning: " << orch::text::escaped(w) << "\n";

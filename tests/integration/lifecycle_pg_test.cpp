@@ -7,6 +7,7 @@
 // it; `campaign show | versions | diff`; the warnings `campaign apply` prints.
 #include "campaigns/campaigns.hpp"
 #include "engine/campaign_lifecycle.hpp"
+#include "engine/limits/limits.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 #include "tests/support/orchestrator_env.hpp"
@@ -275,6 +276,36 @@ TEST(LifecycleWarnings, PacingSaysHowManyWorkingDaysTheNewLeadsTake) {
     EXPECT_TRUE(contains(slow[0], "the 40 new leads' invite calls take about 4 working days over 2 senders (to "
                                   "2030-01-10; `campaign estimate`"))
         << slow[0];
+}
+
+// What the senders have left today is said: a trial's apply said "the first invitations may go out
+// from <in an hour>" while both senders had used up today's quota, and counted today as a working
+// day of the estimate.
+TEST(LifecycleWarnings, SendersThatUsedUpTodaysQuotaDelayTheFirstInvitations) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n", "");  // 09:00-17:00 Europe/Berlin, weekdays
+    orch::engine::settings s;
+    s.ramp_up = false;
+    const auto now = sys_days{2030y / January / 1} + 10h;  // a Tuesday, 11:00 in Berlin
+    orch::engine::apply_facts facts{5, 5, 0, "active", nullptr, true, nullptr, 2};
+    facts.today = orch::engine::apply_facts::quota_today{2, 2, sys_days{2030y / January / 2}};
+    auto all = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(all.size(), 1u);
+    EXPECT_TRUE(contains(all[0], "The first invitations may go out from 2030-01-02T08:00:00Z (in 22 h 0 min), once the "
+                                 "first sender's day quota starts again (each of the 2 has used up today's invite "
+                                 "quota), as the working hours allow. "))
+        << all[0];
+    EXPECT_FALSE(contains(all[0], "waits for its next day")) << all[0];
+    facts.today = orch::engine::apply_facts::quota_today{2, 1, sys_days{2030y / January / 2}};
+    auto some = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(some.size(), 1u);
+    EXPECT_TRUE(contains(some[0], "may go out from 2030-01-01T10:00:00Z (now), as the working hours allow; 1 of the 2 "
+                                  "senders has used up today's invite quota and waits for its next day (`accounts "
+                                  "list`)"))
+        << some[0];
+    facts.today = orch::engine::apply_facts::quota_today{2, 0, {}};
+    auto none = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(none.size(), 1u);
+    EXPECT_TRUE(contains(none[0], "(now), as the working hours allow. Settings: pacing, invite_per_day")) << none[0];
 }
 
 // A sender's own day quota (`accounts limits`) is said: a trial read "up to 80 a day" for an account
@@ -938,6 +969,38 @@ TEST_F(LifecyclePg, ShowVersionsAndDiff) {
     auto unknown = env_->run({"campaign", "show", "nope"});
     EXPECT_NE(unknown.exit_code, 0);
     EXPECT_TRUE(contains(unknown.output, "no campaign named 'nope'")) << unknown.output;
+}
+
+// The apply reads the senders' use of today's quota from Redis: a sender whose invite quota is
+// used up holds the first invitations until its next day.
+TEST_F(LifecyclePg, ApplySaysWhenTheSendersHaveUsedUpTodaysQuota) {
+    ORCH_REQUIRE_SERVICE("REDIS_URL");
+    // An account of this test's own: Redis is shared by every test of the API key.
+    const std::string account = "acc-used-" + std::to_string(::getpid()) + "-" +
+                                std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    env_->scalar("INSERT INTO accounts (account_id) VALUES ('" + account + "') RETURNING 1");
+    orch::limits::settings ls;
+    ls.redis_url = std::getenv("REDIS_URL");
+    ls.api_key = "test-key";  // orchestrator_env's
+    ls.key_requests_per_s = 0;
+    orch::limits::limiter limiter(ls);
+    orch::limits::check taken;
+    taken.account_id = account;
+    taken.what = orch::limits::action::invite;
+    taken.account_quota = orch::limits::quota{1, -1};
+    taken.day = *orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
+    ASSERT_TRUE(limiter.take(taken).allowed);
+    std::ofstream(dir_ / "used.csv") << "profile_url,first_name\nhttps://network.example/in/u1,P\n";
+    std::ofstream(dir_ / "used.yaml") << "name: used\naccounts: " << account
+                                      << "\naudience:\n  file: used.csv\nschedule:\n  time_zone: UTC\n"
+                                         "budget_credits: 100\nsteps:\n  - {id: invite, kind: invite}\n";
+    env_->set("ORCH_INVITE_PER_DAY", "1");
+    env_->set("ORCH_PACING", "true");
+    auto applied = env_->run({"campaign", "apply", (dir_ / "used.yaml").string()});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_TRUE(contains(applied.output, "once the sender's day quota starts again (it has used up today's invite "
+                                         "quota), as the working hours allow."))
+        << applied.output;
 }
 
 TEST_F(LifecyclePg, ApplyWarnsOfAnEmptyAudienceAFirstMessageAndPacing) {
