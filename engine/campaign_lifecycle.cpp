@@ -554,7 +554,9 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             }
             // Every sender has used up today's quota: nothing goes before the first of them has a
             // new day.
-            const bool all_used_up = facts.today && facts.today->read > 0 && facts.today->used_up == facts.today->read;
+            // (A quota of 0 is no day's: "at most 0" says it.)
+            const bool all_used_up = quota > 0 && facts.today && facts.today->read > 0 &&
+                                     facts.today->used_up == facts.today->read;
             if (all_used_up) {
                 from = std::max(from, facts.today->first_day_end);
             }
@@ -597,12 +599,12 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
             if (!facts.today) {
                 text += "; a sender that has used up today's quota waits for its next day (`accounts list` shows "
                         "what each has left today)";
-            } else if (facts.today->used_up > 0 && !all_used_up) {
+            } else if (facts.today->used_up > 0 && !all_used_up && quota > 0) {
                 text += "; " + std::to_string(facts.today->used_up) + " of the " +
                         std::to_string(facts.today->read) + " senders " +
                         (facts.today->used_up == 1 ? "has" : "have") + " used up today's " + action +
-                        " quota and " + (facts.today->used_up == 1 ? "waits" : "wait") +
-                        " for its next day (`accounts list`)";
+                        " quota and " + (facts.today->used_up == 1 ? "waits for its" : "wait for their") +
+                        " next day (`accounts list`)";
             }
             // How many days the new leads' first quota-limited action takes, as `campaign
             // estimate` counts it: a campaign of a few hundred leads runs for weeks at the ramp.
