@@ -97,6 +97,27 @@ protected:
     std::string lead_id(const std::string& url) {
         return q("SELECT lead_id FROM leads WHERE profile_url = '" + url + "'");
     }
+    // Invitation requests the sandbox received, sent or not (its side-effect record).
+    static int invitation_requests(http_client& control) {
+        int requested = 0;
+        const auto truth = control.get("/control/side-effects").body_json();  // named: outlives the loop
+        for (const auto& inv : truth["invitations"]) {
+            requested += inv["requests"].get<int>();
+        }
+        return requested;
+    }
+
+    // Waits (up to about 4 s) until `n` enrollments are in a call.
+    bool calling(int n) {
+        for (int i = 0; i < 2000; ++i) {
+            if (q("SELECT count(*) FROM enrollments WHERE status = 'calling'") == std::to_string(n)) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        return false;
+    }
+
     std::string status_of(const std::string& url) {
         return q("SELECT e.status || '|' || e.reason FROM enrollments e JOIN leads l USING (lead_id) WHERE l.profile_url = '" +
                  url + "'");
@@ -865,12 +886,7 @@ TEST_F(DncTest, AddedWhileTheCallWaitsInTheQueueIsNotSent) {
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
     auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1",
                                "--batch-size", "50"});
-    bool leased = false;
-    for (int i = 0; i < 2000 && !leased; ++i) {
-        leased = q("SELECT count(*) FROM enrollments WHERE status = 'calling'") == "5";
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    ASSERT_TRUE(leased) << worker->log();
+    ASSERT_TRUE(calling(5)) << worker->log();
     // Four by profile URL, the fifth by company.
     json entries = json::array();
     for (int i = 3; i < 7; ++i) {
@@ -883,12 +899,7 @@ TEST_F(DncTest, AddedWhileTheCallWaitsInTheQueueIsNotSent) {
     ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
 
     // The one call already on the wire went; no request left for the other four.
-    auto truth = control.get("/control/side-effects").body_json();
-    int requested = 0;
-    for (const auto& inv : truth["invitations"]) {
-        requested += inv["requests"].get<int>();
-    }
-    EXPECT_EQ(requested, 1) << truth.dump();
+    EXPECT_EQ(invitation_requests(control), 1) << control.get("/control/side-effects").body;
     int stopped = 0;
     for (int i = 3; i < 8; ++i) {
         stopped += status_of(urls_[i]) == "cancelled|stopped: do-not-contact" ? 1 : 0;
@@ -919,12 +930,7 @@ TEST_F(DncTest, AddedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded
     http_client control("127.0.0.1", sandbox_->control_port());
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
     auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1"});
-    bool leased = false;
-    for (int i = 0; i < 2000 && !leased; ++i) {
-        leased = q("SELECT count(*) FROM enrollments WHERE status = 'calling'") == "2";
-        std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    }
-    ASSERT_TRUE(leased) << worker->log();
+    ASSERT_TRUE(calling(2)) << worker->log();
     auto added = call("POST", "/v1/dnc", json{{"entries", {{{"profile_url", urls_[3]}}, {{"profile_url", urls_[4]}}}}}.dump());
     ASSERT_EQ(added.status, 201) << added.body;
     EXPECT_EQ(added.body_json()["in_flight_leads"], 2) << added.body;
@@ -932,12 +938,7 @@ TEST_F(DncTest, AddedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded
 
     // The invite on the wire went; its lead stopped in the step it entered, with the invitation
     // recorded; the queued one was not sent. Nothing else reached the API about either person.
-    auto truth = control.get("/control/side-effects").body_json();
-    int requested = 0;
-    for (const auto& inv : truth["invitations"]) {
-        requested += inv["requests"].get<int>();
-    }
-    EXPECT_EQ(requested, 1) << truth.dump();
+    EXPECT_EQ(invitation_requests(control), 1) << control.get("/control/side-effects").body;
     for (int i = 3; i < 5; ++i) {
         EXPECT_EQ(status_of(urls_[i]), "cancelled|stopped: do-not-contact") << worker->log();
     }
