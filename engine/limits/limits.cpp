@@ -318,13 +318,19 @@ struct limiter::impl {
             return nullptr;
         }
         detail::reply_ptr r = command(c.get(), args);
+        return settled(std::move(c), std::move(r), args.front());
+    }
+
+    // The end of one command on `c`: the connection back to the pool, and `r` unless it is missing
+    // (the connection failed: dropped) or an error reply (the outage starts, named by `what`).
+    detail::reply_ptr settled(detail::context_ptr c, detail::reply_ptr r, const std::string& what) {
         if (!r) {
-            std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
-            pool.failed(std::move(c), what);
+            std::string why = c->errstr[0] != '\0' ? c->errstr : "no reply";
+            pool.failed(std::move(c), why);
             return nullptr;
         }
         if (r->type == REDIS_REPLY_ERROR) {
-            pool.outage(args.front() + ": " + std::string(r->str, r->len));
+            pool.outage(what + ": " + std::string(r->str, r->len));
             pool.release(std::move(c));
             return nullptr;
         }
@@ -368,19 +374,7 @@ struct limiter::impl {
                 r = std::move(load);
             }
         }
-        if (!r) {
-            std::string what = c->errstr[0] != '\0' ? c->errstr : "no reply";
-            pool.failed(std::move(c), what);
-            return nullptr;
-        }
-        if (r->type == REDIS_REPLY_ERROR) {
-            pool.outage("script " + sc.name + ": " + std::string(r->str, r->len));
-            pool.release(std::move(c));
-            return nullptr;
-        }
-        pool.release(std::move(c));
-        pool.succeeded();
-        return r;
+        return settled(std::move(c), std::move(r), "script " + sc.name);
     }
 
     // One command appended to `c`'s output buffer (sent by the next redisGetReply).
