@@ -596,7 +596,7 @@ std::optional<budget_set_outcome> store::update_campaign_budget(const std::strin
     constexpr std::int64_t credits_max = budget_update::credits_max;
     auto above = [](const auto& v) { return v && *v && **v > credits_max; };
     if ((u.credits && *u.credits > credits_max) || above(u.per_day) || above(u.per_account)) {
-        throw budget_update_error("a budget or cap cannot be above 1000000000000 credits");
+        throw budget_update_error("a budget or cap cannot be above " + std::to_string(credits_max) + " credits");
     }
     return again_after_deadlock("budget set", [&] { return set_budget_once(name, u, now); });
 }
