@@ -407,6 +407,63 @@ std::optional<YAML::Mark> stuck_document(std::string_view text) {
     return std::nullopt;
 }
 
+// The offset of the innermost '[' or '{' (`open`) that starts a flow before `end` and is not
+// closed before it. yaml-cpp reports an unclosed flow where it gave up, often the line after it
+// or the end of the file; the bracket to close is what the author needs. A bracket counts only
+// where a flow can start (after ':', '-', ',', '?', another opener, or at a line's start), not
+// inside quotes, comments or a plain scalar ("note: a [b" opens nothing).
+std::optional<std::size_t> unclosed_flow(std::string_view text, std::size_t end, char open) {
+    struct opener {
+        char c;
+        std::size_t at;
+    };
+    std::vector<opener> stack;
+    char quote = 0;
+    char last = '\n';  // the last character that is not a space: where a value may start
+    end = std::min(end, text.size());
+    for (std::size_t i = 0; i < end; ++i) {
+        const char c = text[i];
+        if (quote != 0) {
+            if (quote == '"' && c == '\\') {
+                ++i;
+            } else if (c == quote) {
+                if (quote == '\'' && i + 1 < end && text[i + 1] == '\'') {
+                    ++i;  // '' inside single quotes
+                } else {
+                    quote = 0;
+                    last = c;
+                }
+            }
+            continue;
+        }
+        if (c == '#' && (i == 0 || text[i - 1] == ' ' || text[i - 1] == '\t' || text[i - 1] == '\n')) {
+            while (i < end && text[i] != '\n') {
+                ++i;
+            }
+            last = '\n';
+            continue;
+        }
+        const bool value_starts = last == '\n' || last == ':' || last == '-' || last == ',' || last == '?' ||
+                                  last == '[' || last == '{';
+        if ((c == '[' || c == '{') && value_starts) {
+            stack.push_back({c, i});
+        } else if ((c == ']' || c == '}') && !stack.empty()) {
+            stack.pop_back();
+        } else if ((c == '"' || c == '\'') && value_starts) {
+            quote = c;
+        }
+        if (c != ' ' && c != '\t' && c != '\r') {
+            last = c;
+        }
+    }
+    for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+        if (it->c == open) {
+            return it->at;
+        }
+    }
+    return std::nullopt;
+}
+
 // yaml-cpp's message, said plainly where it is terse: "invalid unicode: 55296" is a \uD800
 // escape, half of a surrogate pair (JSON's way to write a character beyond U+FFFF), alone.
 std::string syntax_message(const std::string& msg) {
@@ -452,6 +509,22 @@ parsed_document parse_yaml(std::string_view text, std::size_t nodes_max) {
                                                     " levels deep (a campaign file takes " + std::to_string(depth_max) + ")"});
         return out;
     } catch (const YAML::ParserException& e) {
+        // An unclosed flow is said at its opening bracket, with where the parser gave up.
+        const bool sequence = e.msg == YAML::ErrorMsg::END_OF_SEQ_FLOW;
+        if (sequence || e.msg == YAML::ErrorMsg::END_OF_MAP_FLOW) {
+            const char open = sequence ? '[' : '{';
+            if (auto at = unclosed_flow(text, static_cast<std::size_t>(std::max(e.mark.pos, 0)), open)) {
+                const auto gave_up = conv.pos(e.mark);
+                out.errors.push_back({position_of(text, *at),
+                                      std::string("YAML syntax error: this '") + open + "' is never closed (no '" +
+                                          (sequence ? ']' : '}') + "' before " +
+                                          (e.mark.pos >= static_cast<int>(text.size())
+                                               ? std::string("the end of the file")
+                                               : std::to_string(gave_up.line) + ":" + std::to_string(gave_up.column)) +
+                                          ")"});
+                return out;
+            }
+        }
         out.errors.push_back({conv.pos(e.mark), "YAML syntax error: " + syntax_message(e.msg)});
         return out;
     } catch (const YAML::Exception& e) {

@@ -271,7 +271,7 @@ INSTANTIATE_TEST_SUITE_P(
     loader, bad_files,
     ::testing::Values(
         // syntax
-        bad_case{"yaml_syntax", "name: [a, b\nsteps: 1\n", 2, 6, "YAML syntax error"},
+        bad_case{"yaml_syntax", "name: [a, b\nsteps: 1\n", 1, 7, "YAML syntax error: this '[' is never closed"},
         bad_case{"duplicate_key", head + "  - {id: a, kind: visit}\nname: again\n", 10, 1,
                  "duplicate key 'name' (first at line 1)"},
         bad_case{"empty_file", "\n  \n", 1, 1, "the file is empty"},
@@ -1192,6 +1192,26 @@ TEST(loader, names_with_control_characters_are_refused) {
 }
 
 // yaml-cpp reads empty documents forever at a ',' that no value precedes at a document's top
+// An unclosed '[' or '{' is reported at the bracket, not where the parser gave up (the line after
+// it, or the end of the file); brackets in quotes, comments and plain text do not count.
+TEST(loader, an_unclosed_flow_is_reported_at_its_bracket) {
+    struct bad {
+        std::string text;
+        std::string expect;
+    };
+    for (const auto& b :
+         {bad{"name: [a\n", "c.yaml:1:7: YAML syntax error: this '[' is never closed (no ']' before the end of the file)"},
+          bad{"name: {a: 1\n", "c.yaml:1:7: YAML syntax error: this '{' is never closed (no '}' before the end of the file)"},
+          bad{"name: x # [\naccounts: [a, b\nbudget_credits: 3\n",
+              "c.yaml:2:11: YAML syntax error: this '[' is never closed (no ']' before 3:15)"},
+          bad{"note: a [b\nsteps:\n  - {id: a, kind: invite, note: \"x [y\", text: 'it''s [z'\n",
+              "c.yaml:3:5: YAML syntax error: this '{' is never closed (no '}' before the end of the file)"}}) {
+        auto r = load(b.text);
+        ASSERT_EQ(r.errors.size(), 1u) << b.text << "\n" << all_errors(r);
+        EXPECT_EQ(r.errors[0].to_string(), b.expect) << b.text;
+    }
+}
+
 // (found by the fuzz target): the loader reports it where it is, at once.
 TEST(loader, a_comma_where_a_value_should_start_is_an_error_not_a_hang) {
     struct bad {
