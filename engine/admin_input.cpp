@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <map>
 
 namespace orch::engine::admin_input {
 
@@ -234,6 +235,38 @@ struct duplicate_finder final : json::json_sax_t {
     bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 };
 
+// The numbers that JSON reads as floats among an object's own fields, as the text writes them
+// ("18446744073709551616"): a number beyond 64 bits is echoed as sent, not as 1.8446744073709552e+19.
+struct float_texts final : json::json_sax_t {
+    int depth = 0;
+    std::string field;
+    std::map<std::string, std::string> found;
+
+    bool null() override { return true; }
+    bool boolean(bool) override { return true; }
+    bool number_integer(number_integer_t) override { return true; }
+    bool number_unsigned(number_unsigned_t) override { return true; }
+    bool number_float(number_float_t, const string_t& s) override {
+        if (depth == 1) {
+            found.emplace(field, s);
+        }
+        return true;
+    }
+    bool string(string_t&) override { return true; }
+    bool binary(binary_t&) override { return true; }
+    bool start_object(std::size_t) override { return ++depth, true; }
+    bool key(string_t& k) override {
+        if (depth == 1) {
+            field = k;
+        }
+        return true;
+    }
+    bool end_object() override { return --depth, true; }
+    bool start_array(std::size_t) override { return ++depth, true; }
+    bool end_array() override { return --depth, true; }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
 // A body that repeats a field is refused (422), naming it: with the body's other problems when
 // the caller collects them in `found`, else alone.
 void refuse_duplicate_keys(const std::string& text, problems* found = nullptr) {
@@ -348,10 +381,14 @@ budget_update parse_budget_body(const std::string& text) {
         return j.contains("clear") && j["clear"].is_array() &&
                std::find(j["clear"].begin(), j["clear"].end(), json(key)) != j["clear"].end();
     };
-    // A number too large for JSON's integers reads as a float: say so rather than echo "1e+20".
-    auto value_text = [](const json& v) {
-        if (v.is_number_float() && std::abs(v.get<double>()) >= 9.2e18) {
-            return "a number out of range (" + dump(v) + ")";
+    // A number too large for JSON's integers reads as a float: echo it as the body writes it.
+    float_texts written;
+    json::sax_parse(text, &written);
+    auto value_text = [&written](const std::string& key, const json& v) {
+        if (v.is_number_float()) {
+            if (auto it = written.found.find(key); it != written.found.end()) {
+                return orch::text::escaped_clipped(it->second, 100);
+            }
         }
         return dump(v);
     };
@@ -372,11 +409,11 @@ budget_update parse_budget_body(const std::string& text) {
         return v.get<std::int64_t>();
     };
     // Above the budget's limit: said with the body's other problems (the store holds it too).
-    auto above_limit = [&found](const std::string& key, const json& v, std::int64_t n) {
+    auto above_limit = [&found, &value_text](const std::string& key, const json& v, std::int64_t n) {
         if (n <= budget_update::credits_max) {
             return false;
         }
-        found.add(key + " cannot be above " + std::to_string(budget_update::credits_max) + " credits, got " + dump(v));
+        found.add(key + " cannot be above " + std::to_string(budget_update::credits_max) + " credits, got " + value_text(key, v));
         return true;
     };
     found.unknown_fields(j, {"credits", "per_day", "per_account", "clear"});
@@ -403,7 +440,7 @@ budget_update parse_budget_body(const std::string& text) {
         } else if (key == "credits") {
             const auto n = positive_whole(v);
             if (!n) {
-                found.add("credits must be a whole number >= 1, got " + value_text(v));
+                found.add("credits must be a whole number >= 1, got " + value_text(key, v));
                 continue;
             }
             if (above_limit(key, v, *n)) {
@@ -414,7 +451,7 @@ budget_update parse_budget_body(const std::string& text) {
             const auto n = positive_whole(v);
             if (!n) {
                 found.add(key + " must be a whole number >= 1 (remove the cap with \"clear\": [\"" + key +
-                                   "\"]), got " + value_text(v));
+                                   "\"]), got " + value_text(key, v));
                 continue;
             }
             if (above_limit(key, v, *n)) {

@@ -658,14 +658,20 @@ TEST_F(AdminTest, PutCampaignBudget) {
         EXPECT_EQ(r.status, b.status) << b.body << ": " << r.body;
         EXPECT_FALSE(error_message(r).empty()) << b.body;
     }
-    // Every problem of a body in one answer; a number beyond JSON's integers is said to be one.
+    // Every problem of a body in one answer; a number beyond JSON's integers is echoed as written.
     auto several = call("PUT", "/v1/campaigns/delta/budget",
                         R"({"credits": 99999999999999999999, "per_day": -2, "color": 1})");
     EXPECT_EQ(several.status, 422) << several.body;
-    for (const char* part : {"credits cannot be above 1000000000000 credits, got 1e+20",
+    for (const char* part : {"credits cannot be above 1000000000000 credits, got 99999999999999999999",
                              "per_day must be a whole number >= 1", "unknown field 'color'", "nothing changed"}) {
         EXPECT_NE(error_message(several).find(part), std::string::npos) << part << ": " << several.body;
     }
+    // 2^64, beyond an unsigned too, is echoed as written.
+    auto beyond = call("PUT", "/v1/campaigns/delta/budget", R"({"per_day": 18446744073709551616})");
+    EXPECT_EQ(beyond.status, 422) << beyond.body;
+    EXPECT_NE(error_message(beyond).find("per_day cannot be above 1000000000000 credits, got 18446744073709551616"),
+              std::string::npos)
+        << beyond.body;
     // Too large for 64 bits, as an unsigned: refused by the budget's limit too, with the others.
     auto unsigned_max = call("PUT", "/v1/campaigns/delta/budget",
                              R"({"per_account": 18446744073709551615, "per_day": 1.5})");
