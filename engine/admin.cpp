@@ -977,15 +977,10 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     // What the senders have left today, so that the pacing warning says when the first call may
     // go out (blocking Redis reads: off the network thread, as the database's).
     std::optional<apply_facts::quota_today> today;
-    if (limiter && r.enrolled > 0) {
+    if (limiter && r.enrolled > 0 && uses_quota_today(cfg, campaign)) {
         auto read_today = [this, &campaign, &c] {
-            std::vector<account_row> rows;
-            for (auto& a : st().accounts()) {
-                if (std::find(c.senders.begin(), c.senders.end(), a.account_id) != c.senders.end()) {
-                    rows.push_back(std::move(a));
-                }
-            }
-            return senders_quota_today(*limiter, cfg, campaign, rows, std::chrono::system_clock::now());
+            return senders_quota_today(*limiter, cfg, campaign, st().accounts(), c.senders,
+                                       std::chrono::system_clock::now());
         };
         today = co_await on_db(read_today);
     }

@@ -398,32 +398,50 @@ std::string in_how_long(std::chrono::seconds d) {
     return "in " + (h > 0 ? std::to_string(h) + " h " : std::string()) + std::to_string(m) + " min";
 }
 
+bool has_step(const campaigns::campaign& c, campaigns::step_kind k) {
+    return std::any_of(c.steps.begin(), c.steps.end(), [k](const auto& st) { return st.kind == k; });
+}
+
 }  // namespace
+
+bool uses_quota_today(const settings& s, const campaigns::campaign& c) {
+    return (s.pacing || s.ramp_up) &&
+           (has_step(c, campaigns::step_kind::invite) || has_step(c, campaigns::step_kind::send));
+}
 
 std::optional<apply_facts::quota_today> senders_quota_today(limits::limiter& limiter, const settings& s,
                                                             const campaigns::campaign& c,
-                                                            const std::vector<account_row>& senders,
+                                                            const std::vector<account_row>& accounts,
+                                                            const std::vector<std::string>& senders,
                                                             std::chrono::system_clock::time_point now) {
-    const auto step_of = [&c](campaigns::step_kind k) {
-        return std::any_of(c.steps.begin(), c.steps.end(), [k](const auto& st) { return st.kind == k; });
-    };
-    if (senders.empty() || (!step_of(campaigns::step_kind::invite) && !step_of(campaigns::step_kind::send))) {
+    const bool invites = has_step(c, campaigns::step_kind::invite);
+    if (senders.empty() || (!invites && !has_step(c, campaigns::step_kind::send))) {
         return std::nullopt;
     }
-    const auto what = step_of(campaigns::step_kind::invite) ? limits::action::invite : limits::action::send;
+    const auto what = invites ? limits::action::invite : limits::action::send;
     const auto defaults = limiter_settings(s).actions;
     apply_facts::quota_today out;
-    for (const auto& a : senders) {
+    for (const auto& a : accounts) {
+        if (std::find(senders.begin(), senders.end(), a.account_id) == senders.end()) {
+            continue;
+        }
         const auto day = limits::day_in_zone(now, quota_time_zone(a.time_zone));
         if (!day) {
             continue;
         }
-        const auto st = limiter.status(a.account_id, *day, effective(a.quotas, defaults));
+        const auto quotas = effective(a.quotas, defaults);
+        const auto st = limiter.status(a.account_id, *day, quotas);
         if (!st) {
             return std::nullopt;  // Redis does not answer: nothing known
         }
         ++out.read;
-        const auto& use = st->actions[static_cast<std::size_t>(what)];
+        const auto i = static_cast<std::size_t>(what);
+        const auto& use = st->actions[i];
+        // As `accounts list` tells a ramp-up: today's limit below the sender's day quota.
+        const std::int64_t per_day = quotas[i] ? quotas[i]->per_day : defaults[i].limit.per_day;
+        if (use.limit_today >= 0 && (per_day < 0 || use.limit_today < per_day)) {
+            ++out.ramping;
+        }
         if (use.limit_today >= 0 && use.left_today <= 0) {
             const auto ends = now + std::chrono::duration_cast<std::chrono::system_clock::duration>(day->left);
             out.first_day_end = out.used_up == 0 ? ends : std::min(out.first_day_end, ends);

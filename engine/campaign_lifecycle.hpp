@@ -84,16 +84,24 @@ struct apply_facts {
         std::size_t used_up = 0;  // of them, those with none of today's quota left
         // When the first of the used-up senders' quota days ends (their time zones).
         std::chrono::system_clock::time_point first_day_end{};
+        // Of them, those still ramping up (today's limit below their day quota: new to the
+        // orchestrator, or in their first days; none with ramp_up off).
+        std::size_t ramping = 0;
     };
     std::optional<quota_today> today{};
 };
 
-// The senders' use of the first quota-limited action of `c` (invite, else send) today, each in its
-// quota day, with its own quota overrides; nullopt when the campaign has no such action or Redis
-// does not answer.
+// Whether the apply's warnings use the senders' quota today: only the pacing and ramp-up warning
+// does, and only for a campaign with a quota-limited action. Callers skip the Redis reads otherwise.
+bool uses_quota_today(const settings& s, const campaigns::campaign& c);
+
+// The use today of the first quota-limited action of `c` (invite, else send) by each of `senders`
+// found in `accounts`, each in its quota day, with its own quota overrides; nullopt when the
+// campaign has no such action or Redis does not answer.
 std::optional<apply_facts::quota_today> senders_quota_today(limits::limiter& limiter, const settings& s,
                                                             const campaigns::campaign& c,
-                                                            const std::vector<account_row>& senders,
+                                                            const std::vector<account_row>& accounts,
+                                                            const std::vector<std::string>& senders,
                                                             std::chrono::system_clock::time_point now);
 
 // What an operator should know after an apply (none of it stops the apply):

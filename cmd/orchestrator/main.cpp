@@ -1273,6 +1273,24 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                              &days_to_finish_new);
         }
     }
+    // With ramp-up slowing new senders, which of these senders are still ramping up (Redis keeps
+    // their first day): the headline then gives the figures that apply to them. Unknown without
+    // Redis or a database: both figures are given, each said for whom.
+    std::optional<orch::engine::apply_facts::quota_today> ramp;
+    const bool ramp_matters = finishes && !finish_day_new.empty() && r.working_days_new_accounts > r.working_days + 0.05;
+    if (db && ramp_matters && orch::engine::uses_quota_today(s, c.value)) {
+        std::string no_quotas;
+        const auto reader = read_quotas_with(s, no_quotas);
+        if (reader.limiter) {
+            ramp = orch::engine::senders_quota_today(*reader.limiter, s, c.value, db->accounts(),
+                                                     orch::engine::sender_ids(*db, c.value),
+                                                     std::chrono::system_clock::now());
+        }
+        if (ramp && ramp->read == 0) {
+            ramp.reset();
+        }
+    }
+    const bool all_ramping = ramp && ramp->ramping == ramp->read;
     // A quota that lets nothing through takes "never" (the estimate's 1e9 days): null in JSON,
     // "never" in the table and the CSV, not a number of days no one can use.
     const auto never = [](double d) { return d >= 1e8; };
@@ -1309,6 +1327,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                                   {"days_to_finish", finish_day_new.empty()
                                                                          ? orch::engine::json(nullptr)
                                                                          : orch::engine::json(days_to_finish_new)}}}};
+        // The senders looked up in Redis, and of them those still ramping up (null: not read).
+        j["senders_ramping_up"] = ramp ? orch::engine::json{{"read", ramp->read}, {"ramping", ramp->ramping}}
+                                       : orch::engine::json(nullptr);
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
@@ -1397,16 +1418,38 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                             .c_str());
         }
     }
-    std::printf("  duration     %s (%s%s working days, plus %.1f days of waits)%s\n",
+    const double waits = static_cast<double>(r.longest_wait.count()) / 86'400.0;
+    const std::string bottleneck = r.bottleneck.empty() ? "no quota limits; " : "bottleneck " + r.bottleneck + ": ";
+    const auto senders_text = [&](std::size_t n) {
+        return n == 1 ? std::string("the sender is") : "the " + std::to_string(n) + " senders are";
+    };
+    if (all_ramping) {
+        // Every sender is new or ramping up: the ramped figures are the forecast.
+        std::printf("  duration     %s (%s%s working days as %s new to the orchestrator or ramping up, plus %.1f "
+                    "days of waits); finishing around %s\n",
+                    lasting(true, days_to_finish_new).c_str(), bottleneck.c_str(),
+                    days_text(r.working_days_new_accounts).c_str(), senders_text(ramp->read).c_str(), waits,
+                    finish_day_new.c_str());
+        std::printf("  ramped up    %s once past their ramp-up (ramp_up), finishing around %s\n",
+                    lasting(true, days_to_finish).c_str(), finish_day.c_str());
+        return 0;
+    }
+    std::printf("  duration     %s%s (%s%s working days, plus %.1f days of waits)%s\n",
                 lasting(finishes, days_to_finish).c_str(),
-                r.bottleneck.empty() ? "no quota limits; " : ("bottleneck " + r.bottleneck + ": ").c_str(),
-                days_text(r.working_days).c_str(), static_cast<double>(r.longest_wait.count()) / 86'400.0,
-                finishes ? ("; finishing around " + finish_day).c_str() : "");
-    if (r.working_days_new_accounts > r.working_days + 0.05) {
+                ramp_matters && !ramp ? " for senders past their ramp-up" : "", bottleneck.c_str(),
+                days_text(r.working_days).c_str(), waits, finishes ? ("; finishing around " + finish_day).c_str() : "");
+    if (ramp && ramp->ramping == 0) {
+        std::printf("  (ramp_up: %s past the ramp-up)\n",
+                    ramp->read == 1 ? "the sender is" : ("each of the " + std::to_string(ramp->read) + " senders is").c_str());
+    } else if (r.working_days_new_accounts > r.working_days + 0.05) {
         std::printf("  new senders  %s for accounts new to the orchestrator%s: their day quotas start lower and ramp "
-                    "up (ramp_up)\n",
+                    "up (ramp_up)%s\n",
                     lasting(!finish_day_new.empty(), days_to_finish_new).c_str(),
-                    finish_day_new.empty() ? "" : (", finishing around " + finish_day_new).c_str());
+                    finish_day_new.empty() ? "" : (", finishing around " + finish_day_new).c_str(),
+                    ramp ? ("; " + std::to_string(ramp->ramping) + " of the " + std::to_string(ramp->read) +
+                            (ramp->ramping == 1 ? " senders is" : " senders are") + " new or ramping up")
+                               .c_str()
+                         : "");
     }
     return 0;
 }
@@ -1520,19 +1563,13 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                                     true,      &r.own_quotas, r.senders};
     facts.search_charged = r.charged;
     facts.caps = r.caps;
-    if (r.enrolled > 0) {
+    if (r.enrolled > 0 && orch::engine::uses_quota_today(s, c.value)) {
         // What the senders have left today, so that the warning says when the first call may go
         // out; unknown (Redis not set or not answering) leaves the warning general.
         std::string no_quotas;
         const auto reader = read_quotas_with(s, no_quotas);
         if (reader.limiter) {
-            std::vector<orch::engine::account_row> rows;
-            for (auto& a : db.accounts()) {
-                if (std::find(senders.begin(), senders.end(), a.account_id) != senders.end()) {
-                    rows.push_back(std::move(a));
-                }
-            }
-            facts.today = orch::engine::senders_quota_today(*reader.limiter, s, c.value, rows,
+            facts.today = orch::engine::senders_quota_today(*reader.limiter, s, c.value, db.accounts(), senders,
                                                             std::chrono::system_clock::now());
         }
     }

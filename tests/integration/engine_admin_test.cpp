@@ -2,6 +2,7 @@
 // with ORCH_ADMIN_TOKEN, against the real sandbox, Postgres (a database of the test's own) and
 // Redis; every endpoint, auth, and the 400/401/404/405/409/413/422 cases, each checked to change
 // nothing in the database.
+#include "tests/support/env_limiter.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -593,6 +594,73 @@ TEST_F(AdminTest, LifecycleShowDiffAndApplyState) {
     EXPECT_EQ(get("/v1/campaigns/life/diff?to=9").status, 404);
     EXPECT_EQ(get("/v1/campaigns/nope/diff").status, 404);
     EXPECT_EQ(call("POST", "/v1/campaigns/life/diff").status, 405);
+}
+
+// The admin API's apply reads the senders' use of today's quota from Redis, as the CLI's does
+// (LifecyclePg.ApplySaysWhenTheSendersHaveUsedUpTodaysQuota): one sender used up is counted, both
+// used up hold the first invitations until the first of their next days.
+TEST_F(AdminTest, ApplySaysWhenTheSendersHaveUsedUpTodaysQuota) {
+    ORCH_REQUIRE_SERVICE("REDIS_URL");
+    // Two senders of this test's own: the sandbox's account ids follow the login token, and the
+    // tests of the run share the key's Redis buckets.
+    const std::string own = std::to_string(::getpid()) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    for (const std::string label : {"used-1", "used-2"}) {
+        auto r = env_->run({"accounts", "connect", "--login-token", label + "-" + own, "--country", "FR", "--label",
+                            label});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+    }
+    // A replica with pacing on and a day quota of 1 invitation.
+    env_->set("ORCH_PACING", "true");
+    env_->set("ORCH_INVITE_PER_DAY", "1");
+    const auto port = free_port();
+    auto paced = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port()),
+                              "--admin-listen", "127.0.0.1:" + std::to_string(port)});
+    std::unique_ptr<http_client> admin;
+    for (int i = 0; i < 400 && !admin; ++i) {
+        try {
+            if (http_client("127.0.0.1", port).get("/healthz").status == 200) {
+                admin = std::make_unique<http_client>("127.0.0.1", port);
+            }
+        } catch (const std::exception&) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));  // not listening yet
+        }
+    }
+    ASSERT_TRUE(admin) << paced->log();
+    // (Each campaign searches for other people: a lead owned by the first is not enrolled again.)
+    auto apply = [&](const std::string& name, const std::string& title) {
+        std::string yaml = campaign_yaml(name, "  search:\n    title: " + title + "\n  total_results: 2\n");
+        const std::string senders = "accounts: [sender-1, sender-2]";
+        yaml.replace(yaml.find(senders), senders.size(), "accounts: [used-1, used-2]");
+        auto r = admin->request("POST", "/v1/campaigns", yaml,
+                                {{"Authorization", "Bearer " + token}, {"Content-Type", "application/yaml"}});
+        EXPECT_EQ(r.status, 201) << r.body;
+        std::string said;
+        const json body = r.body_json();  // named: the loop must not outlive it
+        for (const auto& w : body["warnings"]) {
+            said += w["message"].get<std::string>() + "\n";
+        }
+        return said;
+    };
+    // The senders' invite quota today in Redis, under the key the replica uses.
+    auto limiter = orch::test::env_limiter();
+    auto use_up = [&](const std::string& label) {
+        ASSERT_TRUE(orch::test::take_today(
+            *limiter, env_->scalar("SELECT account_id FROM accounts WHERE label = '" + label + "'"),
+            orch::limits::action::invite, 1));
+    };
+    use_up("used-1");
+    const auto one = apply("one-used-up", "Engineer");
+    EXPECT_NE(one.find("1 of the 2 senders has used up today's invite quota and waits for its next day"),
+              std::string::npos)
+        << one;
+    EXPECT_EQ(one.find("day quota starts again"), std::string::npos) << one;
+    use_up("used-2");
+    const auto both = apply("both-used-up", "Designer");
+    EXPECT_NE(both.find("once the first sender's day quota starts again (each of the 2 has used up today's invite "
+                        "quota), as the working hours allow"),
+              std::string::npos)
+        << both;
 }
 
 TEST_F(AdminTest, PutCampaignBudget) {

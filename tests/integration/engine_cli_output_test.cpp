@@ -3,6 +3,7 @@
 // run, --section to pick one), `campaign show` with state, version, budget, steps and counts, ISO
 // dates, flags' types and defaults in --help, an unmigrated database, a worker without Redis, and
 // a re-apply of an unchanged file that bills nothing.
+#include "tests/support/env_limiter.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -972,6 +973,63 @@ TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     EXPECT_NE(text.output.find("duration     about " + std::to_string(said) + " calendar days"), std::string::npos)
         << text.output;
     EXPECT_NE(text.output.find("finishing around " + day), std::string::npos) << text.output;
+}
+
+// With ramp-up on, the estimate reads in Redis which senders are still ramping up: for senders
+// new to the orchestrator its headline is the ramped forecast; for senders past their ramp-up, the
+// steady one; without Redis, both, each said for whom.
+TEST_F(CliOutput, TheEstimateHeadlinesTheForecastForItsSendersRampUp) {
+    ORCH_REQUIRE_SERVICE("REDIS_URL");
+    // A sender of this test's own: the sandbox's account ids follow the login token, and the tests
+    // of the run share the key's Redis buckets.
+    const std::string own = std::to_string(::getpid()) + "-" +
+                            std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
+    auto connected = env_->run({"accounts", "connect", "--login-token", "ramp-" + own, "--country", "FR", "--label",
+                                "ramping"});
+    ASSERT_EQ(connected.exit_code, 0) << connected.output;
+    env_->set("ORCH_RAMP_UP", "true");
+    env_->set("ORCH_INVITE_PER_DAY", "40");
+    std::ofstream(file_) << "name: ramp\naccounts: [ramping]\naudience:\n  search:\n    title: Engineer\n"
+                            "  total_results: 400\nschedule:\n  time_zone: UTC\n"
+                            "budget_credits: 5000\nsteps:\n  - id: i\n    kind: invite\n";
+    auto fresh = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(fresh.exit_code, 0) << fresh.output;
+    const auto j = json::parse(fresh.output);
+    EXPECT_EQ(j["senders_ramping_up"], json::parse(R"({"read": 1, "ramping": 1})")) << fresh.output;
+    const auto ramped_day = j["new_accounts"]["finish_around"].get<std::string>();
+    const auto steady_day = j["finish_around"].get<std::string>();
+    ASSERT_NE(ramped_day, steady_day) << fresh.output;
+    auto table = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(table.exit_code, 0) << table.output;
+    EXPECT_NE(table.output.find("working days as the sender is new to the orchestrator or ramping up, plus 0.0 days of "
+                                "waits); finishing around " + ramped_day),
+              std::string::npos)
+        << table.output;
+    EXPECT_NE(table.output.find("ramped up    about"), std::string::npos) << table.output;
+    EXPECT_NE(table.output.find("once past their ramp-up (ramp_up), finishing around " + steady_day), std::string::npos)
+        << table.output;
+
+    // Without Redis: the steady forecast is said to be for senders past their ramp-up.
+    env_->set("REDIS_URL", "");
+    auto unknown = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(unknown.exit_code, 0) << unknown.output;
+    EXPECT_NE(unknown.output.find(" for senders past their ramp-up (bottleneck invite"), std::string::npos)
+        << unknown.output;
+    EXPECT_NE(unknown.output.find("new senders  about"), std::string::npos) << unknown.output;
+    EXPECT_TRUE(json::parse(env_->run({"campaign", "estimate", file_, "--format", "json"}).output)["senders_ramping_up"]
+                    .is_null());
+
+    // A sender whose first invitation through the orchestrator was 60 days ago is past its ramp-up.
+    env_->set("REDIS_URL", std::getenv("REDIS_URL"));
+    const auto account = env_->scalar("SELECT account_id FROM accounts WHERE label = 'ramping'");
+    auto limiter = orch::test::env_limiter();
+    ASSERT_TRUE(orch::test::take_today(*limiter, account, orch::limits::action::invite, 40));
+    ASSERT_TRUE(orch::test::move_first_day_back(account, orch::limits::action::invite, 60));
+    auto seasoned = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(seasoned.exit_code, 0) << seasoned.output;
+    EXPECT_NE(seasoned.output.find("finishing around " + steady_day), std::string::npos) << seasoned.output;
+    EXPECT_NE(seasoned.output.find("(ramp_up: the sender is past the ramp-up)"), std::string::npos) << seasoned.output;
+    EXPECT_EQ(seasoned.output.find("new senders  about"), std::string::npos) << seasoned.output;
 }
 
 // With the senders looked up, each one's own quotas (`accounts limits`) count: two senders, one

@@ -10,6 +10,7 @@
 #include "engine/limits/limits.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
+#include "tests/support/env_limiter.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
 
@@ -979,17 +980,8 @@ TEST_F(LifecyclePg, ApplySaysWhenTheSendersHaveUsedUpTodaysQuota) {
     const std::string account = "acc-used-" + std::to_string(::getpid()) + "-" +
                                 std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     env_->scalar("INSERT INTO accounts (account_id) VALUES ('" + account + "') RETURNING 1");
-    orch::limits::settings ls;
-    ls.redis_url = std::getenv("REDIS_URL");
-    ls.api_key = "test-key";  // orchestrator_env's
-    ls.key_requests_per_s = 0;
-    orch::limits::limiter limiter(ls);
-    orch::limits::check taken;
-    taken.account_id = account;
-    taken.what = orch::limits::action::invite;
-    taken.account_quota = orch::limits::quota{1, -1};
-    taken.day = *orch::limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
-    ASSERT_TRUE(limiter.take(taken).allowed);
+    auto limiter = orch::test::env_limiter();
+    ASSERT_TRUE(orch::test::take_today(*limiter, account, orch::limits::action::invite, 1));
     std::ofstream(dir_ / "used.csv") << "profile_url,first_name\nhttps://network.example/in/u1,P\n";
     std::ofstream(dir_ / "used.yaml") << "name: used\naccounts: " << account
                                       << "\naudience:\n  file: used.csv\nschedule:\n  time_zone: UTC\n"
