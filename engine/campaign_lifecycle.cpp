@@ -551,8 +551,10 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
         } else if (all_own && quota != tighter(d.limit.per_day, cap)) {
             own_text = " (the senders' own day quota, `accounts limits`)";
         }
+        // Senders read in Redis that are all past their ramp-up (facts.today) are not held back by it.
+        const bool ramped_up = facts.today && facts.today->read > 0 && facts.today->ramping == 0;
         const bool ramps = s.ramp_up && account_quota >= 0 && d.ramp.start_per_day > 0 &&
-                           d.ramp.start_per_day < account_quota;
+                           d.ramp.start_per_day < account_quota && !ramped_up;
         // No day quota: neither ramp-up nor pacing holds anything back.
         if ((invites || sends) && quota >= 0 && (ramps || s.pacing)) {
             const std::string noun = invites ? "invitations" : "messages";
@@ -587,6 +589,11 @@ std::vector<std::string> apply_warnings(const campaigns::campaign& c, const appl
                 text += "a sender's first day of " + action + " calls through the orchestrator allows at most " +
                         std::to_string(first_day) + ", then " + std::to_string(d.ramp.step_per_day) +
                         " more each day up to " + std::to_string(quota) + " a day" + own_text;
+                if (facts.today && facts.today->ramping < facts.today->read) {
+                    text += " (" + std::to_string(facts.today->ramping) + " of the " +
+                            std::to_string(facts.today->read) + " senders " +
+                            (facts.today->ramping == 1 ? "is" : "are") + " new or still ramping up)";
+                }
             } else {
                 text += "at most " + std::to_string(quota) + " " + action + " calls a day per sender" + own_text;
             }

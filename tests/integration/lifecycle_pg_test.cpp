@@ -309,6 +309,34 @@ TEST(LifecycleWarnings, SendersThatUsedUpTodaysQuotaDelayTheFirstInvitations) {
     EXPECT_TRUE(contains(none[0], "(now), as the working hours allow. Settings: pacing, invite_per_day")) << none[0];
 }
 
+// Senders that Redis shows past their ramp-up are not held back by it: with pacing off, nothing
+// slows their first invitations, and the apply says nothing of a ramp; one still ramping keeps
+// the warning.
+TEST(LifecycleWarnings, SendersPastTheirRampUpAreNotWarnedOfIt) {
+    auto c = campaign_of("  - {id: invite, kind: invite}\n", "");
+    orch::engine::settings s;  // defaults: ramp-up on, 80 invitations a day
+    s.pacing = false;
+    const auto now = sys_days{2030y / January / 1} + 10h;
+    orch::engine::apply_facts facts{500, 500, 0, "active", nullptr, true, nullptr, 2};
+    const auto unknown = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(unknown.size(), 1u);
+    EXPECT_TRUE(contains(unknown[0], "ramp-up is on: ")) << unknown[0];
+    facts.today = orch::engine::apply_facts::quota_today{2, 0, {}, 1};
+    const auto one_ramping = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(one_ramping.size(), 1u);
+    EXPECT_TRUE(contains(one_ramping[0], "ramp-up is on: a sender's first day of invite calls through the "
+                                         "orchestrator allows at most 20, then 10 more each day up to 80 a day (1 of "
+                                         "the 2 senders is new or still ramping up)."))
+        << one_ramping[0];
+    facts.today = orch::engine::apply_facts::quota_today{2, 0, {}, 2};
+    const auto both_ramping = orch::engine::apply_warnings(c, facts, s, now);
+    ASSERT_EQ(both_ramping.size(), 1u);
+    EXPECT_TRUE(contains(both_ramping[0], "up to 80 a day. The first")) << both_ramping[0];
+    facts.today = orch::engine::apply_facts::quota_today{2, 0, {}, 0};
+    const auto past = orch::engine::apply_warnings(c, facts, s, now);
+    EXPECT_TRUE(past.empty()) << past.front();
+}
+
 // A sender's own day quota (`accounts limits`) is said: a trial read "up to 80 a day" for an account
 // set to 5. Some senders with their own: the default, and those listed; every sender with its own:
 // the largest, or the one they share.
