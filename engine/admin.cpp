@@ -942,7 +942,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
         const page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_limits) : page_gate{};
-        auto found = co_await search_audience(*api, sender, campaign, gate);
+        const auto room = search_room(campaign, c.plan);
+        auto found = co_await search_audience(*api, sender, campaign, gate, search_wait_max, room);
         if (!found) {
             // Held by a rate limit, ours (the search was not sent) or the API's: 429 with when to
             // try again. Any other failure is the API's: 502.
@@ -950,6 +951,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
             const auto& e = found.error();
             const bool limited = e.code == "NOT_SENT" || e.what_to_do == outreach::disposition::back_off;
             auto r = error_reply(e.code == "LIMITS_UNAVAILABLE" ? http::status::service_unavailable
+                                 : e.code == "OVER_BUDGET"      ? http::status::conflict
                                  : limited                      ? http::status::too_many_requests
                                                                 : http::status::bad_gateway,
                                  search_failure_text(e));

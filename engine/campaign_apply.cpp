@@ -68,14 +68,75 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                                          const std::string& sender,
                                                                          const campaigns::campaign& c,
                                                                          page_gate before_page,
-                                                                         std::chrono::milliseconds page_wait_max) {
+                                                                         std::chrono::milliseconds page_wait_max,
+                                                                         std::optional<search_budget> room) {
     audience_found out;
     auto base = audience_search(c);
     out.asked = base.total_results.value_or(10);
     std::set<std::string> seen;
     std::int64_t next_page = 1;
     std::chrono::milliseconds waited{0};
+    bool bounded = false;  // a page asked for fewer people than wanted: the room's credits cover no more
+    // The people per call of a server that caps its pages (a call gave fewer than asked, with more
+    // to come); 0: not seen. Such a server may fill a page past a smaller ask (and bill it).
+    std::int64_t server_page = 0;
+    std::int64_t received = 0;  // people the calls gave, repeats included (the server billed them)
     while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
+        auto p = base;
+        if (out.calls > 0) {
+            p.start_page = next_page;
+            p.total_results = out.asked - static_cast<std::int64_t>(out.people.size());
+        }
+        if (room) {
+            // The most people the room's credits left cover: the page asks for no more. A page's
+            // price is the cost model's, or what the server billed so far per person it gave
+            // when that is more (the model prices a later page as page mode's 10 people); a
+            // server that caps its pages fills one past a smaller ask, so a page costs at least
+            // a full one.
+            const std::int64_t left = room->credits - out.credits;
+            const auto costs = [&](std::int64_t n) {
+                auto q = p;
+                q.total_results = n;
+                std::int64_t c = outreach::estimate(q).credits;
+                if (received > 0) {
+                    const std::int64_t people = std::max(n, server_page);
+                    c = std::max(c, (people * out.credits + received - 1) / received);
+                }
+                return c;
+            };
+            std::int64_t lo = 0;
+            std::int64_t hi = p.total_results.value_or(out.asked);
+            if (costs(hi) > left) {
+                while (lo < hi) {  // the largest n in [lo, hi] with costs(n) <= left
+                    const std::int64_t mid = lo + (hi - lo + 1) / 2;
+                    if (costs(mid) <= left) {
+                        lo = mid;
+                    } else {
+                        hi = mid - 1;
+                    }
+                }
+                hi = lo;
+            }
+            if (hi <= 0) {
+                const std::string why = room->what + " has " +
+                                        orch::text::counted(std::max<std::int64_t>(left, 0), "credit", "credits") +
+                                        " left, too few for a page of the search";
+                if (out.calls == 0) {
+                    outreach::error e;
+                    e.kind = outreach::error_kind::cancelled;
+                    e.what_to_do = outreach::disposition::give_up;
+                    e.code = "OVER_BUDGET";  // search_refusal says it first, from the same numbers
+                    e.message = "the audience search was not sent: " + why;
+                    co_return e;
+                }
+                out.stopped = why + ": " + std::to_string(out.people.size()) + " of the " + std::to_string(out.asked) +
+                              " people asked for were found, for " +
+                              orch::text::counted(out.credits, "credit", "credits");
+                break;
+            }
+            bounded = bounded || hi < p.total_results.value_or(out.asked);
+            p.total_results = hi;
+        }
         if (before_page) {
             if (auto refused = before_page()) {
                 // A bucket that refills soon (the key's rate while workers run) is waited for, in
@@ -112,11 +173,6 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                 break;
             }
         }
-        auto p = base;
-        if (out.calls > 0) {
-            p.start_page = next_page;
-            p.total_results = out.asked - static_cast<std::int64_t>(out.people.size());
-        }
         auto page = co_await api.search_people(sender, p);
         if (!page) {
             if (out.calls == 0) {
@@ -139,6 +195,10 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             }
         }
         bool more = page->has_more.value_or(false) || page->next_start_page.has_value();
+        received += static_cast<std::int64_t>(page->results.size());
+        if (more && static_cast<std::int64_t>(page->results.size()) < p.total_results.value_or(out.asked)) {
+            server_page = std::max(server_page, static_cast<std::int64_t>(page->results.size()));
+        }
         if (!more || fresh == 0) {
             break;  // everything at once, the end, or a server that repeats itself
         }
@@ -147,6 +207,10 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     }
     if (static_cast<std::int64_t>(out.people.size()) > out.asked) {
         out.people.resize(static_cast<std::size_t>(out.asked));
+    }
+    if (bounded && out.stopped.empty() && static_cast<std::int64_t>(out.people.size()) < out.asked) {
+        out.stopped = "the search asked for no more people than " + room->what + " pays for (" +
+                      orch::text::counted(room->credits, "credit", "credits") + " left before it)";
     }
     co_return out;
 }
@@ -410,6 +474,27 @@ std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan,
                ", or list another account first";
     }
     return "";
+}
+
+search_budget search_room(const campaigns::campaign& c, const apply_plan& plan) {
+    const ledger::budget wanted{c.budget_credits, c.budget_per_account_credits, c.budget_per_day_credits};
+    const bool kept_live = !file_changes_budget(plan.file_budget, wanted) && plan.live_budget;
+    const ledger::budget& in_force = kept_live ? *plan.live_budget : wanted;
+    search_budget out{in_force.total - plan.budget_used,
+                      (kept_live ? "the live budget of " : "the budget of ") +
+                          orch::text::counted(in_force.total, "credit", "credits") +
+                          (kept_live ? " (`budget set`)" : " (budget_credits)")};
+    if (in_force.per_day && *in_force.per_day - plan.today_used < out.credits) {
+        out = {*in_force.per_day - plan.today_used,
+               "today's day cap of " + orch::text::counted(*in_force.per_day, "credit", "credits") +
+                   (kept_live ? " (`budget set`)" : " (budget_per_day_credits)")};
+    }
+    if (in_force.per_account && *in_force.per_account - plan.sender_used < out.credits) {
+        out = {*in_force.per_account - plan.sender_used,
+               "the cap of " + orch::text::counted(*in_force.per_account, "credit", "credits") + " per sender" +
+                   (kept_live ? " (`budget set`)" : " (budget_per_account_credits)")};
+    }
+    return out;
 }
 
 std::string search_again_note(const campaigns::campaign& c, const apply_plan& plan, bool search_again,

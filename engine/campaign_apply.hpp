@@ -37,7 +37,14 @@ std::vector<std::string> sender_ids(store& db, const campaigns::campaign& c);
 
 // The search_people parameters of a search audience.
 outreach::search_people_params audience_search(const campaigns::campaign& c);
-// The whole audience of a search: search_people pages until `total_results` people or the end
+// The whole audience of a search: search_people pages until `total_results` people or the end,
+// or (with `room`) until the pages' credits would pass what the campaign's budget has left: each
+// page asks for no more people than the room's credits cover, at the cost model's price or at what
+// the server billed so far per person when that is more (a server that caps its pages counts a
+// full page), and the search stops, saying so, once the room covers nobody more (a first page it
+// cannot cover is not sent). A first page the server bills above the cost model can pass the room
+// by the difference.
+//
 // (a server may cap the people per call; each further page starts at the page the last named,
 // else the page after those read, at 50 people a page as in V1). `before_page` (may be empty) is
 // asked before each call and returns a reason when the call must not go out (the search bucket);
@@ -51,6 +58,13 @@ struct audience_found {
     std::int64_t credits = 0;          // what the pages cost (metadata, else the cost model)
     int calls = 0;
     std::string stopped;               // why it stopped short of `asked` ("" when it did not)
+};
+// The credits an audience search may spend: what the campaign's budget, today's day cap and the
+// per-account cap of the sender it goes through have left (search_room), and which of them is the
+// tightest, in words for the operator.
+struct search_budget {
+    std::int64_t credits = 0;
+    std::string what;  // "the budget of 5 credits (budget_credits)", ...
 };
 // A page the gate does not let through now: why, and whether it passes soon (the key's rate, a
 // cooldown, the pacing: the page waits for it, at most search_wait_max) or not (a quota).
@@ -68,7 +82,8 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                                          const campaigns::campaign& c,
                                                                          page_gate before_page = {},
                                                                          std::chrono::milliseconds page_wait_max =
-                                                                             search_wait_max);
+                                                                             search_wait_max,
+                                                                         std::optional<search_budget> room = std::nullopt);
 apply_charge audience_charge(const audience_found& found, const std::string& sender);
 // What an apply says of a failed audience search: a page our own limits held back (NOT_SENT,
 // LIMITS_UNAVAILABLE: nothing left this process) in its own words, else the API's error.
@@ -142,11 +157,13 @@ bool reuses_audience(const campaigns::campaign& c, const apply_plan& plan, bool 
 // campaign's budget, or today's day cap, as they will be after the apply (the file's when it
 // changes the budget its last version gave, else the live ones, which the apply keeps), or the
 // per-account cap of the sender it goes through, has nothing left of what the stored campaign has
-// used. A search's price is known only after it, so one that goes may cost more than
-// is left (it is booked, and the campaign paused or the day capped, as for any call); this keeps a
-// used-up budget or day from being billed again by an apply. `predicted`: said before any apply
+// used: this keeps a used-up budget or day from being billed again by an apply, and search_room
+// bounds a search that goes to what is left. `predicted`: said before any apply
 // (`campaign validate`, the admin API's dry run), of an apply sent now.
 std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool predicted = false);
+// What an apply's audience search of `c` may spend, by the same budget, caps and use as
+// search_refusal (see search_audience's `room`).
+search_budget search_room(const campaigns::campaign& c, const apply_plan& plan);
 // What a dry run says of the audience search an apply sent now (with `search_again`) would refuse
 // to send: "" when it would send it, or would not need to (a file audience, an unchanged one).
 std::string predicted_search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);

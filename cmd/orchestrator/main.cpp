@@ -989,7 +989,7 @@ struct audience {
     std::optional<orch::engine::audience_found> found;
 };
 audience audience_leads(const settings& s, orch::engine::store& db, const orch::campaigns::campaign& c,
-                        const std::string& sender) {
+                        const std::string& sender, const orch::engine::search_budget& room) {
     if (c.who.kind == orch::campaigns::audience::source::file) {
         return {orch::engine::leads_from_file(c), std::nullopt, std::nullopt};
     }
@@ -1026,7 +1026,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         };
     }
     auto r = with_client(s, [&](orch::outreach::client& api) {
-        return orch::engine::search_audience(api, sender, c, gate);
+        return orch::engine::search_audience(api, sender, c, gate, orch::engine::search_wait_max, room);
     });
     if (!r) {
         // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
@@ -1512,7 +1512,7 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
     }
-    auto [leads, charge, found] = audience_leads(s, db, c.value, senders.front());
+    auto [leads, charge, found] = audience_leads(s, db, c.value, senders.front(), orch::engine::search_room(c.value, plan));
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << " " << leads.size() << " found\n";
     }

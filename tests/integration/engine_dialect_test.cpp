@@ -313,4 +313,30 @@ TEST(DialectSearch, AnAudienceSearchWaitsForEachPagesPlaceOnItsOwn) {
         << found->stopped;
 }
 
+// A search held to what the budget has left, on a server that caps the people per call at 50: a
+// page costs 5 credits (1 per 10 people) whatever it asks for, as such a server fills it past a
+// smaller ask, so 12 credits pay for two pages, and the search stops, saying why, before a third.
+TEST(DialectSearch, AnAudienceSearchOverPagesSpendsNoMoreThanItsRoom) {
+    orch::test::client_fixture f({"--dialect-search-page-cap", "50"});
+    std::string acc = f.login("room-token");
+    orch::campaigns::campaign c;
+    c.who.total_results = 200;
+    const orch::engine::search_budget room{12, "the budget of 12 credits (budget_credits)"};
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, {}, orch::engine::search_wait_max, room));
+    ASSERT_TRUE(found) << orch::outreach::describe(found.error());
+    EXPECT_EQ(found->calls, 2);
+    EXPECT_EQ(found->credits, 10);
+    EXPECT_EQ(found->people.size(), 100u);
+    EXPECT_NE(found->stopped.find("the budget of 12 credits (budget_credits) has 2 credits left, too few for a page of "
+                                  "the search: 100 of the 200 people asked for were found, for 10 credits"),
+              std::string::npos)
+        << found->stopped;
+
+    // No room at all: nothing is sent.
+    const orch::engine::search_budget none{0, "the budget of 12 credits (budget_credits)"};
+    auto refused = f.run(orch::engine::search_audience(*f.api, acc, c, {}, orch::engine::search_wait_max, none));
+    ASSERT_FALSE(refused);
+    EXPECT_EQ(refused.error().code, "OVER_BUDGET");
+}
+
 }  // namespace
