@@ -177,6 +177,8 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Counter>* webhook_refused = nullptr;
     const intake_stats* intake = nullptr;              // serve's receiver, when the admin runs in serve
     std::array<std::uint64_t, 3> refused_seen{};       // its counts at the last scrape
+    prometheus::Family<prometheus::Counter>* secrets_lost = nullptr;
+    std::uint64_t secrets_lost_seen = 0;
     std::int64_t watermark = 0;
     std::int64_t events_watermark = 0;
 
@@ -214,6 +216,11 @@ struct admin_server::impl {
                                      "for an account with no webhook of its own (unknown_account), or failing the "
                                      "signature check (bad_signature)")
                                .Register(*registry);
+        secrets_lost = &BuildCounter()
+                            .Name("orch_webhook_secrets_lost_total")
+                            .Help("Webhook secrets serve's receiver took for lost: deliveries kept failing the "
+                                  "signature check with the stored secret, which the leading replica then rotates")
+                            .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
 
@@ -758,6 +765,9 @@ void admin_server::impl::scrape() {
             webhook_refused->Add({{"reason", counts[i].first}}).Increment(static_cast<double>(now - refused_seen[i]));
             refused_seen[i] = now;
         }
+        const auto lost = intake->secrets_lost.load();
+        secrets_lost->Add({}).Increment(static_cast<double>(lost - secrets_lost_seen));
+        secrets_lost_seen = lost;
     }
 }
 

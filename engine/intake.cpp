@@ -210,8 +210,18 @@ struct intake::impl {
     std::unique_ptr<api::http_server> server;
     std::string receiver_path;             // path prefix of webhook_public_url
     std::optional<secret_box> box;
-    // Receivers: account -> signing secret, as the leader stored it (io thread only).
+    // Receivers: account -> signing secret, as the leader stored it, and as stored (sealed) (io
+    // thread only).
     std::map<std::string, std::string> secrets;
+    std::map<std::string, std::string> sealed_secrets;
+    // Receivers (io thread): deliveries in a row whose signature did not match the account's
+    // secret, since when, and when the secret was last handed back as lost.
+    struct bad_streak {
+        int count = 0;
+        std::chrono::steady_clock::time_point first{};
+        std::chrono::steady_clock::time_point handed_back{};
+    };
+    std::map<std::string, bad_streak> bad_signatures;
     std::chrono::steady_clock::time_point secrets_read{};
     // Leader only (io thread): accounts whose webhook is confirmed, and their hosted loops.
     std::set<std::string> ensured;
@@ -692,24 +702,71 @@ struct intake::impl {
             co_return;
         }
         auto job = [this] {
-            std::map<std::string, std::string> out;
+            std::pair<std::map<std::string, std::string>, std::map<std::string, std::string>> out;
             pqxx::nontransaction tx(db->connection());
             for (const auto& row : tx.exec(q("intake/secrets"))) {
                 pqxx::binarystring sealed(row[1]);
                 if (auto plain = box->open(sealed.str())) {
-                    out[row[0].as<std::string>()] = std::move(*plain);
+                    out.first[row[0].as<std::string>()] = std::move(*plain);
+                    out.second[row[0].as<std::string>()] = sealed.str();
                 }
             }
             return out;
         };
         try {
-            secrets = co_await on_db(job);
+            std::tie(secrets, sealed_secrets) = co_await on_db(job);
         } catch (const std::exception& e) {
             spdlog::error("serve: reading webhook secrets failed: {}", e.what());
         }
     }
 
     asio::awaitable<api::handler_result> receive(api::request& req);
+
+    // A delivery for `account` whose signature did not match the stored secret, though fresh. The
+    // secret may have been rotated outside the orchestrator (the API's rotate-secret), and then
+    // every delivery fails until it is replaced; only the catch-up sweep would bring events. After
+    // bad_streak_min such deliveries in a row over bad_streak_span (one forged request, or a
+    // rotation by another replica of ours, does not), the stored secret is marked lost (an empty
+    // value, compared with the one this receiver holds, so a secret the leader just stored is
+    // kept), at most once per bad_streak_rest: the leader's ensure_webhooks rotates it (ensure_one,
+    // as for a secret it cannot open), and the API's retries of the refused deliveries then verify.
+    static constexpr int bad_streak_min = 3;
+    static constexpr std::chrono::seconds bad_streak_span{5};
+    static constexpr std::chrono::minutes bad_streak_rest{10};
+    asio::awaitable<void> note_bad_signature(const std::string& account) {
+        const auto now = std::chrono::steady_clock::now();
+        auto& s = bad_signatures[account];
+        if (s.count++ == 0) {
+            s.first = now;
+        }
+        const auto held = sealed_secrets.find(account);
+        if (s.count < bad_streak_min || now - s.first < bad_streak_span || held == sealed_secrets.end() ||
+            (s.handed_back != std::chrono::steady_clock::time_point{} && now - s.handed_back < bad_streak_rest)) {
+            co_return;
+        }
+        s.handed_back = now;
+        const std::string sealed = held->second;
+        auto mark = [this, &account, &sealed] {
+            pqxx::work tx(db->connection());
+            auto r = tx.exec_params(q("intake/secret_lost"), account, pqxx::binarystring(sealed));
+            tx.commit();
+            return r.affected_rows();
+        };
+        try {
+            if (co_await on_db(mark) > 0) {
+                ++stats.secrets_lost;
+                spdlog::warn("serve: account={}: {} deliveries in a row over {} s failed the signature check with the "
+                             "stored secret: it is taken for lost (rotated outside the orchestrator?), and the "
+                             "leading replica rotates it",
+                             orch::text::escaped(account), s.count,
+                             std::chrono::duration_cast<std::chrono::seconds>(now - s.first).count());
+                s.count = 0;
+            }
+        } catch (const std::exception& e) {
+            spdlog::error("serve: account={}: marking its webhook secret lost failed: {}", orch::text::escaped(account),
+                          e.what());
+        }
+    }
 
     // ---- leader ----
     asio::awaitable<void> leader_loop();
@@ -782,6 +839,11 @@ asio::awaitable<api::handler_result> intake::impl::receive(api::request& req) {
                 (custom_mode() ? std::string()
                                : " (hosted mode: webhook_public_url is not set, and events come by the stream and "
                                  "polling)")));
+    }
+    if (*check == outreach::signature_check::mismatch) {
+        co_await note_bad_signature(account);
+    } else if (*check == outreach::signature_check::valid) {
+        bad_signatures.erase(account);
     }
     if (*check != outreach::signature_check::valid) {
         ++stats.refused_signature;
@@ -1104,6 +1166,21 @@ asio::awaitable<void> intake::impl::ensure_webhooks() {
             try {
                 auto list = [this] { return db->accounts(); };
                 auto accounts = co_await on_db(list);
+                if (custom_mode()) {
+                    // Secrets a receiver took for lost (note_bad_signature): set up again, which
+                    // rotates them.
+                    auto lost = [this] {
+                        std::vector<std::string> out;
+                        pqxx::nontransaction tx(db->connection());
+                        for (const auto& row : tx.exec(q("intake/secrets_lost"))) {
+                            out.push_back(row[0].as<std::string>());
+                        }
+                        return out;
+                    };
+                    for (const auto& account : co_await on_db(lost)) {
+                        ensured.erase(account);
+                    }
+                }
                 for (const auto& a : accounts) {
                     if (!leading() || stopping) {
                         break;

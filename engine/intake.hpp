@@ -53,6 +53,9 @@ struct intake_stats {
     std::atomic<std::uint64_t> refused_path{0};      // requests to a path not the receiver's (404)
     std::atomic<std::uint64_t> refused_account{0};   // deliveries for an account with no webhook of ours (404)
     std::atomic<std::uint64_t> refused_signature{0}; // failed signature verification (401)
+    // Webhook secrets taken for lost: deliveries that kept failing the signature check with the
+    // stored secret (rotated outside the orchestrator), handed to the leader to rotate.
+    std::atomic<std::uint64_t> secrets_lost{0};
     std::atomic<std::uint64_t> quarantined{0};  // verified but unreadable, kept raw
     std::atomic<std::uint64_t> unknown_types{0};// readable events of a type the engine does not use
     std::atomic<std::uint64_t> swept{0};        // events the catch-up sweep found

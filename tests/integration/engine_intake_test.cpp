@@ -1154,6 +1154,54 @@ TEST_F(IntakeTest, APublicUrlWithATrailingSlashStillDeliversAndRefusalsAreCounte
     EXPECT_EQ(log.find("answered 401: ", log.find("answered 401: ") + 1), std::string::npos) << log;
 }
 
+// A webhook's secret rotated outside the orchestrator (the API's rotate-secret, another tool on the
+// same key): every delivery then failed the signature check, and a trial's replies reached nobody
+// but by the 15-minute sweep, with /readyz saying ready. After three deliveries in a row over 5 s
+// fail, the receiver takes the stored secret for lost, the leader rotates it, and the API's
+// retries of the refused delivery verify: the reply reaches its lead, and a later one too.
+TEST_F(IntakeTest, ASecretRotatedOutsideTheOrchestratorIsRotatedAgain) {
+    start({"--reply-probability", "0", "--webhook-max-attempts", "12", "--webhook-retry-base-ms", "500"});
+    const auto m = message_a_connection("rotated");
+    ASSERT_FALSE(m.lead.empty());
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    const auto admin_port = free_port();
+    const auto port = free_port();
+    auto receiver = serve(port, port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE webhook_secret IS NOT NULL", "3")) << receiver->log();
+    const auto ours = stored_secret(m.account);
+    ASSERT_FALSE(ours.empty());
+    const auto webhook = env_->scalar("SELECT webhook_id FROM accounts WHERE account_id = '" + m.account + "'");
+    http_client api("127.0.0.1", sandbox_->port());
+    auto rotated = api.request("POST", "/v2/webhooks/" + webhook + "/rotate-secret", "", {{"x-api-key", "test-key"}});
+    ASSERT_EQ(rotated.status, 200) << rotated.body;
+
+    auto replied = person_writes(m, "Sounds good");
+    ASSERT_EQ(replied.status, 200) << replied.body;
+    // (The reply may come by serve's first sweep too: what is waited for is the secret.)
+    std::string now_ours = ours;
+    for (int waited = 0; waited < 40'000 && (now_ours == ours || now_ours.empty()); waited += 100) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        now_ours = stored_secret(m.account);
+    }
+    ASSERT_FALSE(now_ours.empty()) << receiver->log();
+    ASSERT_NE(now_ours, ours) << receiver->log();
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    EXPECT_NE(now_ours, rotated.body_json()["data"]["secret"].get<std::string>());
+    const auto log = receiver->log();
+    EXPECT_NE(log.find("failed the signature check with the stored secret: it is taken for lost"), std::string::npos)
+        << log;
+    EXPECT_NE(log.find("stored secret unusable; rotated"), std::string::npos) << log;
+    EXPECT_EQ(stored_webhooks().find(webhook) != std::string::npos, true) << "the webhook was kept";
+    const auto metrics = metrics_of(admin_port);
+    EXPECT_NE(metrics.find("orch_webhook_secrets_lost_total 1\n"), std::string::npos) << metrics;
+
+    // Deliveries verify with the secret now stored.
+    ASSERT_EQ(person_writes(m, "One more thing").status, 200);
+    EXPECT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "2"))
+        << receiver->log();
+}
+
 // A public URL with a query (a proxy's token): the account goes into the path, the query after
 // it, and a delivery that carries the query back is taken. Appended to the whole URL, the
 // account went after the query ("...?token=t/acc_..."), and every delivery was refused.
