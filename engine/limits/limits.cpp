@@ -274,6 +274,31 @@ struct limiter::impl {
     };
     static constexpr int max_takes_in_flight = 2;
     std::mutex take_mutex;
+
+    // The last RATE_LIMITED cooldown line logged: the calls in flight when a 429 comes often get
+    // the same one, and record the same cooldown in the same millisecond; those repeats within
+    // a second are counted, and said once, with the next line.
+    std::mutex cooldown_log_mutex;
+    std::string cooldown_line;
+    std::chrono::steady_clock::time_point cooldown_logged{};
+    int cooldown_alike = 0;
+    void log_cooldown(std::string line) {
+        const auto now = std::chrono::steady_clock::now();
+        std::lock_guard lock(cooldown_log_mutex);
+        if (line == cooldown_line && now - cooldown_logged < std::chrono::seconds(1)) {
+            ++cooldown_alike;
+            return;
+        }
+        if (cooldown_alike > 0) {
+            spdlog::warn("limits: the RATE_LIMITED line before came {} more time{} within a second (calls in flight "
+                         "that got the same answer)",
+                         cooldown_alike, cooldown_alike == 1 ? "" : "s");
+        }
+        spdlog::warn("{}", line);
+        cooldown_line = std::move(line);
+        cooldown_logged = now;
+        cooldown_alike = 0;
+    }
     std::vector<waiting_take*> take_queue;
     int takes_in_flight = 0;
 
@@ -811,10 +836,10 @@ std::optional<std::chrono::milliseconds> limiter::rate_limited(const check& c, s
         return std::nullopt;
     }
     auto ms = std::chrono::milliseconds(int_at(rep.get(), 0));
-    spdlog::warn("limits: RATE_LIMITED: {} cooldown {} ms (streak {}){}",
-                 where == scope::key ? std::string("API key") :
-                                       "account=" + c.account_id + " action=" + to_string(c.what),
-                 ms.count(), int_at(rep.get(), 1), retry_after ? " from Retry-After" : "");
+    impl_->log_cooldown(fmt::format("limits: RATE_LIMITED: {} cooldown {} ms (streak {}){}",
+                                    where == scope::key ? std::string("API key")
+                                                        : "account=" + c.account_id + " action=" + to_string(c.what),
+                                    ms.count(), int_at(rep.get(), 1), retry_after ? " from Retry-After" : ""));
     if (key && !retry_after) {
         slow_down();
     }
