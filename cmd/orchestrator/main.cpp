@@ -1277,14 +1277,17 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // their first day): the headline then gives the figures that apply to them. Unknown without
     // Redis or a database: both figures are given, each said for whom.
     std::optional<orch::engine::apply_facts::quota_today> ramp;
+    std::string ramp_unread;  // why the senders' ramp-up was not read, when it was to be
     const bool ramp_matters = finishes && !finish_day_new.empty() && r.working_days_new_accounts > r.working_days + 0.05;
     if (db && ramp_matters && orch::engine::uses_quota_today(s, c.value)) {
-        std::string no_quotas;
-        const auto reader = read_quotas_with(s, no_quotas);
+        const auto reader = read_quotas_with(s, ramp_unread);
         if (reader.limiter) {
             ramp = orch::engine::senders_quota_today(*reader.limiter, s, c.value, db->accounts(),
                                                      orch::engine::sender_ids(*db, c.value),
                                                      std::chrono::system_clock::now());
+            if (!ramp) {
+                ramp_unread = "Redis: no answer from " + orch::engine::redacted(s.redis_url);
+            }
         }
         if (ramp && ramp->read == 0) {
             ramp.reset();
@@ -1438,6 +1441,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 lasting(finishes, days_to_finish).c_str(),
                 ramp_matters && !ramp ? " for senders past their ramp-up" : "", bottleneck.c_str(),
                 days_text(r.working_days).c_str(), waits, finishes ? ("; finishing around " + finish_day).c_str() : "");
+    if (!ramp_unread.empty()) {
+        std::printf("  (which senders are still ramping up was not read: %s)\n", orch::text::escaped(ramp_unread).c_str());
+    }
     if (ramp && ramp->ramping == 0) {
         std::printf("  (ramp_up: %s past the ramp-up)\n",
                     ramp->read == 1 ? "the sender is" : ("each of the " + std::to_string(ramp->read) + " senders is").c_str());

@@ -1018,6 +1018,18 @@ TEST_F(CliOutput, TheEstimateHeadlinesTheForecastForItsSendersRampUp) {
     EXPECT_NE(unknown.output.find("new senders  about"), std::string::npos) << unknown.output;
     EXPECT_TRUE(json::parse(env_->run({"campaign", "estimate", file_, "--format", "json"}).output)["senders_ramping_up"]
                     .is_null());
+    EXPECT_NE(unknown.output.find("(which senders are still ramping up was not read: Redis: REDIS_URL is not set)"),
+              std::string::npos)
+        << unknown.output;
+    // Redis set but not answering: said too, not taken for no Redis.
+    env_->set("REDIS_URL", "redis://127.0.0.1:1/0");
+    auto down = env_->run({"campaign", "estimate", file_});
+    ASSERT_EQ(down.exit_code, 0) << down.output;
+    EXPECT_NE(down.output.find("(which senders are still ramping up was not read: Redis: no answer from "
+                               "redis://127.0.0.1:1/0)"),
+              std::string::npos)
+        << down.output;
+    EXPECT_NE(down.output.find(" for senders past their ramp-up (bottleneck invite"), std::string::npos) << down.output;
 
     // A sender whose first invitation through the orchestrator was 60 days ago is past its ramp-up.
     env_->set("REDIS_URL", std::getenv("REDIS_URL"));
