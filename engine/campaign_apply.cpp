@@ -174,6 +174,18 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             }
         }
         auto page = co_await api.search_people(sender, p);
+        if (!page && page.error().what_to_do == outreach::disposition::back_off) {
+            // The API's 429: its Retry-After (else a second) is waited out, within the page's
+            // wait, and the page asked again (an error bills nothing).
+            const std::chrono::milliseconds wait =
+                std::chrono::seconds(std::max<std::int64_t>(1, page.error().retry_after_s.value_or(1)));
+            if (waited + wait <= page_wait_max) {
+                waited += wait;
+                boost::asio::steady_timer t(co_await boost::asio::this_coro::executor, wait);
+                co_await t.async_wait(boost::asio::use_awaitable);
+                continue;
+            }
+        }
         if (!page) {
             if (out.calls == 0) {
                 co_return page.error();

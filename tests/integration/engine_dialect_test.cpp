@@ -313,6 +313,29 @@ TEST(DialectSearch, AnAudienceSearchWaitsForEachPagesPlaceOnItsOwn) {
         << found->stopped;
 }
 
+// A page the API answers 429 with Retry-After is asked again once that has passed, within the
+// page's wait: a trial's applies failed at once on "RATE_LIMITED ... retry after 3 s".
+TEST(DialectSearch, AnAudienceSearchWaitsOutTheApisRetryAfter) {
+    orch::test::client_fixture f({"--dialect-search-page-cap", "50"});
+    std::string acc = f.login("retry-token");
+    ASSERT_EQ(f.control.post("/control/settings", {{"rate_limited_rate", 0.5}, {"rate_limited_retry_after_s", 1}}).status,
+              200);
+    orch::campaigns::campaign c;
+    c.who.total_results = 300;
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, {}, std::chrono::milliseconds(20'000)));
+    ASSERT_TRUE(found) << orch::outreach::describe(found.error());
+    EXPECT_EQ(found->people.size(), 300u);
+    EXPECT_EQ(found->stopped, "") << found->stopped;
+    // The path was taken: some pages were answered 429 first.
+    const auto log = f.control.get("/control/requests?action=search_people").body_json()["requests"];
+    int limited = 0;
+    for (const auto& r : log) {
+        limited += r.value("status", 0) == 429 ? 1 : 0;
+    }
+    EXPECT_GT(limited, 0) << log.dump();
+    EXPECT_EQ(static_cast<int>(log.size()), found->calls + limited) << log.dump();
+}
+
 // A search held to what the budget has left, on a server that caps the people per call at 50: a
 // page costs 5 credits (1 per 10 people) whatever it asks for, as such a server fills it past a
 // smaller ask, so 12 credits pay for two pages, and the search stops, saying why, before a third.
