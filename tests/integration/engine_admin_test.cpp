@@ -616,16 +616,7 @@ TEST_F(AdminTest, ApplySaysWhenTheSendersHaveUsedUpTodaysQuota) {
     const auto port = free_port();
     auto paced = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port()),
                               "--admin-listen", "127.0.0.1:" + std::to_string(port)});
-    std::unique_ptr<http_client> admin;
-    for (int i = 0; i < 400 && !admin; ++i) {
-        try {
-            if (http_client("127.0.0.1", port).get("/healthz").status == 200) {
-                admin = std::make_unique<http_client>("127.0.0.1", port);
-            }
-        } catch (const std::exception&) {
-            std::this_thread::sleep_for(std::chrono::milliseconds(25));  // not listening yet
-        }
-    }
+    auto admin = orch::test::client_when_up(port);
     ASSERT_TRUE(admin) << paced->log();
     // (Each campaign searches for other people: a lead owned by the first is not enrolled again.)
     auto apply = [&](const std::string& name, const std::string& title) {

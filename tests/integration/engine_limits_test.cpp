@@ -1597,16 +1597,7 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     const auto port = free_port();
     auto serve = env_->spawn({"serve", "--webhook-listen", "127.0.0.1:" + std::to_string(free_port()),
                               "--admin-listen", "127.0.0.1:" + std::to_string(port)});
-    std::unique_ptr<http_client> admin;
-    for (int i = 0; i < 400 && !admin; ++i) {
-        try {
-            if (http_client("127.0.0.1", port).get("/healthz").status == 200) {
-                admin = std::make_unique<http_client>("127.0.0.1", port);
-            }
-        } catch (const std::exception&) {
-            std::this_thread::sleep_for(25ms);  // not listening yet
-        }
-    }
+    auto admin = orch::test::client_when_up(port);
     ASSERT_TRUE(admin) << serve->log();
     std::string yaml = search_campaign_yaml("tight-admin", 25, 2);
     const std::string title = "title: Engineer";

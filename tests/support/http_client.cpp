@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <thread>
+#include <chrono>
 
 namespace orch::test {
 
@@ -184,6 +186,20 @@ raw_answer parse_answer(const std::string& text) {
         a.body = text.substr(end + 4);
     }
     return a;
+}
+
+std::unique_ptr<http_client> client_when_up(unsigned short port) {
+    for (int i = 0; i < 400; ++i) {
+        try {
+            if (http_client("127.0.0.1", port).get("/healthz").status == 200) {
+                return std::make_unique<http_client>("127.0.0.1", port);
+            }
+        } catch (const std::exception&) {
+            // not listening yet
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    return nullptr;
 }
 
 } // namespace orch::test

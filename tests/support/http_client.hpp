@@ -40,6 +40,10 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
+// A client of the server on 127.0.0.1:`port` once its /healthz answers 200 (a process just
+// spawned), polled every 25 ms for up to 10 s; nullptr when it did not come up.
+std::unique_ptr<http_client> client_when_up(unsigned short port);
+
 // Logs in a network account with a login token and returns its account_id (asserts success
 // by throwing std::runtime_error with the answer otherwise).
 std::string login_account(http_client& client, const std::string& api_key, const std::string& login_token,
