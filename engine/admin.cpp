@@ -19,6 +19,7 @@
 #include "schema/schema.hpp"
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/thread_pool.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <openssl/crypto.h>
@@ -242,6 +243,23 @@ struct admin_server::impl {
             co_return f();
         };
         co_return co_await asio::co_spawn(db_pool, run, asio::use_awaitable);
+    }
+
+    // Runs `f(store)` on a database thread without waiting for it; a failure is logged. For writes
+    // whose order does not matter and that nobody waits for (a search's credits in flight).
+    template <typename F>
+    void post_db(F f) {
+        asio::post(db_pool, [this, f = std::move(f)] {
+            try {
+                auto& mine = thread_store();
+                if (!mine || !mine->connection().is_open()) {
+                    mine = std::make_unique<store>(cfg.database_url);
+                }
+                f(*mine);
+            } catch (const std::exception& e) {
+                spdlog::warn("admin: a database write nobody waits for failed: {}", e.what());
+            }
+        });
     }
 
     // Whether a pooled connection idle for over a few seconds still answers (a read-only ping, so
@@ -938,6 +956,19 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"warnings", diag(c.loaded.warnings)}});
     }
     json search = nullptr;                // how the audience search went
+    // The search's row of credits in flight, removed once the apply is done, however it ends.
+    struct search_row_guard {
+        impl* self;
+        std::int64_t id = 0;
+        explicit search_row_guard(impl* s) : self(s) {}
+        search_row_guard(const search_row_guard&) = delete;
+        search_row_guard& operator=(const search_row_guard&) = delete;
+        ~search_row_guard() {
+            if (id != 0) {
+                self->post_db([row = id](store& s) { s.end_search_in_flight(row); });
+            }
+        }
+    } search_row{this};
     std::vector<outreach::person_hit> search_hits;  // lifecycle: who is a connection (apply warnings)
     const bool reused = unchanged || reuses_audience(campaign, c.plan, search_again);
     if (reused) {
@@ -951,7 +982,20 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
         }
         const auto& sender = c.senders.front();
         // A named local: GCC 12 destroys some temporaries of a co_await expression twice.
-        const page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_limits) : page_gate{};
+        page_gate gate = limiter ? search_gate(*limiter, sender, campaign, c.search_limits) : page_gate{};
+        // The search's pages are billed before the apply books them: its row counts them as in
+        // flight for serve's balance reads (store::begin_search_in_flight) until the apply is done.
+        auto begin = [this] { return st().begin_search_in_flight(); };
+        try {
+            search_row.id = co_await on_db(begin);
+        } catch (const std::exception& e) {
+            spdlog::warn("admin: the audience search's credits in flight could not be recorded: {}", e.what());
+        }
+        gate.billed = [this, id = search_row.id](std::int64_t credits) {
+            if (id != 0) {
+                post_db([id, credits](store& s) { s.hold_search_in_flight(id, credits); });
+            }
+        };
         const auto room = search_room(campaign, c.plan);
         auto found = co_await search_audience(*api, sender, campaign, gate, search_wait_max, room);
         if (!found) {

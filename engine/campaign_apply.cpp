@@ -62,6 +62,7 @@ outreach::search_people_params audience_search(const campaigns::campaign& c) {
 namespace {
 constexpr std::int64_t people_per_page = 50;  // V1's page size (api-facts 2.1)
 constexpr int search_calls_max = 1'000;       // 50,000 people (the spec's maximum) at 50 a call
+constexpr int limited_through_gate_max = 8;
 }  // namespace
 
 boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
@@ -81,29 +82,32 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     // to come); 0: not seen. Such a server may fill a page past a smaller ask (and bill it).
     std::int64_t server_page = 0;
     std::int64_t received = 0;  // people the calls gave, repeats included (the server billed them)
+    // 429s of this page waited out through the gate's cooldown. Past a few (a cooldown that
+    // ends at once, a Retry-After of 0), the page's own wait counts them, a second each.
+    int limited_in_page = 0;
     while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
         auto p = base;
         if (out.calls > 0) {
             p.start_page = next_page;
             p.total_results = out.asked - static_cast<std::int64_t>(out.people.size());
         }
+        // A page of n people's price: the cost model's, or what the server billed so far per
+        // person it gave when that is more (the model prices a later page as page mode's 10
+        // people); a server that caps its pages fills one past a smaller ask, so a page costs at
+        // least a full one.
+        const auto costs = [&](std::int64_t n) {
+            auto q = p;
+            q.total_results = n;
+            std::int64_t c = outreach::estimate(q).credits;
+            if (received > 0) {
+                const std::int64_t people = std::max(n, server_page);
+                c = std::max(c, (people * out.credits + received - 1) / received);
+            }
+            return c;
+        };
         if (room) {
-            // The most people the room's credits left cover: the page asks for no more. A page's
-            // price is the cost model's, or what the server billed so far per person it gave
-            // when that is more (the model prices a later page as page mode's 10 people); a
-            // server that caps its pages fills one past a smaller ask, so a page costs at least
-            // a full one.
+            // The most people the room's credits left cover: the page asks for no more.
             const std::int64_t left = room->credits - out.credits;
-            const auto costs = [&](std::int64_t n) {
-                auto q = p;
-                q.total_results = n;
-                std::int64_t c = outreach::estimate(q).credits;
-                if (received > 0) {
-                    const std::int64_t people = std::max(n, server_page);
-                    c = std::max(c, (people * out.credits + received - 1) / received);
-                }
-                return c;
-            };
             std::int64_t lo = 0;
             std::int64_t hi = p.total_results.value_or(out.asked);
             if (costs(hi) > left) {
@@ -138,7 +142,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             p.total_results = hi;
         }
         if (before_page) {
-            if (auto refused = before_page()) {
+            if (auto refused = before_page.ask()) {
                 // A bucket that refills soon (the key's rate while workers run) is waited for, in
                 // steps short enough to keep the page's place in the operators' line.
                 if (refused->passing && waited + refused->retry_after <= page_wait_max) {
@@ -173,10 +177,23 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                 break;
             }
         }
+        if (before_page.billed) {
+            before_page.billed(out.credits + costs(p.total_results.value_or(out.asked)));
+        }
         auto page = co_await api.search_people(sender, p);
+        if (before_page.answered) {
+            const bool recorded = before_page.answered(page ? nullptr : &page.error());
+            if (!page && recorded && page.error().what_to_do == outreach::disposition::back_off &&
+                ++limited_in_page <= limited_through_gate_max) {
+                // The API's 429, written as the scope's cooldown for every process: the gate's
+                // next ask waits for it, within the page's wait, as for the key's rate (an error
+                // bills nothing, so the page is asked again as it was).
+                continue;
+            }
+        }
         if (!page && page.error().what_to_do == outreach::disposition::back_off) {
-            // The API's 429: its Retry-After (else a second) is waited out, within the page's
-            // wait, and the page asked again (an error bills nothing).
+            // The API's 429 with no gate to record it: its Retry-After (else a second) is waited
+            // out here, within the page's wait, and the page asked again.
             const std::chrono::milliseconds wait =
                 std::chrono::seconds(std::max<std::int64_t>(1, page.error().retry_after_s.value_or(1)));
             if (waited + wait <= page_wait_max) {
@@ -195,7 +212,11 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
         }
         ++out.calls;
         waited = std::chrono::milliseconds{0};  // the next page has its own wait
+        limited_in_page = 0;
         out.credits += page->meta.credits_consumed ? *page->meta.credits_consumed : outreach::estimate(p).credits;
+        if (before_page.billed) {
+            before_page.billed(out.credits);
+        }
         if (page->total_available_results) {
             out.available = page->total_available_results;
         }
@@ -242,10 +263,19 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
     // The page's ticket in the operators' line while it waits; left when it takes its place, and
     // when the search ends however it ends (the gate's last copy goes).
     auto in_line = std::make_shared<limits::line_ticket>(limiter);
+    // The last page's take, for its answer; and the pages taken, for the campaign's cap.
+    struct taken_page {
+        limits::check check;
+        limits::verdict verdict;
+        bool open = false;  // taken, its answer not heard yet
+        std::int64_t pages = 0;
+    };
+    auto last = std::make_shared<taken_page>();
+    page_gate gate;
     // The account's quota day, as the workers' gate counts the same quota (limits_gate).
-    return [&limiter, in_line, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone,
-            account_quota, cap, pages = std::int64_t{0}]() mutable -> std::optional<page_refusal> {
-        if (cap >= 0 && pages >= cap) {
+    gate.ask = [&limiter, in_line, last, sender, zone = own.time_zone.empty() ? c.schedule.time_zone : own.time_zone,
+                account_quota, cap]() -> std::optional<page_refusal> {
+        if (cap >= 0 && last->pages >= cap) {
             return page_refusal{"the campaign's search cap (limits.search: " + std::to_string(cap) + " calls) is used up",
                                 std::chrono::hours(24), false, false, false};
         }
@@ -266,7 +296,8 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         c.day = limits::day_in_zone(std::chrono::system_clock::now(), zone).value_or(limits::local_day{});
         auto v = limiter.take(c);
         if (v.allowed) {
-            ++pages;
+            ++last->pages;
+            *last = taken_page{c, v, true, last->pages};
             in_line->leave();
             return std::nullopt;
         }
@@ -303,6 +334,35 @@ page_gate search_gate(limits::limiter& limiter, const std::string& sender, const
         return page_refusal{which, std::max(v.retry_after, std::chrono::milliseconds(50)), passing,
                             v.why == limits::reason::unavailable, false};
     };
+    // As the workers' gate hears a call's answer (limits_gate::settled): a 429 did nothing, so
+    // the page's place in the quota (and the campaign's cap) is given back, and its scope cools
+    // down for every process, the account's search when the answer names the account, else the
+    // whole key; an answered page ends the streak of 429s its take saw.
+    gate.answered = [&limiter, last, sender](const outreach::error* e) -> bool {
+        if (!last->open) {
+            return false;  // no take of this gate's is waiting for its answer
+        }
+        last->open = false;
+        if (e == nullptr) {
+            if (last->verdict.key_streak || last->verdict.account_streak) {
+                limiter.succeeded(last->check, last->verdict);
+            }
+            return true;
+        }
+        if (e->what_to_do != outreach::disposition::back_off) {
+            return false;
+        }
+        limiter.refund(last->check);
+        --last->pages;
+        std::optional<std::chrono::milliseconds> ra;
+        if (e->retry_after_s) {
+            ra = std::chrono::seconds(*e->retry_after_s);
+        }
+        const auto where = outreach::limit_names_account(e->message, sender) ? limits::scope::account_action
+                                                                              : limits::scope::key;
+        return limiter.rate_limited(last->check, where, ra).has_value();
+    };
+    return gate;
 }
 
 sender_search_limits search_limits_of(store& db, const std::string& sender,

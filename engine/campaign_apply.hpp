@@ -18,6 +18,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace orch::engine {
@@ -49,7 +50,9 @@ outreach::search_people_params audience_search(const campaigns::campaign& c);
 // else the page after those read, at 50 people a page as in V1). `before_page` (may be empty) is
 // asked before each call and returns a reason when the call must not go out (the search bucket);
 // a reason that passes soon is waited out, at most `page_wait_max` for each page (a search of many
-// pages takes the key's rate's time, not 30 s in all).
+// pages takes the key's rate's time, not 30 s in all). A page the API answers 429 is asked again
+// within the same wait: through the gate's cooldown when the gate records it, else after the
+// Retry-After (a second without one).
 // A failure after some pages keeps what was found (the API billed those pages) and says why.
 struct audience_found {
     std::vector<outreach::person_hit> people;
@@ -76,7 +79,28 @@ struct page_refusal {
     bool queued = false;       // operators' commands that asked first still wait (`why` names them)
 };
 inline constexpr std::chrono::seconds search_wait_max{30};
-using page_gate = std::function<std::optional<page_refusal>()>;
+// The gate of an audience search's pages. `ask` is asked before each page and returns why the
+// page must not go out now (empty: it may). `answered` (may be empty) hears each page's answer:
+// nullptr for a page the API answered, its error otherwise. For the API's 429 it gives the page's
+// place back and writes the cooldown where every process reads it, and returns true: the next
+// `ask` then waits for the cooldown as for any passing limit (and the CLI says so). False: the
+// 429 could not be recorded (no Redis, or Redis not answering), and the search waits out the
+// Retry-After on its own.
+// `billed` (may be empty) is told what the search may have been billed so far: before each page
+// is sent, the pages answered and that page at its most; after, what the pages cost. An apply
+// keeps it where the balance reads count it as in flight (store::hold_search_in_flight).
+struct page_gate {
+    std::function<std::optional<page_refusal>()> ask;
+    std::function<bool(const outreach::error*)> answered;
+    std::function<void(std::int64_t)> billed;
+
+    page_gate() = default;
+    template <typename F>
+        requires std::is_invocable_r_v<std::optional<page_refusal>, F&>
+    page_gate(F f) : ask(std::move(f)) {}  // NOLINT(google-explicit-constructor): a gate that only asks
+    explicit operator bool() const { return static_cast<bool>(ask); }
+    std::optional<page_refusal> operator()() const { return ask(); }
+};
 boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreach::client& api,
                                                                          const std::string& sender,
                                                                          const campaigns::campaign& c,

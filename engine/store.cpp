@@ -304,6 +304,31 @@ void store::record_monitoring_day(const std::vector<std::string>& account_ids) {
     });
 }
 
+std::int64_t store::begin_search_in_flight() {
+    return guarded("credits/search_begin", [&] {
+        pqxx::work tx(*conn_);
+        const auto id = tx.exec(q("credits/search_begin"))[0][0].as<std::int64_t>();
+        tx.commit();
+        return id;
+    });
+}
+
+void store::hold_search_in_flight(std::int64_t search_id, std::int64_t credits) {
+    guarded("credits/search_hold", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("credits/search_hold"), search_id, credits);
+        tx.commit();
+    });
+}
+
+void store::end_search_in_flight(std::int64_t search_id) {
+    guarded("credits/search_end", [&] {
+        pqxx::work tx(*conn_);
+        tx.exec_params(q("credits/search_end"), search_id);
+        tx.commit();
+    });
+}
+
 void store::upsert_account(const account_row& a) {
     guarded("accounts/upsert", [&] {
         pqxx::work tx(*conn_);

@@ -433,6 +433,13 @@ public:
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
     // `serve` keeps these accounts monitored by a V2 webhook today (UTC): the API bills that day.
     void record_monitoring_day(const std::vector<std::string>& account_ids);
+    // An apply's audience search, billed page by page before the apply books it (migration 0042):
+    // its row counts as credits in flight for the balance reads until it ends. hold sets what the
+    // search may have been billed so far (the row keeps the most it was told); end removes the
+    // row, once the apply has booked the charge or stored nothing.
+    std::int64_t begin_search_in_flight();
+    void hold_search_in_flight(std::int64_t search_id, std::int64_t credits);
+    void end_search_in_flight(std::int64_t search_id);
 
     // ---- events ----
     // Stores an inbox event once; returns its id and wakes the lead's enrollments, or nullopt

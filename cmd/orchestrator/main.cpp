@@ -983,15 +983,53 @@ std::atomic<int> g_search_pages_sent{0};
 // The audience as leads: the file's rows, or a search_people through the first sender, with
 // what that search cost (booked in the campaign's ledger by the apply). A failed search costs
 // nothing and stops the apply.
+// The row of a search billed and not booked yet (store::begin_search_in_flight), removed when
+// the apply is done with it, however it ends. It only keeps serve's drift check from taking the
+// search's pages for credits lost, so the database's failures are not the apply's.
+class search_in_flight {
+public:
+    explicit search_in_flight(orch::engine::store& db) : db_(db) {
+        try {
+            id_ = db_.begin_search_in_flight();
+        } catch (const std::exception&) {
+            id_ = 0;
+        }
+    }
+    search_in_flight(const search_in_flight&) = delete;
+    search_in_flight& operator=(const search_in_flight&) = delete;
+    ~search_in_flight() {
+        if (id_ != 0) {
+            try {
+                db_.end_search_in_flight(id_);
+            } catch (const std::exception&) {
+                // the row stops counting an hour after it began (migration 0042)
+            }
+        }
+    }
+    void hold(std::int64_t credits) {
+        if (id_ != 0) {
+            try {
+                db_.hold_search_in_flight(id_, credits);
+            } catch (const std::exception&) {
+            }
+        }
+    }
+
+private:
+    orch::engine::store& db_;
+    std::int64_t id_ = 0;
+};
+
 struct audience {
     std::vector<orch::engine::lead_input> leads;
     std::optional<orch::engine::apply_charge> charge;
     std::optional<orch::engine::audience_found> found;
+    std::unique_ptr<search_in_flight> in_flight;  // until the apply has booked the charge
 };
 audience audience_leads(const settings& s, orch::engine::store& db, const orch::campaigns::campaign& c,
                         const std::string& sender, const orch::engine::search_budget& room) {
     if (c.who.kind == orch::campaigns::audience::source::file) {
-        return {orch::engine::leads_from_file(c), std::nullopt, std::nullopt};
+        return {orch::engine::leads_from_file(c), std::nullopt, std::nullopt, nullptr};
     }
     // Each page takes the sender's search bucket when Redis is configured, as a worker's call would.
     std::unique_ptr<orch::limits::limiter> limiter;
@@ -1003,8 +1041,8 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
         // Says what a page waits for, as the accounts commands do: once per line length, and once
         // per wait for the key's rate or a cooldown (a page held longer than it may wait says
         // why when the search stops).
-        gate = [inner = std::move(gate), tell = wait_teller{},
-                told_page = 0]() mutable -> std::optional<orch::engine::page_refusal> {
+        gate.ask = [inner = std::move(gate.ask), tell = wait_teller{},
+                    told_page = 0]() mutable -> std::optional<orch::engine::page_refusal> {
             auto refused = inner();
             if (!refused) {
                 ++g_search_pages_sent;
@@ -1024,7 +1062,16 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
             }
             return refused;
         };
+        // A page the API answered 429 did not bill, and is asked again as the same page.
+        gate.answered = [inner = std::move(gate.answered)](const orch::outreach::error* e) {
+            if (e != nullptr && e->what_to_do == orch::outreach::disposition::back_off) {
+                --g_search_pages_sent;
+            }
+            return inner(e);
+        };
     }
+    auto in_flight = std::make_unique<search_in_flight>(db);
+    gate.billed = [&in_flight](std::int64_t credits) { in_flight->hold(credits); };
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate, orch::engine::search_wait_max, room);
     });
@@ -1035,7 +1082,7 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
     }
     auto charge = orch::engine::audience_charge(*r, sender);
     auto leads = orch::engine::leads_from_search(r->people);
-    return {std::move(leads), charge, std::move(*r)};
+    return {std::move(leads), charge, std::move(*r), std::move(in_flight)};
 }
 
 // A database for a command that can go on without one (`campaign validate`, `estimate`): nullptr
@@ -1518,7 +1565,8 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << "searching the audience (" << c.value.who.total_results << " people)..." << std::flush;
     }
-    auto [leads, charge, found] = audience_leads(s, db, c.value, senders.front(), orch::engine::search_room(c.value, plan));
+    auto [leads, charge, found, in_flight] =
+        audience_leads(s, db, c.value, senders.front(), orch::engine::search_room(c.value, plan));
     if (tty && c.value.who.kind == orch::campaigns::audience::source::search) {
         std::cerr << " " << leads.size() << " found\n";
     }

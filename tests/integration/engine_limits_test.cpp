@@ -6,6 +6,7 @@
 // Every test uses an API key of its own (the Redis buckets are keyed by the API key's hash), so
 // tests running in parallel (ctest -j2) never share Redis state.
 #include "engine/store.hpp"
+#include "tests/support/env_limiter.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/process.hpp"
@@ -1613,6 +1614,55 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
                   "the search asked for no more people than the budget of 2 credits (budget_credits) pays for"),
               std::string::npos)
         << created.body;
+}
+
+// An apply's audience search answered 429 writes the cooldown where every process reads it, as a
+// worker's call does, and its page waits for it in the search bucket, saying so. Before, the
+// search waited out the Retry-After on its own and in silence, and the workers, which read the
+// cooldowns in Redis, kept sending inside the window.
+TEST_F(LimitsTest, AnAudienceSearchsRateLimitedPageCoolsTheKeyForEveryProcess) {
+    start({"--accept-probability", "0"});
+    auto file = dir_ + "/limited.yaml";
+    std::ofstream(file) << search_campaign_yaml("limited", 25, 1'000);
+    const auto since = now_ms();
+    auto burst = control_->post("/control/rate-limit-burst", {{"key", key_}, {"duration_ms", 1500}, {"retry_after_s", 4}});
+    ASSERT_EQ(burst.status, 200) << burst.body;
+    auto apply = env_->spawn({"campaign", "apply", file});
+    // While the apply waits, the key's cooldown is in Redis, where the workers read it.
+    auto limiter = orch::test::env_limiter(key_);
+    const bool cooling = eventually(
+        [&] {
+            const auto active = limiter->cooldowns();
+            return active && std::any_of(active->begin(), active->end(), [](const auto& c) { return c.key_scope; });
+        },
+        10s);
+    EXPECT_TRUE(cooling) << "no cooldown of the key in Redis\n" << apply->log();
+    // The page about to be sent was held as credits in flight for serve's balance reads (25
+    // people at 1 credit per 10 found, at most), until the apply booked the charge.
+    EXPECT_EQ(count("SELECT COALESCE(sum(credits), 0) FROM searches_in_flight"), 3);
+    ASSERT_EQ(apply->wait(60'000), 0) << apply->log();
+    EXPECT_EQ(count("SELECT count(*) FROM searches_in_flight"), 0);
+    const auto out = apply->log();
+    EXPECT_NE(out.find("audience search, page 1: waiting 4 s for the API key's cooldown after a RATE_LIMITED answer"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("25 leads, 25 enrolled"), std::string::npos) << out;
+    auto log = requests(since);
+    // The key's burst answers before the request is read (no action in the log): one 429, then
+    // the page asked again once, after the cooldown.
+    std::string seen;
+    for (const auto& r : log) {
+        seen += r.action + " " + std::to_string(r.status) + "; ";
+    }
+    EXPECT_EQ(std::count_if(log.begin(), log.end(), [](const auto& r) { return r.status == 429; }), 1) << seen;
+    EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                            [](const auto& r) { return r.action == "search_people" && r.status == 200; }),
+              1)
+        << seen;
+    for (const auto& v : inside_cooldowns(log, 4000)) {
+        ADD_FAILURE() << v;
+    }
+    EXPECT_EQ(charged(), 3) << out;  // the 429 billed nothing: 25 people at 1 credit per 10 found
 }
 
 // A redis-server of the test's own (not the shared one), with an append-only file so the day

@@ -250,6 +250,42 @@ TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfCallsInFlight) {
     EXPECT_EQ(over.unexplained, 4);
 }
 
+// An apply's audience search is billed page by page before the apply books it: a read between
+// the two sees the charge with nothing posted. The search's row (migration 0042) explains it as
+// the workers' calls in flight are, and the read after the booking too. A row of an apply that
+// died mid-search stops counting after an hour: its pages are a drift the reads must report.
+TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfAnApplysSearchInFlight) {
+    orch::engine::store db(env_->database_url());
+    auto c = campaign("searching");
+    auto a = attempts(c, 1);
+    ledger::set_budget(*conn_, c, {100, {}, {}}, t0);
+    EXPECT_EQ(db.record_credit_read(1'000).drift, 0);
+    const auto search = db.begin_search_in_flight();
+    db.hold_search_in_flight(search, 4);  // a page about to be sent, at its most
+    db.hold_search_in_flight(search, 3);  // what it cost: the row keeps the most it was told
+    auto billed = db.record_credit_read(997);
+    EXPECT_EQ(billed.drift, 3);
+    EXPECT_EQ(billed.unexplained, 0) << "the search in flight may have been billed up to 4";
+    // The apply books the charge and ends the row.
+    ASSERT_TRUE(reserve_one(c, a[0], 3).reserved);
+    ledger::post(*conn_, {{a[0], 3}}, t0);
+    db.end_search_in_flight(search);
+    EXPECT_EQ(scalar("SELECT count(*) FROM searches_in_flight"), 0);
+    auto booked = db.record_credit_read(997);
+    EXPECT_EQ(booked.drift, -3);
+    EXPECT_EQ(booked.unexplained, 0) << "the last read's search, booked since";
+
+    // An apply that died mid-search an hour ago: its row no longer explains anything.
+    const auto dead = db.begin_search_in_flight();
+    db.hold_search_in_flight(dead, 5);
+    EXPECT_EQ(scalar("UPDATE searches_in_flight SET started_at = now() - interval '61 minutes' WHERE search_id = " +
+                     std::to_string(dead) + " RETURNING search_id"),
+              dead);
+    auto lost = db.record_credit_read(992);
+    EXPECT_EQ(lost.drift, 5);
+    EXPECT_EQ(lost.unexplained, 5);
+}
+
 // A balance that rose was given credits (calls only take): a top-up is no drift. The read says
 // how much came in, the rise plus what the ledger posted meanwhile; the reads after it compare
 // with the new balance.

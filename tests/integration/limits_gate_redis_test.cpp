@@ -9,6 +9,7 @@
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <random>
@@ -596,6 +597,47 @@ TEST_F(LimitsGateRedis, AnAudienceSearchKeepsTheAccountsQuotaAndTheCampaignsCap)
     ASSERT_TRUE(refused);
     EXPECT_FALSE(refused->passing);
     EXPECT_NE(refused->why.find("the campaign's search cap"), std::string::npos) << refused->why;
+}
+
+// A page the API answered 429 did nothing: the gate that heard it gives the page's place back
+// (the account's quota and the campaign's cap) and cools the answer's scope for every process,
+// here the account's searches (the answer names the account), so the next page waits for it.
+// A page answered after that ends the streak; an answer with no page taken is not the gate's.
+TEST_F(LimitsGateRedis, AnAudienceSearchsRateLimitedPageGivesItsPlaceBackAndCoolsItsScope) {
+    limits::limiter limiter(settings_);
+    cs::campaign c = campaign_;
+    c.schedule.time_zone = "UTC";
+    c.limits["search"] = cs::action_limit{1, std::nullopt};
+    const std::string acc = "acc-search-429";
+    auto gate = orch::engine::search_gate(limiter, acc, c, {limits::quota{1, -1}, ""});
+    ASSERT_FALSE(gate());
+    orch::outreach::error limited;
+    limited.code = "RATE_LIMITED";
+    limited.what_to_do = orch::outreach::disposition::back_off;
+    limited.retry_after_s = 1;
+    limited.message = "too many 'search_people' requests for account " + acc;
+    EXPECT_TRUE(gate.answered(&limited));
+    EXPECT_FALSE(gate.answered(&limited)) << "a second answer to the same page";
+
+    auto held = gate();
+    ASSERT_TRUE(held);
+    EXPECT_TRUE(held->passing);
+    EXPECT_EQ(held->why, "account " + acc + "'s search cooldown after a RATE_LIMITED answer");
+    EXPECT_GT(held->retry_after, std::chrono::milliseconds(500));
+    const auto active = limiter.cooldowns();
+    ASSERT_TRUE(active);
+    EXPECT_TRUE(std::any_of(active->begin(), active->end(), [&](const auto& a) {
+        return !a.key_scope && a.account_id == acc && a.what == limits::action::search;
+    }));
+
+    // Once it has passed, the page takes the place the 429 gave back: the quota of 1 and the
+    // campaign's cap of 1 are both still free.
+    std::this_thread::sleep_for(held->retry_after + std::chrono::milliseconds(50));
+    EXPECT_FALSE(gate());
+    EXPECT_TRUE(gate.answered(nullptr));
+    held = gate();
+    ASSERT_TRUE(held);
+    EXPECT_FALSE(held->passing) << held->why;
 }
 
 // The check of a call whose outcome was lost (an invite's, with check_invitation) is no step of

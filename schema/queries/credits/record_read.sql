@@ -1,11 +1,12 @@
 -- record_read($1 balance, $2 credits per monitoring day): stores a balance read with the ledger's
 -- posted total, the expected webhook monitoring it counts (the monitoring days recorded since the
 -- previous read, at $2 each; migration 0009), the credits reserved for calls in flight (migration
--- 0028) and the drift since the previous read: how much more the balance fell than the ledger
--- posted plus that monitoring. Returns the drift, the monitoring, and the part of the drift the
--- calls in flight do not explain: the API may have charged calls in flight now that the ledger
--- has not posted (up to their reservations, a drift of up to +in_flight), and the ledger may
--- since have posted calls the API charged before the previous read (down to -its in_flight).
+-- 0028; with the applies' audience searches not booked yet, 0042) and the drift since the
+-- previous read: how much more the balance fell than the ledger posted plus that monitoring.
+-- Returns the drift, the monitoring, and the part of the drift the calls in flight do not
+-- explain: the API may have charged calls in flight now that the ledger has not posted (up to
+-- their reservations, a drift of up to +in_flight), and the ledger may since have posted calls
+-- the API charged before the previous read (down to -its in_flight).
 -- A balance higher than the previous read's was given credits (a top-up, a refund): calls only
 -- take, so the read's drift is 0 (what came in cannot be told from what went out meanwhile), and
 -- the credits added are returned as the rise plus what the ledger posted and the monitoring.
@@ -19,8 +20,11 @@ WITH id AS (
     -- one row per campaign, not a scan of every transfer ever made: a read costs the same after a
     -- year of running as on the first day. The reserved accounts hold what calls in flight may
     -- still cost.
+    -- Audience searches of applies not booked yet (migration 0042) are in flight too.
     SELECT COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'spent'), 0) AS posted,
-           COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'reserved'), 0) AS in_flight
+           COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'reserved'), 0) +
+               (SELECT COALESCE(sum(credits), 0) FROM searches_in_flight
+                WHERE started_at > now() - interval '1 hour') AS in_flight
     FROM ledger_scopes s JOIN ledger_accounts a ON a.scope_id = s.scope_id AND a.kind IN ('spent', 'reserved')
     WHERE s.kind = 'campaign'
 ), prev AS (
