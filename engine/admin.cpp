@@ -923,6 +923,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
     }
     if (dry_run) {
         const auto refused = predicted_search_refusal(campaign, c.plan, search_again);
+        const auto held = predicted_search_hold(campaign, c.plan, search_again);
         const auto again = refused.empty() ? search_again_note(campaign, c.plan, search_again, "search_again=true")
                                            : std::string();
         co_return ok_json({{"valid", true},
@@ -931,6 +932,7 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                            {"warnings", diag(c.loaded.warnings)},
                            {"search_refused", refused.empty() ? json(nullptr) : json(refused)},
                            {"search_again", again.empty() ? json(nullptr) : json(again)},
+                           {"search_held", held.empty() ? json(nullptr) : json(held)},
                            {"apply_warnings", c.preview.warnings},
                            {"live_budget", c.preview.live_budget.empty()
                                                ? json(nullptr)

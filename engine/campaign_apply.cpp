@@ -493,6 +493,37 @@ std::string predicted_search_refusal(const campaigns::campaign& c, const apply_p
     return search_refusal(c, plan, true);
 }
 
+std::string predicted_search_hold(const campaigns::campaign& c, const apply_plan& plan, bool search_again) {
+    if (c.who.kind != campaigns::audience::source::search || !predicted_search_refusal(c, plan, search_again).empty() ||
+        (plan.exists && (skips_search(c, plan, search_again) || reuses_audience(c, plan, search_again)))) {
+        return "";
+    }
+    const auto room = search_room(c, plan);
+    auto p = audience_search(c);
+    const std::int64_t asked = p.total_results.value_or(10);
+    const std::int64_t whole = outreach::estimate(p).credits;
+    if (whole <= room.credits || room.credits <= 0) {
+        return "";
+    }
+    // The most people the room pays for at the cost model's price (a first page, as the search
+    // would ask for them).
+    std::int64_t lo = 0;
+    std::int64_t hi = asked;
+    while (lo < hi) {
+        const std::int64_t mid = lo + (hi - lo + 1) / 2;
+        p.total_results = mid;
+        if (outreach::estimate(p).credits <= room.credits) {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return "the audience search would ask for no more people than " + room.what + " pays for (" +
+           orch::text::counted(room.credits, "credit", "credits") + " left): about " + std::to_string(lo) + " of the " +
+           std::to_string(asked) + " people asked for, where the whole search would cost about " +
+           orch::text::counted(whole, "credit", "credits");
+}
+
 std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool predicted) {
     if (!plan.exists || c.who.kind != campaigns::audience::source::search) {
         return "";

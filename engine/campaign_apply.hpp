@@ -191,6 +191,10 @@ search_budget search_room(const campaigns::campaign& c, const apply_plan& plan);
 // What a dry run says of the audience search an apply sent now (with `search_again`) would refuse
 // to send: "" when it would send it, or would not need to (a file audience, an unchanged one).
 std::string predicted_search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
+// What a dry run says when the audience search an apply sent now would be held to the budget,
+// the day cap or the sender's cap (search_room) before it found everyone asked for: "" when it
+// would not (or would not be sent, or would be refused).
+std::string predicted_search_hold(const campaigns::campaign& c, const apply_plan& plan, bool search_again = false);
 
 // pause / resume / cancel, shared by the CLI and the admin API so both follow the same rules:
 // pause an active campaign, resume a paused one, cancel either. Asking for the state it is in

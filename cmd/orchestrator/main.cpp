@@ -1125,11 +1125,12 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
     if (db) {
         // What an apply sent now would refuse, before anything is stored or billed; else whether
         // it would send the (billed) search again.
-        std::string refused, note;
+        std::string refused, note, held;
         try {
             const auto plan = orch::engine::plan_apply(*db, c.value);
             refused = orch::engine::predicted_search_refusal(c.value, plan, search_again);
             note = orch::engine::search_again_note(c.value, plan, search_again, "--search-again");
+            held = orch::engine::predicted_search_hold(c.value, plan, search_again);
         } catch (const orch::engine::campaign_conflict& e) {
             refused = e.what();
         }
@@ -1138,6 +1139,9 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
             std::cerr << "warning: " << orch::text::escaped(refused) << "\n";
         } else if (!note.empty()) {
             std::cout << "note: " << note << "\n";
+        }
+        if (!held.empty()) {
+            std::cout << "note: if applied now, " << orch::text::escaped(held) << "\n";
         }
         // What the apply would say of the leads already there, from the apply itself rolled back
         // (it writes, then rolls back: a database role that may only read cannot run it).

@@ -202,6 +202,7 @@ TEST_F(AdminTest, BadDefinitionsChangeNothing) {
     EXPECT_EQ(dry.body_json()["valid"], true);
     EXPECT_EQ(dry.body_json()["apply_warnings"], json::array()) << dry.body;
     EXPECT_TRUE(dry.body_json()["live_budget"].is_null()) << dry.body;
+    EXPECT_TRUE(dry.body_json()["search_held"].is_null()) << dry.body;  // the budget pays for the whole search
 
     EXPECT_EQ(count("campaigns"), "0");
     EXPECT_EQ(count("enrollments"), "0");

@@ -1574,6 +1574,15 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     start({"--accept-probability", "0"});
     auto file = dir_ + "/tight.yaml";
     std::ofstream(file) << search_campaign_yaml("tight", 25, 1);
+    // Said beforehand: validate, with the database, predicts the hold.
+    auto validated = env_->run({"campaign", "validate", file});
+    ASSERT_EQ(validated.exit_code, 0) << validated.output;
+    EXPECT_NE(validated.output.find("note: if applied now, the audience search would ask for no more people than the "
+                                    "budget of 1 credit (budget_credits) pays for (1 credit left): about 10 of the 25 "
+                                    "people asked for, where the whole search would cost about 3 credits"),
+              std::string::npos)
+        << validated.output;
+    EXPECT_EQ(charged(), 0) << validated.output;
     auto r = env_->run({"campaign", "apply", file});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(charged(), 1) << r.output;
@@ -1604,10 +1613,19 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     const std::string title = "title: Engineer";
     yaml.replace(yaml.find(title), title.size(), "title: Designer");
     const std::int64_t before = charged();
+    auto dry = admin->request("POST", "/v1/campaigns?dry_run=true", yaml,
+                              {{"Authorization", "Bearer " + admin_token}, {"Content-Type", "application/yaml"}});
+    ASSERT_EQ(dry.status, 200) << dry.body;
+    const json dry_body = dry.body_json();
+    ASSERT_TRUE(dry_body["search_held"].is_string()) << dry.body;
+    EXPECT_NE(dry_body["search_held"].get<std::string>().find("about 20 of the 25 people asked for"), std::string::npos)
+        << dry.body;
     auto created = admin->request("POST", "/v1/campaigns", yaml,
                                   {{"Authorization", "Bearer " + admin_token}, {"Content-Type", "application/yaml"}});
     ASSERT_EQ(created.status, 201) << created.body;
     EXPECT_EQ(charged() - before, 2) << created.body;
+    // The search's row of credits in flight ends once the apply has booked them.
+    EXPECT_TRUE(eventually([&] { return count("SELECT count(*) FROM searches_in_flight") == 0; }, 5s));
     const json body = created.body_json();
     EXPECT_EQ(body["audience_search"]["found"], 20) << created.body;
     EXPECT_NE(body["audience_search"]["stopped"].get<std::string>().find(
