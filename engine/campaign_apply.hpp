@@ -96,7 +96,8 @@ struct page_gate {
 
     page_gate() = default;
     template <typename F>
-        requires std::is_invocable_r_v<std::optional<page_refusal>, F&>
+        requires(!std::is_same_v<std::remove_cvref_t<F>, page_gate> &&
+                 std::is_invocable_r_v<std::optional<page_refusal>, F&>)
     page_gate(F f) : ask(std::move(f)) {}  // NOLINT(google-explicit-constructor): a gate that only asks
     explicit operator bool() const { return static_cast<bool>(ask); }
     std::optional<page_refusal> operator()() const { return ask(); }
