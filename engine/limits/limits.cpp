@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <charconv>
 #include <cmath>
@@ -277,27 +278,49 @@ struct limiter::impl {
 
     // The last RATE_LIMITED cooldown line logged: the calls in flight when a 429 comes often get
     // the same one, and record the same cooldown in the same millisecond; those repeats within
-    // a second are counted, and said once, with the next line.
+    // a second are counted, and said once: with the next line, or by the first take after that
+    // second (a burst before a quiet spell), or when the limiter goes.
     std::mutex cooldown_log_mutex;
     std::string cooldown_line;
     std::chrono::steady_clock::time_point cooldown_logged{};
     int cooldown_alike = 0;
-    void log_cooldown(std::string line) {
-        const auto now = std::chrono::steady_clock::now();
-        std::lock_guard lock(cooldown_log_mutex);
-        if (line == cooldown_line && now - cooldown_logged < std::chrono::seconds(1)) {
-            ++cooldown_alike;
-            return;
-        }
+    std::atomic<bool> cooldown_unsaid{false};  // cooldown_alike > 0: read without the mutex by takes
+    void say_alike() {  // under cooldown_log_mutex
         if (cooldown_alike > 0) {
             spdlog::warn("limits: the RATE_LIMITED line before came {} more time{} within a second (calls in flight "
                          "that got the same answer)",
                          cooldown_alike, cooldown_alike == 1 ? "" : "s");
         }
+        cooldown_alike = 0;
+        cooldown_unsaid.store(false, std::memory_order_relaxed);
+    }
+    void log_cooldown(std::string line) {
+        const auto now = std::chrono::steady_clock::now();
+        std::lock_guard lock(cooldown_log_mutex);
+        if (line == cooldown_line && now - cooldown_logged < std::chrono::seconds(1)) {
+            ++cooldown_alike;
+            cooldown_unsaid.store(true, std::memory_order_relaxed);
+            return;
+        }
+        say_alike();
         spdlog::warn("{}", line);
         cooldown_line = std::move(line);
         cooldown_logged = now;
-        cooldown_alike = 0;
+    }
+    // The repeats counted, once their second is over (every take asks: one relaxed load when
+    // there are none).
+    void say_alike_when_due() {
+        if (!cooldown_unsaid.load(std::memory_order_relaxed)) {
+            return;
+        }
+        std::lock_guard lock(cooldown_log_mutex);
+        if (std::chrono::steady_clock::now() - cooldown_logged >= std::chrono::seconds(1)) {
+            say_alike();
+        }
+    }
+    ~impl() {
+        std::lock_guard lock(cooldown_log_mutex);
+        say_alike();
     }
     std::vector<waiting_take*> take_queue;
     int takes_in_flight = 0;
@@ -701,6 +724,7 @@ std::vector<std::string> limiter::take_command(const check& c) const {
 }
 
 verdict limiter::take(const check& c) {
+    impl_->say_alike_when_due();
     impl::waiting_take me;
     me.c = &c;
     std::unique_lock lock(impl_->take_mutex);
@@ -747,6 +771,7 @@ verdict limiter::take(const check& c) {
 }
 
 std::vector<verdict> limiter::take_many(std::span<const check> checks) {
+    impl_->say_alike_when_due();
     std::vector<verdict> out(checks.size());
     std::vector<std::vector<std::string>> commands;
     std::vector<std::size_t> sent;  // index in `checks` of each command

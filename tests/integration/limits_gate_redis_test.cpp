@@ -1000,6 +1000,49 @@ TEST_F(LimitsGateRedis, AKeyCooldownFromElsewhereIsSaidOnceWhenItStarts) {
     spdlog::set_default_logger(before);
 }
 
+// Repeats of a RATE_LIMITED line that no later line follows (a burst before a quiet spell) are
+// still counted in the log: by the first take once their second is over, or when the limiter
+// goes. Before, they were said only with the next line, so the last burst's count was lost.
+TEST_F(LimitsGateRedis, RepeatedCooldownLinesBeforeAQuietSpellAreCounted) {
+    std::ostringstream log;
+    const auto before = spdlog::default_logger();
+    spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+        "quiet-log-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
+    const std::string counted = "the RATE_LIMITED line before came 2 more times within a second";
+    const auto said = [&](const std::string& what) {
+        const std::string text = log.str();
+        std::size_t n = 0;
+        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+            ++n;
+        }
+        return n;
+    };
+    limits::check c;
+    c.account_id = "acc-quiet";
+    c.what = limits::action::check_invitation;
+    c.day = *limits::day_in_zone(std::chrono::system_clock::now(), "UTC");
+    {
+        limits::limiter limiter(settings_);
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_TRUE(limiter.rate_limited(c, limits::scope::key, 1500ms));
+        }
+        (void)limiter.take(c);  // within the second: not yet
+        EXPECT_EQ(said(counted), 0u) << log.str();
+        std::this_thread::sleep_for(1100ms);
+        (void)limiter.take(c);
+        EXPECT_EQ(said(counted), 1u) << log.str();
+    }
+    EXPECT_EQ(said(counted), 1u) << "said again when the limiter went\n" << log.str();
+    {
+        limits::limiter limiter(settings_);
+        for (int i = 0; i < 3; ++i) {
+            ASSERT_TRUE(limiter.rate_limited(c, limits::scope::key, 1500ms));
+        }
+    }
+    EXPECT_EQ(said(counted), 2u) << "not said when the limiter went\n" << log.str();
+    spdlog::set_default_logger(before);
+}
+
 // The wake-ups' jitter draws from the randomness port handed in (engine/random.hpp): two gates
 // with sources of one seed, at one (fixed) time, spread their held calls' wake-ups alike.
 TEST_F(LimitsGateRedis, WakeUpJitterDrawsFromTheRandomSourceHandedIn) {
