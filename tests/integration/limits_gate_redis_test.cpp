@@ -944,6 +944,16 @@ TEST_F(LimitsGateRedis, A429HoldsTheScopeHereAtOnceAndElsewhereWithinTheMirrorRe
     EXPECT_GT(wakes.size(), 10u);
 }
 
+// How many times `what` is in the captured log.
+std::size_t times_in(const std::ostringstream& log, const std::string& what) {
+    const std::string text = log.str();
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+        ++n;
+    }
+    return n;
+}
+
 // A key cooldown another process recorded is said in its log once when it starts: not again
 // while a second 429 extends it, and again for the next one after it ended. The process that
 // got the 429 says it once per 429, as the limiter writes it, and not a second time.
@@ -960,14 +970,7 @@ TEST_F(LimitsGateRedis, AKeyCooldownFromElsewhereIsSaidOnceWhenItStarts) {
         cs::api_call send;
         send.kind = cs::call_kind::send;
         const orch::engine::call_target target{"acc-gate-told", "https://network.example/in/t", 7, 45, ""};
-        const auto said = [&](const std::string& what) {
-            const std::string text = log.str();
-            std::size_t n = 0;
-            for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-                ++n;
-            }
-            return n;
-        };
+        const auto said = [&](const std::string& what) { return times_in(log, what); };
         const std::string from_elsewhere = "that another process recorded holds every call";
         const std::string written = "RATE_LIMITED: API key cooldown";
         // Both mirrors refresh from now on.
@@ -1009,14 +1012,7 @@ TEST_F(LimitsGateRedis, RepeatedCooldownLinesBeforeAQuietSpellAreCounted) {
     spdlog::set_default_logger(std::make_shared<spdlog::logger>(
         "quiet-log-test", std::make_shared<spdlog::sinks::ostream_sink_mt>(log)));
     const std::string counted = "the RATE_LIMITED line before came 2 more times within a second";
-    const auto said = [&](const std::string& what) {
-        const std::string text = log.str();
-        std::size_t n = 0;
-        for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
-            ++n;
-        }
-        return n;
-    };
+    const auto said = [&](const std::string& what) { return times_in(log, what); };
     limits::check c;
     c.account_id = "acc-quiet";
     c.what = limits::action::check_invitation;
