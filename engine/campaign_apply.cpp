@@ -85,6 +85,8 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
     // 429s of this page waited out through the gate's cooldown. Past a few (a cooldown that
     // ends at once, a Retry-After of 0), the page's own wait counts them, a second each.
     int limited_in_page = 0;
+    int page_429s = 0;             // the API's 429s to this page (said when the page is held after them)
+    std::int64_t held_told = -1;   // the last credits told to before_page.billed
     while (static_cast<std::int64_t>(out.people.size()) < out.asked && out.calls < search_calls_max) {
         auto p = base;
         if (out.calls > 0) {
@@ -141,6 +143,18 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
             bounded = bounded || hi < p.total_results.value_or(out.asked);
             p.total_results = hi;
         }
+        // Told before the page takes its place, so that nothing slower than the request itself
+        // lies between the two: another process's request at the same instant can reopen the
+        // API's Retry-After window, and this page must not leave long after (a database write
+        // here put 13-62 ms between them, inside the new window). Told again only when it changes
+        // (a page waits for its place in steps).
+        if (before_page.billed) {
+            const std::int64_t at_most = out.credits + costs(p.total_results.value_or(out.asked));
+            if (at_most != held_told) {
+                before_page.billed(at_most);
+                held_told = at_most;
+            }
+        }
         if (before_page) {
             if (auto refused = before_page.ask()) {
                 // A bucket that refills soon (the key's rate while workers run) is waited for, in
@@ -164,6 +178,11 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                                                 : std::string()) +
                             ")";
                 }
+                if (page_429s > 0) {
+                    // The wait was for the API's own answers, not only for our limits.
+                    held += "; the API had answered the page RATE_LIMITED " +
+                            (page_429s == 1 ? std::string("once") : std::to_string(page_429s) + " times");
+                }
                 if (out.calls == 0) {
                     outreach::error e;
                     e.kind = outreach::error_kind::cancelled;
@@ -177,10 +196,10 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                 break;
             }
         }
-        if (before_page.billed) {
-            before_page.billed(out.credits + costs(p.total_results.value_or(out.asked)));
-        }
         auto page = co_await api.search_people(sender, p);
+        if (!page && page.error().what_to_do == outreach::disposition::back_off) {
+            ++page_429s;
+        }
         if (before_page.answered) {
             const bool recorded = before_page.answered(page ? nullptr : &page.error());
             if (!page && recorded && page.error().what_to_do == outreach::disposition::back_off &&
@@ -213,6 +232,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
         ++out.calls;
         waited = std::chrono::milliseconds{0};  // the next page has its own wait
         limited_in_page = 0;
+        page_429s = 0;
         out.credits += page->meta.credits_consumed ? *page->meta.credits_consumed : outreach::estimate(p).credits;
         if (before_page.billed) {
             before_page.billed(out.credits);

@@ -11,6 +11,7 @@
 #include "engine/time_format.hpp"
 #include "tests/integration/sandbox_client_common.hpp"
 #include "tests/support/e2e_campaign.hpp"
+#include "tests/support/env_limiter.hpp"
 #include "tests/support/http_client.hpp"
 #include "tests/support/orchestrator_env.hpp"
 #include "tests/support/require_services.hpp"
@@ -288,10 +289,29 @@ TEST(DialectSearch, AnAudienceSearchWaitsForEachPagesPlaceOnItsOwn) {
         }
         return std::nullopt;
     };
-    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, once_each, std::chrono::milliseconds(500)));
+    // The credits a page may cost are told before it takes its place, never between the place
+    // and the request: a slow write there (the CLI's database) sent the page well after its
+    // place, inside a Retry-After window another process's request had reopened meanwhile.
+    bool placed = false;  // the last ask let a page go, and its answer has not come yet
+    int told = 0;
+    orch::engine::page_gate watched = [&]() {
+        auto r = once_each();
+        placed = !r;
+        return r;
+    };
+    watched.answered = [&](const orch::outreach::error*) {
+        placed = false;
+        return false;
+    };
+    watched.billed = [&](std::int64_t) {
+        ++told;
+        EXPECT_FALSE(placed) << "told between the page's place and its request";
+    };
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, watched, std::chrono::milliseconds(500)));
     ASSERT_TRUE(found) << orch::outreach::describe(found.error());
     EXPECT_EQ(found->calls, 3);
     EXPECT_EQ(asked, 6);
+    EXPECT_GE(told, 3);
     EXPECT_EQ(found->people.size(), 150u);
     EXPECT_EQ(found->stopped, "") << found->stopped;
 
@@ -311,6 +331,35 @@ TEST(DialectSearch, AnAudienceSearchWaitsForEachPagesPlaceOnItsOwn) {
     EXPECT_NE(found->stopped.find("page 2 was not sent: the API key's request rate has no place for it within 1 s"),
               std::string::npos)
         << found->stopped;
+}
+
+// A page the API answers 429 every time, through the search's gate (each 429 written as the
+// account's search cooldown, the page waiting for it): once the page's wait is over, the refusal
+// says that the API answered it so, not only which of our limits held it last. A trial read
+// "the API key's request rate (key_requests_per_minute) has no place for it" after 13 pages were
+// sent and refused by the API, and would have raised the setting.
+TEST(DialectSearch, APageTheApiKeepsRefusingSaysSoWhenItsWaitIsOver) {
+    ORCH_REQUIRE_SERVICE("REDIS_URL");
+    orch::test::client_fixture f;
+    // An account of its own: its search bucket in Redis is this run's.
+    std::string acc = f.login("refused-" + std::to_string(::getpid()) + "-" +
+                              std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    ASSERT_EQ(f.control.post("/control/settings", {{"rate_limited_rate", 1.0}, {"rate_limited_retry_after_s", 1}}).status,
+              200);
+    auto limiter = orch::test::env_limiter("test-key");
+    orch::campaigns::campaign c;
+    c.who.total_results = 20;
+    c.schedule.time_zone = "UTC";
+    const auto gate = orch::engine::search_gate(*limiter, acc, c);
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, gate, std::chrono::milliseconds(2'500)));
+    ASSERT_FALSE(found);
+    const auto text = found.error().message;
+    EXPECT_EQ(found.error().code, "NOT_SENT") << text;
+    EXPECT_NE(text.find("the audience search was not sent: account " + acc +
+                        "'s search cooldown after a RATE_LIMITED answer has no place for it within 3 s"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("; the API had answered the page RATE_LIMITED "), std::string::npos) << text;
 }
 
 // A page the API answers 429 with Retry-After is asked again once that has passed, within the
