@@ -539,9 +539,10 @@ std::string predicted_search_hold(const campaigns::campaign& c, const apply_plan
         }
     }
     return "the audience search would ask for no more people than " + room.what + " pays for (" +
-           orch::text::counted(room.credits, "credit", "credits") + " left): about " + std::to_string(lo) + " of the " +
-           std::to_string(asked) + " people asked for, where the whole search would cost about " +
-           orch::text::counted(whole, "credit", "credits");
+           orch::text::counted(room.credits, "credit", "credits") + " left): at most about " + std::to_string(lo) +
+           " of the " + std::to_string(asked) + " people asked for, where the whole search would cost about " +
+           orch::text::counted(whole, "credit", "credits") +
+           " (fewer when the API caps the people per page: the pages after the first are then paid for whole)";
 }
 
 std::string search_refusal(const campaigns::campaign& c, const apply_plan& plan, bool predicted) {

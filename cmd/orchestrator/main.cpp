@@ -1345,6 +1345,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         }
     }
     const bool all_ramping = ramp && ramp->ramping == ramp->read;
+    // An audience search the budget or a cap would hold short of the people asked for, as the
+    // apply would (the campaign's spend so far counts when the database is looked up). The
+    // forecast above is of the whole audience.
+    std::string search_held;
+    if (c.value.who.kind == cs::audience::source::search) {
+        try {
+            search_held = orch::engine::predicted_search_hold(
+                c.value, db ? orch::engine::plan_apply(*db, c.value) : orch::engine::apply_plan{});
+        } catch (const std::exception&) {
+            // A cancelled campaign (no apply would search) or a database that stopped answering.
+        }
+    }
     // A quota that lets nothing through takes "never" (the estimate's 1e9 days): null in JSON,
     // "never" in the table and the CSV, not a number of days no one can use.
     const auto never = [](double d) { return d >= 1e8; };
@@ -1384,6 +1396,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         // The senders looked up in Redis, and of them those still ramping up (null: not read).
         j["senders_ramping_up"] = ramp ? orch::engine::json{{"read", ramp->read}, {"ramping", ramp->ramping}}
                                        : orch::engine::json(nullptr);
+        j["search_held"] = search_held.empty() ? orch::engine::json(nullptr) : orch::engine::json(search_held);
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
@@ -1432,6 +1445,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                 static_cast<long long>(r.credits_min), static_cast<long long>(r.credits_max),
                 static_cast<long long>(in.audience_credits), static_cast<long long>(r.per_lead_min),
                 static_cast<long long>(r.per_lead_max), static_cast<long long>(r.budget), over.c_str());
+    if (!search_held.empty()) {
+        std::printf("  search       %s: the figures here are for all %lld\n", orch::text::escaped(search_held).c_str(),
+                    static_cast<long long>(in.leads));
+    }
     if (r.account_cap_short) {
         std::printf("  account cap  each sender may spend %lld credits (budget_per_account_credits); the busiest may "
                     "need %lld (its share of the leads, its last lead's reservation and the audience search): in "

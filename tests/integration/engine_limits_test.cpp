@@ -1578,11 +1578,19 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     auto validated = env_->run({"campaign", "validate", file});
     ASSERT_EQ(validated.exit_code, 0) << validated.output;
     EXPECT_NE(validated.output.find("note: if applied now, the audience search would ask for no more people than the "
-                                    "budget of 1 credit (budget_credits) pays for (1 credit left): about 10 of the 25 "
+                                    "budget of 1 credit (budget_credits) pays for (1 credit left): at most about 10 of the 25 "
                                     "people asked for, where the whole search would cost about 3 credits"),
               std::string::npos)
         << validated.output;
     EXPECT_EQ(charged(), 0) << validated.output;
+    // And the estimate, whose forecast is of the whole audience.
+    auto estimated = env_->run({"campaign", "estimate", file});
+    ASSERT_EQ(estimated.exit_code, 0) << estimated.output;
+    EXPECT_NE(estimated.output.find("  search       the audience search would ask for no more people than the budget "
+                                    "of 1 credit (budget_credits) pays for (1 credit left): at most about 10 of the 25"),
+              std::string::npos)
+        << estimated.output;
+    EXPECT_NE(estimated.output.find(": the figures here are for all 25\n"), std::string::npos) << estimated.output;
     auto r = env_->run({"campaign", "apply", file});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     EXPECT_EQ(charged(), 1) << r.output;
@@ -1618,7 +1626,7 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     ASSERT_EQ(dry.status, 200) << dry.body;
     const json dry_body = dry.body_json();
     ASSERT_TRUE(dry_body["search_held"].is_string()) << dry.body;
-    EXPECT_NE(dry_body["search_held"].get<std::string>().find("about 20 of the 25 people asked for"), std::string::npos)
+    EXPECT_NE(dry_body["search_held"].get<std::string>().find("at most about 20 of the 25 people asked for"), std::string::npos)
         << dry.body;
     auto created = admin->request("POST", "/v1/campaigns", yaml,
                                   {{"Authorization", "Bearer " + admin_token}, {"Content-Type", "application/yaml"}});
