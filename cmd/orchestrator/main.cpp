@@ -979,6 +979,7 @@ loaded_campaign load_campaign_file(const std::string& file, orch::engine::store*
 // The audience search's pages let through by the gate (and so sent), for what an interrupted
 // command says it leaves billed.
 std::atomic<int> g_search_pages_sent{0};
+std::atomic<bool> g_search_running{false};  // an apply's audience search is under way
 
 // The audience as leads: the file's rows, or a search_people through the first sender, with
 // what that search cost (booked in the campaign's ledger by the apply). A failed search costs
@@ -986,11 +987,18 @@ std::atomic<int> g_search_pages_sent{0};
 // The row of a search billed and not booked yet (store::begin_search_in_flight), removed when
 // the apply is done with it, however it ends. It only keeps serve's drift check from taking the
 // search's pages for credits lost, so the database's failures are not the apply's.
+// An interrupted command (leave_the_line_when_interrupted) ends it on a connection of its own: the
+// pages it had sent are then a drift the balance reads report, not credits in flight for an hour.
+std::atomic<std::int64_t> g_search_row{0};
+std::string g_search_row_database;  // set before g_search_row
+
 class search_in_flight {
 public:
-    explicit search_in_flight(orch::engine::store& db) : db_(db) {
+    search_in_flight(orch::engine::store& db, const std::string& database_url) : db_(db) {
         try {
             id_ = db_.begin_search_in_flight();
+            g_search_row_database = database_url;
+            g_search_row = id_;
         } catch (const std::exception&) {
             id_ = 0;
         }
@@ -998,6 +1006,7 @@ public:
     search_in_flight(const search_in_flight&) = delete;
     search_in_flight& operator=(const search_in_flight&) = delete;
     ~search_in_flight() {
+        g_search_row = 0;
         if (id_ != 0) {
             try {
                 db_.end_search_in_flight(id_);
@@ -1062,19 +1071,27 @@ audience audience_leads(const settings& s, orch::engine::store& db, const orch::
             }
             return refused;
         };
-        // A page the API answered 429 did not bill, and is asked again as the same page.
-        gate.answered = [inner = std::move(gate.answered)](const orch::outreach::error* e) {
-            if (e != nullptr && e->what_to_do == orch::outreach::disposition::back_off) {
-                --g_search_pages_sent;
-            }
-            return inner(e);
+    } else {
+        // No bucket to take: every page goes, and is counted as sent.
+        gate.ask = []() -> std::optional<orch::engine::page_refusal> {
+            ++g_search_pages_sent;
+            return std::nullopt;
         };
     }
-    auto in_flight = std::make_unique<search_in_flight>(db);
+    // A page the API answered 429 did not bill, and is asked again as the same page.
+    gate.answered = [inner = std::move(gate.answered)](const orch::outreach::error* e) {
+        if (e != nullptr && e->what_to_do == orch::outreach::disposition::back_off) {
+            --g_search_pages_sent;
+        }
+        return inner ? inner(e) : false;
+    };
+    g_search_running = true;
+    auto in_flight = std::make_unique<search_in_flight>(db, s.database_url);
     gate.billed = [&in_flight](std::int64_t credits) { in_flight->hold(credits); };
     auto r = with_client(s, [&](orch::outreach::client& api) {
         return orch::engine::search_audience(api, sender, c, gate, orch::engine::search_wait_max, room);
     });
+    g_search_running = false;
     if (!r) {
         // The file's or the account's mistake exits 2; a refusal that passes (the key's rate
         // still empty after the wait, a timeout, a server error) exits 1.
@@ -2293,6 +2310,16 @@ void leave_the_line_when_interrupted() {
         if (const int pages = g_search_pages_sent.load(); pages > 0) {
             std::cerr << "interrupted: the audience search had sent " << orch::text::counted(pages, "page", "pages")
                       << ", which the API bills; nothing was stored\n";
+        } else if (g_search_running.load()) {
+            std::cerr << "interrupted: the audience search had sent no page yet; nothing was stored or billed\n";
+        }
+        if (const auto row = g_search_row.load(); row != 0) {
+            try {
+                pqxx::connection conn(g_search_row_database);
+                pqxx::nontransaction(conn).exec_params(std::string(orch::schema::query("credits/search_end")), row);
+            } catch (const std::exception&) {
+                // the row stops counting an hour after it began (migration 0042)
+            }
         }
         std::raise(g_interrupt_signal);
     }).detach();

@@ -2068,5 +2068,16 @@ TEST_F(LimitsTest, AnApplyInterruptedBetweenSearchPagesSaysWhatItHadSent) {
     ASSERT_EQ(log.size(), 1u);
     EXPECT_EQ(log[0].action, "search_people");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaigns"), "0");
+
+    // Interrupted while its first page waits (the key's rate is still spent): it says that no page
+    // was sent, so nothing was billed. Before, it said nothing.
+    auto again = env_->spawn({"campaign", "apply", file});
+    ASSERT_TRUE(says(*again, "audience search, page 1: waiting ")) << again->log();
+    EXPECT_EQ(again->stop(SIGINT, 10'000), -1) << again->log();
+    EXPECT_NE(again->log().find("interrupted: the audience search had sent no page yet; nothing was stored or billed"),
+              std::string::npos)
+        << again->log();
+    EXPECT_EQ(requests(since).size(), 1u);
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM searches_in_flight"), "0");
 }
 }  // namespace
