@@ -2136,9 +2136,9 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         print_aligned(budgets);
         // Overrun reads as overspending; what it counts is said once some campaign has one.
         if (std::any_of(out.begin(), out.end(), [](const json& c) { return c.value("overrun", 0) > 0; })) {
-            std::printf("overrun: credits posted beyond what was reserved for them (serve's reads reserve nothing; a "
-                        "call charged above its reservation counts too); shortfall: the part of it the budget could "
-                        "not cover\n");
+            std::printf("overrun: credits posted beyond what was reserved for them (the audience search and serve's "
+                        "reads reserve nothing; a call charged above its reservation counts too); shortfall: the "
+                        "part of it the budget could not cover\n");
         }
     }
     if (!name.empty() && !out[0]["accounts"].empty() && shown("accounts")) {

@@ -1603,6 +1603,11 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     EXPECT_EQ(r.output.find("is paused"), std::string::npos) << r.output;
     auto b = budget_show("tight");
     EXPECT_EQ(b["spent"], 1) << b.dump();
+    // The search reserves nothing, so its credits show as overrun; the table's legend says why.
+    auto shown = env_->run({"budget", "show", "tight"});
+    EXPECT_NE(shown.output.find("overrun: credits posted beyond what was reserved for them (the audience search"),
+              std::string::npos)
+        << shown.output;
     EXPECT_EQ(b["shortfall"], 0) << b.dump();
     EXPECT_EQ(b["available"], 0) << b.dump();
     EXPECT_EQ(count("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers"), 1);
