@@ -495,7 +495,8 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
         auto shown = env_->run({"budget", "show", "capped"});
         EXPECT_NE(shown.output.find(", " + std::to_string(over) + " over the cap)"), std::string::npos) << shown.output;
         // The read reserved nothing: its credits are overrun, which the table's footer explains.
-        EXPECT_NE(shown.output.find("\noverrun: credits posted beyond what was reserved for them (serve's reads"),
+        EXPECT_NE(shown.output.find("\noverrun: credits posted beyond what was reserved for them (the audience "
+                                    "search and serve's reads"),
                   std::string::npos)
             << shown.output;
     }
