@@ -233,16 +233,23 @@ struct admin_server::impl {
     asio::awaitable<std::invoke_result_t<F>> on_db(const F& f) {
         // `this` outlives the call: the request's coroutine holds the impl (see the handler).
         auto run = [this, &f]() -> asio::awaitable<std::invoke_result_t<F>> {
-            auto& mine = thread_store();
-            if (mine && mine->connection().is_open() && !alive(mine->connection())) {
-                mine.reset();
-            }
-            if (!mine || !mine->connection().is_open()) {
-                mine = std::make_unique<store>(cfg.database_url);
-            }
+            ready_store();
             co_return f();
         };
         co_return co_await asio::co_spawn(db_pool, run, asio::use_awaitable);
+    }
+
+    // This db_pool thread's store, connected: made when missing, and again when its connection
+    // was lost or no longer answers (see alive()).
+    store& ready_store() {
+        auto& mine = thread_store();
+        if (mine && mine->connection().is_open() && !alive(mine->connection())) {
+            mine.reset();
+        }
+        if (!mine || !mine->connection().is_open()) {
+            mine = std::make_unique<store>(cfg.database_url);
+        }
+        return *mine;
     }
 
     // Runs `f(store)` on a database thread without waiting for it; a failure is logged. For writes
@@ -251,11 +258,7 @@ struct admin_server::impl {
     void post_db(F f) {
         asio::post(db_pool, [this, f = std::move(f)] {
             try {
-                auto& mine = thread_store();
-                if (!mine || !mine->connection().is_open()) {
-                    mine = std::make_unique<store>(cfg.database_url);
-                }
-                f(*mine);
+                f(ready_store());
             } catch (const std::exception& e) {
                 spdlog::warn("admin: a database write nobody waits for failed: {}", e.what());
             }
