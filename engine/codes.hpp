@@ -21,7 +21,7 @@ enum class attempt_outcome {
     ok,
     transient,           // failed without effect
     permanent,           // failed for good, without effect
-    uncertain,           // may have taken effect (the whole reservation is charged)
+    uncertain,           // may have taken effect (the most the lost request could cost is charged)
     reconciled_present,  // a reconciliation found the interrupted call's effect
     reconciled_absent,   // a reconciliation found no effect
     // Answered, and its effect deliberately not made: a follow-up of a stop_on_reply campaign

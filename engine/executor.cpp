@@ -29,6 +29,31 @@ struct context {
 
 std::int64_t credits_of(const outreach::reply_base& r) { return r.meta.credits_consumed.value_or(0); }
 
+// The most one request of `request`'s action can cost, from the client's cost model; a
+// conversation read's cost grows with the messages it asks for.
+std::int64_t most_for_request(call_kind request, std::int64_t conversation_count = 100) {
+    const outreach::json none = outreach::json::object();
+    auto one = [&](std::string_view category, std::string_view action) {
+        return outreach::estimate_v2(category, action, none).credits;
+    };
+    switch (request) {
+    case call_kind::check_invitation:
+        return one("network", "check_invitation");
+    case call_kind::invite:
+        return one("network", "invite");
+    case call_kind::withdraw:
+        return one("network", "withdraw");
+    case call_kind::send:
+        return one("messages", "send");
+    case call_kind::visit:
+        return one("profiles", "visit");
+    case call_kind::get_conversation:
+        return outreach::estimate_v2("messages", "get_conversation", outreach::json{{"count", conversation_count}})
+            .credits;
+    }
+    return 1;
+}
+
 // A PENDING invitation the person sent (RECEIVED) is told apart from ours: the lead cannot wait
 // for it. A PENDING one of no type, or of CONNECTED (a reading the parser lets through only for
 // ACCEPTED), is taken as ours.
@@ -45,10 +70,14 @@ campaigns::invitation to_invitation(const outreach::invitation_status& st) {
     return campaigns::invitation::none;
 }
 
-// The outcome for a failed request of a call (`request`: which one), from the client's taxonomy
-// (errors.hpp).
-call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx, call_kind request) {
+// The outcome for a failed request of a call (`request`: which one; `most`: the most it can cost),
+// from the client's taxonomy (errors.hpp).
+call_outcome from_error(const outreach::error& e, call_outcome out, const context& ctx, call_kind request,
+                        std::int64_t most) {
     out.error = outreach::describe(e);
+    if (e.may_have_been_charged || e.may_have_taken_effect) {
+        out.lost_credits = out.lost_credits.value_or(0) + most;
+    }
     if (e.code == "RATE_LIMITED") {
         out.limited_request = request;
     }
@@ -106,7 +135,7 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
 template <typename T>
 bool absorb(const outreach::result<T>& r, call_outcome& out, const context& ctx, call_kind request) {
     if (!r) {
-        out = from_error(r.error(), std::move(out), ctx, request);
+        out = from_error(r.error(), std::move(out), ctx, request, most_for_request(request));
         return false;
     }
     out.credits += credits_of(*r);
@@ -136,7 +165,7 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         co_return;
     }
     if (r.error().code != "CHANNEL_ERROR") {
-        out = from_error(r.error(), std::move(out), ctx, call_kind::invite);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::invite, most_for_request(call_kind::invite));
         co_return;
     }
     // Refused: already invited or connected counts as done; anything else is a refusal. Connected
@@ -153,7 +182,8 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
         *seen.event.invitation_state == campaigns::invitation::received) {
         out.credits = seen.credits;
         out.unknown_charge = seen.unknown_charge;
-        out = from_error(refusal, std::move(out), ctx, call_kind::invite);
+        out.lost_credits = seen.lost_credits;
+        out = from_error(refusal, std::move(out), ctx, call_kind::invite, 0);
         out.event.kind = result_kind::permanent;
         out.attempt_outcome = attempt_outcome::permanent;
         out.event.reason = campaigns::invited_by_the_person(out.error);
@@ -188,7 +218,8 @@ asio::awaitable<void> invite(api_port& api, const call_target& t, const campaign
     }
     out.credits = seen.credits;
     out.unknown_charge = seen.unknown_charge;
-    out = from_error(refusal, std::move(out), ctx, call_kind::invite);
+    out.lost_credits = seen.lost_credits;
+    out = from_error(refusal, std::move(out), ctx, call_kind::invite, 0);
 }
 
 asio::awaitable<void> withdraw(api_port& api, const call_target& t, call_outcome& out, const context& ctx) {
@@ -230,7 +261,8 @@ asio::awaitable<bool> no_reply_since_ours(api_port& api, const call_target& t, c
         if (no_conversation(r.error())) {
             co_return true;  // no conversation: nobody replied
         }
-        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation,
+                         most_for_request(call_kind::get_conversation, reply_check_count));
         co_return false;
     }
     out.credits += credits_of(*r);
@@ -275,7 +307,8 @@ asio::awaitable<void> find_sent(api_port& api, const call_target& t, const campa
             out.event.message_found = false;
             co_return;
         }
-        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation);
+        out = from_error(r.error(), std::move(out), ctx, call_kind::get_conversation,
+                         most_for_request(call_kind::get_conversation, p.count.value_or(100)));
         co_return;
     }
     out.credits += credits_of(*r);
@@ -304,31 +337,21 @@ outreach::client_settings api_client_settings(const settings& s, std::size_t poo
 }
 
 std::int64_t credits_upper_bound(const campaigns::api_call& call) {
-    const outreach::json none = outreach::json::object();
-    auto one = [&](std::string_view category, std::string_view action) {
-        return outreach::estimate_v2(category, action, none).credits;
-    };
     switch (call.kind) {
-    case call_kind::check_invitation:
-        return one("network", "check_invitation");
-    case call_kind::invite:
-        return one("network", "invite") + one("network", "check_invitation");  // a refusal is checked
-    case call_kind::withdraw:
-        return one("network", "check_invitation") + one("network", "withdraw");  // the id first
+    case call_kind::invite:  // a refusal is checked
+        return most_for_request(call_kind::invite) + most_for_request(call_kind::check_invitation);
+    case call_kind::withdraw:  // the id first
+        return most_for_request(call_kind::check_invitation) + most_for_request(call_kind::withdraw);
     case call_kind::send:
-        return one("messages", "send") +
-               (call.confirm_no_reply ? outreach::estimate_v2("messages", "get_conversation",
-                                                             outreach::json{{"count", reply_check_count}})
-                                            .credits
-                                      : 0);
+        return most_for_request(call_kind::send) +
+               (call.confirm_no_reply ? most_for_request(call_kind::get_conversation, reply_check_count) : 0);
+    case call_kind::get_conversation:
+        return most_for_request(call_kind::get_conversation, 100);  // as find_sent asks
+    case call_kind::check_invitation:
     case call_kind::visit:
-        return one("profiles", "visit");
-    case call_kind::get_conversation: {
-        const outreach::json params = {{"count", 100}};  // as find_sent asks
-        return outreach::estimate_v2("messages", "get_conversation", params).credits;
+        break;
     }
-    }
-    return 1;
+    return most_for_request(call.kind);
 }
 
 int api_requests(const campaigns::api_call& call) {

@@ -57,6 +57,12 @@ struct call_outcome {
     std::string error;                    // describe(error), "" on success
     std::int64_t credits = 0;             // metadata.credits_consumed of the calls made
     bool unknown_charge = false;          // a request's answer was lost after it reached the API
+    // Set when a request's answer was lost after it may have reached the API: the most that
+    // request could have cost (from the client's cost model). The answered requests' charges are
+    // in `credits`, and the requests the call never sent after the loss cost nothing: the ledger
+    // posts the sum, not the call's whole reservation (an invite whose answer was lost never made
+    // the check a refusal would have made).
+    std::optional<std::int64_t> lost_credits;
     call_consequence consequence = call_consequence::none;
     std::string error_code;               // the API's error code ("RATE_LIMITED", ...), "" on success
     // The API's own message (error::message): a RATE_LIMITED's scope is read from it

@@ -128,10 +128,11 @@ settled settle(const row& r, const cs::api_call& call, const call_outcome& o, cs
     }
     // What the API charged is posted (the rest of the reservation released); a call that may
     // have been charged without our knowing (an uncertain outcome, or a read whose answer was
-    // lost after it reached the API) posts its whole reservation; a failure that cost nothing
-    // voids it.
+    // lost after it reached the API) posts what its answered requests cost and the most the lost
+    // one could have, or its whole reservation when the outcome does not say which was lost; a
+    // failure that cost nothing voids it.
     if (o.attempt_outcome == attempt_outcome::uncertain || o.unknown_charge) {
-        s.ledger = {true, std::max(o.credits, credits_upper_bound(call))};
+        s.ledger = {true, o.lost_credits ? o.credits + *o.lost_credits : std::max(o.credits, credits_upper_bound(call))};
     } else if (failed_without_effect(o.attempt_outcome) && o.credits <= 0) {
         s.ledger = {false, 0};
     } else {

@@ -89,7 +89,7 @@ struct error {
     std::optional<std::int64_t> retry_after_s; // from Retry-After (delta-seconds or HTTP-date)
     bool may_have_taken_effect = false;
     // The request reached the API and its answer was lost or unreadable: a read too may have been
-    // billed (the caller's ledger counts its whole reservation as spent).
+    // billed (the caller's ledger counts the most it could have cost as spent).
     bool may_have_been_charged = false;
     failure_step step = failure_step::none;
     nlohmann::json details = nullptr; // other fields of the API's error object (e.g. required, remaining)

@@ -535,6 +535,51 @@ TEST_F(EngineTest, ASendWhoseAnswerWasLostIsCheckedAfterItCouldHaveLanded) {
     EXPECT_LE(std::stoi(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'done'")), truth.messages);
 }
 
+// Every invite's answer is lost after the sandbox acted on it (lost_response_rate 1): each lead's
+// invite is uncertain and its reconciliation's check finds the invitation. The API charged 2 a
+// lead (the invite and the check); the ledger posted 3 (the invite's whole reservation, with the
+// check a refusal would have made, then the reconciliation's check) and the drift grew with
+// every lost answer. It now books what the API could have charged, and no more.
+TEST_F(EngineTest, ALostInviteIsBookedAtWhatTheApiCouldHaveCharged) {
+    start({"--accept-probability", "0", "--connections-per-account", "0", "--received-invitations-per-account", "0"});
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto people = control.get("/control/people?offset=720&limit=6").body_json()["people"];
+    ASSERT_EQ(people.size(), 6u) << people.dump();
+    std::string csv = "profile_url,first_name\n";
+    for (const auto& p : people) {
+        csv += p["profile_url"].get<std::string>() + ",Ann\n";
+    }
+    write("lost.csv", csv);
+    const std::string yaml =
+        "name: lost\naccounts: [sender-1]\naudience:\n  file: lost.csv\n"
+        "schedule:\n  time_zone: UTC\n  days: [mon, tue, wed, thu, fri, sat, sun]\n  hours: \"00:00-24:00\"\n"
+        "budget_credits: 1000\nsteps:\n  - id: invite\n    kind: invite\n";
+    ASSERT_EQ(env_->run({"campaign", "apply", write("lost.yaml", yaml)}).exit_code, 0);
+    auto charged = [&] {
+        const json credits = control.get("/control/credits").body_json();
+        for (const auto& k : credits["keys"]) {
+            if (k["key"] == "test-key") {
+                return k["charged_total"].get<std::int64_t>();
+            }
+        }
+        return std::int64_t{-1};
+    };
+    const std::int64_t before = charged();
+    ASSERT_EQ(control.post("/control/settings", json{{"lost_response_rate", 1}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--reconcile-delay-ms", "0"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+    // The path under test ran: every invite was lost and found by its check.
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE call = 'invite' AND outcome = 'uncertain'"), "6");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'reconciled_present'"), "6");
+    const auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.invited_people, 6);
+    EXPECT_EQ(truth.duplicate_invite_requests, 0);
+    const std::int64_t api = charged() - before;
+    EXPECT_EQ(api, 12);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted'"),
+              std::to_string(api));
+}
+
 TEST_F(EngineTest, HostedModeStreamsEventsWithoutAPublicUrl) {
     // Without webhook_public_url, serve follows each account's SSE stream: acceptances must
     // arrive that way, since the 10-minute wait would otherwise hold every lead.

@@ -186,6 +186,19 @@ TEST(Planner, TheLedgerPostsWhatMayHaveBeenChargedAndVoidsWhatCostNothing) {
     s = planner::settle(r, *d->call, nothing, t0);
     EXPECT_TRUE(s.ledger.post);
     EXPECT_EQ(s.ledger.credits, bound);
+
+    // When the outcome says which request was lost, the post is what the answered requests cost
+    // and the most the lost one could have: the requests never sent after it cost nothing.
+    uncertain.lost_credits = 1;
+    s = planner::settle(r, *d->call, uncertain, t0);
+    EXPECT_TRUE(s.ledger.post);
+    EXPECT_EQ(s.ledger.credits, 1);
+    EXPECT_LT(s.ledger.credits, bound);
+    nothing.credits = 1;
+    nothing.lost_credits = 1;
+    s = planner::settle(r, *d->call, nothing, t0);
+    EXPECT_TRUE(s.ledger.post);
+    EXPECT_EQ(s.ledger.credits, 2);
 }
 
 TEST(Planner, AnOutcomeTheMachineRefusesFailsTheLeadWithTheReason) {

@@ -318,4 +318,66 @@ TEST_F(CallPath, EachRequestMeetsTheCooldownOfItsOwnAction) {
     EXPECT_EQ(*out.limited_request, cs::call_kind::get_conversation);
 }
 
+// A call whose answer was lost is charged what its answered requests cost and the most the lost
+// request could have cost, not its whole reservation: an invite whose answer was lost never made
+// the check a refusal makes (the ledger posted 3 where the API charged 2 with its reconciliation).
+TEST_F(CallPath, ALostAnswerCountsTheMostOfTheLostRequestOnly) {
+    auto lost = [](bool side_effect) {
+        return outreach::make_transport_error(outreach::error_kind::timeout, outreach::failure_step::read,
+                                              "timed out", true, side_effect);
+    };
+    const auto invite = invite_call();
+    api_.invites.emplace_back(lost(true));
+    auto out = run(invite);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"invite"}));
+    EXPECT_EQ(out.attempt_outcome, eng::attempt_outcome::uncertain);
+    EXPECT_EQ(out.credits, 0);
+    ASSERT_TRUE(out.lost_credits);
+    EXPECT_EQ(*out.lost_credits, 1);
+    EXPECT_EQ(eng::credits_upper_bound(invite), 2);  // what it posted before: the check too
+
+    // A refusal whose check's answer was lost: the check is the lost request.
+    api_.requests.clear();
+    api_.invites.emplace_back(api_error(422, "CHANNEL_ERROR", "cannot invite"));
+    api_.checks.emplace_back(lost(false));
+    out = run(invite);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"invite", "check_invitation"}));
+    EXPECT_TRUE(out.unknown_charge);
+    ASSERT_TRUE(out.lost_credits);
+    EXPECT_EQ(*out.lost_credits, 1);
+
+    // A follow-up whose reply check was answered (1 credit) and whose send was lost.
+    cs::api_call follow_up;
+    follow_up.kind = cs::call_kind::send;
+    follow_up.text = "Following up";
+    follow_up.confirm_no_reply = true;
+    outreach::conversation_page page;
+    page.meta.credits_consumed = 1;
+    api_.conversations.emplace_back(page);
+    api_.sends.emplace_back(lost(true));
+    out = run(follow_up);
+    EXPECT_EQ(out.attempt_outcome, eng::attempt_outcome::uncertain);
+    EXPECT_EQ(out.credits, 1);
+    ASSERT_TRUE(out.lost_credits);
+    EXPECT_EQ(*out.lost_credits, 1);
+
+    // A follow-up whose reply check was lost: the send never left.
+    api_.requests.clear();
+    api_.conversations.emplace_back(lost(false));
+    out = run(follow_up);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
+    EXPECT_TRUE(out.unknown_charge);
+    EXPECT_EQ(out.credits, 0);
+    ASSERT_TRUE(out.lost_credits);
+    EXPECT_EQ(*out.lost_credits, 1);  // a read of 10 messages
+
+    // A request that never left (the connection failed first) cost nothing.
+    api_.invites.emplace_back(outreach::make_transport_error(outreach::error_kind::transport_connect,
+                                                             outreach::failure_step::connect, "refused", false, true));
+    out = run(invite);
+    EXPECT_FALSE(out.lost_credits);
+    EXPECT_FALSE(out.unknown_charge);
+    EXPECT_NE(out.attempt_outcome, eng::attempt_outcome::uncertain);
+}
+
 }  // namespace

@@ -49,7 +49,7 @@ TEST(AttemptOutcome, EffectClasses) {
     EXPECT_TRUE(failed_without_effect(attempt_outcome::transient));
     EXPECT_TRUE(failed_without_effect(attempt_outcome::permanent));
     // An uncertain call may have taken effect: neither class (it keeps its rate-limit take and
-    // is charged its whole reservation).
+    // is charged the most its lost request could have cost).
     for (attempt_outcome o : {attempt_outcome::uncertain, attempt_outcome::in_flight, attempt_outcome::reconciled_absent}) {
         EXPECT_FALSE(took_effect(o)) << to_string(o);
         EXPECT_FALSE(failed_without_effect(o)) << to_string(o);
