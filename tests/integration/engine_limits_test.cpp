@@ -994,7 +994,9 @@ TEST_F(LimitsTest, AnApiDayCapsRetryAfterOfHoursHoldsTheAccountsInvitesUntilMidn
 // wait until midnight UTC whatever the cap became, and only a pause and resume freed it (a trial's
 // three follow-ups).
 TEST_F(LimitsTest, ALostCallsCheckWaitingForTheDailyCapIsWokenWhenTheCapIsRemoved) {
-    start({"--accept-probability", "0"});
+    // No connection or received invitation to find: the lost invite's check must find none (a
+    // searched person who was a connection of the sender went on to the message, once in a run).
+    start({"--accept-probability", "0", "--connections-per-account", "0", "--received-invitations-per-account", "0"});
     env_->set("ORCH_PACING", "false");
     apply("lost", 2, "1s", 1'000, "budget_per_day_credits: 1\n");
     // One lead's check uses the cap up; the other's waits for it.
