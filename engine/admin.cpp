@@ -1026,7 +1026,8 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
                       {"asked", found->asked},
                       {"available", found->available ? json(*found->available) : json(nullptr)},
                       {"calls", found->calls},
-                      {"stopped", found->stopped.empty() ? json(nullptr) : json(found->stopped)}};
+                      {"stopped", found->stopped.empty() ? json(nullptr) : json(found->stopped)},
+                      {"held", found->held}};
     } else {
         leads = leads_from_file(campaign);
     }

@@ -262,6 +262,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
         out.people.resize(static_cast<std::size_t>(out.asked));
     }
     if (bounded && out.stopped.empty() && static_cast<std::int64_t>(out.people.size()) < out.asked) {
+        out.held = true;
         out.stopped = "the search asked for no more people than " + room->what + " pays for (" +
                       orch::text::counted(room->credits, "credit", "credits") + " left before it)";
     }

@@ -61,6 +61,9 @@ struct audience_found {
     std::int64_t credits = 0;          // what the pages cost (metadata, else the cost model)
     int calls = 0;
     std::string stopped;               // why it stopped short of `asked` ("" when it did not)
+    // Whether the budget or a cap held it short (it asked for fewer people from the start, which
+    // is no stop), not a page that could not be sent or failed.
+    bool held = false;
 };
 // The credits an audience search may spend: what the campaign's budget, today's day cap and the
 // per-account cap of the sender it goes through have left (search_room), and which of them is the

@@ -1637,7 +1637,8 @@ int cmd_campaign_apply(const settings& s, const std::string& file, bool search_a
                   << " in " << found->calls << (found->calls == 1 ? " call" : " calls") << ", "
                   << orch::text::counted(r.charged, "credit", "credits") << ", booked in the campaign's budget\n";
         if (!found->stopped.empty()) {
-            std::cout << "audience search stopped early: " << orch::text::escaped(found->stopped) << "\n";
+            std::cout << (found->held ? "audience search held short: " : "audience search stopped early: ")
+                      << orch::text::escaped(found->stopped) << "\n";
         }
     }
     if (const auto moved = orch::engine::moved_running_text(r); !moved.empty()) {

@@ -1261,7 +1261,7 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     // 25 people cost 3 credits at the sandbox's 1 per 10 found: 20 are what the cap pays for.
     ASSERT_EQ(search, 2) << r.output;
     EXPECT_NE(r.output.find("20 leads, 20 enrolled"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("audience search stopped early: the search asked for no more people than today's day "
+    EXPECT_NE(r.output.find("audience search held short: the search asked for no more people than today's day "
                             "cap of 2 credits (budget_per_day_credits) pays for (2 credits left before it)"),
               std::string::npos)
         << r.output;
@@ -1298,7 +1298,7 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     r = env_->run({"campaign", "apply", sender});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(charged() - before, 2) << r.output;
-    EXPECT_NE(r.output.find("audience search stopped early: the search asked for no more people than the cap of 2 "
+    EXPECT_NE(r.output.find("audience search held short: the search asked for no more people than the cap of 2 "
                             "credits per sender (budget_per_account_credits) pays for"),
               std::string::npos)
         << r.output;
@@ -1321,6 +1321,7 @@ TEST_F(LimitsTest, AnAudienceSearchThatUsesUpTheDayCapIsSaidAtApply) {
     r = env_->run({"campaign", "apply", exact});
     ASSERT_EQ(r.exit_code, 0) << r.output;
     ASSERT_EQ(charged() - before_exact, 3) << r.output;
+    EXPECT_EQ(r.output.find("held short"), std::string::npos) << r.output;
     EXPECT_EQ(r.output.find("stopped early"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("warning: the audience search cost 3 credits, which uses up the campaign's budget of 3 "
                             "credits (budget_credits): no lead makes a billed call unless the budget is raised "
@@ -1598,7 +1599,7 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     EXPECT_EQ(charged(), 1) << r.output;
     EXPECT_NE(r.output.find("10 leads, 10 enrolled"), std::string::npos) << r.output;
     EXPECT_NE(r.output.find("audience search: 10 people found of 25 asked"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("audience search stopped early: the search asked for no more people than the budget of "
+    EXPECT_NE(r.output.find("audience search held short: the search asked for no more people than the budget of "
                             "1 credit (budget_credits) pays for (1 credit left before it)"),
               std::string::npos)
         << r.output;
@@ -1643,6 +1644,7 @@ TEST_F(LimitsTest, AnAudienceSearchAsksForNoMorePeopleThanTheBudgetPaysFor) {
     EXPECT_TRUE(eventually([&] { return count("SELECT count(*) FROM searches_in_flight") == 0; }, 5s));
     const json body = created.body_json();
     EXPECT_EQ(body["audience_search"]["found"], 20) << created.body;
+    EXPECT_EQ(body["audience_search"]["held"], true) << created.body;
     EXPECT_NE(body["audience_search"]["stopped"].get<std::string>().find(
                   "the search asked for no more people than the budget of 2 credits (budget_credits) pays for"),
               std::string::npos)
