@@ -204,7 +204,12 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
     if (st == "sent" || (wait_s == 0 && !final_state(state))) {
         return 0;
     }
-    if (!final_state(state)) {
+    if (st == "in_flight" || st == "reconcile") {
+        // Its send left, or may have: "not sent" would be wrong when the message went out and only
+        // its answer was lost (a serve killed mid-send).
+        std::cerr << "not confirmed within " << wait_s << " s: the send may have gone out, and serve reads the "
+                  << "conversation before it sends again (`orchestrator inbox show " << r.event_id << "`)\n";
+    } else if (!final_state(state)) {
         std::cerr << "not sent within " << wait_s << " s: the intent stays, and serve sends it when it can "
                   << "(`orchestrator inbox show " << r.event_id << "`)\n";
     }

@@ -394,6 +394,29 @@ TEST_F(InboxTest, InFlightIntentIsReconciledNotResent) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE outcome = 'in_flight'"), "0");
 }
 
+// A reply whose send's answer was lost went out, or may have: the CLI's wait ends saying so, not
+// "not sent" (a trial's serve killed mid-send: the message had gone out). Its check reads the
+// conversation after the reconcile delay (60 s by default), past the wait.
+TEST_F(InboxTest, AReplyWhoseAnswerWasLostIsNotCalledUnsent) {
+    auto list = replies();
+    ASSERT_GE(list.size(), 1u);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.request("POST", "/control/settings", R"({"lost_response_rate": 1})",
+                              {{"Content-Type", "application/json"}})
+                  .status,
+              200);
+    const std::string text = "Thanks, let us talk on Monday.";
+    auto r = env_->run({"inbox", "reply", std::to_string(list[0]["id"].get<std::int64_t>()), text, "--wait", "3"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find(": reconcile"), std::string::npos) << r.output << serve_->log();
+    EXPECT_NE(r.output.find("not confirmed within 3 s: the send may have gone out, and serve reads the conversation "
+                            "before it sends again"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(r.output.find("not sent within"), std::string::npos) << r.output;
+    EXPECT_EQ(sent_count(text), 1);
+}
+
 // An exhausted send quota holds the reply (not sent, not billed); an exhausted budget refuses it;
 // a person on the do-not-contact list and an unavailable account are refused at once.
 TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
