@@ -1011,7 +1011,7 @@ public:
             try {
                 db_.end_search_in_flight(id_);
             } catch (const std::exception&) {
-                // the row stops counting an hour after it began (migration 0042)
+                // the row stops counting once the apply's session ends (migration 0043)
             }
         }
     }
@@ -2319,7 +2319,7 @@ void leave_the_line_when_interrupted() {
                 pqxx::connection conn(g_search_row_database);
                 pqxx::nontransaction(conn).exec_params(std::string(orch::schema::query("credits/search_end")), row);
             } catch (const std::exception&) {
-                // the row stops counting an hour after it began (migration 0042)
+                // the row stops counting once the apply's session ends with the process (migration 0043)
             }
         }
         std::raise(g_interrupt_signal);

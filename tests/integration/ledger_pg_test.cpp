@@ -253,7 +253,8 @@ TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfCallsInFlight) {
 // An apply's audience search is billed page by page before the apply books it: a read between
 // the two sees the charge with nothing posted. The search's row (migration 0042) explains it as
 // the workers' calls in flight are, and the read after the booking too. A row of an apply that
-// died mid-search stops counting after an hour: its pages are a drift the reads must report.
+// died mid-search stops counting after an hour, or once its session has ended (0043): its pages
+// are a drift the reads must report.
 TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfAnApplysSearchInFlight) {
     orch::engine::store db(env_->database_url());
     auto c = campaign("searching");
@@ -284,6 +285,32 @@ TEST_F(LedgerTest, ACreditReadExplainsTheDriftOfAnApplysSearchInFlight) {
     auto lost = db.record_credit_read(992);
     EXPECT_EQ(lost.drift, 5);
     EXPECT_EQ(lost.unexplained, 5);
+    db.end_search_in_flight(dead);
+
+    // An apply killed outright mid-search (migration 0043): while its session lives, its row
+    // explains the pages billed; once the session has ended with it, within the hour too, the
+    // row explains nothing, and its page billed since is the drift it is.
+    {
+        orch::engine::store apply(env_->database_url());
+        const auto killed = apply.begin_search_in_flight();
+        apply.hold_search_in_flight(killed, 2);
+        auto live = db.record_credit_read(990);
+        EXPECT_EQ(live.drift, 2);
+        EXPECT_EQ(live.unexplained, 0) << "the apply's session lives: its search may have been billed";
+        apply.hold_search_in_flight(killed, 4);  // its second page, billed as the apply dies
+    }  // the apply's connection closes without removing its row
+    EXPECT_EQ(scalar("SELECT count(*) FROM searches_in_flight"), 1);
+    bool gone = false;  // the session's end reaches pg_stat_activity a moment after the close
+    for (int i = 0; i < 100 && !gone; ++i) {
+        gone = scalar("SELECT count(*) FROM searches_in_flight f JOIN pg_stat_activity p ON p.pid = f.backend_pid") == 0;
+        if (!gone) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        }
+    }
+    ASSERT_TRUE(gone);
+    auto after = db.record_credit_read(988);
+    EXPECT_EQ(after.drift, 2);
+    EXPECT_EQ(after.unexplained, 2) << "the killed apply's page was billed and never booked";
 }
 
 // A balance that rose was given credits (calls only take): a top-up is no drift. The read says

@@ -20,11 +20,13 @@ WITH id AS (
     -- one row per campaign, not a scan of every transfer ever made: a read costs the same after a
     -- year of running as on the first day. The reserved accounts hold what calls in flight may
     -- still cost.
-    -- Audience searches of applies not booked yet (migration 0042) are in flight too.
+    -- Audience searches of applies not booked yet (migration 0042) are in flight too, while the
+    -- apply's session lives (migration 0043), and for an hour at most.
     SELECT COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'spent'), 0) AS posted,
            COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'reserved'), 0) +
-               (SELECT COALESCE(sum(credits), 0) FROM searches_in_flight
-                WHERE started_at > now() - interval '1 hour') AS in_flight
+               (SELECT COALESCE(sum(f.credits), 0) FROM searches_in_flight f
+                WHERE f.started_at > now() - interval '1 hour'
+                  AND EXISTS (SELECT 1 FROM pg_stat_activity p WHERE p.pid = f.backend_pid)) AS in_flight
     FROM ledger_scopes s JOIN ledger_accounts a ON a.scope_id = s.scope_id AND a.kind IN ('spent', 'reserved')
     WHERE s.kind = 'campaign'
 ), prev AS (
