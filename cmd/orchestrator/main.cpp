@@ -654,6 +654,34 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
     if (!quotas_error.empty()) {
         quotas.clear();
     }
+    // The limits are kept per API key: run with another key than the workers', every quota reads
+    // unused. When nothing is used under this key, a (bounded) look for the accounts' counters
+    // under another one says so.
+    std::string other_key;
+    const bool nothing_used =
+        !quotas.empty() && std::all_of(quotas.begin(), quotas.end(), [](const auto& q) {
+            return !q.second.key_cooldown_until &&
+                   std::all_of(q.second.actions.begin(), q.second.actions.end(),
+                               [](const auto& st) { return st.used_week == 0 && !st.cooldown_until; });
+        });
+    if (nothing_used) {
+        int looked = 0;
+        for (const auto& a : accounts) {
+            if (looked++ == 3) {
+                break;
+            }
+            if (reader.limiter->counted_under_another_key(a.account_id).value_or(false)) {
+                other_key = "Redis keeps quota counts of " + a.account_id +
+                            (a.label.empty() ? std::string() : " (" + a.label + ")") +
+                            " under another API key than this command's (OUTREACH_API_KEY): the quotas shown are "
+                            "this key's; run it with the workers' key to see theirs";
+                break;
+            }
+        }
+    }
+    if (!other_key.empty() && format != "json") {
+        std::cerr << "warning: " << orch::text::escaped(other_key) << "\n";
+    }
     if (format == "json") {
         json out = json::array();
         for (const auto& a : accounts) {
@@ -674,7 +702,8 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
             out.push_back(std::move(j));
         }
         json doc = {{"time_zone", time_zone.empty() ? json(nullptr) : json(time_zone)}, {"accounts", out},
-                    {"quotas_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)}};
+                    {"quotas_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)},
+                    {"quotas_warning", other_key.empty() ? json(nullptr) : json(other_key)}};
         std::cout << doc.dump(2) << "\n";
         return 0;
     }

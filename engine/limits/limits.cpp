@@ -1043,6 +1043,37 @@ std::optional<std::vector<active_cooldown>> limiter::cooldowns() {
     return out;
 }
 
+std::optional<bool> limiter::counted_under_another_key(const std::string& account_id, int max_keys) {
+    // The account's key part as a glob: SCAN's MATCH treats * ? [ ] and \ as special.
+    std::string part;
+    for (char ch : encode_key_part(account_id)) {
+        if (ch == '*' || ch == '?' || ch == '[' || ch == ']' || ch == '\\') {
+            part += '\\';
+        }
+        part += ch;
+    }
+    const std::string ours = "orch:{" + impl_->tag + "}:";
+    std::string cursor = "0";
+    for (int looked = 0; looked < max_keys; looked += 1'000) {
+        detail::reply_ptr r = impl_->plain({"SCAN", cursor, "MATCH", "orch:{*}:acct:" + part + ":*", "COUNT", "1000"});
+        if (!r || r->type != REDIS_REPLY_ARRAY || r->elements != 2 || r->element[0]->type != REDIS_REPLY_STRING ||
+            r->element[1]->type != REDIS_REPLY_ARRAY) {
+            return std::nullopt;
+        }
+        for (std::size_t i = 0; i < r->element[1]->elements; ++i) {
+            const redisReply* k = r->element[1]->element[i];
+            if (k->type == REDIS_REPLY_STRING && std::string_view(k->str, k->len).substr(0, ours.size()) != ours) {
+                return true;
+            }
+        }
+        cursor.assign(r->element[0]->str, r->element[0]->len);
+        if (cursor == "0") {
+            break;
+        }
+    }
+    return false;
+}
+
 std::optional<account_status> limiter::status(const std::string& account_id, const local_day& day,
                                               const std::array<std::optional<quota>, action_count>& quotas,
                                               std::optional<std::int64_t> first_day) {

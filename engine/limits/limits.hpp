@@ -369,6 +369,11 @@ public:
     std::optional<account_status> status(const std::string& account_id, const local_day& day,
                                           const std::array<std::optional<quota>, action_count>& quotas = {},
                                           std::optional<std::int64_t> first_day = std::nullopt);
+    // Whether Redis keeps counters of `account_id` under another API key than this limiter's (the
+    // limits are kept per key): an `accounts list` run with another key than the workers' reads
+    // every quota unused. A bounded SCAN (at most `max_keys` keys looked at): false when none was
+    // found within it, nullopt when Redis is unavailable.
+    std::optional<bool> counted_under_another_key(const std::string& account_id, int max_keys = 200'000);
 
     // Every scope cooling down now, whoever recorded it, in one round trip (rate_limited() keeps
     // an index of the cooldowns it sets). nullopt when Redis is unavailable.

@@ -987,6 +987,52 @@ TEST_F(LimitsTest, AnApiDayCapsRetryAfterOfHoursHoldsTheAccountsInvitesUntilMidn
     EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
 }
 
+// The limits are kept per API key: `accounts list` run with another key than the workers' read
+// every quota unused, and said nothing (a trial). It now warns that Redis keeps the accounts'
+// counts under another key; with the workers' key it shows them, and does not warn.
+TEST_F(LimitsTest, AccountsListUnderAnotherKeySaysTheCountsAreAnotherKeys) {
+    start({"--accept-probability", "0"});
+    env_->set("ORCH_PACING", "false");
+    apply("keyed", 2, "1h");
+    {
+        auto ws = workers(1, {});
+        ASSERT_TRUE(eventually(
+            [&] { return count("SELECT count(*) FROM step_attempts WHERE call = 'invite' AND outcome = 'ok'") == 2; },
+            60s))
+            << ws[0]->log();
+        EXPECT_EQ(ws[0]->stop(SIGTERM), 0) << ws[0]->log();
+    }
+    auto listed = [&] {
+        auto r = env_->run({"accounts", "list", "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        const auto brace = r.output.find('{');
+        return json::parse(r.output.substr(brace == std::string::npos ? 0 : brace), nullptr, false);
+    };
+    const json own = listed();
+    ASSERT_FALSE(own.is_discarded());
+    EXPECT_TRUE(own["quotas_warning"].is_null()) << own.dump();
+    std::int64_t invites = 0;
+    for (const auto& a : own["accounts"]) {
+        if (a["quotas"].is_object()) {
+            invites += a["quotas"]["actions"]["invite"]["used_today"].get<std::int64_t>();
+        }
+    }
+    EXPECT_EQ(invites, 2) << own.dump();
+
+    env_->set("OUTREACH_API_KEY", "another-key-" + key_);
+    const json other = listed();
+    ASSERT_FALSE(other.is_discarded());
+    ASSERT_TRUE(other["quotas_warning"].is_string()) << other.dump();
+    EXPECT_NE(other["quotas_warning"].get<std::string>().find(
+                  "under another API key than this command's (OUTREACH_API_KEY): the quotas shown are this key's"),
+              std::string::npos)
+        << other.dump();
+    auto text = env_->run({"accounts", "list"});
+    EXPECT_EQ(text.exit_code, 0) << text.output;
+    EXPECT_NE(text.output.find("warning: Redis keeps quota counts of acc_"), std::string::npos) << text.output;
+    env_->set("OUTREACH_API_KEY", key_);
+}
+
 // A call whose worker died before writing its outcome (an invite, its lease over) is found by the
 // next worker while the campaign's daily cap is used up: its check waits for the cap as a call to
 // check (`call` to_check, the cap's code), and removing the cap wakes it at once: the check finds
