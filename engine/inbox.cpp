@@ -280,6 +280,22 @@ live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std:
         }
         out.status = 503;
         out.message = "the API did not give the conversation: " + outreach::describe(r.error());
+        if (r.error().may_have_been_charged) {
+            // Its answer was lost after it reached the API, which most likely billed it: booked
+            // at its most, as every lost read is, so that the budget counts it.
+            const std::int64_t most =
+                outreach::estimate_v2("messages", "get_conversation", outreach::json{{"count", p.count.value_or(100)}})
+                    .credits;
+            guarded("inbox/live", [&] {
+                pqxx::work tx(conn);
+                ledger::charge(tx, {campaign_id, account, "get_conversation", most}, std::chrono::system_clock::now());
+                tx.commit();
+                return 0;
+            });
+            out.credits = most;
+            out.message += " (its answer was lost after the request was sent: booked at its most, " +
+                           std::to_string(most) + (most == 1 ? " credit)" : " credits)");
+        }
         return out;
     }
     if (v.key_streak || v.account_streak) {

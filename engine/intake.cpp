@@ -237,6 +237,32 @@ struct intake::impl {
     // accounts' reads take what is left, and the same accounts must not always be first.
     std::size_t sweep_start = 0;
     std::set<std::int64_t> sweep_told_capped;  // campaigns logged as having no credits, this full sweep
+    // Leader (io thread): accounts whose last sweep a failed read ended, and when their gap is
+    // swept again. Each try is billed (a read that timed out was most likely answered, and
+    // charged), so a gap is not tried again at every turn of the loop while the API fails or is
+    // slower than api_timeout_ms (a trial: a read every ~5 s per account for as long as that
+    // lasted): 30 s after the first failure, twice as long after each next one, up to the full
+    // sweep's interval. A sweep that completes ends it.
+    struct sweep_retry {
+        std::chrono::steady_clock::time_point at{};
+        int failures = 0;
+    };
+    std::map<std::string, sweep_retry> sweep_retries;
+    void sweep_failed(const std::string& account) {
+        auto& r = sweep_retries[account];
+        ++r.failures;
+        const std::chrono::seconds ceiling{std::max<std::int64_t>(30, cfg.sweep_seconds)};
+        std::chrono::seconds delay{30};
+        for (int i = 1; i < r.failures && delay < ceiling; ++i) {
+            delay *= 2;
+        }
+        delay = std::min(delay, ceiling);
+        r.at = std::chrono::steady_clock::now() + delay;
+        spdlog::info("serve: sweep of account={}: its gap is swept again in {} s ({})", orch::text::escaped(account),
+                     delay.count(),
+                     r.failures == 1 ? std::string("its first failed sweep")
+                                     : std::to_string(r.failures) + " failed sweeps in a row");
+    }
     std::map<std::string, std::shared_ptr<std::atomic<bool>>> hosted;
     std::uint64_t term = 0;                // increments each time this replica takes the lead
     // A webhook is being created (the API bills its monitoring at once) and its monitoring day
@@ -1609,6 +1635,22 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             return have > 0;
         };
     };
+    // A read whose answer was lost after it reached the API (a timeout, a dropped connection) was
+    // most likely billed: it is charged to the campaign it served at the most it could have cost
+    // (the cost model), as a worker's lost call is, so that the budget and the caps count it and
+    // the sweep stops at them. Before, only answered reads were charged, and a slow API's billed
+    // timeouts went past the budget unseen (a trial).
+    auto lost_text = [](const outreach::error& e) {
+        return e.may_have_been_charged ? std::string(" (its answer was lost: booked at its most)") : std::string();
+    };
+    auto book_lost = [this, &charge](std::int64_t campaign, const char* category, const char* action, const json& params,
+                               const outreach::error& e) -> asio::awaitable<void> {
+        if (!e.may_have_been_charged || campaign <= 0) {
+            co_return;
+        }
+        auto bill = charge(campaign, action, outreach::estimate_v2(category, action, params).credits);
+        co_await on_db(bill);
+    };
     // Called with named objects only: GCC 12 destroys a class-type temporary argument of a
     // coroutine twice (a crash in serve's first sweep when this took `inbox_message{}`).
     auto found = [this, &account](const char* type, const std::string& url, const char* how,
@@ -1655,8 +1697,10 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto call = [this, &account, &p] { return api->list_sent(account, p); };
             auto page = co_await gated(account, limits::action::check_invitation, call);
             if (!page) {
-                spdlog::warn("serve: sweep of account={}: list_sent failed: {}", orch::text::escaped(account),
-                             outreach::describe(page.error()));
+                spdlog::warn("serve: sweep of account={}: list_sent failed: {}{}", orch::text::escaped(account),
+                             outreach::describe(page.error()), lost_text(page.error()));
+                const json params = {{"count", list_page}};
+                co_await book_lost(list_payer, "network", "list_sent", params, page.error());
                 listed = false;
                 break;
             }
@@ -1721,9 +1765,12 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         auto call = [this, &account, &p] { return api->check_invitation(account, p); };
         auto st = co_await gated(account, limits::action::check_invitation, call);
         if (!st) {
-            spdlog::warn("serve: sweep of account={}: check_invitation failed: {}", orch::text::escaped(account),
-                         outreach::describe(st.error()));
-            co_return;  // the gap stays open: the next sweep tries again
+            spdlog::warn("serve: sweep of account={}: check_invitation failed: {}{}", orch::text::escaped(account),
+                         outreach::describe(st.error()), lost_text(st.error()));
+            const json params = json::object();
+            co_await book_lost(l->campaign, "network", "check_invitation", params, st.error());
+            sweep_failed(account);
+            co_return;  // the gap stays open: a later sweep tries again
         }
         auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
         co_await on_db(bill);
@@ -1791,8 +1838,11 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             auto call = [this, &account, &p] { return api->list_inbox(account, p); };
             auto page = co_await gated(account, limits::action::get_conversation, call);
             if (!page) {
-                spdlog::warn("serve: sweep of account={}: list_inbox failed: {}", orch::text::escaped(account),
-                             outreach::describe(page.error()));
+                spdlog::warn("serve: sweep of account={}: list_inbox failed: {}{}", orch::text::escaped(account),
+                             outreach::describe(page.error()), lost_text(page.error()));
+                const json params = {{"count", list_page}};
+                co_await book_lost(inbox_payer, "messages", "list_inbox", params, page.error());
+                sweep_failed(account);
                 co_return;
             }
             auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
@@ -1857,9 +1907,13 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                     auto call = [this, &account, &p] { return api->get_conversation(account, p); };
                     auto read = co_await gated(account, limits::action::get_conversation, call);
                     if (!read) {
-                        spdlog::warn("serve: sweep of account={}: get_conversation of lead {} failed: {}",
-                                     orch::text::escaped(account), l.id, outreach::describe(read.error()));
-                        co_return;  // the gap stays open: the next sweep tries again
+                        spdlog::warn("serve: sweep of account={}: get_conversation of lead {} failed: {}{}",
+                                     orch::text::escaped(account), l.id, outreach::describe(read.error()),
+                                     lost_text(read.error()));
+                        const json params = {{"count", 10}};
+                        co_await book_lost(l.campaign, "messages", "get_conversation", params, read.error());
+                        sweep_failed(account);
+                        co_return;  // the gap stays open: a later sweep tries again
                     }
                     auto bill = charge(l.campaign, "get_conversation", read->meta.credits_consumed.value_or(0));
                     co_await on_db(bill);
@@ -1934,6 +1988,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
         return 0;
     };
     co_await on_db(done);
+    sweep_retries.erase(account);
 }
 
 asio::awaitable<void> intake::impl::verify_webhooks() {
@@ -2071,6 +2126,11 @@ asio::awaitable<void> intake::impl::sweep_loop() {
                 // An account's webhook must be in place first, or events could fall between the
                 // sweep and the webhook.
                 if (ensured.count(account) == 0) {
+                    continue;
+                }
+                // A gap whose last sweep failed waits for its retry (the full sweep goes on).
+                if (auto r = sweep_retries.find(account);
+                    !full && r != sweep_retries.end() && std::chrono::steady_clock::now() < r->second.at) {
                     continue;
                 }
                 co_await sweep_account(account, gap);

@@ -417,6 +417,36 @@ TEST_F(InboxTest, AReplyWhoseAnswerWasLostIsNotCalledUnsent) {
     EXPECT_EQ(sent_count(text), 1);
 }
 
+// `inbox show --live` against an API slower than api_timeout_ms: the read timed out after it was
+// sent, and the API most likely billed it. It is booked at its most (100 messages asked: 10
+// credits) on the campaign, and the message says so; before, it was booked nowhere (a trial).
+TEST_F(InboxTest, ALiveReadWhoseAnswerWasLostIsBookedAtItsMost) {
+    auto list = replies();
+    ASSERT_GE(list.size(), 1u);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto booked = [&] {
+        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
+                                       "AND action = 'get_conversation'"));
+    };
+    const auto before = booked();
+    ASSERT_EQ(control.request("POST", "/control/settings", R"({"latency_ms_min": 1500, "latency_ms_max": 1600})",
+                              {{"Content-Type", "application/json"}})
+                  .status,
+              200);
+    env_->set("ORCH_API_TIMEOUT_MS", "500");
+    auto r = env_->run({"inbox", "show", std::to_string(list[0]["id"].get<std::int64_t>()), "--live"});
+    env_->set("ORCH_API_TIMEOUT_MS", "30000");
+    ASSERT_EQ(control.request("POST", "/control/settings", R"({"latency_ms_min": 0, "latency_ms_max": 0})",
+                              {{"Content-Type", "application/json"}})
+                  .status,
+              200);
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("its answer was lost after the request was sent: booked at its most, 10 credits"),
+              std::string::npos)
+        << r.output;
+    EXPECT_EQ(booked() - before, 10);
+}
+
 // An exhausted send quota holds the reply (not sent, not billed); an exhausted budget refuses it;
 // a person on the do-not-contact list and an unavailable account are refused at once.
 TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {

@@ -502,6 +502,62 @@ TEST_F(IntakeTest, TheSweepStopsAtTheCampaignsDayCap) {
     }
 }
 
+// An API slower than api_timeout_ms: each read of a gap's sweep times out, and was most likely
+// billed (the sandbox charges it once its latency has passed). Before, such reads were charged to
+// no campaign, and the gap was tried again at every turn of the loop, a read every few seconds per
+// account for as long as the API stayed slow, past any budget (a trial). Each lost read is now
+// booked at its most, and a failed gap waits 30 s, then longer, before its next try.
+TEST_F(IntakeTest, ASlowApisTimedOutSweepReadsAreBookedAndNotTriedAtEveryTurn) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
+    auto file = write("slow.yaml", campaign_yaml("slow", search_audience(6), "1h", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    {
+        auto worker = env_->spawn({"worker"});
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "6", 60'000)) << worker->log();
+        worker->stop(SIGTERM);
+    }
+    env_->set("ORCH_API_TIMEOUT_MS", "1000");
+    const auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000))
+        << receiver->log();
+
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto charged_reads = [&] {
+        const json credits = control.get("/control/credits").body_json();
+        std::int64_t n = 0;
+        for (const auto& k : credits["keys"]) {
+            for (const char* action : {"check_invitation", "list_sent"}) {
+                n += k["charged_by_action"].value(action, std::int64_t{0});
+            }
+        }
+        return n;
+    };
+    const auto spent = [&] {
+        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
+                                       "AND action IN ('check_invitation', 'list_sent')"));
+    };
+    const auto api_before = charged_reads();
+    const auto ledger_before = spent();
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 2500}, {"latency_ms_max", 3000}}).status, 200);
+    env_->scalar("UPDATE accounts SET intake_gap_at = now() WHERE platform = 'network'");
+    std::this_thread::sleep_for(std::chrono::seconds(14));
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 0}, {"latency_ms_max", 0}}).status, 200);
+    std::this_thread::sleep_for(std::chrono::seconds(4));  // the reads on their way are charged
+    const auto api = charged_reads() - api_before;
+    const auto booked = spent() - ledger_before;
+    // Every account's gap was tried, and failed, once in those 14 s: a read each (a check; two
+    // leads each are too few for list_sent), at most two if one raced the first look.
+    EXPECT_GE(api, 3) << receiver->log();
+    EXPECT_LE(api, 6) << receiver->log();
+    EXPECT_GE(booked, api) << "the ledger holds at least what the API charged for the lost reads\n" << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL"), "3");
+    EXPECT_NE(receiver->log().find("(its answer was lost: booked at its most)"), std::string::npos) << receiver->log();
+    EXPECT_NE(receiver->log().find("its gap is swept again in 30 s (its first failed sweep)"), std::string::npos)
+        << receiver->log();
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.
