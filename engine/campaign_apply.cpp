@@ -135,6 +135,7 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                     e.message = "the audience search was not sent: " + why;
                     co_return e;
                 }
+                out.held = true;  // the budget or a cap held it, not a page that failed
                 out.stopped = why + ": " + std::to_string(out.people.size()) + " of the " + std::to_string(out.asked) +
                               " people asked for were found, for " +
                               orch::text::counted(out.credits, "credit", "credits");

@@ -403,6 +403,7 @@ TEST(DialectSearch, AnAudienceSearchOverPagesSpendsNoMoreThanItsRoom) {
                                   "the search: 100 of the 200 people asked for were found, for 10 credits"),
               std::string::npos)
         << found->stopped;
+    EXPECT_TRUE(found->held) << "the budget held it (\"held short\"), no page failed";
 
     // No room at all: nothing is sent.
     const orch::engine::search_budget none{0, "the budget of 12 credits (budget_credits)"};
