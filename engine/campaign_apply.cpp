@@ -228,6 +228,17 @@ boost::asio::awaitable<outreach::result<audience_found>> search_audience(outreac
                 co_return page.error();
             }
             out.stopped = "page " + std::to_string(out.calls + 1) + " failed: " + outreach::describe(page.error());
+            if (page.error().may_have_been_charged) {
+                // Its answer was lost after it was sent: most likely billed, so booked at its most
+                // (its price as the room counts it) with the pages before it, as every lost read is.
+                const std::int64_t most = costs(p.total_results.value_or(out.asked));
+                out.credits += most;
+                if (before_page.billed) {
+                    before_page.billed(out.credits);
+                }
+                out.stopped += " (its answer was lost after the request was sent: booked at its most, " +
+                               orch::text::counted(most, "credit", "credits") + ")";
+            }
             break;
         }
         ++out.calls;
@@ -400,6 +411,13 @@ sender_search_limits search_limits_of(store& db, const std::string& sender,
 std::string search_failure_text(const outreach::error& e) {
     if (e.code == "NOT_SENT" || e.code == "LIMITS_UNAVAILABLE") {
         return e.message + "; nothing was stored";
+    }
+    if (e.may_have_been_charged) {
+        // The first page's answer was lost after it was sent: the API most likely billed it, and
+        // with nothing stored there is no campaign to book it to.
+        return "the audience search failed: " + outreach::describe(e) +
+               "; its answer was lost after the request was sent, so the API may have billed the page, which no "
+               "campaign's budget holds (serve's credit reads count it as drift); nothing was stored";
     }
     return "the audience search failed: " + outreach::describe(e) + "; nothing was stored";
 }

@@ -385,6 +385,48 @@ TEST(DialectSearch, AnAudienceSearchWaitsOutTheApisRetryAfter) {
     EXPECT_EQ(static_cast<int>(log.size()), found->calls + limited) << log.dump();
 }
 
+// A later page whose answer was lost after it was sent (slower than the client's deadline): the
+// API billed it, so the search books it at its most with the pages before it, and says so. The
+// first page's lost answer leaves nothing stored, and the apply's refusal says the page may have
+// been billed. Before, both went unbooked and unsaid (a trial).
+TEST(DialectSearch, APageWhoseAnswerWasLostIsBookedAtItsMost) {
+    orch::test::client_fixture f({"--dialect-search-page-cap", "50"}, [](orch::outreach::client_settings& s) {
+        s.read_timeout_ms = 400;
+        s.total_timeout_ms = 400;
+    });
+    std::string acc = f.login("lost-page-token");
+    orch::campaigns::campaign c;
+    c.who.total_results = 100;
+    int asked = 0;
+    orch::engine::page_gate slow_second;
+    slow_second.ask = [&]() -> std::optional<orch::engine::page_refusal> {
+        if (++asked == 2) {
+            f.settings({{"latency_ms_min", 800}, {"latency_ms_max", 900}});
+        }
+        return std::nullopt;
+    };
+    auto found = f.run(orch::engine::search_audience(*f.api, acc, c, slow_second));
+    f.settings({{"latency_ms_min", 0}, {"latency_ms_max", 0}});
+    ASSERT_TRUE(found) << orch::outreach::describe(found.error());
+    EXPECT_EQ(found->calls, 1);
+    EXPECT_EQ(found->people.size(), 50u);
+    EXPECT_EQ(found->credits, 10) << "page 1's 5 and the lost page 2 at its most, 5";
+    EXPECT_FALSE(found->held);
+    EXPECT_NE(found->stopped.find("page 2 failed: "), std::string::npos) << found->stopped;
+    EXPECT_NE(found->stopped.find("(its answer was lost after the request was sent: booked at its most, 5 credits)"),
+              std::string::npos)
+        << found->stopped;
+
+    f.settings({{"latency_ms_min", 800}, {"latency_ms_max", 900}});
+    auto lost = f.run(orch::engine::search_audience(*f.api, acc, c));
+    f.settings({{"latency_ms_min", 0}, {"latency_ms_max", 0}});
+    ASSERT_FALSE(lost);
+    EXPECT_NE(orch::engine::search_failure_text(lost.error())
+                  .find("so the API may have billed the page, which no campaign's budget holds"),
+              std::string::npos)
+        << orch::engine::search_failure_text(lost.error());
+}
+
 // A search held to what the budget has left, on a server that caps the people per call at 50: a
 // page costs 5 credits (1 per 10 people) whatever it asks for, as such a server fills it past a
 // smaller ask, so 12 credits pay for two pages, and the search stops, saying why, before a third.
