@@ -139,6 +139,10 @@ struct converter {
     void fail(const YAML::Mark& m, std::string message) {
         out.errors.push_back({pos(m), std::move(message)});
     }
+    // A value that reads as null; the document's shape stands (syntax_error::value_only).
+    void value_fail(const YAML::Mark& m, std::string message) {
+        out.errors.push_back({pos(m), std::move(message), true});
+    }
 
     json convert(const YAML::Node& n, const std::string& pointer, int depth) {
         if (depth > depth_max) {
@@ -154,7 +158,7 @@ struct converter {
             return nullptr;
         }
         if (!core_schema_tag(n.Tag())) {
-            fail(n.Mark(), "unsupported YAML tag '" + shown_tag(n.Tag()) + "' (a campaign file takes !!str, !!int, !!float, "
+            value_fail(n.Mark(), "unsupported YAML tag '" + shown_tag(n.Tag()) + "' (a campaign file takes !!str, !!int, !!float, "
                            "!!bool, !!null, !!map and !!seq, or none)");
             return nullptr;
         }
@@ -171,7 +175,7 @@ struct converter {
             if (v.is_number_float() && is_digits(without_sign(n.Scalar()))) {
                 // Digits beyond 64 bits would read as a rounded float (9.999999999999999e+22):
                 // said once and as written, whatever the field wanted.
-                fail(n.Mark(), "the whole number " + orch::text::escaped_clipped(n.Scalar(), 40) +
+                value_fail(n.Mark(), "the whole number " + orch::text::escaped_clipped(n.Scalar(), 40) +
                                    " is too large: a whole number is at most " +
                                    std::to_string(std::numeric_limits<std::int64_t>::max()) +
                                    " (quote it if it is text)");
@@ -182,7 +186,7 @@ struct converter {
             return nullptr;  // Null (an empty value) or Undefined
         }
         if (auto why = tag_mismatch(n, v)) {
-            fail(n.Mark(), *why);
+            value_fail(n.Mark(), *why);
             return nullptr;
         }
         return v;

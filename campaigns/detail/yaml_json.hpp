@@ -27,6 +27,9 @@ struct node_pos {
 struct syntax_error {
     source_pos at;
     std::string message;
+    // One value could not be read (a whole number past 64 bits, a tag that does not fit it): it
+    // reads as null, and the rest of the document stands, so its shape is checked too.
+    bool value_only = false;
 };
 
 struct parsed_document {
