@@ -750,6 +750,9 @@ apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::
     out.warnings = outcome_warnings(r, c);
     out.live_budget = live_budget_text(r, c, true);
     out.live_budget_kept = r.live_budget_kept;
+    if (move_running) {
+        out.moved = moved_running_text(r);
+    }
     return out;
 }
 

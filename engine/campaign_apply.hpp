@@ -244,6 +244,7 @@ struct apply_preview {
     std::vector<std::string> warnings;
     std::string live_budget;     // live_budget_text; "" when there is none
     bool live_budget_kept = false;
+    std::string moved;           // with move_running: moved_running_text of the apply rolled back
 };
 apply_preview preview_apply(store& db, const campaigns::campaign& c, const std::vector<std::string>& senders,
                             bool move_running = false);

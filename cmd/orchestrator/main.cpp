@@ -1150,7 +1150,8 @@ std::unique_ptr<orch::engine::store> optional_store(const settings& s, std::stri
     }
 }
 
-int cmd_campaign_validate(const global_options& g, const std::string& file, bool search_again) {
+int cmd_campaign_validate(const global_options& g, const std::string& file, bool search_again,
+                          bool move_running = false) {
     // Accounts are checked when a database is configured and answers; the file alone otherwise.
     settings_needs needs;
     needs.database = false;
@@ -1193,7 +1194,7 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         // (it writes, then rolls back: a database role that may only read cannot run it).
         orch::engine::apply_preview preview;
         try {
-            preview = orch::engine::preview_apply(*db, c.value, orch::engine::sender_ids(*db, c.value));
+            preview = orch::engine::preview_apply(*db, c.value, orch::engine::sender_ids(*db, c.value), move_running);
         } catch (const std::exception& e) {
             const std::string what = e.what();
             std::cout.flush();
@@ -1202,6 +1203,10 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         }
         if (!preview.live_budget.empty() && preview.live_budget_kept) {
             std::cout << "note: if applied now, " << preview.live_budget << "\n";
+        }
+        if (!preview.moved.empty()) {
+            // moved_running_text says "moved …": of an apply not made, "would have moved".
+            std::cout << "note: if applied now with --move-running, it would have " << preview.moved << "\n";
         }
         std::cout.flush();
         if (!preview.live_budget.empty() && !preview.live_budget_kept) {
@@ -2512,8 +2517,15 @@ int main(int argc, char** argv) {
     apply->add_flag("--move-running", move_running,
                     "move the live leads of older versions to this one where their step is in it with the same "
                     "kind (a lead in a call stays; a wait its step set keeps its end)");
+    bool apply_dry_run = false;
+    apply->add_flag("--dry-run", apply_dry_run,
+                    "store, enroll and bill nothing: check the file and say what an apply now would do and warn "
+                    "of, as `campaign validate` does (with --search-again and --move-running as given)");
     apply->callback([&] {
         action = [&] {
+            if (apply_dry_run) {
+                return cmd_campaign_validate(g, file, search_again, move_running);
+            }
             return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again, move_running);
         };
     });

@@ -255,6 +255,15 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
     // The same file again, with the flag: the definition is unchanged, and the two leads between
     // calls move.
     std::ofstream(file_) << v2;
+    // The dry run says the same of the moves, and moves, stores and bills nothing.
+    auto dry = env_->run({"campaign", "apply", file_, "--move-running", "--dry-run"});
+    ASSERT_EQ(dry.exit_code, 0) << dry.output;
+    EXPECT_NE(dry.output.find("note: if applied now with --move-running, it would have moved 2 running leads to version "
+                              "2; 1 kept on its version: 1 at step 'check' (in a call)"),
+              std::string::npos)
+        << dry.output;
+    EXPECT_EQ(on_version(1), "3");
+    EXPECT_EQ(on_version(2), "0");
     auto moved = env_->run({"campaign", "apply", file_, "--move-running"});
     ASSERT_EQ(moved.exit_code, 0) << moved.output;
     EXPECT_NE(moved.output.find("campaign 'mover' unchanged, version 2"), std::string::npos) << moved.output;
