@@ -391,8 +391,8 @@ TEST(DialectSearch, AnAudienceSearchWaitsOutTheApisRetryAfter) {
 // been billed. Before, both went unbooked and unsaid (a trial).
 TEST(DialectSearch, APageWhoseAnswerWasLostIsBookedAtItsMost) {
     orch::test::client_fixture f({"--dialect-search-page-cap", "50"}, [](orch::outreach::client_settings& s) {
-        s.read_timeout_ms = 400;
-        s.total_timeout_ms = 400;
+        s.read_timeout_ms = 1'500;  // well above a fast page's time on a loaded machine
+        s.total_timeout_ms = 1'500;
     });
     std::string acc = f.login("lost-page-token");
     orch::campaigns::campaign c;
@@ -401,7 +401,7 @@ TEST(DialectSearch, APageWhoseAnswerWasLostIsBookedAtItsMost) {
     orch::engine::page_gate slow_second;
     slow_second.ask = [&]() -> std::optional<orch::engine::page_refusal> {
         if (++asked == 2) {
-            f.settings({{"latency_ms_min", 800}, {"latency_ms_max", 900}});
+            f.settings({{"latency_ms_min", 2'500}, {"latency_ms_max", 2'600}});
         }
         return std::nullopt;
     };
@@ -417,7 +417,7 @@ TEST(DialectSearch, APageWhoseAnswerWasLostIsBookedAtItsMost) {
               std::string::npos)
         << found->stopped;
 
-    f.settings({{"latency_ms_min", 800}, {"latency_ms_max", 900}});
+    f.settings({{"latency_ms_min", 2'500}, {"latency_ms_max", 2'600}});
     auto lost = f.run(orch::engine::search_audience(*f.api, acc, c));
     f.settings({{"latency_ms_min", 0}, {"latency_ms_max", 0}});
     ASSERT_FALSE(lost);

@@ -513,9 +513,10 @@ TEST_F(LimitsTest, AFollowUpTakesAPlaceInTheKeysRateForEachOfItsTwoRequests) {
     EXPECT_EQ(f["messaged"], leads) << f.dump();
     // The takes are spaced in Redis; the requests leave a moment later, so on a loaded machine (a
     // full CTest run beside other work) a starved worker can send two of them closer than their
-    // spacing, and that pair may meet the API's 429: seen once, and twice in a run beside another
-    // worker, sandbox and database. With one place a follow-up, 40 did.
-    EXPECT_LE(rate_limited, 3) << "requests answered 429; the workers' log:\n" << worker->log();
+    // spacing, and that pair may meet the API's 429: seen once, twice in a run beside another
+    // worker, sandbox and database, and six at the start of a full run's two jobs. With one place
+    // a follow-up, 40 did: half the leads tells the two apart without timing the machine.
+    EXPECT_LE(rate_limited, leads / 2) << "requests answered 429; the workers' log:\n" << worker->log();
     std::string actions;
     for (const auto& [a, n] : by_action) {
         actions += a + " " + std::to_string(n) + "; ";
