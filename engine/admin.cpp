@@ -180,6 +180,8 @@ struct admin_server::impl {
     std::array<std::uint64_t, 3> refused_seen{};       // its counts at the last scrape
     prometheus::Family<prometheus::Counter>* secrets_lost = nullptr;
     std::uint64_t secrets_lost_seen = 0;
+    prometheus::Family<prometheus::Counter>* conversations_unread = nullptr;
+    std::uint64_t conversations_unread_seen = 0;
     std::int64_t watermark = 0;
     std::int64_t events_watermark = 0;
 
@@ -222,6 +224,12 @@ struct admin_server::impl {
                             .Help("Webhook secrets serve's receiver took for lost: deliveries kept failing the "
                                   "signature check with the stored secret, which the leading replica then rotates")
                             .Register(*registry);
+        conversations_unread = &BuildCounter()
+                                    .Name("orch_intake_conversations_unread_total")
+                                    .Help("Message events naming only their conversation that serve stored with no "
+                                          "lead, unread: none of the account's campaigns had credits left for the "
+                                          "read (get_conversation) that finds their sender")
+                                    .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
 
@@ -789,6 +797,9 @@ void admin_server::impl::scrape() {
         const auto lost = intake->secrets_lost.load();
         secrets_lost->Add({}).Increment(static_cast<double>(lost - secrets_lost_seen));
         secrets_lost_seen = lost;
+        const auto unread = intake->unread_conversations.load();
+        conversations_unread->Add({}).Increment(static_cast<double>(unread - conversations_unread_seen));
+        conversations_unread_seen = unread;
     }
 }
 

@@ -568,6 +568,39 @@ struct intake::impl {
         }
     }
 
+    // What a campaign may still spend on a read through the account, charged without a
+    // reservation: the least of its budget's available credits, today's day cap and its cap on
+    // the account (db thread). No budget in the ledger: not ours to stop.
+    static std::int64_t credits_left(pqxx::transaction_base& tx, std::int64_t campaign, const std::string& account) {
+        auto r = tx.exec_params(q("intake/campaign_available"), campaign);
+        std::int64_t have = r.empty() ? std::numeric_limits<std::int64_t>::max() : r[0][0].as<std::int64_t>();
+        for (const auto& u : ledger::cap_use(tx, campaign, std::chrono::system_clock::now())) {
+            if (u.cap && (u.scope == "day" || (u.scope == "account" && u.key == account))) {
+                have = std::min(have, u.available);
+            }
+        }
+        return have;
+    }
+
+    // The campaign that pays for a read on the account before it is known whom the read serves
+    // (db thread): the first of the account's campaigns, those with live leads there first, that
+    // has credits left (credits_left). 0 when the account has campaigns and none has credits; -1
+    // when it has none, so that no read can find a lead of it.
+    std::int64_t account_payer(const std::string& account) {
+        pqxx::read_transaction tx(db->connection());
+        std::int64_t payer = -1;
+        for (const auto& r : tx.exec_params(q("intake/account_payers"), account)) {
+            payer = 0;
+            const auto campaign = r[0].as<std::int64_t>();
+            if (credits_left(tx, campaign, account) > 0) {
+                payer = campaign;
+                break;
+            }
+        }
+        tx.commit();
+        return payer;
+    }
+
     // A message event that names its conversation but not its sender (a reading the spec leaves
     // open: it shows no message event's fields for certain): one read of the conversation
     // (get_conversation, through the gate, 1 credit) finds who wrote it, the message of the same
@@ -577,7 +610,8 @@ struct intake::impl {
     // the inbox with no lead.
     struct conversation_sender {
         std::string profile_url;  // "" when not found
-        std::int64_t credits = 0; // what the read cost
+        std::int64_t credits = 0; // what the read cost; when its answer was lost, the most it could have
+        bool lost = false;        // the answer was lost after the request may have reached the API
     };
     asio::awaitable<conversation_sender> sender_of_conversation(const outreach::webhook_event& ev,
                                                                 const std::string& account) {
@@ -587,11 +621,17 @@ struct intake::impl {
         auto read = [this, &account, &p] { return api->get_conversation(account, p); };
         auto r = co_await gated(account, limits::action::check_invitation, read);
         if (!r) {
-            spdlog::warn("serve: account={} message event names only its conversation {}, whose read failed ({}): "
+            conversation_sender failed;
+            if (r.error().may_have_been_charged) {
+                failed.lost = true;
+                failed.credits = outreach::estimate_v2("messages", "get_conversation", json{{"count", p.count.value_or(10)}}).credits;
+            }
+            spdlog::warn("serve: account={} message event names only its conversation {}, whose read failed ({}{}): "
                          "stored with no lead",
                          orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
-                         orch::text::escaped(outreach::describe(r.error())));
-            co_return conversation_sender{};
+                         orch::text::escaped(outreach::describe(r.error())),
+                         failed.lost ? "; its answer was lost: booked at its most" : "");
+            co_return failed;
         }
         const std::int64_t credits = r->meta.credits_consumed.value_or(0);
         const outreach::conversation_message* found = nullptr;
@@ -646,32 +686,55 @@ struct intake::impl {
                 co_return;
             }
             outreach::webhook_event named = ev;
-            const auto sender = co_await sender_of_conversation(ev, account);
+            // The read is billed before it is known whom it serves: it is made only while one of
+            // the account's campaigns has credits left to pay for it, as the sweep's reads are,
+            // so that messages naming only their conversation (anyone may write to the account)
+            // cannot spend past every budget. Without one the event is stored with no lead; a
+            // follow-up's reply check still reads the conversation itself.
+            auto pick = [this, &account] { return account_payer(account); };
+            const std::int64_t payer = co_await on_db(pick);
+            conversation_sender sender;
+            if (payer > 0) {
+                sender = co_await sender_of_conversation(ev, account);
+            } else {
+                ++stats.unread_conversations;
+                spdlog::warn("serve: account={} message event names only its conversation {}, and {}: not read "
+                             "(get_conversation), stored with no lead",
+                             orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
+                             payer == 0 ? "none of the account's campaigns has credits left to pay for its read"
+                                        : "the account has no campaign whose lead could have written it");
+            }
             named.sender_profile_url = sender.profile_url;
             auto job = [this, &named, &source_id, &account] { return store_event(named, source_id, account); };
             const int added = co_await on_db(job);
             // The read is charged to the campaign of the person's enrollment on the account, as
-            // the sweep's reads are; a person who is no lead there leaves it to the drift report.
-            auto book = [this, &sender, &account] {
-                if (sender.credits <= 0 || sender.profile_url.empty()) {
-                    return false;
+            // the sweep's reads are; a read that names no lead (our own message echoed back,
+            // nobody, a person who is no lead there) or whose answer was lost, to the campaign
+            // that paid for it.
+            auto book = [this, &sender, &account, payer] {
+                if (sender.credits <= 0) {
+                    return std::int64_t{0};
                 }
                 pqxx::work tx(db->connection());
-                auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url), account);
-                if (c.empty()) {
-                    return false;
+                std::int64_t campaign = payer;
+                if (!sender.profile_url.empty()) {
+                    auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url),
+                                            account);
+                    if (!c.empty()) {
+                        campaign = c[0][0].as<std::int64_t>();
+                    }
                 }
-                ledger::charge(tx, {c[0][0].as<std::int64_t>(), account, "get_conversation", sender.credits},
-                               std::chrono::system_clock::now());
+                auto s = ledger::charge(tx, {campaign, account, "get_conversation", sender.credits},
+                                        std::chrono::system_clock::now());
                 tx.commit();
-                return true;
+                if (s.shortfall > 0) {
+                    spdlog::warn("serve: campaign={} paused: the read of a conversation to find a message's sender "
+                                 "went {} credits past its budget", campaign, s.shortfall);
+                }
+                return campaign;
             };
             try {
-                if (!co_await on_db(book) && sender.credits > 0) {
-                    spdlog::info("serve: account={} the read of conversation {} ({} credits) serves no campaign's "
-                                 "lead: it is in no ledger (the drift report counts it)",
-                                 orch::text::escaped(account), orch::text::escaped(ev.conversation_id), sender.credits);
-                }
+                co_await on_db(book);
             } catch (const std::exception& e) {
                 spdlog::error("serve: account={} charging the read of conversation {} failed: {}",
                               orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
@@ -1615,14 +1678,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 return it->second > 0;
             }
             pqxx::read_transaction tx(db->connection());
-            auto r = tx.exec_params(q("intake/campaign_available"), campaign);
-            // No ledger budget: not ours to stop.
-            std::int64_t have = r.empty() ? std::numeric_limits<std::int64_t>::max() : r[0][0].as<std::int64_t>();
-            for (const auto& u : ledger::cap_use(tx, campaign, std::chrono::system_clock::now())) {
-                if (u.cap && (u.scope == "day" || (u.scope == "account" && u.key == account))) {
-                    have = std::min(have, u.available);
-                }
-            }
+            const std::int64_t have = credits_left(tx, campaign, account);
             tx.commit();
             left[campaign] = have;
             if (have <= 0 && sweep_told_capped.insert(campaign).second) {

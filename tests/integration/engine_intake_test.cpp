@@ -1418,10 +1418,98 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
     // One read per new event: the redelivery was not read again.
     auto log = control.get("/control/requests?key=test-key&action=get_conversation").body_json();
     EXPECT_EQ(log["requests"].size(), 2u) << log.dump();
-    // The reply's read is charged to the lead's campaign (the echo's, which names no lead, is not).
+    // Both reads are in the ledger: the reply's, charged to the lead's campaign, and the echo's,
+    // which names no lead, to the account's campaign that paid for it (the same one here).
     EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
                            "JOIN campaigns c USING (campaign_id) WHERE c.name = 'conv' AND t.action = 'get_conversation'"),
+              "2 2")
+        << receiver->log();
+}
+
+// The read that finds such an event's sender is billed before it is known whom it serves, and
+// anyone may write to the account: it is made only while one of the account's campaigns has
+// credits left to pay for it. Without one the event is stored with no lead, unread, said and
+// counted; once a campaign has credits, the next such event is read again. Before, every such
+// event was read whatever the budgets, and a read that named no lead was in no ledger.
+TEST_F(IntakeTest, AConversationReadToFindASenderWaitsForACampaignWithCredits) {
+    start({"--reply-probability", "0"});
+    env_->set("ORCH_API_TIMEOUT_MS", "1000");  // for the lost read at the end
+    env_->set("ORCH_ADMIN_TOKEN", "an-admin-token-for-this-test");
+    const auto admin_port = free_port();
+    auto port = free_port();
+    auto signed_serve = serve_signed(port, {"--admin-listen", "127.0.0.1:" + std::to_string(admin_port)});
+    ASSERT_FALSE(signed_serve.secret.empty());
+    const auto& receiver = signed_serve.process;
+    const auto& account = signed_serve.account;
+    const auto& secret = signed_serve.secret;
+    auto post = [&](const std::string& id, const std::string& conversation) {
+        return deliver(port, account,
+                       R"({"event_id":")" + id + R"(","type":"message","data":{"conversation_id":")" + conversation +
+                           R"(","message_text":"Hello"}})",
+                       secret);
+    };
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto reads = [&] {
+        return control.get("/control/requests?key=test-key&action=get_conversation").body_json()["requests"].size();
+    };
+
+    // No campaign on the account: nothing to find, not read.
+    EXPECT_EQ(post("stranger-1", "conv-x").status, 200);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'stranger-1'"), "none");
+    EXPECT_EQ(reads(), 0u);
+    EXPECT_NE(receiver->log().find("the account has no campaign whose lead could have written it: not read"),
+              std::string::npos)
+        << receiver->log();
+
+    // A campaign whose budget has nothing left (its one credit spent on its message): not read
+    // either.
+    const auto url = a_connection(account);
+    ASSERT_FALSE(url.empty());
+    ASSERT_EQ(apply_one_message("broke", url).exit_code, 0);
+    auto set = env_->run({"budget", "set", "broke", "--credits", "1"});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    auto worker = env_->spawn({"worker", "--exit-when-idle"});
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+    ASSERT_EQ(env_->scalar("SELECT a.balance FROM ledger_scopes s JOIN ledger_accounts a USING (scope_id) "
+                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'broke' AND s.kind = 'campaign' "
+                           "AND a.kind = 'available'"),
+              "0");
+    EXPECT_EQ(post("stranger-2", "conv-y").status, 200);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'stranger-2'"), "none");
+    EXPECT_EQ(reads(), 0u);
+    EXPECT_NE(receiver->log().find("none of the account's campaigns has credits left to pay for its read: not read"),
+              std::string::npos)
+        << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'get_conversation'"), "0");
+    const auto metrics = metrics_of(admin_port);
+    EXPECT_NE(metrics.find("orch_intake_conversations_unread_total 2\n"), std::string::npos) << metrics;
+
+    // Credits again: the next one is read. It is our own message echoed back, which names no
+    // lead, and its read is charged to the campaign that paid for it.
+    set = env_->run({"budget", "set", "broke", "--credits", "10"});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    http_client api("127.0.0.1", sandbox_->port());
+    auto sent = api.v2("test-key", "messages", account, "send", {{"profile_url", url}, {"message_text", "Hello"}});
+    ASSERT_EQ(sent.status, 200) << sent.body;
+    EXPECT_EQ(post("echo-3", sent.body_json()["data"]["conversation_id"]).status, 200);
+    EXPECT_EQ(reads(), 1u);
+    EXPECT_NE(receiver->log().find("is our own message: no reply"), std::string::npos) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
+                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'broke' AND t.action = 'get_conversation'"),
               "1 1")
+        << receiver->log();
+
+    // An API slower than api_timeout_ms: the read's answer is lost after the API most likely
+    // billed it. It is booked at its most (10 messages asked: 1 credit) on the campaign that paid.
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 2500}, {"latency_ms_max", 3000}}).status, 200);
+    const auto answered = post("lost-4", sent.body_json()["data"]["conversation_id"]);
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 0}, {"latency_ms_max", 0}}).status, 200);
+    EXPECT_EQ(answered.status, 200);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'lost-4'"), "none");
+    EXPECT_NE(receiver->log().find("its answer was lost: booked at its most"), std::string::npos) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
+                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'broke' AND t.action = 'get_conversation'"),
+              "2 2")
         << receiver->log();
 }
 
