@@ -156,6 +156,7 @@ asio::awaitable<api::handler_result> service::handle_control(api::request& req, 
                                        {"type", e->type},
                                        {"account_id", e->account_id},
                                        {"created_at", iso8601_ms(e->created_at)},
+                                       {"profile_url", e->person},
                                        {"payload", e->payload}});
                 }
             }

@@ -80,6 +80,23 @@ json accepted_invitation_body(const settings& cfg, const accepted_person& p) {
                 {"name", p.name},                 {"invitation_id", p.invitation_id}};
 }
 
+json message_event_body(const settings& cfg, const message_fields& m) {
+    // api-facts 1.3: the docs' example names the sender flat (sender_name, sender_profile); a
+    // third-party sample reads sender_profile_url, another consumer event.sender.{name,
+    // profile_url}; no field is documented for certain, so a reading may name none.
+    json body{{"message_text", m.text}, {"conversation_id", m.conversation_id}, {"message_id", m.message_id}};
+    if (cfg.dialect_message_sender == "sender_profile_url") {
+        body["sender_name"] = m.sender_name;
+        body["sender_profile_url"] = m.sender_profile_url;
+    } else if (cfg.dialect_message_sender == "sender_object") {
+        body["sender"] = json{{"name", m.sender_name}, {"profile_url", m.sender_profile_url}};
+    } else if (cfg.dialect_message_sender != "conversation_only") {
+        body["sender_name"] = m.sender_name;
+        body["sender_profile"] = m.sender_profile_url;
+    }
+    return body;
+}
+
 bool webhook_wants(const settings& cfg, const std::vector<std::string>& events, const std::string& type) {
     // api-facts 1.1: disconnection reaches every webhook whatever its filter (the default reading).
     if (type == "disconnection" && cfg.dialect_disconnection == "always") {

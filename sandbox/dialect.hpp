@@ -38,6 +38,17 @@ struct accepted_person {
 };
 json accepted_invitation_body(const settings& cfg, const accepted_person& p);
 
+// The fields of a new-message event body, its sender named as dialect_message_sender says (not
+// at all under conversation_only).
+struct message_fields {
+    std::string text;
+    std::string sender_name;
+    std::string sender_profile_url;
+    std::string conversation_id;
+    std::string message_id;
+};
+json message_event_body(const settings& cfg, const message_fields& m);
+
 // A RATE_LIMITED answer's message: `natural` (an account's limit names the account, the key's
 // does not) under names_account; the same text for every scope under generic ("too many
 // requests", the spec's words) and your_account ("... for your account", the customer's account,

@@ -4,6 +4,7 @@
 // Conversations live in account.conversations (index kept in conversation_by_person); each
 // holds its messages oldest first. Every message the account actually sends is also appended
 // to svc.message_records(), so tests can count duplicates.
+#include "sandbox/dialect.hpp"
 #include "sandbox/network_detail.hpp"
 #include "sandbox/service.hpp"
 
@@ -80,11 +81,8 @@ void deliver_reply(service& svc, account_state& account, person_id who, const st
     ++conv.unread;
     // api-facts 1.1: subscribers filter on message_received, but event.type is "message".
     svc.publish_event(account, "message",
-                      json{{"message_text", text},
-                           {"sender_name", full_name(p)},
-                           {"sender_profile", world::profile_url(p)},
-                           {"conversation_id", conv.id},
-                           {"message_id", m.entity_urn}});
+                      message_event_body(svc.cfg(), {text, full_name(p), world::profile_url(p), conv.id, m.entity_urn}),
+                      world::profile_url(p));
 }
 
 // Draws, from the account, the person and how many messages the account sent so far, whether

@@ -72,7 +72,8 @@ void complete_acceptance(service& svc, account_state& account, person_id who) {
     svc.publish_event(account, "accepted_invitation",
                       accepted_invitation_body(svc.cfg(), accepted_person{world::profile_url(p), p.public_id,
                                                                           p.first_name, p.last_name, full_name(p),
-                                                                          std::to_string(rel.invitation_id)}));
+                                                                          std::to_string(rel.invitation_id)}),
+                      world::profile_url(p));
 }
 
 bool will_accept(const service& svc, const std::string& account_id, const person& p) {

@@ -327,7 +327,7 @@ void service::schedule_after(std::chrono::milliseconds delay, std::function<void
 }
 
 std::shared_ptr<const stored_event> service::publish_event(account_state& account, const std::string& type,
-                                                            json body) {
+                                                            json body, std::string person) {
     auto at = now();
     if (cfg_.dialect_poll_cursor == "since" && unix_ms(at) <= unix_ms(last_event_at_)) {
         // Polling by `since` alone (millisecond created_at) pages without loss only when no two
@@ -340,6 +340,7 @@ std::shared_ptr<const stored_event> service::publish_event(account_state& accoun
     ev->sequence = event_counter_;
     ev->account_id = account.id;
     ev->type = type;
+    ev->person = std::move(person);
     ev->created_at = at;
     ev->payload = render_event(cfg_, account.id, account.name, type, std::move(body), at);
     // Retention: hosted events are kept event_retention_s; older ones are dropped here.

@@ -201,7 +201,10 @@ public:
 
     // Publishes an event of `account`: stores it, records it and hands it to its webhooks.
     // `body` is the inner `event` object; its `type` and `timestamp` are filled in.
-    std::shared_ptr<const stored_event> publish_event(account_state& account, const std::string& type, json body);
+    // `person`: whom the event is about, kept for the control interface whatever the payload says
+    // of them (a dialect may name nobody).
+    std::shared_ptr<const stored_event> publish_event(account_state& account, const std::string& type, json body,
+                                                      std::string person = {});
     const std::deque<std::shared_ptr<const stored_event>>& events() const { return events_; }
     const stored_event* find_event(std::string_view event_id) const;
 

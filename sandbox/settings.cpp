@@ -109,6 +109,7 @@ const std::vector<dialect_dimension>& dialect_dimensions() {
         {"dialect_error_account_id", {"true", "false"}},
         {"dialect_extra_fields", {"false", "true"}},
         {"dialect_rate_limit_message", {"names_account", "generic", "your_account"}},
+        {"dialect_message_sender", {"sender_profile", "sender_profile_url", "sender_object", "conversation_only"}},
     };
     return dims;
 }
@@ -246,6 +247,10 @@ const std::vector<entry>& table() {
         choice("dialect_accepted_shape", "accepted_invitation body: flat person, new_connections list or data",
                &settings::dialect_accepted_shape),
         choice("dialect_message_type", "type string of a new-message event", &settings::dialect_message_type),
+        choice("dialect_message_sender",
+               "how a new-message event names its sender: sender_profile, sender_profile_url, a sender object, "
+               "or not at all (its conversation only)",
+               &settings::dialect_message_sender),
         choice("dialect_disconnection", "disconnection to every webhook, or only to those subscribed to it",
                &settings::dialect_disconnection),
         choice("dialect_sse_event_name", "SSE event name: webhook, or the event's type",

@@ -99,6 +99,10 @@ struct settings {
     std::string dialect_event_envelope = "wrapper";       // wrapper | flat_type | flat_event
     std::string dialect_accepted_shape = "single";        // single | list | data
     std::string dialect_message_type = "message";         // message | message_received
+    // Where a message event names its sender: sender_profile (the docs' example, flat),
+    // sender_profile_url (a third-party sample), sender_object ({sender: {name, profile_url}}), or
+    // conversation_only (no sender: the conversation and the text alone).
+    std::string dialect_message_sender = "sender_profile";
     std::string dialect_disconnection = "always";         // always | subscribed
     std::string dialect_sse_event_name = "webhook";       // webhook | type
     bool dialect_sse_ids = true;

@@ -212,6 +212,7 @@ struct stored_event {
     std::uint64_t sequence = 0;       // 1, 2, ... in publication order (numeric poll cursors)
     std::string type;                 // message | accepted_invitation | disconnection (whatever the dialect)
     json payload;                     // the event as emitted, in the dialect's envelope (dialect.hpp)
+    std::string person;               // the profile URL of whom it is about, when known (control only)
     time_point created_at{};
 };
 

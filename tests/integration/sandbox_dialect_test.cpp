@@ -290,6 +290,61 @@ TEST(SandboxDialect, MessageTypeMessageReceived) {
     EXPECT_EQ(m->event, "message_received"); // the SSE name follows the type string
 }
 
+// Where a message event names its sender (api-facts 1.3: the docs' example, two third-party
+// readings, or not at all); the control interface names the person whatever the payload does.
+json message_event_with(const std::string& sender_dialect, std::string& from, json& control_record) {
+    sandbox sb({"--dialect-message-sender", sender_dialect});
+    std::string account = login_account(sb.api, key, "tok-1");
+    std::string hosted = sb.create(json{{"account_id", account}})["webhook_id"];
+    from = sb.receive_message(account, "hello there");
+    json body = first_polled_event(sb, hosted)["event"];
+    const json fired = sb.control.get("/control/events").body_json();  // kept alive for the loop
+    for (const auto& e : fired["events"]) {
+        if (e["type"] == "message") {
+            control_record = e;
+        }
+    }
+    EXPECT_EQ(body["message_text"], "hello there");
+    EXPECT_TRUE(body["conversation_id"].is_string()) << body.dump();
+    return body;
+}
+
+TEST(SandboxDialect, MessageSenderAsTheDocsExampleIsTheDefault) {
+    std::string from;
+    json record;
+    json body = message_event_with("sender_profile", from, record);
+    EXPECT_EQ(body["sender_profile"], from);
+    EXPECT_TRUE(body["sender_name"].is_string());
+    EXPECT_EQ(record["profile_url"], from);
+}
+
+TEST(SandboxDialect, MessageSenderAsProfileUrl) {
+    std::string from;
+    json record;
+    json body = message_event_with("sender_profile_url", from, record);
+    EXPECT_EQ(body["sender_profile_url"], from);
+    EXPECT_FALSE(body.contains("sender_profile")) << body.dump();
+}
+
+TEST(SandboxDialect, MessageSenderAsAnObject) {
+    std::string from;
+    json record;
+    json body = message_event_with("sender_object", from, record);
+    EXPECT_EQ(body["sender"]["profile_url"], from) << body.dump();
+    EXPECT_TRUE(body["sender"]["name"].is_string()) << body.dump();
+    EXPECT_FALSE(body.contains("sender_profile")) << body.dump();
+}
+
+TEST(SandboxDialect, MessageNamingOnlyItsConversation) {
+    std::string from;
+    json record;
+    json body = message_event_with("conversation_only", from, record);
+    for (const char* field : {"sender", "sender_name", "sender_profile", "sender_profile_url"}) {
+        EXPECT_FALSE(body.contains(field)) << field << ": " << body.dump();
+    }
+    EXPECT_EQ(record["profile_url"], from) << record.dump();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Disconnection filtering and SSE
 
@@ -651,7 +706,7 @@ const std::vector<std::string> dialect_settings = {
     "retry_after",           "dialect_webhook_activation", "dialect_event_envelope",  "dialect_accepted_shape",
     "dialect_message_type",  "dialect_disconnection",      "dialect_sse_event_name",  "dialect_sse_ids",
     "dialect_poll_cursor",   "dialect_search_page_cap",    "dialect_timestamps",      "dialect_error_account_id",
-    "dialect_extra_fields"};
+    "dialect_extra_fields",  "dialect_rate_limit_message", "dialect_message_sender"};
 
 json effective_dialect(const std::vector<std::string>& args) {
     sandbox sb(args);
@@ -682,6 +737,7 @@ TEST(SandboxDialect, DefaultsAreListedAndLogged) {
     EXPECT_EQ(s["dialect_timestamps"], "zoned");
     EXPECT_EQ(s["dialect_error_account_id"], "true");
     EXPECT_EQ(s["dialect_extra_fields"], "false");
+    EXPECT_EQ(s["dialect_message_sender"], "sender_profile");
     std::string log = sb.process.log();
     auto line = log.find("dialect: dialect=default");
     ASSERT_NE(line, std::string::npos) << log;
