@@ -698,19 +698,22 @@ struct intake::impl {
                 sender = co_await sender_of_conversation(ev, account);
             } else {
                 ++stats.unread_conversations;
-                spdlog::warn("serve: account={} message event names only its conversation {}, and {}: not read "
-                             "(get_conversation), stored with no lead",
-                             orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
-                             payer == 0 ? "none of the account's campaigns has credits left to pay for its read"
-                                        : "the account has no campaign whose lead could have written it");
+                // An account with no campaign is not ours to read for (info); one whose campaigns
+                // are out of credits loses replies' attribution (warning).
+                spdlog::log(payer == 0 ? spdlog::level::warn : spdlog::level::info,
+                            "serve: account={} message event names only its conversation {}, and {}: not read "
+                            "(get_conversation), stored with no lead",
+                            orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
+                            payer == 0 ? "none of the account's campaigns has credits left to pay for its read"
+                                       : "the account has no campaign whose lead could have written it");
             }
             named.sender_profile_url = sender.profile_url;
             auto job = [this, &named, &source_id, &account] { return store_event(named, source_id, account); };
             const int added = co_await on_db(job);
             // The read is charged to the campaign of the person's enrollment on the account, as
-            // the sweep's reads are; a read that names no lead (our own message echoed back,
-            // nobody, a person who is no lead there) or whose answer was lost, to the campaign
-            // that paid for it.
+            // the sweep's reads are, while it has credits left; a read that names no lead (our
+            // own message echoed back, nobody, a person who is no lead there), whose lead's
+            // campaign has nothing left, or whose answer was lost, to the campaign that paid.
             auto book = [this, &sender, &account, payer] {
                 if (sender.credits <= 0) {
                     return std::int64_t{0};
@@ -720,7 +723,7 @@ struct intake::impl {
                 if (!sender.profile_url.empty()) {
                     auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url),
                                             account);
-                    if (!c.empty()) {
+                    if (!c.empty() && credits_left(tx, c[0][0].as<std::int64_t>(), account) > 0) {
                         campaign = c[0][0].as<std::int64_t>();
                     }
                 }

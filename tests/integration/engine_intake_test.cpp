@@ -1429,8 +1429,9 @@ TEST_F(IntakeTest, AMessageEventNamingOnlyItsConversationReachesItsLead) {
 // The read that finds such an event's sender is billed before it is known whom it serves, and
 // anyone may write to the account: it is made only while one of the account's campaigns has
 // credits left to pay for it. Without one the event is stored with no lead, unread, said and
-// counted; once a campaign has credits, the next such event is read again. Before, every such
-// event was read whatever the budgets, and a read that named no lead was in no ledger.
+// counted; once a campaign has credits, the next such event is read again, and charged to it when
+// the lead's own campaign has nothing left. Before, every such event was read whatever the
+// budgets, a read that named no lead was in no ledger, and a lost one was booked nowhere.
 TEST_F(IntakeTest, AConversationReadToFindASenderWaitsForACampaignWithCredits) {
     start({"--reply-probability", "0"});
     env_->set("ORCH_API_TIMEOUT_MS", "1000");  // for the lost read at the end
@@ -1484,33 +1485,49 @@ TEST_F(IntakeTest, AConversationReadToFindASenderWaitsForACampaignWithCredits) {
     const auto metrics = metrics_of(admin_port);
     EXPECT_NE(metrics.find("orch_intake_conversations_unread_total 2\n"), std::string::npos) << metrics;
 
-    // Credits again: the next one is read. It is our own message echoed back, which names no
-    // lead, and its read is charged to the campaign that paid for it.
-    set = env_->run({"budget", "set", "broke", "--credits", "10"});
-    ASSERT_EQ(set.exit_code, 0) << set.output;
+    // Another campaign of the account with credits: the next one is read. It is a reply of the
+    // first campaign's lead, whose campaign has nothing left: the read is charged to the one that
+    // paid for it, and the reply reaches its lead.
     http_client api("127.0.0.1", sandbox_->port());
+    const json connections = api.v2("test-key", "network", account, "list_connections", {{"count", 5}}).body_json();
+    ASSERT_GE(connections["data"]["connections"].size(), 2u) << connections.dump();
+    ASSERT_EQ(apply_one_message("rich", connections["data"]["connections"][1]["profile_url"]).exit_code, 0);
     auto sent = api.v2("test-key", "messages", account, "send", {{"profile_url", url}, {"message_text", "Hello"}});
     ASSERT_EQ(sent.status, 200) << sent.body;
-    EXPECT_EQ(post("echo-3", sent.body_json()["data"]["conversation_id"]).status, 200);
+    const std::string conversation = sent.body_json()["data"]["conversation_id"];
+    ASSERT_EQ(control.post("/control/events", {{"type", "message_received"}, {"account_id", account},
+                                               {"profile_url", url}, {"text", "Sounds good"}})
+                  .status,
+              200);
+    EXPECT_EQ(deliver(port, account,
+                      R"({"event_id":"reply-3","type":"message","data":{"conversation_id":")" + conversation +
+                          R"(","message_text":"Sounds good"}})",
+                      secret)
+                  .status,
+              200);
     EXPECT_EQ(reads(), 1u);
-    EXPECT_NE(receiver->log().find("is our own message: no reply"), std::string::npos) << receiver->log();
-    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
-                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'broke' AND t.action = 'get_conversation'"),
-              "1 1")
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(ev.lead_id::text, 'none') FROM events ev WHERE ev.source_id = 'reply-3'"),
+              env_->scalar("SELECT lead_id::text FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                           "WHERE c.name = 'broke'"))
         << receiver->log();
+    const auto charged = [&](const char* campaign) {
+        return env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t JOIN campaigns "
+                            "c USING (campaign_id) WHERE c.name = '" + std::string(campaign) +
+                            "' AND t.action = 'get_conversation'");
+    };
+    EXPECT_EQ(charged("rich"), "1 1") << receiver->log();
+    EXPECT_EQ(charged("broke"), "0 0") << receiver->log();
 
     // An API slower than api_timeout_ms: the read's answer is lost after the API most likely
     // billed it. It is booked at its most (10 messages asked: 1 credit) on the campaign that paid.
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 2500}, {"latency_ms_max", 3000}}).status, 200);
-    const auto answered = post("lost-4", sent.body_json()["data"]["conversation_id"]);
+    const auto answered = post("lost-4", conversation);
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 0}, {"latency_ms_max", 0}}).status, 200);
     EXPECT_EQ(answered.status, 200);
     EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') FROM events WHERE source_id = 'lost-4'"), "none");
     EXPECT_NE(receiver->log().find("its answer was lost: booked at its most"), std::string::npos) << receiver->log();
-    EXPECT_EQ(env_->scalar("SELECT count(*) || ' ' || COALESCE(sum(posted), 0) FROM ledger_transfers t "
-                           "JOIN campaigns c USING (campaign_id) WHERE c.name = 'broke' AND t.action = 'get_conversation'"),
-              "2 2")
-        << receiver->log();
+    EXPECT_EQ(charged("rich"), "2 2") << receiver->log();
+    EXPECT_EQ(charged("broke"), "0 0") << receiver->log();
 }
 
 }  // namespace
