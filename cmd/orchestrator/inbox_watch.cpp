@@ -204,7 +204,12 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
     if (st == "sent" || (wait_s == 0 && !final_state(state))) {
         return 0;
     }
-    if (st == "in_flight" || st == "reconcile") {
+    if (o.what == kind::existing && (st == "refused" || st == "failed")) {
+        // The request is idempotent on its key (by default the reply and the text), so asking
+        // again after raising a budget finds the refusal again; a new key is a new request.
+        std::cerr << "the same reply was " << st << " before and is not asked for again; to send it now, give it a "
+                  << "new idempotency key: `orchestrator inbox reply " << r.event_id << " TEXT --key retry-1`\n";
+    } else if (st == "in_flight" || st == "reconcile") {
         // Its send left, or may have: "not sent" would be wrong when the message went out and only
         // its answer was lost (a serve killed mid-send).
         std::cerr << "not confirmed within " << wait_s << " s: the send may have gone out, and serve reads the "

@@ -483,6 +483,15 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_EQ(refused["credits"], 0);
     EXPECT_EQ(sent_count("No budget for this"), 0);
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0");
+    // Asked again as it was written (after a raise, say), the request finds its refusal, and the
+    // CLI says how to send it anew: before, it only said the reply was asked for before.
+    auto again = env_->run({"inbox", "reply", std::to_string(list[1]["id"].get<std::int64_t>()), "No budget for this"});
+    EXPECT_EQ(again.exit_code, 1) << again.output;
+    EXPECT_NE(again.output.find("the same reply was refused before and is not asked for again; to send it now, give "
+                                "it a new idempotency key"),
+              std::string::npos)
+        << again.output;
+    EXPECT_EQ(sent_count("No budget for this"), 0);
 
     // Not interested: the person goes on the do-not-contact list; a reply to them is refused.
     const auto profile = list[2]["profile_url"].get<std::string>();
