@@ -236,6 +236,25 @@ live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std:
                       "budget to charge";
         return out;
     }
+    // The read is charged without a reservation, at up to its most (100 messages: 10 credits):
+    // it is made only when the campaign has that much left in its budget, today's day cap and its
+    // cap on the account, so that it cannot go past them. Before, it read and billed a campaign
+    // with nothing left (a trial).
+    const std::int64_t most =
+        outreach::estimate_v2("messages", "get_conversation", outreach::json{{"count", 100}}).credits;
+    std::int64_t left = 0;
+    guarded("inbox/live", [&] {
+        pqxx::read_transaction tx(conn);
+        left = ledger::read_allowance(tx, campaign_id, account, std::chrono::system_clock::now());
+        return 0;
+    });
+    if (left < most) {
+        out.status = 409;
+        out.message = "campaign " + campaign_name + " has " + std::to_string(left < 0 ? 0 : left) +
+                      (left == 1 ? " credit" : " credits") + " left in its budget or caps, and reading the "
+                      "conversation may cost up to " + std::to_string(most) + ": not read (raise it with `budget set`)";
+        return out;
+    }
     // The key's request bucket and the cooldowns, as serve's own calls take them.
     limits::limiter limiter(limiter_settings(cfg));
     limits::check c;
@@ -259,7 +278,7 @@ live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std:
     auto api = std::move(*made);
     outreach::get_conversation_params p;
     p.profile_url = profile;
-    p.count = 100;
+    p.count = 100;  // `most` above is this read's
     auto call = [&]() -> boost::asio::awaitable<outreach::result<outreach::conversation_page>> {
         co_return co_await api.get_conversation(account, p);
     };
@@ -283,9 +302,6 @@ live_outcome live_conversation(pqxx::connection& conn, const settings& cfg, std:
         if (r.error().may_have_been_charged) {
             // Its answer was lost after it reached the API, which most likely billed it: booked
             // at its most, as every lost read is, so that the budget counts it.
-            const std::int64_t most =
-                outreach::estimate_v2("messages", "get_conversation", outreach::json{{"count", p.count.value_or(100)}})
-                    .credits;
             guarded("inbox/live", [&] {
                 pqxx::work tx(conn);
                 ledger::charge(tx, {campaign_id, account, "get_conversation", most}, std::chrono::system_clock::now());

@@ -568,18 +568,9 @@ struct intake::impl {
         }
     }
 
-    // What a campaign may still spend on a read through the account, charged without a
-    // reservation: the least of its budget's available credits, today's day cap and its cap on
-    // the account (db thread). No budget in the ledger: not ours to stop.
+    // What a campaign may still spend on a read through the account (db thread).
     static std::int64_t credits_left(pqxx::transaction_base& tx, std::int64_t campaign, const std::string& account) {
-        auto r = tx.exec_params(q("intake/campaign_available"), campaign);
-        std::int64_t have = r.empty() ? std::numeric_limits<std::int64_t>::max() : r[0][0].as<std::int64_t>();
-        for (const auto& u : ledger::cap_use(tx, campaign, std::chrono::system_clock::now())) {
-            if (u.cap && (u.scope == "day" || (u.scope == "account" && u.key == account))) {
-                have = std::min(have, u.available);
-            }
-        }
-        return have;
+        return ledger::read_allowance(tx, campaign, account, std::chrono::system_clock::now());
     }
 
     // The campaign that pays for a read on the account before it is known whom the read serves

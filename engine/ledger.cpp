@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <set>
 #include <stdexcept>
@@ -996,6 +997,18 @@ std::vector<cap_use_row> cap_use(pqxx::transaction_base& tx, std::int64_t campai
                        r[3].as<std::int64_t>(), r[4].as<std::int64_t>(), r[5].as<std::int64_t>()});
     }
     return out;
+}
+
+std::int64_t read_allowance(pqxx::transaction_base& tx, std::int64_t campaign_id, const std::string& account,
+                            time_point now) {
+    auto r = run(tx, "intake/campaign_available", campaign_id);
+    std::int64_t have = r.empty() ? std::numeric_limits<std::int64_t>::max() : r[0][0].as<std::int64_t>();
+    for (const auto& u : cap_use(tx, campaign_id, now)) {
+        if (u.cap && (u.scope == "day" || (u.scope == "account" && u.key == account))) {
+            have = std::min(have, u.available);
+        }
+    }
+    return have;
 }
 
 std::vector<campaign_budget_row> campaign_budgets(pqxx::transaction_base& tx, const std::string& name) {

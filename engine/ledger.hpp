@@ -255,6 +255,13 @@ struct cap_use_row {
 };
 std::vector<cap_use_row> cap_use(pqxx::transaction_base& tx, std::int64_t campaign_id, time_point now);
 
+// What a campaign may still spend through `account` on a read charged without a reservation
+// (serve's sweep and attribution reads, the inbox's live read): the least of its budget's
+// available credits, today's day cap and its cap on the account. No budget in the ledger: the
+// largest int64 (not ours to stop).
+std::int64_t read_allowance(pqxx::transaction_base& tx, std::int64_t campaign_id, const std::string& account,
+                            time_point now);
+
 enum class dimension { action, account, day };
 struct spend_row {
     std::string key;                     // the action, the sender account or the day (YYYY-MM-DD)

@@ -447,6 +447,39 @@ TEST_F(InboxTest, ALiveReadWhoseAnswerWasLostIsBookedAtItsMost) {
     EXPECT_EQ(booked() - before, 10);
 }
 
+// `inbox show --live` reads at up to 10 credits (100 messages), charged without a reservation: a
+// campaign with less than that left in its budget is not read, nothing is billed, and both the
+// CLI and the admin API say why. Before, the read went past the budget (a trial: 140 of 139).
+TEST_F(InboxTest, ALiveReadIsNotMadeWhenTheCampaignCannotPayItsMost) {
+    auto list = replies();
+    ASSERT_GE(list.size(), 1u);
+    const auto id = std::to_string(list[0]["id"].get<std::int64_t>());
+    const std::string available =
+        "SELECT a.balance FROM ledger_scopes s JOIN ledger_accounts a USING (scope_id) JOIN campaigns c "
+        "USING (campaign_id) WHERE c.name = 'inbox-demo' AND s.kind = 'campaign' AND a.kind = 'available'";
+    const auto total = std::stoll(env_->scalar("SELECT total FROM ledger_budgets b JOIN campaigns c USING "
+                                               "(campaign_id) WHERE c.name = 'inbox-demo'"));
+    const auto five_left = std::to_string(total - std::stoll(env_->scalar(available)) + 5);
+    auto set = env_->run({"budget", "set", "inbox-demo", "--credits", five_left});
+    ASSERT_EQ(set.exit_code, 0) << set.output;
+    ASSERT_EQ(env_->scalar(available), "5");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto reads = [&] {
+        return control.get("/control/requests?key=test-key&action=get_conversation").body_json()["requests"].size();
+    };
+    const auto reads_before = reads();
+    auto r = env_->run({"inbox", "show", id, "--live"});
+    EXPECT_EQ(r.exit_code, 1) << r.output;
+    EXPECT_NE(r.output.find("campaign inbox-demo has 5 credits left in its budget or caps, and reading the "
+                            "conversation may cost up to 10: not read"),
+              std::string::npos)
+        << r.output;
+    auto live = call("GET", "/v1/inbox/" + id + "?live=true");
+    EXPECT_EQ(live.status, 409) << live.body;
+    EXPECT_EQ(reads(), reads_before);
+    EXPECT_EQ(env_->scalar(available), "5");
+}
+
 // An exhausted send quota holds the reply (not sent, not billed); an exhausted budget refuses it;
 // a person on the do-not-contact list and an unavailable account are refused at once.
 TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
