@@ -1408,6 +1408,19 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
             // A cancelled campaign (no apply would search) or a database that stopped answering.
         }
     }
+    // serve's catch-up sweep (every sweep_seconds) reads what the campaign's leads wait for, billed
+    // to it and not in the per-lead figures: a pending invitation's check (1 credit each, 10 or
+    // fewer; list_sent beyond) and the inbox (1 credit per 10 conversations) while a messaged lead
+    // has not replied. The floor is one credit of each per sender and sweep while any lead waits;
+    // over the campaign's calendar days it adds up (a trial: a budget of 100 gone in a day of waits).
+    bool invites = false, sends = false;
+    for (const auto& st : c.value.steps) {
+        invites = invites || st.kind == cs::step_kind::invite;
+        sends = sends || st.kind == cs::step_kind::send;
+    }
+    const std::int64_t sweep_floor = (invites ? 1 : 0) + (sends ? 1 : 0);
+    const std::int64_t sweeps_per_day = 86'400 / std::max<std::int64_t>(s.sweep_seconds, 1);
+    const std::int64_t sweep_per_day = sweep_floor * sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
     // A quota that lets nothing through takes "never" (the estimate's 1e9 days): null in JSON,
     // "never" in the table and the CSV, not a number of days no one can use.
     const auto never = [](double d) { return d >= 1e8; };
@@ -1448,6 +1461,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         j["senders_ramping_up"] = ramp ? orch::engine::json{{"read", ramp->read}, {"ramping", ramp->ramping}}
                                        : orch::engine::json(nullptr);
         j["search_held"] = search_held.empty() ? orch::engine::json(nullptr) : orch::engine::json(search_held);
+        j["sweep"] = {{"sweep_seconds", s.sweep_seconds},
+                      {"credits_per_sender_and_sweep_min", sweep_floor},
+                      {"credits_per_day_min", sweep_per_day}};
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
@@ -1499,6 +1515,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (!search_held.empty()) {
         std::printf("  search       %s: the figures here are for all %lld\n", orch::text::escaped(search_held).c_str(),
                     static_cast<long long>(in.leads));
+    }
+    if (sweep_floor > 0) {
+        std::printf("  sweeps       serve's catch-up sweep, every %lld s (sweep_seconds: %lld a day), reads what the "
+                    "leads wait for, charged to the campaign and not in the figures above: per sender and sweep while "
+                    "any lead waits, %s%s%s; at least %lld credits a day for %s, more with more pending invitations "
+                    "or conversations\n",
+                    static_cast<long long>(s.sweep_seconds), static_cast<long long>(sweeps_per_day),
+                    invites ? "1 credit per pending invitation (10 or fewer; 1 per 10 beyond)" : "",
+                    invites && sends ? " and " : "",
+                    sends ? "1 per 10 conversations of the inbox while a messaged lead has not replied" : "",
+                    static_cast<long long>(sweep_per_day),
+                    orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str());
     }
     if (r.account_cap_short) {
         std::printf("  account cap  each sender may spend %lld credits (budget_per_account_credits); the busiest may "

@@ -859,6 +859,18 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_EQ(j["bottleneck"], "invite");            // 100 invitations at 2 x 10 a day
     EXPECT_DOUBLE_EQ(j["working_days"].get<double>(), 5.0);
     EXPECT_DOUBLE_EQ(j["calendar_days"].get<double>(), 7.0 + 7.0);
+    // serve's catch-up sweep while leads wait, not in the per-lead figures: a check and an inbox
+    // read per sender and sweep at least, every 900 s (96 a day), for 2 senders. Before, nothing
+    // said so (a trial: a budget of 100 gone in a day of waits).
+    EXPECT_EQ(j["sweep"]["sweep_seconds"], 900);
+    EXPECT_EQ(j["sweep"]["credits_per_sender_and_sweep_min"], 2);
+    EXPECT_EQ(j["sweep"]["credits_per_day_min"], 2 * 96 * 2);
+    auto text = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file},
+                                        {{"ORCH_SWEEP_SECONDS", "3600"}, {"DATABASE_URL", ""}});
+    ASSERT_EQ(text.exit_code, 0) << text.output;
+    EXPECT_NE(text.output.find("serve's catch-up sweep, every 3600 s (sweep_seconds: 24 a day)"), std::string::npos)
+        << text.output;
+    EXPECT_NE(text.output.find("at least 96 credits a day for 2 senders"), std::string::npos) << text.output;
 
     // A campaign's limit on checks is a quota like the others (the limits gate holds them to
     // it): up to 2 checks a lead, 100 a sender at 5 a day, 20 working days.
