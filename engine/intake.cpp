@@ -568,14 +568,9 @@ struct intake::impl {
         }
     }
 
-    // What a campaign may still spend on a read through the account (db thread).
-    static std::int64_t credits_left(pqxx::transaction_base& tx, std::int64_t campaign, const std::string& account) {
-        return ledger::read_allowance(tx, campaign, account, std::chrono::system_clock::now());
-    }
-
     // The campaign that pays for a read on the account before it is known whom the read serves
     // (db thread): the first of the account's campaigns, those with live leads there first, that
-    // has credits left (credits_left). 0 when the account has campaigns and none has credits; -1
+    // has credits left (ledger::read_allowance). 0 when the account has campaigns and none has credits; -1
     // when it has none, so that no read can find a lead of it.
     std::int64_t account_payer(const std::string& account) {
         pqxx::read_transaction tx(db->connection());
@@ -583,7 +578,7 @@ struct intake::impl {
         for (const auto& r : tx.exec_params(q("intake/account_payers"), account)) {
             payer = 0;
             const auto campaign = r[0].as<std::int64_t>();
-            if (credits_left(tx, campaign, account) > 0) {
+            if (ledger::read_allowance(tx, campaign, account, std::chrono::system_clock::now()) > 0) {
                 payer = campaign;
                 break;
             }
@@ -602,7 +597,6 @@ struct intake::impl {
     struct conversation_sender {
         std::string profile_url;  // "" when not found
         std::int64_t credits = 0; // what the read cost; when its answer was lost, the most it could have
-        bool lost = false;        // the answer was lost after the request may have reached the API
     };
     asio::awaitable<conversation_sender> sender_of_conversation(const outreach::webhook_event& ev,
                                                                 const std::string& account) {
@@ -612,16 +606,18 @@ struct intake::impl {
         auto read = [this, &account, &p] { return api->get_conversation(account, p); };
         auto r = co_await gated(account, limits::action::check_invitation, read);
         if (!r) {
+            // A lost answer: the read most likely reached the API and was billed.
+            const bool lost = r.error().may_have_been_charged;
             conversation_sender failed;
-            if (r.error().may_have_been_charged) {
-                failed.lost = true;
-                failed.credits = outreach::estimate_v2("messages", "get_conversation", json{{"count", p.count.value_or(10)}}).credits;
+            if (lost) {
+                failed.credits =
+                    outreach::estimate_v2("messages", "get_conversation", json{{"count", p.count.value_or(10)}}).credits;
             }
             spdlog::warn("serve: account={} message event names only its conversation {}, whose read failed ({}{}): "
                          "stored with no lead",
                          orch::text::escaped(account), orch::text::escaped(ev.conversation_id),
                          orch::text::escaped(outreach::describe(r.error())),
-                         failed.lost ? "; its answer was lost: booked at its most" : "");
+                         lost ? "; its answer was lost: booked at its most" : "");
             co_return failed;
         }
         const std::int64_t credits = r->meta.credits_consumed.value_or(0);
@@ -714,8 +710,10 @@ struct intake::impl {
                 if (!sender.profile_url.empty()) {
                     auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url),
                                             account);
-                    if (!c.empty() && credits_left(tx, c[0][0].as<std::int64_t>(), account) > 0) {
-                        campaign = c[0][0].as<std::int64_t>();
+                    const auto lead_campaign = c.empty() ? 0 : c[0][0].as<std::int64_t>();
+                    if (lead_campaign > 0 &&
+                        ledger::read_allowance(tx, lead_campaign, account, std::chrono::system_clock::now()) > 0) {
+                        campaign = lead_campaign;
                     }
                 }
                 auto s = ledger::charge(tx, {campaign, account, "get_conversation", sender.credits},
@@ -1672,7 +1670,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 return it->second > 0;
             }
             pqxx::read_transaction tx(db->connection());
-            const std::int64_t have = credits_left(tx, campaign, account);
+            const std::int64_t have = ledger::read_allowance(tx, campaign, account, std::chrono::system_clock::now());
             tx.commit();
             left[campaign] = have;
             if (have <= 0 && sweep_told_capped.insert(campaign).second) {
