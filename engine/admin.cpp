@@ -182,6 +182,8 @@ struct admin_server::impl {
     std::uint64_t secrets_lost_seen = 0;
     prometheus::Family<prometheus::Counter>* conversations_unread = nullptr;
     std::uint64_t conversations_unread_seen = 0;
+    prometheus::Family<prometheus::Counter>* full_sweeps = nullptr;
+    std::array<std::uint64_t, 2> full_sweeps_seen{};
     std::int64_t watermark = 0;
     std::int64_t events_watermark = 0;
 
@@ -230,6 +232,12 @@ struct admin_server::impl {
                                           "lead, unread: none of the account's campaigns had credits left for the "
                                           "read (get_conversation) that finds their sender")
                                     .Register(*registry);
+        full_sweeps = &BuildCounter()
+                           .Name("orch_intake_full_sweeps_total")
+                           .Help("serve's periodic catch-up sweeps of an account: made, or skipped because the "
+                                 "account's sweeps found nothing the deliveries missed (its interval backing off "
+                                 "towards sweep_max_seconds) (outcome)")
+                           .Register(*registry);
         ledger_credits = &BuildGauge().Name("orch_ledger_credits").Help("Ledger credits over all campaigns by balance").Register(*registry);
     }
 
@@ -800,6 +808,13 @@ void admin_server::impl::scrape() {
         const auto unread = intake->unread_conversations.load();
         conversations_unread->Add({}).Increment(static_cast<double>(unread - conversations_unread_seen));
         conversations_unread_seen = unread;
+        const std::array<std::pair<const char*, std::uint64_t>, 2> sweeps = {
+            {{"made", intake->full_sweeps.load()}, {"skipped_quiet", intake->full_sweeps_skipped.load()}}};
+        for (std::size_t i = 0; i < sweeps.size(); ++i) {
+            full_sweeps->Add({{"outcome", sweeps[i].first}})
+                .Increment(static_cast<double>(sweeps[i].second - full_sweeps_seen[i]));
+            full_sweeps_seen[i] = sweeps[i].second;
+        }
     }
 }
 

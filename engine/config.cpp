@@ -307,6 +307,11 @@ const std::vector<setting_row>& rows() {
         {"sweep_seconds", "",
          "serve: how often the catch-up sweep checks pending invitations and replies (default 900)",
          number(&settings::sweep_seconds, 10, 7 * 86'400)},
+        {"sweep_max_seconds", "",
+         "serve: an account whose catch-up sweeps find nothing the deliveries missed is swept less often, its "
+         "interval doubling from sweep_seconds up to this; a sweep that finds a missed event brings it back to "
+         "sweep_seconds (default 3600; equal to sweep_seconds: no back-off)",
+         number(&settings::sweep_max_seconds, 10, 7 * 86'400)},
         {"webhook_check_seconds", "",
          "serve: how often the key's webhooks are listed to start again one of ours stopped on the API's side "
          "(one request; default 60)",
@@ -500,6 +505,12 @@ void check(const settings& s, const settings_needs& needs, std::vector<std::stri
     }
     if (!s.secret_key.empty() && s.secret_key.size() < 32) {
         problems.push_back("secret_key (ORCH_SECRET_KEY) must have at least 32 characters");
+    }
+    // Its default (3600) below a larger sweep_seconds is taken as sweep_seconds; given, it is checked.
+    if (from.count("sweep_max_seconds") != 0 && s.sweep_max_seconds < s.sweep_seconds) {
+        problems.push_back(given_at(from, {"sweep_max_seconds", "sweep_seconds"}) + "sweep_max_seconds (" +
+                           std::to_string(s.sweep_max_seconds) + ") must be at least sweep_seconds (" +
+                           std::to_string(s.sweep_seconds) + ")");
     }
     if (s.retry_cap_ms < s.retry_base_ms) {
         problems.push_back(given_at(from, {"retry_cap_ms", "retry_base_ms"}) + "retry_cap_ms (" +

@@ -73,6 +73,7 @@ struct settings {
     std::int64_t events_quiet_seconds = 3'600;
     // serve: how often the leader runs the catch-up sweep (and after any gap in intake).
     std::int64_t sweep_seconds = 900;
+    std::int64_t sweep_max_seconds = 3'600;  // a quiet account's full sweep backs off up to this
     // serve: how often the leader lists the key's webhooks to find one of ours stopped or gone on
     // the API's side (one request; also with each full sweep).
     std::int64_t webhook_check_seconds = 60;

@@ -16,6 +16,7 @@
 #include "engine/reply_pattern.hpp"
 #include "engine/secret_box.hpp"
 #include "engine/store.hpp"
+#include "engine/sweep_schedule.hpp"
 #include "api/text.hpp"
 #include "engine/time_format.hpp"
 #include "schema/schema.hpp"
@@ -650,8 +651,9 @@ struct intake::impl {
         co_return conversation_sender{found->sender_profile_url, credits};
     }
 
-    asio::awaitable<void> take(const outreach::webhook_event& ev, const std::string& source_id,
-                               const std::string& account) {
+    // Returns how many events it stored (0: a duplicate).
+    asio::awaitable<int> take(const outreach::webhook_event& ev, const std::string& source_id,
+                              const std::string& account) {
         ++stats.received;
         if (ev.type == outreach::event_type::unknown) {
             ++stats.unknown_types;
@@ -670,7 +672,7 @@ struct intake::impl {
             };
             if (co_await on_db(known)) {
                 ++stats.duplicates;
-                co_return;
+                co_return 0;
             }
             outreach::webhook_event named = ev;
             // The read is billed before it is known whom it serves: it is made only while one of
@@ -733,7 +735,7 @@ struct intake::impl {
                               orch::text::escaped(e.what()));
             }
             (added > 0 ? stats.stored : stats.duplicates) += static_cast<std::uint64_t>(added > 0 ? added : 1);
-            co_return;
+            co_return added;
         }
         auto job = [this, &ev, &source_id, &account] { return store_event(ev, source_id, account); };
         int added = co_await on_db(job);
@@ -742,6 +744,7 @@ struct intake::impl {
         } else {
             ++stats.duplicates;
         }
+        co_return added;
     }
 
     // Keeps a verified event that could not be read (db thread via on_db). Logged once: only when
@@ -867,7 +870,13 @@ struct intake::impl {
     // is set up again, and its account's intake is marked as having a gap, which the sweep covers
     // once it is back.
     asio::awaitable<void> verify_webhooks();
-    asio::awaitable<void> sweep_account(const std::string& account, const std::string& gap);
+    // Whether the sweep made every read it meant to (none failed), and how many events it stored
+    // that no delivery had.
+    struct sweep_result {
+        bool completed = false;
+        std::size_t found = 0;
+    };
+    asio::awaitable<sweep_result> sweep_account(const std::string& account, const std::string& gap);
     asio::awaitable<void> health_loop();
     void stop_hosted();
 };
@@ -1595,7 +1604,9 @@ json swept_event(const std::string& account, const char* type, const std::string
 
 }  // namespace
 
-asio::awaitable<void> intake::impl::sweep_account(const std::string& account, const std::string& gap) {
+asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const std::string& account,
+                                                                        const std::string& gap) {
+    sweep_result result;
     struct lead {
         std::int64_t id;
         std::string url;
@@ -1701,13 +1712,14 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     };
     // Called with named objects only: GCC 12 destroys a class-type temporary argument of a
     // coroutine twice (a crash in serve's first sweep when this took `inbox_message{}`).
-    auto found = [this, &account](const char* type, const std::string& url, const char* how,
-                                  const inbox_message& message, const std::string& id_suffix) -> asio::awaitable<void> {
+    auto found = [this, &account, &result](const char* type, const std::string& url, const char* how,
+                                           const inbox_message& message,
+                                           const std::string& id_suffix) -> asio::awaitable<void> {
         auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how, message));
         if (ev) {
             ++stats.swept;
             const std::string source = std::string("sweep:") + type + ":" + account + ":" + canonical_profile_url(url) + id_suffix;
-            co_await take(*ev, source, account);
+            result.found += co_await take(*ev, source, account) > 0 ? 1 : 0;
         }
     };
     const inbox_message no_message;
@@ -1801,7 +1813,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     };
     for (const lead* l : to_check) {
         if (stopping || !leading()) {
-            co_return;
+            co_return result;
         }
         if (co_await on_db(accepted_known(l->id))) {
             continue;
@@ -1818,7 +1830,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
             const json params = json::object();
             co_await book_lost(l->campaign, "network", "check_invitation", params, st.error());
             sweep_failed(account);
-            co_return;  // the gap stays open: a later sweep tries again
+            co_return result;  // the gap stays open: a later sweep tries again
         }
         auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
         co_await on_db(bill);
@@ -1891,7 +1903,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                 const json params = {{"count", list_page}};
                 co_await book_lost(inbox_payer, "messages", "list_inbox", params, page.error());
                 sweep_failed(account);
-                co_return;
+                co_return result;
             }
             auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
             co_await on_db(bill);
@@ -1961,7 +1973,7 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
                         const json params = {{"count", 10}};
                         co_await book_lost(l.campaign, "messages", "get_conversation", params, read.error());
                         sweep_failed(account);
-                        co_return;  // the gap stays open: a later sweep tries again
+                        co_return result;  // the gap stays open: a later sweep tries again
                     }
                     auto bill = charge(l.campaign, "get_conversation", read->meta.credits_consumed.value_or(0));
                     co_await on_db(bill);
@@ -2037,6 +2049,12 @@ asio::awaitable<void> intake::impl::sweep_account(const std::string& account, co
     };
     co_await on_db(done);
     sweep_retries.erase(account);
+    // A campaign that had nothing left for a read it needed leaves what the read would have found
+    // unknown: such a sweep is no proof the deliveries missed nothing.
+    result.completed = spent_out.empty() && std::none_of(left.begin(), left.end(), [](const auto& c) {
+        return c.second <= 0;
+    });
+    co_return result;
 }
 
 asio::awaitable<void> intake::impl::verify_webhooks() {
@@ -2100,6 +2118,7 @@ asio::awaitable<void> intake::impl::verify_webhooks() {
 }
 
 asio::awaitable<void> intake::impl::sweep_loop() {
+    sweep_schedule schedule(std::chrono::seconds(cfg.sweep_seconds), std::chrono::seconds(cfg.sweep_max_seconds));
     auto last_full = std::chrono::steady_clock::now();
     auto last_check = last_full;
     while (!stopping) {
@@ -2181,7 +2200,33 @@ asio::awaitable<void> intake::impl::sweep_loop() {
                     !full && r != sweep_retries.end() && std::chrono::steady_clock::now() < r->second.at) {
                     continue;
                 }
-                co_await sweep_account(account, gap);
+                if (!full) {
+                    co_await sweep_account(account, gap);
+                    continue;
+                }
+                // A full sweep (the listing gives no gap: an account with one is swept for it
+                // at the next turn whatever its schedule).
+                const auto started = std::chrono::steady_clock::now();
+                if (!schedule.due(account, started)) {
+                    ++stats.full_sweeps_skipped;
+                    spdlog::debug("serve: sweep of account={}: skipped, its sweeps found nothing missed (every {} s now)",
+                                  orch::text::escaped(account), schedule.interval(account).count());
+                    continue;
+                }
+                ++stats.full_sweeps;
+                const auto r = co_await sweep_account(account, gap);
+                if (const auto every = schedule.done(account, started, r.completed, r.found)) {
+                    if (r.found > 0) {
+                        spdlog::info("serve: sweep of account={} found {} the deliveries missed: it is swept every {} s "
+                                     "again (sweep_seconds)",
+                                     orch::text::escaped(account), orch::text::counted(r.found, "event", "events"),
+                                     every->count());
+                    } else {
+                        spdlog::info("serve: sweep of account={} found nothing the deliveries missed: its next full "
+                                     "sweep in {} s (doubling up to sweep_max_seconds, {} s, while they find nothing)",
+                                     orch::text::escaped(account), every->count(), schedule.ceiling().count());
+                    }
+                }
             }
         } catch (const std::exception& e) {
             spdlog::error("serve: catch-up sweep failed: {}", e.what());

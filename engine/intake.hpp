@@ -59,6 +59,10 @@ struct intake_stats {
     std::atomic<std::uint64_t> quarantined{0};  // verified but unreadable, kept raw
     std::atomic<std::uint64_t> unknown_types{0};// readable events of a type the engine does not use
     std::atomic<std::uint64_t> swept{0};        // events the catch-up sweep found
+    // Full sweeps of an account made, and skipped because its sweeps found nothing the deliveries
+    // missed (its interval backed off towards sweep_max_seconds).
+    std::atomic<std::uint64_t> full_sweeps{0};
+    std::atomic<std::uint64_t> full_sweeps_skipped{0};
     // Message events naming only their conversation, stored with no lead unread: no campaign of
     // the account had credits for the read that finds their sender.
     std::atomic<std::uint64_t> unread_conversations{0};

@@ -1413,6 +1413,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // fewer; list_sent beyond) and the inbox (1 credit per 10 conversations) while a messaged lead
     // has not replied. The floor is one credit of each per sender and sweep while any lead waits;
     // over the campaign's calendar days it adds up (a trial: a budget of 100 gone in a day of waits).
+    // A sender whose sweeps find nothing the deliveries missed is swept less often, down to every
+    // sweep_max_seconds: the quiet floor.
     bool invites = false, sends = false;
     for (const auto& st : c.value.steps) {
         invites = invites || st.kind == cs::step_kind::invite;
@@ -1421,6 +1423,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     const std::int64_t sweep_floor = (invites ? 1 : 0) + (sends ? 1 : 0);
     const std::int64_t sweeps_per_day = 86'400 / std::max<std::int64_t>(s.sweep_seconds, 1);
     const std::int64_t sweep_per_day = sweep_floor * sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
+    const std::int64_t quiet_seconds = std::max(s.sweep_seconds, s.sweep_max_seconds);
+    const std::int64_t quiet_sweeps_per_day = 86'400 / std::max<std::int64_t>(quiet_seconds, 1);
+    const std::int64_t quiet_per_day =
+        sweep_floor * quiet_sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
     // A quota that lets nothing through takes "never" (the estimate's 1e9 days): null in JSON,
     // "never" in the table and the CSV, not a number of days no one can use.
     const auto never = [](double d) { return d >= 1e8; };
@@ -1462,8 +1468,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                        : orch::engine::json(nullptr);
         j["search_held"] = search_held.empty() ? orch::engine::json(nullptr) : orch::engine::json(search_held);
         j["sweep"] = {{"sweep_seconds", s.sweep_seconds},
+                      {"sweep_max_seconds", quiet_seconds},
                       {"credits_per_sender_and_sweep_min", sweep_floor},
-                      {"credits_per_day_min", sweep_per_day}};
+                      {"credits_per_day_min", sweep_per_day},
+                      {"credits_per_day_min_quiet", quiet_per_day}};
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
             j["actions"].push_back({{"action", a.action},
@@ -1520,13 +1528,18 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::printf("  sweeps       serve's catch-up sweep, every %lld s (sweep_seconds: %lld a day), reads what the "
                     "leads wait for, charged to the campaign and not in the figures above: per sender and sweep while "
                     "any lead waits, %s%s%s; at least %lld credits a day for %s, more with more pending invitations "
-                    "or conversations\n",
+                    "or conversations%s\n",
                     static_cast<long long>(s.sweep_seconds), static_cast<long long>(sweeps_per_day),
                     invites ? "1 credit per pending invitation (10 or fewer; 1 per 10 beyond)" : "",
                     invites && sends ? " and " : "",
                     sends ? "1 per 10 conversations of the inbox while a messaged lead has not replied" : "",
                     static_cast<long long>(sweep_per_day),
-                    orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str());
+                    orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str(),
+                    quiet_seconds > s.sweep_seconds
+                        ? ("; " + std::to_string(quiet_per_day) + " a day once a sender's sweeps, finding nothing the "
+                           "deliveries missed, back off to every " + std::to_string(quiet_seconds) +
+                           " s (sweep_max_seconds)").c_str()
+                        : "");
     }
     if (r.account_cap_short) {
         std::printf("  account cap  each sender may spend %lld credits (budget_per_account_credits); the busiest may "

@@ -865,6 +865,17 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_EQ(j["sweep"]["sweep_seconds"], 900);
     EXPECT_EQ(j["sweep"]["credits_per_sender_and_sweep_min"], 2);
     EXPECT_EQ(j["sweep"]["credits_per_day_min"], 2 * 96 * 2);
+    // A sender whose sweeps find nothing missed is swept every sweep_max_seconds (3600 s): 24 a day.
+    EXPECT_EQ(j["sweep"]["sweep_max_seconds"], 3600);
+    EXPECT_EQ(j["sweep"]["credits_per_day_min_quiet"], 2 * 24 * 2);
+    auto quiet = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file},
+                                         {{"DATABASE_URL", ""}});
+    ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
+    EXPECT_NE(quiet.output.find("at least 384 credits a day for 2 senders, more with more pending invitations or "
+                                "conversations; 96 a day once a sender's sweeps, finding nothing the deliveries "
+                                "missed, back off to every 3600 s (sweep_max_seconds)"),
+              std::string::npos)
+        << quiet.output;
     auto text = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file},
                                         {{"ORCH_SWEEP_SECONDS", "3600"}, {"DATABASE_URL", ""}});
     ASSERT_EQ(text.exit_code, 0) << text.output;

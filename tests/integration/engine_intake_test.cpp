@@ -404,6 +404,62 @@ TEST_F(IntakeTest, ThePeriodicSweepRuns) {
     EXPECT_EQ(receiver->log().find("catch-up sweep failed"), std::string::npos) << receiver->log();
 }
 
+// A full sweep is a billed safety net: an account whose sweeps find nothing the deliveries
+// missed is swept less often, its interval doubling from sweep_seconds (10 s here) up to
+// sweep_max_seconds (20 s), and one whose sweep finds a missed event is swept every sweep_seconds
+// again. The webhooks point at a port nobody listens on: every delivery is lost, and only the
+// sweep finds the acceptance made on the API's side.
+TEST_F(IntakeTest, AQuietAccountsFullSweepBacksOffAndAMissedEventBringsItBack) {
+    start({"--accept-probability", "0", "--reply-probability", "0", "--webhook-max-attempts", "1"});
+    auto file = write("quiet.yaml", campaign_yaml("quiet", search_audience(3), "10m", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    {
+        auto worker = env_->spawn({"worker"});
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE status = 'waiting'", "3", 60'000))
+            << worker->log();
+        worker->stop(SIGTERM);
+    }
+    const auto config = write("backoff-settings.yaml", "sweep_seconds: 10\nsweep_max_seconds: 20\n");
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto sweep_reads = [&] {
+        return control.request("GET", "/control/requests?action=list_sent").body_json()["requests"].size() +
+               control.request("GET", "/control/requests?action=check_invitation").body_json()["requests"].size();
+    };
+    const auto listen = free_port();
+    auto receiver = env_->spawn({"--config", config, "serve", "--webhook-listen", "127.0.0.1:" + std::to_string(listen),
+                                 "--webhook-public-url", "http://127.0.0.1:" + std::to_string(free_port()) + "/webhooks"});
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    const auto said = [&](const std::string& what, int ms) {
+        for (int waited = 0; waited < ms; waited += 100) {
+            if (receiver->log().find(what) != std::string::npos) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(100));
+        }
+        return false;
+    };
+    // The first full sweep finds nothing missed: its next comes in 20 s, and the tick 10 s later
+    // reads nothing.
+    ASSERT_TRUE(said("found nothing the deliveries missed: its next full sweep in 20 s", 30'000)) << receiver->log();
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // every account's sweep of that tick is over
+    const auto quiet = sweep_reads();
+    ASSERT_GT(quiet, 0u);
+    std::this_thread::sleep_for(std::chrono::seconds(12));
+    EXPECT_EQ(sweep_reads(), quiet) << "a quiet account was swept at the next tick\n" << receiver->log();
+    // A lead accepts on the API's side; the delivery is lost; the next full sweep finds it, and
+    // its account is swept every 10 s again.
+    pqxx::connection conn(env_->database_url());
+    pqxx::nontransaction tx(conn);
+    auto lead = tx.exec1("SELECT e.account_id, l.profile_url FROM enrollments e JOIN leads l USING (lead_id) "
+                         "ORDER BY l.lead_id LIMIT 1");
+    auto accepted = control.post("/control/events", {{"type", "accepted_invitation"},
+                                                      {"account_id", lead[0].as<std::string>()},
+                                                      {"profile_url", lead[1].as<std::string>()}});
+    ASSERT_EQ(accepted.status, 200) << accepted.body;
+    EXPECT_TRUE(said("found 1 event the deliveries missed: it is swept every 10 s again", 30'000)) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events WHERE source_id LIKE 'sweep:accepted_invitation:%'"), "1");
+}
+
 // The catch-up sweep's reads are charged to the campaigns they serve as they come, with no
 // reservation: a campaign whose budget has nothing available gets none of its own (no
 // check_invitation of its leads, no list_sent for them: 12 pending leads an account would be

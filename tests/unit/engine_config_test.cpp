@@ -93,6 +93,17 @@ TEST(EngineConfig, ValuesWrongOnTheirOwnArePointedAtAndCrossChecksNameTheirSourc
     EXPECT_TRUE(mentions(load_settings(week, settings_needs{}).problems,
                          "environment ORCH_INVITE_PER_WEEK, flag --invite-per-day: invite_per_week (40) is below"));
 
+    // The sweep's back-off ceiling below its interval, given: said; at its default below a larger
+    // sweep_seconds: taken as sweep_seconds, no problem.
+    settings_sources sweep;
+    sweep.flags = {{"sweep_max_seconds", "600"}};
+    EXPECT_TRUE(mentions(load_settings(sweep, settings_needs{}).problems,
+                         "flag --sweep-max-seconds: sweep_max_seconds (600) must be at least sweep_seconds (900)"));
+    settings_sources longer;
+    longer.env = {{"ORCH_SWEEP_SECONDS", "7200"}, {"DATABASE_URL", "postgresql://x/y"}};
+    const auto taken = load_settings(longer, settings_needs{});
+    EXPECT_TRUE(taken.problems.empty()) << ::testing::PrintToString(taken.problems);
+
     // URLs whose form is right but whose parts are not: each says which part.
     settings_sources parts;
     parts.flags = {{"database_url", "postgresql://x/y"}, {"api_url", "https://x/path?q=1"},
