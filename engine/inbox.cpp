@@ -164,6 +164,8 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
         json reply = reply_summary(e);
         reply["marked_by"] = e[16].as<std::string>().empty() ? json(nullptr) : json(e[16].as<std::string>());
         reply["marked_at"] = opt_text(e[17]);
+        // Stored unread with no lead, and stored again by the catch-up sweep under its lead.
+        reply["copy_of"] = e[18].as<std::int64_t>() > 0 ? json(e[18].as<std::int64_t>()) : json(nullptr);
         reply["campaign_state"] = e[10].as<std::string>().empty() ? json(nullptr) : json(e[10].as<std::string>());
         reply["account_connected"] = e[11].as<bool>();
         json conversation = json::array();

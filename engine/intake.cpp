@@ -651,6 +651,48 @@ struct intake::impl {
         co_return conversation_sender{found->sender_profile_url, credits};
     }
 
+    // The same message stored twice: unread, with no lead (a message event naming only its
+    // conversation while no campaign of the account had credits for the read that finds its
+    // sender), and as the catch-up sweep's copy under its lead. Each is stored with the
+    // conversation the API named, and after either store the unread ones whose words are the
+    // sweep's copy's are marked its copies: the inbox lists the one that reached the lead (db
+    // thread). Words that differ are other messages (ours echoed back, an earlier one of theirs),
+    // and stay.
+    void mark_copies(const std::string& source_id, const std::string& account, const std::string& conversation) {
+        if (conversation.empty()) {
+            return;
+        }
+        pqxx::work tx(db->connection());
+        tx.exec_params(q("events/set_conversation"), source_id, conversation);
+        struct stored {
+            std::int64_t id;
+            std::int64_t lead;
+            bool swept;
+            std::string text;
+        };
+        std::vector<stored> rows;
+        for (const auto& r : tx.exec_params(q("events/conversation_messages"), account, conversation)) {
+            const auto ev = outreach::parse_webhook_event(json::parse(r[3].as<std::string>(), nullptr, false));
+            rows.push_back({r[0].as<std::int64_t>(), r[1].as<std::int64_t>(), r[2].as<bool>(),
+                            ev ? ev->message_text : std::string()});
+        }
+        for (const auto& unread : rows) {
+            if (unread.lead != 0 || unread.text.empty()) {
+                continue;
+            }
+            for (const auto& copy : rows) {
+                if (copy.swept && copy.lead != 0 && copy.text == unread.text) {
+                    tx.exec_params(q("events/set_copy"), unread.id, copy.id);
+                    spdlog::info("serve: account={} message event {} (conversation {}, stored with no lead, unread) "
+                                 "is the catch-up sweep's {} under its lead: the inbox lists that one",
+                                 orch::text::escaped(account), unread.id, orch::text::escaped(conversation), copy.id);
+                    break;
+                }
+            }
+        }
+        tx.commit();
+    }
+
     // Returns how many events it stored (0: a duplicate).
     asio::awaitable<int> take(const outreach::webhook_event& ev, const std::string& source_id,
                               const std::string& account) {
@@ -697,7 +739,13 @@ struct intake::impl {
                                        : "the account has no campaign whose lead could have written it");
             }
             named.sender_profile_url = sender.profile_url;
-            auto job = [this, &named, &source_id, &account] { return store_event(named, source_id, account); };
+            auto job = [this, &named, &source_id, &account] {
+                const int stored = store_event(named, source_id, account);
+                if (stored > 0 && named.sender_profile_url.empty()) {
+                    mark_copies(source_id, account, named.conversation_id);
+                }
+                return stored;
+            };
             const int added = co_await on_db(job);
             // The read is charged to the campaign of the person's enrollment on the account, as
             // the sweep's reads are, while it has credits left; a read that names no lead (our
@@ -1584,10 +1632,13 @@ struct inbox_message {
 };
 
 json swept_event(const std::string& account, const char* type, const std::string& profile_url, const char* how,
-                 const inbox_message& message = {}) {
+                 const inbox_message& message, const std::string& conversation) {
     json ev = {{"type", type}, {"profile_url", profile_url}, {"swept_by", how}};
     if (std::string_view(type) == "message") {
         ev["sender_profile"] = profile_url;
+        if (!conversation.empty()) {
+            ev["conversation_id"] = conversation;
+        }
         if (!message.text.empty()) {
             ev["message_text"] = message.text;
         }
@@ -1713,17 +1764,26 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
     // Called with named objects only: GCC 12 destroys a class-type temporary argument of a
     // coroutine twice (a crash in serve's first sweep when this took `inbox_message{}`).
     auto found = [this, &account, &result](const char* type, const std::string& url, const char* how,
-                                           const inbox_message& message,
-                                           const std::string& id_suffix) -> asio::awaitable<void> {
-        auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how, message));
+                                           const inbox_message& message, const std::string& id_suffix,
+                                           const std::string& conversation) -> asio::awaitable<void> {
+        auto ev = outreach::parse_webhook_event(swept_event(account, type, url, how, message, conversation));
         if (ev) {
             ++stats.swept;
             const std::string source = std::string("sweep:") + type + ":" + account + ":" + canonical_profile_url(url) + id_suffix;
-            result.found += co_await take(*ev, source, account) > 0 ? 1 : 0;
+            const int added = co_await take(*ev, source, account);
+            result.found += added > 0 ? 1 : 0;
+            if (added > 0 && !conversation.empty()) {
+                auto copies = [this, &source, &account, &conversation] {
+                    mark_copies(source, account, conversation);
+                    return 0;
+                };
+                co_await on_db(copies);
+            }
         }
     };
     const inbox_message no_message;
     const std::string no_suffix;
+    const std::string no_conversation;
 
     // A list read serves every campaign on the account: it is charged to the first of them
     // that has credits available, and not made when none has.
@@ -1835,7 +1895,7 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
         auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
         co_await on_db(bill);
         if (st->state == outreach::invitation_state::accepted && !co_await on_db(accepted_known(l->id))) {
-            co_await found("accepted_invitation", l->url, "check_invitation", no_message, no_suffix);
+            co_await found("accepted_invitation", l->url, "check_invitation", no_message, no_suffix, no_conversation);
         }
     }
 
@@ -1912,7 +1972,7 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
                 const inbox_message last{c.last_message_text, c.last_message_at, c.last_message_sender_name};
                 if (auto it = by_url.find(canonical); it != by_url.end()) {
                     if (c.last_message_from_me == false && !co_await on_db(reply_known(it->second->id))) {
-                        co_await found("message", it->second->url, "list_inbox", last, no_suffix);
+                        co_await found("message", it->second->url, "list_inbox", last, no_suffix, c.conversation_id);
                     }
                     continue;
                 }
@@ -2003,7 +2063,7 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
                     const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                                         message.at->time_since_epoch()).count();
                     const std::string suffix = ":" + std::to_string(ms);
-                    co_await found("message", l.url, how, message, suffix);
+                    co_await found("message", l.url, how, message, suffix, c.conversation_id);
                 }
                 if (ours) {
                     // Only once what it held of theirs is stored: a store that failed (thrown)

@@ -137,6 +137,10 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
               << (r.value("written_late", false) ? " (written " + str(r["written_at"]) + ")"
                       : std::string())
               << "\n";
+    if (!r["copy_of"].is_null()) {
+        std::cout << "  copy of:  reply #" << r["copy_of"].get<std::int64_t>()
+                  << " (the same message, stored under its lead by the catch-up sweep; the inbox lists that one)\n";
+    }
     if (!r["mark"].is_null()) {
         std::cout << "  marked:   " << str(r["mark"]) << " by " << str(r["marked_by"]) << " at " << str(r["marked_at"]) << "\n";
     }

@@ -722,6 +722,77 @@ TEST_F(IntakeTest, TheSweepRecoversAReplyFromALeadThatFinished) {
     EXPECT_EQ(env_->scalar("SELECT payload #>> '{event,message_text}' FROM events WHERE kind = 'message'"), "Sounds good");
 }
 
+// A reply whose event names only its conversation, delivered while the campaign had nothing left
+// for the read that finds its sender, is stored unread with no lead; once the budget is raised,
+// the catch-up sweep stores it again under its lead from the inbox. The inbox listed both (a
+// trial: 48 rows for 24 replies). The unread one is now marked a copy of the sweep's (the same
+// conversation, the same words) and listed once; so is the same message delivered late, after
+// the sweep's copy, while the campaign has nothing left again.
+TEST_F(IntakeTest, AReplyStoredUnreadIsListedOnceWhenTheSweepStoresItUnderItsLead) {
+    start({"--reply-probability", "0", "--dialect-message-sender", "conversation_only"});
+    const auto m = message_a_connection("unread");
+    ASSERT_FALSE(m.lead.empty());
+    auto broke = env_->run({"budget", "set", "unread", "--credits", "1"});
+    ASSERT_EQ(broke.exit_code, 0) << broke.output;
+    auto port = free_port();
+    auto signed_serve = serve_signed(port);
+    ASSERT_FALSE(signed_serve.secret.empty());
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0"))
+        << signed_serve.process->log();
+    ASSERT_EQ(person_writes(m, "Sounds good").status, 200);
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id IS NULL", "1"))
+        << signed_serve.process->log();
+    const auto unread = env_->scalar("SELECT event_id FROM events WHERE kind = 'message' AND lead_id IS NULL");
+    const auto conversation = env_->scalar("SELECT conversation_id FROM events WHERE event_id = " + unread);
+    ASSERT_FALSE(conversation.empty());
+
+    // Credits again, and serve back after a gap: its sweep stores the reply under its lead.
+    ASSERT_EQ(env_->run({"budget", "set", "unread", "--credits", "100"}).exit_code, 0);
+    auto receiver = restart_and_sweep(std::move(signed_serve.process), [&] { return serve(port, port); }, "list_inbox");
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM events WHERE kind = 'message' AND lead_id = " + m.lead, "1"))
+        << receiver->log();
+    const auto swept = env_->scalar("SELECT event_id FROM events WHERE kind = 'message' AND lead_id = " + m.lead);
+    EXPECT_EQ(env_->scalar("SELECT source_id LIKE 'sweep:%' FROM events WHERE event_id = " + swept), "t");
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(copy_of::text, 'none') FROM events WHERE event_id = " + unread), swept)
+        << receiver->log();
+    const auto listed = [&] {
+        auto r = env_->run({"inbox", "list", "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return json::parse(r.output, nullptr, false)["replies"];
+    };
+    auto replies = listed();
+    ASSERT_EQ(replies.size(), 1u) << replies.dump();
+    EXPECT_EQ(std::to_string(replies[0]["id"].get<std::int64_t>()), swept);
+    auto shown = env_->run({"inbox", "show", unread});
+    ASSERT_EQ(shown.exit_code, 0) << shown.output;
+    EXPECT_NE(shown.output.find("copy of:  reply #" + swept), std::string::npos) << shown.output;
+
+    // The same message delivered late (an id of its own), with nothing left to read its sender:
+    // stored unread, and a copy of the sweep's at once.
+    ASSERT_EQ(env_->run({"budget", "set", "unread", "--credits", "1"}).exit_code, 0);
+    const auto secret = stored_secret(m.account);
+    ASSERT_FALSE(secret.empty());
+    EXPECT_EQ(deliver(port, m.account,
+                      R"({"event_id":"late-copy","type":"message","data":{"conversation_id":")" + conversation +
+                          R"(","message_text":"Sounds good"}})",
+                      secret)
+                  .status,
+              200);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(lead_id::text, 'none') || ' ' || COALESCE(copy_of::text, 'none') "
+                           "FROM events WHERE source_id = 'late-copy'"),
+              "none " + swept)
+        << receiver->log();
+    // Other words in the same conversation are another message: listed.
+    EXPECT_EQ(deliver(port, m.account,
+                      R"({"event_id":"other-words","type":"message","data":{"conversation_id":")" + conversation +
+                          R"(","message_text":"One more thing"}})",
+                      secret)
+                  .status,
+              200);
+    EXPECT_EQ(env_->scalar("SELECT COALESCE(copy_of::text, 'none') FROM events WHERE source_id = 'other-words'"), "none");
+    EXPECT_EQ(listed().size(), 2u);
+}
+
 // A reply that came while no serve ran, found by the read before a follow-up (stop_on_reply): the
 // follow-up is not sent and the lead ends replied, and once serve is back its catch-up sweep
 // stores the reply in the inbox and sets the lead's reply milestone. That read keeps no message,
