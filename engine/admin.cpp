@@ -15,6 +15,7 @@
 #include "engine/limits/limits.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
+#include "engine/sql_array.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -37,6 +38,7 @@
 #include <atomic>
 #include <charconv>
 #include <future>
+#include <set>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -185,6 +187,8 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Counter>* full_sweeps = nullptr;
     std::array<std::uint64_t, 2> full_sweeps_seen{};
     std::int64_t watermark = 0;
+    // Attempts at or below the watermark that were in flight when read: counted once finished.
+    std::set<std::int64_t> open_attempts;
     std::int64_t events_watermark = 0;
 
     // The dashboard under /ui/ (engine/admin_ui.hpp): its pages, login sessions and CSRF tokens.
@@ -758,11 +762,9 @@ asio::awaitable<reply> admin_server::impl::readyz() {
 void admin_server::impl::scrape() {
     pqxx::read_transaction tx(st().connection());
     constexpr std::int64_t max_rows = 50'000;
-    auto rows = tx.exec_params(q("admin/metrics_attempts"), watermark, max_rows);
-    for (const auto& r : rows) {
-        if (r[5].as<bool>()) {
-            break;  // in flight: counted once it settles
-        }
+    // One call in flight (a worker killed mid-call holds it for its lease) must not hold back the
+    // counts of every later one: those finished are counted, those in flight kept and read again.
+    const auto count = [this](const pqxx::row& r) {
         auto action = r[1].as<std::string>();
         auto outcome = r[2].as<std::string>();
         steps->Add({{"action", action}, {"outcome", outcome}}).Increment();
@@ -773,6 +775,24 @@ void admin_server::impl::scrape() {
             throttled->Add({{"action", action}}).Increment();
         }
         credits->Add({{"action", action}}).Increment(static_cast<double>(r[3].as<std::int64_t>()));
+    };
+    if (!open_attempts.empty()) {
+        std::set<std::int64_t> still;
+        for (const auto& r : tx.exec_params(q("admin/metrics_attempts_open"), sql_array::of(open_attempts))) {
+            if (r[5].as<bool>()) {
+                still.insert(r[0].as<std::int64_t>());
+            } else {
+                count(r);
+            }
+        }
+        open_attempts = std::move(still);  // one no longer there (none are deleted) is dropped
+    }
+    for (const auto& r : tx.exec_params(q("admin/metrics_attempts"), watermark, max_rows)) {
+        if (r[5].as<bool>()) {
+            open_attempts.insert(r[0].as<std::int64_t>());
+        } else {
+            count(r);
+        }
         watermark = r[0].as<std::int64_t>();
     }
     for (const auto& r : tx.exec_params(q("admin/metrics_events"), events_watermark, max_rows)) {

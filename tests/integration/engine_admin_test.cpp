@@ -472,7 +472,14 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_EQ(ready.body_json()["checks"]["redis"], "ok");
     EXPECT_EQ(ready.body_json()["checks"]["api"], "ok");
 
-    // Steps run in a worker process; /metrics derives them from Postgres.
+    // Steps run in a worker process; /metrics derives them from Postgres. A call in flight before
+    // them (a worker killed mid-call leaves one for its lease) does not hold back their counts: it
+    // held back every later one until it settled (a trial: the counts frozen for a lease).
+    const auto ghost = env_->scalar(
+        "INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) SELECT enrollment_id, 'ghost', "
+        "'visit', 1, 'killed-worker' FROM enrollments ORDER BY enrollment_id LIMIT 1 RETURNING attempt_id");
+    ASSERT_FALSE(ghost.empty());
+    ASSERT_EQ(get("/metrics").status, 200);
     auto worker = env_->spawn({"worker", "--lease-seconds", "10", "--api-timeout-ms", "5000"});
     std::string text;
     for (int i = 0; i < 200; ++i) {
@@ -500,6 +507,13 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     // Counted once: a second scrape gives the same totals.
     auto again = get("/metrics").body;
     EXPECT_NE(again.find("orch_steps_total{action=\"invite\",outcome=\"ok\"} 4"), std::string::npos) << again;
+    // The call in flight is counted once it settles, and once only.
+    EXPECT_EQ(again.find("orch_steps_total{action=\"visit\""), std::string::npos) << again;
+    env_->scalar("UPDATE step_attempts SET outcome = 'ok', finished_at = now() WHERE attempt_id = " + ghost);
+    ASSERT_EQ(get("/metrics").status, 200);
+    const auto settled = get("/metrics").body;
+    EXPECT_NE(settled.find("orch_steps_total{action=\"visit\",outcome=\"ok\"} 1"), std::string::npos) << settled;
+    EXPECT_NE(settled.find("orch_steps_total{action=\"invite\",outcome=\"ok\"} 4"), std::string::npos) << settled;
     EXPECT_TRUE(serve_->alive());
 }
 

@@ -1,6 +1,7 @@
 -- metrics_attempts($1 after attempt id, $2 limit): step attempts past the metrics watermark, in
--- id order (primary key range scan, at most $2 rows per scrape). The caller stops at the first
--- one still in flight and counts each finished one exactly once per serve process.
+-- id order (primary key range scan, at most $2 rows per scrape). The caller counts each finished
+-- one exactly once per serve process, and keeps those still in flight to read again
+-- (metrics_attempts_open).
 SELECT attempt_id, call, outcome::text, credits,
        COALESCE(EXTRACT(EPOCH FROM finished_at - started_at), 0)::float8,
        finished_at IS NULL,
