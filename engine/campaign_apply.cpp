@@ -658,7 +658,11 @@ std::string search_again_note(const campaigns::campaign& c, const apply_plan& pl
     const std::string changed = plan.search_changes.empty()
                                     ? std::string("the search, its exclusions, the first account or limits.search differ")
                                     : join_words(plan.search_changes) +
-                                          (plan.search_changes.size() == 1 ? " differs" : " differ");
+                                          // "its exclusions" is plural on its own
+                                          (plan.search_changes.size() == 1 &&
+                                                   plan.search_changes.front() != std::string("its exclusions")
+                                               ? " differs"
+                                               : " differ");
     return "an apply sends the audience search again (up to " +
            orch::text::counted(c.who.total_results, "person", "people") + ", through account '" +
            orch::text::escaped_name(sender) +

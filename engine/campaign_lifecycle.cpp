@@ -73,7 +73,17 @@ std::optional<json> campaign_overview(pqxx::transaction_base& tx, const std::str
     json steps = json::array();
     const json definition = json::parse(row[8].as<std::string>());
     for (const auto& s : definition.at("steps")) {
-        steps.push_back({{"id", s.at("id")}, {"kind", s.at("kind")}, {"next", step_targets(s)}});
+        json step = {{"id", s.at("id")}, {"kind", s.at("kind")}, {"next", step_targets(s)}};
+        // A wait's timeout and where it leads (`end`, as the file says it, when the lead ends), a
+        // delay's length: the overview showed a wait as `next` alone (a trial).
+        if (s.value("kind", "") == "wait_accepted") {
+            step["timeout_seconds"] = s.value("timeout_seconds", std::int64_t{0});
+            const std::string on_timeout = s.value("on_timeout", "");
+            step["next"]["on_timeout"] = on_timeout.empty() ? std::string("end") : on_timeout;
+        } else if (s.value("kind", "") == "delay") {
+            step["duration_seconds"] = s.value("duration_seconds", std::int64_t{0});
+        }
+        steps.push_back(std::move(step));
     }
     c["steps"] = std::move(steps);
     json by_status = json::object();

@@ -1423,6 +1423,15 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     const std::int64_t sweep_floor = (invites ? 1 : 0) + (sends ? 1 : 0);
     const std::int64_t sweeps_per_day = 86'400 / std::max<std::int64_t>(s.sweep_seconds, 1);
     const std::int64_t sweep_per_day = sweep_floor * sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
+    // The most a sweep reads for a sender whose leads' invitations are all pending at once (L of
+    // them): a check each up to 10, list_sent's pages of 10 beyond, and an inbox page (a trial
+    // measured 11 a sweep for 9 to 18 pending where the floor said 2).
+    const auto senders = std::max<std::int64_t>(1, static_cast<std::int64_t>(c.value.accounts.size()));
+    const std::int64_t per_sender = (in.leads + senders - 1) / senders;
+    const std::int64_t sweep_most =
+        (invites ? std::max(std::min<std::int64_t>(per_sender, 10), (per_sender + 9) / 10) : 0) + (sends ? 1 : 0);
+    const std::int64_t sweep_most_per_day =
+        sweep_most * sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
     const std::int64_t quiet_seconds = std::max(s.sweep_seconds, s.sweep_max_seconds);
     const std::int64_t quiet_sweeps_per_day = 86'400 / std::max<std::int64_t>(quiet_seconds, 1);
     const std::int64_t quiet_per_day =
@@ -1470,7 +1479,9 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         j["sweep"] = {{"sweep_seconds", s.sweep_seconds},
                       {"sweep_max_seconds", quiet_seconds},
                       {"credits_per_sender_and_sweep_min", sweep_floor},
+                      {"credits_per_sender_and_sweep_max", sweep_most},
                       {"credits_per_day_min", sweep_per_day},
+                      {"credits_per_day_max", sweep_most_per_day},
                       {"credits_per_day_min_quiet", quiet_per_day}};
         j["actions"] = orch::engine::json::array();
         for (const auto& a : r.actions) {
@@ -1527,14 +1538,15 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (sweep_floor > 0) {
         std::printf("  sweeps       serve's catch-up sweep, every %lld s (sweep_seconds: %lld a day), reads what the "
                     "leads wait for, charged to the campaign and not in the figures above: per sender and sweep while "
-                    "any lead waits, %s%s%s; at least %lld credits a day for %s, more with more pending invitations "
-                    "or conversations%s\n",
+                    "any lead waits, %s%s%s; at least %lld credits a day for %s, up to about %lld while each sender's "
+                    "invitations are all pending (%lld per sender and sweep), more with a large inbox%s\n",
                     static_cast<long long>(s.sweep_seconds), static_cast<long long>(sweeps_per_day),
                     invites ? "1 credit per pending invitation (10 or fewer; 1 per 10 beyond)" : "",
                     invites && sends ? " and " : "",
                     sends ? "1 per 10 conversations of the inbox while a messaged lead has not replied" : "",
                     static_cast<long long>(sweep_per_day),
                     orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str(),
+                    static_cast<long long>(sweep_most_per_day), static_cast<long long>(sweep_most),
                     quiet_seconds > s.sweep_seconds
                         ? ("; " + std::to_string(quiet_per_day) + " a day once a sender's sweeps, finding nothing the "
                            "deliveries missed, back off to every " + std::to_string(quiet_seconds) +

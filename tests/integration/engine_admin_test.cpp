@@ -588,6 +588,11 @@ TEST_F(AdminTest, LifecycleShowDiffAndApplyState) {
     EXPECT_EQ(j["budget"]["total"], 5000) << j;
     ASSERT_EQ(j["steps"].size(), 4u) << j;
     EXPECT_EQ(j["steps"][0]["next"]["on_no_invitation"], "invite");
+    // A wait gives its timeout and where it leads then (the overview gave `next` alone).
+    EXPECT_EQ(j["steps"][2]["kind"], "wait_accepted");
+    EXPECT_EQ(j["steps"][2]["timeout_seconds"], 3600);
+    EXPECT_EQ(j["steps"][2]["next"]["on_timeout"], "end");
+    EXPECT_EQ(j["steps"][2]["next"]["next"], "message");
     EXPECT_EQ(j["counts"]["live"], 3);
     EXPECT_TRUE(j["start_at"].is_null());
     EXPECT_TRUE(j["end_at"].is_null());

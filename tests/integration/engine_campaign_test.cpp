@@ -865,15 +865,20 @@ TEST_F(EngineTest, CampaignEstimateForecastsCreditsAndTheBottleneck) {
     EXPECT_EQ(j["sweep"]["sweep_seconds"], 900);
     EXPECT_EQ(j["sweep"]["credits_per_sender_and_sweep_min"], 2);
     EXPECT_EQ(j["sweep"]["credits_per_day_min"], 2 * 96 * 2);
+    // Its most while a sender's 50 leads' invitations are all pending: 10 checks (list_sent's 5
+    // pages would cost less) and an inbox page per sweep.
+    EXPECT_EQ(j["sweep"]["credits_per_sender_and_sweep_max"], 11);
+    EXPECT_EQ(j["sweep"]["credits_per_day_max"], 11 * 96 * 2);
     // A sender whose sweeps find nothing missed is swept every sweep_max_seconds (3600 s): 24 a day.
     EXPECT_EQ(j["sweep"]["sweep_max_seconds"], 3600);
     EXPECT_EQ(j["sweep"]["credits_per_day_min_quiet"], 2 * 24 * 2);
     auto quiet = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file},
                                          {{"DATABASE_URL", ""}});
     ASSERT_EQ(quiet.exit_code, 0) << quiet.output;
-    EXPECT_NE(quiet.output.find("at least 384 credits a day for 2 senders, more with more pending invitations or "
-                                "conversations; 96 a day once a sender's sweeps, finding nothing the deliveries "
-                                "missed, back off to every 3600 s (sweep_max_seconds)"),
+    EXPECT_NE(quiet.output.find("at least 384 credits a day for 2 senders, up to about 2112 while each sender's "
+                                "invitations are all pending (11 per sender and sweep), more with a large inbox; 96 a "
+                                "day once a sender's sweeps, finding nothing the deliveries missed, back off to every "
+                                "3600 s (sweep_max_seconds)"),
               std::string::npos)
         << quiet.output;
     auto text = orch::test::run_program({orch::test::orchestrator_binary(), "campaign", "estimate", file},
