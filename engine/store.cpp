@@ -404,6 +404,9 @@ store::quota_change store::change_account_quotas(const std::string& id_or_label,
             for (const auto& r : tx.exec_params(q("accounts/wake_quota_waiters"), out.account_id)) {
                 woken.push_back(r[0].as<std::int64_t>());
             }
+            // An operator's replies held by the old numbers are asked again too (they waited for
+            // the quota day's end, a trial).
+            tx.exec_params(q("inbox/wake_account"), out.account_id);
             if (!woken.empty()) {
                 tx.exec(q("engine/notify_wake"));
             }
@@ -554,6 +557,7 @@ budget_set_outcome set_campaign_budget(pqxx::work& tx, std::int64_t campaign_id,
         out.woken_leads.push_back(r[0].as<std::int64_t>());
     }
     out.woken = static_cast<std::int64_t>(out.woken_leads.size());
+    tx.exec_params(q("inbox/wake_campaign"), campaign_id);  // the operator's replies it held
     if (out.resumed || out.woken > 0) {
         tx.exec(q("engine/notify_wake"));
     }

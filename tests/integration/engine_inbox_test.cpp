@@ -503,9 +503,38 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0") << "no call, no charge";
     EXPECT_EQ(env_->scalar("SELECT sum(credits) FROM step_attempts"), spent_before);
 
-    // The campaign's budget is spent: refused, not sent, not billed (the quota back to its default
-    // first, so that only the budget stands in the way).
+    // The quota back to its default: the held reply is asked again at once and sent, once (it
+    // stayed queued until the quota day's end, a trial).
     ASSERT_EQ(call("PUT", "/v1/accounts/" + account + "/limits", R"({"clear": ["send"]})").status, 200);
+    const auto released = settled(std::stoll(held_id));
+    EXPECT_EQ(released["state"], "sent") << released.dump() << serve_->log();
+    EXPECT_EQ(sent_count("Held by the quota"), 1);
+
+    // The campaign's day cap has nothing left today: held until the next UTC day; a raise asks
+    // again at once.
+    const auto today = [&] {
+        auto r = env_->run({"budget", "show", "inbox-demo", "--format", "json"});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        return json::parse(r.output, nullptr, false)["today"];
+    };
+    ASSERT_EQ(env_->run({"budget", "set", "inbox-demo", "--per-day", "100000"}).exit_code, 0);
+    const auto used = today()["spent"].get<std::int64_t>() + today()["reserved"].get<std::int64_t>();
+    ASSERT_EQ(env_->run({"budget", "set", "inbox-demo", "--per-day", std::to_string(used)}).exit_code, 0);
+    auto capped = call("POST", path(3) + "/reply", R"({"text": "Held by the day cap"})");
+    ASSERT_EQ(capped.status, 202) << capped.body;
+    const auto capped_id = capped.body_json()["manual_reply"]["id"].get<std::int64_t>();
+    ASSERT_TRUE(wait_for("SELECT reason LIKE 'waiting for the campaign''s daily budget%' FROM manual_replies "
+                         "WHERE reply_id = " + std::to_string(capped_id), "t"))
+        << env_->scalar("SELECT state || ' ' || reason FROM manual_replies WHERE reply_id = " +
+                        std::to_string(capped_id)) << serve_->log();
+    EXPECT_EQ(sent_count("Held by the day cap"), 0);
+    ASSERT_EQ(env_->run({"budget", "set", "inbox-demo", "--per-day", "100000"}).exit_code, 0);
+    const auto raised = settled(capped_id);
+    EXPECT_EQ(raised["state"], "sent") << raised.dump() << serve_->log();
+    EXPECT_EQ(sent_count("Held by the day cap"), 1);
+    ASSERT_EQ(env_->run({"budget", "set", "inbox-demo", "--per-day", "none"}).exit_code, 0);
+
+    // The campaign's budget is spent: refused, not sent, not billed.
     auto budget = env_->run({"budget", "set", "inbox-demo", "--credits", "1"});
     ASSERT_EQ(budget.exit_code, 0) << budget.output;
     auto broke = call("POST", path(1) + "/reply", R"({"text": "No budget for this"})");
@@ -515,7 +544,7 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_NE(refused["reason"].get<std::string>().find("budget"), std::string::npos) << refused.dump();
     EXPECT_EQ(refused["credits"], 0);
     EXPECT_EQ(sent_count("No budget for this"), 0);
-    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "2") << "the held ones'";
     // Asked again as it was written (after a raise, say), the request finds its refusal, and the
     // CLI says how to send it anew: before, it only said the reply was asked for before.
     auto again = env_->run({"inbox", "reply", std::to_string(list[1]["id"].get<std::int64_t>()), "No budget for this"});
