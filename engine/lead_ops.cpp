@@ -565,7 +565,8 @@ json lead_item(const pqxx::row& r) {
                  {"next_run_at", r[10].as<std::string>()},    {"updated_at", r[11].as<std::string>()},
                  {"finished_at", r[12].is_null() || r[12].as<std::string>().empty() ? json(nullptr)
                                                                                     : json(r[12].as<std::string>())},
-                 {"parked", r[13].as<bool>()},
+                 // A finished lead's due time is never too: it is over, not parked.
+                 {"parked", r[13].as<bool>() && (r[12].is_null() || r[12].as<std::string>().empty())},
                  // why it waits, for programs (migration 0018); `reason` is the sentence for people
                  {"wait_code", r["wait_code"].is_null() ? json(nullptr) : json(r["wait_code"].as<std::string>())}};
     // admin/leads and admin/lead end alike: later, campaign state, pause reason, connected.

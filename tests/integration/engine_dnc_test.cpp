@@ -218,6 +218,12 @@ TEST_F(DncTest, ListExcludesAtEnrollmentAndStopsLiveLeads) {
     EXPECT_EQ(status_of(urls_[3]), "cancelled|stopped: do-not-contact");
     auto shown = call("GET", "/v1/campaigns/c/leads/" + lead_id(urls_[3]));
     EXPECT_EQ(shown.body_json()["waiting"], "stopped: do-not-contact") << shown.body;
+    // Finished: over, not parked (`leads list` said "[parked]" of it).
+    EXPECT_EQ(shown.body_json()["parked"], false) << shown.body;
+    auto stopped = env_->run({"leads", "list", "c", "--state", "cancelled"});
+    ASSERT_EQ(stopped.exit_code, 0) << stopped.output;
+    EXPECT_NE(stopped.output.find("stopped: do-not-contact"), std::string::npos) << stopped.output;
+    EXPECT_EQ(stopped.output.find("[parked]"), std::string::npos) << stopped.output;
     auto company = call("POST", "/v1/dnc", R"({"entries": [{"company": "ACME"}, {"profile_url": ")" + urls_[3] + R"("}]})");
     ASSERT_EQ(company.status, 201) << company.body;
     EXPECT_EQ(company.body_json()["added"].size(), 1u);
