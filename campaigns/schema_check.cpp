@@ -166,8 +166,22 @@ std::string expected_type(const json* schema) {
     return out;
 }
 
+// A text quoted in a message, cut at a character's start past 80 bytes: a file that is no
+// campaign (a whole document read as one text) put itself whole on one line.
 std::string shown(const json& v) {
-    return v.is_string() ? "'" + v.get<std::string>() + "'" : v.dump();
+    if (!v.is_string()) {
+        return v.dump();
+    }
+    const auto& s = v.get_ref<const std::string&>();
+    constexpr std::size_t most = 80;
+    if (s.size() <= most) {
+        return "'" + s + "'";
+    }
+    std::size_t cut = most;
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) {
+        --cut;
+    }
+    return "'" + s.substr(0, cut) + "...' (" + std::to_string(s.size()) + " bytes)";
 }
 
 std::string actual_type(const json& v) {
