@@ -2244,8 +2244,12 @@ int cmd_budget_show(const settings& s, const std::string& name, const std::strin
         if (!shown(std::string("by_") + dim)) {
             continue;
         }
-        text_table t{std::string("spend by ") + dim,
-                     {dim, "calls", "pending", "posted", "voided", "res.pending", "res.posted", "credits posted"}, {}};
+        // The columns named as in JSON and CSV (the table's "posted" once counted calls where
+        // JSON's counts credits, a trial): calls by state, then credits.
+        text_table t{std::string("spend by ") + dim + " (calls: pending, posted_calls, voided; credits: "
+                                                      "reserved_pending, reserved_posted, posted)",
+                     {dim, "calls", "pending", "posted_calls", "voided", "reserved_pending", "reserved_posted", "posted"},
+                     {}};
         for (const auto& r : spend[std::string("by_") + dim]) {
             t.rows.push_back({r[dim].is_string() ? r[dim].get<std::string>() : r[dim].dump(), num(r["calls"]),
                               num(r["pending"]), num(r["posted_calls"]), num(r["voided"]), num(r["reserved_pending"]),

@@ -1101,6 +1101,10 @@ TEST_F(LedgerTest, ViewsAndBudgetShow) {
     auto by_day = env_->run({"budget", "show", "shown", "--section", "by_day"});
     ASSERT_EQ(by_day.exit_code, 0) << by_day.output;
     EXPECT_NE(by_day.output.find("spend by day"), std::string::npos) << by_day.output;
+    // Its columns are JSON's and CSV's ("posted" counted calls in the table, credits in JSON).
+    EXPECT_NE(by_day.output.find("calls  pending  posted_calls  voided  reserved_pending  reserved_posted  posted"),
+              std::string::npos)
+        << by_day.output;
     EXPECT_EQ(by_day.output.find("spend by action"), std::string::npos) << by_day.output;
     EXPECT_EQ(by_day.output.find("caps / paused because"), std::string::npos) << by_day.output;
     auto by_action_json = env_->run({"budget", "show", "shown", "--format", "json", "--section", "by_action"});
