@@ -134,13 +134,26 @@ namespace {
 void emit_yaml(YAML::Emitter& out, const json& v) {
     switch (v.type()) {
     case json::value_t::object:
+    {
         out << (v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginMap;  // "limits: {}" on its line
+        // A step leads with its id and kind, as files write it; the rest sorted.
+        const bool step = v.contains("id") && v.contains("kind");
+        if (step) {
+            for (const char* key : {"id", "kind"}) {
+                out << YAML::Key << key << YAML::Value;
+                emit_yaml(out, v[key]);
+            }
+        }
         for (const auto& [key, value] : v.items()) {
+            if (step && (key == "id" || key == "kind")) {
+                continue;
+            }
             out << YAML::Key << key << YAML::Value;
             emit_yaml(out, value);
         }
         out << YAML::EndMap;
         break;
+    }
     case json::value_t::array:
         out << (v.empty() ? YAML::Flow : YAML::Block) << YAML::BeginSeq;
         for (const auto& item : v) {
@@ -172,6 +185,28 @@ void emit_yaml(YAML::Emitter& out, const json& v) {
         out << v.dump();  // numbers as JSON writes them (what was stored)
         break;
     }
+}
+
+// A step's keys its file could not have given or left at their defaults (the stored form has every
+// key of every kind: an invite step's `on_accepted: ""` and `timeout_seconds: 0`) are left out of
+// the diff's text, which reads as the file would.
+json without_unset_step_keys(json definition) {
+    if (!definition.is_object() || !definition.contains("steps") || !definition["steps"].is_array()) {
+        return definition;
+    }
+    for (auto& step : definition["steps"]) {
+        if (!step.is_object()) {
+            continue;
+        }
+        for (auto it = step.begin(); it != step.end();) {
+            const json& v = it.value();
+            const bool unset = it.key() != "id" && it.key() != "kind" &&
+                               (v.is_null() || (v.is_string() && v.get_ref<const std::string&>().empty()) ||
+                                (v.is_number() && v == 0) || (v.is_array() && v.empty()));
+            it = unset ? step.erase(it) : std::next(it);
+        }
+    }
+    return definition;
 }
 
 std::string definition_as_yaml(const json& definition) {
@@ -209,7 +244,7 @@ version_diff campaign_diff(pqxx::transaction_base& tx, const std::string& name, 
     bool have_from = false, have_to = false;
     for (const auto& v : tx.exec_params(q("campaigns/version_definitions"), campaign_id, out.from, out.to)) {
         const int version = v[0].as<int>();
-        std::string pretty = definition_as_yaml(json::parse(v[1].as<std::string>()));
+        std::string pretty = definition_as_yaml(without_unset_step_keys(json::parse(v[1].as<std::string>())));
         if (version == out.from) {
             text_from = pretty;
             have_from = true;
