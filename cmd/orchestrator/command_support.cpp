@@ -2,6 +2,8 @@
 
 #include "api/text.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <locale.h>
 #include <wchar.h>
 
@@ -237,6 +239,12 @@ void print_aligned(const text_table& t, const std::vector<std::size_t>& max_widt
     }
     if (t.rows.empty()) {
         std::cout << "  (none)\n";
+    }
+}
+
+void result_on_stdout(const engine::settings& s) {
+    if (s.log_level == "info") {
+        spdlog::set_level(spdlog::level::warn);
     }
 }
 

@@ -51,6 +51,10 @@ std::string no_campaign_named(const std::string& name);
 std::int64_t parse_id(const std::string& text, const std::string& what);
 // Who the CLI acts as when not told: "cli:<USER>", or "cli".
 std::string who_default();
+// For a command that prints its own result (dnc add, leads retry, inbox mark, ...): the engine's
+// info line saying the same thing on stderr is left out at the default log level (info); a level
+// asked for below it (debug, trace) keeps it, and warnings and errors always show.
+void result_on_stdout(const engine::settings& s);
 // The store of `s`, checked to be at this binary's schema version.
 std::unique_ptr<engine::store> open_db(const engine::settings& s);
 

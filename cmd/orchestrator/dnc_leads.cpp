@@ -61,6 +61,7 @@ void print_add(const dnc::add_outcome& o, bool by_line) {
 
 int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, const std::vector<std::string>& companies,
             const std::string& reason, const std::string& by) {
+    result_on_stdout(s);
     if (urls.empty() && companies.empty()) {
         throw failure("dnc add: give a profile URL or --company NAME", 2);
     }
@@ -102,6 +103,7 @@ int dnc_add(const engine::settings& s, const std::vector<std::string>& urls, con
 }
 
 int dnc_remove(const engine::settings& s, const std::string& what, const std::string& company) {
+    result_on_stdout(s);
     if (what.empty() == company.empty()) {
         throw failure("dnc remove: give an entry id, a profile URL, or --company NAME (one of them)", 2);
     }
@@ -170,6 +172,7 @@ int dnc_list(const engine::settings& s, const std::string& format) {
 }
 
 int dnc_import(const engine::settings& s, const std::string& file, const std::string& reason, const std::string& by) {
+    result_on_stdout(s);
     auto read = read_file(file, 64 * 1024 * 1024);
     if (!read.text) {
         throw failure("dnc import: cannot read '" + orch::text::escaped(file) + "': " + read.why, 2);
@@ -332,6 +335,7 @@ int leads_show(const engine::settings& s, const std::string& name, const std::st
 }
 
 int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<std::string>& ids, const std::string& format) {
+    result_on_stdout(s);
     // Every bad id said at once (the first five), not one per run.
     std::vector<std::string> bad;
     std::size_t bad_count = 0;

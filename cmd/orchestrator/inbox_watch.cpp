@@ -226,6 +226,7 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
 }
 
 int inbox_mark(const engine::settings& s, const std::string& id_text, const std::string& mark, const std::string& by) {
+    result_on_stdout(s);
     const auto id = parse_id(id_text, "the reply id");
     if (mark != "not-interested" && mark != "not_interested") {
         throw failure("inbox mark: the mark must be not-interested, got '" + orch::text::escaped(mark) + "'", 2);
