@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Throwaway PostgreSQL and Redis on loopback for development, tests, the demo and benchmarks.
 #
-#   deploy/dev-services.sh start  [--dir DIR]   start both (idempotent) and print export lines
+#   deploy/dev-services.sh start  [--dir DIR] [--pg-port N] [--redis-port N]
+#                                                start both (idempotent) and print export lines
 #   deploy/dev-services.sh stop   [--dir DIR]   stop exactly the processes this DIR started
 #   deploy/dev-services.sh status [--dir DIR]   exit 0 when both answer, 3 otherwise
 #   deploy/dev-services.sh env    [--dir DIR]   print the export lines of running services
@@ -9,7 +10,8 @@
 # DIR (default: $ORCH_SERVICES_DIR, else <repo>/build/dev-services) holds the data, logs, sockets
 # and PID files, so two copies with different DIRs run side by side. ORCH_PG_OPTIONS adds server
 # options at start (e.g. "-c shared_preload_libraries=pg_stat_statements" for a profile). Ports are free ones picked
-# at start. PostgreSQL refuses to run as root: when invoked as root, the server runs as the
+# at start (20000 up to the kernel's ephemeral range), or those --pg-port and --redis-port name
+# (1024-65535, refused when in use). PostgreSQL refuses to run as root: when invoked as root, the server runs as the
 # dedicated system user "orch-pg" (created on first use).
 set -euo pipefail
 
@@ -17,7 +19,14 @@ repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cmd="${1:-}"
 shift || true
 dir="${ORCH_SERVICES_DIR:-$repo/build/dev-services}"
-usage() { echo "usage: $0 start|stop|status|env [--dir DIR]   ($0 --help says more)" >&2; exit 2; }
+usage() { echo "usage: $0 start|stop|status|env [--dir DIR] [--pg-port N] [--redis-port N]   ($0 --help says more)" >&2; exit 2; }
+pg_port_asked=""
+redis_port_asked=""
+# A port given on the command line: a whole number in 1024-65535.
+port_arg() {
+    [[ "$2" =~ ^[0-9]{4,5}$ ]] && [ "$2" -ge 1024 ] && [ "$2" -le 65535 ] ||
+        { echo "dev-services: $1 needs a port number in 1024-65535, got '$2'" >&2; usage; }
+}
 while [ $# -gt 0 ]; do
     case "$1" in
         -h|--help) cmd=--help; shift ;;
@@ -25,6 +34,11 @@ while [ $# -gt 0 ]; do
                dir="$2"; shift 2 ;;
         --dir=*) dir="${1#--dir=}"; [ -n "$dir" ] || { echo "dev-services: --dir needs a directory" >&2; usage; }
                  shift ;;
+        --pg-port|--redis-port)
+            [ $# -ge 2 ] || { echo "dev-services: $1 needs a port number" >&2; usage; }
+            port_arg "$1" "$2"
+            if [ "$1" = --pg-port ]; then pg_port_asked="$2"; else redis_port_asked="$2"; fi
+            shift 2 ;;
         *) echo "dev-services: unknown argument '$1'" >&2; usage ;;
     esac
 done
@@ -76,6 +90,13 @@ free_port() {
         if port_free "$p"; then echo "$p"; return 0; fi
     done
     die "no free port found"
+}
+
+# The port asked for ($1, may be empty) when it is free, else a free one picked.
+port_for() {
+    if [ -z "$1" ]; then free_port; return; fi
+    port_free "$1" || die "port $1 is in use"
+    echo "$1"
 }
 
 # A PID file names a live process whose command line contains $2.
@@ -136,7 +157,7 @@ start_pg() {
         # trying things may not expect.
         log "reusing the PostgreSQL data in $pg_data (its campaigns and accounts included; stop and remove the directory for a fresh one)"
     fi
-    port="$(free_port)"
+    port="$(port_for "$pg_port_asked")"
     mkdir -p "$root/sock"
     [ "$(id -u)" -ne 0 ] || chown "$pg_user" "$root/sock"
     as_pg "$bin/pg_ctl" -D "$pg_data" -l "$root/postgres.log" -w -t 30 \
@@ -155,7 +176,7 @@ start_redis() {
     if redis_running; then
         return 0
     fi
-    port="$(free_port)"
+    port="$(port_for "$redis_port_asked")"
     redis-server --bind 127.0.0.1 --port "$port" --daemonize yes --pidfile "$dir/redis/redis.pid" \
         --dir "$dir/redis" --logfile "$dir/redis/redis.log" --save "" --appendonly no \
         --protected-mode yes >/dev/null
