@@ -693,6 +693,15 @@ struct intake::impl {
         tx.commit();
     }
 
+    // A campaign as serve's log names it: 'name' (id N), the id alone when it is gone (db thread,
+    // with no transaction of its own open on the connection).
+    std::string campaign_named(std::int64_t id) {
+        pqxx::nontransaction tx(db->connection());
+        auto r = tx.exec_params(q("campaigns/name"), id);
+        return r.empty() ? std::to_string(id)
+                         : "'" + orch::text::escaped_name(r[0][0].as<std::string>()) + "' (id " + std::to_string(id) + ")";
+    }
+
     // Returns how many events it stored (0: a duplicate).
     asio::awaitable<int> take(const outreach::webhook_event& ev, const std::string& source_id,
                               const std::string& account) {
@@ -770,8 +779,8 @@ struct intake::impl {
                                         std::chrono::system_clock::now());
                 tx.commit();
                 if (s.shortfall > 0) {
-                    spdlog::warn("serve: campaign={} paused: the read of a conversation to find a message's sender "
-                                 "went {} credits past its budget", campaign, s.shortfall);
+                    spdlog::warn("serve: campaign {} paused: the read of a conversation to find a message's sender "
+                                 "went {} credits past its budget", campaign_named(campaign), s.shortfall);
                 }
                 return campaign;
             };
@@ -1717,8 +1726,8 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
                 it->second -= credits;
             }
             if (s.shortfall > 0 && spent_out.insert(campaign).second) {
-                spdlog::warn("serve: campaign={} paused: the catch-up sweep's reads ({}) went {} credits past its budget",
-                             campaign, action, s.shortfall);
+                spdlog::warn("serve: campaign {} paused: the catch-up sweep's reads ({}) went {} credits past its budget",
+                             campaign_named(campaign), action, s.shortfall);
             }
             return 0;
         };
@@ -1736,11 +1745,11 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
             tx.commit();
             left[campaign] = have;
             if (have <= 0 && sweep_told_capped.insert(campaign).second) {
-                spdlog::info("serve: catch-up sweep: campaign={} has no credits left in its budget, today's day cap "
+                spdlog::info("serve: catch-up sweep: campaign {} has no credits left in its budget, today's day cap "
                              "or its cap on account={}: no reads for it (said once a full sweep); its live leads wait "
                              "for their own checks, and the later messages of those who replied are looked for by "
                              "a sweep once it has credits",
-                             campaign, orch::text::escaped(account));
+                             campaign_named(campaign), orch::text::escaped(account));
             }
             return have > 0;
         };

@@ -487,6 +487,8 @@ TEST_F(IntakeTest, TheSweepReadsNothingForACampaignWithNoCreditsLeft) {
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000))
         << receiver->log();
     EXPECT_EQ(checks(), before) << "the sweep read the pending invitations of a campaign with no credits left";
+    // Said by the campaign's name (the log gave its id alone).
+    EXPECT_NE(receiver->log().find("catch-up sweep: campaign 'broke' (id "), std::string::npos) << receiver->log();
 }
 
 // The sweep's reads count against the campaign's day cap as they come: with one credit left of
