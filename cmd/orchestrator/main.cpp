@@ -1151,7 +1151,7 @@ std::unique_ptr<orch::engine::store> optional_store(const settings& s, std::stri
 }
 
 int cmd_campaign_validate(const global_options& g, const std::string& file, bool search_again,
-                          bool move_running = false) {
+                          bool move_running = false, bool dry_run = false) {
     // Accounts are checked when a database is configured and answers; the file alone otherwise.
     settings_needs needs;
     needs.database = false;
@@ -1173,8 +1173,10 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         // What an apply sent now would refuse, before anything is stored or billed; else whether
         // it would send the (billed) search again.
         std::string refused, note, held;
+        std::optional<orch::engine::apply_plan> planned;
         try {
             const auto plan = orch::engine::plan_apply(*db, c.value);
+            planned = plan;
             refused = orch::engine::predicted_search_refusal(c.value, plan, search_again);
             note = orch::engine::search_again_note(c.value, plan, search_again, "--search-again");
             held = orch::engine::predicted_search_hold(c.value, plan, search_again);
@@ -1215,6 +1217,32 @@ int cmd_campaign_validate(const global_options& g, const std::string& file, bool
         for (const auto& w : preview.warnings) {
             std::cerr << "warning: if applied now, " << w << "\n";
         }
+        if (dry_run) {
+            // In the apply's own words: what it would store, and whether it would search (billed).
+            std::cout << "dry run: nothing was stored or billed; an apply now would ";
+            const bool searches = c.value.who.kind == orch::campaigns::audience::source::search;
+            if (!refused.empty() || !planned) {
+                std::cout << "be refused (the warning above)";
+            } else if (!planned->exists) {
+                std::cout << "create campaign '" << orch::text::escaped_name(c.value.name) << "' (version 1) and "
+                          << (searches ? "send its audience search (billed)"
+                                       : "enroll " + orch::text::counted(static_cast<std::int64_t>(c.value.who.leads.size()),
+                                                                         "person", "people") + " of its file");
+            } else if (planned->unchanged && orch::engine::skips_search(c.value, *planned, search_again)) {
+                std::cout << "store nothing new: the file is version " << planned->version << "'s definition"
+                          << (preview.moved.empty() ? "" : "; it would move running leads (the note above)");
+            } else {
+                std::cout << "store version " << planned->version + 1 << " of campaign '"
+                          << orch::text::escaped_name(c.value.name) << "'"
+                          << (!searches ? ", enrolling the people of its file who are new"
+                              : note.empty() ? ", keeping its audience (no search)"
+                                             : ", sending its audience search again (billed; the note above)");
+            }
+            std::cout << "\n";
+        }
+    } else if (dry_run) {
+        std::cout << "dry run: nothing was stored or billed; what an apply would do is not known without the "
+                     "database\n";
     }
     return 0;
 }
@@ -2581,7 +2609,7 @@ int main(int argc, char** argv) {
     apply->callback([&] {
         action = [&] {
             if (apply_dry_run) {
-                return cmd_campaign_validate(g, file, search_again, move_running);
+                return cmd_campaign_validate(g, file, search_again, move_running, true);
             }
             return cmd_campaign_apply(load(g, need(true, false, true)), file, search_again, move_running);
         };

@@ -262,6 +262,11 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
                               "2; 1 kept on its version: 1 at step 'check' (in a call)"),
               std::string::npos)
         << dry.output;
+    // ... and closes with what the apply would do, in its own words.
+    EXPECT_NE(dry.output.find("\ndry run: nothing was stored or billed; an apply now would store nothing new: the "
+                              "file is version 2's definition; it would move running leads (the note above)\n"),
+              std::string::npos)
+        << dry.output;
     EXPECT_EQ(on_version(1), "3");
     EXPECT_EQ(on_version(2), "0");
     auto moved = env_->run({"campaign", "apply", file_, "--move-running"});
@@ -285,6 +290,12 @@ TEST_F(CliOutput, MoveRunningMovesTheLeadsBetweenCalls) {
                            "lease_expires_at = NULL WHERE status = 'calling' RETURNING 1) SELECT count(*) FROM u"),
               "1");
     std::ofstream(file_) << v3;
+    auto renamed_dry = env_->run({"campaign", "apply", file_, "--dry-run"});
+    ASSERT_EQ(renamed_dry.exit_code, 0) << renamed_dry.output;
+    EXPECT_NE(renamed_dry.output.find("\ndry run: nothing was stored or billed; an apply now would store version 3 "
+                                      "of campaign 'mover', keeping its audience (no search)\n"),
+              std::string::npos)
+        << renamed_dry.output;
     auto renamed = env_->run({"campaign", "apply", file_, "--move-running"});
     ASSERT_EQ(renamed.exit_code, 0) << renamed.output;
     EXPECT_NE(renamed.output.find("campaign 'mover' updated, version 3"), std::string::npos) << renamed.output;
