@@ -748,11 +748,36 @@ asio::awaitable<reply> admin_server::impl::readyz() {
         outreach::call_options o;
         o.total_timeout_ms = 2'000;
         auto credits_now = co_await api->get_credits(o);
+        const bool ready_but_the_api = ready;
         if (credits_now) {
             checks["api"] = "ok";
         } else {
             checks["api"] = "unavailable: " + outreach::describe(credits_now.error());
             ready = false;
+        }
+        // The probe's short deadline keeps /readyz prompt; an API slower than it, which answers
+        // the workers' calls within api_timeout_ms, is slow, not down: the replica stays ready
+        // (degraded), or a load balancer would take every replica, and the webhook deliveries,
+        // away whenever the API's latency passed 2 s (a trial: 503 while the calls succeeded).
+        if (!credits_now && credits_now.error().code == "TIMEOUT") {
+            auto reach = [this] {
+                pqxx::nontransaction tx(st().connection());
+                return tx.exec(q("admin/api_reach"))[0];
+            };
+            try {
+                auto r = co_await on_db(reach);
+                const auto calls = r[0].as<std::int64_t>();
+                const auto answered = calls - r[1].as<std::int64_t>();
+                if (answered > 0) {
+                    checks["api"] = "slow: no answer to the probe within 2 s, but " + std::to_string(answered) +
+                                    " of the workers' " + std::to_string(calls) +
+                                    " calls of the last 60 s were answered";
+                    ready = ready_but_the_api;
+                    degraded = true;
+                }
+            } catch (const std::exception&) {
+                // Postgres's own check above says what is wrong with it.
+            }
         }
     }
     co_return ok_json({{"status", !ready ? "not ready" : degraded ? "degraded" : "ready"}, {"checks", checks}},

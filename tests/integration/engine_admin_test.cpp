@@ -566,6 +566,32 @@ TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
     EXPECT_NE(api.find("CONNECT_FAILED"), std::string::npos) << ready.body;
 }
 
+// An API slower than /readyz's own 2 s probe, which answers the workers' calls (api_timeout_ms is
+// 30 s), is slow, not down: the replica stays ready, degraded, saying so. It answered 503 (a
+// trial), and a load balancer would have taken every replica, with the webhook deliveries, away.
+TEST_F(AdminTest, ReadyzIsReadyWhileTheApiIsSlowerThanItsProbeButAnswers) {
+    auto applied = call("POST", "/v1/campaigns", campaign_yaml("slow", search_audience(4)));
+    ASSERT_LT(applied.status, 300) << applied.body;
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 2500}, {"latency_ms_max", 3000}}).status, 200);
+    // No worker call yet: the probe's timeout alone says unavailable.
+    auto alone = get("/readyz");
+    EXPECT_EQ(alone.status, 503) << alone.body;
+    auto worker = env_->spawn({"worker"});
+    for (int i = 0; i < 300 && env_->scalar("SELECT count(*) FROM step_attempts WHERE finished_at IS NOT NULL "
+                                            "AND error = ''") == "0"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    auto ready = get("/readyz");
+    worker->stop(SIGTERM);
+    EXPECT_EQ(ready.status, 200) << ready.body;
+    EXPECT_EQ(ready.body_json()["status"], "degraded") << ready.body;
+    EXPECT_EQ(ready.body_json()["checks"]["api"].get<std::string>().rfind("slow: no answer to the probe within 2 s, but ",
+                                                                          0),
+              0u)
+        << ready.body;
+}
+
 // PUT /v1/campaigns/{name}/budget: sets the budget and caps (null removes a cap), GET /v1/budget
 // shows them with today's use, a raise resumes a campaign paused for its budget; bad bodies are
 // 400 or 422 and an unknown campaign 404, each changing nothing.
