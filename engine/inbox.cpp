@@ -168,8 +168,22 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
         reply["copy_of"] = e[18].as<std::int64_t>() > 0 ? json(e[18].as<std::int64_t>()) : json(nullptr);
         reply["campaign_state"] = e[10].as<std::string>().empty() ? json(nullptr) : json(e[10].as<std::string>());
         reply["account_connected"] = e[11].as<bool>();
+        // The conversation the API named, when it did (an event may name only it).
+        const auto parsed = outreach::parse_webhook_event(std::string_view(e[3].as<std::string>()));
+        reply["conversation_id"] = parsed && !parsed->conversation_id.empty() ? json(parsed->conversation_id)
+                                                                              : json(nullptr);
         json conversation = json::array();
         const auto lead = e[5].as<std::int64_t>();
+        if (lead == 0) {
+            // No lead to read the stored conversation of: the message itself (it printed nothing, a
+            // trial).
+            conversation.push_back({{"direction", "in"},
+                                    {"at", reply["received_at"]},
+                                    {"text", reply["text"]},
+                                    {"event_id", event_id},
+                                    {"written_at", reply["written_at"]},
+                                    {"written_late", reply["written_late"]}});
+        }
         if (lead > 0) {
             // Ordered by when each was stored (the API's times may have whole seconds only, and
             // come from another clock than our sends'), but a message of theirs stored more than

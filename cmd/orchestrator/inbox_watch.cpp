@@ -130,7 +130,14 @@ int inbox_show(const engine::settings& s, const std::string& id_text, const std:
         return 0;
     }
     const auto& r = (*out)["reply"];
-    std::cout << "reply #" << id << " from " << str(r["profile_url"].is_null() ? r["sender_name"] : r["profile_url"])
+    // A reply with no lead names whoever it can: its sender's name, else the conversation.
+    const std::string from = !r["profile_url"].is_null() ? str(r["profile_url"])
+                             : !str(r["sender_name"]).empty()
+                                 ? str(r["sender_name"]) + " (no lead)"
+                                 : r["conversation_id"].is_null()
+                                       ? std::string("(no lead: its sender is not known)")
+                                       : "(no lead: the event names only its conversation " + str(r["conversation_id"]) + ")";
+    std::cout << "reply #" << id << " from " << from
               << "\n  campaign: " << (r["campaign"].is_null() ? "(none)" : str(r["campaign"]))
               << "\n  account:  " << str(r["account_id"]) << (r["account_connected"].get<bool>() ? "" : " (unavailable)")
               << "\n  received: " << str(r["received_at"])

@@ -768,6 +768,11 @@ TEST_F(IntakeTest, AReplyStoredUnreadIsListedOnceWhenTheSweepStoresItUnderItsLea
     auto shown = env_->run({"inbox", "show", unread});
     ASSERT_EQ(shown.exit_code, 0) << shown.output;
     EXPECT_NE(shown.output.find("copy of:  reply #" + swept), std::string::npos) << shown.output;
+    // With no lead, it says whom it can, and shows the message itself (it printed neither).
+    EXPECT_NE(shown.output.find("from (no lead: the event names only its conversation " + conversation + ")"),
+              std::string::npos)
+        << shown.output;
+    EXPECT_NE(shown.output.find("Sounds good"), std::string::npos) << shown.output;
 
     // The same message delivered late (an id of its own), with nothing left to read its sender:
     // stored unread, and a copy of the sweep's at once.
