@@ -800,6 +800,34 @@ TEST_F(IntakeTest, AReplyStoredUnreadIsListedOnceWhenTheSweepStoresItUnderItsLea
     EXPECT_EQ(listed().size(), 2u);
 }
 
+// A cancelled campaign's spending stopped: the sweep reads the inbox for no lead of it, finished
+// though they are after a message of the last 30 days (a trial: a cancelled campaign's budget went
+// on paying a list_inbox per sweep). A completed one's are still read (a reply after the last step
+// belongs in the inbox): TheSweepRecoversAReplyFromALeadThatFinished.
+TEST_F(IntakeTest, TheSweepReadsNothingForACancelledCampaignsLeads) {
+    start({"--reply-probability", "0"});
+    const auto m = message_a_connection("gone");
+    ASSERT_FALSE(m.lead.empty());
+    // Its one lead done, the campaign is completed, which `campaign cancel` refuses; a campaign
+    // cancelled with finished leads among live ones (the trial's) ends as this one.
+    env_->scalar("UPDATE campaigns SET state = 'cancelled' WHERE name = 'gone'");
+    ASSERT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'gone'"), "cancelled");
+    ASSERT_EQ(person_writes(m, "Sounds good").status, 200);  // while no serve runs
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto inbox_reads = [&] {
+        return control.get("/control/requests?key=test-key&action=list_inbox").body_json()["requests"].size();
+    };
+    const auto before = inbox_reads();
+    auto port = free_port();
+    auto receiver = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << receiver->log();
+    // The start's gap sweep has run once the gaps are closed.
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000))
+        << receiver->log();
+    EXPECT_EQ(inbox_reads(), before) << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM events WHERE kind = 'message'"), "0");
+}
+
 // A reply that came while no serve ran, found by the read before a follow-up (stop_on_reply): the
 // follow-up is not sent and the lead ends replied, and once serve is back its catch-up sweep
 // stores the reply in the inbox and sets the lead's reply milestone. That read keeps no message,

@@ -9,7 +9,9 @@ FROM (
     SELECT DISTINCT ON (l.lead_id) l.lead_id, l.profile_url, e.campaign_id
     FROM enrollments e
     JOIN leads l ON l.lead_id = e.lead_id
+    JOIN campaigns c ON c.campaign_id = e.campaign_id
     WHERE e.account_id = $1 AND e.replied_at IS NOT NULL AND e.messaged_at > now() - interval '30 days'
+      AND c.state <> 'cancelled'  -- a cancelled campaign's spending stopped (sweep_replies)
     ORDER BY l.lead_id, e.campaign_id
     LIMIT 5000
 ) r
