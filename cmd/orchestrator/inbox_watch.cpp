@@ -206,13 +206,31 @@ int inbox_reply(const engine::settings& s, const std::string& id_text, const std
         }
     }
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wait_s);
-    while (!final_state(state) && std::chrono::steady_clock::now() < deadline) {
+    const auto wall_deadline = std::chrono::system_clock::now() + std::chrono::seconds(wait_s);
+    // Queued, and held by a quota, a cap or a cooldown past the wait: waiting would only end in
+    // "not sent" (a trial waited 30 s for a reply held until the next UTC day, and exited 1).
+    auto held_past_wait = [&](const json& j) {
+        if (j["state"] != "queued" || j["reason"].get<std::string>().empty()) {
+            return false;
+        }
+        const auto until = orch::parse_iso8601(j["not_before"].get<std::string>());
+        return until && *until > wall_deadline;
+    };
+    while (!final_state(state) && !held_past_wait(state) && std::chrono::steady_clock::now() < deadline) {
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
         state = *inbox::get_reply(db->connection(), reply_id);
     }
     print_reply_line(state);
     const auto st = state["state"].get<std::string>();
     if (st == "sent" || (wait_s == 0 && !final_state(state))) {
+        return 0;
+    }
+    if (held_past_wait(state)) {
+        std::cout << "held until " << state["not_before"].get<std::string>() << " ("
+                  << orch::text::escaped(state["reason"].get<std::string>())
+                  << "): serve sends it then, or at once when the account's quotas or the campaign's budget are "
+                     "raised (`orchestrator inbox show "
+                  << r.event_id << "`)\n";
         return 0;
     }
     if (o.what == kind::existing && (st == "refused" || st == "failed")) {

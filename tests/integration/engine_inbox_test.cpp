@@ -528,6 +528,15 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
         << env_->scalar("SELECT state || ' ' || reason FROM manual_replies WHERE reply_id = " +
                         std::to_string(capped_id)) << serve_->log();
     EXPECT_EQ(sent_count("Held by the day cap"), 0);
+    // The CLI says so at once and exits 0: the reply is held till the next UTC day, not failed (it
+    // waited its 30 s, then said "not sent" and exited 1).
+    const auto cli_started = std::chrono::steady_clock::now();
+    auto cli_held = env_->run({"inbox", "reply", std::to_string(list[3]["id"].get<std::int64_t>()),
+                               "Held by the day cap too", "--wait", "20"});
+    EXPECT_EQ(cli_held.exit_code, 0) << cli_held.output;
+    EXPECT_LT(std::chrono::steady_clock::now() - cli_started, std::chrono::seconds(15)) << cli_held.output;
+    EXPECT_NE(cli_held.output.find("held until "), std::string::npos) << cli_held.output;
+    EXPECT_NE(cli_held.output.find("(waiting for the campaign's daily budget"), std::string::npos) << cli_held.output;
     ASSERT_EQ(env_->run({"budget", "set", "inbox-demo", "--per-day", "100000"}).exit_code, 0);
     const auto raised = settled(capped_id);
     EXPECT_EQ(raised["state"], "sent") << raised.dump() << serve_->log();
@@ -544,7 +553,8 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_NE(refused["reason"].get<std::string>().find("budget"), std::string::npos) << refused.dump();
     EXPECT_EQ(refused["credits"], 0);
     EXPECT_EQ(sent_count("No budget for this"), 0);
-    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "2") << "the held ones'";
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM manual_replies WHERE state = 'sent'", "3")) << serve_->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM step_attempts WHERE step = 'manual_reply'"), "3") << "the held ones'";
     // Asked again as it was written (after a raise, say), the request finds its refusal, and the
     // CLI says how to send it anew: before, it only said the reply was asked for before.
     auto again = env_->run({"inbox", "reply", std::to_string(list[1]["id"].get<std::int64_t>()), "No budget for this"});
