@@ -136,6 +136,33 @@ TEST_F(FunnelCountsTest, TheAcceptanceRateCountsTheAcceptedAmongTheInvited) {
     EXPECT_EQ(differences(), "");  // the kept counts and the recount agree on the new definition
 }
 
+// A send whose answer was lost and that the person then answered went out: the kept funnel counts
+// it messaged, and the reports read from the facts now do too (`report funnel` said 22 messaged,
+// `report accounts` 21, and a variant's replies 13 against its account's 14: a trial). One lost
+// send answered, one not: messaged 1 and replied 1 in every report.
+TEST_F(FunnelCountsTest, AnAnsweredSendWhoseAnswerWasLostIsMessagedInEveryReport) {
+    auto a = campaign("u", 2);
+    {
+        pqxx::work tx(*conn_);
+        const auto id = std::to_string(a);
+        tx.exec("UPDATE enrollments SET account_id = 'acc-1', variant = 'A', send_uncertain_at = now() - interval "
+                "'1 hour' WHERE campaign_id = " + id);
+        tx.exec("UPDATE enrollments SET replied_at = now(), status = 'replied', finished_at = now() WHERE campaign_id = " +
+                id + " AND enrollment_id = (SELECT min(enrollment_id) FROM enrollments WHERE campaign_id = " + id + ")");
+        tx.commit();
+    }
+    EXPECT_EQ(env_->scalar("SELECT sum(messaged) || ' ' || sum(replied) FROM funnel_counts WHERE campaign_id = " +
+                           std::to_string(a)),
+              "1 1");
+    EXPECT_EQ(env_->scalar("SELECT messaged || ' ' || replied FROM report_rates_by_account WHERE campaign = 'u' "
+                           "AND account_id = 'acc-1'"),
+              "1 1");
+    EXPECT_EQ(env_->scalar("SELECT messaged || ' ' || replied FROM report_rates_by_variant WHERE campaign = 'u' "
+                           "AND variant = 'A'"),
+              "1 1");
+    EXPECT_EQ(differences(), "");
+}
+
 // Nine transactions counting the same campaign and senders at once, all open together: each
 // takes shard rows the others do not hold (migration 0011) instead of waiting for them to end.
 // Before, a writer used row pg_backend_pid() % 8, so of nine at least two queued on one row.
