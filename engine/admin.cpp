@@ -718,6 +718,11 @@ asio::awaitable<reply> admin_server::impl::readyz() {
             may_probe = true;
         }
     }
+    // What the workers' calls of the last minute met (admin/api_reach), when the probe says nothing.
+    auto reach = [this] {
+        pqxx::nontransaction tx(st().connection());
+        return tx.exec(q("admin/api_reach"))[0];
+    };
     if (api == nullptr) {
         checks["api"] = "not configured";
     } else if (!may_probe) {
@@ -725,10 +730,6 @@ asio::awaitable<reply> admin_server::impl::readyz() {
         // know whether the API answers their calls: when it answered none of the last minute's (at
         // least 3), the API is unavailable as surely as a probe would say (it said "ready" through an
         // outage while the workers' calls failed to connect).
-        auto reach = [this] {
-            pqxx::nontransaction tx(st().connection());
-            return tx.exec(q("admin/api_reach"))[0];
-        };
         try {
             auto r = co_await on_db(reach);
             const auto calls = r[0].as<std::int64_t>();
@@ -760,10 +761,6 @@ asio::awaitable<reply> admin_server::impl::readyz() {
         // (degraded), or a load balancer would take every replica, and the webhook deliveries,
         // away whenever the API's latency passed 2 s (a trial: 503 while the calls succeeded).
         if (!credits_now && credits_now.error().code == "TIMEOUT") {
-            auto reach = [this] {
-                pqxx::nontransaction tx(st().connection());
-                return tx.exec(q("admin/api_reach"))[0];
-            };
             try {
                 auto r = co_await on_db(reach);
                 const auto calls = r[0].as<std::int64_t>();
