@@ -4,6 +4,8 @@
 // (title, description, enum, minimum, ...) found by walking the schema along the instance path.
 #include "campaigns/detail/load_context.hpp"
 
+#include "api/text.hpp"
+
 #include <valijson/adapters/nlohmann_json_adapter.hpp>
 #include <valijson/schema.hpp>
 #include <valijson/schema_parser.hpp>
@@ -166,7 +168,7 @@ std::string expected_type(const json* schema) {
     return out;
 }
 
-// A text quoted in a message, cut at a character's start past 80 bytes: a file that is no
+// A text quoted in a message, cut past 80 bytes (orch::text::escaped_clipped): a file that is no
 // campaign (a whole document read as one text) put itself whole on one line.
 std::string shown(const json& v) {
     if (!v.is_string()) {
@@ -174,14 +176,7 @@ std::string shown(const json& v) {
     }
     const auto& s = v.get_ref<const std::string&>();
     constexpr std::size_t most = 80;
-    if (s.size() <= most) {
-        return "'" + s + "'";
-    }
-    std::size_t cut = most;
-    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) {
-        --cut;
-    }
-    return "'" + s.substr(0, cut) + "...' (" + std::to_string(s.size()) + " bytes)";
+    return "'" + (s.size() <= most ? s : orch::text::escaped_clipped(s, most)) + "'";
 }
 
 std::string actual_type(const json& v) {

@@ -106,7 +106,7 @@ TEST(schema, the_loader_enforces_it) {
         // A long text is cut in the message (a whole document read as one text was quoted whole).
         // At a character's start: the 'é' across the 80th byte is left out whole.
         {base + "stop_on_reply: " + std::string(79, 'y') + "\u00e9" + std::string(100, 'z') + "\n",
-         "must be true or false, not the text '" + std::string(79, 'y') + "...' (181 bytes)"},
+         "must be true or false, not the text '" + std::string(79, 'y') + "... (181 bytes)'"},
         {base + "on_account_unavailable: retry\n", "unknown value 'retry' (one of: wait, reassign)"},
         {base + "limits: {invite: {per_day: 0}}\n", "limits.invite.per_day: must be at least 1, not 0"},
         {base + "limits: {connect: {per_day: 3}}\n", "unknown key 'connect'"},
