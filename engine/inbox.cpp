@@ -54,6 +54,7 @@ struct message_view {
     std::string text;
     std::string sender_name;
     json written_at = nullptr;
+    json conversation_id = nullptr;  // the conversation the API named, when it did
 };
 // A message stored this long after it was written was found late (a catch-up sweep after a gap):
 // the conversation places it by when it was written (the dashboard says "written …" of it, by
@@ -77,6 +78,9 @@ message_view message_of(const std::string& payload) {
     if (ev) {
         m.text = ev->message_text;
         m.sender_name = ev->sender_name;
+        if (!ev->conversation_id.empty()) {
+            m.conversation_id = ev->conversation_id;
+        }
         if (auto at = ev->happened_at()) {
             m.written_at = iso8601_ms(*at);
         }
@@ -95,6 +99,7 @@ json reply_summary(const pqxx::row& r) {
                                                               .value_or(std::chrono::system_clock::time_point{}))},
               {"text", m.text},
               {"sender_name", m.sender_name},
+              {"conversation_id", m.conversation_id},
               {"mark", opt_text(r[4])},
               {"lead_id", r[5].as<std::int64_t>() > 0 ? json(r[5].as<std::int64_t>()) : json(nullptr)},
               {"profile_url", r[6].as<std::string>().empty() ? json(nullptr) : json(r[6].as<std::string>())},
@@ -168,10 +173,6 @@ std::optional<json> show(pqxx::connection& conn, std::int64_t event_id) {
         reply["copy_of"] = e[18].as<std::int64_t>() > 0 ? json(e[18].as<std::int64_t>()) : json(nullptr);
         reply["campaign_state"] = e[10].as<std::string>().empty() ? json(nullptr) : json(e[10].as<std::string>());
         reply["account_connected"] = e[11].as<bool>();
-        // The conversation the API named, when it did (an event may name only it).
-        const auto parsed = outreach::parse_webhook_event(std::string_view(e[3].as<std::string>()));
-        reply["conversation_id"] = parsed && !parsed->conversation_id.empty() ? json(parsed->conversation_id)
-                                                                              : json(nullptr);
         json conversation = json::array();
         const auto lead = e[5].as<std::int64_t>();
         if (lead == 0) {
