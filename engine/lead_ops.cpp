@@ -575,6 +575,12 @@ json lead_item(const pqxx::row& r) {
     item["waiting"] = waiting_sentence(item, r[16].as<std::string>(), r[17].as<std::string>(), r[18].as<bool>(),
                                        r[15].as<bool>(), call);
     item["call"] = item["state"] == "calling" ? json(call_kind(call)) : json(nullptr);
+    // A call on the wire, or one whose outcome went unwritten, waits for nothing: the row's reason
+    // and code are of the wait before it (a checked call's are why it is checked, and stay).
+    if (item["call"] == "in_flight" || item["call"] == "outcome_lost") {
+        item["reason"] = "";
+        item["wait_code"] = nullptr;
+    }
     // A finished lead has no next run (the row keeps its last next_run_at).
     if (!item["finished_at"].is_null()) {
         item["next_run_at"] = nullptr;

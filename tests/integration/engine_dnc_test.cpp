@@ -362,10 +362,14 @@ TEST_F(DncTest, ACallingLeadSaysWhetherItsCallIsInFlightUncertainOrLost) {
     // An attempt in flight, as a worker writes it before its call.
     q("INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker) SELECT enrollment_id, 'v', 'visit', 1, "
       "'w-1/0' FROM enrollments" + where);
-    q("UPDATE enrollments SET status = 'calling', lease_owner = 'w-1/0', "
-      "lease_expires_at = '2100-01-01T10:00:00Z'" + where);
+    // The row keeps the wait before the call (a worker leaves it); the lead shows none.
+    q("UPDATE enrollments SET status = 'calling', lease_owner = 'w-1/0', lease_expires_at = '2100-01-01T10:00:00Z', "
+      "reason = 'waiting for the API key''s request rate', wait_code = 'key_rate'" + where);
     EXPECT_EQ(waiting(), "calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 UTC)");
     EXPECT_EQ(kind(), "in_flight");
+    const auto stale = call("GET", "/v1/campaigns/calls/leads/" + x).body_json();
+    EXPECT_EQ(stale["reason"], "") << stale.dump();
+    EXPECT_EQ(stale["wait_code"], nullptr) << stale.dump();
     auto csv = env_->run({"leads", "list", "calls", "--format", "csv"});
     EXPECT_NE(csv.output.find(",finished_at,wait_code,call,waiting\r\n"), std::string::npos) << csv.output;
     EXPECT_NE(csv.output.find(",in_flight,\"calling the API (step v, worker w-1/0, its lease until 2100-01-01 10:00:00 "
