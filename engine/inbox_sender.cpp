@@ -9,6 +9,7 @@
 #include "engine/ledger.hpp"
 #include "engine/limits_gate.hpp"
 #include "engine/outreach/client.hpp"
+#include "engine/pg_lane_store.hpp"
 #include "engine/store.hpp"
 #include "schema/schema.hpp"
 
@@ -76,6 +77,7 @@ struct inbox_sender::impl {
     seeded_random rng;
     backoff_settings backoff;
     std::shared_ptr<outage_log> database_outage;
+    bool limits_differ_told = false;  // the warning of other rate-limit settings, once
     static constexpr int outage_caller = 1;  // the leader check is 0 (engine/intake.cpp)
 
     impl(settings s, std::string o, std::shared_ptr<outage_log> outage)
@@ -105,6 +107,12 @@ struct inbox_sender::impl {
         try {
             if (!db || !db->connection().is_open()) {
                 db = std::make_unique<store>(cfg.database_url);
+                // It gates an operator's reply by its own quotas, in the workers' buckets.
+                if (const auto others = name_serve_session(db->connection(), limits_fingerprint(cfg), owner);
+                    others > 0 && !limits_differ_told) {
+                    limits_differ_told = true;
+                    spdlog::warn("{}", limits_differ_warning("serve: inbox sender", others));
+                }
             }
             if (!api) {
                 auto made = outreach::client::make(io.get_executor(), api_client_settings(cfg, 4));

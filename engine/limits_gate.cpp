@@ -53,6 +53,27 @@ limits::settings limiter_settings(const settings& s) {
     return l;
 }
 
+std::string limits_fingerprint(const settings& s) {
+    const std::string text =
+        fmt::format("{} {} {} {} {} {} {} {} {} {} {} {} {}", s.key_requests_per_minute, s.key_burst, s.invite_per_day,
+                    s.invite_per_week, s.send_per_day, s.send_per_week, s.visit_per_day, s.visit_per_week,
+                    s.withdraw_per_day, s.withdraw_per_week, s.search_per_day, s.search_per_week, s.ramp_up);
+    std::uint32_t h = 2166136261u;  // FNV-1a: the same digits in every build and process
+    for (const unsigned char c : text) {
+        h = (h ^ c) * 16777619u;
+    }
+    return fmt::format("{:08x}", h);
+}
+
+std::string limits_differ_warning(std::string_view who, std::int64_t sessions) {
+    return fmt::format(
+        "{}: {} other session(s) of workers or serve on this database run with other rate-limit settings than this "
+        "process (key_requests_per_minute, key_burst, the quotas <action>_per_day/_per_week, ramp_up): they share the "
+        "API key's and the accounts' buckets, and each process gates its calls by its own values; give every worker "
+        "and serve the same",
+        who, sessions);
+}
+
 limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& clock, std::unique_ptr<random_port> rng)
     : clock_(clock),
       defaults_(s.actions),

@@ -209,4 +209,13 @@ std::chrono::milliseconds window_left(const campaigns::schedule& schedule, std::
 // The limiter settings the orchestrator's settings describe.
 limits::settings limiter_settings(const struct settings& s);
 
+// Eight hex digits naming the settings every process sharing the buckets must agree on: the
+// key's rate and burst, each action's quotas and whether new accounts ramp up (pacing is each
+// process's own). Processes put it in their session names (engine/name_lane_session) so that one
+// started with other values is told.
+std::string limits_fingerprint(const struct settings& s);
+// The warning a process (`who`: "worker", "serve: inbox sender") gives when `sessions` other
+// sessions on the database run with another limits fingerprint.
+std::string limits_differ_warning(std::string_view who, std::int64_t sessions);
+
 }  // namespace orch::engine

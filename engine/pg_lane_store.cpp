@@ -111,15 +111,23 @@ void prepare_hot_statements(pqxx::connection& conn) {
     }
 }
 
-std::vector<std::int64_t> name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& owner) {
+session_others name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& limits,
+                                 const std::string& owner) {
     pqxx::nontransaction tx(conn);
     tx.exec_params("SELECT set_config('application_name', $1, false)",
-                   "orch-worker slots=" + std::to_string(slots) + " " + owner);
-    std::vector<std::int64_t> others;
+                   "orch-worker slots=" + std::to_string(slots) + " limits=" + limits + " " + owner);
+    session_others others;
     for (const auto& r : tx.exec_params(q("engine/lane_session_others"), std::to_string(slots))) {
-        others.push_back(r[0].as<std::int64_t>());
+        others.slots.push_back(r[0].as<std::int64_t>());
     }
+    others.other_limits = tx.exec_params1(q("engine/limits_session_others"), limits)[0].as<std::int64_t>();
     return others;
+}
+
+std::int64_t name_serve_session(pqxx::connection& conn, const std::string& limits, const std::string& owner) {
+    pqxx::nontransaction tx(conn);
+    tx.exec_params("SELECT set_config('application_name', $1, false)", "orch-serve limits=" + limits + " " + owner);
+    return tx.exec_params1(q("engine/limits_session_others"), limits)[0].as<std::int64_t>();
 }
 
 // From the claim slot bit-reversed, so that lanes of all processes start evenly spread without

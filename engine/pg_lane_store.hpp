@@ -109,10 +109,20 @@ inline constexpr std::chrono::seconds claim_slot_retry{5};
 
 // Prepares the lane's hot statements on its connection.
 void prepare_hot_statements(pqxx::connection& conn);
+// What the other processes on the database run with that differs from this one's.
+struct session_others {
+    std::vector<std::int64_t> slots;  // their lane_transaction_slots, where not this lane's
+    std::int64_t other_limits = 0;    // their sessions whose limits fingerprint is not this one's
+};
 // Names the lane's session for pg_stat_activity ("orch-worker slots=<lane_transaction_slots>
-// <owner>", cut to Postgres's 63 bytes) and answers the lane_transaction_slots of the other
-// workers' lanes on the database that differ from `slots` (every worker needs the same).
-std::vector<std::int64_t> name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& owner);
+// limits=<limits_fingerprint> <owner>", cut to Postgres's 63 bytes) and answers what the other
+// workers' lanes (and `serve`s, for the limits) on the database run with that differs (every
+// process needs the same).
+session_others name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& limits,
+                                 const std::string& owner);
+// The same for `serve`'s inbox sender ("orch-serve limits=<fingerprint> <owner>"): the count of
+// other sessions whose limits differ.
+std::int64_t name_serve_session(pqxx::connection& conn, const std::string& limits, const std::string& owner);
 // Takes a claim slot for the lane's connection (engine/claim_slot, held by the connection) and
 // starts the sweep from it.
 void start_sweep(pqxx::connection& conn, claim_sweep& sweep);

@@ -54,6 +54,7 @@ struct worker::impl {
     std::atomic<bool> stopping{false};
     std::atomic<bool> failed{false};
     std::atomic<bool> slots_differ_told{false};  // the warning of another lane_transaction_slots, once
+    std::atomic<bool> limits_differ_told{false};  // the warning of other rate-limit settings, once
     // PostgreSQL's outages, as the lanes (callers 0..n-1) and the wake-up listener (-1) meet them.
     outage_log database_outage{"worker", "database"};
     asio::io_context io{1};
@@ -476,12 +477,15 @@ void worker::impl::lane(int index) {
                 // Ready before it is kept: a connection that failed half-way is made again whole.
                 auto fresh = std::make_unique<pqxx::connection>(cfg.database_url);
                 prepare_hot_statements(*fresh);
-                if (auto others = name_lane_session(*fresh, cfg.lane_transaction_slots, owner);
-                    !others.empty() && !slots_differ_told.exchange(true)) {
+                const auto others = name_lane_session(*fresh, cfg.lane_transaction_slots, limits_fingerprint(cfg), owner);
+                if (!others.slots.empty() && !slots_differ_told.exchange(true)) {
                     spdlog::warn("worker: other workers on this database run with lane_transaction_slots {} where this "
                                  "one has {}: give every worker the same value (the largest holds, and workers with "
                                  "fewer gates get fewer turns)",
-                                 fmt::join(others, ", "), cfg.lane_transaction_slots);
+                                 fmt::join(others.slots, ", "), cfg.lane_transaction_slots);
+                }
+                if (others.other_limits > 0 && !limits_differ_told.exchange(true)) {
+                    spdlog::warn("{}", limits_differ_warning("worker", others.other_limits));
                 }
                 start_sweep(*fresh, sweep);
                 conn = std::move(fresh);

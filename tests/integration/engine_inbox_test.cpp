@@ -601,6 +601,31 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
     EXPECT_EQ(sent_count("To a disconnected account"), 0);
 }
 
+// `serve`'s inbox sender gates an operator's reply by its own quotas in the workers' buckets: a
+// worker started with other rate-limit settings than serve's is told, and so is a serve started
+// next to such a worker. The workers of SetUp, with serve's values, said nothing.
+TEST_F(InboxTest, AWorkerOrServeWithOtherRateLimitsThanTheOthersIsTold) {
+    const std::string told = "other session(s) of workers or serve on this database run with other rate-limit settings";
+    const auto shows = [&](const background_process& p) {
+        for (int i = 0; i < 400; ++i) {
+            if (p.log().find(told) != std::string::npos) {
+                return true;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(25));
+        }
+        return false;
+    };
+    EXPECT_EQ(serve_->log().find(told), std::string::npos) << serve_->log();
+    auto worker = env_->spawn({"worker", "--send-per-day", "3", "--worker-lanes", "1", "--idle-poll-ms", "50"});
+    EXPECT_TRUE(shows(*worker)) << worker->log();
+    EXPECT_NE(worker->log().find("worker: 1 other session(s)"), std::string::npos) << worker->log();
+    EXPECT_EQ(serve_->stop(SIGTERM), 0) << serve_->log();
+    start_serve();
+    EXPECT_TRUE(shows(*serve_)) << serve_->log();
+    EXPECT_NE(serve_->log().find("serve: inbox sender: 1 other session(s)"), std::string::npos) << serve_->log();
+    EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
+}
+
 // `campaign watch --once`: one frame with the state, the progress and the funnel.
 TEST_F(InboxTest, CampaignWatchPrintsOneFrame) {
     // The ledger's side too, as `budget show` has it (the audience search included), read before

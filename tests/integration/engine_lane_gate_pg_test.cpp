@@ -346,12 +346,22 @@ TEST_F(LaneGate, AWorkerStartedWithOtherSlotsThanTheOthersSaysSo) {
     ASSERT_EQ(named(3), 3) << same->log();
     auto other = env_->spawn({"worker", "--lane-transaction-slots", "5", "--worker-lanes", "1", "--idle-poll-ms", "50"});
     EXPECT_TRUE(log_shows(*other, "run with lane_transaction_slots 3 where this one has 5")) << other->log();
+    // They share the buckets too: a worker with another quota (or ramp-up) is told as well.
+    auto quotas = env_->spawn({"worker", "--lane-transaction-slots", "3", "--worker-lanes", "1", "--idle-poll-ms", "50",
+                               "--invite-per-day", "7"});
+    EXPECT_TRUE(log_shows(*quotas, "other session(s) of workers or serve on this database run with other rate-limit "
+                                   "settings than this process"))
+        << quotas->log();
+    EXPECT_EQ(quotas->stop(SIGTERM), 0);
     EXPECT_EQ(same->stop(SIGTERM), 0);
     EXPECT_EQ(other->stop(SIGTERM), 0);
     EXPECT_EQ(first->stop(SIGTERM), 0);
-    // The workers with the same value said nothing of it (the one with 5 started after them).
-    EXPECT_EQ(same->log().find("where this one has"), std::string::npos) << same->log();
-    EXPECT_EQ(first->log().find("where this one has"), std::string::npos) << first->log();
+    // The workers with the same values said nothing of them (those with others started after them).
+    for (const auto* w : {same.get(), first.get()}) {
+        EXPECT_EQ(w->log().find("where this one has"), std::string::npos) << w->log();
+        EXPECT_EQ(w->log().find("rate-limit settings"), std::string::npos) << w->log();
+    }
+    EXPECT_EQ(other->log().find("rate-limit settings"), std::string::npos) << other->log();
 }
 
 // A lane that got no claim slot (all 64 held: more lanes on the database than slots) says so, and
