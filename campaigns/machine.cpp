@@ -170,6 +170,7 @@ api_call make_call(const campaign& c, const step& s, const lead_view& lead, bool
         const message_variant& v = choose_variant(s, lead);
         call.text = render(v.text, lead.fields);
         call.variant = v.name;
+        call.variant_chosen = s.variants.size() > 1;
         call.confirm_no_reply = !reconcile && c.stop_on_reply && follows_send(c, s.id);
     }
     return call;

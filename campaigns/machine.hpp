@@ -95,6 +95,10 @@ struct api_call {
     std::string text;      // rendered invitation note or message text ("" if none); for the
                            // get_conversation reconciliation: the text to look for
     std::string variant;   // message variant name for send ("" otherwise)
+    // The step chose among variants (an A/B test): its variant becomes the lead's, which the
+    // reports group by. A step of one variant (a follow-up's message_text) sets the lead's only
+    // when it has none, so a follow-up does not hide the test before it.
+    bool variant_chosen = false;
     bool reconcile = false;  // true: read-only check whether the interrupted call took effect
     // send: a follow-up of a stop_on_reply campaign. The executor first reads the conversation
     // and does not send when the lead's last message is newer than ours.

@@ -118,7 +118,9 @@ void plan(lane_store& store, const lane_context& ctx, std::vector<lane_row>& bat
                 c.call = it.call;
                 c.attempt_id = it.attempt_id;
                 c.gate_take = it.call ? it.target.gate_take : 0;
-                c.variant = c.call && !c.call->variant.empty() ? c.call->variant : variants[i];
+                const bool takes = c.call && !c.call->variant.empty() &&
+                                   (c.call->variant_chosen || variants[i].empty());
+                c.variant = takes ? c.call->variant : variants[i];
             }
             store.write(batch);
         });

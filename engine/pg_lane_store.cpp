@@ -576,6 +576,7 @@ void pg_lane_store::claim(std::size_t limit, std::vector<lane_row>& batch) {
         c.account_quotas = r[15].as<std::string>();
         c.account_login = r[17].as<std::int64_t>();
         c.account_time_zone = r[18].as<std::string>();
+        c.variant = r[19].as<std::string>();
         const json fields = json::parse(r[14].as<std::string>());
         for (auto it = fields.begin(); it != fields.end(); ++it) {
             if (!it->is_string() || it->get_ref<const std::string&>().empty()) {

@@ -223,6 +223,43 @@ TEST_F(EngineTest, ALeadInTwoCampaignsIsContactedOnce) {
     EXPECT_EQ(funnel("second")["skipped"], 5);
 }
 
+// An A/B-tested message followed by a follow-up of one message_text: the reports group each lead
+// by the variant it got in the test, not by the follow-up's (a trial's `report accounts` showed
+// B 1 and default 9 where the sandbox received 8 A and 2 B). Every lead is messaged twice.
+TEST_F(EngineTest, AFollowUpKeepsTheLeadsAbTestVariantForTheReports) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "200",
+           "--reply-probability", "0"});
+    const std::string yaml = campaign_yaml("ab", search_audience(12), "20s", {"sender-1", "sender-2"}) +
+                             "    next: pause\n"
+                             "  - id: pause\n    kind: delay\n    duration: 1s\n"
+                             "  - id: follow\n    kind: send\n    message_text: \"Following up, {{first_name}}.\"\n";
+    auto applied = env_->run({"campaign", "apply", write("ab.yaml", yaml)});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    auto receiver = serve(free_port());
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10", "--api-timeout-ms", "5000"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+    // The sandbox's record: each person's first message says which variant they got.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    std::map<std::string, int> got;  // "A", "B", "follow-up" -> messages
+    const auto effects = control.get("/control/side-effects").body_json();
+    for (const auto& m : effects["messages"]) {
+        const auto text = m.value("text", std::string());
+        got[text.rfind("Thanks", 0) == 0 ? "A" : text.rfind("Great", 0) == 0 ? "B" : "follow-up"] += 1;
+    }
+    ASSERT_GT(got["A"] + got["B"], 0) << effects.dump();
+    EXPECT_EQ(got["follow-up"], got["A"] + got["B"]) << "every lead messaged got its follow-up";
+    auto accounts = env_->run({"report", "accounts", "ab", "--format", "json"});
+    ASSERT_EQ(accounts.exit_code, 0) << accounts.output;
+    std::map<std::string, int> reported;
+    const auto report = json::parse(accounts.output);
+    for (const auto& row : report["variants"]) {
+        reported[row["variant"].get<std::string>()] += row["messaged"].get<int>();
+    }
+    EXPECT_EQ(reported["A"], got["A"]) << accounts.output;
+    EXPECT_EQ(reported["B"], got["B"]) << accounts.output;
+    EXPECT_EQ(reported.count("default"), 0u) << accounts.output;
+}
+
 // A cycle settles the calls of the lane's last batch and starts the next one in one
 // transaction. When that transaction fails after the settle (here: the intent log refuses the
 // next batch's intents once), the settle is written again on its own, so the calls already made

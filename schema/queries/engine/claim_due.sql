@@ -23,10 +23,12 @@
 -- an override changed with `accounts limits` or PUT /v1/accounts/{id}/limits holds from the next
 -- claim on, in every worker; and its login
 -- (migration 0025), so that an ACCOUNT_INACTIVE answer overtaken by a re-login pauses nothing.
+-- The lead's message variant ('' for none): a send of one variant keeps an A/B-tested one
+-- (campaigns/machine.hpp api_call::variant_chosen).
 WITH due AS MATERIALIZED (
     SELECT e.enrollment_id, e.campaign_id, e.version, e.lead_id, e.account_id, e.step, e.status,
            e.next_run_at, e.attempt, e.reconcile, e.accepted_seen, e.reason, e.event_cursor, e.due_at,
-           e.wait_code
+           e.wait_code, e.variant
     FROM enrollments e
     -- status as text: the partial enrollments_due index must not serve this statement (see
     -- engine/settle); the rows come by primary key. The ids as an init plan's array, whose length
@@ -77,7 +79,8 @@ ended AS (
 SELECT enrollment_id, campaign_id, version, lead_id, account_id, step, status::text,
        (extract(epoch FROM next_run_at) * 1000)::bigint AS next_run_at_ms,
        attempt, reconcile, accepted_seen, reason, event_cursor,
-       profile_url, fields::text, COALESCE(quotas::text, ''), wait_code, login, account_zone
+       profile_url, fields::text, COALESCE(quotas::text, ''), wait_code, login, account_zone,
+       COALESCE(variant, '')
 FROM claimed
 WHERE workable AND starts_at IS NULL
 ORDER BY due_at;
