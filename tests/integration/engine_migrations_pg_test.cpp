@@ -330,4 +330,39 @@ INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker, outcome, 
               "1 hello ok, 2 hello ok, 1 again not_sent, 2 again ok");
 }
 
+// A follow-up of one message_text overwrote the variant a lead got in an A/B test before it
+// (migration 0046): such leads get back their sends' last other variant; a lead whose sends were
+// all 'default', or that has no send, keeps what it had.
+TEST_F(MigrationsOnAFilledDatabase, AbVariantsOverwrittenByAFollowUpComeBack) {
+    {
+        pqxx::connection c(env_->database_url());
+        pqxx::work tx(c);
+        migrate(tx, 5, 39);  // 0040 adds an enum value that 0041 uses: `migrate` commits each
+        tx.exec(R"sql(
+INSERT INTO accounts (account_id) VALUES ('acc-1');
+INSERT INTO campaigns (campaign_id, name) VALUES (1, 'ab');
+INSERT INTO campaign_versions (campaign_id, version, definition, source, digest) VALUES (1, 1, '{}', '', '');
+INSERT INTO leads (lead_id, canonical_url, profile_url)
+SELECT g, 'example.com/in/p' || g, 'https://example.com/in/p' || g FROM generate_series(1, 4) g;
+INSERT INTO enrollments (enrollment_id, campaign_id, version, lead_id, account_id, step, status, variant, messaged_at,
+                         finished_at)
+VALUES (1, 1, 1, 1, 'acc-1', '', 'done', 'default', now(), now()), (2, 1, 1, 2, 'acc-1', '', 'done', 'default', now(), now()),
+    (3, 1, 1, 3, 'acc-1', '', 'done', 'default', now(), now()), (4, 1, 1, 4, 'acc-1', 'intro', 'ready', NULL, NULL, NULL);
+INSERT INTO step_attempts (enrollment_id, step, call, attempt, worker, outcome, credits, body, variant, finished_at)
+SELECT e, s, 'send', 0, 'w', 'ok', 1, 'Hi', v, now()
+FROM (VALUES (1, 'intro', 'A'), (1, 'again', 'default'), (2, 'intro', 'B'), (2, 'again', 'default'),
+             (3, 'intro', 'default'), (3, 'again', 'default')) AS x(e, s, v);
+)sql");
+        tx.commit();
+    }
+    auto r = env_->run({"migrate"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(scalar("SELECT string_agg(enrollment_id || ' ' || COALESCE(variant, '-'), ', ' ORDER BY enrollment_id) "
+                     "FROM enrollments"),
+              "1 A, 2 B, 3 default, 4 -");
+    EXPECT_EQ(scalar("SELECT string_agg(variant || ' ' || messaged, ', ' ORDER BY variant) FROM report_rates_by_variant "
+                     "WHERE campaign = 'ab'"),
+              "A 1, B 1, default 1");
+}
+
 }  // namespace
