@@ -1181,7 +1181,7 @@ asio::awaitable<reply> admin_server::impl::campaign_state(const std::string& nam
         co_return error_reply(http::status::not_found, "no campaign named '" + orch::text::escaped_clipped(name, 200) + "'");
     }
     if (o.conflict) {
-        co_return error_reply(http::status::conflict, state_conflict_message(verb, name, o.from));
+        co_return error_reply(http::status::conflict, state_conflict_message(verb, name, o));
     }
     if (o.changed) {
         spdlog::info("admin: campaign '{}' {} -> {}", orch::text::escaped(name), o.from, o.to);

@@ -696,6 +696,15 @@ state_change change_state_once(store& db, const std::string& name, state_change 
         return o;
     }
     if (o.to == "active") {
+        // A campaign past its end_at is paused again by the first claim of its rows: a resume
+        // would say active and be undone a moment later. Its file's end_at is what resumes it.
+        if (const auto ended = tx.exec_params(std::string(schema::query("campaigns/end_at_passed")), name);
+            !ended.empty()) {
+            o.conflict = true;
+            o.why = "its end_at " + ended[0][0].as<std::string>() +
+                    " has passed; apply its file with a later end_at, or none, to resume it";
+            return o;
+        }
         for (const auto& b : ledger::campaign_budgets(tx, name)) {
             if (b.pause_reason.rfind("budget exhausted", 0) == 0) {
                 o.warning = "it was paused for its budget (" + b.pause_reason + "); " +
@@ -726,8 +735,8 @@ state_change change_campaign_state(store& db, const std::string& name, const std
     });
 }
 
-std::string state_conflict_message(const std::string& verb, const std::string& name, const std::string& from) {
-    return "cannot " + verb + " campaign '" + name + "': it is " + from;
+std::string state_conflict_message(const std::string& verb, const std::string& name, const state_change& o) {
+    return "cannot " + verb + " campaign '" + name + "': " + (o.why.empty() ? "it is " + o.from : o.why);
 }
 
 apply_outcome apply_definition(store& db, const campaigns::campaign& c, const std::string& source,

@@ -210,13 +210,14 @@ struct state_change {
     std::string to;       // the state asked for
     bool changed = false;
     bool conflict = false;
+    std::string why;      // a conflict's reason beyond its state ("" for "it is <from>")
     // A resume of a campaign the ledger paused for its budget: the credits available, and that it
     // pauses again at the first call they cannot cover ("" otherwise).
     std::string warning;
 };
 state_change change_campaign_state(store& db, const std::string& name, const std::string& verb);
-// "cannot resume campaign 'x': it is cancelled"
-std::string state_conflict_message(const std::string& verb, const std::string& name, const std::string& from);
+// "cannot resume campaign 'x': it is cancelled" (or the change's `why`)
+std::string state_conflict_message(const std::string& verb, const std::string& name, const state_change& o);
 
 // Stores the definition (a new version when it changed), enrolls `leads` and records `charge`
 // (the audience search's cost, when there was one) in the campaign's ledger, in one transaction.

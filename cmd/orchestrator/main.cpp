@@ -1939,7 +1939,7 @@ int cmd_campaign_state(const settings& s, const std::string& name, const std::st
         throw usage_error(orch::cli::no_campaign_named(name));
     }
     if (o.conflict) {
-        throw usage_error(orch::engine::state_conflict_message(verb, orch::text::escaped(name), o.from) +
+        throw usage_error(orch::engine::state_conflict_message(verb, orch::text::escaped(name), o) +
                           "; nothing changed");
     }
     std::cout << "campaign '" << orch::text::escaped(name) << "' is " << o.to

@@ -923,6 +923,17 @@ TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
     EXPECT_EQ(state("e"), "paused");
     EXPECT_TRUE(contains(env_->scalar("SELECT pause_reason FROM campaigns WHERE name = 'e'"), "ended: end_at"));
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "2");
+    // A resume would say active and be paused again by the next claim: it is refused, naming the
+    // way (a trial's resume printed "is active", exit 0, and the campaign was paused 3 s later).
+    auto resumed = env_->run({"campaign", "resume", "e"});
+    EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
+    EXPECT_TRUE(contains(resumed.output, "cannot resume campaign 'e': its end_at " +
+                                             orch::campaigns::format_instant(now - hours(1)) +
+                                             " has passed; apply its file with a later end_at, or none, to resume it; "
+                                             "nothing changed"))
+        << resumed.output;
+    EXPECT_EQ(state("e"), "paused");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "2");
 
     auto later = env_->run({"campaign", "apply", write("e", {"p1", "p2"},
                                                        "end_at: " + orch::campaigns::format_instant(now + hours(24)) + "\n")});
