@@ -800,6 +800,20 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
                           "): its leads on that sender make no more calls, and wait for a higher cap");
         }
     }
+    if (r.excluded_stopped > 0) {
+        // As `dnc add` says of the leads it stops: the operator sees who an edit took away.
+        out.push_back(orch::text::counted(r.excluded_stopped, "live lead", "live leads") +
+                      " stopped: this version's `exclude:` names them (cancelled, reason 'stopped: excluded by the "
+                      "campaign')");
+    }
+    if (r.excluded_calling > 0) {
+        out.push_back(orch::text::counted(r.excluded_calling, "live lead", "live leads") +
+                      " this version's `exclude:` names " + (r.excluded_calling == 1 ? "is" : "are") +
+                      " in a call and not stopped: " + (r.excluded_calling == 1 ? "it goes" : "they go") +
+                      " on after it; `leads stop` " + (r.excluded_calling == 1 ? "it" : "them") +
+                      " once the call has settled, or add " + (r.excluded_calling == 1 ? "it" : "them") +
+                      " to the do-not-contact list (checked before every call)");
+    }
     if (r.held_for_start > 0) {
         out.push_back(orch::text::counted(r.held_for_start, "live lead waits", "live leads wait") + " for start_at (" +
                       orch::text::escaped(r.start_at) +

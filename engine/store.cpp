@@ -873,8 +873,10 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 excluded_companies.insert(lower_trimmed(c.get<std::string>()));
             }
             if (out.changed) {
-                tx.exec_params(q("campaigns/cancel_excluded"), out.campaign_id, json(excluded_urls).dump(),
-                               json(excluded_companies).dump());
+                const auto stopped = tx.exec_params1(q("campaigns/cancel_excluded"), out.campaign_id,
+                                                     json(excluded_urls).dump(), json(excluded_companies).dump());
+                out.excluded_stopped = stopped[0].as<std::int64_t>();
+                out.excluded_calling = stopped[1].as<std::int64_t>();
             }
         }
         // One person however often, and however spelled, the audience lists them (a search's

@@ -120,6 +120,8 @@ struct apply_outcome {
     std::string paused;             // the pause reason when that shortfall paused the campaign
     std::string state;              // the campaign's state after the apply (completed: nothing live)
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
+    std::int64_t excluded_stopped = 0;  // live leads this version's `exclude:` cancelled
+    std::int64_t excluded_calling = 0;  // and those it names that were in a call (they go on)
     // A live budget (`budget set` since the last apply) that differs from the file's: kept (the
     // new version did not change the file's budget) or replaced by the file's (it did).
     std::optional<ledger::budget> live_budget;

@@ -222,6 +222,43 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM ledger_transfers WHERE action = 'search_people'"), "4");
 }
 
+// A new version whose `exclude:` names live leads cancels those between calls and says so (a
+// trial's apply said "0 enrolled, 0 skipped" of it), and says that one in a call goes on after
+// it; the dry run says the same and cancels nothing.
+TEST_F(CliOutput, AnExclusionThatStopsLiveLeadsSaysSo) {
+    ASSERT_EQ(apply(campaign_yaml("ex", 3)).exit_code, 0);
+    const std::string ids = "(SELECT enrollment_id FROM enrollments e JOIN campaigns c USING (campaign_id) "
+                            "WHERE c.name = 'ex' ORDER BY enrollment_id";
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'calling', lease_owner = 'elsewhere', "
+                           "lease_expires_at = now() + interval '1 hour' WHERE enrollment_id = " + ids +
+                           " OFFSET 1 LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    const auto urls = env_->scalar("SELECT string_agg(l.profile_url, ', ' ORDER BY e.enrollment_id) FROM enrollments e "
+                                   "JOIN leads l USING (lead_id) WHERE e.enrollment_id IN " + ids + " LIMIT 2)");
+    std::ofstream(file_) << campaign_yaml("ex", 3) << "exclude:\n  profile_urls: [" << urls << "]\n";
+    const std::string stopped = "1 live lead stopped: this version's `exclude:` names them (cancelled, reason "
+                                "'stopped: excluded by the campaign')";
+    const std::string calling = "1 live lead this version's `exclude:` names is in a call and not stopped: it goes on "
+                                "after it; `leads stop` it once the call has settled, or add it to the do-not-contact "
+                                "list (checked before every call)";
+    const auto states = [&] {
+        return env_->scalar("SELECT string_agg(status::text, ' ' ORDER BY enrollment_id) FROM enrollments");
+    };
+    const auto before = states();
+    auto dry = env_->run({"campaign", "apply", file_, "--dry-run"});
+    ASSERT_EQ(dry.exit_code, 0) << dry.output;
+    EXPECT_NE(dry.output.find(stopped), std::string::npos) << dry.output;
+    EXPECT_NE(dry.output.find(calling), std::string::npos) << dry.output;
+    EXPECT_EQ(states(), before);
+    auto applied = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find(stopped), std::string::npos) << applied.output;
+    EXPECT_NE(applied.output.find(calling), std::string::npos) << applied.output;
+    EXPECT_EQ(env_->scalar("SELECT string_agg(status::text || ' ' || reason, ', ' ORDER BY enrollment_id) FROM "
+                           "enrollments WHERE enrollment_id IN " + ids + " LIMIT 2)"),
+              "cancelled stopped: excluded by the campaign, calling ");
+}
+
 // `campaign apply --move-running`: the live leads of older versions move to the new one where
 // their step is in it with the same kind; a lead in a call, or at a step the new version has not,
 // stays, and the output says so by step and why. An unchanged definition moves them too.
