@@ -171,6 +171,7 @@ struct admin_server::impl {
     prometheus::Family<prometheus::Counter>* steps = nullptr;
     prometheus::Family<prometheus::Histogram>* latency = nullptr;
     prometheus::Family<prometheus::Counter>* throttled = nullptr;
+    prometheus::Family<prometheus::Counter>* unreadable = nullptr;
     prometheus::Family<prometheus::Counter>* credits = nullptr;
     prometheus::Gauge* backlog = nullptr;
     prometheus::Gauge* event_lag = nullptr;
@@ -203,6 +204,13 @@ struct admin_server::impl {
                        .Help("Intent-to-settle time of step calls by action (an upper bound of the API latency)")
                        .Register(*registry);
         throttled = &BuildCounter().Name("orch_api_rate_limited_total").Help("Step calls answered HTTP 429 by action").Register(*registry);
+        unreadable = &BuildCounter()
+                          .Name("orch_api_unreadable_answers_total")
+                          .Help("Step calls whose answer the client could not read, by action and kind: a body not "
+                                "of the documented shape (malformed_response), or an HTTP status without an API "
+                                "error body (http_status); the call settles uncertain or transient, and is "
+                                "reconciled or retried")
+                          .Register(*registry);
         credits = &BuildCounter().Name("orch_credits_spent_total").Help("Credits the API reported for step calls by action").Register(*registry);
         backlog = &BuildGauge().Name("orch_due_backlog").Help("Live enrollments due now (counted up to 100000)").Register(*registry).Add({});
         event_lag = &BuildGauge()
@@ -795,6 +803,9 @@ void admin_server::impl::scrape() {
         latency->Add({{"action", action}}, bounds).Observe(r[4].as<double>());
         if (r[6].as<bool>()) {
             throttled->Add({{"action", action}}).Increment();
+        }
+        if (auto kind = r[7].as<std::string>(); !kind.empty()) {
+            unreadable->Add({{"action", action}, {"kind", std::move(kind)}}).Increment();
         }
         credits->Add({{"action", action}}).Increment(static_cast<double>(r[3].as<std::int64_t>()));
     };

@@ -142,6 +142,7 @@ struct worker::impl {
     // The last call the API gave no answer to, for the warning that says so (stats.unreached).
     std::mutex unreached_m;
     std::string last_unreached;
+    std::string last_unreadable;  // the last answer the client could not read (stats.unreadable)
 
     // What a lane's cycle decides with besides its store (set by run() once the gate is made).
     lane_context context;
@@ -200,6 +201,12 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, lane_
             ++stats.unreached;
             std::lock_guard lock(unreached_m);
             last_unreached = f.outcome.error;
+        } else if (f.outcome.error.starts_with("malformed_response ") || f.outcome.error.starts_with("http_status ")) {
+            // An answer of a shape the client cannot read (outreach::describe's kind): the call is
+            // reconciled or retried, and an API that changed its answers must show in the log.
+            ++stats.unreadable;
+            std::lock_guard lock(unreached_m);
+            last_unreadable = f.outcome.error;
         }
     } catch (...) {
         f.failure = std::current_exception();
@@ -663,6 +670,8 @@ int worker::run(bool exit_when_idle) {
         std::uint64_t gate_timeouts_told = 0;
         auto gate_told_at = last - std::chrono::seconds(10);  // the first at once
         std::uint64_t unreached_told = 0;
+        std::uint64_t unreadable_told = 0;
+        auto unreadable_told_at = last - std::chrono::seconds(10);  // the first at once
         auto unreached_told_at = last - std::chrono::seconds(10);  // the first at once
         while (!m.stopping) {
             // live_total reads a few funnel_counts rows: polling often costs nothing and ends
@@ -712,6 +721,20 @@ int worker::run(bool exit_when_idle) {
                              n - unreached_told, unreached_told == 0 ? "" : "more ", orch::text::escaped(last_error));
                 unreached_told = n;
                 unreached_told_at = t;
+            }
+            if (const auto n = m.stats.unreadable.load();
+                n > unreadable_told && t - unreadable_told_at >= std::chrono::seconds(10)) {
+                std::string last_error;
+                {
+                    std::lock_guard lock(m.unreached_m);
+                    last_error = m.last_unreadable;
+                }
+                spdlog::warn("worker: {} {}API answer(s) the client could not read (the calls are reconciled or "
+                             "retried; orch_api_unreadable_answers_total counts them); the last: {}",
+                             n - unreadable_told, unreadable_told == 0 ? "" : "more ",
+                             orch::text::escaped_clipped(last_error, 400));
+                unreadable_told = n;
+                unreadable_told_at = t;
             }
             if (every.count() > 0 && t - last >= every) {
                 const auto transitions = m.stats.transitions.load();

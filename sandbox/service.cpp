@@ -808,8 +808,16 @@ asio::awaitable<api::handler_result> service::handle_action(api::request& req, c
         rec.error_code = "RESPONSE_LOST";
         co_return api::handler_result::dropped();
     }
-    co_return api::handler_result::reply(
-        json_reply(req, 200, success_envelope(cfg_, std::move(data), rec.action, account->id, ctx.charged, ctx.now)));
+    auto answer = success_envelope(cfg_, std::move(data), rec.action, account->id, ctx.charged, ctx.now);
+    if (cfg_.garbled_response_rate > 0 && rng_.chance(cfg_.garbled_response_rate)) {
+        // An answer no client can read (an API whose proxy cut it, or a bug): the effect and the
+        // charge stand, as with a lost response, but the client gets a 200 to make sense of.
+        rec.error_code = "GARBLED";
+        const std::string whole = answer.dump(-1, ' ', false, json::error_handler_t::replace);
+        co_return api::handler_result::reply(api::json_response(req.version(), req.keep_alive(), http::status::ok,
+                                                                whole.substr(0, whole.size() / 2)));
+    }
+    co_return api::handler_result::reply(json_reply(req, 200, answer));
 }
 
 asio::awaitable<api::handler_result> service::handle_v1(api::request& req, const v1_route& route,

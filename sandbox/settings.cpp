@@ -229,6 +229,9 @@ const std::vector<entry>& table() {
                &settings::drop_connection_rate),
         number("lost_response_rate", "share of invite/send requests done but answered by a dropped connection",
                &settings::lost_response_rate),
+        number("garbled_response_rate",
+               "share of V2 action requests done (charged, effect made) but answered 200 with their JSON cut in half",
+               &settings::garbled_response_rate),
         number("webhook_max_attempts", "delivery attempts per event and custom webhook",
                &settings::webhook_max_attempts),
         number("webhook_retry_base_ms", "first retry delay of a failed delivery (doubles each time)",
@@ -456,6 +459,7 @@ void validate(const settings& s, std::vector<std::string>& errors) {
     probability("channel_error_rate", s.channel_error_rate);
     probability("drop_connection_rate", s.drop_connection_rate);
     probability("lost_response_rate", s.lost_response_rate);
+    probability("garbled_response_rate", s.garbled_response_rate);
     range("accept_delay_ms_min", s.accept_delay_ms_min, "accept_delay_ms_max", s.accept_delay_ms_max);
     range("reply_delay_ms_min", s.reply_delay_ms_min, "reply_delay_ms_max", s.reply_delay_ms_max);
     range("latency_ms_min", s.latency_ms_min, "latency_ms_max", s.latency_ms_max);

@@ -79,6 +79,7 @@ struct settings {
     double channel_error_rate = 0.0;
     double drop_connection_rate = 0.0;     // close the connection without an answer, no effect
     double lost_response_rate = 0.0;       // invite and send: effect done, answer lost
+    double garbled_response_rate = 0.0;    // V2 actions: effect done, a 200 answer cut in half (not JSON)
 
     // Webhooks
     int webhook_max_attempts = 5;

@@ -509,10 +509,18 @@ TEST_F(AdminTest, AccountsBudgetEventsReadyzAndMetrics) {
     EXPECT_NE(again.find("orch_steps_total{action=\"invite\",outcome=\"ok\"} 4"), std::string::npos) << again;
     // The call in flight is counted once it settles, and once only.
     EXPECT_EQ(again.find("orch_steps_total{action=\"visit\""), std::string::npos) << again;
-    env_->scalar("UPDATE step_attempts SET outcome = 'ok', finished_at = now() WHERE attempt_id = " + ghost);
+    // It settles uncertain on an answer the client could not read: counted apart too, by kind.
+    env_->scalar("UPDATE step_attempts SET outcome = 'uncertain', finished_at = now(), error = 'malformed_response "
+                 "MALFORMED_RESPONSE (HTTP 200): the answer is not JSON [give_up, may have taken effect, at parse]' "
+                 "WHERE attempt_id = " + ghost);
     ASSERT_EQ(get("/metrics").status, 200);
     const auto settled = get("/metrics").body;
-    EXPECT_NE(settled.find("orch_steps_total{action=\"visit\",outcome=\"ok\"} 1"), std::string::npos) << settled;
+    EXPECT_NE(settled.find("orch_steps_total{action=\"visit\",outcome=\"uncertain\"} 1"), std::string::npos)
+        << settled;
+    EXPECT_NE(settled.find("orch_api_unreadable_answers_total{action=\"visit\",kind=\"malformed_response\"} 1"),
+              std::string::npos)
+        << settled;
+    EXPECT_EQ(settled.find("orch_api_unreadable_answers_total{action=\"invite\""), std::string::npos) << settled;
     EXPECT_NE(settled.find("orch_steps_total{action=\"invite\",outcome=\"ok\"} 4"), std::string::npos) << settled;
     EXPECT_TRUE(serve_->alive());
 }

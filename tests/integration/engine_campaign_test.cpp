@@ -260,6 +260,39 @@ TEST_F(EngineTest, AFollowUpKeepsTheLeadsAbTestVariantForTheReports) {
     EXPECT_EQ(reported.count("default"), 0u) << accounts.output;
 }
 
+// An API whose answers the client cannot read (a 200 whose JSON is cut: the sandbox's
+// garbled_response_rate; the effect and the charge stand): the calls are reconciled, nobody is
+// invited or messaged twice, every lead ends, and the worker's log says so (a trial: such answers
+// left the log silent, counted only as uncertain or transient).
+TEST_F(EngineTest, AnswersTheClientCannotReadAreReconciledAndLogged) {
+    start({"--accept-probability", "1", "--accept-delay-ms-min", "50", "--accept-delay-ms-max", "200",
+           "--reply-probability", "0"});
+    auto applied = env_->run({"campaign", "apply", write("g.yaml", campaign_yaml("garbled", search_audience(12), "20s",
+                                                                                  {"sender-1", "sender-2"}))});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    // The apply's search read whole: the campaign's calls meet the garbled answers.
+    http_client control("127.0.0.1", sandbox_->control_port());
+    auto garble = control.request("POST", "/control/settings", R"({"garbled_response_rate": 0.3})",
+                                  {{"Content-Type", "application/json"}});
+    ASSERT_EQ(garble.status, 200) << garble.body;
+    auto receiver = serve(free_port());
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--lease-seconds", "10", "--api-timeout-ms", "5000",
+                               "--reconcile-delay-ms", "200"});
+    ASSERT_EQ(worker->wait(120'000), 0) << worker->log();
+    auto truth = read_side_effects(sandbox_->control_port());
+    EXPECT_EQ(truth.duplicate_invite_requests, 0);
+    EXPECT_EQ(truth.duplicate_messages, 0);
+    EXPECT_EQ(funnel("garbled")["live"], 0);
+    const auto unread = std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE error LIKE "
+                                               "'malformed\\_response MALFORMED\\_RESPONSE (HTTP 200): %'"));
+    EXPECT_GT(unread, 0);
+    EXPECT_NE(worker->log().find("API answer(s) the client could not read (the calls are reconciled or retried; "
+                                 "orch_api_unreadable_answers_total counts them); the last: malformed_response "
+                                 "MALFORMED_RESPONSE (HTTP 200)"),
+              std::string::npos)
+        << worker->log();
+}
+
 // A cycle settles the calls of the lane's last batch and starts the next one in one
 // transaction. When that transaction fails after the settle (here: the intent log refuses the
 // next batch's intents once), the settle is written again on its own, so the calls already made
