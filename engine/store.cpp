@@ -271,6 +271,13 @@ std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why) {
     return n;
 }
 
+std::int64_t store::campaigns_paused_for_credits() {
+    return guarded("credits/paused_count", [&] {
+        pqxx::read_transaction tx(*conn_);
+        return tx.exec(q("credits/paused_count"))[0][0].as<std::int64_t>();
+    });
+}
+
 store::credit_read store::record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day) {
     return guarded("credits/record_read", [&] {
         pqxx::work tx(*conn_);

@@ -433,6 +433,8 @@ public:
     // `monitoring_credits_per_day` each as expected charges, apart from the drift. It also completes
     // the active campaigns that have nothing live (the completion trigger's safety net).
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
+    // Campaigns paused because the key had no credits (credits/paused_count).
+    std::int64_t campaigns_paused_for_credits();
     // `serve` keeps these accounts monitored by a V2 webhook today (UTC): the API bills that day.
     void record_monitoring_day(const std::vector<std::string>& account_ids);
     // An apply's audience search, billed page by page before the apply books it (migration 0042):

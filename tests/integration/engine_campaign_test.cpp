@@ -1040,7 +1040,9 @@ TEST_F(EngineTest, WebhookMonitoringIsCountedApartFromTheDrift) {
 // and complete.
 TEST_F(EngineTest, CampaignsPauseWhenTheKeyRunsOutOfCreditsAndResumeWhenCreditsReturn) {
     start({"--accept-probability", "0"});
-    env_->set("ORCH_CREDITS_POLL_SECONDS", "1");
+    // The default poll (300 s): while a campaign waits for the key's credits serve reads the
+    // balance every few seconds, so the top-up below resumes it in time (a trial: 4 minutes).
+    env_->set("ORCH_CREDITS_POLL_SECONDS", "300");
     auto file = write("credits.yaml", campaign_yaml("credits", search_audience(20), "1s", senders));
     ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
     http_client control("127.0.0.1", sandbox_->control_port());
