@@ -332,8 +332,16 @@ std::optional<time_point> parse_instant(const std::string& text, std::string& er
     }
     using namespace std::chrono;
     const year_month_day ymd{year{y}, month{static_cast<unsigned>(mo)}, day{static_cast<unsigned>(d)}};
-    if (!ymd.ok() || y < 2000 || y > 2999) {
+    if (y < 2000 || y > 2999) {
         error = "'" + text + "' is not a date between the years 2000 and 2999";
+        return std::nullopt;
+    }
+    if (!ymd.ok()) {
+        // 2026-02-30: the year is fine, the day is not one of its month's.
+        error = "'" + text + "' names a day that does not exist" +
+                (ymd.month().ok() ? " (" + std::to_string(static_cast<unsigned>(year_month_day_last{year{y}, month_day_last{ymd.month()}}.day())) +
+                                        " days in that month)"
+                                  : " (no month " + std::to_string(mo) + ")");
         return std::nullopt;
     }
     if (h > 23 || mi > 59 || sec > 59) {

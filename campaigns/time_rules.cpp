@@ -6,6 +6,7 @@
 #include "campaigns/loader.hpp"
 #include "campaigns/machine.hpp"
 
+#include <cctype>
 #include <date/tz.h>
 
 #include <cmath>
@@ -231,9 +232,22 @@ std::string time_zone_problem(const std::string& name) {
     if (detail::is_known_time_zone(name)) {
         return "";
     }
-    return "unknown time zone '" + orch::text::escaped(name) +
-           "' (an IANA name such as Europe/Berlin or America/New_York)" +
-           orch::text::did_you_mean(name, detail::time_zone_names());
+    const std::string what = "unknown time zone '" + orch::text::escaped(name) +
+                             "' (an IANA name such as Europe/Berlin or America/New_York)";
+    // Zone names are case-sensitive: `utc` or `europe/paris` is one only in another case.
+    const auto lower = [](std::string t) {
+        for (auto& ch : t) {
+            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+        }
+        return t;
+    };
+    const auto& names = detail::time_zone_names();
+    for (const auto& z : names) {
+        if (z.size() == name.size() && lower(z) == lower(name)) {
+            return what + " (did you mean '" + z + "'? zone names are case-sensitive)";
+        }
+    }
+    return what + orch::text::did_you_mean(name, names);
 }
 
 }  // namespace orch::campaigns

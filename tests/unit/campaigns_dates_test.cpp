@@ -56,7 +56,7 @@ TEST(dates, malformed_instants_say_what_is_wrong) {
     EXPECT_FALSE(parse_instant("2026-12-01", error));
     EXPECT_NE(error.find("not an ISO 8601 date and time with a zone"), std::string::npos) << error;
     EXPECT_FALSE(parse_instant("2026-02-30T09:00Z", error));
-    EXPECT_NE(error.find("not a date"), std::string::npos) << error;
+    EXPECT_NE(error.find("names a day that does not exist"), std::string::npos) << error;
     EXPECT_FALSE(parse_instant("2026-12-01T24:10Z", error));
     EXPECT_NE(error.find("no such time of day"), std::string::npos) << error;
     EXPECT_FALSE(parse_instant("2026-12-01T09:00+25:00", error));
@@ -95,6 +95,20 @@ TEST(dates, a_bad_date_is_reported_at_its_line_and_column) {
     EXPECT_EQ(r.errors[0].column, 11);
     EXPECT_NE(r.errors[0].message.find("start_at: '2026-12-01 09:00' is not an ISO 8601"), std::string::npos)
         << r.errors[0].message;
+}
+
+// A day its month has not says so (it said "not a date between the years 2000 and 2999").
+TEST(dates, a_day_that_does_not_exist_is_named) {
+    for (const auto& [text, why] : std::vector<std::pair<std::string, std::string>>{
+             {"2026-02-30T09:00:00Z", "names a day that does not exist (28 days in that month)"},
+             {"2028-02-30T09:00:00Z", "names a day that does not exist (29 days in that month)"},
+             {"2026-13-01T09:00:00Z", "names a day that does not exist (no month 13)"},
+             {"1999-01-01T09:00:00Z", "is not a date between the years 2000 and 2999"}}) {
+        auto r = load("start_at: \"" + text + "\"\n");
+        ASSERT_FALSE(r.value) << text;
+        ASSERT_EQ(r.errors.size(), 1u) << all(r.errors);
+        EXPECT_NE(r.errors[0].message.find("'" + text + "' " + why), std::string::npos) << r.errors[0].message;
+    }
 }
 
 TEST(dates, end_at_must_come_after_start_at) {

@@ -411,6 +411,12 @@ INSTANTIATE_TEST_SUITE_P(
                  4, 23,
                  "unknown time zone 'Europe/Berln' (an IANA name such as Europe/Berlin or America/New_York) "
                  "(did you mean 'Europe/Berlin'?)"},
+        bad_case{"time_zone_in_another_case",
+                 "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
+                 "schedule: {time_zone: utc}\nbudget_credits: 1\nsteps: [{id: a, kind: visit}]\n",
+                 4, 23,
+                 "unknown time zone 'utc' (an IANA name such as Europe/Berlin or America/New_York) "
+                 "(did you mean 'UTC'? zone names are case-sensitive)"},
         bad_case{"hours_reversed",
                  "name: t\naccounts: acc_1\naudience: {search: {title: x}}\n"
                  "schedule: {time_zone: UTC, hours: \"18:00-09:00\"}\nbudget_credits: 1\nsteps: [{id: a, "
