@@ -1842,13 +1842,17 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     }
     static const std::vector<std::string> statuses = {"ready", "calling", "waiting", "done", "replied", "failed",
                                                       "cancelled"};
-    std::map<std::string, std::map<std::string, std::int64_t>> at;
-    std::map<std::string, std::int64_t> replied_after;  // done leads with a reply after their last step
+    // By step id and the step's kind in the lead's version: leads kept on an older version where
+    // the step had another kind are not shown under the current one's.
+    using step_key = std::pair<std::string, std::string>;
+    std::map<step_key, std::map<std::string, std::int64_t>> at;
+    std::map<step_key, std::int64_t> replied_after;  // done leads with a reply after their last step
     std::int64_t replied_after_all = 0;
     for (const auto& r : tx.exec_params(std::string(orch::schema::query("reports/step_counts")), name)) {
-        at[r[0].as<std::string>()][r[1].as<std::string>()] = r[2].as<std::int64_t>();
-        replied_after[r[0].as<std::string>()] += r[3].as<std::int64_t>();
-        replied_after_all += r[3].as<std::int64_t>();
+        const step_key key{r[0].as<std::string>(), r[1].as<std::string>()};
+        at[key][r[2].as<std::string>()] = r[3].as<std::int64_t>();
+        replied_after[key] += r[4].as<std::int64_t>();
+        replied_after_all += r[4].as<std::int64_t>();
     }
     json steps = json::array();
     // The funnel counts a reply that came after the sequence ended (status done) as replied; the
@@ -1863,31 +1867,36 @@ int cmd_campaign_show(const settings& s, const std::string& name, const std::str
     for (const auto& st : statuses) {
         steps_t.columns.push_back(st);
     }
-    std::set<std::string> defined;
-    auto add_step = [&](const std::string& id, const std::string& kind, const std::string& label) {
+    std::set<step_key> defined;
+    auto add_step = [&](const step_key& key, const std::string& label, bool older) {
+        const auto& [id, kind] = key;
         json counts = json::object();
         std::vector<std::string> r = {label, kind};
         for (const auto& st : statuses) {
-            const auto n = at[id][st];
+            const auto n = at[key][st];
             counts[st] = n;
             r.push_back(std::to_string(n));
         }
-        steps.push_back({{"id", id}, {"kind", kind}, {"leads", counts}, {"done_then_replied", replied_after[id]}});
+        steps.push_back({{"id", id},
+                         {"kind", kind},
+                         {"older_version", older},
+                         {"leads", counts},
+                         {"done_then_replied", replied_after[key]}});
         steps_t.rows.push_back(std::move(r));
     };
     if (definition.is_object() && definition.contains("steps") && definition["steps"].is_array()) {
         for (const auto& step : definition["steps"]) {
-            const std::string id = step.value("id", "");
-            defined.insert(id);
-            add_step(id, step.value("kind", ""), id);
+            const step_key key{step.value("id", ""), step.value("kind", "")};
+            defined.insert(key);
+            add_step(key, key.first, false);
         }
     }
     // Leads past the last step (the machine clears a finished lead's step: id "") and leads at a
-    // step only an older version has, after the current version's steps: without these rows a
-    // finished lead was counted at no step.
-    for (const auto& [id, by_status] : at) {
-        if (defined.count(id) == 0) {
-            add_step(id, "", id.empty() ? "(ended)" : id + " (older version)");
+    // step only an older version has, or had of another kind, after the current version's steps:
+    // without these rows a finished lead was counted at no step.
+    for (const auto& [key, by_status] : at) {
+        if (defined.count(key) == 0) {
+            add_step(key, key.first.empty() ? "(ended)" : key.first + " (older version)", !key.first.empty());
         }
     }
     // lifecycle: the campaign's dates (null when not set)
