@@ -295,7 +295,10 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;
         }
-        r.working_days_new_accounts = std::max(r.working_days_new_accounts, f.working_days_new_accounts);
+        if (f.working_days_new_accounts > r.working_days_new_accounts) {
+            r.working_days_new_accounts = f.working_days_new_accounts;
+            r.bottleneck_new_accounts = f.action;
+        }
         r.actions.push_back(std::move(f));
     }
     if (c.budget_per_day_credits) {
@@ -309,7 +312,10 @@ estimate_result estimate(const campaign& c, const estimate_input& in) {
             r.working_days = f.working_days;
             r.bottleneck = f.action;
         }
-        r.working_days_new_accounts = std::max(r.working_days_new_accounts, f.working_days_new_accounts);
+        if (f.working_days_new_accounts > r.working_days_new_accounts) {
+            r.working_days_new_accounts = f.working_days_new_accounts;
+            r.bottleneck_new_accounts = f.action;
+        }
         r.actions.push_back(std::move(f));
     }
     if (c.budget_per_account_credits) {

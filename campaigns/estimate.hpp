@@ -119,6 +119,7 @@ struct estimate_result {
     std::string bottleneck;          // the slowest action ("" when nothing is limited)
     double working_days = 0;         // the bottleneck's working days
     double working_days_new_accounts = 0;  // the slowest action's for senders starting their ramp-up
+    std::string bottleneck_new_accounts;   // that action (the ramp-up slows some actions more)
     double calendar_days_new_accounts = 0;
     std::chrono::seconds longest_wait{0};  // waits and delays on the longest path
     double calendar_days = 0;        // working days over the schedule's week, plus the waits

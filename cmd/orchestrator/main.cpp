@@ -1493,7 +1493,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"calendar_days", days_json(r.calendar_days)},
                                 {"finish_around", finishes ? orch::engine::json(finish_day) : orch::engine::json(nullptr)},
                                 {"days_to_finish", finishes ? orch::engine::json(days_to_finish) : orch::engine::json(nullptr)},
-                                {"new_accounts", {{"working_days", days_json(r.working_days_new_accounts)},
+                                {"new_accounts", {{"bottleneck", r.bottleneck_new_accounts},
+                                                  {"working_days", days_json(r.working_days_new_accounts)},
                                                   {"calendar_days", days_json(r.calendar_days_new_accounts)},
                                                   {"finish_around", finish_day_new.empty() ? orch::engine::json(nullptr)
                                                                                            : orch::engine::json(finish_day_new)},
@@ -1623,6 +1624,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     const double waits = static_cast<double>(r.longest_wait.count()) / 86'400.0;
     const std::string bottleneck = r.bottleneck.empty() ? "no quota limits; " : "bottleneck " + r.bottleneck + ": ";
+    // New senders' slowest action may be another: the ramp-up starts some quotas lower than others.
+    const std::string bottleneck_new = r.bottleneck_new_accounts.empty()
+                                           ? bottleneck
+                                           : "bottleneck " + r.bottleneck_new_accounts + ": ";
     const auto senders_text = [&](std::size_t n) {
         return n == 1 ? std::string("the sender is") : "the " + std::to_string(n) + " senders are";
     };
@@ -1630,7 +1635,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         // Every sender is new or ramping up: the ramped figures are the forecast.
         std::printf("  duration     %s (%s%s working days as %s new to the orchestrator or ramping up, plus %.1f "
                     "days of waits); finishing around %s\n",
-                    lasting(true, days_to_finish_new).c_str(), bottleneck.c_str(),
+                    lasting(true, days_to_finish_new).c_str(), bottleneck_new.c_str(),
                     days_text(r.working_days_new_accounts).c_str(), senders_text(ramp->read).c_str(), waits,
                     finish_day_new.c_str());
         std::printf("  ramped up    %s once past their ramp-up (ramp_up), finishing around %s\n",

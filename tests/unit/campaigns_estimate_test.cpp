@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <chrono>
 
@@ -249,6 +251,27 @@ TEST(CampaignEstimate, NewSendersRampUpDayByDay) {
             EXPECT_DOUBLE_EQ(a.working_days_new_accounts, a.working_days);
         }
     }
+}
+
+// The ramp-up slows some actions more: new senders' bottleneck may be another action than
+// ramped-up ones' (a trial: "bottleneck send: ... as the sender is new" where invites were slower).
+TEST(CampaignEstimate, NewSendersHaveTheirOwnBottleneck) {
+    auto in = one_credit_each(400);
+    in.senders = 2;
+    in.per_day["invite"] = 40;          // 5 working days once ramped up
+    in.ramp["invite"] = {40, 10, 5};    // a new account: 10, 15, 20, ... invites a day
+    in.per_day["send"] = 30;            // slower once ramped up
+    in.ramp["send"] = {30, 0, 0};       // no ramp-up
+    auto r = estimate(load(canonical), in);
+    EXPECT_EQ(r.bottleneck, "send");
+    EXPECT_EQ(r.bottleneck_new_accounts, "invite");
+    std::map<std::string, double> days_new;
+    for (const auto& a : r.actions) {
+        days_new[a.action] = a.working_days_new_accounts;
+    }
+    EXPECT_GT(days_new["invite"], days_new["send"]);
+    const double invite_new = days_new["invite"];
+    EXPECT_DOUBLE_EQ(r.working_days_new_accounts, invite_new);
 }
 
 TEST(CampaignEstimate, TheRollingWeekQuotaShapesEachDay) {
