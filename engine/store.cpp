@@ -271,6 +271,36 @@ std::int64_t pause_for_credits(pqxx::work& tx, const std::string& why) {
     return n;
 }
 
+store::audience_skips store::estimate_skips(const std::string& name,
+                                           const std::vector<std::map<std::string, std::string>>& leads,
+                                           const campaigns::campaign::exclusions& exclude) {
+    std::set<std::string> urls, companies;
+    for (const auto& u : exclude.profile_urls) {
+        urls.insert(canonical_profile_url(u));
+    }
+    for (const auto& c : exclude.companies) {
+        companies.insert(lower_trimmed(c));
+    }
+    audience_skips out;
+    json rows = json::array();
+    for (const auto& l : leads) {
+        const auto url = canonical_profile_url(l.at("profile_url"));
+        const auto company = l.contains("company") ? lower_trimmed(l.at("company")) : std::string();
+        if (urls.contains(url) || (!company.empty() && companies.contains(company))) {
+            ++out.excluded;
+            continue;
+        }
+        rows.push_back({{"url", url}, {"company", company}});
+    }
+    return guarded("campaigns/estimate_skips", [&] {
+        pqxx::read_transaction tx(*conn_);
+        const auto r = tx.exec_params1(q("campaigns/estimate_skips"), name, rows.dump());
+        out.do_not_contact = r[0].as<std::int64_t>();
+        out.elsewhere = r[1].as<std::int64_t>();
+        return out;
+    });
+}
+
 std::int64_t store::campaigns_paused_for_credits() {
     return guarded("credits/paused_count", [&] {
         pqxx::read_transaction tx(*conn_);

@@ -22,6 +22,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -435,6 +436,16 @@ public:
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
     // Campaigns paused because the key had no credits (credits/paused_count).
     std::int64_t campaigns_paused_for_credits();
+    // Of a file audience's people (campaigns::audience::leads), how many an apply of campaign
+    // `name` would skip, as campaigns/enroll does (campaign estimate).
+    struct audience_skips {
+        std::int64_t excluded = 0;        // by the file's own `exclude:`
+        std::int64_t do_not_contact = 0;  // on the do-not-contact list
+        std::int64_t elsewhere = 0;       // enrolled by another campaign
+        std::int64_t total() const { return excluded + do_not_contact + elsewhere; }
+    };
+    audience_skips estimate_skips(const std::string& name, const std::vector<std::map<std::string, std::string>>& leads,
+                                  const campaigns::campaign::exclusions& exclude);
     // `serve` keeps these accounts monitored by a V2 webhook today (UTC): the API bills that day.
     void record_monitoring_day(const std::vector<std::string>& account_ids);
     // An apply's audience search, billed page by page before the apply books it (migration 0042):

@@ -1265,8 +1265,20 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     namespace cs = orch::campaigns;
     cs::estimate_input in;
     in.senders = static_cast<std::int64_t>(c.value.accounts.size());
+    // A file's people an apply would skip (its exclusions, the do-not-contact list, another
+    // campaign's): with the database, the forecast leaves them out, as the apply will.
+    std::optional<orch::engine::store::audience_skips> skips;
     if (c.value.who.kind == cs::audience::source::file) {
         in.leads = static_cast<std::int64_t>(c.value.who.leads.size());
+        if (db) {
+            try {
+                skips = db->estimate_skips(c.value.name, c.value.who.leads, c.value.exclude);
+                in.leads -= skips->total();
+            } catch (const std::exception& e) {
+                std::cerr << "warning: the people an apply would skip were not counted: "
+                          << orch::text::escaped(e.what()) << "\n";
+            }
+        }
     } else {
         in.leads = c.value.who.total_results;
         // The search as `campaign apply` sends it (its filters and page mode included), at the
@@ -1476,6 +1488,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (format == "json") {
         orch::engine::json j = {{"campaign", c.value.name},
                                 {"leads", in.leads},
+                                {"skipped", skips ? orch::engine::json{{"excluded", skips->excluded},
+                                                                       {"do_not_contact", skips->do_not_contact},
+                                                                       {"enrolled_elsewhere", skips->elsewhere}}
+                                                  : orch::engine::json(nullptr)},
                                 {"audience_credits", in.audience_credits},
                                 {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
@@ -1545,6 +1561,13 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (!db) {
         std::printf("  (senders not looked up: %s)\n",
                     s.database_url.empty() ? "no database configured" : "the database did not answer");
+    }
+    if (skips && skips->total() > 0) {
+        std::printf("  (%s in the file; an apply now skips %lld: %lld excluded by the campaign, %lld on the "
+                    "do-not-contact list, %lld enrolled by another campaign)\n",
+                    orch::text::counted(static_cast<std::int64_t>(c.value.who.leads.size()), "person", "people").c_str(),
+                    static_cast<long long>(skips->total()), static_cast<long long>(skips->excluded),
+                    static_cast<long long>(skips->do_not_contact), static_cast<long long>(skips->elsewhere));
     }
     std::string over;
     if (r.credits_max > r.budget) {

@@ -1046,6 +1046,38 @@ TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     EXPECT_NE(text.output.find("finishing around " + day), std::string::npos) << text.output;
 }
 
+// A file audience's people an apply would skip (the file's exclusions, the do-not-contact list,
+// another campaign's leads) are left out of the estimate, as the apply leaves them out (a trial:
+// 40 estimated, 29 enrolled).
+TEST_F(CliOutput, TheEstimateOfAFileLeavesOutThePeopleAnApplySkips) {
+    ASSERT_EQ(apply(campaign_yaml("first", 3)).exit_code, 0);
+    const auto taken = env_->scalar("SELECT string_agg(profile_url || ',X', E'\\n' ORDER BY lead_id) FROM leads");
+    const std::string base = "https://www.network.example/in/";
+    ASSERT_EQ(env_->run({"dnc", "add", base + "asked-not-to-be"}).exit_code, 0);
+    const std::string csv = "/tmp/orch-cli-output-" + std::to_string(::getpid()) + ".csv";
+    std::ofstream(csv) << "profile_url,first_name\n" << taken << "\n" << base << "asked-not-to-be,A\n"
+                       << base << "left-out,B\n" << base << "someone-new,C\n";
+    std::string yaml = campaign_yaml("second", 1);
+    yaml.replace(yaml.find("  search:\n    title: Engineer\n  total_results: 1\n"),
+                 std::string("  search:\n    title: Engineer\n  total_results: 1\n").size(), "  file: " + csv + "\n");
+    std::ofstream(file_) << yaml << "exclude:\n  profile_urls: [" << base << "left-out/]\n";
+    auto r = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    const auto j = json::parse(r.output);
+    EXPECT_EQ(j["leads"], 1) << r.output;
+    EXPECT_EQ(j["skipped"], json::parse(R"({"excluded": 1, "do_not_contact": 1, "enrolled_elsewhere": 3})")) << r.output;
+    auto text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(text.output.find("Estimate for 'second': 1 lead, 1 sender\n  (6 people in the file; an apply now skips 5: "
+                               "1 excluded by the campaign, 1 on the do-not-contact list, 3 enrolled by another "
+                               "campaign)\n"),
+              std::string::npos)
+        << text.output;
+    auto applied = env_->run({"campaign", "apply", file_});
+    std::remove(csv.c_str());
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find("1 enrolled, 5 skipped"), std::string::npos) << applied.output;
+}
+
 // With ramp-up on, the estimate reads in Redis which senders are still ramping up: for senders
 // new to the orchestrator its headline is the ramped forecast; for senders past their ramp-up, the
 // steady one; without Redis, both, each said for whom.
