@@ -686,6 +686,16 @@ state_change change_state_once(store& db, const std::string& name, state_change 
     }
     o.found = true;
     o.from = r[0][1].as<std::string>();
+    if (o.from == "paused" && o.to == "paused" && r[0][2].as<std::string>() != "operator") {
+        // Paused by the engine (the key's credits, the budget, end_at): a top-up, a raise or a
+        // later end_at would resume it. The operator's pause is kept through those.
+        o.warning = "it was paused (" + r[0][3].as<std::string>() +
+                    "); it is now paused by an operator too, and only `campaign resume` resumes it";
+        set_campaign_state(tx, name, "paused", "paused by an operator");
+        tx.commit();
+        o.changed = true;
+        return o;
+    }
     if (o.from == o.to) {
         return o;
     }

@@ -577,6 +577,33 @@ TEST_F(LifecyclePg, PausedAndCancelledCampaignsKeepTheirState) {
     EXPECT_EQ(state("x"), "cancelled");
 }
 
+// A campaign the engine paused (the key's credits here) that an operator then pauses stays paused
+// when the credits return: the operator's pause is kept (a trial: "it already was; nothing
+// changed", and the next top-up resumed it).
+TEST_F(LifecyclePg, AnOperatorsPauseOfACampaignPausedForCreditsOutlastsTheTopUp) {
+    ASSERT_EQ(env_->run({"campaign", "apply", write("c", {"c1"})}).exit_code, 0);
+    env_->scalar("UPDATE campaigns SET state = 'paused', pause_code = 'credits', pause_reason = 'credits: the key has "
+                 "none' WHERE name = 'c' RETURNING 1");
+    auto paused = env_->run({"campaign", "pause", "c"});
+    ASSERT_EQ(paused.exit_code, 0) << paused.output;
+    EXPECT_TRUE(contains(paused.output, "campaign 'c' is paused\nnote: it was paused (credits: the key has none); it is "
+                                        "now paused by an operator too, and only `campaign resume` resumes it"))
+        << paused.output;
+    EXPECT_EQ(env_->scalar("SELECT pause_code || ' ' || pause_reason FROM campaigns WHERE name = 'c'"),
+              "operator paused by an operator");
+    // What serve's balance read runs once the key has credits again.
+    std::string resume(orch::schema::query("credits/resume"));
+    resume = resume.substr(resume.find("UPDATE"));
+    resume = resume.substr(0, resume.find(';'));
+    EXPECT_EQ(env_->scalar("WITH resumed AS (" + resume + ") SELECT count(*) FROM resumed"), "0");
+    EXPECT_EQ(state("c"), "paused");
+    // An operator's pause paused again changes nothing.
+    auto again = env_->run({"campaign", "pause", "c"});
+    EXPECT_TRUE(contains(again.output, "(it already was; nothing changed)")) << again.output;
+    ASSERT_EQ(env_->run({"campaign", "resume", "c"}).exit_code, 0);
+    EXPECT_EQ(state("c"), "active");
+}
+
 // A cap changed while the campaign was paused: its wake-up leaves the parked leads alone, so the
 // resume makes the leads that waited for a budget cap due now (the ledger decides again); other
 // waits keep their time. Before, a trial's leads kept waiting for a removed cap until midnight UTC.
