@@ -1454,8 +1454,14 @@ asio::awaitable<void> intake::impl::credits_loop() {
         while (!stopping && std::chrono::steady_clock::now() < next_read) {
             const auto left = std::chrono::ceil<std::chrono::milliseconds>(next_read - std::chrono::steady_clock::now());
             co_await sleep_for(std::min<std::chrono::milliseconds>(credits_paused_poll, left));
+            // Campaigns past their end_at stop now, not at their next lead's claim.
+            auto ended = [this] { return db->pause_ended_campaigns(); };
             auto paused = [this] { return db->campaigns_paused_for_credits(); };
             try {
+                for (const auto& name : co_await on_db(ended)) {
+                    spdlog::info("serve: campaign '{}' ended: its end_at passed; paused, its leads parked",
+                                 orch::text::escaped(name));
+                }
                 if (!stopping && co_await on_db(paused) > 0) {
                     break;
                 }

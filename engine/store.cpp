@@ -301,6 +301,19 @@ store::audience_skips store::estimate_skips(const std::string& name,
     });
 }
 
+std::vector<std::string> store::pause_ended_campaigns() {
+    return guarded("campaigns/pause_ended", [&] {
+        pqxx::work tx(*conn_);
+        std::vector<std::string> names;
+        for (const auto& r : tx.exec(q("campaigns/pause_ended"))) {
+            tx.exec_params(q("engine/park_campaign"), r[0].as<std::int64_t>());
+            names.push_back(r[1].as<std::string>());
+        }
+        tx.commit();
+        return names;
+    });
+}
+
 std::int64_t store::campaigns_paused_for_credits() {
     return guarded("credits/paused_count", [&] {
         pqxx::read_transaction tx(*conn_);

@@ -436,6 +436,9 @@ public:
     credit_read record_credit_read(std::int64_t balance, std::int64_t monitoring_credits_per_day = 0);
     // Campaigns paused because the key had no credits (credits/paused_count).
     std::int64_t campaigns_paused_for_credits();
+    // Stops the campaigns whose end_at has passed (campaigns/pause_ended) and parks their leads;
+    // answers their names.
+    std::vector<std::string> pause_ended_campaigns();
     // Of a file audience's people (campaigns::audience::leads), how many an apply of campaign
     // `name` would skip, as campaigns/enroll does (campaign estimate).
     struct audience_skips {

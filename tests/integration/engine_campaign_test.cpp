@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <ctime>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -291,6 +292,33 @@ TEST_F(EngineTest, AnswersTheClientCannotReadAreReconciledAndLogged) {
                                  "MALFORMED_RESPONSE (HTTP 200)"),
               std::string::npos)
         << worker->log();
+}
+
+// A campaign whose end_at passes while none of its leads comes due (an opening delay of an hour)
+// is stopped by serve within seconds, not at its next lead's claim (a trial: "active" 80 s after
+// end_at; behind a 7-day delay it would have been a week). No worker runs here.
+TEST_F(EngineTest, ServeStopsACampaignAtItsEndAtWhileNothingOfItsComesDue) {
+    start({});
+    const auto end_at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    char when[32];
+    std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&end_at));
+    const std::string yaml = "name: ending\naccounts: [sender-1]\naudience:\n" + search_audience(3) +
+                             "schedule:\n  time_zone: UTC\nbudget_credits: 100\nend_at: \"" + when +
+                             "\"\nsteps:\n  - id: d\n    kind: delay\n    duration: 1h\n  - id: v\n    kind: visit\n";
+    auto applied = env_->run({"campaign", "apply", write("ending.yaml", yaml)});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    auto receiver = serve(free_port());
+    const auto state = [&] { return env_->scalar("SELECT state || ' ' || COALESCE(pause_reason, '') FROM campaigns"); };
+    for (int i = 0; i < 300 && state().rfind("paused ended:", 0) != 0; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    EXPECT_EQ(state(), std::string("paused ended: end_at ") + when + " passed") << receiver->log();
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "3");
+    EXPECT_NE(receiver->log().find("campaign 'ending' ended: its end_at passed; paused, its leads parked"),
+              std::string::npos)
+        << receiver->log();
+    auto resumed = env_->run({"campaign", "resume", "ending"});
+    EXPECT_EQ(resumed.exit_code, 2) << resumed.output;
 }
 
 // A cycle settles the calls of the lane's last batch and starts the next one in one
