@@ -67,7 +67,7 @@ std::string limits_fingerprint(const settings& s) {
 
 std::string limits_differ_warning(std::string_view who, std::int64_t sessions) {
     return fmt::format(
-        "{}: {} other session(s) of workers or serve on this database run with other rate-limit settings than this "
+        "{}: {} other worker or serve process(es) on this database run with other rate-limit settings than this "
         "process (key_requests_per_minute, key_burst, the quotas <action>_per_day/_per_week, ramp_up): they share the "
         "API key's and the accounts' buckets, and each process gates its calls by its own values; give every worker "
         "and serve the same",

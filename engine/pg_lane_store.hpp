@@ -121,7 +121,7 @@ struct session_others {
 session_others name_lane_session(pqxx::connection& conn, std::int64_t slots, const std::string& limits,
                                  const std::string& owner);
 // The same for `serve`'s inbox sender ("orch-serve limits=<fingerprint> <owner>"): the count of
-// other sessions whose limits differ.
+// other processes whose limits differ.
 std::int64_t name_serve_session(pqxx::connection& conn, const std::string& limits, const std::string& owner);
 // Takes a claim slot for the lane's connection (engine/claim_slot, held by the connection) and
 // starts the sweep from it.

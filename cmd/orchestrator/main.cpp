@@ -1676,9 +1676,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::printf("  (ramp_up: %s past the ramp-up)\n",
                     ramp->read == 1 ? "the sender is" : ("each of the " + std::to_string(ramp->read) + " senders is").c_str());
     } else if (r.working_days_new_accounts > r.working_days + 0.05) {
-        std::printf("  new senders  %s for accounts new to the orchestrator%s: their day quotas start lower and ramp "
-                    "up (ramp_up)%s\n",
-                    lasting(!finish_day_new.empty(), days_to_finish_new).c_str(),
+        std::printf("  new senders  %s for accounts new to the orchestrator (%s%s working days)%s: their day quotas "
+                    "start lower and ramp up (ramp_up)%s\n",
+                    lasting(!finish_day_new.empty(), days_to_finish_new).c_str(), bottleneck_new.c_str(),
+                    days_text(r.working_days_new_accounts).c_str(),
                     finish_day_new.empty() ? "" : (", finishing around " + finish_day_new).c_str(),
                     ramp ? ("; " + std::to_string(ramp->ramping) + " of the " + std::to_string(ramp->read) +
                             (ramp->ramping == 1 ? " senders is" : " senders are") + " new or ramping up")

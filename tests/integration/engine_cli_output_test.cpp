@@ -1119,6 +1119,9 @@ TEST_F(CliOutput, TheEstimateHeadlinesTheForecastForItsSendersRampUp) {
     EXPECT_NE(unknown.output.find(" for senders past their ramp-up (bottleneck invite"), std::string::npos)
         << unknown.output;
     EXPECT_NE(unknown.output.find("new senders  about"), std::string::npos) << unknown.output;
+    // ... naming their own bottleneck, as the JSON does.
+    EXPECT_NE(unknown.output.find("for accounts new to the orchestrator (bottleneck invite: "), std::string::npos)
+        << unknown.output;
     EXPECT_TRUE(json::parse(env_->run({"campaign", "estimate", file_, "--format", "json"}).output)["senders_ramping_up"]
                     .is_null());
     EXPECT_NE(unknown.output.find("(which senders are still ramping up was not read: Redis: REDIS_URL is not set)"),

@@ -605,7 +605,7 @@ TEST_F(InboxTest, RefusalsSendNothingAndBillNothing) {
 // worker started with other rate-limit settings than serve's is told, and so is a serve started
 // next to such a worker. The workers of SetUp, with serve's values, said nothing.
 TEST_F(InboxTest, AWorkerOrServeWithOtherRateLimitsThanTheOthersIsTold) {
-    const std::string told = "other session(s) of workers or serve on this database run with other rate-limit settings";
+    const std::string told = "other worker or serve process(es) on this database run with other rate-limit settings";
     const auto shows = [&](const background_process& p) {
         for (int i = 0; i < 400; ++i) {
             if (p.log().find(told) != std::string::npos) {
@@ -618,11 +618,11 @@ TEST_F(InboxTest, AWorkerOrServeWithOtherRateLimitsThanTheOthersIsTold) {
     EXPECT_EQ(serve_->log().find(told), std::string::npos) << serve_->log();
     auto worker = env_->spawn({"worker", "--send-per-day", "3", "--worker-lanes", "1", "--idle-poll-ms", "50"});
     EXPECT_TRUE(shows(*worker)) << worker->log();
-    EXPECT_NE(worker->log().find("worker: 1 other session(s)"), std::string::npos) << worker->log();
+    EXPECT_NE(worker->log().find("worker: 1 other worker or serve process(es)"), std::string::npos) << worker->log();
     EXPECT_EQ(serve_->stop(SIGTERM), 0) << serve_->log();
     start_serve();
     EXPECT_TRUE(shows(*serve_)) << serve_->log();
-    EXPECT_NE(serve_->log().find("serve: inbox sender: 1 other session(s)"), std::string::npos) << serve_->log();
+    EXPECT_NE(serve_->log().find("serve: inbox sender: 1 other worker or serve process(es)"), std::string::npos) << serve_->log();
     EXPECT_EQ(worker->stop(SIGTERM), 0) << worker->log();
 }
 

@@ -349,7 +349,7 @@ TEST_F(LaneGate, AWorkerStartedWithOtherSlotsThanTheOthersSaysSo) {
     // They share the buckets too: a worker with another quota (or ramp-up) is told as well.
     auto quotas = env_->spawn({"worker", "--lane-transaction-slots", "3", "--worker-lanes", "1", "--idle-poll-ms", "50",
                                "--invite-per-day", "7"});
-    EXPECT_TRUE(log_shows(*quotas, "other session(s) of workers or serve on this database run with other rate-limit "
+    EXPECT_TRUE(log_shows(*quotas, "other worker or serve process(es) on this database run with other rate-limit "
                                    "settings than this process"))
         << quotas->log();
     EXPECT_EQ(quotas->stop(SIGTERM), 0);
