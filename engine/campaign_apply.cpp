@@ -464,6 +464,13 @@ apply_plan plan_apply(store& db, const campaigns::campaign& c) {
     }
     auto current = db.current_definition(c.name, plan.search_sender);
     if (!current) {
+        // A new campaign already past its end_at would stop at once, its audience search billed
+        // and its leads enrolled for nothing: refused before anything is (a re-apply of an
+        // existing one may keep a past end_at: it stays ended, with a warning).
+        if (c.end_at && *c.end_at <= std::chrono::system_clock::now()) {
+            throw campaign_conflict("campaign '" + c.name + "': its end_at " + campaigns::format_instant(*c.end_at) +
+                                    " has passed: a new campaign would stop at once; give a later end_at, or none");
+        }
         return plan;
     }
     plan.exists = true;

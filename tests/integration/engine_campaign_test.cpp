@@ -299,7 +299,7 @@ TEST_F(EngineTest, AnswersTheClientCannotReadAreReconciledAndLogged) {
 // end_at; behind a 7-day delay it would have been a week). No worker runs here.
 TEST_F(EngineTest, ServeStopsACampaignAtItsEndAtWhileNothingOfItsComesDue) {
     start({});
-    const auto end_at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(3));
+    const auto end_at = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now() + std::chrono::seconds(5));
     char when[32];
     std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&end_at));
     const std::string yaml = "name: ending\naccounts: [sender-1]\naudience:\n" + search_audience(3) +
@@ -309,7 +309,7 @@ TEST_F(EngineTest, ServeStopsACampaignAtItsEndAtWhileNothingOfItsComesDue) {
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
     auto receiver = serve(free_port());
     const auto state = [&] { return env_->scalar("SELECT state || ' ' || COALESCE(pause_reason, '') FROM campaigns"); };
-    for (int i = 0; i < 300 && state().rfind("paused ended:", 0) != 0; ++i) {
+    for (int i = 0; i < 400 && state().rfind("paused ended:", 0) != 0; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
     EXPECT_EQ(state(), std::string("paused ended: end_at ") + when + " passed") << receiver->log();

@@ -935,8 +935,25 @@ TEST_F(LifecyclePg, AnOpeningDelayHoldsNewLeadsForItsDuration) {
 
 TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
     const auto now = floor<seconds>(system_clock::now());
-    auto applied = env_->run({"campaign", "apply", write("e", {"p1", "p2"},
-                                                         "end_at: " + orch::campaigns::format_instant(now - hours(1)) + "\n")});
+    const std::string passed = "end_at: " + orch::campaigns::format_instant(now - hours(1)) + "\n";
+    // A new campaign already past its end_at would stop at once: refused before anything is
+    // stored (a trial's apply billed its search and enrolled its leads, then stopped).
+    auto refused = env_->run({"campaign", "apply", write("e", {"p1", "p2"}, passed)});
+    EXPECT_EQ(refused.exit_code, 2) << refused.output;
+    EXPECT_TRUE(contains(refused.output, "campaign 'e': its end_at " + orch::campaigns::format_instant(now - hours(1)) +
+                                              " has passed: a new campaign would stop at once; give a later end_at, "
+                                              "or none"))
+        << refused.output;
+    auto validated = env_->run({"campaign", "validate", write("e", {"p1", "p2"}, passed)});
+    EXPECT_TRUE(contains(validated.output, "has passed: a new campaign would stop at once")) << validated.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaigns"), "0");
+    // Created with a later end_at, which then passes; a re-apply of the past end_at keeps it, warned.
+    ASSERT_EQ(env_->run({"campaign", "apply", write("e", {"p1", "p2"},
+                                                    "end_at: " + orch::campaigns::format_instant(now + hours(1)) + "\n")})
+                  .exit_code,
+              0);
+    env_->scalar("UPDATE campaigns SET end_at = '" + orch::campaigns::format_instant(now - hours(2)) + "' RETURNING 1");
+    auto applied = env_->run({"campaign", "apply", write("e", {"p1", "p2"}, passed)});
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
     EXPECT_TRUE(contains(applied.output, "has passed: the campaign stops")) << applied.output;
     {
