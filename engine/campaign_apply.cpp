@@ -831,6 +831,12 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
                       " once the call has settled, or add " + (r.excluded_calling == 1 ? "it" : "them") +
                       " to the do-not-contact list (checked before every call)");
     }
+    if (r.excluded_companies_unmatchable > 0) {
+        out.push_back(orch::text::counted(r.excluded_companies_unmatchable, "live lead has", "live leads have") +
+                      " no company field (leads from a search carry none): this version's `exclude: companies:` "
+                      "cannot match them; add their profile URLs to `exclude: profile_urls:` to keep them from being "
+                      "contacted");
+    }
     if (r.held_for_start > 0) {
         out.push_back(orch::text::counted(r.held_for_start, "live lead waits", "live leads wait") + " for start_at (" +
                       orch::text::escaped(r.start_at) +

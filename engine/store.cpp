@@ -987,6 +987,10 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
         }
         out.leads = static_cast<std::int64_t>(seen.size());
         out.skipped = tx.exec_params(q("campaigns/skipped_count"), out.campaign_id)[0][0].as<std::int64_t>() - before_skipped;
+        if (!excluded_companies.empty()) {
+            out.excluded_companies_unmatchable =
+                tx.exec_params1(q("campaigns/live_without_company"), out.campaign_id)[0].as<std::int64_t>();
+        }
         if (charge) {
             // Billed whether the definition changed or not (every search sent costs), against
             // the budget just set: a posted transfer with no step attempt.

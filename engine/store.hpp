@@ -123,6 +123,8 @@ struct apply_outcome {
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
     std::int64_t excluded_stopped = 0;  // live leads this version's `exclude:` cancelled
     std::int64_t excluded_calling = 0;  // and those it names that were in a call (they go on)
+    // With `exclude: companies:`, the live leads that have no company field: none can match.
+    std::int64_t excluded_companies_unmatchable = 0;
     // A live budget (`budget set` since the last apply) that differs from the file's: kept (the
     // new version did not change the file's budget) or replaced by the file's (it did).
     std::optional<ledger::budget> live_budget;

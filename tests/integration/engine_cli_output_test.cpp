@@ -257,6 +257,16 @@ TEST_F(CliOutput, AnExclusionThatStopsLiveLeadsSaysSo) {
     EXPECT_EQ(env_->scalar("SELECT string_agg(status::text || ' ' || reason, ', ' ORDER BY enrollment_id) FROM "
                            "enrollments WHERE enrollment_id IN " + ids + " LIMIT 2)"),
               "cancelled stopped: excluded by the campaign, calling ");
+    // A company exclusion cannot match leads with no company field (a search's): said, as `dnc add
+    // --company` says it (a trial's exclusion of two companies stopped nobody, silently).
+    std::ofstream(file_) << campaign_yaml("ex", 3) << "exclude:\n  profile_urls: [" << urls
+                         << "]\n  companies: [Initech]\n";
+    auto companies = env_->run({"campaign", "apply", file_, "--dry-run"});
+    ASSERT_EQ(companies.exit_code, 0) << companies.output;
+    EXPECT_NE(companies.output.find("2 live leads have no company field (leads from a search carry none): this "
+                                    "version's `exclude: companies:` cannot match them"),
+              std::string::npos)
+        << companies.output;
 }
 
 // `campaign apply --move-running`: the live leads of older versions move to the new one where
