@@ -817,6 +817,11 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
                           "): its leads on that sender make no more calls, and wait for a higher cap");
         }
     }
+    if (r.resumed_ended) {
+        out.push_back("the campaign was paused at its end_at; this version's " +
+                      std::string(c.end_at ? "later end_at (" + campaigns::format_instant(*c.end_at) + ")" : "lack of one") +
+                      " resumes it, and its leads go on");
+    }
     if (r.excluded_stopped > 0) {
         // As `dnc add` says of the leads it stops: the operator sees who an edit took away.
         out.push_back(orch::text::counted(r.excluded_stopped, "live lead", "live leads") +

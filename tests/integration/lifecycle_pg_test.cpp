@@ -982,6 +982,10 @@ TEST_F(LifecyclePg, AtEndAtTheClaimStopsTheCampaignAndALaterEndAtResumesIt) {
     auto later = env_->run({"campaign", "apply", write("e", {"p1", "p2"},
                                                        "end_at: " + orch::campaigns::format_instant(now + hours(24)) + "\n")});
     ASSERT_EQ(later.exit_code, 0) << later.output;
+    EXPECT_TRUE(contains(later.output, "the campaign was paused at its end_at; this version's later end_at (" +
+                                           orch::campaigns::format_instant(now + hours(24)) +
+                                           ") resumes it, and its leads go on"))
+        << later.output;
     EXPECT_EQ(state("e"), "active");
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE due_at = 'infinity'"), "0");
 }
