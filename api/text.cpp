@@ -1,6 +1,7 @@
 #include "api/text.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 
 namespace orch::text {
@@ -305,6 +306,13 @@ std::string escaped_clipped(std::string_view s, std::size_t max) {
 std::string terminal_lines(std::string_view s) { return spelled(s, true); }
 
 std::string terminal_error(std::string_view s) { return spelled(s, true, true); }
+
+std::string ascii_lower(std::string s) {
+    for (auto& ch : s) {
+        ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    }
+    return s;
+}
 
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates) {
     // Levenshtein distance, two rows; candidate lists are short (keys, kinds, step ids, zones).

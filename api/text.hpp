@@ -92,4 +92,7 @@ std::string code_point_name(char32_t cp);
 // or "" when nothing is close enough.
 std::string did_you_mean(const std::string& word, const std::vector<std::string>& candidates);
 
+// `s` with its ASCII letters lower-cased (other bytes as they are): names compared ignoring case.
+std::string ascii_lower(std::string s);
+
 }  // namespace orch::text

@@ -334,12 +334,6 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
         return;
     }
     const json& ex = doc["exclude"];
-    auto lower = [](std::string s) {
-        for (auto& ch : s) {
-            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        }
-        return s;
-    };
     std::map<std::string, std::string> seen;  // key -> the pointer that gave it first
     // "is listed twice", with where it was first (a flow list is on one line: its column too).
     auto twice = [&ctx](const std::string& first) {
@@ -392,7 +386,7 @@ void build_exclude(load_context& ctx, const json& doc, campaign& c) {
                                    std::to_string(p->where + 1) + ", which would exclude nobody");
             continue;
         }
-        if (auto [it, fresh] = seen.emplace("c:" + lower(name), pointer); !fresh) {
+        if (auto [it, fresh] = seen.emplace("c:" + orch::text::ascii_lower(name), pointer); !fresh) {
             ctx.warning(pointer, "company '" + name + "'" + twice(it->second));
         }
         c.exclude.companies.push_back(name);

@@ -6,7 +6,6 @@
 #include "campaigns/loader.hpp"
 #include "campaigns/machine.hpp"
 
-#include <cctype>
 #include <date/tz.h>
 
 #include <cmath>
@@ -235,15 +234,9 @@ std::string time_zone_problem(const std::string& name) {
     const std::string what = "unknown time zone '" + orch::text::escaped(name) +
                              "' (an IANA name such as Europe/Berlin or America/New_York)";
     // Zone names are case-sensitive: `utc` or `europe/paris` is one only in another case.
-    const auto lower = [](std::string t) {
-        for (auto& ch : t) {
-            ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-        }
-        return t;
-    };
     const auto& names = detail::time_zone_names();
     for (const auto& z : names) {
-        if (z.size() == name.size() && lower(z) == lower(name)) {
+        if (z.size() == name.size() && orch::text::ascii_lower(z) == orch::text::ascii_lower(name)) {
             return what + " (did you mean '" + z + "'? zone names are case-sensitive)";
         }
     }

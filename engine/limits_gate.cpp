@@ -65,13 +65,13 @@ std::string limits_fingerprint(const settings& s) {
     return fmt::format("{:08x}", h);
 }
 
-std::string limits_differ_warning(std::string_view who, std::int64_t sessions) {
+std::string limits_differ_warning(std::string_view who, std::int64_t processes) {
     return fmt::format(
         "{}: {} other worker or serve process(es) on this database run with other rate-limit settings than this "
         "process (key_requests_per_minute, key_burst, the quotas <action>_per_day/_per_week, ramp_up): they share the "
         "API key's and the accounts' buckets, and each process gates its calls by its own values; give every worker "
         "and serve the same",
-        who, sessions);
+        who, processes);
 }
 
 limits_gate::limits_gate(limits::settings s, bool pacing, const clock_port& clock, std::unique_ptr<random_port> rng)

@@ -214,8 +214,8 @@ limits::settings limiter_settings(const struct settings& s);
 // process's own). Processes put it in their session names (engine/name_lane_session) so that one
 // started with other values is told.
 std::string limits_fingerprint(const struct settings& s);
-// The warning a process (`who`: "worker", "serve: inbox sender") gives when `sessions` other
-// sessions on the database run with another limits fingerprint.
-std::string limits_differ_warning(std::string_view who, std::int64_t sessions);
+// The warning a process (`who`: "worker", "serve: inbox sender") gives when `processes` other
+// worker or serve processes on the database run with another limits fingerprint.
+std::string limits_differ_warning(std::string_view who, std::int64_t processes);
 
 }  // namespace orch::engine

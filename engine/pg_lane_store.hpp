@@ -112,7 +112,7 @@ void prepare_hot_statements(pqxx::connection& conn);
 // What the other processes on the database run with that differs from this one's.
 struct session_others {
     std::vector<std::int64_t> slots;  // their lane_transaction_slots, where not this lane's
-    std::int64_t other_limits = 0;    // their sessions whose limits fingerprint is not this one's
+    std::int64_t other_limits = 0;    // the processes whose limits fingerprint is not this one's
 };
 // Names the lane's session for pg_stat_activity ("orch-worker slots=<lane_transaction_slots>
 // limits=<limits_fingerprint> <owner>", cut to Postgres's 63 bytes) and answers what the other

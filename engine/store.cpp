@@ -42,11 +42,7 @@ std::string lower_trimmed(const std::string& s) {
     if (first == std::string::npos) {
         return "";
     }
-    std::string out = s.substr(first, s.find_last_not_of(' ') - first + 1);
-    for (auto& c : out) {
-        c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    }
-    return out;
+    return orch::text::ascii_lower(s.substr(first, s.find_last_not_of(' ') - first + 1));
 }
 
 std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {

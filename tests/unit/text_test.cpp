@@ -184,3 +184,11 @@ TEST(Text, FindSpaceSeesSpacesAnAsciiCheckMisses) {
 }
 
 }  // namespace
+
+// Names compared ignoring case (time zones, excluded companies): ASCII letters only; other bytes,
+// a UTF-8 letter's included, are left as they are.
+TEST(text, ascii_lower_lowers_ascii_letters_only) {
+    EXPECT_EQ(orch::text::ascii_lower("Europe/PARIS"), "europe/paris");
+    EXPECT_EQ(orch::text::ascii_lower("Ünïcode ÉTÉ 42"), "Ünïcode ÉtÉ 42");
+    EXPECT_EQ(orch::text::ascii_lower(""), "");
+}
