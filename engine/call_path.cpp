@@ -1,7 +1,6 @@
 #include "engine/call_path.hpp"
 
 #include "api/text.hpp"
-#include "engine/dnc.hpp"
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
@@ -138,10 +137,17 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
     const auto now = ports.clock->now();
     // Any call but the check of an uncertain one (which says whether the person was reached): a
     // read of a person who may not be contacted is billed for nothing.
-    if (!call.reconcile && ports.do_not_contact && ports.do_not_contact(job.target.profile_url, job.company)) {
-        out = unsent(call, cs::result_kind::transient, now, "not sent: do-not-contact");
+    if (const char* stop = !call.reconcile && ports.do_not_contact
+                               ? ports.do_not_contact(job.target.profile_url, job.company, job.campaign_id)
+                               : nullptr) {
+        // "not sent: do-not-contact", "not sent: excluded by the campaign"
+        std::string_view why = stop;
+        if (constexpr std::string_view prefix = "stopped: "; why.starts_with(prefix)) {
+            why.remove_prefix(prefix.size());
+        }
+        out = unsent(call, cs::result_kind::transient, now, "not sent: " + std::string(why));
         out.attempt_outcome = attempt_outcome::permanent;  // for good: the lead stops here
-        out.stop_reason = dnc::stopped_reason;
+        out.stop_reason = stop;
         return true;
     }
     if (now >= job.send_by) {
@@ -211,10 +217,12 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     gated_api api(*ports.api, *ports.gate, job, *ports.clock);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
     after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, rng, out);
-    // Put on the do-not-contact list while the call was out (the list's add leaves a lead in a
-    // call to its worker): the lead stops once the outcome is recorded, before any other call.
-    if (ports.do_not_contact && ports.do_not_contact(job.target.profile_url, job.company)) {
-        out.stop_after_reason = dnc::stopped_reason;
+    // Put on the do-not-contact list, or excluded by a new version of its campaign, while the
+    // call was out (the list's add and the apply leave a lead in a call to its worker): the lead
+    // stops once the outcome is recorded, before any other call.
+    if (const char* stop =
+            ports.do_not_contact ? ports.do_not_contact(job.target.profile_url, job.company, job.campaign_id) : nullptr) {
+        out.stop_after_reason = stop;
     }
 }
 

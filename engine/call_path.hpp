@@ -35,8 +35,10 @@ namespace orch::engine {
 struct call_path_ports {
     api_port* api = nullptr;
     call_gate* gate = nullptr;
-    // True when the person (profile URL, company) may not be contacted.
-    std::function<bool(const std::string&, const std::string&)> do_not_contact;
+    // Why the person (profile URL, company) may not be contacted by the campaign (its id): the
+    // stop reason a lead ends with (the do-not-contact list's, the campaign's `exclude:`), or
+    // nullptr when they may be.
+    std::function<const char*(const std::string&, const std::string&, std::int64_t)> do_not_contact;
     const clock_port* clock = &system_clock();
     backoff_settings backoff;
 };
@@ -45,6 +47,7 @@ struct call_path_ports {
 struct call_job {
     call_target target;
     const campaigns::campaign* campaign = nullptr;
+    std::int64_t campaign_id = 0;
     const campaigns::api_call* call = nullptr;
     std::string company;
     int attempt = 0;  // failed attempts of the step so far (the backoff's exponent)

@@ -831,10 +831,9 @@ std::vector<std::string> outcome_warnings(const apply_outcome& r, const campaign
     if (r.excluded_calling > 0) {
         out.push_back(orch::text::counted(r.excluded_calling, "live lead", "live leads") +
                       " this version's `exclude:` names " + (r.excluded_calling == 1 ? "is" : "are") +
-                      " in a call and not stopped: " + (r.excluded_calling == 1 ? "it goes" : "they go") +
-                      " on after it; `leads stop` " + (r.excluded_calling == 1 ? "it" : "them") +
-                      " once the call has settled, or add " + (r.excluded_calling == 1 ? "it" : "them") +
-                      " to the do-not-contact list (checked before every call)");
+                      " in a call: its worker stops " + (r.excluded_calling == 1 ? "it" : "them") +
+                      " when the call's outcome is recorded (a request already sent has gone; one still queued is "
+                      "not sent)");
     }
     if (r.excluded_companies_unmatchable > 0) {
         out.push_back(orch::text::counted(r.excluded_companies_unmatchable, "live lead has", "live leads have") +

@@ -330,37 +330,55 @@ std::string company_key(const std::string& company_field) {
 }
 
 void mirror::load(pqxx::connection& conn) {
-    std::unordered_set<std::string> urls;
-    std::unordered_set<std::string> companies;
+    people list;
+    std::unordered_map<std::int64_t, people> excluded;
     pqxx::read_transaction tx(conn);
     for (const auto& r : tx.exec(q("dnc/mirror"))) {
         if (!r[0].is_null()) {
-            urls.insert(r[0].as<std::string>());
+            list.urls.insert(r[0].as<std::string>());
         }
         if (!r[1].is_null()) {
-            companies.insert(r[1].as<std::string>());
+            list.companies.insert(r[1].as<std::string>());
+        }
+    }
+    for (const auto& r : tx.exec(q("dnc/mirror_exclusions"))) {
+        auto& of = excluded[r[0].as<std::int64_t>()];
+        const auto exclude = json::parse(r[1].as<std::string>());  // named: outlives the loops
+        for (const auto& u : exclude.value("profile_urls", json::array())) {
+            of.urls.insert(canonical_profile_url(u.get<std::string>()));
+        }
+        for (const auto& c : exclude.value("companies", json::array())) {
+            if (auto key = company_key(c.get<std::string>()); !key.empty()) {
+                of.companies.insert(std::move(key));
+            }
         }
     }
     tx.commit();
     std::unique_lock lock(mutex_);
-    urls_.swap(urls);
-    companies_.swap(companies);
-    empty_ = urls_.empty() && companies_.empty();
+    list_ = std::move(list);
+    excluded_ = std::move(excluded);
+    empty_ = list_.urls.empty() && list_.companies.empty() && excluded_.empty();
 }
 
-bool mirror::blocks(const std::string& profile_url, const std::string& company) const {
+const char* mirror::stops(const std::string& profile_url, const std::string& company, std::int64_t campaign_id) const {
     if (empty_) {
-        return false;
+        return nullptr;
     }
     const std::string canonical = canonical_profile_url(profile_url);
     const std::string key = company.empty() ? std::string() : company_key(company);
     std::shared_lock lock(mutex_);
-    return urls_.contains(canonical) || (!key.empty() && companies_.contains(key));
+    if (list_.has(canonical, key)) {
+        return stopped_reason;
+    }
+    if (auto it = excluded_.find(campaign_id); it != excluded_.end() && it->second.has(canonical, key)) {
+        return excluded_reason;
+    }
+    return nullptr;
 }
 
 std::size_t mirror::size() const {
     std::shared_lock lock(mutex_);
-    return urls_.size() + companies_.size();
+    return list_.urls.size() + list_.companies.size();
 }
 
 }  // namespace orch::engine::dnc

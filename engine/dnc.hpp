@@ -19,6 +19,7 @@
 #include <optional>
 #include <shared_mutex>
 #include <string>
+#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
@@ -27,6 +28,9 @@ namespace orch::engine::dnc {
 using json = nlohmann::json;
 
 inline constexpr const char* stopped_reason = "stopped: do-not-contact";
+// A live lead of a campaign whose current version's `exclude:` names the person (as
+// campaigns/cancel_excluded writes it).
+inline constexpr const char* excluded_reason = "stopped: excluded by the campaign";
 inline constexpr std::size_t reason_max = 500;
 inline constexpr std::size_t value_max = 2048;
 
@@ -100,22 +104,34 @@ csv_rows read_csv(const std::string& text, const std::string& default_reason);
 // The channel adds and removals notify, in their transaction.
 inline constexpr const char* changed_channel = "orch_dnc";
 
-// A worker's copy of the whole list, checked before every side-effecting call: loaded before the
-// first call, again whenever orch_dnc is notified (within milliseconds of an add committing), and
-// at least every `reload_every` (a lost notification, a removal). Thread-safe; blocks() costs no
-// round trip. Matching is the same as at enrollment and in cancel_matching: the lead's canonical
-// profile URL, or its `company` field with surrounding spaces trimmed, ASCII lower-cased.
+// A worker's copy of the whole list, and of each live campaign's `exclude:` (its current
+// version's), checked before every side-effecting call and again when a call's outcome is
+// recorded: loaded before the first call, again whenever orch_dnc is notified (within
+// milliseconds of an add, or of an apply storing a new version, committing), and at least every
+// `reload_every` (a lost notification, a removal). Thread-safe; stops() costs no round trip.
+// Matching is the same as at enrollment and in cancel_matching / cancel_excluded: the lead's
+// canonical profile URL, or its `company` field with surrounding spaces trimmed, ASCII
+// lower-cased.
 class mirror {
 public:
     static constexpr int reload_every_seconds = 30;
     void load(pqxx::connection& conn);  // throws pqxx errors; the old copy stays on failure
-    bool blocks(const std::string& profile_url, const std::string& company) const;
+    // Why the person may not be contacted by the campaign: stopped_reason (the list),
+    // excluded_reason (the campaign's `exclude:`), or nullptr.
+    const char* stops(const std::string& profile_url, const std::string& company, std::int64_t campaign_id) const;
     std::size_t size() const;
 
 private:
+    struct people {
+        std::unordered_set<std::string> urls;
+        std::unordered_set<std::string> companies;
+        bool has(const std::string& canonical_url, const std::string& company_key) const {
+            return urls.contains(canonical_url) || (!company_key.empty() && companies.contains(company_key));
+        }
+    };
     mutable std::shared_mutex mutex_;
-    std::unordered_set<std::string> urls_;
-    std::unordered_set<std::string> companies_;
+    people list_;
+    std::unordered_map<std::int64_t, people> excluded_;  // by campaign
     std::atomic<bool> empty_{true};
 };
 

@@ -6,6 +6,7 @@
 #include "api/text.hpp"
 #include "campaigns/machine.hpp"
 #include "campaigns/model.hpp"
+#include "engine/dnc.hpp"
 #include "engine/ledger.hpp"
 #include "schema/schema.hpp"
 
@@ -34,15 +35,6 @@ pqxx::result find_campaign(pqxx::work& tx, const std::string& name) {
         return {};
     }
     return tx.exec_params(q("campaigns/find"), name);
-}
-
-// A company name as the do-not-contact checks compare it (SQL lower(btrim(...))).
-std::string lower_trimmed(const std::string& s) {
-    auto first = s.find_first_not_of(' ');
-    if (first == std::string::npos) {
-        return "";
-    }
-    return orch::text::ascii_lower(s.substr(first, s.find_last_not_of(' ') - first + 1));
 }
 
 std::int64_t epoch_ms(std::chrono::system_clock::time_point t) {
@@ -275,13 +267,13 @@ store::audience_skips store::estimate_skips(const std::string& name,
         urls.insert(canonical_profile_url(u));
     }
     for (const auto& c : exclude.companies) {
-        companies.insert(lower_trimmed(c));
+        companies.insert(dnc::company_key(c));
     }
     audience_skips out;
     json rows = json::array();
     for (const auto& l : leads) {
         const auto url = canonical_profile_url(l.at("profile_url"));
-        const auto company = l.contains("company") ? lower_trimmed(l.at("company")) : std::string();
+        const auto company = l.contains("company") ? dnc::company_key(l.at("company")) : std::string();
         if (urls.contains(url) || (!company.empty() && companies.contains(company))) {
             ++out.excluded;
             continue;
@@ -916,7 +908,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 excluded_urls.insert(canonical_profile_url(u.get<std::string>()));
             }
             for (const auto& c : ex->value("companies", json::array())) {
-                excluded_companies.insert(lower_trimmed(c.get<std::string>()));
+                excluded_companies.insert(dnc::company_key(c.get<std::string>()));
             }
             if (out.changed) {
                 const auto stopped = tx.exec_params1(q("campaigns/cancel_excluded"), out.campaign_id,
@@ -924,6 +916,11 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 out.excluded_stopped = stopped[0].as<std::int64_t>();
                 out.excluded_calling = stopped[1].as<std::int64_t>();
             }
+        }
+        if (out.changed) {
+            // The workers' copies of the campaigns' exclusions (dnc::mirror) reload on commit: a
+            // lead in a call that this version excludes stops when its outcome is recorded.
+            tx.exec0(std::string("NOTIFY ") + dnc::changed_channel);
         }
         // One person however often, and however spelled, the audience lists them (a search's
         // pages may repeat someone; the loader drops a file's repeats): the first one counts, and
@@ -956,7 +953,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 auto company = leads[k].fields.find("company");
                 if (excluded_urls.contains(url) ||
                     (company != leads[k].fields.end() && company->is_string() &&
-                     excluded_companies.contains(lower_trimmed(company->get<std::string>())))) {
+                     excluded_companies.contains(dnc::company_key(company->get<std::string>())))) {
                     excluded.insert(url);
                 }
             }

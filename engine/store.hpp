@@ -122,7 +122,7 @@ struct apply_outcome {
     std::string state;              // the campaign's state after the apply (completed: nothing live)
     bool resumed_ended = false;     // it was paused at its end_at and the new end_at is later
     std::int64_t excluded_stopped = 0;  // live leads this version's `exclude:` cancelled
-    std::int64_t excluded_calling = 0;  // and those it names that were in a call (they go on)
+    std::int64_t excluded_calling = 0;  // and those it names that were in a call (their worker stops them)
     // With `exclude: companies:`, the live leads that have no company field: none can match.
     std::int64_t excluded_companies_unmatchable = 0;
     // A live budget (`budget set` since the last apply) that differs from the file's: kept (the

@@ -194,7 +194,8 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, lane_
     f.enrollment_id = job->enrollment_id;
     f.job = job;
     try {
-        call_job j{target_of(*job), job->campaign.get(), &*job->call, job->company, job->state.attempt, job->send_by};
+        call_job j{target_of(*job), job->campaign.get(), job->campaign_id, &*job->call, job->company, job->state.attempt,
+                   job->send_by};
         co_await send_checked(ports, j, q->rng, f.outcome);
         if (const auto& code = f.outcome.error_code;
             code == "CONNECT_FAILED" || code == "TIMEOUT" || code == "CONNECTION_LOST") {
@@ -601,8 +602,8 @@ int worker::run(bool exit_when_idle) {
     m.client_api.emplace(*m.api);
     m.ports.api = &*m.client_api;
     m.ports.gate = m.gate.get();
-    m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company) {
-        return m.do_not_contact.blocks(profile_url, company);
+    m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company, std::int64_t campaign_id) {
+        return m.do_not_contact.stops(profile_url, company, campaign_id);
     };
     m.ports.clock = m.clock;
     m.ports.backoff = m.backoff;

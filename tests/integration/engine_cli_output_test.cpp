@@ -223,8 +223,9 @@ TEST_F(CliOutput, UnchangedReapplyBillsNothing) {
 }
 
 // A new version whose `exclude:` names live leads cancels those between calls and says so (a
-// trial's apply said "0 enrolled, 0 skipped" of it), and says that one in a call goes on after
-// it; the dry run says the same and cancels nothing.
+// trial's apply said "0 enrolled, 0 skipped" of it), and says that one in a call is left to its
+// worker (DncTest.ExcludedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded); the dry
+// run says the same and cancels nothing.
 TEST_F(CliOutput, AnExclusionThatStopsLiveLeadsSaysSo) {
     ASSERT_EQ(apply(campaign_yaml("ex", 3)).exit_code, 0);
     const std::string ids = "(SELECT enrollment_id FROM enrollments e JOIN campaigns c USING (campaign_id) "
@@ -238,9 +239,9 @@ TEST_F(CliOutput, AnExclusionThatStopsLiveLeadsSaysSo) {
     std::ofstream(file_) << campaign_yaml("ex", 3) << "exclude:\n  profile_urls: [" << urls << "]\n";
     const std::string stopped = "1 live lead stopped: this version's `exclude:` names them (cancelled, reason "
                                 "'stopped: excluded by the campaign')";
-    const std::string calling = "1 live lead this version's `exclude:` names is in a call and not stopped: it goes on "
-                                "after it; `leads stop` it once the call has settled, or add it to the do-not-contact "
-                                "list (checked before every call)";
+    const std::string calling = "1 live lead this version's `exclude:` names is in a call: its worker stops it when the "
+                                "call's outcome is recorded (a request already sent has gone; one still queued is not "
+                                "sent)";
     const auto states = [&] {
         return env_->scalar("SELECT string_agg(status::text, ' ' ORDER BY enrollment_id) FROM enrollments");
     };

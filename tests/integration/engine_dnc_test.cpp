@@ -961,4 +961,57 @@ TEST_F(DncTest, AddedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded
     }
 }
 
+// The same for a new version of the campaign whose `exclude:` names people in a call: the apply
+// leaves them to their worker, which stops them as the list's add does (before, the lead on the
+// wire went on into its wait and was messaged after it, and the queued invite was sent).
+TEST_F(DncTest, ExcludedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecorded) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 3; i < 6; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("wire.csv", csv);
+    const std::string yaml = "name: wire\naccounts: [sender-1]\naudience:\n  file: wire.csv\n" + schedule_and_budget() +
+                             "steps:\n  - id: invite\n    kind: invite\n"
+                             "  - id: wait\n    kind: wait_accepted\n    timeout: 2s\n    next: hello\n"
+                             "    on_timeout: hello\n"
+                             "  - id: hello\n    kind: send\n    message_text: hi\n";
+    auto file = write("w.yaml", yaml);
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1"});
+    ASSERT_TRUE(calling(3)) << worker->log();
+    write("w.yaml", yaml + "exclude:\n  profile_urls: [" + urls_[3] + ", " + urls_[4] + "]\n");
+    auto applied = env_->run({"campaign", "apply", file});
+    ASSERT_EQ(applied.exit_code, 0) << applied.output;
+    EXPECT_NE(applied.output.find("2 live leads this version's `exclude:` names are in a call: its worker stops them"),
+              std::string::npos)
+        << applied.output;
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+
+    // At most the invite on the wire went about the excluded two (the one sent first); the other
+    // was not sent. The third went on to its message.
+    const auto truth = read_side_effects(sandbox_->control_port());
+    const int excluded_invites = truth.invites_per_person.count(urls_[3]) + truth.invites_per_person.count(urls_[4]);
+    EXPECT_LE(excluded_invites, 1) << control.get("/control/side-effects").body;
+    EXPECT_TRUE(truth.invites_per_person.contains(urls_[5])) << control.get("/control/side-effects").body;
+    for (int i = 3; i < 5; ++i) {
+        EXPECT_EQ(status_of(urls_[i]), "cancelled|stopped: excluded by the campaign") << worker->log();
+    }
+    EXPECT_EQ(status_of(urls_[5]).substr(0, 7), "failed|") << worker->log();
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE error = 'not sent: excluded by the campaign' AND "
+                "outcome = 'permanent'"),
+              std::to_string(2 - excluded_invites));
+    // Nothing went about the excluded two after the invite: no call of theirs but the invites was
+    // made or recorded, and the one message request the sandbox received is the third's (who is
+    // no connection: the platform refused it, and the lead failed, for a reason of its own).
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts a JOIN enrollments e USING (enrollment_id) JOIN leads l "
+                "USING (lead_id) WHERE l.profile_url IN ('" + urls_[3] + "', '" + urls_[4] + "') AND a.call <> 'invite'"),
+              "0");
+    EXPECT_EQ(control.get("/control/requests?action=send").body_json()["requests"].size(), 1u);
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts a JOIN enrollments e USING (enrollment_id) JOIN leads l "
+                "USING (lead_id) WHERE l.profile_url = '" + urls_[5] + "' AND a.call = 'send'"),
+              "1");
+}
+
 }  // namespace

@@ -896,7 +896,8 @@ asio::awaitable<void> simulation::run_call(process* p, std::uint64_t generation,
     // Kept alive for the call: a crash replaces them.
     std::shared_ptr<sim_gate> gate = p->gate;
     std::shared_ptr<eng::api_port> api = p->api;
-    eng::call_job job{eng::target_of(*h), h->campaign.get(), &*h->call, h->company, h->state.attempt, h->send_by};
+    eng::call_job job{eng::target_of(*h), h->campaign.get(), h->campaign_id, &*h->call, h->company, h->state.attempt,
+                      h->send_by};
     eng::call_path_ports ports = p->ports;
     eng::call_outcome o;
     co_await eng::send_checked(ports, job, p->rng, o);

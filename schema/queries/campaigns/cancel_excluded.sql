@@ -1,8 +1,9 @@
 -- cancel_excluded($1 campaign, $2 JSON array of canonical urls, $3 JSON array of lower-cased
 -- companies): a new version of the campaign excludes these people (its file's `exclude:`): their
 -- live enrollments in this campaign that are not in a call end as cancelled. A `calling` row is
--- left to its worker, and goes on after its call: the apply says how many (nothing marks it to
--- stop then). Answers (cancelled, in a call).
+-- left to its worker, whose copy of the campaigns' exclusions (dnc::mirror, reloaded on the
+-- apply's NOTIFY) stops it before its next request and when its outcome is recorded; the apply
+-- says how many. Answers (cancelled, in a call).
 WITH hit AS (
     SELECT e.enrollment_id, e.status
     FROM enrollments e JOIN leads l ON l.lead_id = e.lead_id
