@@ -169,7 +169,15 @@ auto with_client(const settings& s, F f) {
     switch (e.kind) {
     case orch::outreach::error_kind::http_status:  // no API error envelope
     case orch::outreach::error_kind::malformed_response:
-        api_refused(text, e.what_to_do, " (the answer is not the API's: is api_url " + s.api_url + " the API's URL?)");
+        if (e.what_to_do == orch::outreach::disposition::give_up ||
+            e.what_to_do == orch::outreach::disposition::pause_account) {
+            api_refused(text, e.what_to_do, " (the answer is not the API's: is api_url " + s.api_url + " the API's URL?)");
+        }
+        // One the client may try again (a 200 whose body is cut or of another shape, a 5xx page):
+        // as likely a passing fault of the API as the setting's mistake.
+        api_refused(text, e.what_to_do,
+                    " (the answer is not of the API's documented shape: try again later; if it persists, check that "
+                    "api_url " + s.api_url + " is the API's URL)");
     case orch::outreach::error_kind::transport_connect:  // nothing was sent
         api_refused(text, e.what_to_do,
                     " (no API answered at api_url " + s.api_url +

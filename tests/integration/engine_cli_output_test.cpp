@@ -1389,6 +1389,25 @@ TEST_F(CliOutput, ASettingsFlagWithAnEqualsSignAndNothingIsAnEmptyValue) {
     EXPECT_NE(argument.output.find("no campaign named '--log-level='"), std::string::npos) << argument.output;
 }
 
+// An answer of the API cut short (the sandbox's garbled_response_rate: a 200 whose JSON ends
+// half-way) is one to try again: the command says so, exits 1, and blames api_url only if it
+// persists (it asked "is api_url ... the API's URL?" of one torn page, as of another server's 404).
+TEST_F(CliOutput, ATornAnswerIsToTryAgainNotAWrongApiUrl) {
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"garbled_response_rate", 1.0}}).status, 200);
+    auto torn = apply(campaign_yaml("torn", 3));
+    EXPECT_EQ(torn.exit_code, 1) << torn.output;
+    EXPECT_NE(torn.output.find("the audience search failed: malformed_response"), std::string::npos) << torn.output;
+    EXPECT_NE(torn.output.find("(the answer is not of the API's documented shape: try again later; if it persists, "
+                               "check that api_url http://127.0.0.1:" + std::to_string(sandbox_->port()) +
+                               " is the API's URL)"),
+              std::string::npos)
+        << torn.output;
+    EXPECT_EQ(torn.output.find("the answer is not the API's"), std::string::npos) << torn.output;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM campaigns"), "0");
+    ASSERT_EQ(control.post("/control/settings", json{{"garbled_response_rate", 0.0}}).status, 200);
+}
+
 TEST_F(CliOutput, AnApiUrlNobodyAnswersIsNamed) {
     const std::string url = "http://127.0.0.1:1";
     env_->set("OUTREACH_API_URL", url);
