@@ -1161,6 +1161,10 @@ asio::awaitable<reply> admin_server::impl::campaign_apply(const api::request& re
               {"paused", r.paused.empty() ? json(nullptr) : json(r.paused)},
               {"state", r.state},
               {"live_budget", nullptr},
+              // What this version's `exclude:` did to the leads already there (also in the warnings).
+              {"excluded", {{"stopped", r.excluded_stopped},
+                            {"in_call", r.excluded_calling},
+                            {"without_company", r.excluded_companies_unmatchable}}},
               {"warnings", warnings}};
     if (r.live_budget) {
         body["live_budget"] = {{"kept", r.live_budget_kept}, {"text", live_budget_text(r, campaign)}};

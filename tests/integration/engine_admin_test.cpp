@@ -240,6 +240,8 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
 
     // A new budget leaves the audience as it was: a new version, and no search sent again.
     auto updated = call("POST", "/v1/campaigns", campaign_yaml("alpha", search_audience(5), 5000));
+    EXPECT_EQ(updated.body_json()["excluded"], (json{{"stopped", 0}, {"in_call", 0}, {"without_company", 0}}))
+        << updated.body;
     EXPECT_EQ(updated.status, 200);
     EXPECT_EQ(updated.body_json()["result"], "updated");
     EXPECT_EQ(updated.body_json()["version"], 2);
@@ -354,6 +356,27 @@ TEST_F(AdminTest, ApplyListGetVersionsAndStateChanges) {
     EXPECT_NE(error_message(conflict).find("it is cancelled"), std::string::npos);
     EXPECT_EQ(call("POST", "/v1/campaigns/alpha/pause").status, 409);
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns"), "cancelled");
+}
+
+// A new version's `exclude:` says in the apply's body what it did to the leads already there
+// (it was only in the warnings' text): those it stopped, those in a call (their worker stops
+// them), and the live leads a company exclusion cannot match (a search's carry no company).
+TEST_F(AdminTest, AnApplyCountsWhatItsExclusionsDid) {
+    ASSERT_EQ(call("POST", "/v1/campaigns", campaign_yaml("omega", search_audience(5))).status, 201);
+    const std::string ids = "(SELECT enrollment_id FROM enrollments ORDER BY enrollment_id";
+    ASSERT_EQ(env_->scalar("WITH u AS (UPDATE enrollments SET status = 'calling', lease_owner = 'elsewhere', "
+                           "lease_expires_at = now() + interval '1 hour' WHERE enrollment_id = " + ids +
+                           " OFFSET 1 LIMIT 1) RETURNING 1) SELECT count(*) FROM u"),
+              "1");
+    const auto urls = env_->scalar("SELECT string_agg(l.profile_url, ', ' ORDER BY e.enrollment_id) FROM enrollments e "
+                                   "JOIN leads l USING (lead_id) WHERE e.enrollment_id IN " + ids + " LIMIT 2)");
+    auto applied = call("POST", "/v1/campaigns", campaign_yaml("omega", search_audience(5)) + "exclude:\n  profile_urls: [" +
+                                                     urls + "]\n  companies: [Acme]\n");
+    ASSERT_EQ(applied.status, 200) << applied.body;
+    // 5 leads: 1 stopped, 1 in a call; the 3 others (and the one in a call) have no company field.
+    EXPECT_EQ(applied.body_json()["excluded"], (json{{"stopped", 1}, {"in_call", 1}, {"without_company", 4}}))
+        << applied.body;
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'cancelled'"), "1");
 }
 
 TEST_F(AdminTest, LeadsPagesCsvAndTimeline) {
