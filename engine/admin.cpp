@@ -1,4 +1,5 @@
 #include "engine/admin.hpp"
+#include "engine/account_view.hpp"
 
 #include "engine/admin_input.hpp"
 
@@ -1409,44 +1410,22 @@ asio::awaitable<reply> admin_server::impl::accounts() {
         const auto defaults = limiter_settings(cfg).actions;
         json out = json::array();
         for (const auto& a : rows) {
-            json j = {{"account_id", a.account_id},    {"label", a.label},        {"platform", a.platform},
-                      {"api_status", a.api_status},    {"connected", a.connected}, {"display_name", a.display_name},
-                      {"webhook_id", a.webhook_id},    {"updated_at", a.updated_at},
-                      {"live_enrollments", load[a.account_id].first},
-                      {"parked_enrollments", load[a.account_id].second}};
-            j["quota_overrides"] = to_json(a.quotas);
-            j["time_zone"] = a.time_zone.empty() ? json(nullptr) : json(a.time_zone);
+            json j = account_json(a, defaults);
+            j["live_enrollments"] = load[a.account_id].first;
+            j["parked_enrollments"] = load[a.account_id].second;
             // The account's quota day, as the workers' gate counts it (UTC when none is chosen).
             const std::string& zone = quota_time_zone(a.time_zone);
             const auto day = limits::day_in_zone(now, zone).value_or(limits::local_day{});
-            j["effective_quotas"] = quotas_view(a.quotas, defaults);
             std::optional<limits::account_status> status;
             if (limiter) {
                 status = limiter->status(a.account_id, day, effective(a.quotas, defaults));
             }
             if (!status) {
-                j["limits"] = nullptr;
                 j["limits_error"] = limiter ? "Redis unavailable" : "no redis_url configured";
                 out.push_back(std::move(j));
                 continue;
             }
-            auto opt_time = [](const std::optional<std::chrono::system_clock::time_point>& t) {
-                return t ? json(iso(*t)) : json(nullptr);
-            };
-            json actions = json::array();
-            for (const auto& s : status->actions) {
-                auto limit = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
-                actions.push_back({{"action", limits::to_string(s.what)},
-                                   {"used_today", s.used_today},
-                                   {"limit_today", limit(s.limit_today)},
-                                   {"left_today", limit(s.left_today)},
-                                   {"used_week", s.used_week},
-                                   {"limit_week", limit(s.limit_week)},
-                                   {"left_week", limit(s.left_week)},
-                                   {"cooldown_until", opt_time(s.cooldown_until)},
-                                   {"pace_until", opt_time(s.pace_until)}});
-            }
-            j["limits"] = {{"day", zone}, {"time_zone", zone}, {"date", orch::limits::iso_date(day.day)}, {"key_cooldown_until", opt_time(status->key_cooldown_until)}, {"actions", actions}};
+            j["limits"] = account_limits_json(*status, zone, day);
             out.push_back(std::move(j));
         }
         return out;

@@ -24,6 +24,7 @@
 #include "cmd/orchestrator/command_support.hpp"
 #include "cmd/orchestrator/dnc_leads.hpp"
 #include "cmd/orchestrator/inbox_watch.hpp"
+#include "engine/account_view.hpp"
 #include "engine/admin_input.hpp"
 #include "engine/campaign_apply.hpp"
 #include "engine/campaign_lifecycle.hpp"
@@ -612,18 +613,6 @@ std::string left_text(std::int64_t used, std::int64_t limit, std::int64_t left) 
     return std::to_string(used) + "/" + std::to_string(limit) + " (" + std::to_string(left) + " left)";
 }
 
-json action_json(const orch::limits::action_status& a) {
-    auto limit = [](std::int64_t v) { return v < 0 ? json(nullptr) : json(v); };
-    auto when = [](const std::optional<std::chrono::system_clock::time_point>& t) {
-        return t ? json(orch::iso8601_ms(*t)) : json(nullptr);
-    };
-    return {{"used_today", a.used_today},       {"limit_today", limit(a.limit_today)},
-            {"left_today", limit(a.left_today)}, {"used_week", a.used_week},
-            {"limit_week", limit(a.limit_week)}, {"left_week", limit(a.left_week)},
-            {"cooldown_until", when(a.cooldown_until)}, {"pace_until", when(a.pace_until)},
-            {"streak", a.streak}};
-}
-
 int cmd_accounts_list(const settings& s, const std::string& format, const std::string& time_zone,
                       const std::string& section) {
     namespace limits = orch::limits;
@@ -691,27 +680,21 @@ int cmd_accounts_list(const settings& s, const std::string& format, const std::s
         std::cerr << "warning: " << orch::text::escaped(other_key) << "\n";
     }
     if (format == "json") {
+        // Each account as GET /v1/accounts gives it (engine/account_view.hpp), its quota use in
+        // its own day's time zone or --time-zone's.
         json out = json::array();
         for (const auto& a : accounts) {
-            json j = {{"account_id", a.account_id}, {"label", a.label},          {"status", a.api_status},
-                      {"connected", a.connected},   {"webhook_id", a.webhook_id}, {"quotas", nullptr},
-                      {"time_zone", a.time_zone.empty() ? json(nullptr) : json(a.time_zone)},
-                      {"effective_quotas", orch::engine::quotas_view(a.quotas, reader.config.actions)}};
+            json j = orch::engine::account_json(a, reader.config.actions);
             if (auto it = quotas.find(a.account_id); it != quotas.end()) {
-                json actions = json::object();
-                for (const auto& st : it->second.actions) {
-                    actions[limits::to_string(st.what)] = action_json(st);
-                }
-                auto kc = it->second.key_cooldown_until;
-                j["quotas"] = {{"day", orch::limits::iso_date(days[a.account_id].day)}, {"time_zone", zone_of(a)},
-                               {"key_cooldown_until", kc ? json(orch::iso8601_ms(*kc)) : json(nullptr)},
-                               {"actions", actions}};
+                j["limits"] = orch::engine::account_limits_json(it->second, zone_of(a), days[a.account_id]);
+            } else {
+                j["limits_error"] = quotas_error;
             }
             out.push_back(std::move(j));
         }
         json doc = {{"time_zone", time_zone.empty() ? json(nullptr) : json(time_zone)}, {"accounts", out},
-                    {"quotas_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)},
-                    {"quotas_warning", other_key.empty() ? json(nullptr) : json(other_key)}};
+                    {"limits_error", quotas_error.empty() ? json(nullptr) : json(quotas_error)},
+                    {"limits_warning", other_key.empty() ? json(nullptr) : json(other_key)}};
         std::cout << doc.dump(2) << "\n";
         return 0;
     }

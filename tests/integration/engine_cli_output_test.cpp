@@ -684,7 +684,7 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = json::parse(r.output);
     ASSERT_FALSE(j["accounts"].empty()) << r.output;
-    ASSERT_TRUE(j["accounts"][0]["quotas"].is_object()) << r.output;
+    ASSERT_TRUE(j["accounts"][0]["limits"].is_object()) << r.output;
     std::time_t now = std::time(nullptr);
     std::tm tm{};
     gmtime_r(&now, &tm);
@@ -692,8 +692,8 @@ TEST_F(CliOutput, IsoDatesAndTypedFlags) {
     std::strftime(today, sizeof today, "%Y-%m-%d", &tm);
     // No campaign has used the account: no time zone chosen, its quota day is UTC's.
     EXPECT_TRUE(j["accounts"][0]["time_zone"].is_null()) << r.output;
-    EXPECT_EQ(j["accounts"][0]["quotas"]["time_zone"], "UTC") << r.output;
-    EXPECT_EQ(j["accounts"][0]["quotas"]["day"], today) << r.output;
+    EXPECT_EQ(j["accounts"][0]["limits"]["time_zone"], "UTC") << r.output;
+    EXPECT_EQ(j["accounts"][0]["limits"]["date"], today) << r.output;
     auto csv = env_->run({"accounts", "list", "--format", "csv", "--section", "quotas"});
     ASSERT_EQ(csv.exit_code, 0) << csv.output;
     EXPECT_EQ(csv.output.rfind("account,action,day,time_zone,used_today,limit_today", 0), 0u) << csv.output;
@@ -756,7 +756,7 @@ TEST_F(CliOutput, EveryListingTakesCsv) {
 
     auto accounts = env_->run({"accounts", "list", "--format", "json"});
     ASSERT_EQ(accounts.exit_code, 0) << accounts.output;
-    EXPECT_EQ(json::parse(accounts.output)["accounts"][0]["status"], "connected") << accounts.output;
+    EXPECT_EQ(json::parse(accounts.output)["accounts"][0]["api_status"], "connected") << accounts.output;
 }
 
 // Tables line up on a terminal whatever the characters: a wide (CJK) character takes two

@@ -43,6 +43,17 @@ using orch::test::free_port;
 using orch::test::background_process;
 using orch::test::http_client;
 using orch::test::json;
+
+// An account's use of one action's quota as `accounts list --format json` gives it (its
+// limits.actions, as GET /v1/accounts), null when not listed.
+json action_use(const json& account, const std::string& action) {
+    for (const auto& a : account["limits"]["actions"]) {
+        if (a["action"] == action) {
+            return a;
+        }
+    }
+    return nullptr;
+}
 using orch::test::orchestrator_env;
 using orch::test::sandbox_process;
 using namespace std::chrono_literals;
@@ -616,7 +627,7 @@ TEST_F(LimitsTest, PerAccountQuotasHoldWithFourWorkersRacing) {
     ASSERT_FALSE(j.is_discarded()) << r.output;
     ASSERT_EQ(j["accounts"].size(), 3u) << r.output;
     for (const auto& a : j["accounts"]) {
-        const auto& invite = a["quotas"]["actions"]["invite"];
+        const auto& invite = action_use(a, "invite");
         EXPECT_EQ(invite["used_today"], sent[a["account_id"].get<std::string>()]) << a.dump();
         EXPECT_EQ(invite["limit_today"], 5) << a.dump();
         EXPECT_EQ(invite["left_today"], 0) << a.dump();
@@ -778,7 +789,7 @@ TEST_F(LimitsTest, AnAccountsOwnQuotaHoldsAndAChangeTakesEffectWithoutARestart) 
     auto j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
     for (const auto& acct : j["accounts"]) {
-        const auto& invite = acct["quotas"]["actions"]["invite"];
+        const auto& invite = action_use(acct, "invite");
         const bool own = acct["account_id"] == a;
         EXPECT_EQ(invite["limit_today"], own ? 3 : 6) << acct.dump();
         EXPECT_EQ(invite["left_today"], 0) << acct.dump();
@@ -1011,11 +1022,11 @@ TEST_F(LimitsTest, AccountsListUnderAnotherKeySaysTheCountsAreAnotherKeys) {
     };
     const json own = listed();
     ASSERT_FALSE(own.is_discarded());
-    EXPECT_TRUE(own["quotas_warning"].is_null()) << own.dump();
+    EXPECT_TRUE(own["limits_warning"].is_null()) << own.dump();
     std::int64_t invites = 0;
     for (const auto& a : own["accounts"]) {
-        if (a["quotas"].is_object()) {
-            invites += a["quotas"]["actions"]["invite"]["used_today"].get<std::int64_t>();
+        if (a["limits"].is_object()) {
+            invites += action_use(a, "invite")["used_today"].get<std::int64_t>();
         }
     }
     EXPECT_EQ(invites, 2) << own.dump();
@@ -1023,8 +1034,8 @@ TEST_F(LimitsTest, AccountsListUnderAnotherKeySaysTheCountsAreAnotherKeys) {
     env_->set("OUTREACH_API_KEY", "another-key-" + key_);
     const json other = listed();
     ASSERT_FALSE(other.is_discarded());
-    ASSERT_TRUE(other["quotas_warning"].is_string()) << other.dump();
-    EXPECT_NE(other["quotas_warning"].get<std::string>().find(
+    ASSERT_TRUE(other["limits_warning"].is_string()) << other.dump();
+    EXPECT_NE(other["limits_warning"].get<std::string>().find(
                   "under another API key than this command's (OUTREACH_API_KEY): the quotas shown are this key's"),
               std::string::npos)
         << other.dump();
@@ -1810,7 +1821,7 @@ TEST_F(LimitsTest, ARedisRestartMidRunKeepsTheQuotas) {
     auto lj = json::parse(listed_json.output.substr(brace == std::string::npos ? 0 : brace), nullptr, false);
     ASSERT_FALSE(lj.is_discarded()) << listed_json.output;
     EXPECT_EQ(lj["accounts"].size(), 3u);
-    EXPECT_TRUE(lj["quotas_error"].is_string()) << listed_json.output;
+    EXPECT_TRUE(lj["limits_error"].is_string()) << listed_json.output;
     std::this_thread::sleep_for(3s);
     auto down_requests = requests(cut_at + 1'000);  // nothing went out while Redis was down
     EXPECT_TRUE(down_requests.empty()) << down_requests.size() << " requests while Redis was down";
@@ -1841,9 +1852,9 @@ TEST_F(LimitsTest, ARedisRestartMidRunKeepsTheQuotas) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     auto j = json::parse(r.output, nullptr, false);
     ASSERT_FALSE(j.is_discarded()) << r.output;
-    EXPECT_TRUE(j["quotas_error"].is_null()) << r.output;
+    EXPECT_TRUE(j["limits_error"].is_null()) << r.output;
     for (const auto& a : j["accounts"]) {
-        EXPECT_EQ(a["quotas"]["actions"]["invite"]["used_today"], sent[a["account_id"].get<std::string>()])
+        EXPECT_EQ(action_use(a, "invite")["used_today"], sent[a["account_id"].get<std::string>()])
             << a.dump();
     }
 }

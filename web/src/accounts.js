@@ -36,7 +36,7 @@ function account(a, ready) {
       h('div', { class: 'stat', dataset: { health: a.account_id } }, h('span', { class: 'stat-value', text: eventsHealth(ready, a.account_id) }), h('span', { class: 'stat-label', text: 'events health' })),
       h('div', { class: 'stat' }, h('span', { class: 'stat-value', text: future(l.key_cooldown_until) ? when(l.key_cooldown_until) : 'none' }), h('span', { class: 'stat-label', text: 'API key cooldown' }))),
     a.limits_error ? h('p', { class: 'error', text: `quotas unknown: ${a.limits_error}` }) : null,
-    table([`Action`, `Today (${l.day || 'UTC'})`, 'This week', 'Cooldown until', 'Next pacing slot'], (l.actions || []).map((q) => h('tr', {},
+    table([`Action`, `Today (${l.time_zone || 'UTC'})`, 'This week', 'Cooldown until', 'Next pacing slot'], (l.actions || []).map((q) => h('tr', {},
       h('td', { text: q.action }),
       quotaCell(q.used_today, q.limit_today, q.left_today),
       quotaCell(q.used_week, q.limit_week, q.left_week),
