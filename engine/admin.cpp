@@ -1773,6 +1773,7 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
                 found.add("'lead_ids' must be an array of lead ids, got " + std::string(it->type_name()));
                 selection_read = false;
             } else {
+                r.ids_listed = true;
                 // The bad ids, the first few of them with their places: thousands would drown the rest.
                 std::string bad;
                 std::size_t bad_count = 0;

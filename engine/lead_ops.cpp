@@ -364,10 +364,13 @@ const char* to_string(verb v) {
 
 std::string check_selection(const request& r) {
     admin_input::problems all;
-    if (r.lead_ids.empty() && r.state.empty()) {
+    if (r.ids_listed && r.lead_ids.empty()) {
+        // An empty list is not "no list": read so beside a state, it acted on every lead in it.
+        all.add("lead_ids is empty: name at least one lead, or leave lead_ids out and give a state");
+    } else if (r.lead_ids.empty() && r.state.empty()) {
         all.add("name a lead (its id) or a filter (state): nothing was chosen");
     }
-    if (!r.lead_ids.empty() && !r.state.empty()) {
+    if ((r.ids_listed || !r.lead_ids.empty()) && !r.state.empty()) {
         // Which would win is not obvious (the ids within the state, or either): neither is guessed.
         all.add("give lead ids or a state, not both");
     }

@@ -501,6 +501,18 @@ TEST_F(DncTest, LeadOperations) {
     auto both = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "done", "lead_ids": [)" + a + "]}");
     EXPECT_EQ(both.status, 422) << both.body;
     EXPECT_NE(error_message(both).find("give lead ids or a state, not both"), std::string::npos) << both.body;
+    // An empty list of ids beside a state is not "no list": refused, as a list and a state are (it
+    // stopped every lead in the state); alone, it names nobody.
+    const auto live_before = q("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'waiting')");
+    auto empty_and_state = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": "live", "lead_ids": []})");
+    EXPECT_EQ(empty_and_state.status, 422) << empty_and_state.body;
+    EXPECT_NE(error_message(empty_and_state).find("give lead ids or a state, not both"), std::string::npos)
+        << empty_and_state.body;
+    auto empty = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "lead_ids": []})");
+    EXPECT_EQ(empty.status, 422) << empty.body;
+    EXPECT_NE(error_message(empty).find("lead_ids is empty: name at least one lead"), std::string::npos) << empty.body;
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status IN ('ready', 'waiting')"), live_before);
+    EXPECT_NE(live_before, "0");
     // A body with several problems is answered with every one of them, in one 422.
     auto several = call("POST", "/v1/campaigns/ops/leads:bulk",
                         R"({"action": "zap", "state": 3, "lead_ids": [1, "x"], "force": true, "to": 5})");
