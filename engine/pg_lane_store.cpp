@@ -485,14 +485,30 @@ void pg_lane_store::settle_again(const settle_replay& base) {
     touched_ = r.touched;
 }
 
+// engine/settle over `rows`, then engine/settle_facts over those whose outcome it recorded but
+// whose enrollment it did not move (cancelled while the call was out): the funnel counts what
+// their call did (a cancelled campaign's invite on the wire was sent and billed, and the funnel
+// said it was not).
+void pg_lane_store::exec_settle(const std::string& rows) {
+    json unmoved = json::array();
+    for (const auto& row : tx_.exec_prepared("engine/settle", rows, lane_.owner, lane_.cfg.lease_seconds)) {
+        if (!row[1].as<bool>()) {
+            unmoved.push_back(row[0].as<std::int64_t>());
+        }
+    }
+    if (!unmoved.empty()) {
+        tx_.exec_params(q("engine/settle_facts"), rows, unmoved.dump());
+    }
+}
+
 // engine/settle over `r`'s rows (with `held_too`, the held ones as well: released), then what the
 // calls found (accounts unavailable, the key out of credits).
 void pg_lane_store::write_settle(const replay& r, bool held_too) {
     if (!r.rows.empty()) {
-        tx_.exec_prepared("engine/settle", r.rows, lane_.owner, lane_.cfg.lease_seconds);
+        exec_settle(r.rows);
     }
     if (held_too && !r.held_rows.empty()) {
-        tx_.exec_prepared("engine/settle", r.held_rows, lane_.owner, lane_.cfg.lease_seconds);
+        exec_settle(r.held_rows);
     }
     // After the settle statement, so this batch's rows are no longer `calling`: they are parked
     // and, when their campaign chose it, reassigned with the others.
@@ -663,7 +679,7 @@ void pg_lane_store::write(std::span<const lane_row> batch) {
         }
     }
     if (!settles.empty()) {
-        tx_.exec_prepared("engine/settle", settles.text(), lane_.owner, lane_.cfg.lease_seconds);
+        exec_settle(settles.text());
     }
     if (!transitions.empty()) {
         tx_.exec_prepared("engine/apply_transitions", transitions.text(), lane_.owner, lane_.cfg.lease_seconds);

@@ -158,6 +158,7 @@ private:
     struct replay;
     class pg_ledger;
     void write_settle(const replay& r, bool held_too);
+    void exec_settle(const std::string& rows);
 
     lane_refs lane_;
     campaigns::time_point began_;  // before tx_: read before the transaction begins

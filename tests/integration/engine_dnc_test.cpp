@@ -1026,4 +1026,39 @@ TEST_F(DncTest, ExcludedWhileTheCallIsOnTheWireStopsTheLeadWhenItsOutcomeIsRecor
               "1");
 }
 
+// A campaign cancelled while its calls are out: the invite on the wire went and was billed, and
+// the funnel counts it (its enrollment, cancelled under the worker, kept no invited_at: `report
+// funnel` said fewer invited and credits than the API's record); the queued ones are not sent.
+TEST_F(DncTest, ACampaignCancelledWhileItsCallsAreOutCountsWhatTheyDid) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 3; i < 6; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("cancel.csv", csv);
+    auto file = write("c.yaml", "name: stopped\naccounts: [sender-1]\naudience:\n  file: cancel.csv\n" +
+                                    schedule_and_budget() +
+                                    "steps:\n  - id: invite\n    kind: invite\n"
+                                    "  - id: wait\n    kind: wait_accepted\n    timeout: 1h\n    next: finish\n"
+                                    "    on_timeout: finish\n  - id: finish\n    kind: end\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
+    auto worker = env_->spawn({"worker", "--exit-when-idle", "--api-pool-size", "1", "--worker-lanes", "1"});
+    ASSERT_TRUE(calling(3)) << worker->log();
+    auto cancelled = env_->run({"campaign", "cancel", "stopped"});
+    ASSERT_EQ(cancelled.exit_code, 0) << cancelled.output;
+    ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
+
+    const int sent = read_side_effects(sandbox_->control_port()).invited_people;
+    EXPECT_GE(sent, 1);
+    EXPECT_EQ(invitation_requests(control), sent) << control.get("/control/side-effects").body;
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled'"), "3");
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE invited_at IS NOT NULL"), std::to_string(sent));
+    EXPECT_EQ(q("SELECT sum(credits) FROM enrollments"), std::to_string(sent));
+    auto funnel = env_->run({"report", "funnel", "stopped", "--format", "json"});
+    ASSERT_EQ(funnel.exit_code, 0) << funnel.output;
+    const auto f = json::parse(funnel.output.substr(funnel.output.find('{')));
+    EXPECT_EQ(f["invited"], sent) << funnel.output;
+}
+
 }  // namespace
