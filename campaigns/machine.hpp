@@ -171,7 +171,7 @@ enum class result_kind {
     transient,   // failed without effect, retry later at retry_at (engine computes the jitter)
     permanent,   // failed for good for this lead (INVALID_PARAMS, CHANNEL_ERROR, FORBIDDEN, ...)
     uncertain,   // failed and may have taken effect (timeout after write, 500, dropped)
-    throttled,   // RATE_LIMITED: refused without effect, not the lead's fault: retry at retry_at
+    throttled,   // RATE_LIMITED (or no API reached): refused without effect, not the lead's fault: retry at retry_at
                  // (the scope's cooldown end) with attempts unchanged
 };
 // `received` is a PENDING invitation of type RECEIVED: the person invited the account. It is not

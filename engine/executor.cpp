@@ -120,12 +120,21 @@ call_outcome from_error(const outreach::error& e, call_outcome out, const contex
     // RATE_LIMITED is the platform's limit, not the lead's fault: no attempt is spent (the
     // call gate also puts the whole scope in a cooldown).
     // The same for a paused account or an exhausted key: the lead waits for the pause to lift.
+    // So is a request that reached no API (nothing was sent: a wrong api_url, a network or API
+    // outage): it says nothing of the lead, whose attempts it spent until it failed for good, a
+    // worker started with a wrong api_url failing the leads a healthy one would have sent. The
+    // lead waits at least `unreached_wait` instead, so an API that stays unreachable is not
+    // asked about every lead every few seconds.
+    const bool unreached = e.kind == outreach::error_kind::transport_connect;
     const bool not_the_leads_fault = e.code == "RATE_LIMITED" || e.what_to_do == disposition::pause_account ||
-                                     e.what_to_do == disposition::pause_budget;
+                                     e.what_to_do == disposition::pause_budget || unreached;
     out.event.kind = not_the_leads_fault ? result_kind::throttled : result_kind::transient;
     out.attempt_outcome = attempt_outcome::transient;
     auto delay = e.retry_after_s ? std::chrono::milliseconds(*e.retry_after_s * 1000 + 50)
                                  : backoff_delay(ctx.backoff, ctx.attempt, ctx.rng);
+    if (unreached) {
+        delay = std::max<std::chrono::milliseconds>(delay, unreached_wait);
+    }
     out.event.retry_at = ctx.clock.now() + std::chrono::duration_cast<campaigns::time_point::duration>(delay);
     return out;
 }

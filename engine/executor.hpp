@@ -99,6 +99,10 @@ struct backoff_settings {
 // Full-jitter exponential backoff: uniform in [0, min(cap, base * 2^attempt)], at least 1 s.
 std::chrono::milliseconds backoff_delay(const backoff_settings& b, int attempt, random_port& rng);
 
+// The least a lead waits after a call that reached no API (transport_connect: nothing was sent),
+// which spends none of its attempts.
+inline constexpr std::chrono::milliseconds unreached_wait{30'000};
+
 // The API client's settings from the orchestrator's: URL, key, `api_timeout_ms` as the call's
 // whole and read deadlines, and `pool_size` connections (every client the orchestrator makes).
 outreach::client_settings api_client_settings(const settings& s, std::size_t pool_size);

@@ -569,6 +569,11 @@ TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
     ASSERT_GE(std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE error LIKE '%CONNECT_FAILED%'")), 3)
         << worker->log();
     EXPECT_NE(worker->log().find(told), std::string::npos) << worker->log();
+    // A call that reached no API spends none of its lead's attempts (five of them failed the lead
+    // for good: a worker started with a wrong api_url failed the leads a healthy one would send).
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'failed' OR attempt > 0"), "0");
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'ready' AND next_run_at > now() + interval '20 s'"),
+              "4");
     // A replica whose key rate is one request a minute: its first /readyz takes the place, the
     // next finds the rate spent. Under a key of its own (the API is gone: the key only names the
     // bucket), or the tests that share this one would find its rate spent for a minute.

@@ -378,6 +378,10 @@ TEST_F(CallPath, ALostAnswerCountsTheMostOfTheLostRequestOnly) {
     EXPECT_FALSE(out.lost_credits);
     EXPECT_FALSE(out.unknown_charge);
     EXPECT_NE(out.attempt_outcome, eng::attempt_outcome::uncertain);
+    // Nor did it say anything of the lead: none of its attempts is spent (a worker with a wrong
+    // api_url failed the leads for good), and it waits at least unreached_wait.
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    EXPECT_GE(out.event.retry_at - clock_.now(), eng::unreached_wait);
 }
 
 }  // namespace
