@@ -178,7 +178,7 @@ start_redis() {
     fi
     port="$(port_for "$redis_port_asked")"
     redis-server --bind 127.0.0.1 --port "$port" --daemonize yes --pidfile "$dir/redis/redis.pid" \
-        --dir "$dir/redis" --logfile "$dir/redis/redis.log" --save "" --appendonly no \
+        --dir "$dir/redis" --logfile "$dir/redis/redis.log" --save "" --appendonly yes --appendfsync everysec \
         --protected-mode yes >/dev/null
     echo "$port" > "$dir/redis.port"
 }

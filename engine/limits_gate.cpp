@@ -101,12 +101,28 @@ limits_gate::~limits_gate() {
 // cooling down, not every scope ever limited.
 void limits_gate::refresh_mirror() {
     std::unique_lock lock(mirror_mutex_);
+    int refreshes = 0;
     while (!stopping_) {
         mirror_wake_.wait_for(lock, mirror_refresh);
         if (stopping_) {
             break;
         }
         lock.unlock();
+        // About once a second: whether Redis still holds the limits' state. One that lost it
+        // (restarted without persistence, or flushed) counts every quota from zero again, and an
+        // account may then go past its quotas today: nothing said so.
+        if (refreshes++ % 10 == 0) {
+            const auto mark = limiter_.look_for_state();
+            if (mark == limits::limiter::state_mark::lost) {
+                spdlog::error("limits: Redis lost the rate-limit state (restarted without persistence, or flushed): "
+                              "the day and week quota counts, cooldowns and ramp-up days start again from zero, so "
+                              "the calls made before are not counted and an account may go past its quotas; run "
+                              "Redis with appendonly yes (README, Operations)");
+            } else if (mark == limits::limiter::state_mark::first) {
+                spdlog::info("limits: Redis holds no rate-limit state of this API key yet (a first start, or Redis "
+                             "lost its data: then the quota counts start from zero)");
+            }
+        }
         // One round trip for every scope cooling down, whoever recorded it: the bound on how
         // late this process learns of another's 429 does not grow with the accounts it serves.
         auto active = limiter_.cooldowns();

@@ -259,6 +259,7 @@ struct limiter::impl {
     std::string tag;
     std::string key_key;
     std::string cooldowns_key;
+    std::atomic<bool> state_seen{false};  // look_for_state() has looked once
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
 
@@ -1004,6 +1005,19 @@ std::optional<limiter::line_place> limiter::line(std::int64_t ticket, std::chron
         return std::nullopt;
     }
     return line_place{r->element[0]->integer, r->element[1]->integer};
+}
+
+std::optional<limiter::state_mark> limiter::look_for_state() {
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch())
+                            .count();
+    detail::reply_ptr rep = impl_->plain({"SET", "orch:{" + impl_->tag + "}:state", std::to_string(now_ms), "NX"});
+    if (!rep) {
+        return std::nullopt;
+    }
+    const bool was_missing = rep->type == REDIS_REPLY_STATUS;  // OK: set now; nil: it was there
+    const bool first = !impl_->state_seen.exchange(true);
+    return !was_missing ? state_mark::kept : first ? state_mark::first : state_mark::lost;
 }
 
 std::optional<std::vector<active_cooldown>> limiter::cooldowns() {

@@ -379,6 +379,14 @@ public:
     // an index of the cooldowns it sets). nullopt when Redis is unavailable.
     std::optional<std::vector<active_cooldown>> cooldowns();
 
+    // Whether Redis still holds what the limiters of this key wrote: a marker, set when missing
+    // (SET NX) by each look. `first`: this process's first look found none (a first start, or
+    // Redis lost its data before); `lost`: a later look found it gone (Redis restarted without
+    // persistence, or was flushed, since the last look): the quota counts, cooldowns and ramp-up
+    // days start again from zero. nullopt when Redis is unavailable.
+    enum class state_mark { kept, first, lost };
+    std::optional<state_mark> look_for_state();
+
     // True while the limiter believes Redis is down (between the failure and the next success).
     bool unavailable() const;
     // The key tag of this limiter's API key (for tests and the bench).
