@@ -150,6 +150,13 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
         out.stop_reason = stop;
         return true;
     }
+    if (ports.campaign_halted && ports.campaign_halted(job.campaign_id)) {
+        // Cancelled or paused by an operator after the claim: nothing is sent; a paused lead is
+        // due again at once, and the claim leaves it until the resume.
+        out = unsent(call, cs::result_kind::throttled, now, std::string(campaign_halted_reason));
+        out.held = true;
+        return true;
+    }
     if (now >= job.send_by) {
         out = late_outcome(call, now);
         return true;

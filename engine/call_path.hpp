@@ -39,6 +39,8 @@ struct call_path_ports {
     // stop reason a lead ends with (the do-not-contact list's, the campaign's `exclude:`), or
     // nullptr when they may be.
     std::function<const char*(const std::string&, const std::string&, std::int64_t)> do_not_contact;
+    // True when an operator cancelled or paused the campaign (its id): a queued call is not sent.
+    std::function<bool(std::int64_t)> campaign_halted;
     const clock_port* clock = &system_clock();
     backoff_settings backoff;
 };
@@ -58,6 +60,8 @@ struct call_job {
     campaigns::time_point send_by = campaigns::time_point::max();
 };
 
+// The reason of a call not sent because an operator cancelled or paused its campaign.
+inline constexpr std::string_view campaign_halted_reason = "not sent: its campaign was cancelled or paused";
 // The reason of a call not sent because its lease would end before an answer.
 inline constexpr std::string_view lease_too_short_reason = "not sent: its lease would end before an answer could come back";
 // The reason of a call whose first request went (and was billed) but whose next was answered too

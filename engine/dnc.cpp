@@ -353,11 +353,25 @@ void mirror::load(pqxx::connection& conn) {
             }
         }
     }
+    std::unordered_set<std::int64_t> halted;
+    for (const auto& r : tx.exec(q("dnc/mirror_halted"))) {
+        halted.insert(r[0].as<std::int64_t>());
+    }
     tx.commit();
     std::unique_lock lock(mutex_);
     list_ = std::move(list);
     excluded_ = std::move(excluded);
+    halted_ = std::move(halted);
     empty_ = list_.urls.empty() && list_.companies.empty() && excluded_.empty();
+    none_halted_ = halted_.empty();
+}
+
+bool mirror::halted(std::int64_t campaign_id) const {
+    if (none_halted_) {
+        return false;
+    }
+    std::shared_lock lock(mutex_);
+    return halted_.contains(campaign_id);
 }
 
 const char* mirror::stops(const std::string& profile_url, const std::string& company, std::int64_t campaign_id) const {

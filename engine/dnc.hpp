@@ -104,10 +104,11 @@ csv_rows read_csv(const std::string& text, const std::string& default_reason);
 // The channel adds and removals notify, in their transaction.
 inline constexpr const char* changed_channel = "orch_dnc";
 
-// A worker's copy of the whole list, and of each live campaign's `exclude:` (its current
-// version's), checked before every side-effecting call and again when a call's outcome is
+// A worker's copy of the whole list, of each live campaign's `exclude:` (its current version's),
+// and of the campaigns an operator cancelled or paused, checked before every side-effecting call and again when a call's outcome is
 // recorded: loaded before the first call, again whenever orch_dnc is notified (within
-// milliseconds of an add, or of an apply storing a new version, committing), and at least every
+// milliseconds of an add, an apply storing a new version, or a campaign's pause, resume or cancel
+// committing), and at least every
 // `reload_every` (a lost notification, a removal). Thread-safe; stops() costs no round trip.
 // Matching is the same as at enrollment and in cancel_matching / cancel_excluded: the lead's
 // canonical profile URL, or its `company` field with surrounding spaces trimmed, ASCII
@@ -119,6 +120,9 @@ public:
     // Why the person may not be contacted by the campaign: stopped_reason (the list),
     // excluded_reason (the campaign's `exclude:`), or nullptr.
     const char* stops(const std::string& profile_url, const std::string& company, std::int64_t campaign_id) const;
+    // Whether an operator cancelled or paused the campaign: its calls still queued are not sent
+    // (they went out after the command, for as long as the queue took).
+    bool halted(std::int64_t campaign_id) const;
     std::size_t size() const;
 
 private:
@@ -132,7 +136,9 @@ private:
     mutable std::shared_mutex mutex_;
     people list_;
     std::unordered_map<std::int64_t, people> excluded_;  // by campaign
+    std::unordered_set<std::int64_t> halted_;            // campaigns cancelled, or paused by an operator
     std::atomic<bool> empty_{true};
+    std::atomic<bool> none_halted_{true};
 };
 
 // A lead's `company` field as matched against company entries.

@@ -1149,6 +1149,9 @@ bool set_campaign_state(pqxx::work& tx, const std::string& name, const std::stri
         return false;
     }
     auto campaign_id = r[0][0].as<std::int64_t>();
+    // The workers' copies of which campaigns are halted (dnc::mirror) reload on commit: a call
+    // still queued for a cancelled or paused campaign is not sent, and one of a resumed one is.
+    tx.exec0(std::string("NOTIFY ") + dnc::changed_channel);
     if (state == "cancelled") {
         tx.exec_params(q("campaigns/cancel_enrollments"), campaign_id);
     } else if (state == "paused") {

@@ -605,6 +605,7 @@ int worker::run(bool exit_when_idle) {
     m.ports.do_not_contact = [&m](const std::string& profile_url, const std::string& company, std::int64_t campaign_id) {
         return m.do_not_contact.stops(profile_url, company, campaign_id);
     };
+    m.ports.campaign_halted = [&m](std::int64_t campaign_id) { return m.do_not_contact.halted(campaign_id); };
     m.ports.clock = m.clock;
     m.ports.backoff = m.backoff;
     m.context.gate = m.gate.get();

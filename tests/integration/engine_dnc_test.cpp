@@ -1049,9 +1049,13 @@ TEST_F(DncTest, ACampaignCancelledWhileItsCallsAreOutCountsWhatTheyDid) {
     ASSERT_EQ(cancelled.exit_code, 0) << cancelled.output;
     ASSERT_EQ(worker->wait(60'000), 0) << worker->log();
 
+    // The invite on the wire went; the two queued behind it were not sent (they went out after
+    // the cancel, for as long as the queue took).
     const int sent = read_side_effects(sandbox_->control_port()).invited_people;
-    EXPECT_GE(sent, 1);
+    EXPECT_EQ(sent, 1);
     EXPECT_EQ(invitation_requests(control), sent) << control.get("/control/side-effects").body;
+    EXPECT_EQ(q("SELECT count(*) FROM step_attempts WHERE error = 'not sent: its campaign was cancelled or paused'"),
+              "2");
     EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'cancelled'"), "3");
     EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE invited_at IS NOT NULL"), std::to_string(sent));
     EXPECT_EQ(q("SELECT sum(credits) FROM enrollments"), std::to_string(sent));
@@ -1059,6 +1063,41 @@ TEST_F(DncTest, ACampaignCancelledWhileItsCallsAreOutCountsWhatTheyDid) {
     ASSERT_EQ(funnel.exit_code, 0) << funnel.output;
     const auto f = json::parse(funnel.output.substr(funnel.output.find('{')));
     EXPECT_EQ(f["invited"], sent) << funnel.output;
+}
+
+TEST_F(DncTest, AnOperatorsPauseHoldsTheQueuedCallsUntilTheResume) {
+    std::string csv = "profile_url,first_name\n";
+    for (int i = 3; i < 6; ++i) {
+        csv += urls_[i] + ",P\n";
+    }
+    write("pause.csv", csv);
+    auto file = write("p.yaml", "name: held\naccounts: [sender-1]\naudience:\n  file: pause.csv\n" +
+                                    schedule_and_budget() +
+                                    "steps:\n  - id: invite\n    kind: invite\n  - id: finish\n    kind: end\n");
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    http_client control("127.0.0.1", sandbox_->control_port());
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 1500}, {"latency_ms_max", 1500}}).status, 200);
+    auto worker = env_->spawn({"worker", "--api-pool-size", "1", "--worker-lanes", "1"});
+    ASSERT_TRUE(calling(3)) << worker->log();
+    ASSERT_EQ(env_->run({"campaign", "pause", "held"}).exit_code, 0);
+    // The call on the wire comes back, and the two queued are held, not sent: nobody is calling.
+    for (int i = 0; i < 400 && q("SELECT count(*) FROM enrollments WHERE status = 'calling'") != "0"; ++i) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    EXPECT_EQ(invitation_requests(control), 1) << control.get("/control/side-effects").body;
+    EXPECT_EQ(q("SELECT count(*) FROM enrollments WHERE status = 'ready' AND step = 'invite' AND attempt = 0"), "2")
+        << worker->log();
+    ASSERT_EQ(env_->run({"campaign", "resume", "held"}).exit_code, 0);
+    bool done = false;
+    for (int i = 0; i < 1000 && !done; ++i) {
+        done = q("SELECT count(*) FROM enrollments WHERE status = 'done'") == "3";
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    EXPECT_TRUE(done) << worker->log();
+    worker->stop(SIGTERM);
+    EXPECT_EQ(read_side_effects(sandbox_->control_port()).invited_people, 3);
+    EXPECT_EQ(invitation_requests(control), 3);
 }
 
 }  // namespace
