@@ -457,6 +457,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             co_return not_allowed("GET");
         }
         check_no_body();
+        only_params(params, {});
         if (seg[0] == "healthz") {
             co_return ok_json({{"status", "ok"}});
         }

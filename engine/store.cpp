@@ -679,6 +679,12 @@ std::optional<budget_set_outcome> store::set_budget_once(const std::string& name
             return std::nullopt;
         }
         auto campaign_id = found[0][0].as<std::int64_t>();
+        if (found[0][1].as<std::string>() == "cancelled") {
+            // Nothing of it runs again (an apply of a cancelled campaign is refused): a budget set
+            // here would change nothing, and its note that the next apply keeps it misled.
+            throw budget_update_error("campaign '" + orch::text::escaped(name) +
+                                      "' is cancelled: nothing of it runs again, so its budget cannot change");
+        }
         ledger::budget b = ledger::get_budget(tx, campaign_id).value_or(ledger::budget{});
         if (u.credits) {
             b.total = *u.credits;

@@ -157,6 +157,12 @@ TEST_F(AdminTest, UnknownPathsAndMethods) {
     EXPECT_EQ(call("POST", "/v1/accounts").status, 405);
     EXPECT_EQ(call("GET", "/v1/campaigns/x/pause").status, 405);
     EXPECT_EQ(call("PUT", "/healthz").status, 405);
+    // The probes take no query parameter, as every route refuses one it does not take.
+    for (const char* probe : {"/healthz?x=1", "/readyz?verbose=true"}) {
+        auto r = call("GET", probe, "", "");
+        EXPECT_EQ(r.status, 400) << probe;
+        EXPECT_NE(error_message(r).find("unknown query parameter"), std::string::npos) << r.body;
+    }
     EXPECT_EQ(get("/v1/campaigns/nope").status, 404);
     EXPECT_EQ(get("/v1/campaigns/nope/leads").status, 404);
     EXPECT_EQ(get("/v1/campaigns/nope/versions").status, 404);
@@ -867,6 +873,17 @@ TEST_F(AdminTest, PutCampaignBudget) {
     ASSERT_EQ(raise.status, 200) << raise.body;
     EXPECT_EQ(raise.body_json()["resumed"], true);
     EXPECT_EQ(env_->scalar("SELECT state FROM campaigns WHERE name = 'delta'"), "active");
+    // A cancelled campaign's budget is refused: nothing of it runs again (it was taken, with a
+    // note that the next apply keeps it, which is refused).
+    ASSERT_EQ(call("POST", "/v1/campaigns/delta/cancel", "").status, 200);
+    auto after_cancel = call("PUT", "/v1/campaigns/delta/budget", R"({"credits": 1000})");
+    EXPECT_EQ(after_cancel.status, 422) << after_cancel.body;
+    EXPECT_NE(error_message(after_cancel).find("is cancelled: nothing of it runs again"), std::string::npos)
+        << after_cancel.body;
+    auto cli = env_->run({"budget", "set", "delta", "--credits", "1000"});
+    EXPECT_EQ(cli.exit_code, 2) << cli.output;
+    EXPECT_NE(cli.output.find("campaign 'delta' is cancelled"), std::string::npos) << cli.output;
+    EXPECT_EQ(limits().substr(0, 4), "300 ");
 }
 
 // A budget set below what the campaign has already spent or reserved is taken (nothing already
