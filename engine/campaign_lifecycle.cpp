@@ -188,10 +188,19 @@ void emit_yaml(YAML::Emitter& out, const json& v) {
 }
 
 // A step's keys its file could not have given or left at their defaults (the stored form has every
-// key of every kind: an invite step's `on_accepted: ""` and `timeout_seconds: 0`) are left out of
-// the diff's text, which reads as the file would.
+// key of every kind: an invite step's `on_accepted: ""` and `timeout_seconds: 0`), and an empty
+// list of `exclude:`, are left out of the diff's text, which reads as the file would.
 json without_unset_step_keys(json definition) {
-    if (!definition.is_object() || !definition.contains("steps") || !definition["steps"].is_array()) {
+    if (!definition.is_object()) {
+        return definition;
+    }
+    // `exclude:` is stored with both its lists when the file gave either.
+    if (auto ex = definition.find("exclude"); ex != definition.end() && ex->is_object()) {
+        for (auto it = ex->begin(); it != ex->end();) {
+            it = it.value().is_array() && it.value().empty() ? ex->erase(it) : std::next(it);
+        }
+    }
+    if (!definition.contains("steps") || !definition["steps"].is_array()) {
         return definition;
     }
     for (auto& step : definition["steps"]) {

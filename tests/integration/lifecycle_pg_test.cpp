@@ -1059,6 +1059,21 @@ TEST_F(LifecyclePg, ShowVersionsAndDiff) {
     EXPECT_TRUE(contains(missing.output, "has no version 7 (versions 1 to 2)")) << missing.output;
     auto one = env_->run({"campaign", "diff", "s", "1"});
     EXPECT_NE(one.exit_code, 0);
+    // An `exclude:` of profile URLs alone shows as the file gave it (the diff printed
+    // `companies: []` beside it, which the file did not set).
+    {
+        std::string text;
+        std::ifstream in(file);
+        text.assign(std::istreambuf_iterator<char>(in), {});
+        text.replace(text.find("steps:"), 6, "exclude:\n  profile_urls: [https://network.example/in/p9]\nsteps:");
+        std::ofstream(file) << text;
+    }
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    auto excluded = env_->run({"campaign", "diff", "s"});
+    ASSERT_EQ(excluded.exit_code, 0) << excluded.output;
+    EXPECT_TRUE(contains(excluded.output, "\n+exclude:\n+  profile_urls:\n+    - https://network.example/in/p9\n"))
+        << excluded.output;
+    EXPECT_FALSE(contains(excluded.output, "companies")) << excluded.output;
     auto unknown = env_->run({"campaign", "show", "nope"});
     EXPECT_NE(unknown.exit_code, 0);
     EXPECT_TRUE(contains(unknown.output, "no campaign named 'nope'")) << unknown.output;
