@@ -310,6 +310,25 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         }
         writes.push_back(std::move(w));
     }
+    if (r.what == verb::move && !writes.empty()) {
+        // A sender the campaign does not list is taken (the operator may mean it), and said: the
+        // file's next apply does not know it, and a lead reassigned later goes among the listed.
+        // The file names its senders by id or label, as written.
+        const auto& senders = version(c[0][2].as<int>()).accounts;
+        const bool listed_sender = std::any_of(senders.begin(), senders.end(), [&](const std::string& s) {
+            const auto a = tx.exec_params(q("accounts/resolve"), s);
+            return !a.empty() && a[0][0].as<std::string>() == new_account;
+        });
+        if (!listed_sender) {
+            std::string listed;
+            for (const auto& s : senders) {
+                listed += (listed.empty() ? "" : ", ") + s;
+            }
+            out.sender_not_listed = new_account + " is not one of the campaign's senders (" + listed +
+                                    "): its quotas and caps apply to these leads; add it to the file's accounts if "
+                                    "it is meant to be one";
+        }
+    }
     if (!writes.empty()) {
         std::map<std::int64_t, std::string> from;
         std::map<std::int64_t, std::int64_t> lead_of;
@@ -455,7 +474,8 @@ json to_json(const request& r, const outcome& o) {
             {"refused", refused},
             {"refused_by_why", by_why},
             {"already_count", o.already_count},
-            {"not_known_connected", o.not_known_connected}};
+            {"not_known_connected", o.not_known_connected},
+            {"warning", o.sender_not_listed.empty() ? json(nullptr) : json(o.sender_not_listed)}};
 }
 
 std::string call_kind(const call_hold& call) {

@@ -107,6 +107,8 @@ struct outcome {
     // skip: leads moved to a message step with no acceptance seen (not known to be connections of
     // their sender, whom the platform lets message connections only).
     std::int64_t not_known_connected = 0;
+    // move: the new sender is not among the campaign's current senders (taken, and said).
+    std::string sender_not_listed;
 };
 json to_json(const request& r, const outcome& o);
 

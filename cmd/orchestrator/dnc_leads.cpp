@@ -392,6 +392,9 @@ int leads_act(const engine::settings& s, lead_ops::request r, const std::vector<
     for (const auto& [why, n] : o.refused_by_why) {
         std::cout << "  " << n << " refused: " << why << "\n";
     }
+    if (!o.sender_not_listed.empty()) {
+        std::cout << "warning: " << orch::text::escaped(o.sender_not_listed) << "\n";
+    }
     if (o.not_known_connected > 0) {
         std::cout << "note: " << orch::text::counted(o.not_known_connected, "lead was", "leads were")
                   << " moved to a message step with no acceptance seen: the platform lets only connections be "

@@ -643,6 +643,11 @@ TEST_F(DncTest, LeadOperations) {
       "'waiting for the invite day quota of account " + old_sender + "' WHERE lead_id = " + d);
     auto moved = call("POST", base + d + "/move", R"({"account": "sender-2"})");
     ASSERT_EQ(moved.status, 200) << moved.body;
+    // The campaign lists sender-1 alone: the move is taken, and said.
+    EXPECT_NE(moved.body_json().value("warning", "").find(" is not one of the campaign's senders (sender-1): its "
+                                                          "quotas and caps apply to these leads"),
+              std::string::npos)
+        << moved.body;
     EXPECT_EQ(q("SELECT a.label FROM enrollments e JOIN accounts a USING (account_id) WHERE e.lead_id = " + d), "sender-2");
     EXPECT_EQ(q("SELECT (next_run_at <= now()) || '|' || reason || '|' || COALESCE(wait_code, 'none') FROM "
                 "enrollments WHERE lead_id = " + d),
