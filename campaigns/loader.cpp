@@ -124,12 +124,27 @@ load_result load_campaign(std::string_view text, const load_options& options) {
                                         ctx.errors.end(), unread),
                          ctx.errors.end());
     }
-    if (ctx.errors.empty()) {
+    // With the shape right, the names' problems and the meaning's are said together (a name with
+    // a blank at its start hid five problems of the file's meaning until it was mended).
+    // What the meaning's round says of a bad name itself (an unknown account, showing the
+    // characters the name check refused) is left out: the name's problem is said.
+    const bool shape_right = ctx.errors.empty();
+    if (shape_right) {
         check_names(ctx, doc.value);
     }
     std::optional<campaign> built;
-    if (ctx.errors.empty()) {
+    if (shape_right) {
+        const std::vector<diagnostic> name_errors = ctx.errors;
         built = detail::build_campaign(ctx);
+        ctx.errors.erase(std::remove_if(ctx.errors.begin() + static_cast<std::ptrdiff_t>(name_errors.size()),
+                                        ctx.errors.end(),
+                                        [&name_errors](const diagnostic& e) {
+                                            return std::any_of(name_errors.begin(), name_errors.end(),
+                                                               [&e](const diagnostic& n) {
+                                                                   return n.line == e.line && n.column == e.column;
+                                                               });
+                                        }),
+                         ctx.errors.end());
     }
     sort_by_position(ctx.errors, options.file_name);
     sort_by_position(ctx.warnings, options.file_name);

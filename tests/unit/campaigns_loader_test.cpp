@@ -1204,6 +1204,13 @@ TEST(loader, names_with_control_characters_are_refused) {
     // Other Unicode is fine, the joiners of scripts and emoji sequences too.
     auto ok = load("name: \"Ingénieurs – Zürich 🚀 👩\u200D💻 می\u200Cخواهم\"\naccounts: acc_1\n" + rest);
     EXPECT_TRUE(ok.errors.empty()) << all_errors(ok);
+    // A bad name is said with the problems of the file's meaning, not alone before them (a trial
+    // mended the name to meet five more).
+    auto both = load("name: \" tour\"\naccounts: acc_1\n" + rest + "  - id: visit\n    kind: visit\n");
+    ASSERT_EQ(both.errors.size(), 2u) << all_errors(both);
+    EXPECT_NE(both.errors[0].message.find("name is not a valid name"), std::string::npos) << all_errors(both);
+    EXPECT_NE(both.errors[1].message.find("duplicate step id 'visit'"), std::string::npos) << all_errors(both);
+    EXPECT_FALSE(both.value);
 }
 
 // yaml-cpp reads empty documents forever at a ',' that no value precedes at a document's top
