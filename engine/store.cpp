@@ -285,6 +285,7 @@ store::audience_skips store::estimate_skips(const std::string& name,
         const auto r = tx.exec_params1(q("campaigns/estimate_skips"), name, rows.dump());
         out.do_not_contact = r[0].as<std::int64_t>();
         out.elsewhere = r[1].as<std::int64_t>();
+        out.already = r[2].as<std::int64_t>();
         return out;
     });
 }

@@ -447,7 +447,8 @@ public:
         std::int64_t excluded = 0;        // by the file's own `exclude:`
         std::int64_t do_not_contact = 0;  // on the do-not-contact list
         std::int64_t elsewhere = 0;       // enrolled by another campaign
-        std::int64_t total() const { return excluded + do_not_contact + elsewhere; }
+        std::int64_t already = 0;         // this campaign's leads already (a new version enrolls them no more)
+        std::int64_t total() const { return excluded + do_not_contact + elsewhere + already; }
     };
     audience_skips estimate_skips(const std::string& name, const std::vector<std::map<std::string, std::string>>& leads,
                                   const campaigns::campaign::exclusions& exclude);

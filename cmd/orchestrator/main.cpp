@@ -1481,7 +1481,8 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                 {"leads", in.leads},
                                 {"skipped", skips ? orch::engine::json{{"excluded", skips->excluded},
                                                                        {"do_not_contact", skips->do_not_contact},
-                                                                       {"enrolled_elsewhere", skips->elsewhere}}
+                                                                       {"enrolled_elsewhere", skips->elsewhere},
+                                                                       {"in_this_campaign", skips->already}}
                                                   : orch::engine::json(nullptr)},
                                 {"audience_credits", in.audience_credits},
                                 {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
@@ -1555,10 +1556,14 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     }
     if (skips && skips->total() > 0) {
         std::printf("  (%s in the file; an apply now skips %lld: %lld excluded by the campaign, %lld on the "
-                    "do-not-contact list, %lld enrolled by another campaign)\n",
+                    "do-not-contact list, %lld enrolled by another campaign%s)\n",
                     orch::text::counted(static_cast<std::int64_t>(c.value.who.leads.size()), "person", "people").c_str(),
                     static_cast<long long>(skips->total()), static_cast<long long>(skips->excluded),
-                    static_cast<long long>(skips->do_not_contact), static_cast<long long>(skips->elsewhere));
+                    static_cast<long long>(skips->do_not_contact), static_cast<long long>(skips->elsewhere),
+                    skips->already > 0 ? (", " + std::to_string(skips->already) +
+                                          " this campaign's leads already (the estimate is of the new ones)")
+                                             .c_str()
+                                       : "");
     }
     std::string over;
     if (r.credits_max > r.budget) {

@@ -1076,7 +1076,9 @@ TEST_F(CliOutput, TheEstimateOfAFileLeavesOutThePeopleAnApplySkips) {
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const auto j = json::parse(r.output);
     EXPECT_EQ(j["leads"], 1) << r.output;
-    EXPECT_EQ(j["skipped"], json::parse(R"({"excluded": 1, "do_not_contact": 1, "enrolled_elsewhere": 3})")) << r.output;
+    EXPECT_EQ(j["skipped"],
+              json::parse(R"({"excluded": 1, "do_not_contact": 1, "enrolled_elsewhere": 3, "in_this_campaign": 0})"))
+        << r.output;
     auto text = env_->run({"campaign", "estimate", file_});
     EXPECT_NE(text.output.find("Estimate for 'second': 1 lead, 1 sender\n  (6 people in the file; an apply now skips 5: "
                                "1 excluded by the campaign, 1 on the do-not-contact list, 3 enrolled by another "
@@ -1084,9 +1086,19 @@ TEST_F(CliOutput, TheEstimateOfAFileLeavesOutThePeopleAnApplySkips) {
               std::string::npos)
         << text.output;
     auto applied = env_->run({"campaign", "apply", file_});
-    std::remove(csv.c_str());
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
     EXPECT_NE(applied.output.find("1 enrolled, 5 skipped"), std::string::npos) << applied.output;
+    // Applied, its lead is the campaign's: an estimate of the file now leaves it out too (it
+    // forecast the whole file for an apply that would enroll nobody).
+    auto again = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    EXPECT_EQ(json::parse(again.output)["leads"], 0) << again.output;
+    EXPECT_EQ(json::parse(again.output)["skipped"]["in_this_campaign"], 1) << again.output;
+    auto again_text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(again_text.output.find(", 1 this campaign's leads already (the estimate is of the new ones))"),
+              std::string::npos)
+        << again_text.output;
+    std::remove(csv.c_str());
 }
 
 // With ramp-up on, the estimate reads in Redis which senders are still ramping up: for senders
