@@ -481,6 +481,7 @@ asio::awaitable<reply> admin_server::impl::route(const api::request& req) {
             co_return not_allowed("GET");
         }
         check_no_body();
+        only_params(params, {});
         co_return co_await metrics();
     }
     if (seg.empty() || seg[0] != "v1" || seg.size() < 2) {

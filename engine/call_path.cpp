@@ -233,16 +233,26 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     }
 }
 
+call_window::call_window(asio::any_io_executor ex, std::size_t limit, std::shared_ptr<call_slots> slots)
+    : ex_(std::move(ex)), limit_(limit), slots_(std::move(slots)) {
+    if (slots_) {
+        slots_->windows.push_back(this);
+    }
+}
+
 void call_window::add(start_fn job) {
     waiting_.push_back(std::move(job));
     pump();
 }
 
 void call_window::pump() {
-    while (running_ < limit_ && !waiting_.empty()) {
+    while (running_ < limit_ && !waiting_.empty() && (!slots_ || slots_->running < slots_->limit)) {
         start_fn job = std::move(waiting_.front());
         waiting_.pop_front();
         ++running_;
+        if (slots_) {
+            ++slots_->running;
+        }
         asio::co_spawn(ex_, run(this, std::move(job)), asio::detached);
     }
 }
@@ -254,7 +264,19 @@ asio::awaitable<void> call_window::run(call_window* self, start_fn job) {
         // A job reports its own failures; the window only frees the slot.
     }
     --self->running_;
-    self->pump();
+    if (const auto& slots = self->slots_) {
+        --slots->running;
+        // The freed connection goes to the windows in turn, this one last: no lane's queue
+        // starves behind another's.
+        const auto& w = slots->windows;
+        const std::size_t n = w.size();
+        const std::size_t at = static_cast<std::size_t>(std::find(w.begin(), w.end(), self) - w.begin());
+        for (std::size_t i = 1; i <= n && slots->running < slots->limit; ++i) {
+            w[(at + i) % n]->pump();
+        }
+    } else {
+        self->pump();
+    }
 }
 
 }  // namespace orch::engine

@@ -26,9 +26,11 @@
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <random>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace orch::engine {
 
@@ -80,10 +82,24 @@ boost::asio::awaitable<void> send_checked(const call_path_ports& ports, const ca
 
 // At most `limit` calls in flight on one executor; the rest wait as plain jobs (no coroutine
 // frame) and start the moment a running one returns. Used on the executor's thread only.
+class call_window;
+// The process's API connections, shared by its lanes' windows (one executor's thread only): a
+// call starts only with a connection free for it, so its checks before each request (the do-not-
+// contact list, exclusions, a campaign halted, the gate) run just before that request leaves. A
+// call that passed them and then waited for a connection in the client went out after a cancel,
+// a pause or an exclusion that came meanwhile.
+struct call_slots {
+    explicit call_slots(std::size_t limit) : limit(limit) {}
+    const std::size_t limit;
+    std::size_t running = 0;
+    std::vector<call_window*> windows;  // when a slot frees: the others first, then the one it left
+};
+
 class call_window {
 public:
     using start_fn = std::function<boost::asio::awaitable<void>()>;
-    call_window(boost::asio::any_io_executor ex, std::size_t limit) : ex_(std::move(ex)), limit_(limit) {}
+    // At most `limit` calls at once, and, with `slots`, at most the process's free connections.
+    call_window(boost::asio::any_io_executor ex, std::size_t limit, std::shared_ptr<call_slots> slots = nullptr);
     void add(start_fn job);
 
 private:
@@ -91,6 +107,7 @@ private:
     void pump();
     boost::asio::any_io_executor ex_;
     const std::size_t limit_;
+    std::shared_ptr<call_slots> slots_;
     std::deque<start_fn> waiting_;
     std::size_t running_ = 0;
 };

@@ -324,7 +324,8 @@ outcome run_once(pqxx::connection& conn, const request& r) {
             for (const auto& s : senders) {
                 listed += (listed.empty() ? "" : ", ") + s;
             }
-            out.sender_not_listed = new_account + " is not one of the campaign's senders (" + listed +
+            const std::string named = r.account == new_account ? new_account : r.account + " (" + new_account + ")";
+            out.sender_not_listed = named + " is not one of the campaign's senders (" + listed +
                                     "): its quotas and caps apply to these leads; add it to the file's accounts if "
                                     "it is meant to be one";
         }

@@ -159,9 +159,13 @@ limits::action cooldown_action(const cs::api_call& call, const call_outcome& out
                                    : limits::action_of(call.kind, call.reconcile);
 }
 
+void limits_gate::start_refresher() {
+    std::call_once(refresher_started_, [this] { refresher_ = std::thread([this] { refresh_mirror(); }); });
+}
+
 std::optional<cs::time_point> limits_gate::hold(const call_target& target, const cs::api_call& call,
                                                 cs::time_point now) {
-    std::call_once(refresher_started_, [this] { refresher_ = std::thread([this] { refresh_mirror(); }); });
+    start_refresher();
     const auto what = limits::action_of(call.kind, call.reconcile);
     std::lock_guard lock(mirror_mutex_);
     cs::time_point until{};

@@ -62,6 +62,9 @@ public:
     // the key bucket's burst at its rate (1 to 30 s), so parked leads do not all wake at once.
     std::optional<campaigns::time_point> hold(const call_target& target, const campaigns::api_call& call,
                                               campaigns::time_point now) override;
+    // Starts the mirror's refresher now (else at the first hold()): a process looks for the
+    // limits' state in Redis from its start, and so tells a loss before its first call.
+    void start_refresher();
     void answered(const call_target& target, const campaigns::campaign& campaign, const campaigns::api_call& call,
                   const call_outcome& outcome) override;
     std::string hold_reason(const call_target& target, const campaigns::api_call& call,

@@ -79,7 +79,8 @@ struct worker::impl {
             call_outcome outcome;
             std::exception_ptr failure;
         };
-        call_queue(asio::any_io_executor ex, std::size_t share) : window(std::move(ex), share) {}
+        call_queue(asio::any_io_executor ex, std::size_t share, std::shared_ptr<call_slots> slots)
+            : window(std::move(ex), share, std::move(slots)) {}
         // Network thread only.
         call_window window;
         seeded_random rng;  // from std::random_device
@@ -116,8 +117,10 @@ struct worker::impl {
         // Each lane runs at most its share of the API connections at once.
         const auto lanes = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.worker_lanes));
         const auto share = std::max<std::size_t>(1, (static_cast<std::size_t>(cfg.api_pool_size) + lanes - 1) / lanes);
+        // And all of them together at most the pool's connections (the shares round up).
+        auto slots = std::make_shared<call_slots>(static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.api_pool_size)));
         for (std::size_t i = 0; i < lanes; ++i) {
-            queues.push_back(std::make_shared<call_queue>(io.get_executor(), share));
+            queues.push_back(std::make_shared<call_queue>(io.get_executor(), share, slots));
         }
     }
     ~impl() { ::close(stop_fd); }
@@ -598,6 +601,7 @@ int worker::run(bool exit_when_idle) {
     }
     auto made_gate = std::make_unique<limits_gate>(std::move(limits_cfg), m.cfg.pacing, *m.clock);
     limits_gate& key_gate = *made_gate;
+    key_gate.start_refresher();
     m.gate = std::move(made_gate);
     m.client_api.emplace(*m.api);
     m.ports.api = &*m.client_api;

@@ -18,6 +18,9 @@
 #include <cstdlib>
 #include <limits>
 #include <mutex>
+#include <utility>
+
+#include <unistd.h>
 
 namespace orch::limits {
 
@@ -259,7 +262,8 @@ struct limiter::impl {
     std::string tag;
     std::string key_key;
     std::string cooldowns_key;
-    std::atomic<bool> state_seen{false};  // look_for_state() has looked once
+    std::mutex state_m;
+    std::string state_seen;  // the marker look_for_state() found last ("" before its first look)
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
 
@@ -1008,16 +1012,23 @@ std::optional<limiter::line_place> limiter::line(std::int64_t ticket, std::chron
 }
 
 std::optional<limiter::state_mark> limiter::look_for_state() {
-    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                            std::chrono::system_clock::now().time_since_epoch())
-                            .count();
-    detail::reply_ptr rep = impl_->plain({"SET", "orch:{" + impl_->tag + "}:state", std::to_string(now_ms), "NX"});
-    if (!rep) {
+    // The marker holds the id of the look that set it: each process compares what it finds with
+    // what it found before, so every process notices a loss, not only the first to look after it
+    // (its look sets the marker again). SET ... NX GET (Redis 7) sets it when missing and answers
+    // what was there, in one command.
+    const auto now_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+    const std::string mine = std::to_string(::getpid()) + "-" + std::to_string(now_ns);
+    detail::reply_ptr rep = impl_->plain({"SET", "orch:{" + impl_->tag + "}:state", mine, "NX", "GET"});
+    if (!rep || (rep->type != REDIS_REPLY_NIL && rep->type != REDIS_REPLY_STRING)) {
         return std::nullopt;
     }
-    const bool was_missing = rep->type == REDIS_REPLY_STATUS;  // OK: set now; nil: it was there
-    const bool first = !impl_->state_seen.exchange(true);
-    return !was_missing ? state_mark::kept : first ? state_mark::first : state_mark::lost;
+    const std::string found = rep->type == REDIS_REPLY_STRING ? std::string(rep->str, rep->len) : mine;
+    std::lock_guard lock(impl_->state_m);
+    const std::string seen = std::exchange(impl_->state_seen, found);
+    if (seen.empty()) {
+        return rep->type == REDIS_REPLY_NIL ? state_mark::first : state_mark::kept;
+    }
+    return seen == found ? state_mark::kept : state_mark::lost;
 }
 
 std::optional<std::vector<active_cooldown>> limiter::cooldowns() {

@@ -380,10 +380,11 @@ public:
     std::optional<std::vector<active_cooldown>> cooldowns();
 
     // Whether Redis still holds what the limiters of this key wrote: a marker, set when missing
-    // (SET NX) by each look. `first`: this process's first look found none (a first start, or
-    // Redis lost its data before); `lost`: a later look found it gone (Redis restarted without
-    // persistence, or was flushed, since the last look): the quota counts, cooldowns and ramp-up
-    // days start again from zero. nullopt when Redis is unavailable.
+    // by each look. `first`: this process's first look found none (a first start, or Redis lost
+    // its data before); `lost`: a later look found it gone or another one (Redis restarted
+    // without persistence, or was flushed, since the last look, and maybe another process set it
+    // again): the quota counts, cooldowns and ramp-up days start again from zero. nullopt when
+    // Redis is unavailable.
     enum class state_mark { kept, first, lost };
     std::optional<state_mark> look_for_state();
 

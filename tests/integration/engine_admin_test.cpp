@@ -157,9 +157,9 @@ TEST_F(AdminTest, UnknownPathsAndMethods) {
     EXPECT_EQ(call("POST", "/v1/accounts").status, 405);
     EXPECT_EQ(call("GET", "/v1/campaigns/x/pause").status, 405);
     EXPECT_EQ(call("PUT", "/healthz").status, 405);
-    // The probes take no query parameter, as every route refuses one it does not take.
-    for (const char* probe : {"/healthz?x=1", "/readyz?verbose=true"}) {
-        auto r = call("GET", probe, "", "");
+    // The probes and /metrics take no query parameter, as every route refuses one it does not take.
+    for (const char* probe : {"/healthz?x=1", "/readyz?verbose=true", "/metrics?x=1"}) {
+        auto r = std::string_view(probe).starts_with("/metrics") ? call("GET", probe) : call("GET", probe, "", "");
         EXPECT_EQ(r.status, 400) << probe;
         EXPECT_NE(error_message(r).find("unknown query parameter"), std::string::npos) << r.body;
     }

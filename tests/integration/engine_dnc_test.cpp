@@ -644,7 +644,8 @@ TEST_F(DncTest, LeadOperations) {
     auto moved = call("POST", base + d + "/move", R"({"account": "sender-2"})");
     ASSERT_EQ(moved.status, 200) << moved.body;
     // The campaign lists sender-1 alone: the move is taken, and said.
-    EXPECT_NE(moved.body_json().value("warning", "").find(" is not one of the campaign's senders (sender-1): its "
+    EXPECT_NE(moved.body_json().value("warning", "").find("sender-2 (acc_"), std::string::npos) << moved.body;
+    EXPECT_NE(moved.body_json().value("warning", "").find(") is not one of the campaign's senders (sender-1): its "
                                                           "quotas and caps apply to these leads"),
               std::string::npos)
         << moved.body;

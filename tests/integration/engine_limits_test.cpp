@@ -1873,13 +1873,19 @@ TEST_F(LimitsTest, ARedisThatLostTheLimitsStateIsSaid) {
     auto worker = env_->spawn({"worker"});
     const std::string first = "Redis holds no rate-limit state of this API key yet";
     ASSERT_TRUE(eventually([&] { return worker->log().find(first) != std::string::npos; }, 10s)) << worker->log();
+    auto second = env_->spawn({"worker"});
     const std::string lost = "limits: Redis lost the rate-limit state (restarted without persistence, or flushed)";
-    std::this_thread::sleep_for(1500ms);  // more looks than one, all finding it
+    std::this_thread::sleep_for(2500ms);  // more looks than one each, all finding the marker
     EXPECT_EQ(worker->log().find(lost), std::string::npos) << worker->log();
+    EXPECT_EQ(second->log().find(lost), std::string::npos) << second->log();
+    EXPECT_EQ(second->log().find(first), std::string::npos) << second->log();  // the first one's marker
     auto flushed = orch::test::run_program({"/usr/bin/redis-cli", "-u", redis.url(), "FLUSHALL"}, {}, 5'000);
     ASSERT_NE(flushed.output.find("OK"), std::string::npos) << flushed.output;
+    // Each says it, not only the first to look after the flush (its look sets the marker again).
     EXPECT_TRUE(eventually([&] { return worker->log().find(lost) != std::string::npos; }, 10s)) << worker->log();
+    EXPECT_TRUE(eventually([&] { return second->log().find(lost) != std::string::npos; }, 10s)) << second->log();
     worker->stop(SIGTERM);
+    second->stop(SIGTERM);
 }
 
 // The API key's request rate is the API's, so the operator's commands count in it too:

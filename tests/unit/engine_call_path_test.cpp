@@ -7,6 +7,9 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -382,6 +385,50 @@ TEST_F(CallPath, ALostAnswerCountsTheMostOfTheLostRequestOnly) {
     // api_url failed the leads for good), and it waits at least unreached_wait.
     EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
     EXPECT_GE(out.event.retry_at - clock_.now(), eng::unreached_wait);
+}
+
+}  // namespace
+
+namespace {
+
+// The lanes' windows share the process's connections (call_slots): two windows of 1 call each
+// over 1 connection run one call at a time, so the second call's checks run only once the first
+// is back, just before its request leaves (with a window each, it passed its checks and then
+// waited for the connection in the client, unchecked: an exclusion that came meanwhile did not
+// stop it). A freed slot goes to the other window's waiting call.
+TEST(CallWindow, WindowsShareTheProcesssConnections) {
+    asio::io_context io;
+    auto slots = std::make_shared<eng::call_slots>(1);
+    eng::call_window a(io.get_executor(), 1, slots);
+    eng::call_window b(io.get_executor(), 1, slots);
+    int running = 0, most = 0;
+    std::vector<std::string> order;
+    auto job = [&](std::string name) {
+        return [&, name]() -> asio::awaitable<void> {
+            ++running;
+            most = std::max(most, running);
+            order.push_back(name + " starts");
+            asio::steady_timer t(co_await asio::this_coro::executor, std::chrono::milliseconds(5));
+            co_await t.async_wait(asio::use_awaitable);
+            order.push_back(name + " ends");
+            --running;
+        };
+    };
+    a.add(job("a1"));
+    b.add(job("b1"));
+    a.add(job("a2"));
+    io.run();
+    EXPECT_EQ(most, 1);
+    EXPECT_EQ(order, (std::vector<std::string>{"a1 starts", "a1 ends", "b1 starts", "b1 ends", "a2 starts", "a2 ends"}));
+    // Without shared slots each window runs its own call at once.
+    asio::io_context io2;
+    eng::call_window c(io2.get_executor(), 1), d(io2.get_executor(), 1);
+    running = most = 0;
+    order.clear();
+    c.add(job("c1"));
+    d.add(job("d1"));
+    io2.run();
+    EXPECT_EQ(most, 2);
 }
 
 }  // namespace
