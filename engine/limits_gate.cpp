@@ -3,6 +3,7 @@
 #include "api/text.hpp"
 
 #include "engine/config.hpp"
+#include "engine/limits_rebuild.hpp"
 #include "engine/outreach/errors.hpp"
 
 #include <spdlog/spdlog.h>
@@ -45,6 +46,9 @@ limits::settings limiter_settings(const settings& s) {
     set(limits::action::visit, s.visit_per_day, s.visit_per_week);
     set(limits::action::withdraw, s.withdraw_per_day, s.withdraw_per_week);
     set(limits::action::search, s.search_per_day, s.search_per_week);
+    if (!s.database_url.empty()) {
+        l.rebuild_state = [url = s.database_url](limits::limiter& lim) { return rebuild_limits_state(url, lim); };
+    }
     if (!s.ramp_up) {
         for (auto& d : l.actions) {
             d.ramp = {};
@@ -109,19 +113,11 @@ void limits_gate::refresh_mirror() {
         }
         lock.unlock();
         // About once a second: whether Redis still holds the limits' state. One that lost it
-        // (restarted without persistence, or flushed) counts every quota from zero again, and an
-        // account may then go past its quotas today: nothing said so.
+        // (restarted without persistence, or flushed) would count every quota from zero again;
+        // its takes are refused until the counts are written back from the database, which the
+        // first take or this look does (the limiter logs what it found and did).
         if (refreshes++ % 10 == 0) {
-            const auto mark = limiter_.look_for_state();
-            if (mark == limits::limiter::state_mark::lost) {
-                spdlog::error("limits: Redis lost the rate-limit state (restarted without persistence, or flushed): "
-                              "the day and week quota counts, cooldowns and ramp-up days start again from zero, so "
-                              "the calls made before are not counted and an account may go past its quotas; run "
-                              "Redis with appendonly yes (README, Operations)");
-            } else if (mark == limits::limiter::state_mark::first) {
-                spdlog::info("limits: Redis holds no rate-limit state of this API key yet (a first start, or Redis "
-                             "lost its data: then the quota counts start from zero)");
-            }
+            limiter_.ensure_state();
         }
         // One round trip for every scope cooling down, whoever recorded it: the bound on how
         // late this process learns of another's 429 does not grow with the accounts it serves.

@@ -262,8 +262,11 @@ struct limiter::impl {
     std::string tag;
     std::string key_key;
     std::string cooldowns_key;
-    std::mutex state_m;
-    std::string state_seen;  // the marker look_for_state() found last ("" before its first look)
+    std::string state_key;  // the marker of limiter::ensure_state
+    std::mutex state_m;     // one ensure_state at a time; guards what follows
+    std::chrono::steady_clock::time_point state_tried{};  // the last rebuild that failed or waited
+    std::chrono::steady_clock::time_point state_refreshed{};  // the marker's TTL last set
+    std::string state_seen;  // the marker ensure_state() found or wrote last ("" before its first look)
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
 
@@ -338,7 +341,7 @@ struct limiter::impl {
 
     explicit impl(settings s)
         : cfg(std::move(s)), tag(key_tag(cfg.api_key)), key_key(key_scope_key(tag)),
-          cooldowns_key(cooldown_index_key(tag)), pool(endpoint_of(cfg), cfg) {
+          cooldowns_key(cooldown_index_key(tag)), state_key("orch:{" + tag + "}:state"), pool(endpoint_of(cfg), cfg) {
         buckets.sha = hex_digest(EVP_sha1(), buckets.text);
     }
 
@@ -703,9 +706,10 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     if (c.queue_role == key_queue_role::none || emission_us <= 0) {
         return {"EVALSHA",
                 impl_->buckets.sha,
-                "2",
+                "3",
                 impl_->key_key,
                 account_key(impl_->tag, c.account_id, c.what),
+                impl_->state_key,
                 "take",
                 std::to_string(s.idle_ttl_ms),
                 std::to_string(s.counters_ttl_ms),
@@ -713,9 +717,10 @@ std::vector<std::string> limiter::take_command(const check& c) const {
     }
     return {"EVALSHA",
             impl_->buckets.sha,
-            "4",
+            "5",
             impl_->key_key,
             account_key(impl_->tag, c.account_id, c.what),
+            impl_->state_key,
             impl_->key_key + ":owed",
             impl_->key_key + ":owed:misses",
             "take",
@@ -777,6 +782,30 @@ verdict limiter::take(const check& c) {
 
 std::vector<verdict> limiter::take_many(std::span<const check> checks) {
     impl_->say_alike_when_due();
+    std::vector<std::size_t> missing;  // checks refused for want of the state's marker
+    std::vector<verdict> out = take_round(checks, missing);
+    if (missing.empty()) {
+        return out;
+    }
+    // Redis holds no limits' state: written back (or found written back by another process), the
+    // takes are asked once more; otherwise they stay refused, fail closed, as when Redis is down.
+    const auto mark = ensure_state();
+    if (mark && (*mark == state_mark::kept || *mark == state_mark::first || *mark == state_mark::lost)) {
+        std::vector<check> again;
+        again.reserve(missing.size());
+        for (std::size_t i : missing) {
+            again.push_back(checks[i]);
+        }
+        std::vector<std::size_t> still;
+        std::vector<verdict> second = take_round(again, still);
+        for (std::size_t k = 0; k < missing.size(); ++k) {
+            out[missing[k]] = second[k];
+        }
+    }
+    return out;
+}
+
+std::vector<verdict> limiter::take_round(std::span<const check> checks, std::vector<std::size_t>& missing) {
     std::vector<verdict> out(checks.size());
     std::vector<std::vector<std::string>> commands;
     std::vector<std::size_t> sent;  // index in `checks` of each command
@@ -821,6 +850,12 @@ std::vector<verdict> limiter::take_many(std::span<const check> checks) {
         }
         v.allowed = int_at(rep, 0) == 1;
         std::int64_t code = int_at(rep, 1);
+        if (code == 9) {
+            v = impl_->unavailable_verdict();
+            v.retry_after = std::chrono::milliseconds(std::min<std::int64_t>(impl_->cfg.unavailable_retry_ms, 1'000));
+            missing.push_back(sent[k]);
+            continue;
+        }
         v.for_queued_lead = code == 8;
         v.why = v.for_queued_lead ? reason::rate : (code >= 0 && code <= 7) ? static_cast<reason>(code) : reason::unavailable;
         v.retry_after = std::chrono::milliseconds(int_at(rep, 2));
@@ -1011,24 +1046,122 @@ std::optional<limiter::line_place> limiter::line(std::int64_t ticket, std::chron
     return line_place{r->element[0]->integer, r->element[1]->integer};
 }
 
-std::optional<limiter::state_mark> limiter::look_for_state() {
-    // The marker holds the id of the look that set it: each process compares what it finds with
-    // what it found before, so every process notices a loss, not only the first to look after it
-    // (its look sets the marker again). SET ... NX GET (Redis 7) sets it when missing and answers
-    // what was there, in one command.
-    const auto now_ns = std::chrono::steady_clock::now().time_since_epoch().count();
-    const std::string mine = std::to_string(::getpid()) + "-" + std::to_string(now_ns);
-    detail::reply_ptr rep = impl_->plain({"SET", "orch:{" + impl_->tag + "}:state", mine, "NX", "GET"});
-    if (!rep || (rep->type != REDIS_REPLY_NIL && rep->type != REDIS_REPLY_STRING)) {
+std::optional<limiter::state_mark> limiter::ensure_state() {
+    // The marker holds the id of the look that wrote the state: each process compares what it
+    // finds with what it found before, so every process notices a loss, not only the one that
+    // writes the state back.
+    std::lock_guard lock(impl_->state_m);
+    detail::reply_ptr got = impl_->plain({"GET", impl_->state_key});
+    if (!got || (got->type != REDIS_REPLY_NIL && got->type != REDIS_REPLY_STRING)) {
         return std::nullopt;
     }
-    const std::string found = rep->type == REDIS_REPLY_STRING ? std::string(rep->str, rep->len) : mine;
-    std::lock_guard lock(impl_->state_m);
-    const std::string seen = std::exchange(impl_->state_seen, found);
-    if (seen.empty()) {
-        return rep->type == REDIS_REPLY_NIL ? state_mark::first : state_mark::kept;
+    if (got->type == REDIS_REPLY_STRING) {
+        std::string found(got->str, got->len);
+        const std::string seen = std::exchange(impl_->state_seen, std::move(found));
+        if (seen.empty() || seen == impl_->state_seen) {
+            // The marker expires as the counters do, when the key is idle for their TTL (a rebuild
+            // then finds nothing left to count); a process that looks keeps it alive, a minute
+            // at a time.
+            const auto now = std::chrono::steady_clock::now();
+            if (now - impl_->state_refreshed >= std::chrono::minutes(1)) {
+                impl_->plain({"PEXPIRE", impl_->state_key, std::to_string(impl_->cfg.counters_ttl_ms)});
+                impl_->state_refreshed = now;
+            }
+            return state_mark::kept;
+        }
+        spdlog::error("limits: Redis lost the rate-limit state (restarted without persistence, or flushed): another "
+                      "process wrote the quota counts back from the calls the database records; cooldowns, the API "
+                      "key's request rate and the day's searches start again from zero; run Redis with appendonly "
+                      "yes (README, Operations)");
+        return state_mark::lost;
     }
-    return seen == found ? state_mark::kept : state_mark::lost;
+    // Missing: every take of this key is refused until it is written back. One process does it
+    // (the lock), at most once a second from this one; the lock's expiry frees it from one that
+    // died on the way.
+    const auto now = std::chrono::steady_clock::now();
+    if (impl_->state_tried != std::chrono::steady_clock::time_point{} &&
+        now - impl_->state_tried < std::chrono::seconds(1)) {
+        return state_mark::rebuilding;
+    }
+    impl_->state_tried = now;
+    const std::string mine = std::to_string(::getpid()) + "-" + std::to_string(now.time_since_epoch().count());
+    const std::string lock_key = impl_->state_key + ":lock";
+    detail::reply_ptr locked = impl_->plain({"SET", lock_key, mine, "NX", "PX", "60000"});
+    if (!locked) {
+        return std::nullopt;
+    }
+    if (locked->type != REDIS_REPLY_STATUS) {
+        return state_mark::rebuilding;
+    }
+    std::optional<std::size_t> written = std::size_t{0};
+    if (impl_->cfg.rebuild_state) {
+        try {
+            written = impl_->cfg.rebuild_state(*this);
+        } catch (const std::exception& e) {
+            spdlog::error("limits: writing the quota counts back failed: {}", e.what());
+            written.reset();
+        }
+    }
+    auto unlock = [&] {
+        detail::reply_ptr holder = impl_->plain({"GET", lock_key});
+        if (holder && holder->type == REDIS_REPLY_STRING && std::string_view(holder->str, holder->len) == mine) {
+            impl_->plain({"DEL", lock_key});
+        }
+    };
+    if (!written) {
+        unlock();
+        spdlog::error("limits: Redis holds no rate-limit state of this API key, and the quota counts could not be "
+                      "written back from the database: no call that a quota counts is made until they are (tried "
+                      "again every second)");
+        return state_mark::failed;
+    }
+    detail::reply_ptr set =
+        impl_->plain({"SET", impl_->state_key, mine, "PX", std::to_string(impl_->cfg.counters_ttl_ms)});
+    impl_->state_refreshed = std::chrono::steady_clock::now();
+    unlock();
+    if (!set) {
+        return std::nullopt;
+    }
+    impl_->state_tried = {};
+    const std::string seen = std::exchange(impl_->state_seen, mine);
+    const std::string what =
+        impl_->cfg.rebuild_state
+            ? fmt::format("the quota counts of {} account action{} were written back from the calls the database "
+                          "records",
+                          *written, *written == 1 ? "" : "s")
+            : std::string("this limiter has no database to write the counts back from: they start from zero");
+    if (seen.empty()) {
+        spdlog::info("limits: Redis held no rate-limit state of this API key (a first start, or Redis lost its data "
+                     "before this process started): {}",
+                     what);
+        return state_mark::first;
+    }
+    spdlog::error("limits: Redis lost the rate-limit state (restarted without persistence, or flushed): {}; "
+                  "cooldowns, the API key's request rate and the day's searches start again from zero; run Redis "
+                  "with appendonly yes (README, Operations)",
+                  what);
+    return state_mark::lost;
+}
+
+bool limiter::seed(const seed_counts& counts) {
+    std::vector<std::string> args = {"1",
+                                     account_key(impl_->tag, counts.account_id, counts.what),
+                                     "seed",
+                                     std::to_string(impl_->cfg.counters_ttl_ms),
+                                     std::to_string(counts.first_day),
+                                     std::to_string(counts.days.size())};
+    args.reserve(args.size() + 2 * counts.days.size() + 3 * counts.campaigns.size());
+    for (const auto& [day, calls] : counts.days) {
+        args.push_back(std::to_string(day));
+        args.push_back(std::to_string(calls));
+    }
+    for (const auto& c : counts.campaigns) {
+        args.push_back(std::to_string(c.campaign_id));
+        args.push_back(std::to_string(c.day));
+        args.push_back(std::to_string(c.calls));
+    }
+    detail::reply_ptr rep = impl_->eval(impl_->buckets, std::move(args));
+    return rep && rep->type == REDIS_REPLY_INTEGER;
 }
 
 std::optional<std::vector<active_cooldown>> limiter::cooldowns() {

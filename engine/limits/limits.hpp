@@ -49,6 +49,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -104,6 +105,24 @@ struct action_defaults {
 //   check_invitation, get_conversation: no quota (the key's request rate still applies)
 std::array<action_defaults, action_count> default_actions();
 
+class limiter;
+
+// What Postgres records of one (account, action)'s calls, for a Redis that lost the limits' state
+// (limiter::ensure_state): the calls of each quota day that took effect or may have, the
+// campaigns' among them, and the day of the account's first such call (its ramp-up's start).
+struct seed_counts {
+    std::string account_id;
+    action what = action::invite;
+    std::int64_t first_day = -1;                           // -1: unknown
+    std::vector<std::pair<std::int64_t, std::int64_t>> days;  // (day, calls)
+    struct campaign_day {
+        std::int64_t campaign_id = 0;
+        std::int64_t day = 0;
+        std::int64_t calls = 0;
+    };
+    std::vector<campaign_day> campaigns;
+};
+
 struct settings {
     std::string redis_url;   // redis://[[user]:password@]host[:port][/db]
     std::string api_key;     // only its hash is used (the key tag)
@@ -128,6 +147,12 @@ struct settings {
     std::int64_t unavailable_retry_ms = 3'000;      // retry_after of a fail-closed verdict
     std::int64_t reconnect_interval_ms = 1'000;     // at most one connection attempt per interval
     std::size_t pool_size = 8;                      // idle connections kept
+    // Writes the quota counts back into a Redis that holds no limits' state (a first start, a
+    // flush, a restart without persistence) from what the database records, through
+    // limiter::seed; the number of (account, action) records written, nullopt when it could not
+    // (the takes stay refused, fail closed, and it is tried again a second later). Unset (the
+    // tests of the limiter alone, the benches): a missing state is marked without counts.
+    std::function<std::optional<std::size_t>(limiter&)> rebuild_state;
 };
 // Every problem of `s`, empty when valid.
 std::vector<std::string> validate(const settings& s);
@@ -379,14 +404,33 @@ public:
     // an index of the cooldowns it sets). nullopt when Redis is unavailable.
     std::optional<std::vector<active_cooldown>> cooldowns();
 
-    // Whether Redis still holds what the limiters of this key wrote: a marker, set when missing
-    // by each look. `first`: this process's first look found none (a first start, or Redis lost
-    // its data before); `lost`: a later look found it gone or another one (Redis restarted
-    // without persistence, or was flushed, since the last look, and maybe another process set it
-    // again): the quota counts, cooldowns and ramp-up days start again from zero. nullopt when
-    // Redis is unavailable.
-    enum class state_mark { kept, first, lost };
-    std::optional<state_mark> look_for_state();
+    // Whether Redis still holds what the limiters of this key wrote, and the state written back
+    // when it does not. A marker holds the id of the process's look that last wrote the state; a
+    // take finds it in the same read as its records, and is refused (fail closed) while it is
+    // missing, so that no call counts from zero. When it is missing, one process (a lock in
+    // Redis) runs settings::rebuild_state, then sets the marker; the others' takes wait.
+    //   kept        the marker this process saw before (or the first it saw, set by another)
+    //   first       this process's first look found none, and it wrote the state: a first start,
+    //               or Redis lost its data before this process started
+    //   lost        the marker went, or changed, since this process's last look: Redis was
+    //               flushed or restarted without persistence (this process or another wrote the
+    //               state back)
+    //   rebuilding  missing, and another process holds the lock
+    //   failed      missing, and the rebuild failed (logged)
+    // Each outcome but kept is logged here. nullopt when Redis is unavailable.
+    enum class state_mark { kept, first, lost, rebuilding, failed };
+    std::optional<state_mark> ensure_state();
+    // Writes one (account, action)'s counts: each day's count becomes the larger of Redis's and
+    // the record's, the campaigns' alike, and the first day the earlier. False when Redis is
+    // unavailable.
+    bool seed(const seed_counts& counts);
+
+private:
+    // One round trip of take_many; the indexes of the checks refused for want of the state's
+    // marker go to `missing` (their verdicts fail closed).
+    std::vector<verdict> take_round(std::span<const check> checks, std::vector<std::size_t>& missing);
+
+public:
 
     // True while the limiter believes Redis is down (between the failure and the next success).
     bool unavailable() const;

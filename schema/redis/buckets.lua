@@ -7,6 +7,7 @@
 --   unsend    a taken call will not be sent after all: as refund, and its request-rate place and
 --             its pacing gap too
 --   status    what `accounts list` and the admin side show
+--   seed      writes back the counts the database records, into a Redis that lost them
 --   cooldowns every scope cooling down now, from the index the cooldown op keeps (the workers'
 --             send-time mirrors read it in one call, however many accounts there are)
 --   queue     turns for the key's places, one queue shared by every worker (engine/limits_gate)
@@ -110,7 +111,7 @@ end
 local op = ARGV[1]
 
 if op == 'take' then
-    -- KEYS[1] key scope, KEYS[2] account+action; ARGV[2] idle_ttl_ms (key scope) and ARGV[3]
+    -- KEYS[1] key scope, KEYS[2] account+action, KEYS[3] the state's marker; ARGV[2] idle_ttl_ms (key scope) and ARGV[3]
     -- counters_ttl_ms (account record) as decimal strings, which SET takes as they are (a number
     -- would be formatted on every call); ARGV[4] the check's numbers packed as
     -- little-endian signed integers (TAKE_ARGS; limiter::take_command packs them): one argument
@@ -127,14 +128,18 @@ if op == 'take' then
     -- tenth of the whole take): streaks + 4 * used_today + 2^27 * used_week, with
     -- used_today < 2^25 and used_week < 2^26 (the table otherwise).
     -- reasons: 0 none, 1 rate, 2 cooldown_key, 3 cooldown_account, 4 day_quota, 5 week_quota,
-    --          6 campaign_quota, 7 pacing, 8 the rate's place is a queued lead's (numbers shared
-    --          with limits.cpp)
+    --          6 campaign_quota, 7 pacing, 8 the rate's place is a queued lead's, 9 the state's
+    --          marker is missing (numbers shared with limits.cpp)
     local packed = ARGV[4]
     if #packed ~= TAKE_ARGS_SIZE then error('orch buckets: take arguments are ' .. #packed .. ' bytes, not ' .. TAKE_ARGS_SIZE) end
     local day, day_left, per_day, per_week, ramp_start, ramp_step, first_day, campaign, camp_day, camp_week,
           window, pace_micro, emission, burst, key_ttl, window_left = unpack_struct(TAKE_ARGS, packed)
     local wait, why = 0, 0
-    local raws = redis.call('MGET', KEYS[1], KEYS[2])  -- both records in one call
+    -- Both records and the state's marker (KEYS[3], limiter::ensure_state) in one call. Without
+    -- the marker Redis lost the counts (a flush, a restart without persistence): nothing is taken
+    -- until they are written back, reason 9.
+    local raws = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
+    if not raws[3] then return {0, 9, 1000, 0, 0, 0} end
 
     -- Key scope: request rate (GCRA) and cooldown.
     local tat, key_until, key_streak, key_streak_until, refreshed = 0, 0, 0, 0, 0
@@ -203,41 +208,41 @@ if op == 'take' then
     if window > 0 and a[4] - now > wait then wait, why = a[4] - now, 7 end
 
     -- The key's queue of turns (engine/limits_gate: queue_at_end, key_places_owed), when the check
-    -- names its lead (KEYS[3] the turns given and not yet taken, lead -> turn in us of Redis time;
-    -- KEYS[4] the last 8 turns that passed, a set bit for one whose lead did not come within the
+    -- names its lead (KEYS[4] the turns given and not yet taken, lead -> turn in us of Redis time;
+    -- KEYS[5] the last 8 turns that passed, a set bit for one whose lead did not come within the
     -- grace; ARGV[5] the lead, [6] 1 due for the first time or 2 queued, [7] the grace in us, [8] how
     -- many of the 8 may be misses before first arrivals stop waiting for queued leads). Keeping a
     -- queued lead's place from first arrivals here, where every worker of the key sees it, and not
     -- in each process alone, is what keeps one process's first arrivals from the places another's
     -- queued leads come back for.
-    if emission > 0 and KEYS[3] then
+    if emission > 0 and KEYS[4] then
         local role = ARGV[6]
         if role == '2' then
-            local turn = redis.call('ZSCORE', KEYS[3], ARGV[5])
+            local turn = redis.call('ZSCORE', KEYS[4], ARGV[5])
             -- A lead back before its turn and denied for the rate keeps it; otherwise its turn is
             -- done with: taken, missed by the lead's lateness (it takes a turn ahead of the queue),
             -- or left for another wait.
             if turn and (wait == 0 or why ~= 1 or turn + 0 <= now_us) then
-                redis.call('ZREM', KEYS[3], ARGV[5])
+                redis.call('ZREM', KEYS[4], ARGV[5])
                 if turn + 0 <= now_us then
-                    local misses = (redis.call('GET', KEYS[4]) or 0) * 2 % 256
-                    redis.call('SET', KEYS[4], string.format('%d', misses), 'PX', 660000)
+                    local misses = (redis.call('GET', KEYS[5]) or 0) * 2 % 256
+                    redis.call('SET', KEYS[5], string.format('%d', misses), 'PX', 660000)
                 end
             end
         elseif role == '1' and wait == 0 then
-            local gone = redis.call('ZREMRANGEBYSCORE', KEYS[3], '-inf', string.format('(%.0f', now_us - ARGV[7]))
-            local misses = redis.call('GET', KEYS[4]) or 0
+            local gone = redis.call('ZREMRANGEBYSCORE', KEYS[4], '-inf', string.format('(%.0f', now_us - ARGV[7]))
+            local misses = redis.call('GET', KEYS[5]) or 0
             if gone > 0 then
                 local shift = 2 ^ math.min(gone, 8)
                 misses = (misses * shift + shift - 1) % 256
-                redis.call('SET', KEYS[4], string.format('%d', misses), 'PX', 660000)
+                redis.call('SET', KEYS[5], string.format('%d', misses), 'PX', 660000)
             end
             local missed, m = 0, misses + 0
             while m > 0 do
                 missed, m = missed + m % 2, (m - m % 2) / 2
             end
             if missed <= ARGV[8] + 0 and
-               #redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', string.format('%.0f', now_us), 'LIMIT', 0, 1) > 0 then
+               #redis.call('ZRANGEBYSCORE', KEYS[4], '-inf', string.format('%.0f', now_us), 'LIMIT', 0, 1) > 0 then
                 local w = emission / 1000
                 return {0, 8, w - w % 1 + 1, streaks, today, week}
             end
@@ -463,7 +468,7 @@ end
 
 if op == 'queue' then
     -- KEYS[1] the end of the key's queue of turns (us, Redis time: the first turn not given yet),
-    -- KEYS[2] the turns given and not yet taken (lead -> turn; the take's KEYS[3]); ARGV[2] the
+    -- KEYS[2] the turns given and not yet taken (lead -> turn; the take's KEYS[4]); ARGV[2] the
     -- turns wanted, [3] us from now until the key's rate frees its next place, [4] the rate's
     -- emission interval (us), [5] how far ahead the queue may reach (us), [6..] the leads, in
     -- order. Turns are one interval apart from the later of the next place and the queue's end,
@@ -532,6 +537,49 @@ if op == 'cooldowns' then
     local r = redis.call('ZRANGEBYSCORE', KEYS[1], '(' .. now, '+inf', 'WITHSCORES')
     for i = 2, #r, 2 do r[i] = tonumber(r[i]) - now end
     return r
+end
+
+if op == 'seed' then
+    -- KEYS[1] account+action; ARGV[2] counters_ttl_ms, ARGV[3] the first day of the account's calls
+    -- (-1 unknown), ARGV[4] how many (day, calls) pairs follow, then the pairs, then (campaign id,
+    -- day, calls) triples to the end. What the database records of a Redis that lost the counts
+    -- (limiter::ensure_state): each day's count becomes the larger of the record's and Redis's (a
+    -- take made since the loss is in one, or in both), the campaigns' alike; days outside the
+    -- rolling week and the day after are left out. Returns the record's week count of the day given
+    -- last, for the log.
+    local a, tail = load_account(KEYS[1])
+    local first = tonumber(ARGV[3])
+    if first >= 0 and (a[5] < 0 or first < a[5]) then a[5] = first end
+    local n = tonumber(ARGV[4])
+    local newest = 0
+    for i = 0, n - 1 do
+        local d, calls = tonumber(ARGV[5 + 2 * i]), tonumber(ARGV[6 + 2 * i])
+        if d > newest then newest = d end
+    end
+    local function merge(r, base, d, calls)
+        if d < newest - 7 or d > newest + 1 then return end
+        local have = slot_count(r, base, d)
+        local v = r[base + d % 8]
+        -- the slot holds another day: only an older one may give way
+        if have == 0 and v >= (d + 1) * SLOT then return end
+        if calls > have then r[base + d % 8] = d * SLOT + calls end
+    end
+    for i = 0, n - 1 do merge(a, 6, tonumber(ARGV[5 + 2 * i]), tonumber(ARGV[6 + 2 * i])) end
+    local camps = decode_campaigns(tail)
+    for i = 5 + 2 * n, #ARGV - 2, 3 do
+        local id, d, calls = tonumber(ARGV[i]), tonumber(ARGV[i + 1]), tonumber(ARGV[i + 2])
+        local c = nil
+        for _, x in ipairs(camps) do if x[1] == id then c = x end end
+        if not c then
+            c = {id, 0, 0, 0, 0, 0, 0, 0, 0}
+            camps[#camps + 1] = c
+        end
+        merge(c, 2, d, calls)
+    end
+    a[14] = #camps
+    save_account(KEYS[1], a, encode_campaigns(camps), ARGV[2])
+    local _, week = count(a, 6, newest)
+    return week
 end
 
 if op == 'status' then

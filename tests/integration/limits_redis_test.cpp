@@ -741,7 +741,8 @@ TEST_F(LimitsRedis, EveryKeyExpiresWhenIdle) {
     EXPECT_GT(pttl(k), 3 * s.idle_ttl_ms - 60'000);
     auto keys = cmd({"KEYS", "orch:{" + lim.tag() + "}:*"});
     ASSERT_EQ(keys->type, REDIS_REPLY_ARRAY);
-    EXPECT_EQ(keys->elements, 4u);  // the key scope, two account hashes and the cooldown index
+    // The key scope, two account hashes, the cooldown index and the state's marker.
+    EXPECT_EQ(keys->elements, 5u);
     for (std::size_t i = 0; i < keys->elements; ++i) {
         std::string key(keys->element[i]->str, keys->element[i]->len);
         EXPECT_GT(pttl(key), 0) << key;
