@@ -205,7 +205,10 @@ asio::awaitable<void> worker::impl::run_one(std::shared_ptr<call_queue> q, lane_
             ++stats.unreached;
             std::lock_guard lock(unreached_m);
             last_unreached = f.outcome.error;
-        } else if (f.outcome.error.starts_with("malformed_response ") || f.outcome.error.starts_with("http_status ")) {
+        } else if (!f.outcome.nothing_sent) {
+            ++stats.answered;
+        }
+        if (f.outcome.error.starts_with("malformed_response ") || f.outcome.error.starts_with("http_status ")) {
             // An answer of a shape the client cannot read (outreach::describe's kind): the call is
             // reconciled or retried, and an API that changed its answers must show in the log.
             ++stats.unreadable;
@@ -723,8 +726,17 @@ int worker::run(bool exit_when_idle) {
                     std::lock_guard lock(m.unreached_m);
                     last_error = m.last_unreached;
                 }
-                spdlog::warn("worker: {} {}API call(s) got no answer from the API (retried with backoff); the last: {}",
-                             n - unreached_told, unreached_told == 0 ? "" : "more ", orch::text::escaped(last_error));
+                // A worker none of whose calls was ever answered is most likely pointed at the wrong
+                // place: said with the address, which a timeout's or a refused connection's text
+                // does not carry.
+                spdlog::warn("worker: {} {}API call(s) got no answer from the API at {} (retried with backoff){}; "
+                             "the last: {}",
+                             n - unreached_told, unreached_told == 0 ? "" : "more ",
+                             orch::text::escaped(m.cfg.api_url),
+                             m.stats.answered.load() == 0
+                                 ? "; none of this worker's calls has been answered: is OUTREACH_API_URL right?"
+                                 : "",
+                             orch::text::escaped(last_error));
                 unreached_told = n;
                 unreached_told_at = t;
             }

@@ -51,6 +51,7 @@ struct worker_stats {
     std::atomic<std::uint64_t> ledger_locked{0};   // ... that fell back to the locked path
     std::atomic<std::uint64_t> gate_timeouts{0};   // lane transactions that went on without their gate
     std::atomic<std::uint64_t> unreached{0};       // calls the API gave no answer to (connect, timeout, lost)
+    std::atomic<std::uint64_t> answered{0};        // calls the API answered (whatever it said)
     std::atomic<std::uint64_t> unreadable{0};      // calls whose answer the client could not read
 };
 

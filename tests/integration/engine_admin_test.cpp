@@ -567,7 +567,8 @@ TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     // The worker says so in its log (it said nothing through an outage): at its next second.
-    const std::string told = "got no answer from the API (retried with backoff); the last: ";
+    const std::string told = "got no answer from the API at http://127.0.0.1:";
+    const std::string hint = "none of this worker's calls has been answered: is OUTREACH_API_URL right?";
     for (int i = 0; i < 50 && worker->log().find(told) == std::string::npos; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
@@ -575,6 +576,7 @@ TEST_F(AdminTest, ReadyzIsNotReadyWhileNoneOfTheWorkersCallsReachTheApi) {
     ASSERT_GE(std::stoi(env_->scalar("SELECT count(*) FROM step_attempts WHERE error LIKE '%CONNECT_FAILED%'")), 3)
         << worker->log();
     EXPECT_NE(worker->log().find(told), std::string::npos) << worker->log();
+    EXPECT_NE(worker->log().find(hint), std::string::npos) << worker->log();
     // A call that reached no API spends none of its lead's attempts (five of them failed the lead
     // for good: a worker started with a wrong api_url failed the leads a healthy one would send).
     EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments WHERE status = 'failed' OR attempt > 0"), "0");
