@@ -21,12 +21,18 @@ namespace {
 // against the gate's send-time mirror as it leaves. A call may make several requests (the reply
 // check before a follow-up, withdraw's look-up of the invitation, the check after an invitation's
 // refusal); a cooldown or an unavailable account reported by another call while the first was on
-// the wire holds the next one: it is not sent, and `held` says until when.
+// the wire holds the next one: it is not sent, and `held` says until when. A later request is
+// also checked, as the first was before it, against the do-not-contact list and the campaign's
+// exclusions (`stopped`) and an operator's cancel or pause (`halted`), which may have come while
+// the one before it was out.
 class gated_api final : public api_port {
 public:
-    gated_api(api_port& inner, call_gate& gate, const call_job& job, const clock_port& clock)
-        : inner_(inner), gate_(gate), target_(job.target), call_(*job.call), send_by_(job.send_by), clock_(clock) {}
+    gated_api(api_port& inner, const call_path_ports& ports, const call_job& job)
+        : inner_(inner), ports_(ports), job_(job), gate_(*ports.gate), target_(job.target), call_(*job.call),
+          send_by_(job.send_by), clock_(*ports.clock) {}
     std::optional<cs::time_point> held;
+    const char* stopped = nullptr;  // a later request not sent: the lead stops for this reason
+    bool halted = false;            // a later request not sent: its campaign was cancelled or paused
     bool late = false;  // held because the lease would end before an answer
     std::string why;    // else why the gate held it (call_gate::hold_reason)
     std::optional<cs::call_kind> held_request;  // held by this request's scope, not the call's
@@ -67,6 +73,21 @@ private:
     // Held by the call's own scope (a follow-up is not read while its sends cool down) or by the
     // request's (a withdraw's look-up while check_invitation cools down).
     bool stop(cs::call_kind request) {
+        if (stopped != nullptr) {
+            return true;
+        }
+        if (!held && sent_any) {
+            if (!call_.reconcile && ports_.do_not_contact) {
+                stopped = ports_.do_not_contact(target_.profile_url, job_.company, job_.campaign_id);
+                if (stopped != nullptr) {
+                    return true;
+                }
+            }
+            if (ports_.campaign_halted && ports_.campaign_halted(job_.campaign_id)) {
+                held = clock_.now();
+                halted = true;
+            }
+        }
         if (!held) {
             const auto now = clock_.now();
             if (now >= send_by_) {
@@ -96,6 +117,8 @@ private:
             outreach::error_kind::cancelled, outreach::failure_step::pool_wait, "held at send time", false, false));
     }
     api_port& inner_;
+    const call_path_ports& ports_;
+    const call_job& job_;
     call_gate& gate_;
     const call_target& target_;
     const cs::api_call& call_;
@@ -173,8 +196,27 @@ bool not_sent(const call_path_ports& ports, const call_job& job, call_outcome& o
 // held call); then the gate hears the answer.
 void after_call(const call_path_ports& ports, const call_job& job, const std::optional<cs::time_point>& held,
                 bool late, const std::string& why, std::optional<cs::call_kind> held_request, bool sent_any,
-                random_port& rng, call_outcome& out) {
-    if (held && late && sent_any) {
+                const char* stopped, bool halted, random_port& rng, call_outcome& out) {
+    if (stopped != nullptr) {
+        // A later request stopped as not_sent() stops a first one; what the earlier requests
+        // read is charged.
+        const std::int64_t credits = out.credits;
+        std::string_view reason = stopped;
+        if (constexpr std::string_view prefix = "stopped: "; reason.starts_with(prefix)) {
+            reason.remove_prefix(prefix.size());
+        }
+        out = unsent(*job.call, cs::result_kind::transient, ports.clock->now(), "not sent: " + std::string(reason));
+        out.attempt_outcome = attempt_outcome::permanent;
+        out.stop_reason = stopped;
+        out.credits = credits;
+        out.nothing_sent = false;
+    } else if (held && halted) {
+        const std::int64_t credits = out.credits;
+        out = unsent(*job.call, cs::result_kind::throttled, *held, std::string(campaign_halted_reason));
+        out.held = true;
+        out.credits = credits;
+        out.nothing_sent = false;
+    } else if (held && late && sent_any) {
         // A request of the call went (and was billed), and its next would leave too late for the
         // lease: a transient failure, which spends an attempt and waits a backoff, so that a
         // lease too short for the API's latency fails the lead after max_attempts instead of
@@ -221,14 +263,16 @@ asio::awaitable<void> send_checked(const call_path_ports& ports, const call_job&
     if (not_sent(ports, job, out)) {
         co_return;
     }
-    gated_api api(*ports.api, *ports.gate, job, *ports.clock);
+    gated_api api(*ports.api, ports, job);
     out = co_await execute(api, job.target, *job.call, ports.backoff, job.attempt, *ports.clock, rng);
-    after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, rng, out);
+    after_call(ports, job, api.held, api.late, api.why, api.held_request, api.sent_any, api.stopped, api.halted, rng,
+               out);
     // Put on the do-not-contact list, or excluded by a new version of its campaign, while the
     // call was out (the list's add and the apply leave a lead in a call to its worker): the lead
     // stops once the outcome is recorded, before any other call.
-    if (const char* stop =
-            ports.do_not_contact ? ports.do_not_contact(job.target.profile_url, job.company, job.campaign_id) : nullptr) {
+    if (const char* stop = ports.do_not_contact && out.stop_reason.empty()
+                               ? ports.do_not_contact(job.target.profile_url, job.company, job.campaign_id)
+                               : nullptr) {
         out.stop_after_reason = stop;
     }
 }

@@ -190,6 +190,54 @@ TEST_F(CallPath, ALaterRequestOfACallPastTheWindowIsNotSent) {
     EXPECT_EQ(sent.event.kind, cs::result_kind::ok);
 }
 
+// A follow-up's send is checked again as it leaves, as the read before it was: a person put on
+// the do-not-contact list (or excluded by the campaign) while the read was out is not written to,
+// and the lead stops; a campaign an operator paused meanwhile sends nothing more, and the lead
+// waits for the resume. The read stays charged in both.
+TEST_F(CallPath, ALaterRequestMeetsTheListAndTheOperatorsCommandsThatCameMeanwhile) {
+    cs::api_call call;
+    call.kind = cs::call_kind::send;
+    call.text = "Following up";
+    call.confirm_no_reply = true;
+    outreach::conversation_page page;
+    page.meta.credits_consumed = 1;
+    job_.send_by = clock_.t + 1h;
+    int looks = 0;
+    ports_.do_not_contact = [&](const std::string&, const std::string&, std::int64_t) -> const char* {
+        return ++looks >= 2 ? "stopped: do-not-contact" : nullptr;  // listed after the first look
+    };
+    api_.conversations.emplace_back(page);
+    const auto stopped = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
+    EXPECT_EQ(stopped.stop_reason, "stopped: do-not-contact");
+    EXPECT_EQ(stopped.event.reason, "not sent: do-not-contact");
+    EXPECT_EQ(stopped.attempt_outcome, eng::attempt_outcome::permanent);
+    EXPECT_EQ(stopped.credits, 1);
+    EXPECT_FALSE(stopped.nothing_sent);
+
+    api_.requests.clear();
+    ports_.do_not_contact = nullptr;
+    int asked = 0;
+    ports_.campaign_halted = [&](std::int64_t) { return ++asked >= 2; };  // paused after the first look
+    api_.conversations.emplace_back(page);
+    const auto held = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation"}));
+    EXPECT_EQ(held.event.reason, eng::campaign_halted_reason);
+    EXPECT_EQ(held.event.kind, cs::result_kind::throttled);  // no attempt spent
+    EXPECT_TRUE(held.held);
+    EXPECT_EQ(held.credits, 1);
+    EXPECT_FALSE(held.nothing_sent);
+
+    // Neither came: both requests go.
+    api_.requests.clear();
+    ports_.campaign_halted = [](std::int64_t) { return false; };
+    api_.conversations.emplace_back(page);
+    api_.sends.emplace_back(outreach::send_message_result{});
+    const auto sent = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"get_conversation", "send_message"}));
+    EXPECT_EQ(sent.event.kind, cs::result_kind::ok);
+}
+
 // An invitation refused with CHANNEL_ERROR is checked: "already invited" counts as done, "none"
 // leaves the refusal standing; a check that could not say makes the call's outcome its own, so
 // the gate hears the 429 or the inactive account and the lead does not fail for a refusal that
