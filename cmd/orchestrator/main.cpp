@@ -1259,6 +1259,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // A file's people an apply would skip (its exclusions, the do-not-contact list, another
     // campaign's): with the database, the forecast leaves them out, as the apply will.
     std::optional<orch::engine::store::audience_skips> skips;
+    bool search_kept = false;  // a search audience an apply now would keep (applied already)
     if (c.value.who.kind == cs::audience::source::file) {
         in.leads = static_cast<std::int64_t>(c.value.who.leads.size());
         if (db) {
@@ -1275,6 +1276,22 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         // The search as `campaign apply` sends it (its filters and page mode included), at the
         // price the apply books when the answer carries no metadata.credits_consumed.
         in.audience_credits = orch::outreach::estimate(orch::engine::audience_search(c.value)).credits;
+        if (db) {
+            // Applied already with this audience: an apply now keeps the campaign's leads, sends no
+            // search and enrolls nobody (it forecast the whole audience for such an apply).
+            try {
+                const auto plan = orch::engine::plan_apply(*db, c.value);
+                if (plan.exists && (orch::engine::skips_search(c.value, plan, false) ||
+                                    orch::engine::reuses_audience(c.value, plan, false))) {
+                    search_kept = true;
+                    in.leads = 0;
+                    in.audience_credits = 0;
+                }
+            } catch (const std::exception& e) {
+                std::cerr << "warning: whether an apply would send the audience search is not known: "
+                          << orch::text::escaped(e.what()) << "\n";
+            }
+        }
     }
     for (auto k : {cs::call_kind::check_invitation, cs::call_kind::invite, cs::call_kind::withdraw,
                    cs::call_kind::send, cs::call_kind::visit}) {
@@ -1485,6 +1502,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                                                        {"in_this_campaign", skips->already}}
                                                   : orch::engine::json(nullptr)},
                                 {"audience_credits", in.audience_credits},
+                                {"audience_search",
+                                 c.value.who.kind != cs::audience::source::search ? orch::engine::json(nullptr)
+                                 : search_kept ? orch::engine::json("kept")
+                                 : db          ? orch::engine::json("sent")
+                                               : orch::engine::json("not_looked_up")},
                                 {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
@@ -1553,6 +1575,10 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (!db) {
         std::printf("  (senders not looked up: %s)\n",
                     s.database_url.empty() ? "no database configured" : "the database did not answer");
+    }
+    if (search_kept) {
+        std::printf("  (applied already with this audience: an apply now keeps the campaign's leads, sends no "
+                    "search and enrolls nobody; `campaign apply --search-again` would search again, billed)\n");
     }
     if (skips && skips->total() > 0) {
         std::printf("  (%s in the file; an apply now skips %lld: %lld excluded by the campaign, %lld on the "

@@ -1057,6 +1057,31 @@ TEST_F(CliOutput, TheEstimatesFinishDateIsAWorkingDay) {
     EXPECT_NE(text.output.find("finishing around " + day), std::string::npos) << text.output;
 }
 
+// A search audience applied already is kept by an apply of the same file (no search, nobody
+// enrolled): the estimate forecasts no new leads and no search, not the whole audience again.
+TEST_F(CliOutput, TheEstimateOfASearchAppliedAlreadyForecastsNoSearchAndNoLeads) {
+    const std::string yaml = campaign_yaml("searched", 3);
+    std::ofstream(file_) << yaml;
+    auto before = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(before.exit_code, 0) << before.output;
+    const auto b = json::parse(before.output);
+    EXPECT_EQ(b["leads"], 3) << before.output;
+    EXPECT_EQ(b["audience_search"], "sent") << before.output;
+    EXPECT_GT(b["audience_credits"].get<int>(), 0) << before.output;
+    ASSERT_EQ(apply(yaml).exit_code, 0);
+    auto after = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(after.exit_code, 0) << after.output;
+    const auto a = json::parse(after.output);
+    EXPECT_EQ(a["leads"], 0) << after.output;
+    EXPECT_EQ(a["audience_credits"], 0) << after.output;
+    EXPECT_EQ(a["audience_search"], "kept") << after.output;
+    auto text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(text.output.find("Estimate for 'searched': 0 leads, 1 sender\n  (applied already with this audience: an "
+                               "apply now keeps the campaign's leads, sends no search and enrolls nobody"),
+              std::string::npos)
+        << text.output;
+}
+
 // A file audience's people an apply would skip (the file's exclusions, the do-not-contact list,
 // another campaign's leads) are left out of the estimate, as the apply leaves them out (a trial:
 // 40 estimated, 29 enrolled).
