@@ -1740,7 +1740,9 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         r.lead_ids.push_back(id);
         body = object_body(req.body(), "{\"to\": STEP} for skip, {\"account\": ACCOUNT} for move, or nothing", &found);
     } else {
-        body = object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}", &found);
+        // A bulk operation names its action: an empty body is not an object (as a body that is not
+        // one), not an object without its action.
+        body = admin_input::required_object_body(req.body(), "{\"action\": \"stop|retry|skip|move\", \"state\": S | \"lead_ids\": [ID, ...], \"to\"?, \"account\"?}", &found);
     }
     const bool bulk = lead == nullptr;
     if (bulk) {
@@ -1769,6 +1771,8 @@ asio::awaitable<reply> admin_server::impl::lead_action(const std::string& name, 
         if (auto bad = string_field(body, "state", r.state)) {
             found.add(*bad);
             selection_read = false;
+        } else {
+            r.state_given = body.contains("state") && body["state"].is_string();
         }
         if (auto it = body.find("lead_ids"); it != body.end() && !it->is_null()) {
             if (!it->is_array()) {

@@ -107,6 +107,24 @@ outcome run_once(pqxx::connection& conn, const request& r) {
     }
     auto matched = tx.exec_params(q("leads/match"), campaign_id, ids.dump(), r.state);
     out.matched = static_cast<std::int64_t>(matched.size());
+    if (r.what == verb::skip && matched.empty()) {
+        // No lead to say it of: a step the campaign does not have is refused here, as each lead's
+        // version refuses it (a skip to a misspelt step that matched nobody answered "0 moved").
+        const auto current = c[0][2].as<int>();
+        auto d = tx.exec_params1(q("leads/definition"), campaign_id, current);
+        const auto def = campaigns::campaign_from_json(json::parse(d[0].as<std::string>()));
+        if (campaigns::find_step(def, r.to_step) == nullptr) {
+            std::string known;
+            for (const auto& st : def.steps) {
+                known += (known.empty() ? "" : ", ") + st.id;
+            }
+            out.result = outcome::kind::bad_request;
+            out.message = "campaign '" + orch::text::escaped_clipped(r.campaign, 200) + "' (version " +
+                          std::to_string(current) + ") has no step '" + orch::text::escaped_clipped(r.to_step, 100) +
+                          "' (steps: " + known + "); nothing changed";
+            return out;
+        }
+    }
     if (!r.lead_ids.empty() && matched.size() < r.lead_ids.size()) {
         std::vector<std::int64_t> missing;
         for (auto id : r.lead_ids) {
@@ -382,11 +400,25 @@ const char* to_string(verb v) {
     return "?";
 }
 
+namespace {
+
+std::string state_names() {
+    std::string names;
+    for (const auto& s : states) {
+        names += (names.empty() ? "" : ", ") + s;
+    }
+    return names;
+}
+
+}  // namespace
+
 std::string check_selection(const request& r) {
     admin_input::problems all;
     if (r.ids_listed && r.lead_ids.empty()) {
         // An empty list is not "no list": read so beside a state, it acted on every lead in it.
         all.add("lead_ids is empty: name at least one lead, or leave lead_ids out and give a state");
+    } else if (r.state_given && r.state.empty() && r.lead_ids.empty()) {
+        all.add("state is empty: give one of " + state_names() + ", or lead ids instead");
     } else if (r.lead_ids.empty() && r.state.empty()) {
         all.add("name a lead (its id) or a filter (state): nothing was chosen");
     }
@@ -395,11 +427,7 @@ std::string check_selection(const request& r) {
         all.add("give lead ids or a state, not both");
     }
     if (!r.state.empty() && std::find(states.begin(), states.end(), r.state) == states.end()) {
-        std::string names;
-        for (const auto& s : states) {
-            names += (names.empty() ? "" : ", ") + s;
-        }
-        all.add("state must be one of " + names + ", got '" + orch::text::escaped_clipped(r.state, 100) + "'");
+        all.add("state must be one of " + state_names() + ", got '" + orch::text::escaped_clipped(r.state, 100) + "'");
     }
     for (auto id : r.lead_ids) {
         if (id < 1) {

@@ -76,6 +76,7 @@ struct request {
     std::vector<std::int64_t> lead_ids;  // one or more leads, or
     std::string state;                   // a filter: live, ready, waiting, calling, ... (one of them)
     bool ids_listed = false;             // a list of ids was given (the admin API's lead_ids), empty or not
+    bool state_given = false;            // a state was given (the admin API's state), empty or not
     std::string to_step;                 // skip
     std::string account;                 // move: id or label
 };

@@ -535,6 +535,22 @@ TEST_F(DncTest, LeadOperations) {
     EXPECT_EQ(no_action.status, 422) << no_action.body;
     EXPECT_EQ(error_message(no_action), "'action' is required: stop, retry, skip or move; nothing changed")
         << no_action.body;
+    // An empty body is not an object (400, as any body that is not one), not one without its action.
+    auto no_body = call("POST", "/v1/campaigns/ops/leads:bulk", "");
+    EXPECT_EQ(no_body.status, 400) << no_body.body;
+    EXPECT_NE(error_message(no_body).find("empty body: send {\"action\""), std::string::npos) << no_body.body;
+    // An empty state is said as one, not as "nothing was chosen".
+    auto blank = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "state": ""})");
+    EXPECT_EQ(blank.status, 422) << blank.body;
+    EXPECT_EQ(error_message(blank),
+              "state is empty: give one of live, ready, calling, waiting, done, replied, failed, cancelled, or lead "
+              "ids instead; nothing changed")
+        << blank.body;
+    // A skip to a step the campaign does not have is refused when it matches no lead too.
+    auto nowhere = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "skip", "state": "replied", "to": "nope"})");
+    EXPECT_EQ(nowhere.status, 422) << nowhere.body;
+    EXPECT_NE(error_message(nowhere).find("campaign 'ops' (version 1) has no step 'nope' (steps: "), std::string::npos)
+        << nowhere.body;
     auto bad_ids = call("POST", "/v1/campaigns/ops/leads:bulk", R"({"action": "stop", "lead_ids": "1"})");
     EXPECT_EQ(bad_ids.status, 422) << bad_ids.body;
     EXPECT_EQ(error_message(bad_ids), "'lead_ids' must be an array of lead ids, got string; nothing changed")
