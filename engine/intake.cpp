@@ -571,6 +571,48 @@ struct intake::impl {
         }
     }
 
+    // A billed read about to leave (db thread): its row in flight (migration 0047), in this
+    // session, at `most` credits; its id, for its charge (intake/read_end in the same transaction).
+    std::int64_t read_begin(std::int64_t campaign, const std::string& account, const std::string& action,
+                            std::int64_t most) {
+        pqxx::work tx(db->connection());
+        const auto id = tx.exec_params1(q("intake/read_begin"), campaign, account, action, std::max<std::int64_t>(0, most))[0]
+                            .as<std::int64_t>();
+        tx.commit();
+        return id;
+    }
+
+    // The reads whose serve's session is gone while they were out (killed, or its connection
+    // cut), booked at their most, as a lost answer's read (db thread; the leader, before each
+    // sweep). The number booked.
+    std::size_t book_orphaned_reads() {
+        pqxx::work tx(db->connection());
+        std::size_t n = 0;
+        std::int64_t credits = 0;
+        for (const auto& r : tx.exec(q("intake/reads_orphaned"))) {
+            const auto campaign = r[0].as<std::int64_t>();
+            const auto account = r[1].as<std::string>();
+            const auto action = r[2].as<std::string>();
+            const auto most = r[3].as<std::int64_t>();
+            if (most > 0) {
+                auto s = ledger::charge(tx, {campaign, account, action, most}, std::chrono::system_clock::now());
+                if (s.shortfall > 0) {
+                    spdlog::warn("serve: campaign {} paused: a read left in flight ({}) went {} credits past its budget",
+                                 campaign, orch::text::escaped(action), s.shortfall);
+                }
+            }
+            ++n;
+            credits += most;
+        }
+        tx.commit();
+        if (n > 0) {
+            spdlog::warn("serve: {} billed read(s) were left in flight by a serve that stopped or lost its database "
+                         "session: booked at their most, {} credit(s)",
+                         n, credits);
+        }
+        return n;
+    }
+
     // The campaign that pays for a read on the account before it is known whom the read serves
     // (db thread): the first of the account's campaigns, those with live leads there first, that
     // has credits left (ledger::read_allowance). 0 when the account has campaigns and none has credits; -1
@@ -736,7 +778,13 @@ struct intake::impl {
             auto pick = [this, &account] { return account_payer(account); };
             const std::int64_t payer = co_await on_db(pick);
             conversation_sender sender;
+            std::int64_t read = 0;  // its row in flight (migration 0047)
             if (payer > 0) {
+                auto begin = [this, &account, payer] {
+                    return read_begin(payer, account, "get_conversation",
+                                      outreach::estimate_v2("messages", "get_conversation", json{{"count", 10}}).credits);
+                };
+                read = co_await on_db(begin);
                 sender = co_await sender_of_conversation(ev, account);
             } else {
                 ++stats.unread_conversations;
@@ -762,11 +810,16 @@ struct intake::impl {
             // the sweep's reads are, while it has credits left; a read that names no lead (our
             // own message echoed back, nobody, a person who is no lead there), whose lead's
             // campaign has nothing left, or whose answer was lost, to the campaign that paid.
-            auto book = [this, &sender, &account, payer] {
-                if (sender.credits <= 0) {
+            auto book = [this, &sender, &account, payer, read] {
+                if (sender.credits <= 0 && read <= 0) {
                     return std::int64_t{0};
                 }
                 pqxx::work tx(db->connection());
+                // Its row goes with its charge; gone already, another serve booked it.
+                if ((read > 0 && tx.exec_params(q("intake/read_end"), read).empty()) || sender.credits <= 0) {
+                    tx.commit();
+                    return std::int64_t{0};
+                }
                 std::int64_t campaign = payer;
                 if (!sender.profile_url.empty()) {
                     auto c = tx.exec_params(q("intake/lead_campaign"), canonical_profile_url(sender.profile_url),
@@ -1737,12 +1790,23 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
     // wait for their wait's own check, once the budget or the cap allows.
     std::set<std::int64_t> spent_out;
     std::map<std::int64_t, std::int64_t> left;   // campaign -> credits it may still spend in this sweep
-    auto charge = [this, &account, &spent_out, &left](std::int64_t campaign, const char* action, std::int64_t credits) {
-        return [this, &account, &spent_out, &left, campaign, action, credits] {
-            if (credits <= 0 || campaign <= 0) {
+    // `read`: the read's row in flight (migration 0047), removed in the charge's transaction; when
+    // another serve removed it first (this one's session looked gone), that one booked the read.
+    auto charge = [this, &account, &spent_out, &left](std::int64_t campaign, const char* action, std::int64_t credits,
+                                                      std::int64_t read) {
+        return [this, &account, &spent_out, &left, campaign, action, credits, read] {
+            if (campaign <= 0 || (credits <= 0 && read <= 0)) {
                 return 0;
             }
             pqxx::work tx(db->connection());
+            if (read > 0 && tx.exec_params(q("intake/read_end"), read).empty()) {
+                tx.commit();
+                return 0;
+            }
+            if (credits <= 0) {
+                tx.commit();
+                return 0;
+            }
             auto s = ledger::charge(tx, {campaign, account, action, credits}, std::chrono::system_clock::now());
             tx.commit();
             if (auto it = left.find(campaign); it != left.end()) {
@@ -1786,12 +1850,22 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
         return e.may_have_been_charged ? std::string(" (its answer was lost: booked at its most)") : std::string();
     };
     auto book_lost = [this, &charge](std::int64_t campaign, const char* category, const char* action, const json& params,
-                               const outreach::error& e) -> asio::awaitable<void> {
-        if (!e.may_have_been_charged || campaign <= 0) {
+                               const outreach::error& e, std::int64_t read) -> asio::awaitable<void> {
+        if (campaign <= 0) {
             co_return;
         }
-        auto bill = charge(campaign, action, outreach::estimate_v2(category, action, params).credits);
+        // Not billed (refused before it left, or answered with an error): its row goes, uncharged.
+        auto bill = charge(campaign, action,
+                           e.may_have_been_charged ? outreach::estimate_v2(category, action, params).credits : 0, read);
         co_await on_db(bill);
+    };
+    // A billed read about to leave: its row in flight, at the most it can cost (the cost model's
+    // price of a lost answer), so that a serve killed while it is out leaves it to be booked.
+    auto begin_read = [this, &account](std::int64_t campaign, const char* category, const char* action,
+                                       const json& params) {
+        return [this, &account, campaign, category, action, &params] {
+            return read_begin(campaign, account, action, outreach::estimate_v2(category, action, params).credits);
+        };
     };
     // Called with named objects only: GCC 12 destroys a class-type temporary argument of a
     // coroutine twice (a crash in serve's first sweep when this took `inbox_message{}`).
@@ -1846,17 +1920,19 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
             outreach::list_invitations_params p;
             p.count = list_page;
             p.offset = offset;
+            const json params = {{"count", list_page}};
+            auto begin = begin_read(list_payer, "network", "list_sent", params);
+            const std::int64_t read = co_await on_db(begin);
             auto call = [this, &account, &p] { return api->list_sent(account, p); };
             auto page = co_await gated(account, limits::action::check_invitation, call);
             if (!page) {
                 spdlog::warn("serve: sweep of account={}: list_sent failed: {}{}", orch::text::escaped(account),
                              outreach::describe(page.error()), lost_text(page.error()));
-                const json params = {{"count", list_page}};
-                co_await book_lost(list_payer, "network", "list_sent", params, page.error());
+                co_await book_lost(list_payer, "network", "list_sent", params, page.error(), read);
                 listed = false;
                 break;
             }
-            auto bill = charge(list_payer, "list_sent", page->meta.credits_consumed.value_or(0));
+            auto bill = charge(list_payer, "list_sent", page->meta.credits_consumed.value_or(0), read);
             co_await on_db(bill);
             std::size_t fresh = 0;
             for (const auto& inv : page->invitations) {
@@ -1914,17 +1990,19 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
             continue;
         }
         outreach::profile_url_params p{l->url};
+        const json params = json::object();
+        auto begin = begin_read(l->campaign, "network", "check_invitation", params);
+        const std::int64_t read = co_await on_db(begin);
         auto call = [this, &account, &p] { return api->check_invitation(account, p); };
         auto st = co_await gated(account, limits::action::check_invitation, call);
         if (!st) {
             spdlog::warn("serve: sweep of account={}: check_invitation failed: {}{}", orch::text::escaped(account),
                          outreach::describe(st.error()), lost_text(st.error()));
-            const json params = json::object();
-            co_await book_lost(l->campaign, "network", "check_invitation", params, st.error());
+            co_await book_lost(l->campaign, "network", "check_invitation", params, st.error(), read);
             sweep_failed(account);
             co_return result;  // the gap stays open: a later sweep tries again
         }
-        auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0));
+        auto bill = charge(l->campaign, "check_invitation", st->meta.credits_consumed.value_or(0), read);
         co_await on_db(bill);
         if (st->state == outreach::invitation_state::accepted && !co_await on_db(accepted_known(l->id))) {
             co_await found("accepted_invitation", l->url, "check_invitation", no_message, no_suffix, no_conversation);
@@ -1987,17 +2065,19 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
             outreach::list_inbox_params p;
             p.count = list_page;
             p.cursor = cursor;
+            const json params = {{"count", list_page}};
+            auto begin = begin_read(inbox_payer, "messages", "list_inbox", params);
+            const std::int64_t read = co_await on_db(begin);
             auto call = [this, &account, &p] { return api->list_inbox(account, p); };
             auto page = co_await gated(account, limits::action::get_conversation, call);
             if (!page) {
                 spdlog::warn("serve: sweep of account={}: list_inbox failed: {}{}", orch::text::escaped(account),
                              outreach::describe(page.error()), lost_text(page.error()));
-                const json params = {{"count", list_page}};
-                co_await book_lost(inbox_payer, "messages", "list_inbox", params, page.error());
+                co_await book_lost(inbox_payer, "messages", "list_inbox", params, page.error(), read);
                 sweep_failed(account);
                 co_return result;
             }
-            auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0));
+            auto bill = charge(inbox_payer, "list_inbox", page->meta.credits_consumed.value_or(0), read);
             co_await on_db(bill);
             for (const auto& c : page->conversations) {
                 const auto canonical = canonical_profile_url(c.participant.profile_url);
@@ -2056,18 +2136,21 @@ asio::awaitable<intake::impl::sweep_result> intake::impl::sweep_account(const st
                     p.conversation_id = c.conversation_id;
                     p.profile_url = c.conversation_id.empty() ? l.url : std::string();
                     p.count = 10;
+                    const json params = {{"count", 10}};
+                    auto begin = begin_read(l.campaign, "messages", "get_conversation", params);
+                    const std::int64_t in_flight = co_await on_db(begin);
                     auto call = [this, &account, &p] { return api->get_conversation(account, p); };
                     auto read = co_await gated(account, limits::action::get_conversation, call);
                     if (!read) {
                         spdlog::warn("serve: sweep of account={}: get_conversation of lead {} failed: {}{}",
                                      orch::text::escaped(account), l.id, outreach::describe(read.error()),
                                      lost_text(read.error()));
-                        const json params = {{"count", 10}};
-                        co_await book_lost(l.campaign, "messages", "get_conversation", params, read.error());
+                        co_await book_lost(l.campaign, "messages", "get_conversation", params, read.error(), in_flight);
                         sweep_failed(account);
                         co_return result;  // the gap stays open: a later sweep tries again
                     }
-                    auto bill = charge(l.campaign, "get_conversation", read->meta.credits_consumed.value_or(0));
+                    auto bill = charge(l.campaign, "get_conversation", read->meta.credits_consumed.value_or(0),
+                                       in_flight);
                     co_await on_db(bill);
                     how = "get_conversation";
                     for (const auto& msg : read->messages) {  // newest first
@@ -2267,6 +2350,12 @@ asio::awaitable<void> intake::impl::sweep_loop() {
             if (check) {
                 last_check = std::chrono::steady_clock::now();
                 co_await verify_webhooks();
+            }
+            if (check) {
+                // With the webhooks' check (at least every webhook_check_seconds): the reads a
+                // stopped serve left in flight are booked within about that long of the lead.
+                auto orphaned = [this] { return book_orphaned_reads(); };
+                co_await on_db(orphaned);
             }
             auto accounts = co_await on_db(list);
             if (full) {

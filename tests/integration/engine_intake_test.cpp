@@ -619,6 +619,62 @@ TEST_F(IntakeTest, ASlowApisTimedOutSweepReadsAreBookedAndNotTriedAtEveryTurn) {
         << receiver->log();
 }
 
+// serve killed while a sweep's billed read is out: the API charged it, and the killed serve never
+// booked it (a trial: 549 check_invitation credits charged, 539 booked). The read's row in flight
+// (migration 0047) outlives the process; the next leader books it at its most.
+TEST_F(IntakeTest, AReadAKilledServeLeftInFlightIsBookedByTheNextLeader) {
+    start({"--accept-probability", "0", "--reply-probability", "0"});  // invitations stay pending
+    auto file = write("killed.yaml", campaign_yaml("killed", search_audience(3), "1h", senders));
+    ASSERT_EQ(env_->run({"campaign", "apply", file}).exit_code, 0);
+    {
+        auto worker = env_->spawn({"worker"});
+        ASSERT_TRUE(wait_for("SELECT count(*) FROM enrollments WHERE step = 'wait'", "3", 60'000)) << worker->log();
+        worker->stop(SIGTERM);
+    }
+    env_->set("ORCH_WEBHOOK_CHECK_SECONDS", "10");
+    const auto port = free_port();
+    auto first = serve(port, port);
+    ASSERT_TRUE(wait_for(webhooks_ready, "3")) << first->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000)) << first->log();
+
+    http_client control("127.0.0.1", sandbox_->control_port());
+    const auto charged_reads = [&] {
+        const json credits = control.get("/control/credits").body_json();
+        std::int64_t n = 0;
+        for (const auto& k : credits["keys"]) {
+            for (const char* action : {"check_invitation", "list_sent", "list_inbox", "get_conversation"}) {
+                n += k["charged_by_action"].value(action, std::int64_t{0});
+            }
+        }
+        return n;
+    };
+    const auto booked = [&] {
+        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
+                                       "AND action IN ('check_invitation', 'list_sent', 'list_inbox', "
+                                       "'get_conversation')"));
+    };
+    ASSERT_EQ(booked(), charged_reads()) << "the first sweep's reads are booked as they were charged";
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 4000}, {"latency_ms_max", 4000}}).status, 200);
+    env_->scalar("UPDATE accounts SET intake_gap_at = now() WHERE platform = 'network'");
+    ASSERT_TRUE(wait_for("SELECT (count(*) > 0)::text FROM reads_in_flight", "true")) << first->log();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // the read is on the wire
+    first->stop(SIGKILL);
+    ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 0}, {"latency_ms_max", 0}}).status, 200);
+    std::this_thread::sleep_for(std::chrono::seconds(4));  // the sandbox charges the read once its latency passed
+    const auto api_with_the_killed_read = charged_reads();
+    EXPECT_LT(booked(), api_with_the_killed_read) << "the killed read was charged and not booked";
+
+    auto second = serve(port, port);
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM reads_in_flight", "0", 40'000)) << second->log();
+    ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000)) << second->log();
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+    EXPECT_GE(booked(), charged_reads()) << "the ledger holds at least what the API charged\n" << second->log();
+    EXPECT_NE(second->log().find("billed read(s) were left in flight by a serve that stopped or lost its database "
+                                 "session: booked at their most"),
+              std::string::npos)
+        << second->log();
+}
+
 // Events sent while serve is down are lost for good here (one delivery attempt, no hosted
 // history): the catch-up sweep of the next start finds the acceptances (list_sent, then a check
 // of those no longer pending) and the leads go on.

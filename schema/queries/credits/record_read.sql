@@ -1,7 +1,7 @@
 -- record_read($1 balance, $2 credits per monitoring day): stores a balance read with the ledger's
 -- posted total, the expected webhook monitoring it counts (the monitoring days recorded since the
 -- previous read, at $2 each; migration 0009), the credits reserved for calls in flight (migration
--- 0028; with the applies' audience searches not booked yet, 0042) and the drift since the
+-- 0028; with the applies' audience searches not booked yet, 0042, and serve's billed reads, 0047) and the drift since the
 -- previous read: how much more the balance fell than the ledger posted plus that monitoring.
 -- Returns the drift, the monitoring, and the part of the drift the calls in flight do not
 -- explain: the API may have charged calls in flight now that the ledger has not posted (up to
@@ -26,7 +26,8 @@ WITH id AS (
            COALESCE(sum(a.balance) FILTER (WHERE a.kind = 'reserved'), 0) +
                (SELECT COALESCE(sum(f.credits), 0) FROM searches_in_flight f
                 WHERE f.started_at > now() - interval '1 hour'
-                  AND EXISTS (SELECT 1 FROM pg_stat_activity p WHERE p.pid = f.backend_pid)) AS in_flight
+                  AND EXISTS (SELECT 1 FROM pg_stat_activity p WHERE p.pid = f.backend_pid)) +
+               (SELECT COALESCE(sum(r.credits), 0) FROM reads_in_flight r) AS in_flight
     FROM ledger_scopes s JOIN ledger_accounts a ON a.scope_id = s.scope_id AND a.kind IN ('spent', 'reserved')
     WHERE s.kind = 'campaign'
 ), prev AS (
