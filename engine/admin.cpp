@@ -1991,6 +1991,7 @@ admin_server::admin_server(asio::io_context& io, const settings& s, outreach::cl
                 auto ls = limiter_settings(m.cfg);
                 if (limits::validate(ls).empty()) {
                     m.limiter = std::make_unique<limits::limiter>(ls);
+                    m.limiter->ensure_state();  // a loss later is said as one (engine/intake.cpp)
                 }
             }
             opened.set_value("");

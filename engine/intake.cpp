@@ -2493,6 +2493,9 @@ int intake::run() {
     }
     try {
         m.limiter = std::make_unique<limits::limiter>(limiter_settings(m.cfg));
+        // A first look at the limits' state: one lost later is then said as lost when a take
+        // finds it gone, not as a first start.
+        m.limiter->ensure_state();
     } catch (const std::exception& e) {
         return fail(std::string("rate-limit buckets: ") + e.what());
     }

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <map>
+#include <stdexcept>
 #include <unordered_map>
 #include <utility>
 
@@ -30,13 +31,37 @@ std::optional<limits::action> counted_action(const std::string& call) {
     return std::nullopt;
 }
 
+// The database URL with a connect timeout and a statement timeout: the rebuild holds every take of
+// the key while it runs, so a database that accepts connections and never answers (a frozen
+// server) must fail it, not hang it. Both forms libpq takes: a URI, or key=value pairs.
+std::string bounded(const std::string& url) {
+    if (url.rfind("postgres://", 0) == 0 || url.rfind("postgresql://", 0) == 0) {
+        return url + (url.find('?') == std::string::npos ? "?" : "&") +
+               "connect_timeout=5&options=-c%20statement_timeout%3D10000";
+    }
+    return url + " connect_timeout=5 options='-c statement_timeout=10000'";
+}
+
+// libpq's messages run over several lines ("...\n\tIs the server running..."): one line in the log.
+std::string one_line(std::string text) {
+    for (char& c : text) {
+        if (c == '\n' || c == '\t' || c == '\r') {
+            c = ' ';
+        }
+    }
+    while (!text.empty() && text.back() == ' ') {
+        text.pop_back();
+    }
+    return text;
+}
+
 }  // namespace
 
 std::optional<std::size_t> rebuild_limits_state(const std::string& database_url, limits::limiter& l) {
     using key = std::pair<std::string, limits::action>;
     std::map<key, limits::seed_counts> records;
     try {
-        pqxx::connection conn(database_url);
+        pqxx::connection conn(bounded(database_url));
         pqxx::read_transaction tx(conn);
         std::unordered_map<std::string, std::string> zones;
         for (const auto& r : tx.exec(std::string(schema::query("limits/account_zones")))) {
@@ -91,13 +116,11 @@ std::optional<std::size_t> rebuild_limits_state(const std::string& database_url,
             }
         }
     } catch (const std::exception& e) {
-        spdlog::error("limits: reading the calls the database records, to write the quota counts back: {}", e.what());
-        return std::nullopt;
+        throw std::runtime_error("reading the calls the database records: " + one_line(e.what()));
     }
     for (const auto& [k, r] : records) {
         if (!l.seed(r)) {
-            spdlog::error("limits: writing the quota counts of account {} back: Redis did not take them", k.first);
-            return std::nullopt;
+            throw std::runtime_error("writing the counts of account " + k.first + " back: Redis did not take them");
         }
     }
     return records.size();

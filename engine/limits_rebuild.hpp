@@ -13,7 +13,8 @@ namespace orch::engine {
 
 // Reads the calls of the last nine days that took effect or may have (schema/queries/limits),
 // counts each in its sender's quota day, and seeds `l` with them, an (account, action) at a time.
-// The number of records written; nullopt (logged) when the database or Redis failed.
+// The number of records written. Throws std::runtime_error, saying what failed, when the database
+// or Redis did (the limiter logs it).
 std::optional<std::size_t> rebuild_limits_state(const std::string& database_url, limits::limiter& l);
 
 }  // namespace orch::engine

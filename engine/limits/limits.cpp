@@ -266,6 +266,8 @@ struct limiter::impl {
     std::mutex state_m;     // one ensure_state at a time; guards what follows
     std::chrono::steady_clock::time_point state_tried{};  // the last rebuild that failed or waited
     std::chrono::steady_clock::time_point state_refreshed{};  // the marker's TTL last set
+    int state_failures = 0;  // rebuilds failed in a row
+    std::chrono::steady_clock::time_point state_failure_told{};
     std::string state_seen;  // the marker ensure_state() found or wrote last ("" before its first look)
     detail::redis_pool pool;
     script buckets{"buckets", schema::redis_script("buckets"), {}};
@@ -1050,7 +1052,12 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
     // The marker holds the id of the look that wrote the state: each process compares what it
     // finds with what it found before, so every process notices a loss, not only the one that
     // writes the state back.
-    std::lock_guard lock(impl_->state_m);
+    // A rebuild under way in another thread of this process: its takes wait for it, refused, not
+    // queued behind it (a database that does not answer would hold every lane).
+    std::unique_lock lock(impl_->state_m, std::try_to_lock);
+    if (!lock.owns_lock()) {
+        return state_mark::rebuilding;
+    }
     detail::reply_ptr got = impl_->plain({"GET", impl_->state_key});
     if (!got || (got->type != REDIS_REPLY_NIL && got->type != REDIS_REPLY_STRING)) {
         return std::nullopt;
@@ -1094,11 +1101,15 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
         return state_mark::rebuilding;
     }
     std::optional<std::size_t> written = std::size_t{0};
+    std::string failure;
     if (impl_->cfg.rebuild_state) {
         try {
             written = impl_->cfg.rebuild_state(*this);
+            if (!written) {
+                failure = "the rebuild gave up";
+            }
         } catch (const std::exception& e) {
-            spdlog::error("limits: writing the quota counts back failed: {}", e.what());
+            failure = e.what();
             written.reset();
         }
     }
@@ -1110,11 +1121,23 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
     };
     if (!written) {
         unlock();
-        spdlog::error("limits: Redis holds no rate-limit state of this API key, and the quota counts could not be "
-                      "written back from the database: no call that a quota counts is made until they are (tried "
-                      "again every second)");
+        // Said when it starts, then once a minute with the tries since (it is tried every second).
+        ++impl_->state_failures;
+        if (impl_->state_failures == 1 || now - impl_->state_failure_told >= std::chrono::minutes(1)) {
+            spdlog::error("limits: Redis holds no rate-limit state of this API key, and the quota counts could not be "
+                          "written back from the database ({}{}): no call that a quota counts is made until they "
+                          "are (tried again every second)",
+                          failure,
+                          impl_->state_failures == 1 ? std::string()
+                                                     : "; " + std::to_string(impl_->state_failures) + " tries so far");
+            impl_->state_failure_told = now;
+        }
         return state_mark::failed;
     }
+    if (impl_->state_failures > 1) {
+        spdlog::info("limits: the quota counts were written back after {} failed tries", impl_->state_failures);
+    }
+    impl_->state_failures = 0;
     detail::reply_ptr set =
         impl_->plain({"SET", impl_->state_key, mine, "PX", std::to_string(impl_->cfg.counters_ttl_ms)});
     impl_->state_refreshed = std::chrono::steady_clock::now();

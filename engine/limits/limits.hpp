@@ -149,8 +149,9 @@ struct settings {
     std::size_t pool_size = 8;                      // idle connections kept
     // Writes the quota counts back into a Redis that holds no limits' state (a first start, a
     // flush, a restart without persistence) from what the database records, through
-    // limiter::seed; the number of (account, action) records written, nullopt when it could not
-    // (the takes stay refused, fail closed, and it is tried again a second later). Unset (the
+    // limiter::seed; the number of (account, action) records written; nullopt, or an exception
+    // saying what failed, when it could not (the takes stay refused, fail closed, and it is tried
+    // again a second later). Unset (the
     // tests of the limiter alone, the benches): a missing state is marked without counts.
     std::function<std::optional<std::size_t>(limiter&)> rebuild_state;
 };
