@@ -965,7 +965,7 @@ apply_outcome store::apply_once(const std::string& name, const json& canonical, 
                 }
             }
             std::map<std::string, std::int64_t> ids;
-            for (const auto& r : tx.exec_params(q("campaigns/upsert_leads"), rows.dump())) {
+            for (const auto& r : tx.exec_params(q("campaigns/upsert_leads"), rows.dump(), out.campaign_id)) {
                 ids[r[1].as<std::string>()] = r[0].as<std::int64_t>();
             }
             auto senders = assign_senders(tx, accounts, ids.size());

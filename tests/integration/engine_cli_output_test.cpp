@@ -1113,6 +1113,23 @@ TEST_F(CliOutput, TheEstimateOfAFileLeavesOutThePeopleAnApplySkips) {
     auto applied = env_->run({"campaign", "apply", file_});
     ASSERT_EQ(applied.exit_code, 0) << applied.output;
     EXPECT_NE(applied.output.find("1 enrolled, 5 skipped"), std::string::npos) << applied.output;
+    // The people it skipped as the first campaign's keep their fields, from which that campaign's
+    // invitations and messages are written (a file that skipped a person renamed them "X" in the
+    // other campaign's next message); its own new lead has the file's.
+    const std::string first_names = "SELECT string_agg(COALESCE(l.fields->>'first_name', '-'), ',' ORDER BY l.lead_id) "
+                                    "FROM leads l JOIN enrollments e ON e.lead_id = l.lead_id "
+                                    "JOIN campaigns c ON c.campaign_id = e.campaign_id WHERE c.name = ";
+    EXPECT_EQ(env_->scalar(first_names + "'first' AND l.fields->>'first_name' = 'X'"), "") << "renamed by 'second'";
+    EXPECT_EQ(env_->scalar("SELECT count(*) FROM enrollments e JOIN campaigns c USING (campaign_id) WHERE c.name = 'first'"),
+              "3");
+    EXPECT_EQ(env_->scalar(first_names + "'second'"), "C");
+    // A re-apply of its own file does write its own lead's fields.
+    std::ofstream(csv) << "profile_url,first_name\n" << taken << "\n" << base << "asked-not-to-be,A\n"
+                       << base << "left-out,B\n" << base << "someone-new,D\n";
+    auto reapplied = env_->run({"campaign", "apply", file_});
+    ASSERT_EQ(reapplied.exit_code, 0) << reapplied.output;
+    EXPECT_EQ(env_->scalar(first_names + "'second'"), "D");
+    EXPECT_EQ(env_->scalar(first_names + "'first' AND l.fields->>'first_name' = 'X'"), "");
     // Applied, its lead is the campaign's: an estimate of the file now leaves it out too (it
     // forecast the whole file for an apply that would enroll nobody).
     auto again = env_->run({"campaign", "estimate", file_, "--format", "json"});
