@@ -1260,6 +1260,7 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // campaign's): with the database, the forecast leaves them out, as the apply will.
     std::optional<orch::engine::store::audience_skips> skips;
     bool search_kept = false;  // a search audience an apply now would keep (applied already)
+    std::int64_t own_leads = 0;  // a search sent again: the campaign's leads it may find again
     if (c.value.who.kind == cs::audience::source::file) {
         in.leads = static_cast<std::int64_t>(c.value.who.leads.size());
         if (db) {
@@ -1286,6 +1287,13 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                     search_kept = true;
                     in.leads = 0;
                     in.audience_credits = 0;
+                } else if (plan.exists) {
+                    // Searched again: the people it finds who are the campaign's leads already are
+                    // not enrolled again (an apply from 40 to 50 enrolled 10; this said 50).
+                    pqxx::nontransaction tx(db->connection());
+                    own_leads = tx.exec_params1(std::string(orch::schema::query("campaigns/lead_count")),
+                                                c.value.name)[0]
+                                    .as<std::int64_t>();
                 }
             } catch (const std::exception& e) {
                 std::cerr << "warning: whether an apply would send the audience search is not known: "
@@ -1476,8 +1484,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     // measured 11 a sweep for 9 to 18 pending where the floor said 2).
     const auto senders = std::max<std::int64_t>(1, static_cast<std::int64_t>(c.value.accounts.size()));
     const std::int64_t per_sender = (in.leads + senders - 1) / senders;
-    const std::int64_t sweep_most =
-        (invites ? std::max(std::min<std::int64_t>(per_sender, 10), (per_sender + 9) / 10) : 0) + (sends ? 1 : 0);
+    // Never below the floor: with no new leads (an apply that keeps the audience) the campaign's
+    // own still wait, and a sweep still reads (it said "up to 1" beside "at least 2").
+    const std::int64_t sweep_most = std::max(
+        sweep_floor,
+        (invites ? std::max(std::min<std::int64_t>(per_sender, 10), (per_sender + 9) / 10) : 0) + (sends ? 1 : 0));
     const std::int64_t sweep_most_per_day =
         sweep_most * sweeps_per_day * static_cast<std::int64_t>(c.value.accounts.size());
     const std::int64_t quiet_seconds = std::max(s.sweep_seconds, s.sweep_max_seconds);
@@ -1507,6 +1518,11 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
                                  : search_kept ? orch::engine::json("kept")
                                  : db          ? orch::engine::json("sent")
                                                : orch::engine::json("not_looked_up")},
+                                {"search_overlap",
+                                 own_leads > 0 ? orch::engine::json{{"in_this_campaign", own_leads},
+                                                                    {"leads_at_least",
+                                                                     std::max<std::int64_t>(0, in.leads - own_leads)}}
+                                               : orch::engine::json(nullptr)},
                                 {"per_lead_credits", {{"min", r.per_lead_min}, {"max", r.per_lead_max}}},
                                 {"credits", {{"min", r.credits_min}, {"max", r.credits_max}}},
                                 {"budget", r.budget},
@@ -1580,6 +1596,13 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
         std::printf("  (applied already with this audience: an apply now keeps the campaign's leads, sends no "
                     "search and enrolls nobody; `campaign apply --search-again` would search again, billed)\n");
     }
+    if (own_leads > 0) {
+        std::printf("  (the campaign has %s already: those the search finds again are not enrolled again, so an "
+                    "apply now enrolls between %lld and %lld; the figures below are of all %lld)\n",
+                    orch::text::counted(own_leads, "lead", "leads").c_str(),
+                    static_cast<long long>(std::max<std::int64_t>(0, in.leads - own_leads)),
+                    static_cast<long long>(in.leads), static_cast<long long>(in.leads));
+    }
     if (skips && skips->total() > 0) {
         std::printf("  (%s in the file; an apply now skips %lld: %lld excluded by the campaign, %lld on the "
                     "do-not-contact list, %lld enrolled by another campaign%s)\n",
@@ -1612,15 +1635,21 @@ int cmd_campaign_estimate(const global_options& g, const std::string& file, cons
     if (sweep_floor > 0) {
         std::printf("  sweeps       serve's catch-up sweep, every %lld s (sweep_seconds: %lld a day), reads what the "
                     "leads wait for, charged to the campaign and not in the figures above: per sender and sweep while "
-                    "any lead waits, %s%s%s; at least %lld credits a day for %s, up to about %lld while each sender's "
-                    "invitations are all pending (%lld per sender and sweep), more with a large inbox%s\n",
+                    "any lead waits, %s%s%s; at least %lld credits a day for %s%s, more with a large inbox%s\n",
                     static_cast<long long>(s.sweep_seconds), static_cast<long long>(sweeps_per_day),
                     invites ? "1 credit per pending invitation (10 or fewer; 1 per 10 beyond)" : "",
                     invites && sends ? " and " : "",
                     sends ? "1 per 10 conversations of the inbox while a messaged lead has not replied" : "",
                     static_cast<long long>(sweep_per_day),
                     orch::text::counted(static_cast<std::int64_t>(c.value.accounts.size()), "sender", "senders").c_str(),
-                    static_cast<long long>(sweep_most_per_day), static_cast<long long>(sweep_most),
+                    // Pending invitations are what raise a sweep's reads: a campaign without an
+                    // invite step has none to say.
+                    invites && sweep_most > sweep_floor
+                        ? (", up to about " + std::to_string(sweep_most_per_day) +
+                           " while each sender's invitations are all pending (" + std::to_string(sweep_most) +
+                           " per sender and sweep)")
+                              .c_str()
+                        : "",
                     quiet_seconds > s.sweep_seconds
                         ? ("; " + std::to_string(quiet_per_day) + " a day once a sender's sweeps, finding nothing the "
                            "deliveries missed, back off to every " + std::to_string(quiet_seconds) +

@@ -1080,6 +1080,24 @@ TEST_F(CliOutput, TheEstimateOfASearchAppliedAlreadyForecastsNoSearchAndNoLeads)
                                "apply now keeps the campaign's leads, sends no search and enrolls nobody"),
               std::string::npos)
         << text.output;
+    // The sweep's range stays a range with no new leads (it said "up to 1" beside "at least 2").
+    EXPECT_GE(a["sweep"]["credits_per_sender_and_sweep_max"].get<int>(),
+              a["sweep"]["credits_per_sender_and_sweep_min"].get<int>())
+        << after.output;
+    // A search sent again may find the campaign's leads again, whom an apply does not enroll twice.
+    std::string more = yaml;
+    more.replace(more.find("total_results: 3"), 16, "total_results: 5");
+    std::ofstream(file_) << more;
+    auto again = env_->run({"campaign", "estimate", file_, "--format", "json"});
+    ASSERT_EQ(again.exit_code, 0) << again.output;
+    const auto g = json::parse(again.output);
+    EXPECT_EQ(g["audience_search"], "sent") << again.output;
+    EXPECT_EQ(g["search_overlap"], json::parse(R"({"in_this_campaign": 3, "leads_at_least": 2})")) << again.output;
+    auto again_text = env_->run({"campaign", "estimate", file_});
+    EXPECT_NE(again_text.output.find("(the campaign has 3 leads already: those the search finds again are not enrolled "
+                                     "again, so an apply now enrolls between 2 and 5"),
+              std::string::npos)
+        << again_text.output;
 }
 
 // A file audience's people an apply would skip (the file's exclusions, the do-not-contact list,
