@@ -676,6 +676,7 @@ int worker::run(bool exit_when_idle) {
         auto last = std::chrono::steady_clock::now();
         std::uint64_t last_transitions = 0;
         std::uint64_t last_calls = 0;
+        std::uint64_t last_unanswered = 0;
         std::uint64_t gate_timeouts_told = 0;
         auto gate_told_at = last - std::chrono::seconds(10);  // the first at once
         std::uint64_t unreached_told = 0;
@@ -762,14 +763,20 @@ int worker::run(bool exit_when_idle) {
                 for (const auto& lane_queue : m.queues) {
                     in_flight += lane_queue->in_flight.load();
                 }
-                spdlog::info("worker: progress: {} transitions ({:.0f}/s), {} API calls ({:.1f}/s) in the last {:.0f} s; "
+                // Calls that reached no API are calls made, not calls the API answered: said apart.
+                const auto unanswered = m.stats.unreached.load();
+                const std::string unanswered_text =
+                    unanswered > last_unanswered ? " (" + std::to_string(unanswered - last_unanswered) + " got no answer)"
+                                                 : std::string();
+                spdlog::info("worker: progress: {} transitions ({:.0f}/s), {} API calls{} ({:.1f}/s) in the last {:.0f} s; "
                              "{} calls queued or in flight; {} in total",
                              transitions - last_transitions, static_cast<double>(transitions - last_transitions) / secs,
-                             calls - last_calls, static_cast<double>(calls - last_calls) / secs, secs, in_flight,
-                             transitions);
+                             calls - last_calls, unanswered_text, static_cast<double>(calls - last_calls) / secs, secs,
+                             in_flight, transitions);
                 last = t;
                 last_transitions = transitions;
                 last_calls = calls;
+                last_unanswered = unanswered;
             }
         }
     }
