@@ -246,6 +246,15 @@ void after_call(const call_path_ports& ports, const call_job& job, const std::op
     } else if (held) {
         const std::int64_t credits = out.credits;
         out = late ? late_outcome(*job.call, *held) : held_outcome(*job.call, *held, why);
+        if (sent_any && !late) {
+            // A request of the call went out (and was answered): only the one after it was held.
+            // "not sent" alone read as if nothing had reached the API (a refused invite whose
+            // check a cooldown held).
+            out.event.reason = "its first request went out; the next" +
+                               (held_request ? " (" + std::string(cs::to_string(*held_request)) + ")" : std::string()) +
+                               " was not sent: " + why;
+            out.error = out.event.reason;
+        }
         out.credits = credits;
         out.held_request = held_request;
         out.nothing_sent = !sent_any;

@@ -369,6 +369,23 @@ TEST_F(CallPath, EachRequestMeetsTheCooldownOfItsOwnAction) {
     EXPECT_EQ(*out.limited_request, cs::call_kind::get_conversation);
 }
 
+// An invitation refused with CHANNEL_ERROR whose check a cooldown holds: the invite reached the API,
+// so the call's reason says its first request went out and names the request held (it read "not
+// sent: held by ...", as if the invite had not left).
+TEST_F(CallPath, ARequestHeldAfterAnotherWentOutSaysTheFirstWentOut) {
+    gate_.cooling = cs::call_kind::check_invitation;
+    api_.invites.emplace_back(api_error(422, "CHANNEL_ERROR", "cannot invite"));
+    const auto call = invite_call();
+    const auto out = run(call);
+    EXPECT_EQ(api_.requests, (std::vector<std::string>{"invite"}));
+    EXPECT_EQ(out.event.kind, cs::result_kind::throttled);
+    EXPECT_TRUE(out.held);
+    EXPECT_FALSE(out.nothing_sent);
+    EXPECT_EQ(out.event.reason.rfind("its first request went out; the next (check_invitation) was not sent: ", 0), 0u)
+        << out.event.reason;
+    EXPECT_EQ(out.error, out.event.reason);
+}
+
 // A call whose answer was lost is charged what its answered requests cost and the most the lost
 // request could have cost, not its whole reservation: an invite whose answer was lost never made
 // the check a refusal makes (the ledger posted 3 where the API charged 2 with its reconciliation).
