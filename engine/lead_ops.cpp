@@ -107,24 +107,6 @@ outcome run_once(pqxx::connection& conn, const request& r) {
     }
     auto matched = tx.exec_params(q("leads/match"), campaign_id, ids.dump(), r.state);
     out.matched = static_cast<std::int64_t>(matched.size());
-    if (r.what == verb::skip && matched.empty()) {
-        // No lead to say it of: a step the campaign does not have is refused here, as each lead's
-        // version refuses it (a skip to a misspelt step that matched nobody answered "0 moved").
-        const auto current = c[0][2].as<int>();
-        auto d = tx.exec_params1(q("leads/definition"), campaign_id, current);
-        const auto def = campaigns::campaign_from_json(json::parse(d[0].as<std::string>()));
-        if (campaigns::find_step(def, r.to_step) == nullptr) {
-            std::string known;
-            for (const auto& st : def.steps) {
-                known += (known.empty() ? "" : ", ") + st.id;
-            }
-            out.result = outcome::kind::bad_request;
-            out.message = "campaign '" + orch::text::escaped_clipped(r.campaign, 200) + "' (version " +
-                          std::to_string(current) + ") has no step '" + orch::text::escaped_clipped(r.to_step, 100) +
-                          "' (steps: " + known + "); nothing changed";
-            return out;
-        }
-    }
     if (!r.lead_ids.empty() && matched.size() < r.lead_ids.size()) {
         std::vector<std::int64_t> missing;
         for (auto id : r.lead_ids) {
@@ -215,6 +197,31 @@ outcome run_once(pqxx::connection& conn, const request& r) {
         }
         return *slot;
     };
+
+    if (r.what == verb::skip) {
+        // A step that no version of the matched leads has, nor the campaign's current one, is the
+        // request's error, refused as a whole, whether or not a lead matched (a skip to a misspelt
+        // step answered 200 with every lead refused, or with nobody matched).
+        std::set<int> looked = {c[0][2].as<int>()};
+        for (const auto& row : rows) {
+            looked.insert(row.version);
+        }
+        const bool somewhere = std::any_of(looked.begin(), looked.end(), [&](int v) {
+            return campaigns::find_step(version(v), r.to_step) != nullptr;
+        });
+        if (!somewhere) {
+            const auto current = c[0][2].as<int>();
+            std::string known;
+            for (const auto& st : version(current).steps) {
+                known += (known.empty() ? "" : ", ") + st.id;
+            }
+            out.result = outcome::kind::bad_request;
+            out.message = "campaign '" + orch::text::escaped_clipped(r.campaign, 200) + "' (version " +
+                           std::to_string(current) + ") has no step '" + orch::text::escaped_clipped(r.to_step, 100) +
+                           "' (steps: " + known + "); nothing changed";
+            return out;
+        }
+    }
 
     const auto now = std::chrono::system_clock::now();
     json writes = json::array();
