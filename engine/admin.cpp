@@ -212,7 +212,7 @@ struct admin_server::impl {
                                 "error body (http_status); the call settles uncertain or transient, and is "
                                 "reconciled or retried")
                           .Register(*registry);
-        credits = &BuildCounter().Name("orch_credits_spent_total").Help("Credits the API reported for step calls by action").Register(*registry);
+        credits = &BuildCounter().Name("orch_credits_spent_total").Help("Credits the step calls cost as the ledger books them (the API's report, or the most a lost call could have cost), by action").Register(*registry);
         backlog = &BuildGauge().Name("orch_due_backlog").Help("Live enrollments due now (counted up to 100000)").Register(*registry).Add({});
         event_lag = &BuildGauge()
                          .Name("orch_event_lag_seconds")
