@@ -88,6 +88,27 @@ protected:
         return out;
     }
 
+    // What the sandbox charged the test's key for `actions`, and what the ledger posted for them.
+    std::int64_t charged_for(const std::vector<std::string>& actions) {
+        http_client control("127.0.0.1", sandbox_->control_port());
+        const json credits = control.get("/control/credits").body_json();
+        std::int64_t n = 0;
+        for (const auto& k : credits["keys"]) {
+            for (const auto& action : actions) {
+                n += k["charged_by_action"].value(action, std::int64_t{0});
+            }
+        }
+        return n;
+    }
+    std::int64_t posted_for(const std::vector<std::string>& actions) {
+        std::string list;
+        for (const auto& action : actions) {
+            list += (list.empty() ? "'" : ", '") + action + "'";
+        }
+        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
+                                       "AND action IN (" + list + ")"));
+    }
+
     std::string stored_webhooks() {
         return env_->scalar("SELECT string_agg(webhook_id, ',' ORDER BY webhook_id) FROM accounts");
     }
@@ -582,20 +603,9 @@ TEST_F(IntakeTest, ASlowApisTimedOutSweepReadsAreBookedAndNotTriedAtEveryTurn) {
         << receiver->log();
 
     http_client control("127.0.0.1", sandbox_->control_port());
-    const auto charged_reads = [&] {
-        const json credits = control.get("/control/credits").body_json();
-        std::int64_t n = 0;
-        for (const auto& k : credits["keys"]) {
-            for (const char* action : {"check_invitation", "list_sent"}) {
-                n += k["charged_by_action"].value(action, std::int64_t{0});
-            }
-        }
-        return n;
-    };
-    const auto spent = [&] {
-        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
-                                       "AND action IN ('check_invitation', 'list_sent')"));
-    };
+    const std::vector<std::string> reads = {"check_invitation", "list_sent"};
+    const auto charged_reads = [&] { return charged_for(reads); };
+    const auto spent = [&] { return posted_for(reads); };
     const auto api_before = charged_reads();
     const auto ledger_before = spent();
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 2500}, {"latency_ms_max", 3000}}).status, 200);
@@ -638,21 +648,9 @@ TEST_F(IntakeTest, AReadAKilledServeLeftInFlightIsBookedByTheNextLeader) {
     ASSERT_TRUE(wait_for("SELECT count(*) FROM accounts WHERE intake_gap_at IS NOT NULL", "0", 20'000)) << first->log();
 
     http_client control("127.0.0.1", sandbox_->control_port());
-    const auto charged_reads = [&] {
-        const json credits = control.get("/control/credits").body_json();
-        std::int64_t n = 0;
-        for (const auto& k : credits["keys"]) {
-            for (const char* action : {"check_invitation", "list_sent", "list_inbox", "get_conversation"}) {
-                n += k["charged_by_action"].value(action, std::int64_t{0});
-            }
-        }
-        return n;
-    };
-    const auto booked = [&] {
-        return std::stoll(env_->scalar("SELECT COALESCE(sum(posted), 0) FROM ledger_transfers WHERE state = 'posted' "
-                                       "AND action IN ('check_invitation', 'list_sent', 'list_inbox', "
-                                       "'get_conversation')"));
-    };
+    const std::vector<std::string> reads = {"check_invitation", "list_sent", "list_inbox", "get_conversation"};
+    const auto charged_reads = [&] { return charged_for(reads); };
+    const auto booked = [&] { return posted_for(reads); };
     ASSERT_EQ(booked(), charged_reads()) << "the first sweep's reads are booked as they were charged";
     ASSERT_EQ(control.post("/control/settings", json{{"latency_ms_min", 4000}, {"latency_ms_max", 4000}}).status, 200);
     env_->scalar("UPDATE accounts SET intake_gap_at = now() WHERE platform = 'network'");
