@@ -263,7 +263,7 @@ struct limiter::impl {
     std::string key_key;
     std::string cooldowns_key;
     std::string state_key;  // the marker of limiter::ensure_state
-    std::mutex state_m;     // one ensure_state at a time; guards what follows
+    std::timed_mutex state_m;  // one ensure_state at a time; guards what follows
     std::chrono::steady_clock::time_point state_tried{};  // the last rebuild that failed or waited
     std::chrono::steady_clock::time_point state_refreshed{};  // the marker's TTL last set
     int state_failures = 0;  // rebuilds failed in a row
@@ -1052,10 +1052,11 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
     // The marker holds the id of the look that wrote the state: each process compares what it
     // finds with what it found before, so every process notices a loss, not only the one that
     // writes the state back.
-    // A rebuild under way in another thread of this process: its takes wait for it, refused, not
-    // queued behind it (a database that does not answer would hold every lane).
-    std::unique_lock lock(impl_->state_m, std::try_to_lock);
-    if (!lock.owns_lock()) {
+    // A rebuild under way in another thread of this process: a take waits for it a little (it
+    // usually takes milliseconds), then is refused rather than queued behind it (a database that
+    // does not answer would hold every lane).
+    std::unique_lock lock(impl_->state_m, std::defer_lock);
+    if (!lock.try_lock_for(std::chrono::milliseconds(500))) {
         return state_mark::rebuilding;
     }
     detail::reply_ptr got = impl_->plain({"GET", impl_->state_key});
