@@ -135,11 +135,12 @@ if op == 'take' then
     local day, day_left, per_day, per_week, ramp_start, ramp_step, first_day, campaign, camp_day, camp_week,
           window, pace_micro, emission, burst, key_ttl, window_left = unpack_struct(TAKE_ARGS, packed)
     local wait, why = 0, 0
-    -- Both records and the state's marker (KEYS[3], limiter::ensure_state) in one call. Without
-    -- the marker Redis lost the counts (a flush, a restart without persistence): nothing is taken
-    -- until they are written back, reason 9.
-    local raws = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])
-    if not raws[3] then return {0, 9, 1000, 0, 0, 0} end
+    local raws = redis.call('MGET', KEYS[1], KEYS[2])  -- both records in one call
+    -- No account record: the account's first take of the action in 8 days, or Redis lost the
+    -- counts (a flush, a restart without persistence), which the state's marker (KEYS[3],
+    -- limiter::ensure_state) tells apart. Without the marker nothing is taken until the counts are
+    -- written back, reason 9. Read only then: the take of a known account pays nothing for it.
+    if not raws[2] and redis.call('EXISTS', KEYS[3]) == 0 then return {0, 9, 1000, 0, 0, 0} end
 
     -- Key scope: request rate (GCRA) and cooldown.
     local tat, key_until, key_streak, key_streak_until, refreshed = 0, 0, 0, 0, 0
