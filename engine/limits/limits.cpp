@@ -267,6 +267,7 @@ struct limiter::impl {
     std::chrono::steady_clock::time_point state_tried{};  // the last rebuild that failed or waited
     std::chrono::steady_clock::time_point state_refreshed{};  // the marker's TTL last set
     int state_failures = 0;  // rebuilds failed in a row
+    bool state_waiting_told = false;  // "another process is writing the counts back", said this loss
     std::chrono::steady_clock::time_point state_failure_told{};
     std::string state_seen;  // the marker ensure_state() found or wrote last ("" before its first look)
     detail::redis_pool pool;
@@ -1064,6 +1065,7 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
         return std::nullopt;
     }
     if (got->type == REDIS_REPLY_STRING) {
+        impl_->state_waiting_told = false;
         std::string found(got->str, got->len);
         const std::string seen = std::exchange(impl_->state_seen, std::move(found));
         if (seen.empty() || seen == impl_->state_seen) {
@@ -1099,6 +1101,12 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
         return std::nullopt;
     }
     if (locked->type != REDIS_REPLY_STATUS) {
+        // Said once a loss: a process whose takes wait for another's write-back said nothing.
+        if (!impl_->state_waiting_told) {
+            impl_->state_waiting_told = true;
+            spdlog::warn("limits: Redis holds no rate-limit state of this API key, and another process is writing "
+                         "the quota counts back: no call that a quota counts is made until it has");
+        }
         return state_mark::rebuilding;
     }
     std::optional<std::size_t> written = std::size_t{0};
@@ -1127,7 +1135,8 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
         if (impl_->state_failures == 1 || now - impl_->state_failure_told >= std::chrono::minutes(1)) {
             spdlog::error("limits: Redis holds no rate-limit state of this API key, and the quota counts could not be "
                           "written back from the database ({}{}): no call that a quota counts is made until they "
-                          "are (tried again every second)",
+                          "are (tried again a second after each try ends; a database that does not answer holds a "
+                          "try up to 5 s to connect and 10 s a statement)",
                           failure,
                           impl_->state_failures == 1 ? std::string()
                                                      : "; " + std::to_string(impl_->state_failures) + " tries so far");
@@ -1147,6 +1156,7 @@ std::optional<limiter::state_mark> limiter::ensure_state() {
         return std::nullopt;
     }
     impl_->state_tried = {};
+    impl_->state_waiting_told = false;
     const std::string seen = std::exchange(impl_->state_seen, mine);
     const std::string what =
         impl_->cfg.rebuild_state
