@@ -984,8 +984,9 @@ TEST_F(LimitsTest, AnApiDayCapsRetryAfterOfHoursHoldsTheAccountsInvitesUntilMidn
     };
     const bool reached = eventually([&] { return total_invited() == 6 && held() == 3; }, 60s);
     ASSERT_TRUE(reached) << "invited " << total_invited() << ", held " << held() << "\n"
-                         << env_->scalar("SELECT string_agg(status || ' ' || wait_code || ': ' || reason, E'\\n') "
-                                         "FROM enrollments")
+                         << env_->scalar("SELECT string_agg(account_id || ' ' || status || ' ' || "
+                                         "COALESCE(wait_code, '-') || ' ' || next_run_at::text || ': ' || reason, "
+                                         "E'\\n') FROM enrollments")
                          << "\n" << ws[0]->log();
     // Longer than the backoff a 429 without Retry-After gets (1 to 3 s at first): nothing more
     // goes to the capped accounts.
