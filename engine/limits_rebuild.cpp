@@ -15,22 +15,6 @@
 namespace orch::engine {
 namespace {
 
-std::optional<limits::action> counted_action(const std::string& call) {
-    if (call == "invite") {
-        return limits::action::invite;
-    }
-    if (call == "send") {
-        return limits::action::send;
-    }
-    if (call == "visit") {
-        return limits::action::visit;
-    }
-    if (call == "withdraw") {
-        return limits::action::withdraw;
-    }
-    return std::nullopt;
-}
-
 // The database URL with a connect timeout and a statement timeout: the rebuild holds every take of
 // the key while it runs, so a database that accepts connections and never answers (a frozen
 // server) must fail it, not hang it. Both forms libpq takes: a URI, or key=value pairs.
@@ -88,7 +72,7 @@ std::optional<std::size_t> rebuild_limits_state(const std::string& database_url,
         std::map<key, std::map<std::int64_t, std::int64_t>> days;
         std::map<key, std::map<std::pair<std::int64_t, std::int64_t>, std::int64_t>> campaign_days;
         for (const auto& r : tx.exec(std::string(schema::query("limits/calls_counted")))) {
-            const auto what = counted_action(r[1].as<std::string>());
+            const auto what = limits::parse_action(r[1].c_str());
             const auto account = r[0].as<std::string>();
             const auto day = day_of(account, r[3].as<std::int64_t>());
             if (!what || !day) {
@@ -100,7 +84,7 @@ std::optional<std::size_t> rebuild_limits_state(const std::string& database_url,
             campaign_days[k][{r[2].as<std::int64_t>(), *day}] += r[4].as<std::int64_t>();
         }
         for (const auto& r : tx.exec(std::string(schema::query("limits/first_calls")))) {
-            const auto what = counted_action(r[1].as<std::string>());
+            const auto what = limits::parse_action(r[1].c_str());
             const auto account = r[0].as<std::string>();
             const auto day = day_of(account, r[2].as<std::int64_t>());
             if (what && day) {

@@ -54,6 +54,7 @@
 #include <cmath>
 #include <charconv>
 #include <csignal>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -2619,6 +2620,12 @@ void require_text_values(CLI::App& app) {
 
 int main(int argc, char** argv) {
     spdlog::set_default_logger(spdlog::stderr_color_mt("orchestrator"));
+    // A database that accepts connections and never answers (a frozen server, a stalled proxy)
+    // would hold every new connection forever: libpq waits without limit unless told. Its own
+    // variable is the default for each connection whose database_url sets no connect_timeout, so
+    // a URL or an environment that sets one still wins. A failed connection is retried or said
+    // like any other.
+    ::setenv("PGCONNECT_TIMEOUT", "10", /*overwrite=*/0);
     orch::api::escape_log_messages();
     CLI::App app{"orchestrator: runs declarative multi-step outreach campaigns through the Outreach API"};
     app.set_version_flag("--version", std::string("orchestrator ") + ORCH_VERSION);

@@ -12,6 +12,9 @@
 #include <gtest/gtest.h>
 #include <pqxx/pqxx>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -1551,6 +1554,34 @@ TEST_F(CliOutput, UnmigratedDatabaseAndMissingRedisAreClear) {
     auto worker = env_->run({"worker", "--exit-when-idle"}, 20'000);
     EXPECT_EQ(worker.exit_code, 2) << worker.output;
     EXPECT_NE(worker.output.find("Redis does not answer at redis://127.0.0.1:1/0"), std::string::npos) << worker.output;
+}
+
+// A database that accepts the connection and never answers (a frozen server: the kernel completes
+// the handshake from the listen queue): libpq waited without limit, and a command or a lane's
+// reconnect hung silently (a trial's SIGSTOPped postmaster). Every connection now gives up after
+// 10 s unless its URL or PGCONNECT_TIMEOUT says otherwise.
+TEST_F(CliOutput, ADatabaseThatNeverAnswersFailsTheCommandInsteadOfHangingIt) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+    ASSERT_EQ(::listen(listener, 16), 0);  // never accepted, never answered
+    socklen_t len = sizeof addr;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+    ::unsetenv("PGCONNECT_TIMEOUT");  // the command's own default, not an inherited one
+    env_->set("DATABASE_URL", "postgresql://nobody@127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/none");
+    const auto started = std::chrono::steady_clock::now();
+    auto frozen = env_->run({"campaign", "list"}, 40'000);
+    const auto took = std::chrono::steady_clock::now() - started;
+    ::close(listener);
+    env_->set("DATABASE_URL", env_->database_url());
+    EXPECT_EQ(frozen.exit_code, 1) << frozen.output;  // -1 when the run's 40 s ran out
+    EXPECT_LT(took, std::chrono::seconds(20)) << frozen.output;
+    EXPECT_NE(frozen.output.find("cannot connect to the database of the database_url setting: "), std::string::npos)
+        << frozen.output;
+    EXPECT_NE(frozen.output.find("timeout expired"), std::string::npos) << frozen.output;
 }
 
 }  // namespace
